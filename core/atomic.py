@@ -1,0 +1,47 @@
+"""Atomic file writes: write to a temporary file in the same folder, fsync, rename."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+
+
+@contextmanager
+def atomic_path(target: Path) -> Iterator[Path]:
+    """Yield a temporary path beside ``target``; rename it onto ``target`` on success."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        with open(tmp_path, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.chmod(tmp_path, 0o644)  # mkstemp creates 0600; outputs are ordinary files
+        os.replace(tmp_path, target)
+    finally:
+        if tmp_path.exists():
+            tmp_path.unlink()
+
+
+def save_npy(target: Path, array: np.ndarray) -> None:
+    with atomic_path(target) as tmp:
+        with open(tmp, "wb") as fh:
+            np.save(fh, array)
+
+
+def save_json(target: Path, obj: Any) -> None:
+    with atomic_path(target) as tmp:
+        tmp.write_text(json.dumps(obj, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
+
+
+def save_parquet(target: Path, frame) -> None:
+    with atomic_path(target) as tmp:
+        frame.to_parquet(tmp, index=False)

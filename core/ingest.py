@@ -1,0 +1,213 @@
+"""Read a table of texts (CSV/TSV/Parquet/JSONL) and validate it before any heavy work.
+
+Every failure raises :class:`InputError` with a message that names the file, the column and
+the rows at fault, so a user can fix the source and try again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".parquet": "parquet", ".pq": "parquet",
+            ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"}
+
+
+class InputError(ValueError):
+    """The input file cannot become a corpus; the message says why and where."""
+
+
+@dataclass(frozen=True)
+class Columns:
+    id: str | None = "id"
+    text: str = "text"
+    date: str | None = "date"
+    author: str | None = "author"
+
+
+@dataclass(frozen=True)
+class Options:
+    dedupe: str = "error"  # error | first
+    keep_empty: bool = False  # False: drop empty/whitespace-only texts (counted)
+    bad_dates: str = "error"  # error | drop | null
+
+
+@dataclass
+class Report:
+    rows_read: int = 0
+    rows_kept: int = 0
+    empty_dropped: int = 0
+    duplicates_dropped: int = 0
+    bad_dates_dropped: int = 0
+    bad_dates_nulled: int = 0
+    id_source: str = "column"
+    notes: list[str] = field(default_factory=list)
+
+
+def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _rows(index_values, limit: int = 5) -> str:
+    """Human row numbers: 1-based data rows (the header is row 0 of a CSV)."""
+    shown = [str(int(i) + 1) for i in list(index_values)[:limit]]
+    more = len(index_values) - len(shown)
+    return ", ".join(shown) + (f" (and {more} more)" if more > 0 else "")
+
+
+def _check_utf8(path: Path) -> None:
+    data = path.read_bytes()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError(
+            f"{path}: not valid UTF-8 (byte {exc.start}, line {line}): re-save the file as UTF-8"
+        ) from None
+
+
+def read_table(path: str | Path) -> pd.DataFrame:
+    """Read a file into a frame of strings; raise InputError naming the file on failure."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"{path}: no such file")
+    if not path.is_file():
+        raise InputError(f"{path}: not a file")
+    kind = SUFFIXES.get(path.suffix.lower())
+    if kind is None:
+        raise InputError(
+            f"{path}: unknown file type {path.suffix!r}; use .csv, .tsv, .parquet or .jsonl"
+        )
+    try:
+        if kind in ("csv", "tsv"):
+            _check_utf8(path)
+            frame = pd.read_csv(path, sep="," if kind == "csv" else "\t", dtype=str,
+                                keep_default_na=False, na_values=[], encoding="utf-8",
+                                engine="c")
+        elif kind == "parquet":
+            frame = pd.read_parquet(path)
+        else:
+            _check_utf8(path)
+            frame = pd.read_json(path, lines=True, dtype=False)
+    except InputError:
+        raise
+    except (pd.errors.ParserError, ValueError, OSError) as exc:
+        raise InputError(f"{path}: cannot be read as {kind.upper()}: {exc}") from None
+    except Exception as exc:  # pyarrow raises its own error types for corrupt parquet
+        raise InputError(f"{path}: cannot be read as {kind.upper()}: {exc}") from None
+    if frame.empty:
+        raise InputError(f"{path}: no data rows")
+    frame.columns = [str(c) for c in frame.columns]
+    return frame
+
+
+def validate(frame: pd.DataFrame, source: str, columns: Columns = Columns(),
+             options: Options = Options()) -> tuple[pd.DataFrame, Report]:
+    """Return the corpus frame (id, text, [date], [author], extra columns) and a report.
+
+    Rows are numbered as data rows, 1-based, in messages.
+    """
+    if options.dedupe not in ("error", "first"):
+        raise ValueError(f"dedupe must be 'error' or 'first', got {options.dedupe!r}")
+    if options.bad_dates not in ("error", "drop", "null"):
+        raise ValueError(f"bad_dates must be 'error', 'drop' or 'null', got {options.bad_dates!r}")
+    report = Report(rows_read=len(frame))
+    existing = list(frame.columns)
+
+    def need(col: str | None, what: str, required: bool) -> str | None:
+        if col is None:
+            return None
+        if col in frame.columns:
+            return col
+        if required or col != getattr(Columns(), what):
+            raise InputError(
+                f"{source}: column {col!r} ({what}) not found; the columns are: "
+                + ", ".join(repr(c) for c in existing)
+            )
+        return None  # an optional default column that is simply absent
+
+    text_col = need(columns.text, "text", True)
+    id_col = need(columns.id, "id", False)
+    date_col = need(columns.date, "date", False)
+    author_col = need(columns.author, "author", False)
+
+    out = frame.copy()
+    out.index = pd.RangeIndex(len(out))
+    text = out[text_col]
+    missing_text = text.isna()
+    text = text.where(~missing_text, "").astype(str)
+
+    if id_col is None:
+        report.id_source = "row number"
+        ids = pd.Series([str(i) for i in range(len(out))], index=out.index)
+    else:
+        raw = out[id_col]
+        blank = raw.isna() | (raw.astype(str).str.strip() == "")
+        if blank.any():
+            raise InputError(
+                f"{source}: column {id_col!r} has missing ids in rows {_rows(out.index[blank])}"
+            )
+        ids = raw.astype(str).str.strip()
+
+    keep = pd.Series(True, index=out.index)
+    empty = text.str.strip() == ""
+    if empty.any() and not options.keep_empty:
+        report.empty_dropped = int(empty.sum())
+        report.notes.append(f"dropped {report.empty_dropped} empty texts (rows {_rows(out.index[empty])})")
+        keep &= ~empty
+
+    dup = ids.duplicated(keep="first") & keep
+    if dup.any():
+        if options.dedupe == "error":
+            first = list(dict.fromkeys(ids[dup]))[:5]
+            raise InputError(
+                f"{source}: column {id_col!r} has {int(dup.sum())} duplicate ids, e.g. "
+                + ", ".join(repr(i) for i in first)
+                + f" (rows {_rows(out.index[dup])}); use --dedupe first to keep the first of each"
+            )
+        report.duplicates_dropped = int(dup.sum())
+        report.notes.append(f"dropped {report.duplicates_dropped} rows with duplicate ids")
+        keep &= ~dup
+
+    dates = None
+    if date_col is not None:
+        raw = out[date_col]
+        blank = raw.isna() | (raw.astype(str).str.strip() == "")
+        dates = pd.to_datetime(raw.where(~blank, None), errors="coerce", utc=True, format="mixed")
+        bad = dates.isna() & ~blank & keep
+        if bad.any():
+            if options.bad_dates == "error":
+                examples = ", ".join(repr(str(v)) for v in raw[bad].head(3))
+                raise InputError(
+                    f"{source}: column {date_col!r} has {int(bad.sum())} unparseable dates in rows "
+                    f"{_rows(out.index[bad])}, e.g. {examples}; use --bad-dates drop or null"
+                )
+            if options.bad_dates == "drop":
+                report.bad_dates_dropped = int(bad.sum())
+                keep &= ~bad
+            else:
+                report.bad_dates_nulled = int(bad.sum())
+        # naive dates are read as UTC; store naive UTC timestamps
+        dates = dates.dt.tz_convert("UTC").dt.tz_localize(None)
+
+    result = pd.DataFrame({"id": ids, "text": text})
+    if dates is not None:
+        result["date"] = dates
+    if author_col is not None:
+        result["author"] = out[author_col].astype("string").fillna("")
+    used = {c for c in (text_col, id_col, date_col, author_col) if c}
+    for col in out.columns:
+        if col not in used and col not in result.columns:
+            result[col] = out[col]
+    result = result[keep.values].reset_index(drop=True)
+    if result.empty:
+        raise InputError(f"{source}: no rows left after validation ({'; '.join(report.notes)})")
+    report.rows_kept = len(result)
+    return result, report

@@ -1,0 +1,1 @@
+"""Offline jobs: python -m precompute.<job> --help."""

@@ -1,0 +1,73 @@
+"""Import a corpus: validate, embed with one or more models, PCA, write atomically (resumable).
+
+    python -m precompute.embed tweets.csv --name tweets [--model M ...] [--dim 512]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from tqdm import tqdm
+
+from core.corpus import ImportSpec, import_corpus
+from core.embed import DEFAULT_MODEL
+from core.ingest import Columns, Options
+from precompute._cli import run_main
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m precompute.embed", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("input", type=Path, help="CSV, TSV, Parquet or JSONL file")
+    p.add_argument("--name", required=True, help="corpus name (folder under the data root)")
+    p.add_argument("--model", action="append", dest="models",
+                   help="sentence-transformers name or local path; repeat for an ensemble "
+                        f"(default: {DEFAULT_MODEL!r}, the packaged all-MiniLM-L6-v2)")
+    p.add_argument("--dim", type=int, default=512, help="PCA target when the models' concatenation is wider")
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--chunk-size", type=int, default=2048, help="rows per checkpoint")
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    p.add_argument("--id-column", default="id", help="'' for row numbers")
+    p.add_argument("--text-column", default="text")
+    p.add_argument("--date-column", default="date", help="'' for none")
+    p.add_argument("--author-column", default="author", help="'' for none")
+    p.add_argument("--dedupe", choices=["error", "first"], default="error",
+                   help="duplicate ids: stop with the list (default) or keep the first of each")
+    p.add_argument("--keep-empty", action="store_true",
+                   help="keep empty/whitespace-only texts (default: drop them, counted in the manifest)")
+    p.add_argument("--bad-dates", choices=["error", "drop", "null"], default="error")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing corpus of that name")
+    p.add_argument("--seed", type=int, default=0, help="seed of the PCA")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = parse(argv)
+    spec = ImportSpec(
+        input=a.input, name=a.name, models=a.models or [DEFAULT_MODEL], dim=a.dim,
+        batch_size=a.batch_size, device=a.device, chunk_size=a.chunk_size, overwrite=a.overwrite,
+        seed=a.seed,
+        columns=Columns(id=a.id_column or None, text=a.text_column, date=a.date_column or None,
+                        author=a.author_column or None),
+        options=Options(dedupe=a.dedupe, keep_empty=a.keep_empty, bad_dates=a.bad_dates),
+    )
+    bars: dict[int, tqdm] = {}
+
+    def progress(i: int, model: str, done: int, total: int) -> None:
+        bar = bars.get(i)
+        if bar is None:
+            bar = bars[i] = tqdm(total=total, desc=f"embed [{i + 1}/{len(spec.models)}] {model}",
+                                 unit="text", file=sys.stderr)
+        bar.update(done - bar.n)
+        if done >= total:
+            bar.close()
+
+    corpus = import_corpus(spec, progress=progress)
+    print(f"corpus {corpus.name!r}: {corpus.n} rows, dimension {corpus.dim}, in {corpus.folder}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_main(main))
