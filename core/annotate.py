@@ -1,0 +1,64 @@
+"""What the annotation page does, without a page: ask a method, apply it to the session, list rows.
+
+The simulated annotator (bench/annotator.py) calls these same functions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from core.search import REGISTRY, Ranked, SearchContext
+from core.session import INCLUDED, LABEL_NAMES, Session
+
+
+def ask(ctx: SearchContext, session: Session, method: str, k: int | None = 10, **params) -> Ranked:
+    """Run a method on the session's labels and record its hits (they come in as included).
+
+    Raises NotApplicable (with the reason) or the method's own ValueError; the session is then
+    unchanged.
+    """
+    if method not in REGISTRY:
+        raise ValueError(f"unknown method {method!r}; known: {', '.join(REGISTRY)}")
+    result = REGISTRY[method].search(ctx, session.included, session.excluded, k, **params)
+    recorded = {key: (str(v) if not isinstance(v, (int, float, str, bool, type(None), list)) else v)
+                for key, v in params.items()}
+    if "chosen" in result.info:
+        recorded["chosen"] = result.info["chosen"]
+    session.add_search(method, recorded, result.rows, result.scores)
+    return result
+
+
+def availability(session: Session) -> dict[str, str | None]:
+    """For each method: None when it can run now, otherwise the reason it cannot."""
+    c = session.counts()
+    return {name: m.reason_not_applicable(c["included"], c["excluded"]) for name, m in REGISTRY.items()}
+
+
+def rows_frame(frame: pd.DataFrame, session: Session, rows, scores=None) -> pd.DataFrame:
+    """The rows to show, in order: row, id, text, date, author, score, label."""
+    rows = np.asarray(rows, dtype=np.int64)
+    cols = ["id", "text"] + [c for c in ("date", "author") if c in frame.columns]
+    out = frame.iloc[rows][cols].copy()
+    out.insert(0, "row", rows)
+    out["score"] = np.asarray(scores, dtype=np.float32) if scores is not None and len(scores) == len(rows) else np.nan
+    out["label"] = [LABEL_NAMES[session.label_of(r)] for r in rows]
+    return out.reset_index(drop=True)
+
+
+def view_rows(session: Session, view: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """Rows (and scores) for a view: 'last' search, 'included' or 'excluded'."""
+    if view == "last":
+        step = session.last_search()
+        if step is None:
+            return np.zeros(0, np.int64), None
+        return np.asarray(step.shown, np.int64), np.asarray(step.scores, np.float32)
+    if view == "included":
+        return session.included, None
+    if view == "excluded":
+        return session.excluded, None
+    raise ValueError(f"view must be last, included or excluded, got {view!r}")
+
+
+def is_included(session: Session, row: int) -> bool:
+    return session.label_of(row) == INCLUDED

@@ -1,0 +1,79 @@
+"""What every search method shares: the context it searches, its result, its preconditions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+import numpy as np
+
+
+class NotApplicable(ValueError):
+    """A method cannot run on the current labels; the message is the reason shown to the user."""
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """Rows (corpus positions) best first, with their scores; never a labelled row."""
+
+    rows: np.ndarray  # int64
+    scores: np.ndarray  # float32, non-increasing
+    method: str
+    info: dict = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+class SearchFn(Protocol):
+    def __call__(self, ctx: "SearchContext", included: np.ndarray, excluded: np.ndarray,
+                 k: int | None = 10, **params: Any) -> Ranked: ...
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str  # registry key, e.g. "cos"
+    label: str  # button text, e.g. "COS"
+    help: str
+    min_included: int
+    min_excluded: int
+    search: SearchFn
+
+    def reason_not_applicable(self, n_included: int, n_excluded: int) -> str | None:
+        """None when the method can run; otherwise what is missing, in words."""
+        missing = []
+        if n_included < self.min_included:
+            missing.append(f"at least {self.min_included} included")
+        if n_excluded < self.min_excluded:
+            missing.append(f"at least {self.min_excluded} excluded")
+        if missing:
+            return f"{self.label} needs " + " and ".join(missing) + " text" + ("s" if max(self.min_included, self.min_excluded) > 1 else "")
+        return None
+
+    def check(self, included: np.ndarray, excluded: np.ndarray) -> None:
+        reason = self.reason_not_applicable(len(included), len(excluded))
+        if reason:
+            raise NotApplicable(reason)
+
+
+@dataclass
+class SearchContext:
+    """Everything a search may read, built once per corpus and shared (never mutated)."""
+
+    index: Any  # core.search.index.VectorIndex
+    keyword_index: Any = None  # core.search.keyword.KeywordIndex
+    frame: Any = None  # pandas frame of the corpus (date/author filters)
+    device: str = "cpu"
+    seed: int = 0
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def vectors(self) -> np.ndarray:
+        return self.index.vectors
+
+
+def as_rows(x) -> np.ndarray:
+    return np.asarray(list(x) if not isinstance(x, np.ndarray) else x, dtype=np.int64).reshape(-1)
+
+
+Scorer = Callable[[np.ndarray], np.ndarray]

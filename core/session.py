@@ -1,0 +1,139 @@
+"""An annotation session: labels of corpus rows and the undoable history that produced them.
+
+Rows are corpus positions (ints); the store converts them to corpus ids when saving. Every step
+records the label changes it made, so ``undo()`` restores exactly the state before it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from typing import Iterable
+
+import numpy as np
+
+INCLUDED, EXCLUDED, UNLABELLED = 1, -1, 0
+LABEL_NAMES = {INCLUDED: "included", EXCLUDED: "excluded", UNLABELLED: "unlabelled"}
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+@dataclass
+class Step:
+    kind: str  # "search" | "label"
+    method: str | None = None  # search method name, or a label action ("include", "exclude", ...)
+    params: dict = field(default_factory=dict)
+    shown: list[int] = field(default_factory=list)  # rows a search showed, best first
+    scores: list[float] = field(default_factory=list)
+    changes: list[tuple[int, int, int]] = field(default_factory=list)  # (row, old, new)
+    at: str = field(default_factory=_now)
+
+
+class Session:
+    def __init__(self) -> None:
+        self.labels: dict[int, int] = {}
+        self.history: list[Step] = []
+
+    # --- reading -----------------------------------------------------------------------
+    def _rows(self, label: int) -> np.ndarray:
+        return np.array(sorted(r for r, v in self.labels.items() if v == label), dtype=np.int64)
+
+    @property
+    def included(self) -> np.ndarray:
+        return self._rows(INCLUDED)
+
+    @property
+    def excluded(self) -> np.ndarray:
+        return self._rows(EXCLUDED)
+
+    def label_of(self, row: int) -> int:
+        return self.labels.get(int(row), UNLABELLED)
+
+    def counts(self) -> dict[str, int]:
+        values = list(self.labels.values())
+        return {"included": values.count(INCLUDED), "excluded": values.count(EXCLUDED),
+                "steps": len(self.history)}
+
+    def last_search(self) -> Step | None:
+        return next((s for s in reversed(self.history) if s.kind == "search"), None)
+
+    def is_empty(self) -> bool:
+        return not self.labels and not self.history
+
+    # --- changing ----------------------------------------------------------------------
+    def _apply(self, step: Step, updates: Iterable[tuple[int, int]]) -> Step:
+        for row, new in updates:
+            row, new = int(row), int(new)
+            if new not in LABEL_NAMES:
+                raise ValueError(f"label must be 1, -1 or 0, got {new!r}")
+            old = self.label_of(row)
+            if old == new:
+                continue
+            step.changes.append((row, old, new))
+            if new == UNLABELLED:
+                del self.labels[row]
+            else:
+                self.labels[row] = new
+        self.history.append(step)
+        return step
+
+    def add_search(self, method: str, params: dict, rows: Iterable[int], scores: Iterable[float] = (),
+                   default_label: int = INCLUDED) -> Step:
+        """Record a search; its unlabelled hits come in as ``default_label`` (included)."""
+        rows = [int(r) for r in rows]
+        step = Step("search", method, dict(params), rows, [float(s) for s in scores])
+        return self._apply(step, ((r, default_label) for r in rows if self.label_of(r) == UNLABELLED))
+
+    def set_labels(self, rows: Iterable[int], label: int, action: str | None = None) -> Step:
+        rows = [int(r) for r in rows]
+        name = action or {INCLUDED: "include", EXCLUDED: "exclude", UNLABELLED: "clear"}[label]
+        return self._apply(Step("label", name, {"n": len(rows)}), ((r, label) for r in rows))
+
+    def toggle(self, row: int) -> Step:
+        new = EXCLUDED if self.label_of(row) == INCLUDED else INCLUDED
+        return self.set_labels([row], new, action="toggle")
+
+    def undo(self) -> Step | None:
+        """Revert the last step; None when there is nothing to undo."""
+        if not self.history:
+            return None
+        step = self.history.pop()
+        for row, old, _new in reversed(step.changes):
+            if old == UNLABELLED:
+                self.labels.pop(row, None)
+            else:
+                self.labels[row] = old
+        return step
+
+    # --- serialising -------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        return {"version": 1, "labels": [[r, v] for r, v in sorted(self.labels.items())],
+                "history": [asdict(s) for s in self.history]}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Session":
+        s = cls()
+        s.labels = {int(r): int(v) for r, v in d.get("labels", [])}
+        for h in d.get("history", []):
+            h = dict(h)
+            h["changes"] = [tuple(int(v) for v in c) for c in h.get("changes", [])]
+            s.history.append(Step(**h))
+        return s
+
+    @classmethod
+    def from_json(cls, text: str) -> "Session":
+        return cls.from_dict(json.loads(text))
+
+    @classmethod
+    def from_labels(cls, included: Iterable[int], excluded: Iterable[int]) -> "Session":
+        """A session whose first (undoable) step sets these labels, e.g. an opened group."""
+        s = cls()
+        step = Step("label", "open", {})
+        s._apply(step, [(r, INCLUDED) for r in included] + [(r, EXCLUDED) for r in excluded])
+        return s

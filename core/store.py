@@ -1,0 +1,207 @@
+"""Saved groups in SQLite (one database per corpus, WAL mode, every save one transaction).
+
+A group has a unique name per corpus, an annotator, notes, timestamps, and versions: every save
+adds a version with its labels (corpus id, included/excluded) and the session's history, so no
+earlier version is ever lost. Deleting is soft (``deleted_at``) and can be undone.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterator, Sequence
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS groups (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    annotator TEXT NOT NULL DEFAULT '',
+    notes TEXT NOT NULL DEFAULT '',
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    deleted_at TEXT
+);
+CREATE TABLE IF NOT EXISTS versions (
+    id INTEGER PRIMARY KEY,
+    group_id INTEGER NOT NULL REFERENCES groups(id),
+    number INTEGER NOT NULL,
+    annotator TEXT NOT NULL DEFAULT '',
+    created_at TEXT NOT NULL,
+    n_included INTEGER NOT NULL,
+    n_excluded INTEGER NOT NULL,
+    session_json TEXT,
+    UNIQUE (group_id, number)
+);
+CREATE TABLE IF NOT EXISTS labels (
+    version_id INTEGER NOT NULL REFERENCES versions(id),
+    item_id TEXT NOT NULL,
+    label INTEGER NOT NULL CHECK (label IN (1, -1)),
+    PRIMARY KEY (version_id, item_id)
+);
+"""
+
+
+class GroupExists(ValueError):
+    """A group of that name exists; the caller must choose overwrite (new version) or a new name."""
+
+
+class GroupNotFound(KeyError):
+    pass
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+@dataclass(frozen=True)
+class GroupInfo:
+    name: str
+    annotator: str
+    notes: str
+    created_at: str
+    updated_at: str
+    deleted_at: str | None
+    versions: int
+    n_included: int
+    n_excluded: int
+
+
+@dataclass(frozen=True)
+class GroupVersion:
+    name: str
+    number: int
+    annotator: str
+    created_at: str
+    included: list[str]
+    excluded: list[str]
+    session_json: str | None
+    notes: str
+
+
+class GroupStore:
+    def __init__(self, path: str | Path, timeout_s: float = 30.0):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.timeout_s = timeout_s
+        with self._connect() as con:
+            con.execute("PRAGMA journal_mode=WAL")
+            con.executescript(SCHEMA)
+
+    def _connect(self) -> sqlite3.Connection:
+        con = sqlite3.connect(self.path, timeout=self.timeout_s, isolation_level=None)
+        con.execute("PRAGMA foreign_keys=ON")
+        con.execute("PRAGMA synchronous=FULL")
+        return con
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (BEGIN IMMEDIATE: writers queue instead of failing)."""
+        con = self._connect()
+        try:
+            con.execute("BEGIN IMMEDIATE")
+            yield con
+            con.execute("COMMIT")
+        except BaseException:
+            if con.in_transaction:
+                con.execute("ROLLBACK")
+            raise
+        finally:
+            con.close()
+
+    def save(self, name: str, included: Sequence[str], excluded: Sequence[str], *, annotator: str = "",
+             notes: str | None = None, session_json: str | None = None, overwrite: bool = False) -> int:
+        """Save a new version of group ``name``; return its version number.
+
+        With ``overwrite=False`` an existing live group raises GroupExists. Overwriting adds a
+        version: earlier versions stay readable through ``load(name, version=N)``.
+        """
+        name = name.strip()
+        if not name:
+            raise ValueError("a group needs a name")
+        inc, exc = [str(i) for i in included], [str(i) for i in excluded]
+        both = set(inc) & set(exc)
+        if both:
+            raise ValueError(f"ids both included and excluded: {sorted(both)[:5]}")
+        now = _now()
+        with self._tx() as con:
+            row = con.execute("SELECT id, deleted_at FROM groups WHERE name=?", (name,)).fetchone()
+            if row and row[1] is None and not overwrite:
+                raise GroupExists(f"a group named {name!r} exists; overwrite it (a new version) "
+                                  "or choose another name")
+            if row:
+                gid = row[0]
+                con.execute("UPDATE groups SET updated_at=?, deleted_at=NULL, annotator=?"
+                            + (", notes=?" if notes is not None else "") + " WHERE id=?",
+                            (now, annotator, notes, gid) if notes is not None else (now, annotator, gid))
+            else:
+                gid = con.execute("INSERT INTO groups (name, annotator, notes, created_at, updated_at) "
+                                  "VALUES (?, ?, ?, ?, ?)", (name, annotator, notes or "", now, now)).lastrowid
+            number = con.execute("SELECT COALESCE(MAX(number), 0) + 1 FROM versions WHERE group_id=?",
+                                 (gid,)).fetchone()[0]
+            vid = con.execute("INSERT INTO versions (group_id, number, annotator, created_at, n_included, "
+                              "n_excluded, session_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                              (gid, number, annotator, now, len(inc), len(exc), session_json)).lastrowid
+            con.executemany("INSERT INTO labels (version_id, item_id, label) VALUES (?, ?, ?)",
+                            [(vid, i, 1) for i in inc] + [(vid, i, -1) for i in exc])
+        return number
+
+    def list(self, include_deleted: bool = False) -> list[GroupInfo]:
+        con = self._connect()
+        try:
+            rows = con.execute(
+                "SELECT g.name, g.annotator, g.notes, g.created_at, g.updated_at, g.deleted_at, "
+                "COUNT(v.id), "
+                "(SELECT n_included FROM versions WHERE group_id=g.id ORDER BY number DESC LIMIT 1), "
+                "(SELECT n_excluded FROM versions WHERE group_id=g.id ORDER BY number DESC LIMIT 1) "
+                "FROM groups g LEFT JOIN versions v ON v.group_id=g.id "
+                + ("" if include_deleted else "WHERE g.deleted_at IS NULL ")
+                + "GROUP BY g.id ORDER BY g.updated_at DESC").fetchall()
+        finally:
+            con.close()
+        return [GroupInfo(*r[:6], int(r[6]), int(r[7] or 0), int(r[8] or 0)) for r in rows]
+
+    def names(self) -> list[str]:
+        return [g.name for g in self.list()]
+
+    def load(self, name: str, version: int | None = None) -> GroupVersion:
+        con = self._connect()
+        try:
+            g = con.execute("SELECT id, notes FROM groups WHERE name=?", (name,)).fetchone()
+            if not g:
+                raise GroupNotFound(name)
+            q = ("SELECT id, number, annotator, created_at, session_json FROM versions WHERE group_id=? "
+                 + ("AND number=?" if version else "ORDER BY number DESC LIMIT 1"))
+            v = con.execute(q, (g[0], version) if version else (g[0],)).fetchone()
+            if not v:
+                raise GroupNotFound(f"{name} version {version}")
+            labels = con.execute("SELECT item_id, label FROM labels WHERE version_id=? ORDER BY rowid",
+                                 (v[0],)).fetchall()
+        finally:
+            con.close()
+        return GroupVersion(name, v[1], v[2], v[3], [i for i, lab in labels if lab == 1],
+                            [i for i, lab in labels if lab == -1], v[4], g[1])
+
+    def versions(self, name: str) -> list[tuple[int, str, str, int, int]]:
+        con = self._connect()
+        try:
+            return con.execute("SELECT v.number, v.created_at, v.annotator, v.n_included, v.n_excluded "
+                               "FROM versions v JOIN groups g ON g.id=v.group_id WHERE g.name=? "
+                               "ORDER BY v.number", (name,)).fetchall()
+        finally:
+            con.close()
+
+    def delete(self, name: str) -> None:
+        """Soft delete: hidden from the list, restorable with ``restore``."""
+        with self._tx() as con:
+            if con.execute("UPDATE groups SET deleted_at=? WHERE name=? AND deleted_at IS NULL",
+                           (_now(), name)).rowcount == 0:
+                raise GroupNotFound(name)
+
+    def restore(self, name: str) -> None:
+        with self._tx() as con:
+            if con.execute("UPDATE groups SET deleted_at=NULL WHERE name=? AND deleted_at IS NOT NULL",
+                           (name,)).rowcount == 0:
+                raise GroupNotFound(name)

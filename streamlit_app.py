@@ -1,0 +1,107 @@
+"""Semantic Annotator: home page. Choose a corpus, see its summary, import a new one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from core import paths
+from core.corpus import CorpusError, ImportSpec, import_corpus, summary
+from core.embed import DEFAULT_MODEL
+from core.ingest import Columns, InputError, Options
+from ui import state
+
+PAGES = [("pages/1_Annotate.py", "Annotate: build a topic group", "✏️"),
+         ("pages/2_Timeline.py", "Timeline of a group", "📈"),
+         ("pages/3_Scatter.py", "LDA scatter of the corpus", "✨"),
+         ("pages/4_Topics.py", "Topics: K-Means clusters and key lemmas", "🧭"),
+         ("pages/5_Groups.py", "Saved groups", "🗂️")]
+
+st.set_page_config(page_title="Semantic Annotator", page_icon="🔎", layout="wide")
+st.title("Semantic Annotator")
+st.caption("Find every text on a topic: keyword searches, then semantic searches that learn from "
+           "what you include and exclude.")
+
+name = state.pick_corpus()
+
+if name is None:
+    st.info("There is no corpus yet. Import a CSV, TSV, Parquet or JSONL file of texts below "
+            "(columns `id`, `text`, and optionally `date`, `author`), or from a terminal:\n\n"
+            "`python -m precompute.embed tweets.csv --name tweets`")
+else:
+    try:
+        c = state.corpus(name)
+        info = summary(c)
+    except CorpusError as exc:
+        st.error(str(exc))
+    else:
+        st.subheader(f"Corpus: {name}")
+        cols = st.columns(4)
+        cols[0].metric("Texts", f"{info['rows']:,}")
+        cols[1].metric("Dimensions", info["dim"])
+        cols[2].metric("Authors", f"{info.get('authors', 0):,}")
+        if "date_min" in info:
+            cols[3].metric("Dates", f"{info['date_min']:%Y-%m-%d} → {info['date_max']:%Y-%m-%d}")
+        st.text("Models: " + ", ".join(info["models"]))
+        if "top_authors" in info:
+            with st.expander("Top authors"):
+                st.dataframe(info["top_authors"].rename("texts"), width="stretch")
+        for page, label, icon in PAGES:
+            if (paths.PROJECT_ROOT / page).exists():
+                st.page_link(page, label=label, icon=icon)
+
+st.divider()
+with st.expander("Import a corpus", expanded=name is None):
+    source = st.radio("Source", ["Upload a file", "A file on the server"], horizontal=True, key="imp_src")
+    upload = path_text = None
+    if source == "Upload a file":
+        upload = st.file_uploader("File", type=["csv", "tsv", "parquet", "jsonl"], key="imp_upload")
+    else:
+        path_text = st.text_input("Path on the server", key="imp_path")
+    new_name = st.text_input("Corpus name", key="imp_name",
+                             value=Path(upload.name).stem if upload else (Path(path_text).stem if path_text else ""))
+    c1, c2, c3, c4 = st.columns(4)
+    id_col = c1.text_input("id column ('' = row numbers)", "id", key="imp_id")
+    text_col = c2.text_input("text column", "text", key="imp_text")
+    date_col = c3.text_input("date column ('' = none)", "date", key="imp_date")
+    author_col = c4.text_input("author column ('' = none)", "author", key="imp_author")
+    models = st.text_input("Models (comma-separated sentence-transformers names or paths)", DEFAULT_MODEL,
+                           key="imp_models",
+                           help="'default' is the packaged English all-MiniLM-L6-v2. For Czech use a "
+                                "multilingual model, e.g. paraphrase-multilingual-MiniLM-L12-v2, if you have it.")
+    o1, o2, o3, o4 = st.columns(4)
+    dim = o1.number_input("PCA dimension", 2, 4096, 512, key="imp_dim")
+    dedupe = o2.selectbox("Duplicate ids", ["error", "first"], key="imp_dedupe")
+    bad_dates = o3.selectbox("Bad dates", ["error", "drop", "null"], key="imp_baddates")
+    keep_empty = o4.checkbox("Keep empty texts", key="imp_keep_empty")
+    overwrite = st.checkbox("Replace an existing corpus of this name", key="imp_overwrite")
+    if st.button("Import", type="primary", key="imp_go", disabled=not (upload or path_text)):
+        if upload is not None:
+            up_dir = paths.data_root() / ".uploads"
+            up_dir.mkdir(parents=True, exist_ok=True)
+            src = up_dir / Path(upload.name).name
+            src.write_bytes(upload.getvalue())
+        else:
+            src = Path(path_text).expanduser()
+        bar = st.progress(0.0, text="Validating…")
+
+        def progress(i: int, model: str, done: int, total: int) -> None:
+            bar.progress(min(1.0, done / max(total, 1)), text=f"Embedding with {model}: {done:,} / {total:,}")
+
+        try:
+            spec = ImportSpec(
+                input=src, name=new_name.strip(), dim=int(dim), overwrite=overwrite,
+                models=[m.strip() for m in models.split(",") if m.strip()] or [DEFAULT_MODEL],
+                columns=Columns(id=id_col or None, text=text_col, date=date_col or None, author=author_col or None),
+                options=Options(dedupe=dedupe, keep_empty=keep_empty, bad_dates=bad_dates))
+            done = import_corpus(spec, progress=progress)
+        except (InputError, CorpusError, ValueError) as exc:
+            bar.empty()
+            st.error(str(exc))
+        else:
+            bar.progress(1.0, text="Done")
+            st.success(f"Imported {done.n:,} texts into corpus {done.name!r}.")
+            st.session_state["corpus"] = done.name
+            st.query_params["corpus"] = done.name
+            st.rerun()

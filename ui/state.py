@@ -1,0 +1,110 @@
+"""The UI layer's shared pieces: cached corpus resources and per-user state (streamlit only here
+and in pages/)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from core import paths
+from core.corpus import Corpus, CorpusError, list_corpora, load_corpus
+from core.search import SearchContext
+from core.search.index import VectorIndex, pick_device
+from core.search.keyword import KeywordIndex
+from core.session import Session
+from core.store import GroupStore
+
+
+def _stamp(name: str) -> float:
+    """Changes when a corpus is re-imported, so cached resources are rebuilt."""
+    mf = paths.manifest_file(name)
+    return mf.stat().st_mtime if mf.exists() else 0.0
+
+
+@st.cache_resource(show_spinner="Loading corpus…", max_entries=4)
+def _corpus(root: str, name: str, stamp: float) -> Corpus:
+    return load_corpus(name, Path(root))
+
+
+@st.cache_resource(show_spinner="Building the search index…", max_entries=4)
+def _search_context(root: str, name: str, stamp: float) -> SearchContext:
+    c = _corpus(root, name, stamp)
+    device = pick_device("auto")
+    return SearchContext(VectorIndex(c.embeddings, device=device), KeywordIndex(c.frame["text"].tolist()),
+                         c.frame, device=device)
+
+
+@st.cache_resource(max_entries=8)
+def _store(path: str) -> GroupStore:
+    return GroupStore(path)
+
+
+def corpus(name: str) -> Corpus:
+    return _corpus(str(paths.data_root()), name, _stamp(name))
+
+
+def search_context(name: str) -> SearchContext:
+    return _search_context(str(paths.data_root()), name, _stamp(name))
+
+
+def store(name: str) -> GroupStore:
+    return _store(str(paths.groups_db(name)))
+
+
+def _on_pick() -> None:
+    st.session_state["corpus"] = st.session_state["corpus_picker"]
+    st.session_state.pop("session", None)  # labels refer to rows of one corpus
+
+
+def pick_corpus(sidebar: bool = True) -> str | None:
+    """The corpus this page works on: the user's choice, else ?corpus=NAME, else the first.
+
+    Shows a selector (in the sidebar) and keeps the URL in step with it.
+    """
+    names = list_corpora()
+    if not names:
+        return None
+    asked = st.query_params.get("corpus")
+    wanted = st.session_state.get("corpus") or asked
+    if wanted not in names:
+        if wanted:
+            st.warning(f"There is no corpus named {wanted!r}; showing {names[0]!r}.")
+        wanted = names[0]
+    if st.session_state.get("corpus") not in (None, wanted):
+        st.session_state.pop("session", None)
+    st.session_state["corpus"] = wanted
+    st.session_state["corpus_picker"] = wanted
+    where = st.sidebar if sidebar else st
+    where.selectbox("Corpus", names, key="corpus_picker", on_change=_on_pick)
+    if asked != wanted:
+        st.query_params["corpus"] = wanted
+    return wanted
+
+
+def load_or_stop(name: str | None) -> Corpus:
+    """The loaded corpus, or a message and st.stop() when there is none or it is broken."""
+    if name is None:
+        st.info("No corpus yet. Import one on the home page (or run `python -m precompute.embed`).")
+        st.page_link("streamlit_app.py", label="Home: import a corpus", icon="🏠")
+        st.stop()
+    try:
+        return corpus(name)
+    except CorpusError as exc:
+        st.error(str(exc))
+        st.stop()
+
+
+def session() -> Session:
+    """The group being built by this user (one per browser session)."""
+    if "session" not in st.session_state:
+        st.session_state["session"] = Session()
+    return st.session_state["session"]
+
+
+def counters(s: Session, where=None) -> None:
+    where = where or st.sidebar
+    c = s.counts()
+    a, b = where.columns(2)
+    a.metric("Included", c["included"])
+    b.metric("Excluded", c["excluded"])
