@@ -1,0 +1,76 @@
+"""Shared fixtures: real slices of ../shared/data, the packaged model loaded once, tiny corpora."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data"
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+def shared_file(name: str) -> Path:
+    path = SHARED / name
+    if not path.exists():
+        pytest.skip(f"{path} is absent: the real corpora live in ../shared/data beside the project "
+                    "(CI always has them)")
+    return path
+
+
+def slice_csv(src: Path, dst: Path, n: int, skip: int = 0) -> Path:
+    frame = pd.read_csv(src, dtype=str, keep_default_na=False)
+    frame.iloc[skip: skip + n].to_csv(dst, index=False)
+    return dst
+
+
+@pytest.fixture(scope="session")
+def model():
+    from core.embed import load_model
+
+    return load_model("default", "cpu")
+
+
+@pytest.fixture(scope="session")
+def so_corpus(tmp_path_factory, model):
+    """300 StackOverflow titles (15 per label), embedded with the real packaged model."""
+    from core.corpus import ImportSpec, import_corpus
+
+    root = tmp_path_factory.mktemp("data_so")
+    frame = pd.read_csv(shared_file("stackoverflow.csv"), dtype=str, keep_default_na=False)
+    frame = frame.groupby("label", group_keys=False).head(15).reset_index(drop=True)
+    src = root / "so300.csv"
+    frame.to_csv(src, index=False)
+    return import_corpus(ImportSpec(input=src, name="so"), root=root, model_loader=lambda n, d: model)
+
+
+@pytest.fixture(scope="session")
+def tweets_root(tmp_path_factory, model):
+    """A data root holding 'tweets': 2,000 Czech politicians' tweets (dates, authors), real
+    embeddings, plus two hostile rows that must stay inert in a browser."""
+    from core.corpus import ImportSpec, import_corpus
+
+    root = tmp_path_factory.mktemp("data_tweets")
+    frame = pd.read_csv(shared_file("czech_politicians_tweets_2021.csv"), dtype=str, keep_default_na=False)
+    frame = frame.iloc[:1998]
+    evil = pd.DataFrame({"id": ["xss-img", "xss-script"],
+                         "text": ["<img src=x onerror=alert(1)> očkování", "<script>alert(1)</script> očkování"],
+                         "date": ["2021-03-01T10:00:00Z", "2021-03-02T10:00:00Z"], "author": ["evil", "evil"]})
+    frame = pd.concat([frame, evil], ignore_index=True)
+    src = root / "tweets.csv"
+    frame.to_csv(src, index=False)
+    import_corpus(ImportSpec(input=src, name="tweets"), root=root, model_loader=lambda n, d: model)
+    return root
+
+
+def clustered_unit_vectors(n: int, dim: int, clusters: int = 7, seed: int = 0, spread: float = 0.3):
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((clusters, dim))
+    labels = rng.integers(0, clusters, n)
+    x = centres[labels] + spread * rng.standard_normal((n, dim)) * np.sqrt(1.0)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    return x.astype(np.float32), labels

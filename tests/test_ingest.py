@@ -1,0 +1,104 @@
+"""Validation of input files: every failure names the file, the column and the rows."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from core.ingest import Columns, InputError, Options, read_table, validate
+
+
+def write(tmp_path, name, text, mode="w"):
+    p = tmp_path / name
+    if mode == "wb":
+        p.write_bytes(text)
+    else:
+        p.write_text(text, encoding="utf-8")
+    return p
+
+
+def load(path, columns=Columns(), options=Options()):
+    return validate(read_table(path), str(path), columns, options)
+
+
+def test_missing_text_column_lists_existing_columns(tmp_path):
+    p = write(tmp_path, "a.csv", "id,body\n1,hello\n")
+    with pytest.raises(InputError) as e:
+        load(p)
+    assert "a.csv" in str(e.value) and "'text'" in str(e.value) and "'body'" in str(e.value)
+
+
+def test_named_optional_column_that_is_missing_is_an_error(tmp_path):
+    p = write(tmp_path, "a.csv", "id,text\n1,hello\n")
+    with pytest.raises(InputError, match="'published'"):
+        load(p, Columns(date="published"))
+    frame, _ = load(p)  # the default 'date' column is optional
+    assert "date" not in frame.columns
+
+
+def test_duplicate_ids_listed_or_deduped(tmp_path):
+    p = write(tmp_path, "d.csv", "id,text\n1,a\n2,b\n1,c\n3,d\n2,e\n")
+    with pytest.raises(InputError) as e:
+        load(p)
+    msg = str(e.value)
+    assert "duplicate ids" in msg and "'1'" in msg and "'2'" in msg and "rows 3, 5" in msg
+    frame, report = load(p, options=Options(dedupe="first"))
+    assert frame["text"].tolist() == ["a", "b", "d"] and report.duplicates_dropped == 2
+
+
+def test_empty_texts_dropped_and_counted_or_kept(tmp_path):
+    p = write(tmp_path, "e.csv", 'id,text\n1,a\n2,"   "\n3,\n4,b\n')
+    frame, report = load(p)
+    assert frame["id"].tolist() == ["1", "4"] and report.empty_dropped == 2
+    frame, report = load(p, options=Options(keep_empty=True))
+    assert len(frame) == 4 and report.empty_dropped == 0
+
+
+def test_bad_dates_error_drop_null(tmp_path):
+    p = write(tmp_path, "t.csv", "id,text,date\n1,a,2021-01-02\n2,b,yesterday\n3,c,2021-02-30\n4,d,\n")
+    with pytest.raises(InputError) as e:
+        load(p)
+    assert "'date'" in str(e.value) and "rows 2, 3" in str(e.value) and "yesterday" in str(e.value)
+    frame, report = load(p, options=Options(bad_dates="drop"))
+    assert frame["id"].tolist() == ["1", "4"] and report.bad_dates_dropped == 2
+    frame, report = load(p, options=Options(bad_dates="null"))
+    assert len(frame) == 4 and frame["date"].isna().sum() == 3 and report.bad_dates_nulled == 2
+    assert frame["date"][0] == pd.Timestamp("2021-01-02")
+
+
+def test_non_utf8_file_names_line(tmp_path):
+    p = write(tmp_path, "latin.csv", "id,text\n1,ok\n2,".encode() + "žluť".encode("cp1250") + b"\n", mode="wb")
+    with pytest.raises(InputError, match=r"latin.csv: not valid UTF-8 .*line 3"):
+        load(p)
+
+
+def test_malformed_csv_and_corrupt_parquet(tmp_path):
+    p = write(tmp_path, "bad.csv", 'id,text\n1,"unterminated\n2,b,c,d\n')
+    with pytest.raises(InputError, match="bad.csv"):
+        load(p)
+    q = write(tmp_path, "bad.parquet", b"PAR1 not really parquet", mode="wb")
+    with pytest.raises(InputError, match="bad.parquet: cannot be read as PARQUET"):
+        load(q)
+    with pytest.raises(InputError, match="unknown file type"):
+        load(write(tmp_path, "x.xlsx", "x"))
+
+
+def test_quoted_newlines_tsv_jsonl_and_row_number_ids(tmp_path):
+    p = write(tmp_path, "q.csv", 'text,author\n"line one\nline two",ann\nsecond,bob\n')
+    frame, report = load(p)
+    assert frame["text"][0] == "line one\nline two" and frame["id"].tolist() == ["0", "1"]
+    assert report.id_source == "row number" and frame["author"].tolist() == ["ann", "bob"]
+    t = write(tmp_path, "t.tsv", "id\ttext\textra\nx\thello\t42\n")
+    frame, _ = load(t)
+    assert frame["extra"][0] == "42"  # extra source columns are kept
+    j = write(tmp_path, "j.jsonl", "\n".join(json.dumps({"id": i, "text": f"t{i}"}) for i in range(3)))
+    frame, _ = load(j)
+    assert frame["id"].tolist() == ["0", "1", "2"] and frame["text"][2] == "t2"
+
+
+def test_missing_ids_are_reported(tmp_path):
+    p = write(tmp_path, "m.csv", "id,text\n1,a\n,b\n")
+    with pytest.raises(InputError, match="missing ids in rows 2"):
+        load(p)
