@@ -106,7 +106,7 @@ with st.sidebar:
     groups = store.names()
     with st.expander("Open a saved group", expanded=not session.labels and bool(groups)):
         st.selectbox("Group", groups, key="open_name")
-        st.button("Open", on_click=on_open, disabled=not groups, key="open_btn")
+        st.button("Open group", on_click=on_open, disabled=not groups, key="open_btn")
     with st.expander("Export"):
         fmt = st.selectbox("Format", list(FORMATS), key="export_fmt")
         frame = group_frame(corpus, corpus.ids_of(session.included), corpus.ids_of(session.excluded))

@@ -1,0 +1,115 @@
+"""Fast page tests with Streamlit's AppTest (no browser)."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.store import GroupStore
+from tests.conftest import ROOT, shared_file, slice_csv
+
+TIMEOUT = 120
+
+
+def app(page: str) -> AppTest:
+    return AppTest.from_file(str(ROOT / page), default_timeout=TIMEOUT)
+
+
+@pytest.fixture
+def tweets(tmp_path, tweets_root, monkeypatch):
+    root = tmp_path / "d"
+    shutil.copytree(tweets_root / "tweets", root / "tweets")
+    monkeypatch.setenv("SEMANNO_DATA", str(root))
+    return root
+
+
+def test_home_without_corpus_explains_and_imports(tmp_path, monkeypatch, model):
+    root = tmp_path / "empty"
+    monkeypatch.setenv("SEMANNO_DATA", str(root))
+    import core.embed
+
+    monkeypatch.setattr(core.embed, "load_model", lambda name, device="auto": model)
+    monkeypatch.setattr("core.corpus.load_model", lambda name, device="auto": model)
+    at = app("streamlit_app.py").run()
+    assert not at.exception
+    assert any("no corpus yet" in i.value for i in at.info)
+    src = slice_csv(shared_file("czech_politicians_tweets_2021.csv"), tmp_path / "cz.csv", 80)
+    at.radio(key="imp_src").set_value("A file on the server").run()
+    at.text_input(key="imp_path").set_value(str(src)).run()
+    at.text_input(key="imp_name").set_value("cz").run()
+    at.button(key="imp_go").click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert (root / "cz" / "manifest.json").exists()
+    assert at.metric[0].value == "80"  # the summary of the new corpus
+    assert at.selectbox(key="corpus_picker").value == "cz"
+
+
+def test_home_import_error_is_shown(tmp_path, monkeypatch):
+    monkeypatch.setenv("SEMANNO_DATA", str(tmp_path / "d"))
+    bad = tmp_path / "bad.csv"
+    bad.write_text("id,body\n1,x\n")
+    at = app("streamlit_app.py").run()
+    at.radio(key="imp_src").set_value("A file on the server").run()
+    at.text_input(key="imp_path").set_value(str(bad)).run()
+    at.text_input(key="imp_name").set_value("bad").run()
+    at.button(key="imp_go").click().run()
+    assert any("column 'text'" in e.value and "'body'" in e.value for e in at.error)
+
+
+def test_home_summary_and_query_param(tweets):
+    at = app("streamlit_app.py")
+    at.query_params["corpus"] = "tweets"
+    at.run()
+    assert not at.exception
+    assert at.metric[0].value == "2,000"
+    assert "2021" in at.metric[3].value
+
+
+def rows(at):
+    return [c for c in at.checkbox if c.key and c.key.startswith("row_")]
+
+
+def test_annotate_workflow(tweets):
+    at = app("pages/1_Annotate.py").run()
+    assert not at.exception
+    assert at.button(key="btn_cos").disabled and at.button(key="btn_lda").disabled
+    at.text_input(key="kw_query").set_value("ockovani")  # in a form: sent with the submit
+    at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
+    assert not at.exception
+    n_hits = int(at.metric[0].value)
+    assert n_hits >= 20, "ockovani finds očkování, očkovací, ..."
+    assert len(rows(at)) == min(50, n_hits) and all(c.value for c in rows(at))  # one page, all included
+    assert not at.button(key="btn_cos").disabled and at.button(key="btn_lda").disabled
+    rows(at)[0].uncheck().run()
+    rows(at)[1].uncheck().run()
+    assert [m.value for m in at.metric[:2]] == [str(n_hits - 2), "2"]
+    at.button(key="btn_lda").click().run()
+    assert any("LDA: 10 new texts" in s.value for s in at.success)
+    assert at.metric[0].value == str(n_hits - 2 + 10)
+    at.button(key="undo").click().run()
+    assert [m.value for m in at.metric[:2]] == [str(n_hits - 2), "2"]
+    at.text_input(key="save_name").set_value("očkování").run()
+    at.text_input(key="save_annotator").set_value("eva").run()
+    at.button(key="save_btn").click().run()
+    assert any("Saved group 'očkování' (version 1)" in s.value for s in at.success)
+    g = GroupStore(tweets / "tweets" / "groups.sqlite").load("očkování")
+    assert len(g.included) == n_hits - 2 and len(g.excluded) == 2
+    at.button(key="save_btn").click().run()
+    assert any("tick 'Overwrite'" in w.value for w in at.warning)
+    # a fresh session opens the saved group
+    fresh = app("pages/1_Annotate.py").run()
+    fresh.selectbox(key="open_name").set_value("očkování").run()
+    fresh.button(key="open_btn").click().run()
+    assert [m.value for m in fresh.metric[:2]] == [str(n_hits - 2), "2"]
+
+
+def test_annotate_bad_regex_message(tweets):
+    at = app("pages/1_Annotate.py").run()
+    at.checkbox(key="kw_regex").check()
+    at.text_input(key="kw_query").set_value("(unclosed")
+    at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
+    assert not at.exception
+    assert any("invalid regular expression" in e.value for e in at.error)

@@ -1,0 +1,278 @@
+"""Every search method: against a brute-force reference, and one shared suite of laws."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from core import annotate
+from core.search import REGISTRY, SEMANTIC, NotApplicable, SearchContext
+from core.search import classifier, fisher, lda
+from core.search.index import VectorIndex
+from core.search.keyword import KeywordError, KeywordIndex, find_rows
+from core.session import EXCLUDED, INCLUDED, Session
+from tests.conftest import clustered_unit_vectors
+
+N, DIM = 1037, 24  # odd sizes on purpose
+
+
+@pytest.fixture(scope="module")
+def ctx():
+    x, labels = clustered_unit_vectors(N, DIM, clusters=5, seed=3)
+    texts = [f"text {i} topic{labels[i]}" for i in range(N)]
+    frame = pd.DataFrame({"id": [str(i) for i in range(N)], "text": texts})
+    c = SearchContext(VectorIndex(x), KeywordIndex(texts), frame)
+    c.extra["labels"] = labels
+    return c
+
+
+def labelled_sets(ctx, n_inc=12, n_exc=9, seed=0):
+    rng = np.random.default_rng(seed)
+    labels = ctx.extra["labels"]
+    inc = rng.choice(np.flatnonzero(labels == 0), n_inc, replace=False)
+    exc = rng.choice(np.flatnonzero(labels != 0), n_exc, replace=False)
+    return inc, exc
+
+
+def brute_top(x, w, k, labelled):
+    s = x @ w
+    s[labelled] = -np.inf
+    order = np.argsort(-s, kind="stable")[:k]
+    return order, s[order]
+
+
+@pytest.mark.parametrize("method", SEMANTIC)
+@pytest.mark.parametrize("k", [1, 10, 37])
+def test_shared_laws(ctx, method, k):
+    inc, exc = labelled_sets(ctx)
+    r = REGISTRY[method].search(ctx, inc, exc, k)
+    assert len(r) == k
+    assert np.all(np.diff(r.scores) <= 1e-6), "scores sorted, best first"
+    assert not set(r.rows) & (set(inc) | set(exc)), "no labelled row returned"
+    assert len(set(r.rows)) == k
+    # on clustered data, every method finds the included cluster
+    assert (ctx.extra["labels"][r.rows] == 0).mean() >= 0.9
+
+
+@pytest.mark.parametrize("method", SEMANTIC)
+def test_preconditions_raise_the_reason(ctx, method):
+    m = REGISTRY[method]
+    empty = np.zeros(0, np.int64)
+    with pytest.raises(NotApplicable, match=m.label):
+        m.search(ctx, empty, empty, 10)
+    if m.min_excluded:
+        with pytest.raises(NotApplicable, match="excluded"):
+            m.search(ctx, np.array([0, 1]), empty, 10)
+        assert "excluded" in m.reason_not_applicable(2, 0)
+    assert m.reason_not_applicable(5, 5) is None
+
+
+def test_cos_matches_brute_force(ctx):
+    inc, exc = labelled_sets(ctx)
+    x = ctx.vectors
+    r = REGISTRY["cos"].search(ctx, inc, exc, 25)
+    rows, scores = brute_top(x.astype(np.float64), x[inc].astype(np.float64).mean(0), 25, np.r_[inc, exc])
+    assert list(r.rows) == list(rows)
+    np.testing.assert_allclose(r.scores, scores, atol=1e-5)
+    # mean cosine, as the original tool: scores are in [-1, 1]
+    assert np.all(np.abs(r.scores) <= 1 + 1e-6)
+
+
+def test_lda_direction_matches_closed_form_reference(ctx):
+    import torch
+
+    inc, exc = labelled_sets(ctx, 40, 30)
+    x = ctx.vectors.astype(np.float64)
+    w = lda.fisher_direction(torch.from_numpy(x[inc]), torch.from_numpy(x[exc])).numpy()
+    # reference: scikit-learn's own shrunk covariance, same weighting
+    from sklearn.covariance import ledoit_wolf
+    from sklearn.preprocessing import StandardScaler
+
+    def cov(z):
+        sc = StandardScaler().fit(z)
+        return sc.scale_[:, None] * ledoit_wolf(sc.transform(z))[0] * sc.scale_[None, :]
+
+    sw = (len(inc) * cov(x[inc]) + len(exc) * cov(x[exc])) / (len(inc) + len(exc))
+    ref = np.linalg.solve(sw, x[inc].mean(0) - x[exc].mean(0))
+    cos = w @ ref / np.linalg.norm(w) / np.linalg.norm(ref)
+    assert cos > 0.999
+
+
+def test_lda_agrees_with_sklearn_on_real_embeddings(so_corpus):
+    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+
+    c = so_corpus
+    ctx = SearchContext(VectorIndex(c.embeddings))
+    labels = c.frame["label"].to_numpy()
+    overlaps = []
+    for target in sorted(set(labels))[:6]:
+        members = np.flatnonzero(labels == target)
+        others = np.flatnonzero(labels != target)
+        inc, exc = members[:8], others[::6][:40]
+        r = REGISTRY["lda"].search(ctx, inc, exc, 10)
+        sk = LinearDiscriminantAnalysis(solver="eigen", shrinkage="auto")
+        x = np.asarray(c.embeddings)
+        sk.fit(np.r_[x[inc], x[exc]], np.r_[np.ones(len(inc)), np.zeros(len(exc))])
+        s = sk.decision_function(x)
+        s[np.r_[inc, exc]] = -np.inf
+        ref = np.argsort(-s)[:10]
+        overlaps.append(len(set(ref) & set(r.rows)))
+    assert min(overlaps) >= 8, overlaps
+
+
+def test_nn1_maximises_fisher_criterion(ctx):
+    import torch
+
+    inc, exc = labelled_sets(ctx, 30, 30)
+    xi, xe = (torch.from_numpy(ctx.vectors[i].copy()) for i in (inc, exc))
+
+    def crit(w):
+        pi, pe = xi @ w, xe @ w
+        return float((pi.mean() - pe.mean()) / (pi.std(unbiased=False) + pe.std(unbiased=False)))
+
+    start = xi.mean(0) - xe.mean(0)
+    w = fisher.train(xi, xe, steps=100)
+    assert crit(w) > crit(start / start.norm()) > 0
+    assert crit(w) >= crit(-w)  # included side positive
+
+
+def test_nn2_probabilities_and_brute_force(ctx):
+    import torch
+
+    inc, exc = labelled_sets(ctx)
+    r = REGISTRY["nn2"].search(ctx, inc, exc, 15)
+    assert np.all((r.scores >= 0) & (r.scores <= 1))
+    model = classifier.train(torch.from_numpy(ctx.vectors[inc].copy()), torch.from_numpy(ctx.vectors[exc].copy()))
+    with torch.no_grad():
+        p = torch.sigmoid(model(torch.from_numpy(np.array(ctx.vectors)))).numpy()
+    p[np.r_[inc, exc]] = -1
+    assert list(np.argsort(-p, kind="stable")[:15]) == list(r.rows)
+    assert p[inc[0]] == -1 and (p[r.rows] > 0.5).all()
+
+
+def test_asking_again_gives_the_next_k(ctx):
+    s = Session()
+    inc, _ = labelled_sets(ctx, 5, 0)
+    s.set_labels(inc, INCLUDED)
+    first = annotate.ask(ctx, s, "cos", 10)
+    second = annotate.ask(ctx, s, "cos", 10)
+    assert not set(first.rows) & set(second.rows)
+    assert set(first.rows) <= set(s.included)  # hits came in as included ...
+    # ... so the second ask ranks against the grown included set
+    x = ctx.vectors.astype(np.float64)
+    before_second = np.setdiff1d(s.included, second.rows)
+    rows, _ = brute_top(x, x[before_second].mean(0), 10, before_second)
+    assert list(second.rows) == list(rows)
+
+
+def test_auto_obeys_preconditions(ctx):
+    s = Session()
+    assert annotate.availability(s)["auto"] is not None
+    with pytest.raises(NotApplicable):
+        annotate.ask(ctx, s, "auto")
+    inc, exc = labelled_sets(ctx, 5, 3)
+    s.set_labels(inc, INCLUDED)
+    r = annotate.ask(ctx, s, "auto")
+    assert r.info["chosen"] == "cos"  # nothing excluded: contrast methods cannot run
+    s.set_labels(exc, EXCLUDED)
+    r = annotate.ask(ctx, s, "auto")
+    assert r.info["chosen"] in SEMANTIC and REGISTRY[r.info["chosen"]].reason_not_applicable(
+        len(s.included), len(s.excluded)) is None
+
+
+# --- keyword -------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def kctx():
+    texts = ["Očkování proti covidu začíná", "OCKOVANI je dobrovolné", "volby 2021\nna podzim",
+             "Vakcína a očkovací centrum", "nic", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!"]
+    x, _ = clustered_unit_vectors(len(texts), 8, seed=1)
+    dates = pd.to_datetime(["2021-01-01", "2021-02-01", "2021-03-01", "2021-04-01", "2021-05-01", "2021-06-01"])
+    frame = pd.DataFrame({"id": list("abcdef"), "text": texts, "date": dates, "author": list("xyxyxy")})
+    return SearchContext(VectorIndex(x), KeywordIndex(texts), frame)
+
+
+def kw(ctx, query, **kw):
+    return sorted(REGISTRY["keyword"].search(ctx, np.zeros(0, np.int64), np.zeros(0, np.int64), None,
+                                             query=query, **kw).rows.tolist())
+
+
+def test_keyword_case_and_diacritics_insensitive(kctx):
+    assert kw(kctx, "ockovani") == [0, 1]
+    assert kw(kctx, "očkování") == [0, 1]
+    assert kw(kctx, "Ockovani", case_insensitive=False) == [0]
+    assert kw(kctx, "ockovani", case_insensitive=False) == []
+    assert kw(kctx, "očkování", diacritics_insensitive=False) == [0]
+    assert kw(kctx, "ockov") == [0, 1, 3]
+
+
+def test_keyword_regex_anchors_are_per_text(kctx):
+    assert kw(kctx, r"^volby", is_regex=True) == [2]
+    assert kw(kctx, r"podzim$", is_regex=True) == [2]  # a newline inside a text is not a text boundary
+    assert kw(kctx, r"centrum$|^nic$", is_regex=True) == [3, 4]
+    assert kw(kctx, r"covidu\s+OCKOVANI", is_regex=True) == []  # never across two texts
+
+
+def test_keyword_filters_and_labelled_rows(kctx):
+    assert kw(kctx, "ockov", date_from="2021-02-01", date_to="2021-03-31") == [1]
+    assert kw(kctx, "ockov", authors=["y"]) == [1, 3]
+    r = REGISTRY["keyword"].search(kctx, np.array([0]), np.array([3]), None, query="ockov")
+    assert r.rows.tolist() == [1] and r.info == {"hits": 3, "already_labelled": 2}
+
+
+def test_keyword_bad_and_catastrophic_patterns(kctx):
+    with pytest.raises(KeywordError, match="invalid regular expression"):
+        kw(kctx, "(unclosed", is_regex=True)
+    with pytest.raises(KeywordError, match="type a word"):
+        kw(kctx, "   ")
+    assert kw(kctx, "(unclosed") == []  # as a plain substring it is fine
+    long = KeywordIndex(["a" * 30 + "!"] * 50 + ["a" * 5000 + "!"])
+    import time
+
+    t = time.monotonic()
+    with pytest.raises(KeywordError, match="longer than 0.3 s"):
+        find_rows(long, r"(a+)+$", is_regex=True, timeout_s=0.3)
+    assert time.monotonic() - t < 3
+
+
+def test_keyword_hits_ordered_by_centre_similarity(ctx):
+    r = REGISTRY["keyword"].search(ctx, np.zeros(0, np.int64), np.zeros(0, np.int64), None, query="topic1")
+    assert np.all(np.diff(r.scores) <= 1e-6)
+    assert (ctx.extra["labels"][r.rows] == 1).all() and r.info["hits"] == len(r)
+
+
+# --- session ------------------------------------------------------------------------------
+ops = st.lists(st.tuples(st.sampled_from(["search", "include", "exclude", "clear", "toggle"]),
+                         st.lists(st.integers(0, 40), max_size=8)), max_size=25)
+
+
+@settings(max_examples=150, deadline=None)
+@given(ops)
+def test_undo_everything_gives_the_empty_session(steps):
+    s = Session()
+    snapshots = []
+    for op, rows in steps:
+        snapshots.append(dict(s.labels))
+        if op == "search":
+            s.add_search("cos", {}, rows, [0.0] * len(rows))
+        elif op == "toggle":
+            s.toggle(rows[0] if rows else 0)
+        else:
+            s.set_labels(rows, {"include": INCLUDED, "exclude": EXCLUDED, "clear": 0}[op])
+    restored = Session.from_json(s.to_json())
+    assert restored.labels == s.labels and len(restored.history) == len(s.history)
+    for before in reversed(snapshots):
+        assert restored.undo() is not None
+        assert restored.labels == before
+    assert restored.is_empty() and restored.undo() is None
+
+
+def test_search_hits_come_in_included_and_keep_existing_labels():
+    s = Session()
+    s.set_labels([1], EXCLUDED)
+    s.add_search("keyword", {"query": "x"}, [1, 2, 3])
+    assert s.label_of(1) == EXCLUDED and s.label_of(2) == INCLUDED and s.label_of(3) == INCLUDED
+    assert s.last_search().shown == [1, 2, 3]
+    s.undo()
+    assert s.labels == {1: EXCLUDED}

@@ -1,0 +1,129 @@
+"""Saved groups: round trip, versions, concurrency, crash safety, soft delete, export."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+
+from core.store import GroupExists, GroupNotFound, GroupStore
+from tests.conftest import ROOT
+
+
+def test_round_trip_and_versions(tmp_path):
+    s = GroupStore(tmp_path / "g.sqlite")
+    assert s.save("vaccines", ["a", "b"], ["c"], annotator="eva", notes="first", session_json='{"x": 1}') == 1
+    g = s.load("vaccines")
+    assert (g.included, g.excluded, g.number, g.annotator, g.notes) == (["a", "b"], ["c"], 1, "eva", "first")
+    assert g.session_json == '{"x": 1}'
+    with pytest.raises(GroupExists, match="overwrite"):
+        s.save("vaccines", ["a"], [])
+    assert s.save("vaccines", ["a", "d"], ["b"], annotator="jan", overwrite=True) == 2
+    assert s.load("vaccines").included == ["a", "d"]
+    assert s.load("vaccines", version=1).included == ["a", "b"], "earlier versions are never lost"
+    info = s.list()[0]
+    assert (info.name, info.versions, info.n_included, info.n_excluded) == ("vaccines", 2, 2, 1)
+    assert [v[0] for v in s.versions("vaccines")] == [1, 2]
+    with pytest.raises(ValueError, match="both included and excluded"):
+        s.save("bad", ["a"], ["a"])
+    with pytest.raises(ValueError, match="needs a name"):
+        s.save("  ", ["a"], [])
+    with pytest.raises(GroupNotFound):
+        s.load("nope")
+    assert sqlite3.connect(tmp_path / "g.sqlite").execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_soft_delete_and_restore(tmp_path):
+    s = GroupStore(tmp_path / "g.sqlite")
+    s.save("a", ["1"], [])
+    s.delete("a")
+    assert s.names() == [] and [g.name for g in s.list(include_deleted=True)] == ["a"]
+    assert s.load("a").included == ["1"]  # still there
+    s.restore("a")
+    assert s.names() == ["a"]
+    with pytest.raises(GroupNotFound):
+        s.restore("a")
+
+
+def _writer(path, tag, n):
+    s = GroupStore(path)
+    for i in range(n):
+        s.save(f"{tag}-{i}", [f"{tag}{i}-{j}" for j in range(20)], [f"x{i}"])
+        s.save("shared", [f"{tag}{i}"], [], overwrite=True)
+
+
+def test_two_processes_saving_at_once_lose_nothing(tmp_path):
+    path = tmp_path / "g.sqlite"
+    GroupStore(path)
+    ctx = mp.get_context("spawn")
+    procs = [ctx.Process(target=_writer, args=(path, tag, 40)) for tag in ("p", "q")]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+        assert p.exitcode == 0
+    s = GroupStore(path)
+    names = set(s.names())
+    assert {f"{t}-{i}" for t in "pq" for i in range(40)} <= names
+    assert all(len(s.load(f"p-{i}").included) == 20 for i in range(40))
+    assert len(s.versions("shared")) == 80
+
+
+KILLER = """
+import sys
+from core.store import GroupStore
+s = GroupStore(sys.argv[1])
+print("saving", flush=True)
+s.save("g", [f"id{i}" for i in range(3_000_000)], [], overwrite=True)
+print("done", flush=True)
+"""
+
+
+def test_killed_save_leaves_previous_version_intact(tmp_path):
+    path = tmp_path / "g.sqlite"
+    GroupStore(path).save("g", ["keep1", "keep2"], ["drop"])
+    proc = subprocess.Popen([sys.executable, "-c", KILLER, str(path)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "saving"
+    time.sleep(1.0)
+    assert proc.poll() is None, "the big save finished before it could be killed"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    s = GroupStore(path)
+    g = s.load("g")
+    assert (g.number, g.included, g.excluded) == (1, ["keep1", "keep2"], ["drop"])
+    con = sqlite3.connect(path)
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert con.execute("SELECT COUNT(*) FROM labels").fetchone()[0] == 3
+    assert s.save("g", ["new"], [], overwrite=True) == 2
+
+
+def test_export_cli_formats(tmp_path, so_corpus):
+    import os
+    import shutil
+
+    root = tmp_path / "d"
+    shutil.copytree(so_corpus.folder, root / "so")
+    ids = so_corpus.frame["id"].tolist()
+    GroupStore(root / "so" / "groups.sqlite").save("g", ids[:3], ids[3:5])
+    env = {**os.environ, "SEMANNO_DATA": str(root)}
+    for fmt in ("csv", "jsonl", "parquet"):
+        out = tmp_path / f"g.{fmt}"
+        r = subprocess.run([sys.executable, "-m", "precompute.export", "--corpus", "so", "--group", "g",
+                            "--format", fmt, "--out", str(out)], cwd=ROOT, env=env, capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        frame = {"csv": lambda p: pd.read_csv(p, dtype=str), "parquet": pd.read_parquet,
+                 "jsonl": lambda p: pd.read_json(p, lines=True, dtype=False)}[fmt](out)
+        assert sorted(frame["id"].astype(str)) == sorted(ids[:5])
+        assert (frame["label"] == "included").sum() == 3 and (frame["label"] == "excluded").sum() == 2
+        texts = dict(zip(so_corpus.frame["id"], so_corpus.frame["text"]))
+        assert all(texts[str(i)] == t for i, t in zip(frame["id"], frame["text"]))
+    r = subprocess.run([sys.executable, "-m", "precompute.export", "--corpus", "so", "--group", "nope"],
+                       cwd=ROOT, env=env, capture_output=True, text=True)
+    assert r.returncode == 2 and "has no group 'nope'" in r.stderr
