@@ -276,3 +276,28 @@ def test_search_hits_come_in_included_and_keep_existing_labels():
     assert s.last_search().shown == [1, 2, 3]
     s.undo()
     assert s.labels == {1: EXCLUDED}
+
+
+def test_case_folding_keeps_regex_escapes():
+    from core.search.keyword import literal_branches, lower_pattern
+
+    assert lower_pattern(r"Praha\D\S+\p{Lu}\N{LATIN SMALL LETTER A}[A-Z]") == r"praha\D\S+\p{Lu}\N{LATIN SMALL LETTER A}[a-z]"
+    assert literal_branches("Hillary|Clinton") == ["Hillary", "Clinton"]
+    assert literal_branches(r"a|b\d") is None and literal_branches("solo") is None and literal_branches("a||b") is None
+    ki = KeywordIndex(["Praha 1", "praha", "PRAHA9", "Brno"])
+    assert find_rows(ki, r"PRAHA\d", is_regex=True).tolist() == [2]  # \d must stay a digit class
+    assert find_rows(ki, r"praha\D", is_regex=True).tolist() == [0]
+    assert find_rows(ki, "BRNO|praha", is_regex=True).tolist() == [0, 1, 2, 3]
+
+
+def test_fp16_index_agrees_with_exact_search():
+    x, labels = clustered_unit_vectors(20_011, 64, clusters=40, seed=5)
+    exact, half = VectorIndex(x, precision="fp32"), VectorIndex(x, precision="fp16")
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        q = x[rng.choice(np.flatnonzero(labels == rng.integers(40)), 5)].mean(0)
+        excl = rng.choice(len(x), 50, replace=False)
+        a, sa = exact.topk(q, 10, excl)
+        b, sb = half.topk(q, 10, excl)
+        assert len(set(a) & set(b)) >= 9 and not set(b) & set(excl)
+        np.testing.assert_allclose(sa, sb, atol=2e-3)

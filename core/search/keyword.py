@@ -58,15 +58,44 @@ class KeywordIndex:
         return joined[start:int(ends[row])]
 
 
+_ESCAPE_WITH_BRACES = set("pPNxuUg")
+_META = set("\\.^$*+?{}[]()|")
+
+
+def lower_pattern(pattern: str) -> str:
+    """Lower-case the literal parts of a regular expression, leaving escapes (\\D, \\S, \\p{Lu}...)
+    alone, so that it can run without IGNORECASE over lower-cased text (twice as fast)."""
+    out, i = [], 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < len(pattern):
+            j = i + 2
+            if pattern[i + 1] in _ESCAPE_WITH_BRACES and j < len(pattern) and pattern[j] == "{":
+                j = pattern.find("}", j) + 1 or len(pattern)
+            out.append(pattern[i:j])
+            i = j
+        else:
+            out.append(ch.lower())
+            i += 1
+    return "".join(out)
+
+
+def literal_branches(pattern: str) -> list[str] | None:
+    """``a|b|c`` made of plain words only: the branches, searched one by one (much faster)."""
+    branches = pattern.split("|")
+    if len(branches) < 2 or any(not b or set(b) & _META for b in branches):
+        return None
+    return branches
+
+
 def compile_query(query: str, is_regex: bool, case_insensitive: bool, diacritics_insensitive: bool):
     if not query or not query.strip():
         raise KeywordError("type a word or a pattern to search for")
     q = fold(query, case=False, diacritics=diacritics_insensitive)
-    flags = regex.MULTILINE | regex.V0
-    if case_insensitive:
-        flags |= regex.IGNORECASE
+    if case_insensitive:  # the index text is lower-cased: lower the pattern's literals to match
+        q = lower_pattern(q) if is_regex else q.lower()
     try:
-        return regex.compile(q if is_regex else regex.escape(q), flags)
+        return regex.compile(q if is_regex else regex.escape(q), regex.MULTILINE | regex.V0)
     except regex.error as exc:
         raise KeywordError(f"invalid regular expression: {exc}") from None
 
@@ -75,8 +104,12 @@ def find_rows(kindex: KeywordIndex, query: str, *, is_regex: bool = False,
               case_insensitive: bool = True, diacritics_insensitive: bool = True,
               timeout_s: float = DEFAULT_TIMEOUT_S) -> np.ndarray:
     """Sorted rows whose text matches; KeywordError on a bad pattern or when time runs out."""
+    if is_regex and (branches := literal_branches(query)):
+        found = [find_rows(kindex, b, is_regex=False, case_insensitive=case_insensitive,
+                           diacritics_insensitive=diacritics_insensitive, timeout_s=timeout_s)
+                 for b in branches]
+        return np.unique(np.concatenate(found))
     pattern = compile_query(query, is_regex, case_insensitive, diacritics_insensitive)
-    # texts are lower-cased once in the index; IGNORECASE also covers the pattern's capitals
     joined, ends = kindex.variant(case_insensitive, diacritics_insensitive)
     deadline = time.monotonic() + timeout_s
     starts, crossed = [], False

@@ -47,7 +47,7 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
            **_: object) -> Ranked:
     inc, exc, xi, xe = labelled(ctx, included, excluded)
     METHOD.check(inc, exc)
-    w = fisher_direction(to_torch(xi, ctx.device).double(), to_torch(xe, ctx.device).double())
+    w = fisher_direction(to_torch(xi, ctx.device), to_torch(xe, ctx.device))
     w = w / w.norm()
     return rank_by_direction(ctx, w.float().cpu().numpy(), inc, exc, k, "lda")
 

@@ -1,0 +1,69 @@
+"""Median latency of each search method (200 included, 100 excluded) and a numpy baseline.
+
+    python -m bench.search [--n 203057] [--dim 512] [--texts PATH] [--repeat 9]
+
+Synthetic clustered unit vectors of the given size; with --texts, keyword search over the
+texts of a real CSV (the 300k scale corpus by default when present). One JSON object per line.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from bench.common import SCALE, clustered, emit, median_ms
+from core.search import REGISTRY, SearchContext
+from core.search.index import VectorIndex, pick_device
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--n", type=int, default=203_057)
+    p.add_argument("--dim", type=int, default=512)
+    p.add_argument("--repeat", type=int, default=9)
+    p.add_argument("--device", default="auto")
+    p.add_argument("--texts", default=str(SCALE), help="CSV with a text column for keyword search ('' to skip)")
+    a = p.parse_args(argv)
+    device = pick_device(a.device)
+    x, labels = clustered(a.n, a.dim)
+    rng = np.random.default_rng(1)
+    target = np.flatnonzero(labels == labels[0])
+    inc = rng.choice(target, min(200, len(target)), replace=False)
+    exc = rng.choice(np.flatnonzero(labels != labels[0]), 100, replace=False)
+    labelled = np.r_[inc, exc]
+    ctx = SearchContext(VectorIndex(x, device=device), device=device)
+    xv = ctx.vectors
+
+    def numpy_baseline():
+        s = xv @ xv[inc].mean(0)
+        s[labelled] = -np.inf
+        top = np.argpartition(-s, 10)[:10]
+        return top[np.argsort(-s[top])]
+
+    emit(op="numpy_X@q_top10", median_ms=round(median_ms(numpy_baseline, a.repeat), 2), n=a.n, dim=a.dim, device="cpu")
+    for name in ("cos", "lda", "nn1", "nn2", "auto"):
+        m = REGISTRY[name]
+        ms = median_ms(lambda: m.search(ctx, inc, exc, 10), a.repeat)
+        emit(op=name, median_ms=round(ms, 2), n=a.n, dim=a.dim, device=device)
+
+    if a.texts:
+        import pandas as pd
+
+        from core.search.keyword import KeywordIndex
+
+        texts = pd.read_csv(a.texts, usecols=["text"], dtype=str, keep_default_na=False)["text"].tolist()
+        n = len(texts)
+        kx, _ = clustered(n, 64, seed=2)
+        kctx = SearchContext(VectorIndex(kx), KeywordIndex(texts))
+        kctx.keyword_index.variant(True, True)  # built once per corpus (cached in the app)
+        none = np.zeros(0, np.int64)
+        for query, is_regex in (("trump", False), ("hillary|clinton", True), (r"\bfake news\b", True)):
+            hits = len(REGISTRY["keyword"].search(kctx, none, none, None, query=query, is_regex=is_regex))
+            ms = median_ms(lambda: REGISTRY["keyword"].search(kctx, none, none, None, query=query,
+                                                              is_regex=is_regex), a.repeat)
+            emit(op="keyword", query=query, regex=is_regex, hits=hits, median_ms=round(ms, 2), n=n, device="cpu")
+
+
+if __name__ == "__main__":
+    main()
