@@ -149,7 +149,7 @@ class ImportSpec:
     name: str
     models: list[str] = field(default_factory=lambda: [DEFAULT_MODEL])
     dim: int = 512
-    batch_size: int = 64
+    batch_size: int = 32
     device: str = "auto"
     columns: Columns = field(default_factory=Columns)
     options: Options = field(default_factory=Options)

@@ -26,7 +26,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                    help="sentence-transformers name or local path; repeat for an ensemble "
                         f"(default: {DEFAULT_MODEL!r}, the packaged all-MiniLM-L6-v2)")
     p.add_argument("--dim", type=int, default=512, help="PCA target when the models' concatenation is wider")
-    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--batch-size", type=int, default=32, help="32 was fastest on 2 CPU cores (bench.embed)")
     p.add_argument("--chunk-size", type=int, default=2048, help="rows per checkpoint")
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     p.add_argument("--id-column", default="id", help="'' for row numbers")

@@ -85,3 +85,56 @@ def test_hostile_tweets_stay_inert(server):
         assert dialogs == [], "no script from the corpus may run"
         assert page.locator('img[src="x"]').count() == 0
         assert page.evaluate("() => [...document.scripts].some(s => s.text.includes('alert(1)'))") is False
+
+
+def colour_counts(png: bytes) -> dict[str, int]:
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    a = np.asarray(Image.open(io.BytesIO(png)).convert("RGB")).astype(int)
+    r, g, b = a[..., 0], a[..., 1], a[..., 2]
+    return {"green": int(((g > 120) & (r < 120) & (b < 120)).sum()),
+            "red": int(((r > 170) & (g < 110) & (b < 110)).sum()),
+            "yellow": int(((r > 200) & (g > 150) & (b < 140)).sum())}
+
+
+def test_scatter_draws_and_labels_by_lasso(server):
+    url, _ = server
+    with browser_page() as page:
+        page.goto(f"{url}/Annotate?corpus=tweets")
+        page.get_by_label("Keyword or regular expression").wait_for()
+        keyword_search(page, "ockovani")
+        page.locator('[data-testid="stCheckbox"]').filter(has_text="included").nth(0).locator("label").click()
+        page.wait_for_function("() => [...document.querySelectorAll('[data-testid=stMetricValue]')]"
+                               ".map(e => e.innerText)[1] === '1'")
+        wait_idle(page)
+        before = metrics(page)[:2]
+        page.get_by_role("link", name="Scatter").click()  # same browser session: the group comes along
+        chart = page.locator('[data-testid="stPlotlyChart"]')
+        chart.wait_for()
+        page.locator(".plotly .nsewdrag").first.wait_for()
+        wait_idle(page)
+        page.wait_for_timeout(1500)  # WebGL draws after the DOM is ready
+        counts = colour_counts(chart.screenshot())
+        assert all(v > 20 for v in counts.values()), f"blank or missing colours: {counts}"
+        box = page.locator(".plotly .nsewdrag").first.bounding_box()
+        x0, y0, w, h = box["x"], box["y"], box["width"], box["height"]
+        path = [(0.05, 0.05), (0.95, 0.05), (0.95, 0.95), (0.05, 0.95), (0.05, 0.06)]
+        page.mouse.move(x0 + w * path[0][0], y0 + h * path[0][1])
+        page.mouse.down()
+        for fx, fy in path[1:]:
+            page.mouse.move(x0 + w * fx, y0 + h * fy, steps=8)
+        page.mouse.up()
+        exclude = page.get_by_role("button", name="Exclude selected")
+        page.wait_for_function("() => [...document.querySelectorAll('button')].some("
+                               "b => /Exclude selected \\([1-9]/.test(b.innerText))")
+        n_sel = int(exclude.inner_text().split("(")[1].rstrip(")"))
+        assert n_sel > 100
+        exclude.click()
+        page.wait_for_function(f"() => [...document.querySelectorAll('[data-testid=stMetricValue]')]"
+                               f".map(e => e.innerText)[1] !== '{before[1]}'")
+        wait_idle(page)
+        after = metrics(page)[:2]
+        assert int(after[1]) > int(before[1]), (before, after)

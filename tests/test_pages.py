@@ -113,3 +113,59 @@ def test_annotate_bad_regex_message(tweets):
     at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
     assert not at.exception
     assert any("invalid regular expression" in e.value for e in at.error)
+
+
+def with_group(at, included, excluded):
+    from core.session import Session
+
+    s = Session()
+    s.set_labels(included, 1)
+    s.set_labels(excluded, -1)
+    at.session_state["session"] = s
+    return at
+
+
+def test_timeline_page(tweets):
+    at = app("pages/2_Timeline.py").run()
+    assert not at.exception
+    assert any("no included texts yet" in i.value for i in at.info)
+    at = with_group(app("pages/2_Timeline.py"), range(0, 120), []).run()
+    assert not at.exception
+    assert any("120 texts, one box each" in c.value for c in at.caption)
+    at.radio(key="tl_source").set_value("Keyword search").run()
+    at.text_input(key="tl_query").set_value("ockovani").run()
+    assert not at.exception and any("texts, one box each" in c.value for c in at.caption)
+
+
+def test_timeline_page_without_dates(tmp_path, monkeypatch, so_corpus):
+    root = tmp_path / "d"
+    shutil.copytree(so_corpus.folder, root / "so")
+    monkeypatch.setenv("SEMANNO_DATA", str(root))
+    at = app("pages/2_Timeline.py").run()
+    assert not at.exception
+    assert any("has no dates" in w.value for w in at.warning)
+
+
+def test_scatter_page(tweets):
+    at = app("pages/3_Scatter.py").run()
+    assert not at.exception
+    assert any("needs at least 1 included and 1 excluded" in i.value for i in at.info)
+    at = with_group(app("pages/3_Scatter.py"), range(0, 40), range(40, 60)).run()
+    assert not at.exception
+    assert any("All 2,000 texts" in c.value for c in at.caption)
+    assert at.button(key="sc_inc").disabled  # nothing selected yet
+
+
+def test_groups_page_open_delete_restore(tweets):
+    store = GroupStore(tweets / "tweets" / "groups.sqlite")
+    store.save("covid", ["1344902244014170115"], [], annotator="eva")
+    at = app("pages/5_Groups.py").run()
+    assert not at.exception
+    assert at.dataframe[0].value["name"].tolist() == ["covid"]
+    assert at.button(key="gr_delete").disabled  # needs the confirmation tick
+    at.checkbox(key="gr_sure").check().run()
+    at.button(key="gr_delete").click().run()
+    assert store.names() == []
+    at.toggle(key="gr_deleted").set_value(True).run()
+    at.button(key="gr_restore").click().run()
+    assert store.names() == ["covid"]

@@ -86,7 +86,6 @@ def load_or_stop(name: str | None) -> Corpus:
     """The loaded corpus, or a message and st.stop() when there is none or it is broken."""
     if name is None:
         st.info("No corpus yet. Import one on the home page (or run `python -m precompute.embed`).")
-        st.page_link("streamlit_app.py", label="Home: import a corpus", icon="🏠")
         st.stop()
     try:
         return corpus(name)

@@ -1,0 +1,168 @@
+"""Figures as free functions: arrays and frames in, ``go.Figure`` out (tests inspect them).
+
+Corpus text is untrusted: every text that reaches a hover label goes through ``html.escape``
+(Plotly renders a subset of HTML in hover labels and shows entities as characters).
+"""
+
+from __future__ import annotations
+
+import html
+import textwrap
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+INCLUDED_COLOUR, EXCLUDED_COLOUR, UNLABELLED_COLOUR = "#2ca02c", "#d62728", "#f2c200"
+PER_TEXT_LIMIT = 3000  # above this many texts the timeline shows counts per bin and author
+BINS = {"day": "D", "week": "W-MON", "month": "MS"}
+
+
+def safe_hover(text: str, width: int = 60, max_chars: int = 600) -> str:
+    """Escape and wrap a text for a Plotly hover label."""
+    text = text if len(text) <= max_chars else text[:max_chars] + "…"
+    lines = textwrap.wrap(text, width) or [""]
+    return "<br>".join(html.escape(line) for line in lines)
+
+
+def auto_bin(dates: pd.Series) -> str:
+    span = (dates.max() - dates.min()) if len(dates) else pd.Timedelta(0)
+    if span <= pd.Timedelta(days=62):
+        return "day"
+    if span <= pd.Timedelta(days=730):
+        return "week"
+    return "month"
+
+
+def bin_start(dates: pd.Series, bin_name: str) -> pd.Series:
+    if bin_name == "day":
+        return dates.dt.floor("D")
+    if bin_name == "week":
+        return (dates.dt.floor("D") - pd.to_timedelta(dates.dt.weekday, unit="D"))
+    if bin_name == "month":
+        return dates.dt.to_period("M").dt.to_timestamp()
+    raise ValueError(f"bin must be day, week or month, got {bin_name!r}")
+
+
+def top_authors(authors: pd.Series, top: int = 20) -> pd.Series:
+    keep = set(authors.value_counts().head(top).index)
+    return authors.where(authors.isin(keep), "other")
+
+
+@dataclass
+class Timeline:
+    figure: go.Figure
+    mode: str  # "per text" | "counts"
+    bin: str
+    n: int
+
+
+def timeline(frame: pd.DataFrame, bin_name: str = "auto", top: int = 20,
+             per_text_limit: int = PER_TEXT_LIMIT) -> Timeline:
+    """Counts of texts per date bin, stacked by author (top ``top`` authors, the rest "other").
+
+    Up to ``per_text_limit`` texts each text is its own box whose hover shows date, author and the
+    full text; above it, one bar per bin and author with the count.
+    """
+    if "date" not in frame.columns or frame["date"].isna().all():
+        raise ValueError("this corpus has no dates: a timeline needs a date column")
+    f = frame.dropna(subset=["date"]).copy()
+    authors = f["author"].astype(str).replace("", "unknown") if "author" in f.columns else pd.Series("all", index=f.index)
+    f["who"] = top_authors(authors, top)
+    bin_name = auto_bin(f["date"]) if bin_name == "auto" else bin_name
+    f["bin"] = bin_start(f["date"], bin_name)
+    order = list(f["who"].value_counts().index)
+    if "other" in order:
+        order.remove("other")
+        order.append("other")
+    fig = go.Figure()
+    mode = "per text" if len(f) <= per_text_limit else "counts"
+    for who in order:
+        part = f[f["who"] == who].sort_values("date")
+        if mode == "per text":
+            hover = [f"{d:%Y-%m-%d %H:%M}<br>{html.escape(str(a))}<br>{safe_hover(t)}"
+                     for d, a, t in zip(part["date"], authors[part.index], part["text"])]
+            fig.add_bar(x=part["bin"], y=np.ones(len(part), dtype=np.int8), name=str(who),
+                        hovertext=hover, hoverinfo="text", marker_line_width=0.5, marker_line_color="white")
+        else:
+            counts = part.groupby("bin").size()
+            fig.add_bar(x=counts.index, y=counts.to_numpy(), name=str(who),
+                        hovertemplate="%{x|%Y-%m-%d}<br>" + html.escape(str(who)) + ": %{y} texts<extra></extra>")
+    fig.update_layout(barmode="stack", bargap=0.05, xaxis_title=f"date ({bin_name})", yaxis_title="texts",
+                      legend_title="author", hoverlabel={"align": "left"}, margin={"t": 30})
+    return Timeline(fig, mode, bin_name, len(f))
+
+
+@dataclass
+class Scatter:
+    figure: go.Figure
+    trace_rows: list[np.ndarray]  # corpus rows of each trace's points, in order (for selections)
+    hover_rows: int  # how many points carry their text
+
+
+def scatter(xy: np.ndarray, labels: np.ndarray, texts=None, hover_sample: int = 5000, seed: int = 0) -> Scatter:
+    """WebGL scatter of every row: yellow unlabelled, red excluded, green included.
+
+    Coordinates go out as float32 arrays (Plotly sends numpy arrays base64-encoded); hover text is
+    carried for labelled rows and a sample of ``hover_sample`` unlabelled rows only.
+    """
+    xy = np.asarray(xy, dtype=np.float32)
+    labels = np.asarray(labels)
+    rng = np.random.default_rng(seed)
+    unl = np.flatnonzero(labels == 0)
+    sample = np.sort(rng.choice(unl, min(hover_sample, len(unl)), replace=False)) if texts is not None else unl[:0]
+    bulk = np.setdiff1d(unl, sample, assume_unique=True)
+    fig = go.Figure()
+    trace_rows = []
+
+    def add(rows, name, colour, size, with_text, legend=True):
+        kw = {}
+        if with_text and texts is not None:
+            kw = {"hovertext": [safe_hover(str(texts[r]), max_chars=300) for r in rows], "hoverinfo": "text"}
+        else:
+            kw = {"hoverinfo": "skip"}
+        fig.add_trace(go.Scattergl(x=xy[rows, 0], y=xy[rows, 1], mode="markers", name=name,
+                                   marker={"color": colour, "size": size, "opacity": 0.85 if size > 3 else 0.5},
+                                   showlegend=legend, **kw))
+        trace_rows.append(rows)
+
+    add(bulk, "unlabelled", UNLABELLED_COLOUR, 3, False)
+    add(sample, "unlabelled (with text)", UNLABELLED_COLOUR, 3, True, legend=False)
+    add(np.flatnonzero(labels < 0), "excluded", EXCLUDED_COLOUR, 6, True)
+    add(np.flatnonzero(labels > 0), "included", INCLUDED_COLOUR, 6, True)
+    fig.update_layout(dragmode="lasso", xaxis_title="LD1", yaxis_title="LD2", margin={"t": 30},
+                      legend={"orientation": "h"}, hoverlabel={"align": "left"})
+    return Scatter(fig, trace_rows, int(len(sample) + (labels != 0).sum()))
+
+
+def selected_rows(result: Scatter, points: list[dict]) -> np.ndarray:
+    """Corpus rows of the points in a Streamlit Plotly selection event."""
+    rows = []
+    for p in points:
+        curve = p.get("curve_number")
+        idx = p.get("point_index", p.get("point_number"))
+        if curve is None or idx is None or curve >= len(result.trace_rows):
+            continue
+        tr = result.trace_rows[curve]
+        if 0 <= idx < len(tr):
+            rows.append(int(tr[idx]))
+    return np.unique(np.asarray(rows, dtype=np.int64))
+
+
+def size_histogram(sizes: np.ndarray, edges=(1, 2, 5, 10, 30, 100, 300, 1000, 3000, 10**9)) -> go.Figure:
+    """Clusters and texts per cluster-size interval (the original study's figure)."""
+    sizes = np.asarray(sizes)
+    labels, n_clusters, n_texts = [], [], []
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        m = (sizes >= lo) & (sizes < hi)
+        labels.append(f"{lo}-{hi - 1}" if hi < 10**9 else f"{lo}+")
+        n_clusters.append(int(m.sum()))
+        n_texts.append(int(sizes[m].sum()))
+    fig = go.Figure()
+    fig.add_bar(x=labels, y=n_clusters, name="clusters", offsetgroup="clusters")
+    fig.add_bar(x=labels, y=n_texts, name="texts", yaxis="y2", offsetgroup="texts")
+    fig.update_layout(barmode="group", xaxis_title="cluster size", yaxis_title="clusters",
+                      yaxis2={"title": "texts", "overlaying": "y", "side": "right"}, margin={"t": 30},
+                      legend={"orientation": "h"})
+    return fig

@@ -1,0 +1,44 @@
+"""Three-class linear discriminant projection (included, excluded, a sample of unlabelled) to 2-D,
+in closed form in torch, for the scatter of a whole corpus."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from core.search.lda import ledoit_wolf_cov
+
+
+def lda_directions(x: np.ndarray, included: np.ndarray, excluded: np.ndarray, n_unlabelled: int = 2000,
+                   seed: int = 0, device: str = "cpu") -> np.ndarray:
+    """(D, 2) projection maximising between-class over within-class scatter of the three classes."""
+    included, excluded = np.asarray(included, np.int64), np.asarray(excluded, np.int64)
+    if len(included) < 1 or len(excluded) < 1:
+        raise ValueError(f"the scatter needs at least 1 included and 1 excluded text, "
+                         f"got {len(included)} included and {len(excluded)} excluded")
+    rng = np.random.default_rng(seed)
+    rest = np.setdiff1d(np.arange(len(x)), np.r_[included, excluded])
+    sample = rng.choice(rest, min(n_unlabelled, len(rest)), replace=False) if len(rest) else rest
+    groups = [g for g in (included, excluded, np.sort(sample)) if len(g)]
+    xs = [torch.from_numpy(np.asarray(x[g], dtype=np.float32)).to(device) for g in groups]
+    n = sum(len(g) for g in xs)
+    mean = torch.cat(xs).mean(0)
+    p = xs[0].shape[1]
+    sw = sum(len(g) * ledoit_wolf_cov(g) for g in xs) / n
+    sw = sw + 1e-4 * (torch.trace(sw) / p + 1e-6) * torch.eye(p, device=device)
+    sb = sum(len(g) * torch.outer(g.mean(0) - mean, g.mean(0) - mean) for g in xs) / n
+    # generalised eigenproblem Sb w = l Sw w through the Cholesky factor of Sw
+    chol = torch.linalg.cholesky(sw)
+    inv = torch.linalg.inv(chol)
+    evals, evecs = torch.linalg.eigh(inv @ sb @ inv.T)
+    w = inv.T @ evecs[:, -2:].flip(1)  # the two largest
+    w = w / w.norm(dim=0, keepdim=True)
+    return w.cpu().numpy().astype(np.float32)
+
+
+def project(x: np.ndarray, w: np.ndarray, chunk: int = 65536) -> np.ndarray:
+    """Rows of x (possibly memory-mapped) times w, chunked; float32 (N, 2)."""
+    out = np.empty((len(x), w.shape[1]), dtype=np.float32)
+    for s in range(0, len(x), chunk):
+        out[s:s + chunk] = np.asarray(x[s:s + chunk], dtype=np.float32) @ w
+    return out

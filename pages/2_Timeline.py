@@ -1,0 +1,62 @@
+"""Timeline: texts of a group (or of a keyword search) per date, stacked by author."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from core import plots
+from core.search.keyword import KeywordError, find_rows
+from core.store import GroupNotFound
+from ui import state
+
+st.set_page_config(page_title="Timeline", page_icon="📈", layout="wide")
+name = state.pick_corpus()
+corpus = state.load_or_stop(name)
+session = state.session()
+state.counters(session)
+st.title("Timeline")
+
+if not corpus.has_dates:
+    st.warning("This corpus has no dates, so there is no timeline. Import it with a date column "
+               "(`--date-column`) to see one.")
+    st.stop()
+
+sources = ["Group being built (included)", "Saved group (included)", "Keyword search"]
+source = st.radio("Texts", sources, horizontal=True, key="tl_source")
+rows = np.zeros(0, np.int64)
+if source == sources[0]:
+    rows = session.included
+    if not len(rows):
+        st.info("The group being built has no included texts yet: search on the Annotate page first.")
+elif source == sources[1]:
+    names = state.store(name).names()
+    group = st.selectbox("Group", names, key="tl_group")
+    if group:
+        try:
+            rows = corpus.rows_of(state.store(name).load(group).included)
+        except GroupNotFound:
+            st.error(f"No group named {group!r}.")
+    else:
+        st.info("No saved groups yet.")
+else:
+    query = st.text_input("Keyword (case- and diacritics-insensitive)", key="tl_query")
+    is_regex = st.checkbox("Regular expression", key="tl_regex")
+    if query:
+        try:
+            rows = find_rows(state.search_context(name).keyword_index, query, is_regex=is_regex)
+        except KeywordError as exc:
+            st.error(str(exc))
+
+bin_name = st.segmented_control("Bin", ["auto", "day", "week", "month"], default="auto", key="tl_bin") or "auto"
+if len(rows):
+    cols = [c for c in ("date", "author", "text") if c in corpus.frame.columns]
+    tl = plots.timeline(corpus.frame.iloc[rows][cols], bin_name)
+    if tl.mode == "counts":
+        st.caption(f"{tl.n:,} texts: above {plots.PER_TEXT_LIMIT:,} texts the timeline shows counts per "
+                   f"{tl.bin} and author (hover for the counts) instead of one box per text.")
+    else:
+        st.caption(f"{tl.n:,} texts, one box each, per {tl.bin}; hover a box for its text.")
+    if not corpus.has_authors:
+        st.caption("This corpus has no authors: all texts are in one colour.")
+    st.plotly_chart(tl.figure, width="stretch", key="tl_chart")

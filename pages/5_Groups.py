@@ -1,0 +1,50 @@
+"""Saved groups of the corpus: open, export, delete (recoverable), restore."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from core.export import FORMATS, group_frame, to_bytes
+from core.session import Session
+from ui import state
+
+st.set_page_config(page_title="Groups", page_icon="🗂️", layout="wide")
+name = state.pick_corpus()
+corpus = state.load_or_stop(name)
+store = state.store(name)
+st.title("Saved groups")
+
+show_deleted = st.toggle("Show deleted groups", key="gr_deleted")
+groups = store.list(include_deleted=show_deleted)
+if not groups:
+    st.info("No saved groups yet. Build one on the Annotate page and save it.")
+    st.stop()
+table = pd.DataFrame([{"name": g.name, "included": g.n_included, "excluded": g.n_excluded,
+                       "annotator": g.annotator, "created": g.created_at[:19], "updated": g.updated_at[:19],
+                       "versions": g.versions, "deleted": (g.deleted_at or "")[:19]} for g in groups])
+st.dataframe(table, hide_index=True, width="stretch")
+
+chosen = st.selectbox("Group", [g.name for g in groups], key="gr_pick")
+info = next(g for g in groups if g.name == chosen)
+version = st.selectbox("Version", list(range(info.versions, 0, -1)), key="gr_version",
+                       format_func=lambda v: f"{v} (latest)" if v == info.versions else str(v))
+g = store.load(chosen, version)
+c1, c2, c3 = st.columns(3)
+if c1.button("Open in Annotate", key="gr_open", type="primary", disabled=bool(info.deleted_at)):
+    st.session_state["session"] = Session.from_labels(corpus.rows_of(g.included), corpus.rows_of(g.excluded))
+    st.session_state["save_name"] = g.name
+    st.switch_page("pages/1_Annotate.py")
+fmt = c2.selectbox("Export format", list(FORMATS), key="gr_fmt")
+c2.download_button("Export", to_bytes(group_frame(corpus, g.included, g.excluded), fmt),
+                   file_name=f"{g.name}-v{g.number}.{fmt}", mime=FORMATS[fmt], key="gr_export")
+if info.deleted_at:
+    if c3.button("Restore", key="gr_restore"):
+        store.restore(chosen)
+        st.rerun()
+else:
+    sure = c3.checkbox(f"Yes, delete {chosen!r}", key="gr_sure", help="Deleted groups can be restored.")
+    if c3.button("Delete", key="gr_delete", disabled=not sure):
+        store.delete(chosen)
+        st.toast(f"Deleted {chosen!r}; it can be restored from 'Show deleted groups'.")
+        st.rerun()

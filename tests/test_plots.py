@@ -1,0 +1,105 @@
+"""Figure functions and the 2-D projection, on small real slices."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from core import plots
+from core.projection import lda_directions, project
+from tests.conftest import shared_file
+
+
+@pytest.fixture(scope="module")
+def tweets():
+    f = pd.read_csv(shared_file("czech_politicians_tweets_2021.csv"), dtype=str, keep_default_na=False).iloc[:400]
+    f["date"] = pd.to_datetime(f["date"]).dt.tz_localize(None)
+    return f
+
+
+def test_timeline_one_box_per_text_per_author(tweets):
+    tl = plots.timeline(tweets, "day", top=5)
+    assert tl.mode == "per text" and tl.bin == "day"
+    boxes = {tr.name: len(tr.x) for tr in tl.figure.data}
+    assert sum(boxes.values()) == len(tweets)
+    top5 = tweets["author"].value_counts().head(5)
+    for author, n in top5.items():
+        assert boxes[author] == n
+    assert boxes["other"] == len(tweets) - top5.sum()
+    # boxes per date: each day's stack height equals the texts of that day
+    days = pd.concat([pd.Series(pd.to_datetime(tr.x)) for tr in tl.figure.data]).value_counts()
+    expected = tweets["date"].dt.floor("D").value_counts()
+    assert days.sort_index().tolist() == expected.sort_index().tolist()
+    assert all(tr.type == "bar" for tr in tl.figure.data) and tl.figure.layout.barmode == "stack"
+
+
+def test_timeline_aggregates_counts_above_limit(tweets):
+    tl = plots.timeline(tweets, "week", top=3, per_text_limit=100)
+    assert tl.mode == "counts"
+    weeks = tweets["date"].dt.floor("D") - pd.to_timedelta(tweets["date"].dt.weekday, unit="D")
+    author = tweets["author"].value_counts().index[0]
+    tr = next(t for t in tl.figure.data if t.name == author)
+    expected = weeks[tweets["author"] == author].value_counts().sort_index()
+    assert list(tr.y) == expected.tolist()
+    assert sum(int(np.sum(t.y)) for t in tl.figure.data) == len(tweets)
+
+
+def test_timeline_hover_is_escaped_and_errors_are_clear():
+    f = pd.DataFrame({"date": pd.to_datetime(["2021-01-01"]), "author": ["<b>x</b>"],
+                      "text": ["<img src=x onerror=alert(1)>"]})
+    hover = plots.timeline(f).figure.data[0].hovertext[0]
+    assert "<img" not in hover and "&lt;img src=x onerror=alert(1)&gt;" in hover and "&lt;b&gt;" in hover
+    with pytest.raises(ValueError, match="no dates"):
+        plots.timeline(pd.DataFrame({"text": ["a"]}))
+    assert plots.auto_bin(pd.Series(pd.to_datetime(["2021-01-01", "2021-12-31"]))) == "week"
+    assert plots.auto_bin(pd.Series(pd.to_datetime(["2019-01-01", "2021-12-31"]))) == "month"
+
+
+def test_scatter_colours_counts_and_selection():
+    rng = np.random.default_rng(0)
+    xy = rng.standard_normal((1000, 2)).astype(np.float32)
+    labels = np.zeros(1000, np.int8)
+    labels[:30], labels[30:50] = 1, -1
+    texts = np.array([f"t{i}" for i in range(1000)], dtype=object)
+    sc = plots.scatter(xy, labels, texts, hover_sample=100)
+    by_name = {t.name: t for t in sc.figure.data}
+    assert all(t.type == "scattergl" for t in sc.figure.data)
+    assert by_name["included"].marker.color == plots.INCLUDED_COLOUR and len(by_name["included"].x) == 30
+    assert by_name["excluded"].marker.color == plots.EXCLUDED_COLOUR and len(by_name["excluded"].x) == 20
+    assert sum(len(t.x) for t in sc.figure.data) == 1000 and sc.hover_rows == 150
+    assert by_name["unlabelled"].hoverinfo == "skip"
+    # a selection event maps back to corpus rows through the trace it came from
+    inc_curve = [t.name for t in sc.figure.data].index("included")
+    rows = plots.selected_rows(sc, [{"curve_number": inc_curve, "point_index": 3}, {"curve_number": 0, "point_index": 0}])
+    assert sorted(rows.tolist()) == sorted([3, int(sc.trace_rows[0][0])])
+    # compact: coordinates are float32 arrays (sent base64-encoded by plotly)
+    assert np.asarray(by_name["unlabelled"].x).dtype == np.float32
+
+
+def test_projection_separates_included_from_excluded(so_corpus):
+    x = np.asarray(so_corpus.embeddings)
+    labels = so_corpus.frame["label"].to_numpy()
+    members, others = np.flatnonzero(labels == labels[0]), np.flatnonzero(labels != labels[0])
+    inc, exc = members[:8], others[:40]
+    w = lda_directions(x, inc, exc, n_unlabelled=100)
+    xy = project(x, w)
+    assert xy.shape == (len(x), 2) and xy.dtype == np.float32
+    ci, ce = xy[inc].mean(0), xy[exc].mean(0)
+
+    def near_included(rows):
+        return np.linalg.norm(xy[rows] - ci, axis=1) < np.linalg.norm(xy[rows] - ce, axis=1)
+
+    # the fitted classes are separated in the plane ...
+    assert near_included(inc).mean() == 1.0 and (~near_included(exc)).mean() >= 0.95
+    # ... and unseen texts of the topic land on the included side far more often than others
+    assert near_included(members[8:]).mean() >= near_included(others[40:]).mean() + 0.4
+    with pytest.raises(ValueError, match="at least 1 included and 1 excluded"):
+        lda_directions(x, inc, np.zeros(0, np.int64))
+
+
+def test_size_histogram_counts():
+    fig = plots.size_histogram(np.array([1, 1, 3, 12, 40, 40, 150]))
+    clusters, texts = fig.data
+    assert list(clusters.y[:6]) == [2, 1, 0, 1, 2, 1] and sum(clusters.y) == 7
+    assert sum(texts.y) == 247
