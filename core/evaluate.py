@@ -1,0 +1,51 @@
+"""Compare clusterings with labels (NMI, ARI, ACC) and with annotated groups (IOU)."""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
+
+
+def accuracy(labels_true: Sequence, labels_pred: Sequence) -> float:
+    """Clustering accuracy: the best one-to-one matching of clusters to classes (Hungarian)."""
+    t = np.unique(np.asarray(labels_true), return_inverse=True)[1]
+    p = np.unique(np.asarray(labels_pred), return_inverse=True)[1]
+    if len(t) == 0:
+        raise ValueError("no labels to compare")
+    m = np.zeros((p.max() + 1, t.max() + 1), dtype=np.int64)
+    np.add.at(m, (p, t), 1)
+    rows, cols = linear_sum_assignment(-m)
+    return float(m[rows, cols].sum() / len(t))
+
+
+def label_scores(labels_true: Sequence, labels_pred: Sequence) -> dict[str, float]:
+    if len(labels_true) != len(labels_pred):
+        raise ValueError(f"{len(labels_true)} labels but {len(labels_pred)} cluster assignments")
+    return {"nmi": float(normalized_mutual_info_score(labels_true, labels_pred)),
+            "ari": float(adjusted_rand_score(labels_true, labels_pred)),
+            "acc": accuracy(labels_true, labels_pred)}
+
+
+def group_iou(groups: Mapping[str, Sequence[int]], clusters: np.ndarray) -> dict:
+    """The original study's IOU: for each group the best Jaccard index over clusters, averaged.
+
+    ``groups`` maps a group name to its (included) corpus rows; ``clusters`` is a label per row.
+    """
+    clusters = np.asarray(clusters)
+    sizes = np.bincount(clusters)
+    per_group = {}
+    for name, rows in groups.items():
+        rows = np.unique(np.asarray(rows, dtype=np.int64))
+        if not len(rows):
+            continue
+        inter = np.bincount(clusters[rows], minlength=len(sizes))
+        union = sizes + len(rows) - inter
+        j = inter / np.maximum(union, 1)
+        best = int(np.argmax(j))
+        per_group[name] = {"iou": float(j[best]), "cluster": best, "group_size": int(len(rows)),
+                           "cluster_size": int(sizes[best])}
+    mean = float(np.mean([g["iou"] for g in per_group.values()])) if per_group else float("nan")
+    return {"iou": mean, "groups": per_group}

@@ -1,0 +1,50 @@
+"""Key lemmas per K-Means cluster (original rule and c-TF-IDF), stored as parquet.
+
+    python -m precompute.keyterms --corpus NAME --k K [--lang cs|en|de|auto]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import pandas as pd
+
+from core import paths
+from core.atomic import save_parquet
+from core.corpus import load_corpus
+from core.keyterms import key_terms
+from precompute._cli import run_main
+from precompute.kmeans import load_clustering
+
+
+def output(name: str, k: int):
+    return paths.kmeans_dir(name) / f"k{k}_terms.parquet"
+
+
+def load_terms(name: str, k: int) -> pd.DataFrame | None:
+    path = output(name, k)
+    return pd.read_parquet(path) if path.exists() else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m precompute.keyterms", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--corpus", required=True)
+    p.add_argument("--k", type=int, required=True)
+    p.add_argument("--lang", default="auto", help="simplemma language code (cs, en, de, ...) or auto")
+    p.add_argument("--top", type=int, default=10)
+    p.add_argument("--min-count", type=int, default=10, help="the original rule's minimum count in a cluster")
+    p.add_argument("--frequent", type=int, default=300, help="the original rule drops the corpus's N most frequent lemmas")
+    a = p.parse_args(argv)
+    corpus = load_corpus(a.corpus)
+    labels, _, _ = load_clustering(a.corpus, a.k)
+    kt = key_terms(corpus.frame["text"].tolist(), labels, lang=a.lang, top=a.top, min_count=a.min_count,
+                   frequent=a.frequent)
+    save_parquet(output(a.corpus, a.k), kt.table)
+    print(f"key lemmas of {len(kt.table)} clusters (language {kt.lang}) -> {output(a.corpus, a.k)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_main(main))
