@@ -76,10 +76,12 @@ def count_matrix(docs: list[list[str]], labels: np.ndarray, k: int) -> tuple[sp.
 
 
 def key_terms(texts: Sequence[str], labels: np.ndarray, lang: str = "auto", top: int = 10,
-              min_count: int = 10, frequent: int = 300, seed: int = 0) -> KeyTerms:
+              min_count: int = 10, frequent: int = 300, stop_top: int = 100, seed: int = 0) -> KeyTerms:
     """Per cluster: the original rule (lemmas used >= ``min_count`` times in the cluster that are
     not among the corpus's ``frequent`` most frequent lemmas) and c-TF-IDF (BERTopic's weighting:
-    frequency in the cluster x log(1 + mean words per cluster / frequency in the corpus))."""
+    frequency in the cluster x log(1 + mean words per cluster / frequency in the corpus)). The
+    corpus's ``stop_top`` most frequent lemmas (function words, in any language) are left out of
+    the c-TF-IDF ranking too: with few or large clusters they would otherwise top it."""
     labels = np.asarray(labels)
     k = int(labels.max()) + 1 if len(labels) else 0
     lang = detect_language(texts, seed=seed) if lang == "auto" else lang
@@ -88,7 +90,9 @@ def key_terms(texts: Sequence[str], labels: np.ndarray, lang: str = "auto", top:
     counts, vocab = count_matrix(docs, labels, k)
     vocab_arr = np.array(vocab, dtype=object)
     total = np.asarray(counts.sum(0)).ravel()
-    common = set(np.argsort(-total, kind="stable")[:frequent].tolist())
+    by_freq = np.argsort(-total, kind="stable")
+    common = set(by_freq[:frequent].tolist())
+    stop = by_freq[:stop_top]
     per_cluster_words = np.asarray(counts.sum(1)).ravel()
     tf = sp.diags(1 / np.maximum(per_cluster_words, 1)) @ counts
     idf = np.log(1 + per_cluster_words.mean() / np.maximum(total, 1))
@@ -105,8 +109,10 @@ def key_terms(texts: Sequence[str], labels: np.ndarray, lang: str = "auto", top:
         keep.sort(key=lambda t: (-t[0], vocab[t[1]]))
         rule.append([vocab[i] for _, i in keep[:top]])
         crow = ctfidf.getrow(c)
-        order = np.argsort(-crow.data, kind="stable")[:top]
-        best.append(vocab_arr[crow.indices[order]].tolist())
+        ok = ~np.isin(crow.indices, stop)
+        data, ind = crow.data[ok], crow.indices[ok]
+        order = np.argsort(-data, kind="stable")[:top]
+        best.append(vocab_arr[ind[order]].tolist())
     table = pd.DataFrame({
         "cluster": np.arange(k), "size": sizes, "mean_len": np.round(lengths / np.maximum(sizes, 1), 1),
         "rule_terms": rule, "ctfidf_terms": best,

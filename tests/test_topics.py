@@ -67,7 +67,7 @@ def test_czech_key_lemmas_collapse_inflections_and_drop_function_words():
     kt = key_terms(f["text"].tolist(), labels, lang="auto", top=15, min_count=5)
     assert kt.lang == "cs"
     vaccine = kt.table.set_index("cluster").loc[1]
-    assert lem("očkování") in vaccine["ctfidf_terms"][:5]
+    assert {lem("vakcína"), lem("očkovat"), lem("očkování")} & set(vaccine["ctfidf_terms"][:5])
     function_words = {lem(w) for w in ("a", "se", "na", "je", "že", "v", "to")}
     for col in ("rule_terms", "ctfidf_terms"):
         for terms in kt.table[col]:
