@@ -169,3 +169,26 @@ def test_groups_page_open_delete_restore(tweets):
     at.toggle(key="gr_deleted").set_value(True).run()
     at.button(key="gr_restore").click().run()
     assert store.names() == ["covid"]
+
+
+def test_topics_page(tweets):
+    from precompute import keyterms as kt_job
+    from precompute import kmeans as km_job
+
+    at = app("pages/4_Topics.py").run()
+    assert not at.exception
+    assert any("python -m precompute.kmeans --corpus tweets" in i.value for i in at.info)
+    assert km_job.main(["--corpus", "tweets", "--k", "20"]) == 0
+    assert kt_job.main(["--corpus", "tweets", "--k", "20", "--lang", "cs", "--min-count", "3"]) == 0
+    GroupStore(tweets / "tweets" / "groups.sqlite").save("g", ["1344902244014170115"], [])
+    at = app("pages/4_Topics.py").run()
+    assert not at.exception
+    assert any("of 20 clusters" in c.value for c in at.caption)
+    assert "IOU" in at.metric[0].label
+    table = at.dataframe[1].value
+    assert table["size"].sum() == 2000 and (table["ctfidf_terms"].str.len() > 0).all()
+    lemma = table["ctfidf_terms"].iloc[0].split(", ")[0]
+    at.text_input(key="tp_lemma").set_value(lemma).run()
+    filtered = at.dataframe[1].value
+    assert 1 <= len(filtered) < 20
+    assert all(lemma in (r + ", " + c).split(", ") for r, c in zip(filtered["rule_terms"], filtered["ctfidf_terms"]))

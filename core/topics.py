@@ -1,0 +1,38 @@
+"""The topic browser's table: one row per cluster, and its filters."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+
+def cluster_table(labels: np.ndarray, texts, terms: pd.DataFrame | None) -> pd.DataFrame:
+    """cluster, size, mean_len, key lemmas (both rankings when computed), a sample text."""
+    labels = np.asarray(labels)
+    k = int(labels.max()) + 1
+    if terms is not None and len(terms) == k:
+        t = terms.copy()
+        t["rule_terms"] = t["rule_terms"].map(lambda v: ", ".join(v))
+        t["ctfidf_terms"] = t["ctfidf_terms"].map(lambda v: ", ".join(v))
+        return t
+    sizes = np.bincount(labels, minlength=k)
+    lengths = np.bincount(labels, weights=[len(str(x)) for x in texts], minlength=k)
+    first = pd.Series(np.arange(len(labels))).groupby(labels).first()
+    return pd.DataFrame({"cluster": np.arange(k), "size": sizes,
+                         "mean_len": np.round(lengths / np.maximum(sizes, 1), 1),
+                         "rule_terms": "", "ctfidf_terms": "",
+                         "sample_text": [str(texts[first[c]]) if c in first.index else "" for c in range(k)]})
+
+
+def filter_clusters(table: pd.DataFrame, size_range: tuple[int, int] | None = None, min_mean_len: float = 0,
+                    lemma: str = "") -> pd.DataFrame:
+    m = pd.Series(True, index=table.index)
+    if size_range:
+        m &= table["size"].between(*size_range)
+    if min_mean_len:
+        m &= table["mean_len"] > min_mean_len
+    if lemma.strip():
+        needle = lemma.strip().lower()
+        terms = table["rule_terms"].astype(str) + ", " + table["ctfidf_terms"].astype(str)
+        m &= terms.map(lambda s: needle in [w.strip() for w in s.split(",")])
+    return table[m]

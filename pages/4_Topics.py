@@ -1,0 +1,74 @@
+"""Topics: browse K-Means clusters through their key lemmas; start a group from a cluster."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from core import plots
+from core.evaluate import group_iou
+from core.session import Session
+from core.topics import cluster_table, filter_clusters
+from precompute.keyterms import load_terms
+from precompute.kmeans import available, load_clustering
+from ui import state
+
+st.set_page_config(page_title="Topics", page_icon="🧭", layout="wide")
+name = state.pick_corpus()
+corpus = state.load_or_stop(name)
+st.title("Topics")
+
+ks = available(name)
+if not ks:
+    st.info("No clustering yet. In a terminal run\n\n"
+            f"`python -m precompute.kmeans --corpus {name} --k 1000`\n\n"
+            f"`python -m precompute.keyterms --corpus {name} --k 1000`")
+    st.stop()
+
+
+@st.cache_data(max_entries=4, show_spinner="Loading the clustering…")
+def load(corpus_name: str, k: int, stamp: str):
+    labels, _, stats = load_clustering(corpus_name, k)
+    terms = load_terms(corpus_name, k)
+    return labels, cluster_table(labels, state.corpus(corpus_name).frame["text"].to_numpy(), terms), stats, terms is not None
+
+
+k = st.selectbox("Clustering", ks, format_func=lambda v: f"K-Means, k = {v:,}", key="tp_k")
+labels, table, stats, has_terms = load(name, k, corpus.manifest.get("created_at", ""))
+if not has_terms:
+    st.warning(f"No key lemmas for k={k} yet: `python -m precompute.keyterms --corpus {name} --k {k}`")
+st.caption(f"{stats.get('iterations')} iterations, {stats.get('seconds')} s, on {stats.get('device')}.")
+st.plotly_chart(plots.size_histogram(table["size"].to_numpy()), width="stretch", key="tp_hist")
+
+store = state.store(name)
+groups = {g: corpus.rows_of(store.load(g).included) for g in store.names()}
+if groups:
+    iou = group_iou(groups, labels)
+    st.metric("IOU with saved groups (best cluster per group, averaged)", f"{iou['iou']:.3f}")
+    st.dataframe([{"group": g, **v} for g, v in iou["groups"].items()], hide_index=True)
+
+f1, f2, f3 = st.columns(3)
+top = int(table["size"].max())
+size_range = f1.slider("Cluster size", 1, max(top, 2), (1, max(top, 2)), key="tp_size")
+min_len = f2.number_input("Mean text length above", 0, 1000, 0, key="tp_len")
+lemma = f3.text_input("Contains the lemma", key="tp_lemma")
+shown = filter_clusters(table, size_range, min_len, lemma).sort_values("size", ascending=False)
+st.caption(f"{len(shown):,} of {len(table):,} clusters. Click a row to see its texts.")
+event = st.dataframe(shown, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
+                     key="tp_table", column_config={"sample_text": st.column_config.TextColumn(width="large")})
+picked = (event or {}).get("selection", {}).get("rows", [])
+if picked:
+    cluster = int(shown.iloc[picked[0]]["cluster"])
+    rows = np.flatnonzero(labels == cluster)
+    st.subheader(f"Cluster {cluster}: {len(rows):,} texts")
+    if st.button("Start a group from this cluster", type="primary", key="tp_start"):
+        s = Session()
+        s.add_search("cluster", {"k": k, "cluster": cluster}, rows)
+        st.session_state["session"] = s
+        st.switch_page("pages/1_Annotate.py")
+    cols = [c for c in ("id", "text", "date", "author") if c in corpus.frame.columns]
+    st.dataframe(corpus.frame.iloc[rows[:500]][cols], hide_index=True, width="stretch")
+    if corpus.has_dates:
+        st.plotly_chart(plots.timeline(corpus.frame.iloc[rows][[c for c in ("date", "author", "text")
+                                                                 if c in corpus.frame.columns]]).figure,
+                        width="stretch", key="tp_timeline")
