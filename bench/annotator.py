@@ -1,0 +1,219 @@
+"""A simulated annotator: how much of a topic does each method find per text reviewed?
+
+    python -m bench.annotator --data ../shared/data/stackoverflow.csv --label-column label
+        [--classes A B ...] [--methods cos,lda,nn1,nn2,auto] [--budget 2.0] [--seed-query auto|TEXT]
+        [--seed-hits 100] [--out bench/out]
+
+For each class (one class = one topic) the annotator starts with a keyword search (the class's
+``label_name`` when the data has one, else its top c-TF-IDF lemma; if that finds no member, the
+next lemmas, up to three tries), reviews the first ``--seed-hits`` hits (ordered by similarity to
+the hits' centre, as the page shows them) and labels each truthfully; then it asks one method for
+the next 10 and labels those, until it has reviewed ``budget x class size`` texts. A method whose
+preconditions are not met yet (nothing excluded) is replaced by COS for that step. It calls the
+page's own functions (core.annotate.ask, core.session.Session), nothing re-implemented.
+
+Prints one JSON object per dataset, class and method; writes a PNG of macro recall against texts
+reviewed (in units of the class size) per method, and a JSON summary, under --out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from bench.common import emit
+from core import annotate, paths
+from core.corpus import Corpus, ImportSpec, import_corpus, list_corpora, load_corpus
+from core.ingest import Options, sha256_file
+from core.keyterms import key_terms
+from core.search import REGISTRY, NotApplicable, SearchContext
+from core.search.index import VectorIndex
+from core.search.keyword import KeywordIndex
+from core.session import EXCLUDED, Session
+
+log = logging.getLogger(__name__)
+MARKS = (1.0, 1.5, 2.0)
+
+
+@dataclass
+class Run:
+    cls: str
+    method: str
+    size: int
+    seed_query: str
+    curve: list[tuple[int, int]] = field(default_factory=list)  # (reviewed, found)
+    step_seconds: list[float] = field(default_factory=list)
+    included: int = 0
+    true_included: int = 0
+
+    def recall_at(self, multiple: float) -> float:
+        budget = multiple * self.size
+        found = 0
+        for reviewed, f in self.curve:
+            if reviewed <= budget:
+                found = f
+        return found / self.size
+
+
+def review(session: Session, rows, members: set[int]) -> int:
+    """Label truthfully the rows a search just showed (they came in as included)."""
+    wrong = [int(r) for r in rows if int(r) not in members]
+    if wrong:
+        session.set_labels(wrong, EXCLUDED, action="review")
+    return len(rows)
+
+
+def found(session: Session, members: set[int]) -> int:
+    return len(members.intersection(session.included.tolist()))
+
+
+def simulate(ctx: SearchContext, member_rows: np.ndarray, method: str, queries: list[str], budget: float,
+             seed_hits: int, cls: str) -> Run:
+    members = set(member_rows.tolist())
+    run = Run(cls, method, len(members), "")
+    s = Session()
+    reviewed = 0
+    limit = int(budget * len(members))
+    for q in queries:  # a person tries another word when the first finds nothing on topic
+        r = annotate.ask(ctx, s, "keyword", min(seed_hits, limit - reviewed), query=q)
+        reviewed += review(s, r.rows, members)
+        run.seed_query = q
+        run.curve.append((reviewed, found(s, members)))
+        if found(s, members) or reviewed >= limit:
+            break
+    while reviewed < limit:
+        k = min(10, limit - reviewed)
+        name = method
+        if REGISTRY[method].reason_not_applicable(len(s.included), len(s.excluded)):
+            name = "cos"
+        if REGISTRY[name].reason_not_applicable(len(s.included), len(s.excluded)):
+            break  # nothing included at all: no semantic search can start
+        t = time.perf_counter()
+        try:
+            r = annotate.ask(ctx, s, name, k)
+        except NotApplicable:
+            break
+        run.step_seconds.append(time.perf_counter() - t)
+        if not len(r):
+            break
+        reviewed += review(s, r.rows, members)
+        run.curve.append((reviewed, found(s, members)))
+    run.included = len(s.included)
+    run.true_included = found(s, members)
+    return run
+
+
+def corpus_for(data: Path, label_column: str) -> Corpus:
+    """The corpus imported from this file (same sha256) under the data root, importing it if needed."""
+    digest = sha256_file(data)
+    for name in list_corpora():
+        try:
+            c = load_corpus(name)
+        except ValueError:
+            continue
+        if c.manifest.get("source", {}).get("sha256") == digest:
+            return c
+    log.info("importing %s (embedding with the default model)", data)
+    return import_corpus(ImportSpec(input=data, name=data.stem, options=Options(dedupe="first"),
+                                    overwrite=True))
+
+
+def class_queries(corpus: Corpus, label_column: str, classes: list[str], seed_query: str) -> dict[str, list[str]]:
+    labels = corpus.frame[label_column].astype(str).to_numpy()
+    if seed_query != "auto":
+        return {c: [seed_query] for c in classes}
+    if "label_name" in corpus.frame.columns:
+        names = corpus.frame.groupby(label_column)["label_name"].first()
+        out = {c: [str(names[c])] for c in classes}
+    else:
+        out = {}
+    missing = [c for c in classes if c not in out]
+    if missing or True:
+        codes = {c: i for i, c in enumerate(sorted(set(labels)))}
+        kt = key_terms(corpus.frame["text"].tolist(), np.array([codes[x] for x in labels]), top=3, stop_top=200)
+        for c in classes:
+            terms = kt.table.loc[codes[c], "ctfidf_terms"]
+            out.setdefault(c, [])
+            out[c] += [t for t in terms if t not in out[c]]
+            out[c] = out[c][:3]
+    return out
+
+
+def plot(runs: list[Run], title: str, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    grid = np.linspace(0, max(MARKS), 81)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for method in dict.fromkeys(r.method for r in runs):
+        curves = []
+        for r in (r for r in runs if r.method == method):
+            xs = np.array([0] + [c[0] for c in r.curve]) / r.size
+            ys = np.array([0] + [c[1] for c in r.curve]) / r.size
+            curves.append(np.interp(grid, xs, ys, right=ys[-1]))
+        ax.plot(grid, np.mean(curves, axis=0), label=method)
+    ax.plot(grid, np.minimum(grid, 1), "k:", label="ideal")
+    ax.set_xlabel("texts reviewed / class size")
+    ax.set_ylabel("macro recall")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--data", type=Path, required=True)
+    p.add_argument("--label-column", default="label")
+    p.add_argument("--classes", nargs="*", default=None)
+    p.add_argument("--methods", default="cos,lda,nn1,nn2,auto")
+    p.add_argument("--budget", type=float, default=2.0)
+    p.add_argument("--seed-query", default="auto")
+    p.add_argument("--seed-hits", type=int, default=100, help="keyword hits the annotator reviews first")
+    p.add_argument("--out", type=Path, default=Path("bench/out"))
+    a = p.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    corpus = corpus_for(a.data, a.label_column)
+    if a.label_column not in corpus.frame.columns:
+        raise SystemExit(f"{a.data}: no column {a.label_column!r}")
+    ctx = SearchContext(VectorIndex(corpus.embeddings), KeywordIndex(corpus.frame["text"].tolist()), corpus.frame)
+    labels = corpus.frame[a.label_column].astype(str).to_numpy()
+    classes = a.classes or sorted(set(labels))
+    queries = class_queries(corpus, a.label_column, classes, a.seed_query)
+    methods = [m.strip() for m in a.methods.split(",") if m.strip()]
+    runs = []
+    for cls in classes:
+        members = np.flatnonzero(labels == cls)
+        for method in methods:
+            r = simulate(ctx, members, method, queries[cls], a.budget, a.seed_hits, cls)
+            runs.append(r)
+            emit(dataset=a.data.stem, cls=cls, method=method, size=r.size, seed_query=r.seed_query,
+                 **{f"recall@{m}x": round(r.recall_at(m), 4) for m in MARKS if m <= a.budget},
+                 precision=round(r.true_included / max(r.included, 1), 4),
+                 mean_step_s=round(float(np.mean(r.step_seconds)) if r.step_seconds else 0.0, 4))
+    summary = {"dataset": a.data.stem, "classes": len(classes), "budget": a.budget, "methods": {}}
+    for method in methods:
+        mr = [r for r in runs if r.method == method]
+        summary["methods"][method] = {
+            **{f"recall@{m}x": round(float(np.mean([r.recall_at(m) for r in mr])), 4) for m in MARKS if m <= a.budget},
+            "mean_step_s": round(float(np.mean([s for r in mr for s in r.step_seconds] or [0])), 4)}
+    a.out.mkdir(parents=True, exist_ok=True)
+    (a.out / f"annotator_{a.data.stem}.json").write_text(json.dumps(summary, indent=2))
+    plot(runs, f"{a.data.stem}: simulated annotator", a.out / f"annotator_{a.data.stem}.png")
+    emit(summary=summary)
+
+
+if __name__ == "__main__":
+    main()
