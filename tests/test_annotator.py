@@ -1,0 +1,62 @@
+"""The simulated annotator: recall bookkeeping by hand, and an end-to-end run on a tiny slice."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from bench.annotator import Run, main, simulate
+from core.search import SearchContext
+from core.search.index import VectorIndex
+from core.search.keyword import KeywordIndex
+from tests.conftest import clustered_unit_vectors, shared_file
+
+
+def test_recall_is_found_over_class_size_at_each_budget():
+    r = Run("c", "cos", size=20, seed_query="q", curve=[(10, 5), (20, 12), (30, 15), (40, 19)])
+    assert r.recall_at(1.0) == 12 / 20
+    assert r.recall_at(1.5) == 15 / 20
+    assert r.recall_at(2.0) == 19 / 20
+    assert r.recall_at(0.25) == 0.0
+
+
+def test_simulation_on_a_constructed_case():
+    # 3 well-separated topics; topic 0's texts all contain "alpha", 2 others contain it too
+    x, labels = clustered_unit_vectors(300, 16, clusters=3, seed=4, spread=0.05)
+    texts = [("alpha " if lab == 0 else "beta ") + str(i) for i, lab in enumerate(labels)]
+    strays = np.flatnonzero(labels != 0)[:2]
+    for i in strays:
+        texts[i] = "alpha stray " + str(i)
+    members = np.flatnonzero(labels == 0)
+    first = members[:5]
+    for i in members[5:]:
+        texts[i] = "gamma " + str(i)  # only 5 members are found by the keyword
+    ctx = SearchContext(VectorIndex(x), KeywordIndex(texts), pd.DataFrame({"text": texts}))
+    run = simulate(ctx, members, "lda", ["alpha"], budget=1.5, seed_hits=100, cls="0")
+    # the keyword step reviews 7 hits and finds 5 members
+    assert run.curve[0] == (7, 5)
+    # every later step reviews 10 texts (the last one what is left of the budget)
+    steps = np.diff([c[0] for c in run.curve])
+    assert (steps[:-1] == 10).all() and run.curve[-1][0] == int(1.5 * len(members))
+    # on separated clusters every text the semantic steps show is a member, until all are found:
+    # only the 2 stray keyword hits are ever wasted
+    for reviewed, found in run.curve:
+        assert found == min(reviewed - 2, len(members))
+    assert run.true_included == run.included == len(members) and len(first) == 5
+
+
+def test_end_to_end_on_a_tiny_slice(tmp_path, monkeypatch, model):
+    monkeypatch.setenv("SEMANNO_DATA", str(tmp_path / "d"))
+    monkeypatch.setattr("core.corpus.load_model", lambda name, device="auto": model)
+    f = pd.read_csv(shared_file("stackoverflow.csv"), dtype=str, keep_default_na=False)
+    f = f[f["label"].isin(["1", "2", "3"])].groupby("label").head(40)
+    data = tmp_path / "so_tiny.csv"
+    f.to_csv(data, index=False)
+    main(["--data", str(data), "--methods", "cos,auto", "--budget", "1.5", "--out", str(tmp_path / "out")])
+    summary = json.loads((tmp_path / "out" / "annotator_so_tiny.json").read_text())
+    assert set(summary["methods"]) == {"cos", "auto"} and summary["classes"] == 3
+    for m in summary["methods"].values():
+        assert 0.3 <= m["recall@1.0x"] <= m["recall@1.5x"] <= 1.0
+    assert (tmp_path / "out" / "annotator_so_tiny.png").stat().st_size > 1000
