@@ -211,8 +211,15 @@ def import_corpus(spec: ImportSpec, root: Path | None = None, progress: Progress
         old = root / f".trash-{name}-{int(time.time())}"
         final.rename(old)
         db = old / "groups.sqlite"
-        if db.exists():
-            shutil.copy2(db, staging / "groups.sqlite")
+        if db.exists():  # the backup API copies a consistent database, write-ahead log included
+            import sqlite3
+
+            src, dst = sqlite3.connect(db), sqlite3.connect(staging / "groups.sqlite")
+            try:
+                src.backup(dst)
+            finally:
+                src.close()
+                dst.close()
     staging.rename(final)
     shutil.rmtree(work, ignore_errors=True)
     log.info("corpus %s: %d rows, dim %d, written to %s", name, len(frame), emb.shape[1], final)

@@ -1,0 +1,99 @@
+"""Page latency in a real browser (Playwright + Debian's chromium) on the 300k scale corpus.
+
+    python -m bench.make_scale_corpus            # once: data/scale (real texts, synthetic vectors)
+    python -m bench.browser [--corpus scale] [--query "fake news"] [--repeat 3]
+
+Measures, from the click (or Enter) until the result is on screen: the keyword search, COS and LDA
+on the Annotate page; the LDA scatter and the timeline of the resulting group (about 2,000 texts);
+bytes the browser received over Streamlit's websocket for each; the Streamlit process's peak
+resident memory (VmHWM). One JSON object per line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+
+from bench.common import emit
+from core import paths
+from tests.browser import browser_page, metrics, streamlit_server, wait_idle
+
+
+class Bytes:
+    def __init__(self, page):
+        self.n = 0
+        page.on("websocket", lambda ws: ws.on("framereceived", self._add))
+
+    def _add(self, payload):
+        self.n += len(payload) if payload is not None else 0
+
+    def take(self) -> int:
+        n, self.n = self.n, 0
+        return n
+
+
+def timed(page, action, until, counter: Bytes) -> tuple[float, int]:
+    counter.take()
+    t = time.perf_counter()
+    action()
+    until()
+    wait_idle(page)
+    return time.perf_counter() - t, counter.take()
+
+
+def peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--corpus", default="scale")
+    p.add_argument("--query", default="fake news")
+    p.add_argument("--repeat", type=int, default=3)
+    a = p.parse_args(argv)
+    root = paths.data_root()
+    results: dict[str, list] = {}
+
+    def record(op, secs, nbytes):
+        results.setdefault(op, []).append((secs, nbytes))
+
+    with streamlit_server(root) as (url, proc):
+        for rep in range(a.repeat):
+            with browser_page() as page:
+                counter = Bytes(page)
+                box = page.get_by_label("Keyword or regular expression")
+                secs, nb = timed(page, lambda: page.goto(f"{url}/Annotate?corpus={a.corpus}"), box.wait_for, counter)
+                record("open_annotate" + ("_cold" if rep == 0 else ""), secs, nb)
+                box.fill(a.query)
+                secs, nb = timed(page, lambda: box.press("Enter"), lambda: page.get_by_text("KW:").first.wait_for(), counter)
+                record("keyword", secs, nb)
+                n = int(metrics(page)[0])
+                page.locator('[data-testid="stCheckbox"]').filter(has_text="included").nth(0).locator("label").click()
+                page.wait_for_function("() => [...document.querySelectorAll('[data-testid=stMetricValue]')]"
+                                       ".map(e => e.innerText)[1] === '1'")
+                wait_idle(page)
+                for name in ("COS", "LDA"):
+                    secs, nb = timed(page, lambda: page.get_by_role("button", name=name, exact=True).click(),
+                                     lambda: page.get_by_text(f"{name}: 10 new texts").wait_for(), counter)
+                    record(name.lower(), secs, nb)
+                secs, nb = timed(page, lambda: page.get_by_role("link", name="Scatter").click(),
+                                 lambda: page.locator(".plotly .nsewdrag").first.wait_for(), counter)
+                record("scatter", secs, nb)
+                secs, nb = timed(page, lambda: page.get_by_role("link", name="Timeline").click(),
+                                 lambda: page.locator('[data-testid="stPlotlyChart"] .plotly').first.wait_for(), counter)
+                record("timeline", secs, nb)
+        peak = peak_rss_mb(proc.pid)
+    for op, runs in results.items():
+        emit(op=op, median_s=round(statistics.median(r[0] for r in runs), 3),
+             bytes_received=int(statistics.median(r[1] for r in runs)), runs=len(runs), corpus=a.corpus,
+             group_size=n)
+    emit(op="streamlit_peak_rss", mb=round(peak, 1), corpus=a.corpus)
+
+
+if __name__ == "__main__":
+    main()
