@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.common import emit
-from core import annotate, paths
+from core import annotate
 from core.corpus import Corpus, ImportSpec, import_corpus, list_corpora, load_corpus
 from core.ingest import Options, sha256_file
 from core.keyterms import key_terms
@@ -126,23 +126,20 @@ def corpus_for(data: Path, label_column: str) -> Corpus:
 
 
 def class_queries(corpus: Corpus, label_column: str, classes: list[str], seed_query: str) -> dict[str, list[str]]:
-    labels = corpus.frame[label_column].astype(str).to_numpy()
+    """Up to three keyword tries per class: its label_name (when the data has one), then its top
+    c-TF-IDF lemmas."""
     if seed_query != "auto":
         return {c: [seed_query] for c in classes}
-    if "label_name" in corpus.frame.columns:
-        names = corpus.frame.groupby(label_column)["label_name"].first()
-        out = {c: [str(names[c])] for c in classes}
-    else:
-        out = {}
-    missing = [c for c in classes if c not in out]
-    if missing or True:
-        codes = {c: i for i, c in enumerate(sorted(set(labels)))}
-        kt = key_terms(corpus.frame["text"].tolist(), np.array([codes[x] for x in labels]), top=3, stop_top=200)
-        for c in classes:
-            terms = kt.table.loc[codes[c], "ctfidf_terms"]
-            out.setdefault(c, [])
-            out[c] += [t for t in terms if t not in out[c]]
-            out[c] = out[c][:3]
+    labels = corpus.frame[label_column].astype(str).to_numpy()
+    names = (corpus.frame.groupby(label_column)["label_name"].first()
+             if "label_name" in corpus.frame.columns else {})
+    codes = {c: i for i, c in enumerate(sorted(set(labels)))}
+    kt = key_terms(corpus.frame["text"].tolist(), np.array([codes[x] for x in labels]), top=3, stop_top=200)
+    out = {}
+    for c in classes:
+        tries = [str(names[c])] if c in names else []
+        tries += [t for t in kt.table.loc[codes[c], "ctfidf_terms"] if t not in tries]
+        out[c] = tries[:3]
     return out
 
 

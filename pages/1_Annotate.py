@@ -12,9 +12,7 @@ from core.session import EXCLUDED, INCLUDED, Session
 from core.store import GroupExists, GroupNotFound
 from ui import state
 
-st.set_page_config(page_title="Annotate", page_icon="✏️", layout="wide")
-name = state.pick_corpus()
-corpus = state.load_or_stop(name)
+name, corpus = state.start_page("Annotate", "✏️")
 ctx = state.search_context(name)
 store = state.store(name)
 session = state.session()

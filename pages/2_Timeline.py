@@ -10,9 +10,7 @@ from core.search.keyword import KeywordError, find_rows
 from core.store import GroupNotFound
 from ui import state
 
-st.set_page_config(page_title="Timeline", page_icon="📈", layout="wide")
-name = state.pick_corpus()
-corpus = state.load_or_stop(name)
+name, corpus = state.start_page("Timeline", "📈")
 session = state.session()
 state.counters(session)
 st.title("Timeline")

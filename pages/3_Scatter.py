@@ -11,9 +11,7 @@ from core.projection import lda_directions, project
 from core.session import EXCLUDED, INCLUDED
 from ui import state
 
-st.set_page_config(page_title="LDA scatter", page_icon="✨", layout="wide")
-name = state.pick_corpus()
-corpus = state.load_or_stop(name)
+name, corpus = state.start_page("LDA scatter", "✨")
 session = state.session()
 state.counters(session)
 st.title("LDA scatter")

@@ -13,9 +13,7 @@ from precompute.keyterms import load_terms
 from precompute.kmeans import available, load_clustering
 from ui import state
 
-st.set_page_config(page_title="Topics", page_icon="🧭", layout="wide")
-name = state.pick_corpus()
-corpus = state.load_or_stop(name)
+name, corpus = state.start_page("Topics", "🧭")
 st.title("Topics")
 
 ks = available(name)

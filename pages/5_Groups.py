@@ -9,9 +9,7 @@ from core.export import FORMATS, group_frame, to_bytes
 from core.session import Session
 from ui import state
 
-st.set_page_config(page_title="Groups", page_icon="🗂️", layout="wide")
-name = state.pick_corpus()
-corpus = state.load_or_stop(name)
+name, corpus = state.start_page("Groups", "🗂️")
 store = state.store(name)
 st.title("Saved groups")
 

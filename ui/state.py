@@ -107,3 +107,10 @@ def counters(s: Session, where=None) -> None:
     a, b = where.columns(2)
     a.metric("Included", c["included"])
     b.metric("Excluded", c["excluded"])
+
+
+def start_page(title: str, icon: str) -> tuple[str, Corpus]:
+    """Every page's first lines: page config, the corpus picker, the loaded corpus (or a stop)."""
+    st.set_page_config(page_title=title, page_icon=icon, layout="wide")
+    name = pick_corpus()
+    return name, load_or_stop(name)

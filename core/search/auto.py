@@ -10,7 +10,6 @@ have been excluded. Measured in bench/annotator.py (bench/RESULTS.md).
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 from core.search import cosine, lda
 from core.search.base import Method, Ranked, SearchContext, as_rows
