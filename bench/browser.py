@@ -18,7 +18,7 @@ from pathlib import Path
 
 from bench.common import emit
 from core import paths
-from tests.browser import browser_page, metrics, streamlit_server, wait_idle
+from tests.browser import browser_page, metrics, streamlit_server, untick_row, wait_idle
 
 
 class Bytes:
@@ -73,10 +73,7 @@ def main(argv=None) -> None:
                 secs, nb = timed(page, lambda: box.press("Enter"), lambda: page.get_by_text("KW:").first.wait_for(), counter)
                 record("keyword", secs, nb)
                 n = int(metrics(page)[0])
-                page.locator('[data-testid="stCheckbox"]').filter(has_text="included").nth(0).locator("label").click()
-                page.wait_for_function("() => [...document.querySelectorAll('[data-testid=stMetricValue]')]"
-                                       ".map(e => e.innerText)[1] === '1'")
-                wait_idle(page)
+                untick_row(page, 0, 1)
                 for name in ("COS", "LDA"):
                     secs, nb = timed(page, lambda: page.get_by_role("button", name=name, exact=True).click(),
                                      lambda: page.get_by_text(f"{name}: 10 new texts").wait_for(), counter)

@@ -161,15 +161,15 @@ if len(table):
     a, bb, _ = st.columns([1, 1, 4])
     a.button("Include all on this page", on_click=on_label, args=(shown, INCLUDED), key="bulk_inc")
     bb.button("Exclude all on this page", on_click=on_label, args=(shown, EXCLUDED), key="bulk_exc")
-    st.caption("Ticked = included (green), unticked = excluded (red). Texts are shown exactly as written.")
-    nsteps = len(session.history)
+    st.caption("Each text is included (🟢) or excluded (🔴); click its button to switch. "
+               "Texts are shown exactly as written.")
     for r in table.itertuples(index=False):
         inc = r.label == "included"
         box = st.container(border=True)
-        c1, c2 = box.columns([1, 20])
-        c1.checkbox("included", value=inc, key=f"row_{r.row}_{nsteps}", on_change=on_toggle, args=(int(r.row),),
-                    label_visibility="collapsed")
-        c1.markdown(":green[●]" if inc else ":red[●]")
+        c1, c2 = box.columns([2, 18])
+        # a button, not a checkbox: a click is an event, so no stale widget value can re-fire it
+        c1.button("🟢 included" if inc else "🔴 excluded", key=f"tog_{r.row}", on_click=on_toggle,
+                  args=(int(r.row),), help="Click to exclude" if inc else "Click to include")
         c2.text(r.text)
         meta = [str(r.date)[:16] if getattr(r, "date", None) is not None else "",
                 getattr(r, "author", "") or "", f"score {r.score:.3f}" if r.score == r.score else "", f"id {r.id}"]

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from tests.browser import browser_page, metrics, require_browser, streamlit_server, wait_idle
+from tests.browser import browser_page, metrics, require_browser, streamlit_server, untick_row, wait_idle
 
 
 @pytest.fixture
@@ -34,12 +34,8 @@ def test_annotation_workflow_in_browser(server):
         keyword_search(page, "ockovani")
         n = int(metrics(page)[0])
         assert n >= 20 and metrics(page)[1] == "0"
-        boxes = page.locator('[data-testid="stCheckbox"]').filter(has_text="included")
-        for i in range(2):  # exclude two: untick the first two rows
-            boxes.nth(0 if i == 0 else 1).locator("label").click()
-            page.wait_for_function(f"() => [...document.querySelectorAll('[data-testid=stMetricValue]')]"
-                                   f".map(e => e.innerText)[1] === '{i + 1}'")
-            wait_idle(page)
+        untick_row(page, 0, 1)  # exclude two: untick the first two rows
+        untick_row(page, 1, 2)
         assert metrics(page)[:2] == [str(n - 2), "2"]
         page.get_by_role("button", name="COS", exact=True).click()
         page.get_by_text("COS: 10 new texts").wait_for()
@@ -106,10 +102,7 @@ def test_scatter_draws_and_labels_by_lasso(server):
         page.goto(f"{url}/Annotate?corpus=tweets")
         page.get_by_label("Keyword or regular expression").wait_for()
         keyword_search(page, "ockovani")
-        page.locator('[data-testid="stCheckbox"]').filter(has_text="included").nth(0).locator("label").click()
-        page.wait_for_function("() => [...document.querySelectorAll('[data-testid=stMetricValue]')]"
-                               ".map(e => e.innerText)[1] === '1'")
-        wait_idle(page)
+        untick_row(page, 0, 1)
         before = metrics(page)[:2]
         page.get_by_role("link", name="Scatter").click()  # same browser session: the group comes along
         chart = page.locator('[data-testid="stPlotlyChart"]')

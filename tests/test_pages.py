@@ -69,7 +69,7 @@ def test_home_summary_and_query_param(tweets):
 
 
 def rows(at):
-    return [c for c in at.checkbox if c.key and c.key.startswith("row_")]
+    return [b for b in at.button if b.key and b.key.startswith("tog_")]
 
 
 def test_annotate_workflow(tweets):
@@ -81,10 +81,11 @@ def test_annotate_workflow(tweets):
     assert not at.exception
     n_hits = int(at.metric[0].value)
     assert n_hits >= 20, "ockovani finds očkování, očkovací, ..."
-    assert len(rows(at)) == min(50, n_hits) and all(c.value for c in rows(at))  # one page, all included
+    assert len(rows(at)) == min(50, n_hits) and all("included" in b.label for b in rows(at))  # one page
     assert not at.button(key="btn_cos").disabled and at.button(key="btn_lda").disabled
-    rows(at)[0].uncheck().run()
-    rows(at)[1].uncheck().run()
+    rows(at)[0].click().run()
+    rows(at)[1].click().run()
+    assert "excluded" in rows(at)[0].label and "excluded" in rows(at)[1].label
     assert [m.value for m in at.metric[:2]] == [str(n_hits - 2), "2"]
     at.button(key="btn_lda").click().run()
     assert any("LDA: 10 new texts" in s.value for s in at.success)
