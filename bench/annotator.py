@@ -143,13 +143,13 @@ def class_queries(corpus: Corpus, label_column: str, classes: list[str], seed_qu
     return out
 
 
-def plot(runs: list[Run], title: str, path: Path) -> None:
+def plot(runs: list[Run], title: str, path: Path, budget: float = max(MARKS)) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    grid = np.linspace(0, max(MARKS), 81)
+    grid = np.linspace(0, budget, 81)
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for method in dict.fromkeys(r.method for r in runs):
         curves = []
@@ -208,7 +208,7 @@ def main(argv=None) -> None:
             "mean_step_s": round(float(np.mean([s for r in mr for s in r.step_seconds] or [0])), 4)}
     a.out.mkdir(parents=True, exist_ok=True)
     (a.out / f"annotator_{a.data.stem}.json").write_text(json.dumps(summary, indent=2))
-    plot(runs, f"{a.data.stem}: simulated annotator", a.out / f"annotator_{a.data.stem}.png")
+    plot(runs, f"{a.data.stem}: simulated annotator", a.out / f"annotator_{a.data.stem}.png", a.budget)
     emit(summary=summary)
 
 
