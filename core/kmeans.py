@@ -111,7 +111,9 @@ def kmeans(x: np.ndarray, k: int, niter: int = 20, seed: int = 0, device: str = 
     if not 1 <= k <= n:
         raise ValueError(f"k must be between 1 and the number of rows ({n}), got {k}")
     t0 = time.perf_counter()
-    xt = torch.from_numpy(np.ascontiguousarray(x_np)).to(device)
+    if not x_np.flags.writeable or not x_np.flags.c_contiguous:  # e.g. a memory-mapped corpus
+        x_np = np.array(x_np, dtype=np.float32, order="C")
+    xt = torch.from_numpy(x_np).to(device)
     gen = np.random.default_rng(seed)
     c = xt[torch.from_numpy(np.sort(gen.choice(n, k, replace=False))).to(device)].clone()
     labels, dist = full_assign(xt, c)
