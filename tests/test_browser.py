@@ -18,6 +18,11 @@ def server(tmp_path, tweets_root):
         yield url, root
 
 
+def open_annotate(page, url):
+    page.goto(f"{url}/Annotate?corpus=tweets")
+    page.get_by_label("Keyword or regular expression").wait_for()
+
+
 def keyword_search(page, text):
     box = page.get_by_label("Keyword or regular expression")
     box.fill(text)
@@ -29,8 +34,7 @@ def keyword_search(page, text):
 def test_annotation_workflow_in_browser(server):
     url, root = server
     with browser_page() as page:
-        page.goto(f"{url}/Annotate?corpus=tweets")
-        page.get_by_label("Keyword or regular expression").wait_for()
+        open_annotate(page, url)
         keyword_search(page, "ockovani")
         n = int(metrics(page)[0])
         assert n >= 20 and metrics(page)[1] == "0"
@@ -70,8 +74,7 @@ def test_hostile_tweets_stay_inert(server):
     with browser_page() as page:
         dialogs = []
         page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-        page.goto(f"{url}/Annotate?corpus=tweets")
-        page.get_by_label("Keyword or regular expression").wait_for()
+        open_annotate(page, url)
         keyword_search(page, "alert(1)")
         img = page.get_by_text("<img src=x onerror=alert(1)> očkování", exact=True)
         script = page.get_by_text("<script>alert(1)</script> očkování", exact=True)
@@ -99,8 +102,7 @@ def colour_counts(png: bytes) -> dict[str, int]:
 def test_scatter_draws_and_labels_by_lasso(server):
     url, _ = server
     with browser_page() as page:
-        page.goto(f"{url}/Annotate?corpus=tweets")
-        page.get_by_label("Keyword or regular expression").wait_for()
+        open_annotate(page, url)
         keyword_search(page, "ockovani")
         untick_row(page, 0, 1)
         before = metrics(page)[:2]

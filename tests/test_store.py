@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import signal
 import sqlite3
 import subprocess
@@ -51,23 +50,24 @@ def test_soft_delete_and_restore(tmp_path):
         s.restore("a")
 
 
-def _writer(path, tag, n):
-    s = GroupStore(path)
-    for i in range(n):
-        s.save(f"{tag}-{i}", [f"{tag}{i}-{j}" for j in range(20)], [f"x{i}"])
-        s.save("shared", [f"{tag}{i}"], [], overwrite=True)
+WRITER = """
+import sys
+from core.store import GroupStore
+path, tag, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+s = GroupStore(path)
+for i in range(n):
+    s.save(f"{tag}-{i}", [f"{tag}{i}-{j}" for j in range(20)], [f"x{i}"])
+    s.save("shared", [f"{tag}{i}"], [], overwrite=True)
+"""
 
 
 def test_two_processes_saving_at_once_lose_nothing(tmp_path):
     path = tmp_path / "g.sqlite"
     GroupStore(path)
-    ctx = mp.get_context("spawn")
-    procs = [ctx.Process(target=_writer, args=(path, tag, 40)) for tag in ("p", "q")]
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(path), tag, "40"], cwd=ROOT)
+             for tag in ("p", "q")]
     for p in procs:
-        p.start()
-    for p in procs:
-        p.join(120)
-        assert p.exitcode == 0
+        assert p.wait(120) == 0
     s = GroupStore(path)
     names = set(s.names())
     assert {f"{t}-{i}" for t in "pq" for i in range(40)} <= names
