@@ -14,7 +14,8 @@ import numpy as np
 
 from bench.common import SCALE, clustered, emit, median_ms
 from core.search import REGISTRY, SearchContext
-from core.search.index import VectorIndex, pick_device
+from core.embed import pick_device
+from core.search.index import VectorIndex
 
 
 def main(argv=None) -> None:

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from core.search import REGISTRY, Ranked, SearchContext
-from core.session import INCLUDED, LABEL_NAMES, Session
+from core.session import LABEL_NAMES, Session
 
 
 def ask(ctx: SearchContext, session: Session, method: str, k: int | None = 10, **params) -> Ranked:
@@ -59,6 +59,3 @@ def view_rows(session: Session, view: str) -> tuple[np.ndarray, np.ndarray | Non
         return session.excluded, None
     raise ValueError(f"view must be last, included or excluded, got {view!r}")
 
-
-def is_included(session: Session, row: int) -> bool:
-    return session.label_of(row) == INCLUDED

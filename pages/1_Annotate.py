@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core import annotate
-from core.export import FORMATS, group_frame, to_bytes
+from core.export import FORMATS
 from core.search import REGISTRY, SEMANTIC, NotApplicable
 from core.search.keyword import KeywordError
 from core.session import EXCLUDED, INCLUDED, Session
@@ -79,8 +79,7 @@ def on_open() -> None:
     except GroupNotFound:
         say("error", f"No group named {group_name!r}.")
         return
-    st.session_state["session"] = Session.from_labels(corpus.rows_of(g.included), corpus.rows_of(g.excluded))
-    st.session_state["save_name"] = g.name
+    state.open_group(corpus, g)
     st.session_state["ann_view"] = "Included"
     say("success", f"Opened {g.name!r} version {g.number}: {len(g.included)} included, {len(g.excluded)} excluded.")
 
@@ -107,9 +106,9 @@ with st.sidebar:
         st.button("Open group", on_click=on_open, disabled=not groups, key="open_btn")
     with st.expander("Export"):
         fmt = st.selectbox("Format", list(FORMATS), key="export_fmt")
-        frame = group_frame(corpus, corpus.ids_of(session.included), corpus.ids_of(session.excluded))
-        st.download_button("Download", to_bytes(frame, fmt), file_name=f"{st.session_state.get('save_name') or 'group'}.{fmt}",
-                           mime=FORMATS[fmt], disabled=frame.empty, key="export_btn")
+        data = state.group_export(name, corpus.ids_of(session.included), corpus.ids_of(session.excluded), fmt)
+        st.download_button("Download", data, file_name=f"{st.session_state.get('save_name') or 'group'}.{fmt}",
+                           mime=FORMATS[fmt], disabled=not session.labels, key="export_btn")
     st.button("New empty group", on_click=on_new, key="new_btn")
 
 # ---- searches -----------------------------------------------------------------------------

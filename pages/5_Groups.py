@@ -5,8 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.export import FORMATS, group_frame, to_bytes
-from core.session import Session
+from core.export import FORMATS
 from ui import state
 
 name, corpus = state.start_page("Groups", "🗂️")
@@ -30,11 +29,10 @@ version = st.selectbox("Version", list(range(info.versions, 0, -1)), key="gr_ver
 g = store.load(chosen, version)
 c1, c2, c3 = st.columns(3)
 if c1.button("Open in Annotate", key="gr_open", type="primary", disabled=bool(info.deleted_at)):
-    st.session_state["session"] = Session.from_labels(corpus.rows_of(g.included), corpus.rows_of(g.excluded))
-    st.session_state["save_name"] = g.name
+    state.open_group(corpus, g)
     st.switch_page("pages/1_Annotate.py")
 fmt = c2.selectbox("Export format", list(FORMATS), key="gr_fmt")
-c2.download_button("Export", to_bytes(group_frame(corpus, g.included, g.excluded), fmt),
+c2.download_button("Export", state.group_export(name, g.included, g.excluded, fmt),
                    file_name=f"{g.name}-v{g.number}.{fmt}", mime=FORMATS[fmt], key="gr_export")
 if info.deleted_at:
     if c3.button("Restore", key="gr_restore"):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import sys
 from typing import Callable
 
 
@@ -18,6 +17,3 @@ def run_main(main: Callable[[list[str] | None], int], argv: list[str] | None = N
         logging.getLogger("semanno").error("interrupted; rerun the same command to resume")
         return 130
 
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(0)

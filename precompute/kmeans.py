@@ -17,7 +17,7 @@ from core import paths
 from core.atomic import atomic_path, save_json
 from core.corpus import load_corpus
 from core.kmeans import kmeans
-from core.search.index import pick_device
+from core.embed import pick_device
 from precompute._cli import run_main
 
 log = logging.getLogger(__name__)

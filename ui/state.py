@@ -9,11 +9,13 @@ import streamlit as st
 
 from core import paths
 from core.corpus import Corpus, CorpusError, list_corpora, load_corpus
+from core.export import group_frame, to_bytes
 from core.search import SearchContext
-from core.search.index import VectorIndex, pick_device
+from core.embed import pick_device
+from core.search.index import VectorIndex
 from core.search.keyword import KeywordIndex
 from core.session import Session
-from core.store import GroupStore
+from core.store import GroupStore, GroupVersion
 
 
 def _stamp(name: str) -> float:
@@ -114,3 +116,21 @@ def start_page(title: str, icon: str) -> tuple[str, Corpus]:
     st.set_page_config(page_title=title, page_icon=icon, layout="wide")
     name = pick_corpus()
     return name, load_or_stop(name)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def export_bytes(name: str, stamp: float, included: tuple, excluded: tuple, fmt: str) -> bytes:
+    """A group's export file, built once per group state and format (not on every rerun)."""
+    return to_bytes(group_frame(corpus(name), included, excluded), fmt)
+
+
+def group_export(name: str, included_ids, excluded_ids, fmt: str) -> bytes:
+    return export_bytes(name, _stamp(name), tuple(included_ids), tuple(excluded_ids), fmt)
+
+
+def open_group(c: Corpus, group: GroupVersion) -> Session:
+    """Make a saved group the group being built (one undoable 'open' step)."""
+    s = Session.from_labels(c.rows_of(group.included), c.rows_of(group.excluded))
+    st.session_state["session"] = s
+    st.session_state["save_name"] = group.name
+    return s

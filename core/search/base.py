@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -75,5 +75,3 @@ class SearchContext:
 def as_rows(x) -> np.ndarray:
     return np.asarray(list(x) if not isinstance(x, np.ndarray) else x, dtype=np.int64).reshape(-1)
 
-
-Scorer = Callable[[np.ndarray], np.ndarray]

@@ -100,11 +100,3 @@ class VectorIndex:
     def scores(self, query: np.ndarray) -> np.ndarray:
         """``vectors @ query`` for every row (for plots and evaluation, not for top-k)."""
         return self._x @ np.asarray(query, dtype=np.float32)
-
-
-def pick_device(device: str = "auto") -> str:
-    import torch
-
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    return device
