@@ -31,16 +31,26 @@ if len(inc) < 1 or len(exc) < 1:
             f"(now {len(inc)} included, {len(exc)} excluded). Build the group on the Annotate page.")
     st.stop()
 
-xy = coordinates(name, corpus.manifest.get("created_at", ""), tuple(inc.tolist()), tuple(exc.tolist()))
-labels = np.zeros(corpus.n, dtype=np.int8)
-labels[inc], labels[exc] = INCLUDED, EXCLUDED
-sc = plots.scatter(xy, labels, corpus.frame["text"].to_numpy(), hover_sample=HOVER_SAMPLE)
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def figure(corpus_name: str, stamp: str, included: tuple, excluded: tuple) -> plots.Scatter:
+    """The figure of one group state: reruns (a selection event is one) reuse it. A resource, not
+    data: an unpickled copy serialises differently, and a changed spec clears the selection."""
+    xy = coordinates(corpus_name, stamp, included, excluded)
+    labels = np.zeros(len(xy), dtype=np.int8)
+    labels[list(included)], labels[list(excluded)] = INCLUDED, EXCLUDED
+    return plots.scatter(xy, labels, state.corpus(corpus_name).frame["text"].to_numpy(), hover_sample=HOVER_SAMPLE)
+
+
+sc = figure(name, corpus.manifest.get("created_at", ""), tuple(inc.tolist()), tuple(exc.tolist()))
 st.caption(f"All {corpus.n:,} texts: green included, red excluded, yellow unlabelled. Hover shows the text "
            f"of {sc.hover_rows:,} texts: the labelled ones and a sample of up to {HOVER_SAMPLE:,} unlabelled ones "
            "(the rest are drawn without text, to keep the page light at 300k texts). Drag a lasso (or pick "
            "box select in the chart's toolbar) to select texts, then include or exclude them.")
-event = st.plotly_chart(sc.figure, width="stretch", key="scatter", on_select="rerun",
-                        selection_mode=("box", "lasso"))
+# theme=None (our template is in the figure) and WebGL at 1x pixel ratio (Plotly's default is 2x):
+# together about 1.5 s less to draw 300k points where WebGL has no GPU (bench/RESULTS.md).
+event = st.plotly_chart(sc.figure, width="stretch", key="scatter", on_select="rerun", theme=None,
+                        selection_mode=("box", "lasso"), config={"plotGlPixelRatio": 1})
 picked = plots.selected_rows(sc, (event or {}).get("selection", {}).get("points", []))
 a, b, c, _ = st.columns([1, 1, 1, 3])
 a.button(f"Include selected ({len(picked)})", disabled=not len(picked), key="sc_inc",
