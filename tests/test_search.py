@@ -177,9 +177,38 @@ def test_auto_obeys_preconditions(ctx):
     r = annotate.ask(ctx, s, "auto")
     assert r.info["chosen"] == "cos"  # nothing excluded: contrast methods cannot run
     s.set_labels(exc, EXCLUDED)
+    labelled = set(s.included) | set(s.excluded)
     r = annotate.ask(ctx, s, "auto")
-    assert r.info["chosen"] in SEMANTIC and REGISTRY[r.info["chosen"]].reason_not_applicable(
-        len(s.included), len(s.excluded)) is None
+    assert r.info["chosen"] == "words+embedding" and len(r) == 10 and not set(r.rows) & labelled
+    assert np.all(np.diff(r.scores) <= 0)
+    no_words = SearchContext(ctx.index, None, ctx.frame)  # no texts: LDA against the same negatives
+    assert REGISTRY["auto"].search(no_words, s.included, s.excluded, 10).info["chosen"] == "lda"
+
+
+def test_word_matrix_folds_case_and_diacritics():
+    from core.search.lexical import word_matrix
+
+    m = word_matrix(["Očkování dnes", "ockovani zítra", "volby", "OČKOVÁNÍ"])
+    assert m.shape == (4, 1)  # only 'ockovani' occurs in two texts or more
+    assert all(m[i].nnz == 1 for i in (0, 1, 3)) and m[2].nnz == 0
+    assert word_matrix(["a b", "c d"]).shape == (2, 0)  # nothing repeats: no columns, no error
+
+
+def test_auto_finds_a_topic_defined_by_its_words():
+    """Embeddings that carry no topic (noise) but words that do: Suggest still finds the topic,
+    where a ranker on embeddings alone is at chance."""
+    rng = np.random.default_rng(5)
+    n, members = 2000, 200
+    x = rng.normal(size=(n, 32)).astype(np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    filler = [f"w{j}" for j in range(300)]
+    texts = [" ".join(rng.choice(filler, 6)) + (" matlab plot" if i < members else "") for i in range(n)]
+    c = SearchContext(VectorIndex(x), KeywordIndex(texts), None)
+    inc, exc = np.arange(10), np.arange(members, members + 10)
+    r = REGISTRY["auto"].search(c, inc, exc, 50)
+    assert (r.rows < members).mean() >= 0.95
+    r_lda = REGISTRY["lda"].search(c, inc, exc, 50)
+    assert (r_lda.rows < members).mean() < 0.5
 
 
 # --- keyword -------------------------------------------------------------------------------

@@ -1,10 +1,12 @@
-"""AUTO ("Suggest"): the method the simulated annotator found best, chosen from the labels so far.
+"""AUTO ("Suggest"): the ranker the simulated annotator found best, chosen from the labels so far.
 
-COS while nothing is excluded. Once both sides exist: the closed-form LDA, fitted on the included
-texts against the excluded ones *plus* a random sample of unlabelled texts taken as background
-(a topic is usually a small part of a corpus, so a random text is almost always off-topic). The
-background gives the discriminant a picture of the whole corpus early on, when only a few texts
-have been excluded. Measured in bench/annotator.py (bench/RESULTS.md).
+COS while nothing is excluded. Once both sides exist: a class-balanced logistic regression over
+the text's embedding *and* its words (tf-idf; see core/search/lexical.py), fitted on the included
+texts against the excluded ones plus a random sample of unlabelled texts taken as background (a
+topic is usually a small part of a corpus, so a random text is almost always off-topic; the
+background shows the model the whole corpus early on, when few texts are excluded). Without the
+corpus texts (a context with no keyword index) the words are left out and it is LDA against the
+same negatives. Measured in bench/annotator.py (bench/RESULTS.md).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import numpy as np
 
 from core.search import cosine, lda
 from core.search.base import Method, Ranked, SearchContext, as_rows
+from core.search.lexical import fit_scores, words_of
 from core.search.linear import rank_by_direction, to_torch
 
 BACKGROUND = 300
@@ -24,8 +27,19 @@ def background_sample(n: int, labelled: np.ndarray, size: int, seed: int) -> np.
     return np.setdiff1d(pick, labelled)[:size]
 
 
+def top_unlabelled(scores: np.ndarray, labelled: np.ndarray, k: int | None) -> tuple[np.ndarray, np.ndarray]:
+    s = np.array(scores, dtype=np.float32)
+    s[labelled] = -np.inf
+    k = len(s) - len(labelled) if k is None else min(k, len(s) - len(labelled))
+    if k <= 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.float32)
+    top = np.argpartition(-s, k - 1)[:k] if k < len(s) else np.arange(len(s))
+    top = top[np.argsort(-s[top], kind="stable")]
+    return top.astype(np.int64), s[top]
+
+
 def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: int | None = 10,
-           *, background: int = BACKGROUND, **params: object) -> Ranked:
+           *, background: int = BACKGROUND, words: bool = True, **params: object) -> Ranked:
     inc, exc = as_rows(included), as_rows(excluded)
     METHOD.check(inc, exc)
     if len(exc) < lda.METHOD.min_excluded:
@@ -34,12 +48,18 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
     labelled = np.union1d(inc, exc)
     # seeded by the number of labels: the same state gives the same suggestion
     neg = np.union1d(exc, background_sample(ctx.index.n, labelled, background, ctx.seed + len(labelled)))
+    info = {"background": int(len(neg) - len(exc))}
     x = ctx.vectors
+    if words and ctx.keyword_index is not None:
+        scores = fit_scores(x, words_of(ctx.keyword_index), inc, neg)
+        rows, top = top_unlabelled(scores, labelled, k)
+        return Ranked(rows, top, "auto", {"chosen": "words+embedding", **info})
     w = lda.fisher_direction(to_torch(np.asarray(x[inc]), ctx.device), to_torch(np.asarray(x[neg]), ctx.device))
     w = (w / w.norm()).cpu().numpy()
     r = rank_by_direction(ctx, w, inc, exc, k, "auto")
-    return Ranked(r.rows, r.scores, "auto", {"chosen": "lda", "background": int(len(neg) - len(exc))})
+    return Ranked(r.rows, r.scores, "auto", {"chosen": "lda", **info})
 
 
-METHOD = Method("auto", "Suggest", "COS until something is excluded, then LDA against the excluded "
-                "texts plus a background sample of the corpus.", 1, 0, search)
+METHOD = Method("auto", "Suggest", "COS until something is excluded; then a logistic model over the "
+                "texts' embeddings and words, against the excluded texts plus a background sample.",
+                1, 0, search)

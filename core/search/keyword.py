@@ -42,6 +42,10 @@ class KeywordIndex:
         self.n = len(self._texts)
         self._variants: dict[tuple[bool, bool], tuple[str, np.ndarray]] = {}
 
+    @property
+    def texts(self) -> list[str]:
+        return self._texts
+
     def variant(self, case: bool, diacritics: bool) -> tuple[str, np.ndarray]:
         key = (case, diacritics)
         if key not in self._variants:
