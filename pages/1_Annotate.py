@@ -8,6 +8,7 @@ from core import annotate
 from core.export import FORMATS
 from core.search import REGISTRY, SEMANTIC, NotApplicable
 from core.search.keyword import KeywordError
+from core.search.lexical import words_built
 from core.session import EXCLUDED, INCLUDED, Session
 from core.store import GroupExists, GroupNotFound
 from ui import state
@@ -24,12 +25,15 @@ def say(kind: str, text: str) -> None:
 
 
 def run(method: str, k: int | None, **params) -> None:
+    first_words = method == "auto" and ctx.keyword_index is not None and not words_built(ctx.keyword_index)
     try:
-        r = annotate.ask(ctx, session, method, k, **params)
+        with st.spinner("Reading the corpus's words (once per corpus)…" if first_words else "Searching…"):
+            r = annotate.ask(ctx, session, method, k, **params)
     except (NotApplicable, KeywordError, ValueError) as exc:
         say("error", str(exc))
         return
-    chosen = f" (chose {REGISTRY[r.info['chosen']].label})" if "chosen" in r.info else ""
+    chosen = r.info.get("chosen")
+    chosen = f" (chose {REGISTRY[chosen].label if chosen in REGISTRY else chosen})" if chosen else ""
     extra = f" of {r.info['hits']:,} hits ({r.info['already_labelled']:,} already labelled)" if "hits" in r.info else ""
     say("success", f"{REGISTRY[method].label}{chosen}: {len(r):,} new texts{extra}, added as included.")
     st.session_state["ann_view"] = "Last search"

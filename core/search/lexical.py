@@ -33,6 +33,10 @@ def word_matrix(texts) -> sp.csr_matrix:
         return sp.csr_matrix((len(texts), 0), dtype=np.float32)
 
 
+def words_built(kindex) -> bool:
+    return getattr(kindex, "_words", None) is not None
+
+
 def words_of(kindex) -> sp.csr_matrix:
     """The word matrix of a KeywordIndex's texts, built on first use and kept on the index."""
     m = getattr(kindex, "_words", None)
