@@ -43,7 +43,8 @@ def run(method: str, k: int | None, **params) -> None:
 def on_keyword() -> None:
     g = st.session_state.get
     dates = g("kw_dates") or ()
-    run("keyword", None, query=g("kw_query", ""), is_regex=g("kw_regex", False),
+    limit = int(g("kw_limit") or 0)
+    run("keyword", limit or None, query=g("kw_query", ""), is_regex=g("kw_regex", False),
         case_insensitive=not g("kw_case", False), diacritics_insensitive=not g("kw_diacritics", False),
         date_from=dates[0] if len(dates) > 0 else None, date_to=dates[1] if len(dates) > 1 else None,
         authors=g("kw_authors") or None)
@@ -122,13 +123,18 @@ with st.form("kw_form", border=True):
     q1.text_input("Keyword or regular expression", key="kw_query", placeholder="e.g. ockovani|vakcin",
                   label_visibility="collapsed")
     q2.form_submit_button("Search (KW)", on_click=on_keyword, type="primary", width="stretch")
-    o = st.columns(4)
+    o = st.columns(5)
     o[0].checkbox("Regular expression", key="kw_regex")
     o[1].checkbox("Match case", key="kw_case")
     o[2].checkbox("Match diacritics", key="kw_diacritics")
     if corpus.has_dates:
         lo, hi = corpus.frame["date"].min().date(), corpus.frame["date"].max().date()
         o[3].date_input("Dates", value=(lo, hi), min_value=lo, max_value=hi, key="kw_dates")
+    o[4].number_input("Add at most (0 = all)", 0, None, 0, step=10, key="kw_limit",
+                      help="Add only this many hits, the most typical first (closest to the centre of all "
+                           "hits). Reviewing a few dozen typical hits and then pressing Suggest, which "
+                           "also weighs the words, finds a topic with fewer texts reviewed than going "
+                           "through hundreds of keyword hits one by one (bench/RESULTS.md).")
     if corpus.has_authors:
         st.multiselect("Authors (none = all)", sorted(corpus.frame["author"].unique()), key="kw_authors")
 

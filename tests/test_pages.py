@@ -121,6 +121,22 @@ def test_annotate_bad_regex_message(tweets):
     assert any("invalid regular expression" in e.value for e in at.error)
 
 
+def test_annotate_keyword_limit_adds_the_most_typical_hits(tweets):
+    at = app("pages/1_Annotate.py").run()
+    at.text_input(key="kw_query").set_value("ockovani")
+    at.number_input(key="kw_limit").set_value(5)
+    at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
+    assert not at.exception
+    assert at.metric[0].value == "5" and len(rows(at)) == 5
+    msg = next(s.value for s in at.success if s.value.startswith("KW: 5 new texts of "))
+    total = int(msg.split(" of ")[1].split()[0].replace(",", ""))
+    assert total > 5, msg
+    # the same search again adds the next 5 most typical hits, not the ones already labelled
+    at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
+    assert at.metric[0].value == "10"
+    assert any(f"5 new texts of {total:,} hits (5 already labelled)" in s.value for s in at.success)
+
+
 def with_group(at, included, excluded):
     from core.session import Session
 
