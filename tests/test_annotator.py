@@ -60,3 +60,17 @@ def test_end_to_end_on_a_tiny_slice(tmp_path, monkeypatch, model):
     for m in summary["methods"].values():
         assert 0.3 <= m["recall@1.0x"] <= m["recall@1.5x"] <= 1.0
     assert (tmp_path / "out" / "annotator_so_tiny.png").stat().st_size > 1000
+
+
+def test_ceiling_r_precision_by_hand_and_on_separable_versus_random_labels():
+    from bench.ceiling import out_of_fold_scores, recall_at
+
+    member = np.array([1, 0, 1, 0, 0, 1], bool)  # 3 members
+    scores = np.array([.9, .8, .7, .6, .5, .4], np.float32)
+    assert recall_at(scores, member, 1.0) == 2 / 3  # top 3 = rows 0, 1, 2
+    assert recall_at(scores, member, 2.0) == 1.0
+    x, labels = clustered_unit_vectors(400, 16, clusters=4, seed=1, spread=0.05)
+    separable = out_of_fold_scores(x, None, labels == 0, folds=5)
+    assert recall_at(separable, labels == 0, 1.0) == 1.0
+    noise = np.random.default_rng(0).random(400) < 0.25  # labels unrelated to the vectors
+    assert recall_at(out_of_fold_scores(x, None, noise, folds=5), noise, 1.0) < 0.5

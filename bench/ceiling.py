@@ -1,0 +1,72 @@
+"""How findable is each class at all with the features Suggest ranks by?
+
+    python -m bench.ceiling --data ../shared/data/stackoverflow.csv [--label-column label] [--folds 5]
+
+For each class: the words+embedding logistic model that Suggest fits (core.search.lexical), but
+trained on the true labels of every other fold of the corpus (5-fold, stratified), scores the
+held-out fold. R-precision = the share of members among the class-size top-scored texts: the
+recall an annotator would reach after reviewing 1x the class size if the ranker already knew the
+labels of 80% of the corpus. A simulated annotator (bench/annotator.py) that starts from one
+keyword cannot be expected to beat it by much; where it is below the issue's target, the target
+is out of reach for these features (embedding model + tf-idf), whatever the ranking policy.
+
+Prints one JSON line per class and a summary line (macro R-precision; recall at 1.5x the class size).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+from pathlib import Path
+
+import numpy as np
+
+from bench.annotator import corpus_for
+from bench.common import emit
+from core.search.lexical import fit_scores, word_matrix
+
+
+def out_of_fold_scores(x, words, member: np.ndarray, folds: int, seed: int = 0) -> np.ndarray:
+    from sklearn.model_selection import StratifiedKFold
+
+    scores = np.zeros(len(member), np.float32)
+    for train, test in StratifiedKFold(folds, shuffle=True, random_state=seed).split(np.zeros(len(member)), member):
+        pos, neg = train[member[train]], train[~member[train]]
+        scores[test] = fit_scores(x, words, pos, neg)[test]
+    return scores
+
+
+def recall_at(scores: np.ndarray, member: np.ndarray, multiple: float) -> float:
+    n = int(member.sum())
+    top = np.argsort(-scores, kind="stable")[: int(multiple * n)]
+    return float(member[top].sum() / n)
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--data", type=Path, required=True)
+    p.add_argument("--label-column", default="label")
+    p.add_argument("--folds", type=int, default=5)
+    a = p.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    corpus = corpus_for(a.data, a.label_column)
+    x = np.asarray(corpus.embeddings, dtype=np.float32)
+    words = word_matrix(corpus.frame["text"].tolist())
+    labels = corpus.frame[a.label_column].astype(str).to_numpy()
+    r1, r15 = [], []
+    for cls in sorted(set(labels)):
+        member = labels == cls
+        s = out_of_fold_scores(x, words, member, a.folds)
+        r1.append(recall_at(s, member, 1.0))
+        r15.append(recall_at(s, member, 1.5))
+        emit(dataset=a.data.stem, cls=cls, size=int(member.sum()), r_precision=round(r1[-1], 4),
+             recall_at_1_5x=round(r15[-1], 4))
+    emit(summary={"dataset": a.data.stem, "classes": len(r1), "folds": a.folds,
+                  "macro_r_precision": round(float(np.mean(r1)), 4),
+                  "macro_recall_at_1_5x": round(float(np.mean(r15)), 4)})
+
+
+if __name__ == "__main__":
+    main()
