@@ -2,7 +2,7 @@
 
     python -m bench.annotator --data ../shared/data/stackoverflow.csv --label-column label
         [--classes A B ...] [--methods cos,lda,nn1,nn2,auto] [--budget 2.0] [--seed-query auto|TEXT]
-        [--seed-hits 100] [--out bench/out]
+        [--seed-hits 100] [--param KEY=VALUE ...] [--out bench/out]
 
 For each class (one class = one topic) the annotator starts with a keyword search (the class's
 ``label_name`` when the data has one, else its top c-TF-IDF lemma; if that finds no member, the
@@ -75,7 +75,7 @@ def found(session: Session, members: set[int]) -> int:
 
 
 def simulate(ctx: SearchContext, member_rows: np.ndarray, method: str, queries: list[str], budget: float,
-             seed_hits: int, cls: str) -> Run:
+             seed_hits: int, cls: str, params: dict | None = None) -> Run:
     members = set(member_rows.tolist())
     run = Run(cls, method, len(members), "")
     s = Session()
@@ -97,7 +97,7 @@ def simulate(ctx: SearchContext, member_rows: np.ndarray, method: str, queries: 
             break  # nothing included at all: no semantic search can start
         t = time.perf_counter()
         try:
-            r = annotate.ask(ctx, s, name, k)
+            r = annotate.ask(ctx, s, name, k, **((params or {}) if name == method else {}))
         except NotApplicable:
             break
         run.step_seconds.append(time.perf_counter() - t)
@@ -178,6 +178,8 @@ def main(argv=None) -> None:
     p.add_argument("--budget", type=float, default=2.0)
     p.add_argument("--seed-query", default="auto")
     p.add_argument("--seed-hits", type=int, default=100, help="keyword hits the annotator reviews first")
+    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="a parameter of the method under test, e.g. --param alpha=1 --param c=4 (auto)")
     p.add_argument("--out", type=Path, default=Path("bench/out"))
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
@@ -190,11 +192,15 @@ def main(argv=None) -> None:
     classes = a.classes or sorted(set(labels))
     queries = class_queries(corpus, a.label_column, classes, a.seed_query)
     methods = [m.strip() for m in a.methods.split(",") if m.strip()]
+    try:
+        params = {k: float(v) for k, v in (kv.split("=", 1) for kv in a.param)}
+    except ValueError:
+        raise SystemExit(f"--param wants KEY=NUMBER, got {a.param}")
     runs = []
     for cls in classes:
         members = np.flatnonzero(labels == cls)
         for method in methods:
-            r = simulate(ctx, members, method, queries[cls], a.budget, a.seed_hits, cls)
+            r = simulate(ctx, members, method, queries[cls], a.budget, a.seed_hits, cls, params)
             runs.append(r)
             emit(dataset=a.data.stem, cls=cls, method=method, size=r.size, seed_query=r.seed_query,
                  **{f"recall@{m}x": round(r.recall_at(m), 4) for m in MARKS if m <= a.budget},

@@ -39,7 +39,10 @@ def top_unlabelled(scores: np.ndarray, labelled: np.ndarray, k: int | None) -> t
 
 
 def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: int | None = 10,
-           *, background: int = BACKGROUND, words: bool = True, **params: object) -> Ranked:
+           *, background: int = BACKGROUND, words: bool = True, alpha: float = 0.5, c: float = 1.0,
+           **params: object) -> Ranked:
+    """``alpha`` weighs the embedding against the words, ``c`` is the inverse regularisation of the
+    logistic model, ``background`` the number of sampled unlabelled texts taken as negatives."""
     inc, exc = as_rows(included), as_rows(excluded)
     METHOD.check(inc, exc)
     if len(exc) < lda.METHOD.min_excluded:
@@ -47,11 +50,11 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
         return Ranked(r.rows, r.scores, "auto", {"chosen": "cos"})
     labelled = np.union1d(inc, exc)
     # seeded by the number of labels: the same state gives the same suggestion
-    neg = np.union1d(exc, background_sample(ctx.index.n, labelled, background, ctx.seed + len(labelled)))
+    neg = np.union1d(exc, background_sample(ctx.index.n, labelled, int(background), ctx.seed + len(labelled)))
     info = {"background": int(len(neg) - len(exc))}
     x = ctx.vectors
     if words and ctx.keyword_index is not None:
-        scores = fit_scores(x, words_of(ctx.keyword_index), inc, neg)
+        scores = fit_scores(x, words_of(ctx.keyword_index), inc, neg, alpha=float(alpha), c=float(c))
         rows, top = top_unlabelled(scores, labelled, k)
         return Ranked(rows, top, "auto", {"chosen": "words+embedding", **info})
     w = lda.fisher_direction(to_torch(np.asarray(x[inc]), ctx.device), to_torch(np.asarray(x[neg]), ctx.device))
