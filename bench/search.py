@@ -9,6 +9,7 @@ texts of a real CSV (the 300k scale corpus by default when present). One JSON ob
 from __future__ import annotations
 
 import argparse
+import time
 
 import numpy as np
 
@@ -46,7 +47,8 @@ def main(argv=None) -> None:
     for name in ("cos", "lda", "nn1", "nn2", "auto"):
         m = REGISTRY[name]
         ms = median_ms(lambda: m.search(ctx, inc, exc, 10), a.repeat)
-        emit(op=name, median_ms=round(ms, 2), n=a.n, dim=a.dim, device=device)
+        extra = {"chosen": m.search(ctx, inc, exc, 10).info["chosen"]} if name == "auto" else {}
+        emit(op=name, median_ms=round(ms, 2), n=a.n, dim=a.dim, device=device, **extra)
 
     if a.texts:
         import pandas as pd
@@ -64,6 +66,22 @@ def main(argv=None) -> None:
             ms = median_ms(lambda: REGISTRY["keyword"].search(kctx, none, none, None, query=query,
                                                               is_regex=is_regex), a.repeat)
             emit(op="keyword", query=query, regex=is_regex, hits=hits, median_ms=round(ms, 2), n=n, device="cpu")
+
+        # Suggest over the same texts: its word matrix is built once per corpus, then each step
+        # fits a logistic model over embedding + words (384-d vectors as the default model gives)
+        from core.search.lexical import words_of
+
+        t = time.perf_counter()
+        words = words_of(kctx.keyword_index)
+        emit(op="auto_word_matrix_build", seconds=round(time.perf_counter() - t, 2), n=n,
+             vocabulary=int(words.shape[1]))
+        sx, slabels = clustered(n, 384, seed=3)
+        sctx = SearchContext(VectorIndex(sx), kctx.keyword_index)
+        s_inc = rng.choice(np.flatnonzero(slabels == slabels[0]), 200, replace=False)
+        s_exc = rng.choice(np.flatnonzero(slabels != slabels[0]), 100, replace=False)
+        r = REGISTRY["auto"].search(sctx, s_inc, s_exc, 10)
+        ms = median_ms(lambda: REGISTRY["auto"].search(sctx, s_inc, s_exc, 10), a.repeat)
+        emit(op="auto", chosen=r.info["chosen"], median_ms=round(ms, 2), n=n, dim=384, device="cpu")
 
 
 if __name__ == "__main__":
