@@ -167,7 +167,7 @@ shown_scores = scores[(page - 1) * PER_PAGE: page * PER_PAGE] if scores is not N
 table = annotate.rows_frame(corpus.frame, session, shown, shown_scores)
 
 if len(table):
-    a, bb, _ = st.columns([1, 1, 4])
+    a, bb, _ = st.columns([2, 2, 3])
     a.button("Include all on this page", on_click=on_label, args=(shown, INCLUDED), key="bulk_inc")
     bb.button("Exclude all on this page", on_click=on_label, args=(shown, EXCLUDED), key="bulk_exc")
     st.caption("Each text is included (🟢) or excluded (🔴); click its button to switch. "
@@ -175,7 +175,7 @@ if len(table):
     for r in table.itertuples(index=False):
         inc = r.label == "included"
         box = st.container(border=True)
-        c1, c2 = box.columns([2, 18])
+        c1, c2 = box.columns([3, 17])
         # a button, not a checkbox: a click is an event, so no stale widget value can re-fire it
         c1.button("🟢 included" if inc else "🔴 excluded", key=f"tog_{r.row}", on_click=on_toggle,
                   args=(int(r.row),), help="Click to exclude" if inc else "Click to include")
@@ -186,5 +186,5 @@ if len(table):
 elif view == "Last search" and session.last_search() is not None:
     st.info("The last search found no new texts.")
 else:
-    st.info("Start with a keyword search; its hits come in as included. Untick the ones that are off-topic, "
+    st.info("Start with a keyword search; its hits come in as included. Click the ones that are off-topic to exclude them, "
             "then ask COS, LDA, NN1, NN2 or Suggest for more.")
