@@ -194,6 +194,33 @@ def test_word_matrix_folds_case_and_diacritics():
     assert word_matrix(["a b", "c d"]).shape == (2, 0)  # nothing repeats: no columns, no error
 
 
+def test_word_matrix_is_kept_on_disk_and_a_bad_copy_is_rebuilt(tmp_path, monkeypatch, caplog):
+    from core.search import lexical
+
+    texts = ["Očkování dnes", "ockovani zítra", "volby dnes", "volby zítra"]
+    first = KeywordIndex(texts)
+    first.words_file = tmp_path / "words.npz"
+    built = lexical.words_of(first)
+    assert first.words_file.exists()
+    # a restarted app loads it instead of reading the texts again
+    monkeypatch.setattr(lexical, "word_matrix", lambda t: (_ for _ in ()).throw(AssertionError("rebuilt")))
+    again = KeywordIndex(texts)
+    again.words_file = first.words_file
+    assert (lexical.words_of(again) != built).nnz == 0
+    monkeypatch.undo()
+    # a corrupt file, or one of another corpus, is rebuilt (with a warning), never fatal
+    for bad in (b"not a matrix", None):
+        if bad is None:  # a matrix with the wrong number of rows
+            lexical._save(first.words_file, built[:2])
+        else:
+            first.words_file.write_bytes(bad)
+        k = KeywordIndex(texts)
+        k.words_file = first.words_file
+        assert (lexical.words_of(k) != built).nnz == 0
+        assert lexical.words_of(KeywordIndex(texts)).shape == built.shape
+    assert "rebuilding the word matrix" in caplog.text
+
+
 def test_auto_finds_a_topic_defined_by_its_words():
     """Embeddings that carry no topic (noise) but words that do: Suggest still finds the topic,
     where a ranker on embeddings alone is at chance."""

@@ -14,6 +14,7 @@ from core.search import SearchContext
 from core.embed import pick_device
 from core.search.index import VectorIndex
 from core.search.keyword import KeywordIndex
+from core.search.lexical import WORDS_VERSION
 from core.session import Session
 from core.store import GroupStore, GroupVersion
 
@@ -33,8 +34,9 @@ def _corpus(root: str, name: str, stamp: float) -> Corpus:
 def _search_context(root: str, name: str, stamp: float) -> SearchContext:
     c = _corpus(root, name, stamp)
     device = pick_device("auto")
-    return SearchContext(VectorIndex(c.embeddings, device=device), KeywordIndex(c.frame["text"].tolist()),
-                         c.frame, device=device)
+    kindex = KeywordIndex(c.frame["text"].tolist())
+    kindex.words_file = paths.corpus_dir(name, Path(root)) / f"words-v{WORDS_VERSION}.npz"  # Suggest's
+    return SearchContext(VectorIndex(c.embeddings, device=device), kindex, c.frame, device=device)
 
 
 @st.cache_resource(max_entries=8)

@@ -41,6 +41,7 @@ class KeywordIndex:
         self._texts = [t.replace("\n", " ").replace("\r", " ") for t in texts]
         self.n = len(self._texts)
         self._variants: dict[tuple[bool, bool], tuple[str, np.ndarray]] = {}
+        self.words_file = None  # where Suggest's word matrix is kept on disk (core/search/lexical.py)
 
     @property
     def texts(self) -> list[str]:

@@ -5,12 +5,15 @@ Sentence embeddings blur the exact words that often define a topic (a library's 
 disease, a place); tf-idf keeps them. A logistic regression over both ``[alpha * embedding,
 tf-idf]`` found more of each topic per text reviewed than either alone in the simulated
 annotator (bench/annotator.py, bench/RESULTS.md). The matrix is built once per corpus, lazily,
-on the first search that needs it.
+on the first search that needs it, and kept on disk beside the corpus when the index names a file
+for it (``KeywordIndex.words_file``), so a restarted app loads it instead of re-reading every text.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
@@ -18,6 +21,9 @@ import scipy.sparse as sp
 from core.search.keyword import fold
 
 _LOCK = threading.Lock()
+log = logging.getLogger(__name__)
+# bump when word_matrix changes how it reads texts: a saved matrix of another version is not used
+WORDS_VERSION = 1
 
 
 def word_matrix(texts) -> sp.csr_matrix:
@@ -44,8 +50,40 @@ def words_of(kindex) -> sp.csr_matrix:
         with _LOCK:
             m = getattr(kindex, "_words", None)
             if m is None:
-                m = kindex._words = word_matrix(kindex.texts)
+                path = getattr(kindex, "words_file", None)
+                m = _load(Path(path), kindex.n) if path else None
+                if m is None:
+                    m = word_matrix(kindex.texts)
+                    if path:
+                        _save(Path(path), m)
+                kindex._words = m
     return m
+
+
+def _load(path: Path, rows: int) -> sp.csr_matrix | None:
+    """The saved matrix, or None (absent, unreadable, or not of this corpus): then it is rebuilt."""
+    if not path.exists():
+        return None
+    try:
+        m = sp.load_npz(path).tocsr()
+    except Exception as exc:  # a corrupt cache is rebuilt, never fatal
+        log.warning("%s is unreadable (%s); rebuilding the word matrix", path, exc)
+        return None
+    if m.shape[0] != rows:
+        log.warning("%s has %d rows, the corpus %d; rebuilding the word matrix", path, m.shape[0], rows)
+        return None
+    return m
+
+
+def _save(path: Path, m: sp.csr_matrix) -> None:
+    from core.atomic import atomic_path
+
+    try:
+        with atomic_path(path) as tmp:
+            with open(tmp, "wb") as fh:
+                sp.save_npz(fh, m, compressed=False)
+    except OSError as exc:  # a read-only data root: keep it in memory only
+        log.warning("could not save the word matrix to %s (%s)", path, exc)
 
 
 def fit_scores(x: np.ndarray, words: sp.csr_matrix | None, pos: np.ndarray, neg: np.ndarray,
