@@ -41,7 +41,9 @@ class KeywordIndex:
         self._texts = [t.replace("\n", " ").replace("\r", " ") for t in texts]
         self.n = len(self._texts)
         self._variants: dict[tuple[bool, bool], tuple[str, np.ndarray]] = {}
-        self.words_file = None  # where Suggest's word matrix is kept on disk (core/search/lexical.py)
+        # Suggest's word matrix (core/search/lexical.py): built on first use, and where it is kept on disk
+        self.words_matrix = None
+        self.words_file = None
 
     @property
     def texts(self) -> list[str]:

@@ -40,24 +40,22 @@ def word_matrix(texts) -> sp.csr_matrix:
 
 
 def words_built(kindex) -> bool:
-    return getattr(kindex, "_words", None) is not None
+    return kindex.words_matrix is not None
 
 
 def words_of(kindex) -> sp.csr_matrix:
-    """The word matrix of a KeywordIndex's texts, built on first use and kept on the index."""
-    m = getattr(kindex, "_words", None)
-    if m is None:
-        with _LOCK:
-            m = getattr(kindex, "_words", None)
+    """The word matrix of a KeywordIndex's texts: from the index, else from its ``words_file``,
+    else built (and saved there)."""
+    with _LOCK:
+        if kindex.words_matrix is None:
+            path = Path(kindex.words_file) if kindex.words_file else None
+            m = _load(path, kindex.n) if path else None
             if m is None:
-                path = getattr(kindex, "words_file", None)
-                m = _load(Path(path), kindex.n) if path else None
-                if m is None:
-                    m = word_matrix(kindex.texts)
-                    if path:
-                        _save(Path(path), m)
-                kindex._words = m
-    return m
+                m = word_matrix(kindex.texts)
+                if path:
+                    _save(path, m)
+            kindex.words_matrix = m
+    return kindex.words_matrix
 
 
 def _load(path: Path, rows: int) -> sp.csr_matrix | None:
