@@ -36,6 +36,7 @@ from core.keyterms import key_terms
 from core.search import REGISTRY, NotApplicable, SearchContext
 from core.search.index import VectorIndex
 from core.search.keyword import KeywordIndex
+from core.search.lexical import WordIndex
 from core.session import EXCLUDED, Session
 
 log = logging.getLogger(__name__)
@@ -187,7 +188,8 @@ def main(argv=None) -> None:
     corpus = corpus_for(a.data, a.label_column)
     if a.label_column not in corpus.frame.columns:
         raise SystemExit(f"{a.data}: no column {a.label_column!r}")
-    ctx = SearchContext(VectorIndex(corpus.embeddings), KeywordIndex(corpus.frame["text"].tolist()), corpus.frame)
+    texts = corpus.frame["text"].tolist()
+    ctx = SearchContext(VectorIndex(corpus.embeddings), KeywordIndex(texts), corpus.frame, word_index=WordIndex(texts))
     labels = corpus.frame[a.label_column].astype(str).to_numpy()
     classes = a.classes or sorted(set(labels))
     queries = class_queries(corpus, a.label_column, classes, a.seed_query)

@@ -58,8 +58,9 @@ def main(argv=None) -> None:
         texts = pd.read_csv(a.texts, usecols=["text"], dtype=str, keep_default_na=False)["text"].tolist()
         n = len(texts)
         kx, _ = clustered(n, 64, seed=2)
-        kctx = SearchContext(VectorIndex(kx), KeywordIndex(texts))
-        kctx.keyword_index.variant(True, True)  # built once per corpus (cached in the app)
+        t = time.perf_counter()
+        kctx = SearchContext(VectorIndex(kx), KeywordIndex(texts))  # folds the texts once per corpus
+        emit(op="keyword_index_build", seconds=round(time.perf_counter() - t, 2), n=n)
         none = np.zeros(0, np.int64)
         for query, is_regex in (("trump", False), ("hillary|clinton", True), (r"\bfake news\b", True)):
             hits = len(REGISTRY["keyword"].search(kctx, none, none, None, query=query, is_regex=is_regex))
@@ -69,14 +70,15 @@ def main(argv=None) -> None:
 
         # Suggest over the same texts: its word matrix is built once per corpus, then each step
         # fits a logistic model over embedding + words (384-d vectors as the default model gives)
-        from core.search.lexical import words_of
+        from core.search.lexical import WordIndex
 
         t = time.perf_counter()
-        words = words_of(kctx.keyword_index)
+        word_index = WordIndex(texts)
+        words = word_index.matrix
         emit(op="auto_word_matrix_build", seconds=round(time.perf_counter() - t, 2), n=n,
              vocabulary=int(words.shape[1]))
         sx, slabels = clustered(n, 384, seed=3)
-        sctx = SearchContext(VectorIndex(sx), kctx.keyword_index)
+        sctx = SearchContext(VectorIndex(sx), kctx.keyword_index, word_index=word_index)
         s_inc = rng.choice(np.flatnonzero(slabels == slabels[0]), 200, replace=False)
         s_exc = rng.choice(np.flatnonzero(slabels != slabels[0]), 100, replace=False)
         r = REGISTRY["auto"].search(sctx, s_inc, s_exc, 10)

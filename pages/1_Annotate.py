@@ -8,7 +8,6 @@ from core import annotate
 from core.export import FORMATS
 from core.search import REGISTRY, SEMANTIC, NotApplicable
 from core.search.keyword import KeywordError
-from core.search.lexical import words_built
 from core.session import EXCLUDED, INCLUDED, Session
 from core.store import GroupExists, GroupNotFound
 from ui import state
@@ -25,7 +24,7 @@ def say(kind: str, text: str) -> None:
 
 
 def run(method: str, k: int | None, **params) -> None:
-    first_words = method == "auto" and ctx.keyword_index is not None and not words_built(ctx.keyword_index)
+    first_words = method == "auto" and ctx.word_index is not None and not ctx.word_index.built
     try:
         with st.spinner("Reading the corpus's words (once per corpus)…" if first_words else "Searching…"):
             r = annotate.ask(ctx, session, method, k, **params)

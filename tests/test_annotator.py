@@ -11,6 +11,7 @@ from bench.annotator import Run, main, simulate
 from core.search import SearchContext
 from core.search.index import VectorIndex
 from core.search.keyword import KeywordIndex
+from core.search.lexical import WordIndex
 from tests.conftest import clustered_unit_vectors, shared_file
 
 
@@ -33,7 +34,7 @@ def test_simulation_on_a_constructed_case():
     first = members[:5]
     for i in members[5:]:
         texts[i] = "gamma " + str(i)  # only 5 members are found by the keyword
-    ctx = SearchContext(VectorIndex(x), KeywordIndex(texts), pd.DataFrame({"text": texts}))
+    ctx = SearchContext(VectorIndex(x), KeywordIndex(texts), pd.DataFrame({"text": texts}), word_index=WordIndex(texts))
     run = simulate(ctx, members, "lda", ["alpha"], budget=1.5, seed_hits=100, cls="0")
     # the keyword step reviews 7 hits and finds 5 members
     assert run.curve[0] == (7, 5)

@@ -12,25 +12,26 @@ from core.search import REGISTRY, SEMANTIC, NotApplicable, SearchContext
 from core.search import classifier, fisher, lda
 from core.search.index import VectorIndex
 from core.search.keyword import KeywordError, KeywordIndex, find_rows
+from core.search.lexical import WordIndex
 from core.session import EXCLUDED, INCLUDED, Session
 from tests.conftest import clustered_unit_vectors
 
 N, DIM = 1037, 24  # odd sizes on purpose
 
 
+X, LABELS = clustered_unit_vectors(N, DIM, clusters=5, seed=3)  # the ctx fixture's vectors and topics
+
+
 @pytest.fixture(scope="module")
 def ctx():
-    x, labels = clustered_unit_vectors(N, DIM, clusters=5, seed=3)
-    texts = [f"text {i} topic{labels[i]}" for i in range(N)]
+    texts = [f"text {i} topic{LABELS[i]}" for i in range(N)]
     frame = pd.DataFrame({"id": [str(i) for i in range(N)], "text": texts})
-    c = SearchContext(VectorIndex(x), KeywordIndex(texts), frame)
-    c.extra["labels"] = labels
-    return c
+    return SearchContext(VectorIndex(X), KeywordIndex(texts), frame, word_index=WordIndex(texts))
 
 
 def labelled_sets(ctx, n_inc=12, n_exc=9, seed=0):
     rng = np.random.default_rng(seed)
-    labels = ctx.extra["labels"]
+    labels = LABELS
     inc = rng.choice(np.flatnonzero(labels == 0), n_inc, replace=False)
     exc = rng.choice(np.flatnonzero(labels != 0), n_exc, replace=False)
     return inc, exc
@@ -53,7 +54,7 @@ def test_shared_laws(ctx, method, k):
     assert not set(r.rows) & (set(inc) | set(exc)), "no labelled row returned"
     assert len(set(r.rows)) == k
     # on clustered data, every method finds the included cluster
-    assert (ctx.extra["labels"][r.rows] == 0).mean() >= 0.9
+    assert (LABELS[r.rows] == 0).mean() >= 0.9
 
 
 @pytest.mark.parametrize("method", SEMANTIC)
@@ -198,26 +199,23 @@ def test_word_matrix_is_kept_on_disk_and_a_bad_copy_is_rebuilt(tmp_path, monkeyp
     from core.search import lexical
 
     texts = ["Očkování dnes", "ockovani zítra", "volby dnes", "volby zítra"]
-    first = KeywordIndex(texts)
-    first.words_file = tmp_path / "words.npz"
-    built = lexical.words_of(first)
-    assert first.words_file.exists()
+    file = tmp_path / "words.npz"
+    first = WordIndex(texts, file)
+    assert not first.built
+    built = first.matrix
+    assert first.built and file.exists()
     # a restarted app loads it instead of reading the texts again
     monkeypatch.setattr(lexical, "word_matrix", lambda t: (_ for _ in ()).throw(AssertionError("rebuilt")))
-    again = KeywordIndex(texts)
-    again.words_file = first.words_file
-    assert (lexical.words_of(again) != built).nnz == 0
+    assert (WordIndex(texts, file).matrix != built).nnz == 0
     monkeypatch.undo()
     # a corrupt file, or one of another corpus, is rebuilt (with a warning), never fatal
     for bad in (b"not a matrix", None):
         if bad is None:  # a matrix with the wrong number of rows
-            lexical._save(first.words_file, built[:2])
+            lexical._save(file, built[:2])
         else:
-            first.words_file.write_bytes(bad)
-        k = KeywordIndex(texts)
-        k.words_file = first.words_file
-        assert (lexical.words_of(k) != built).nnz == 0
-        assert lexical.words_of(KeywordIndex(texts)).shape == built.shape
+            file.write_bytes(bad)
+        assert (WordIndex(texts, file).matrix != built).nnz == 0
+        assert WordIndex(texts).matrix.shape == built.shape
     assert "rebuilding the word matrix" in caplog.text
 
 
@@ -230,7 +228,7 @@ def test_auto_finds_a_topic_defined_by_its_words():
     x /= np.linalg.norm(x, axis=1, keepdims=True)
     filler = [f"w{j}" for j in range(300)]
     texts = [" ".join(rng.choice(filler, 6)) + (" matlab plot" if i < members else "") for i in range(n)]
-    c = SearchContext(VectorIndex(x), KeywordIndex(texts), None)
+    c = SearchContext(VectorIndex(x), KeywordIndex(texts), None, word_index=WordIndex(texts))
     inc, exc = np.arange(10), np.arange(members, members + 10)
     r = REGISTRY["auto"].search(c, inc, exc, 50)
     assert (r.rows < members).mean() >= 0.95
@@ -295,7 +293,7 @@ def test_keyword_bad_and_catastrophic_patterns(kctx):
 def test_keyword_hits_ordered_by_centre_similarity(ctx):
     r = REGISTRY["keyword"].search(ctx, np.zeros(0, np.int64), np.zeros(0, np.int64), None, query="topic1")
     assert np.all(np.diff(r.scores) <= 1e-6)
-    assert (ctx.extra["labels"][r.rows] == 1).all() and r.info["hits"] == len(r)
+    assert (LABELS[r.rows] == 1).all() and r.info["hits"] == len(r)
 
 
 # --- session ------------------------------------------------------------------------------
@@ -337,7 +335,13 @@ def test_search_hits_come_in_included_and_keep_existing_labels():
 def test_case_folding_keeps_regex_escapes():
     from core.search.keyword import literal_branches, lower_pattern
 
-    assert lower_pattern(r"Praha\D\S+\p{Lu}\N{LATIN SMALL LETTER A}[A-Z]") == r"praha\D\S+\p{Lu}\N{LATIN SMALL LETTER A}[a-z]"
+    assert lower_pattern(r"Praha\D\S+\p{L}\N{LATIN SMALL LETTER A}[A-Z]") == r"praha\D\S+\p{L}\N{LATIN SMALL LETTER A}[a-z]"
+    # a class that tests letter case cannot work on folded text: refused, not silently empty
+    for case_class in (r"\p{Lu}rump", r"\p{Ll}", r"\P{Upper}x", r"\p{gc=Lu}"):
+        with pytest.raises(KeywordError, match="Match case"):
+            lower_pattern(case_class)
+    assert find_rows(KeywordIndex(["Trump", "trump"]), r"\p{Lu}rump", is_regex=True,
+                     case_insensitive=False).tolist() == [0]
     assert literal_branches("Hillary|Clinton") == ["Hillary", "Clinton"]
     assert literal_branches(r"a|b\d") is None and literal_branches("solo") is None and literal_branches("a||b") is None
     ki = KeywordIndex(["Praha 1", "praha", "PRAHA9", "Brno"])

@@ -14,7 +14,7 @@ from core.search import SearchContext
 from core.embed import pick_device
 from core.search.index import VectorIndex
 from core.search.keyword import KeywordIndex
-from core.search.lexical import WORDS_VERSION
+from core.search.lexical import WORDS_VERSION, WordIndex
 from core.session import Session
 from core.store import GroupStore, GroupVersion
 
@@ -34,9 +34,10 @@ def _corpus(root: str, name: str, stamp: float) -> Corpus:
 def _search_context(root: str, name: str, stamp: float) -> SearchContext:
     c = _corpus(root, name, stamp)
     device = pick_device("auto")
-    kindex = KeywordIndex(c.frame["text"].tolist())
-    kindex.words_file = paths.corpus_dir(name, Path(root)) / f"words-v{WORDS_VERSION}.npz"  # Suggest's
-    return SearchContext(VectorIndex(c.embeddings, device=device), kindex, c.frame, device=device)
+    texts = c.frame["text"].tolist()
+    words = WordIndex(texts, paths.corpus_dir(name, Path(root)) / f"words-v{WORDS_VERSION}.npz")
+    return SearchContext(VectorIndex(c.embeddings, device=device), KeywordIndex(texts), c.frame,
+                         device=device, word_index=words)
 
 
 @st.cache_resource(max_entries=8)

@@ -5,7 +5,7 @@ the text's embedding *and* its words (tf-idf; see core/search/lexical.py), fitte
 texts against the excluded ones plus a random sample of unlabelled texts taken as background (a
 topic is usually a small part of a corpus, so a random text is almost always off-topic; the
 background shows the model the whole corpus early on, when few texts are excluded). Without the
-corpus texts (a context with no keyword index) the words are left out and it is LDA against the
+corpus's words (a context with no word index) the words are left out and it is LDA against the
 same negatives. Measured in bench/annotator.py (bench/RESULTS.md).
 """
 
@@ -15,7 +15,7 @@ import numpy as np
 
 from core.search import cosine, lda
 from core.search.base import Method, Ranked, SearchContext, as_rows
-from core.search.lexical import fit_scores, words_of
+from core.search.lexical import fit_scores
 from core.search.linear import rank_by_direction, to_torch
 
 BACKGROUND = 300
@@ -39,8 +39,7 @@ def top_unlabelled(scores: np.ndarray, labelled: np.ndarray, k: int | None) -> t
 
 
 def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: int | None = 10,
-           *, background: int = BACKGROUND, words: bool = True, alpha: float = 0.5, c: float = 1.0,
-           **params: object) -> Ranked:
+           *, background: int = BACKGROUND, words: bool = True, alpha: float = 0.5, c: float = 1.0) -> Ranked:
     """``alpha`` weighs the embedding against the words, ``c`` is the inverse regularisation of the
     logistic model, ``background`` the number of sampled unlabelled texts taken as negatives."""
     inc, exc = as_rows(included), as_rows(excluded)
@@ -53,8 +52,8 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
     neg = np.union1d(exc, background_sample(ctx.index.n, labelled, int(background), ctx.seed + len(labelled)))
     info = {"background": int(len(neg) - len(exc))}
     x = ctx.vectors
-    if words and ctx.keyword_index is not None:
-        scores = fit_scores(x, words_of(ctx.keyword_index), inc, neg, alpha=float(alpha), c=float(c))
+    if words and ctx.word_index is not None:
+        scores = fit_scores(x, ctx.word_index.matrix, inc, neg, alpha=float(alpha), c=float(c))
         rows, top = top_unlabelled(scores, labelled, k)
         return Ranked(rows, top, "auto", {"chosen": "words+embedding", **info})
     w = lda.fisher_direction(to_torch(np.asarray(x[inc]), ctx.device), to_torch(np.asarray(x[neg]), ctx.device))

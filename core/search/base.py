@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from core.search.index import VectorIndex
+    from core.search.keyword import KeywordIndex
+    from core.search.lexical import WordIndex
 
 
 class NotApplicable(ValueError):
@@ -56,16 +63,19 @@ class Method:
             raise NotApplicable(reason)
 
 
-@dataclass
+@dataclass(frozen=True)
 class SearchContext:
-    """Everything a search may read, built once per corpus and shared (never mutated)."""
+    """Everything a search may read, built once per corpus and shared (never mutated).
 
-    index: Any  # core.search.index.VectorIndex
-    keyword_index: Any = None  # core.search.keyword.KeywordIndex
-    frame: Any = None  # pandas frame of the corpus (date/author filters)
+    ``keyword_index`` (the texts, for keyword search) and ``word_index`` (Suggest's word
+    features) are optional: a method that needs one and finds None falls back or says why."""
+
+    index: "VectorIndex"
+    keyword_index: "KeywordIndex | None" = None
+    frame: "pd.DataFrame | None" = None  # the corpus's columns (date/author filters)
     device: str = "cpu"
     seed: int = 0
-    extra: dict = field(default_factory=dict)
+    word_index: "WordIndex | None" = None
 
     @property
     def vectors(self) -> np.ndarray:

@@ -44,7 +44,7 @@ def train(xi: torch.Tensor, xe: torch.Tensor, l2: float = 1e-3, iters: int = 50,
 
 
 def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: int | None = 10,
-           *, l2: float = 1e-3, **_: object) -> Ranked:
+           *, l2: float = 1e-3) -> Ranked:
     inc, exc, xi, xe = labelled(ctx, included, excluded)
     METHOD.check(inc, exc)
     model = train(to_torch(xi, ctx.device), to_torch(xe, ctx.device), l2=l2, seed=ctx.seed)

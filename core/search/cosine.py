@@ -12,8 +12,8 @@ from core.search.base import Method, Ranked, SearchContext, as_rows
 from core.search.linear import rank_by_direction
 
 
-def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: int | None = 10,
-           **_: object) -> Ranked:
+def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: int | None = 10
+           ) -> Ranked:
     METHOD.check(as_rows(included), as_rows(excluded))
     centre = np.asarray(ctx.vectors[as_rows(included)], np.float32).mean(axis=0)
     return rank_by_direction(ctx, centre, included, excluded, k, "cos")

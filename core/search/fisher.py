@@ -42,7 +42,7 @@ def train(xi: torch.Tensor, xe: torch.Tensor, steps: int = 100, lr: float = 0.05
 
 
 def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: int | None = 10,
-           *, steps: int = 100, **_: object) -> Ranked:
+           *, steps: int = 100) -> Ranked:
     inc, exc, xi, xe = labelled(ctx, included, excluded)
     METHOD.check(inc, exc)
     w = train(to_torch(xi, ctx.device), to_torch(xe, ctx.device), steps=steps, seed=ctx.seed)

@@ -1,14 +1,23 @@
 """Keyword search: substring or regular expression, case- and diacritics-insensitive by default.
 
 All texts are joined once into one string per variant (folded or not), one row per line, so a
-query is a single regex scan (``ockovani`` finds ``očkování``). Regular expressions run under a
-time limit (the ``regex`` package's ``timeout``), so a catastrophic pattern cannot hang the app.
+query is a scan of one string (``ockovani`` finds ``očkování``). Every search, plain, alternation
+or regular expression, compilation included, runs under one overall deadline:
+
+- the query is refused up front when it is longer than ``MAX_QUERY_CHARS``, nests groups deeper
+  than ``MAX_NESTING`` or has more than ``MAX_BRANCHES`` alternatives (the message says which);
+- the joined string is scanned in chunks of whole lines; each chunk runs with the time that is
+  left (the ``regex`` package's ``timeout``) and with ``concurrent=True``, which releases the
+  GIL, so other users' sessions (threads of the same server) keep answering during a long scan;
+- a match that runs across a line break is never taken: the texts it spans are tested one by one.
+
 Hits are ordered by cosine to the hits' own centre: on-topic hits first, stray ones last, where
 they can be excluded in bulk.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 import unicodedata
 from typing import Sequence
@@ -19,6 +28,10 @@ import regex
 from core.search.base import Method, NotApplicable, Ranked, SearchContext, as_rows
 
 DEFAULT_TIMEOUT_S = 2.0
+MAX_QUERY_CHARS = 1000
+MAX_NESTING = 20
+MAX_BRANCHES = 100
+CHUNK_CHARS = 1 << 20  # ~1M characters a chunk: the deadline is checked at least this often
 
 
 class KeywordError(ValueError):
@@ -35,29 +48,36 @@ def fold(text: str, case: bool = True, diacritics: bool = True) -> str:
 
 
 class KeywordIndex:
-    """The corpus texts joined per folding variant; built lazily, never mutated after."""
+    """The corpus texts joined per folding variant.
+
+    The default variant (case- and diacritics-folded) is built at construction; the three others
+    on their first use, once, under a lock. Nothing else changes after construction.
+    """
 
     def __init__(self, texts: Sequence[str]):
         self._texts = [t.replace("\n", " ").replace("\r", " ") for t in texts]
         self.n = len(self._texts)
         self._variants: dict[tuple[bool, bool], tuple[str, np.ndarray]] = {}
-        # Suggest's word matrix (core/search/lexical.py): built on first use, and where it is kept on disk
-        self.words_matrix = None
-        self.words_file = None
+        self._lock = threading.Lock()
+        self.variant(True, True)
 
     @property
     def texts(self) -> list[str]:
         return self._texts
 
     def variant(self, case: bool, diacritics: bool) -> tuple[str, np.ndarray]:
+        """(joined texts, position of each text's closing line break)."""
         key = (case, diacritics)
-        if key not in self._variants:
-            joined = "\n".join(self._texts) + "\n"
-            joined = fold(joined, case=case, diacritics=diacritics)
-            ends = np.fromiter((m.start() for m in regex.finditer("\n", joined)), dtype=np.int64,
-                               count=self.n)
-            self._variants[key] = (joined, ends)
-        return self._variants[key]
+        found = self._variants.get(key)
+        if found is None:
+            with self._lock:
+                found = self._variants.get(key)
+                if found is None:
+                    joined = fold("\n".join(self._texts) + "\n", case=case, diacritics=diacritics)
+                    ends = np.fromiter((m.start() for m in regex.finditer("\n", joined)), dtype=np.int64,
+                                       count=self.n)
+                    found = self._variants[key] = (joined, ends)
+        return found
 
     def text_of(self, row: int, case: bool, diacritics: bool) -> str:
         joined, ends = self.variant(case, diacritics)
@@ -67,11 +87,21 @@ class KeywordIndex:
 
 _ESCAPE_WITH_BRACES = set("pPNxuUg")
 _META = set("\\.^$*+?{}[]()|")
+# Unicode properties that test letter case: under case folding they would silently match nothing
+_CASE_PROPERTIES = regex.compile(r"\\[pP]\{\s*\^?\s*(?:lu|ll|lt|upper|lower|title|uppercase|lowercase|"
+                                 r"uppercase_?letter|lowercase_?letter|titlecase_?letter|"
+                                 r"(?:gc|general_?category)\s*[=:]\s*(?:lu|ll|lt))\s*\}", regex.IGNORECASE)
 
 
 def lower_pattern(pattern: str) -> str:
-    """Lower-case the literal parts of a regular expression, leaving escapes (\\D, \\S, \\p{Lu}...)
-    alone, so that it can run without IGNORECASE over lower-cased text (twice as fast)."""
+    """Lower-case the literal parts of a regular expression, leaving escapes (\\D, \\S, \\p{L}...)
+    alone, so that it can run without IGNORECASE over lower-cased text (twice as fast).
+
+    Classes that test letter case (``\\p{Lu}``, ``\\p{Ll}``...) cannot work on folded text: such a
+    pattern is refused with a message rather than silently matching nothing."""
+    if _CASE_PROPERTIES.search(pattern):
+        raise KeywordError("this pattern tests letter case (\\p{Lu}, \\p{Ll}, ...), which a case-insensitive "
+                           "search cannot see: tick 'Match case' to use it")
     out, i = [], 0
     while i < len(pattern):
         ch = pattern[i]
@@ -95,57 +125,135 @@ def literal_branches(pattern: str) -> list[str] | None:
     return branches
 
 
-def compile_query(query: str, is_regex: bool, case_insensitive: bool, diacritics_insensitive: bool):
+def check_limits(query: str, is_regex: bool) -> None:
+    """Refuse, with the limit named, a query too long, too deeply nested or with too many branches."""
     if not query or not query.strip():
         raise KeywordError("type a word or a pattern to search for")
+    if len(query) > MAX_QUERY_CHARS:
+        raise KeywordError(f"the query has {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,}")
+    if not is_regex:
+        return
+    depth = deepest = 0
+    escaped = in_class = False
+    for ch in query:  # group nesting, ignoring escaped and bracketed parentheses
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch == ")":
+            depth = max(0, depth - 1)
+    if deepest > MAX_NESTING:
+        raise KeywordError(f"the pattern nests groups {deepest} deep; the limit is {MAX_NESTING}")
+    branches = query.count("|") + 1
+    if branches > MAX_BRANCHES:
+        raise KeywordError(f"the pattern has {branches} alternatives; the limit is {MAX_BRANCHES} "
+                           "(split the search, or use a shorter list)")
+
+
+def compile_query(query: str, is_regex: bool, case_insensitive: bool, diacritics_insensitive: bool):
+    check_limits(query, is_regex)
     q = fold(query, case=False, diacritics=diacritics_insensitive)
+    if not is_regex:
+        q = q.replace("\n", " ").replace("\r", " ")  # texts are joined with their line breaks as spaces
     if case_insensitive:  # the index text is lower-cased: lower the pattern's literals to match
         q = lower_pattern(q) if is_regex else q.lower()
     try:
         return regex.compile(q if is_regex else regex.escape(q), regex.MULTILINE | regex.V0)
     except regex.error as exc:
         raise KeywordError(f"invalid regular expression: {exc}") from None
+    except (RecursionError, OverflowError, MemoryError):
+        raise KeywordError("the pattern is too complex to compile; simplify it") from None
+
+
+class _Deadline:
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.at = time.monotonic() + seconds
+
+    def left(self) -> float:
+        left = self.at - time.monotonic()
+        if left <= 0:
+            raise KeywordError(f"the search took longer than {self.seconds:g} s and was stopped; simplify "
+                               "the pattern (nested repeats such as (a+)+ are the usual cause) or narrow it")
+        return left
+
+
+def _chunks(ends: np.ndarray, size: int = CHUNK_CHARS):
+    """(start, end) character ranges of whole lines, about ``size`` characters each."""
+    if not len(ends):
+        return
+    cuts = np.unique(np.searchsorted(ends, np.arange(size, int(ends[-1]) + size, size)))
+    start = 0
+    for c in cuts:
+        stop = int(ends[min(int(c), len(ends) - 1)]) + 1
+        if stop > start:
+            yield start, stop
+            start = stop
+
+
+def _scan(pattern, joined: str, ends: np.ndarray, deadline: _Deadline, kindex: KeywordIndex,
+          case: bool, diacritics: bool) -> np.ndarray:
+    starts: list[int] = []
+    recheck: set[int] = set()
+    try:
+        for lo, hi in _chunks(ends):
+            for m in pattern.finditer(joined, lo, hi, timeout=deadline.left(), concurrent=True):
+                if "\n" in m.group(0):  # ran across texts: test the texts it spans on their own
+                    first, last = np.searchsorted(ends, [m.start(), max(m.start(), m.end() - 1)])
+                    recheck.update(range(int(first), int(min(last, len(ends) - 1)) + 1))
+                else:
+                    starts.append(m.start())
+        rows = set(np.searchsorted(ends, np.asarray(starts, np.int64)).tolist()) if starts else set()
+        for r in sorted(recheck - rows):
+            if pattern.search(kindex.text_of(r, case, diacritics), timeout=deadline.left(), concurrent=True):
+                rows.add(r)
+    except TimeoutError:
+        deadline.left()
+        raise KeywordError(f"the search took longer than {deadline.seconds:g} s and was stopped") from None
+    return np.array(sorted(rows), dtype=np.int64)
+
+
+def _find_literal(needle: str, joined: str, ends: np.ndarray, deadline: _Deadline) -> np.ndarray:
+    """Every text holding ``needle`` (str.find: a C loop, no backtracking)."""
+    starts, at, seen = [], joined.find(needle), 0
+    while at != -1:
+        starts.append(at)
+        seen += 1
+        if seen % 4096 == 0:
+            deadline.left()
+        at = joined.find(needle, at + 1)
+    if not starts:
+        return np.zeros(0, np.int64)
+    return np.unique(np.searchsorted(ends, np.asarray(starts, np.int64)))
 
 
 def find_rows(kindex: KeywordIndex, query: str, *, is_regex: bool = False,
               case_insensitive: bool = True, diacritics_insensitive: bool = True,
               timeout_s: float = DEFAULT_TIMEOUT_S) -> np.ndarray:
-    """Sorted rows whose text matches; KeywordError on a bad pattern or when time runs out."""
-    if is_regex and (branches := literal_branches(query)):
-        found = [find_rows(kindex, b, is_regex=False, case_insensitive=case_insensitive,
-                           diacritics_insensitive=diacritics_insensitive, timeout_s=timeout_s)
-                 for b in branches]
-        return np.unique(np.concatenate(found))
-    pattern = compile_query(query, is_regex, case_insensitive, diacritics_insensitive)
+    """Sorted rows whose text matches; KeywordError on a bad or oversized pattern, or when the
+    deadline (``timeout_s`` for the whole search) passes."""
+    deadline = _Deadline(timeout_s)
+    check_limits(query, is_regex)
     joined, ends = kindex.variant(case_insensitive, diacritics_insensitive)
-    deadline = time.monotonic() + timeout_s
-    starts, crossed = [], False
-    try:
-        for m in pattern.finditer(joined, timeout=timeout_s):
-            if "\n" in m.group(0):
-                crossed = True
-                break
-            starts.append(m.start())
-    except TimeoutError:
-        raise KeywordError(f"the pattern took longer than {timeout_s:g} s and was stopped; "
-                           "simplify it (nested repeats such as (a+)+ are the usual cause)") from None
-    if crossed:  # the pattern can match a line break: test each text on its own
-        rows = []
-        for r in range(kindex.n):
-            left = deadline - time.monotonic()
-            try:
-                if left <= 0 or pattern.search(kindex.text_of(r, case_insensitive, diacritics_insensitive),
-                                               timeout=left):
-                    if left <= 0:
-                        raise TimeoutError
-                    rows.append(r)
-            except TimeoutError:
-                raise KeywordError(f"the pattern took longer than {timeout_s:g} s and was stopped; "
-                                   "simplify it") from None
-        return np.array(rows, dtype=np.int64)
-    if not starts:
-        return np.zeros(0, np.int64)
-    return np.unique(np.searchsorted(ends, np.asarray(starts, np.int64)))
+    branches = literal_branches(query) if is_regex else [query]
+    if branches is not None:
+        found = []
+        for b in branches:
+            needle = fold(b.replace("\n", " ").replace("\r", " "), case=case_insensitive,
+                          diacritics=diacritics_insensitive)
+            found.append(_find_literal(needle, joined, ends, deadline))
+            deadline.left()
+        return np.unique(np.concatenate(found)) if found else np.zeros(0, np.int64)
+    pattern = compile_query(query, True, case_insensitive, diacritics_insensitive)
+    deadline.left()
+    return _scan(pattern, joined, ends, deadline, kindex, case_insensitive, diacritics_insensitive)
 
 
 def _filter(rows: np.ndarray, frame, date_from=None, date_to=None, authors=None) -> np.ndarray:

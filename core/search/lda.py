@@ -43,8 +43,8 @@ def fisher_direction(xi: torch.Tensor, xe: torch.Tensor, ridge: float = 1e-4) ->
     return torch.linalg.solve(sw, xi.mean(0) - xe.mean(0))
 
 
-def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: int | None = 10,
-           **_: object) -> Ranked:
+def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: int | None = 10
+           ) -> Ranked:
     inc, exc, xi, xe = labelled(ctx, included, excluded)
     METHOD.check(inc, exc)
     w = fisher_direction(to_torch(xi, ctx.device), to_torch(xe, ctx.device))

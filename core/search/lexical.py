@@ -5,8 +5,8 @@ Sentence embeddings blur the exact words that often define a topic (a library's 
 disease, a place); tf-idf keeps them. A logistic regression over both ``[alpha * embedding,
 tf-idf]`` found more of each topic per text reviewed than either alone in the simulated
 annotator (bench/annotator.py, bench/RESULTS.md). The matrix is built once per corpus, lazily,
-on the first search that needs it, and kept on disk beside the corpus when the index names a file
-for it (``KeywordIndex.words_file``), so a restarted app loads it instead of re-reading every text.
+on the first search that needs it (:class:`WordIndex`), and kept on disk beside the corpus, so a
+restarted app loads it instead of re-reading every text.
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from __future__ import annotations
 import logging
 import threading
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 import scipy.sparse as sp
 
 from core.search.keyword import fold
 
-_LOCK = threading.Lock()
 log = logging.getLogger(__name__)
 # bump when word_matrix changes how it reads texts: a saved matrix of another version is not used
 WORDS_VERSION = 1
@@ -39,23 +39,35 @@ def word_matrix(texts) -> sp.csr_matrix:
         return sp.csr_matrix((len(texts), 0), dtype=np.float32)
 
 
-def words_built(kindex) -> bool:
-    return kindex.words_matrix is not None
+class WordIndex:
+    """Suggest's word matrix of a corpus's texts: read from ``file`` when a valid copy is there,
+    otherwise built from the texts on first use (seconds at 300k texts) and saved to ``file``.
 
+    Its one piece of state is the matrix, filled once under the index's own lock; the texts and
+    the file are fixed at construction."""
 
-def words_of(kindex) -> sp.csr_matrix:
-    """The word matrix of a KeywordIndex's texts: from the index, else from its ``words_file``,
-    else built (and saved there)."""
-    with _LOCK:
-        if kindex.words_matrix is None:
-            path = Path(kindex.words_file) if kindex.words_file else None
-            m = _load(path, kindex.n) if path else None
-            if m is None:
-                m = word_matrix(kindex.texts)
-                if path:
-                    _save(path, m)
-            kindex.words_matrix = m
-    return kindex.words_matrix
+    def __init__(self, texts: Sequence[str], file: str | Path | None = None):
+        self._texts = texts
+        self.n = len(texts)
+        self.file = Path(file) if file else None
+        self._matrix: sp.csr_matrix | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def built(self) -> bool:
+        return self._matrix is not None
+
+    @property
+    def matrix(self) -> sp.csr_matrix:
+        with self._lock:
+            if self._matrix is None:
+                m = _load(self.file, self.n) if self.file else None
+                if m is None:
+                    m = word_matrix(self._texts)
+                    if self.file:
+                        _save(self.file, m)
+                self._matrix = m
+        return self._matrix
 
 
 def _load(path: Path, rows: int) -> sp.csr_matrix | None:
