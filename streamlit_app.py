@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import streamlit as st
 
 from core import paths
 from core.corpus import CorpusError, ImportSpec, import_corpus, summary
 from core.embed import DEFAULT_MODEL
 from core.ingest import Columns, InputError, Options
-from ui import state
+from ui import imports, state
+from ui.text import md, quoted
 
 PAGES = [("pages/1_Annotate.py", "Annotate: build a topic group", "✏️"),
          ("pages/2_Timeline.py", "Timeline of a group", "📈"),
@@ -24,6 +23,8 @@ st.caption("Find every text on a topic: keyword searches, then semantic searches
            "what you include and exclude.")
 
 name = state.pick_corpus()
+imports.show_result()
+upload_limit_mb = st.get_option("server.maxUploadSize")
 
 if name is None:
     st.info("There is no corpus yet. Import a CSV, TSV, Parquet or JSONL file of texts below "
@@ -34,15 +35,16 @@ else:
         c = state.corpus(name)
         info = summary(c)
     except CorpusError as exc:
-        st.error(str(exc))
+        st.error(md(exc))
     else:
-        st.subheader(f"Corpus: {name}")
-        cols = st.columns(4)
+        st.subheader(f"Corpus: {md(name)}")
+        cols = st.columns(5)
         cols[0].metric("Texts", f"{info['rows']:,}")
         cols[1].metric("Dimensions", info["dim"])
         cols[2].metric("Authors", f"{info.get('authors', 0):,}")
-        if "date_min" in info:
-            cols[3].metric("Dates", f"{info['date_min']:%Y-%m-%d} → {info['date_max']:%Y-%m-%d}")
+        if "date_min" in info:  # two metrics: one date range does not fit a metric's width
+            cols[3].metric("First date", f"{info['date_min']:%Y-%m-%d}")
+            cols[4].metric("Last date", f"{info['date_max']:%Y-%m-%d}")
         st.text("Models: " + ", ".join(info["models"]))
         if "top_authors" in info:
             with st.expander("Top authors"):
@@ -56,52 +58,59 @@ with st.expander("Import a corpus", expanded=name is None):
     source = st.radio("Source", ["Upload a file", "A file on the server"], horizontal=True, key="imp_src")
     upload = path_text = None
     if source == "Upload a file":
-        upload = st.file_uploader("File", type=["csv", "tsv", "parquet", "jsonl"], key="imp_upload")
+        upload = st.file_uploader("File", type=["csv", "tsv", "parquet", "jsonl"], key="imp_upload",
+                                  help=f"At most {upload_limit_mb} MB (the server's maxUploadSize). Larger files: "
+                                       "ask the operator to place them in an import folder.")
     else:
-        path_text = st.text_input("Path on the server", key="imp_path")
+        path_text = st.text_input("Path on the server", key="imp_path",
+                                  help="Relative to, or inside, the folders the operator allows "
+                                       "(SEMANNO_IMPORT_ROOTS; by default the data folder).")
+    picked = upload.name if upload else (path_text or "")
     new_name = st.text_input("Corpus name", key="imp_name",
-                             value=Path(upload.name).stem if upload else (Path(path_text).stem if path_text else ""))
+                             placeholder=paths.name_from_file(picked) if picked else "from the file's name")
     c1, c2, c3, c4 = st.columns(4)
     id_col = c1.text_input("id column ('' = row numbers)", "id", key="imp_id")
     text_col = c2.text_input("text column", "text", key="imp_text")
     date_col = c3.text_input("date column ('' = none)", "date", key="imp_date")
     author_col = c4.text_input("author column ('' = none)", "author", key="imp_author")
-    models = st.text_input("Models (comma-separated sentence-transformers names or paths)", DEFAULT_MODEL,
-                           key="imp_models",
-                           help="'default' is the packaged English all-MiniLM-L6-v2. For Czech use a "
-                                "multilingual model, e.g. paraphrase-multilingual-MiniLM-L12-v2, if you have it.")
+    models = st.text_input("Models (comma-separated)", DEFAULT_MODEL, key="imp_models",
+                           help="'default' is the packaged English all-MiniLM-L6-v2. Other sentence-transformers "
+                                "models: a folder inside the operator's model folders (SEMANNO_MODEL_ROOTS).")
     o1, o2, o3, o4 = st.columns(4)
     dim = o1.number_input("PCA dimension", 2, 4096, 512, key="imp_dim")
     dedupe = o2.selectbox("Duplicate ids", ["error", "first"], key="imp_dedupe")
     bad_dates = o3.selectbox("Bad dates", ["error", "drop", "null"], key="imp_baddates")
     keep_empty = o4.checkbox("Keep empty texts", key="imp_keep_empty")
-    overwrite = st.checkbox("Replace an existing corpus of this name", key="imp_overwrite")
+    overwrite = st.checkbox("Replace an existing corpus of this name (its saved groups are kept)", key="imp_overwrite")
     if st.button("Import", type="primary", key="imp_go", disabled=not (upload or path_text)):
-        if upload is not None:
-            up_dir = paths.data_root() / ".uploads"
-            up_dir.mkdir(parents=True, exist_ok=True)
-            src = up_dir / Path(upload.name).name
-            src.write_bytes(upload.getvalue())
-        else:
-            src = Path(path_text).expanduser()
         bar = st.progress(0.0, text="Validating…")
+        first: list[int] = []
 
         def progress(i: int, model: str, done: int, total: int) -> None:
-            bar.progress(min(1.0, done / max(total, 1)), text=f"Embedding with {model}: {done:,} / {total:,}")
+            if not first:
+                first.append(done)
+            resumed = f" (resumed: {first[0]:,} of {total:,} rows were already embedded)" if first[0] else ""
+            bar.progress(min(1.0, done / max(total, 1)), text=f"Embedding with {model}: {done:,} / {total:,}{resumed}")
 
+        src = None
         try:
+            src = imports.save_upload(upload) if upload is not None else imports.server_file(path_text)
             spec = ImportSpec(
-                input=src, name=new_name.strip(), dim=int(dim), overwrite=overwrite,
-                models=[m.strip() for m in models.split(",") if m.strip()] or [DEFAULT_MODEL],
+                input=src, name=(new_name.strip() or paths.name_from_file(picked)), dim=int(dim),
+                overwrite=overwrite, models=imports.models_from(models), label=picked if upload else None,
                 columns=Columns(id=id_col or None, text=text_col, date=date_col or None, author=author_col or None),
                 options=Options(dedupe=dedupe, keep_empty=keep_empty, bad_dates=bad_dates))
             done = import_corpus(spec, progress=progress)
         except (InputError, CorpusError, ValueError) as exc:
             bar.empty()
-            st.error(str(exc))
+            st.error(md(exc, limit=1000))
         else:
-            bar.progress(1.0, text="Done")
-            st.success(f"Imported {done.n:,} texts into corpus {done.name!r}.")
+            notes = "; ".join(done.manifest.get("validation", {}).get("notes", []))
+            imports.remember_result("success", f"Imported {done.n:,} texts into corpus {quoted(done.name)}."
+                                    + (f" {md(notes, limit=600)}." if notes else ""))
             st.session_state["corpus"] = done.name
             st.query_params["corpus"] = done.name
             st.rerun()
+        finally:
+            if upload is not None and src is not None:
+                src.unlink(missing_ok=True)  # the corpus has its own copy now

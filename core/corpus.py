@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import logging
+import re
+import secrets
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -37,8 +39,13 @@ class Corpus:
     frame: pd.DataFrame  # id, text, [date], [author], extra columns; row i <-> embeddings[i]
     embeddings: np.ndarray  # (N, D) float32, memory-mapped, read-only
     manifest: dict
-    folder: Path
-    _row_of: dict | None = field(default=None, repr=False)
+    folder: Path  # the corpus's folder: manifest.json, groups.sqlite
+    data_folder: Path  # this import's generation: corpus.parquet, embeddings.npy, derived caches
+    row_of: dict[str, int] = field(default_factory=dict, repr=False)  # id -> row, built at load
+
+    def __post_init__(self) -> None:
+        if not self.row_of:
+            self.row_of = {v: i for i, v in enumerate(self.frame["id"].tolist())}
 
     @property
     def n(self) -> int:
@@ -58,14 +65,25 @@ class Corpus:
 
     def rows_of(self, ids: Sequence[str]) -> np.ndarray:
         """Row positions of corpus ids; ids not in the corpus are dropped."""
-        if self._row_of is None:
-            self._row_of = {v: i for i, v in enumerate(self.frame["id"].tolist())}
-        rows = [self._row_of.get(str(i)) for i in ids]
+        rows = [self.row_of.get(str(i)) for i in ids]
         return np.array([r for r in rows if r is not None], dtype=np.int64)
 
     def ids_of(self, rows) -> list[str]:
         ids = self.frame["id"].to_numpy()
         return [str(ids[int(r)]) for r in rows]
+
+
+LEGACY_DATA = ("corpus.parquet", "embeddings.npy")  # imports before generations kept these flat
+
+
+def remove_stale_generations(folder: Path, current: str) -> None:
+    """Delete data the manifest no longer names: older generations, an unfinished one left by a
+    killed import, and the flat files of imports made before generations. Never groups.sqlite."""
+    for p in folder.iterdir():
+        if p.is_dir() and p.name.startswith("gen-") and p.name != current:
+            shutil.rmtree(p, ignore_errors=True)
+        elif p.name in LEGACY_DATA or (p.name.startswith("words-v") and p.suffix == ".npz"):
+            p.unlink(missing_ok=True)
 
 
 def list_corpora(root: Path | None = None) -> list[str]:
@@ -79,27 +97,65 @@ def list_corpora(root: Path | None = None) -> list[str]:
 def load_manifest(name: str, root: Path | None = None) -> dict:
     mf = paths.manifest_file(name, root)
     if not mf.exists():
-        raise CorpusError(f"corpus {name!r}: no manifest at {mf} (not imported, or the import did not finish)")
+        raise CorpusError(f"corpus {name!r}: no manifest.json (not imported, or the import did not finish)")
     try:
-        return json.loads(mf.read_text(encoding="utf-8"))
+        manifest = json.loads(mf.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise CorpusError(f"corpus {name!r}: {mf} is corrupt: {exc}") from None
+        raise CorpusError(f"corpus {name!r}: manifest.json is corrupt: {exc}") from None
+    check_manifest(manifest, f"corpus {name!r}: manifest.json")
+    return manifest
+
+
+_GENERATION_RE = re.compile(r"^gen-[0-9A-Za-z_-]{1,64}$")
+# field -> (type(s), required); the manifest is data: a wrong shape is an error naming the field
+_MANIFEST_FIELDS: dict[str, tuple[tuple[type, ...], bool]] = {
+    "name": ((str,), False), "models": ((list,), True), "dim": ((int,), False), "rows": ((int,), False),
+    "created_at": ((str,), False), "data_dir": ((str,), False), "source": ((dict,), False),
+    "validation": ((dict,), False), "options": ((dict,), False), "pca": ((dict,), False),
+    "languages": ((dict,), False),
+}
+
+
+def check_manifest(m: object, where: str) -> None:
+    """Raise CorpusError naming the field when the manifest is not of the expected shape."""
+    if not isinstance(m, dict):
+        raise CorpusError(f"{where}: expected a JSON object, got {type(m).__name__}")
+    for key, (types, required) in _MANIFEST_FIELDS.items():
+        if key not in m:
+            if required:
+                raise CorpusError(f"{where}: field {key!r} is missing")
+            continue
+        value = m[key]
+        if not isinstance(value, types) or isinstance(value, bool):
+            raise CorpusError(f"{where}: field {key!r} should be {' or '.join(t.__name__ for t in types)}, "
+                              f"got {type(value).__name__} {str(value)[:40]!r}")
+    for i, model in enumerate(m["models"]):
+        if not isinstance(model, dict) or not isinstance(model.get("name"), str) \
+                or not isinstance(model.get("dim", 0), int):
+            raise CorpusError(f"{where}: field 'models' item {i} should be {{'name': str, 'dim': int}}, "
+                              f"got {str(model)[:40]!r}")
+    if "data_dir" in m and not _GENERATION_RE.match(m["data_dir"]):
+        raise CorpusError(f"{where}: field 'data_dir' must be a folder name like 'gen-...', got {m['data_dir'][:40]!r}")
 
 
 def load_corpus(name: str, root: Path | None = None, check: bool = True) -> Corpus:
     """Load a corpus with its embeddings memory-mapped; raise CorpusError on any mismatch."""
     manifest = load_manifest(name, root)
     folder = paths.corpus_dir(name, root)
-    cf, ef = paths.corpus_file(name, root), paths.embeddings_file(name, root)
+    data = folder / manifest["data_dir"] if "data_dir" in manifest else folder  # older imports: flat
+    cf, ef = data / "corpus.parquet", data / "embeddings.npy"
     try:
         frame = pd.read_parquet(cf)
     except Exception as exc:
-        raise CorpusError(f"corpus {name!r}: {cf} cannot be read: {exc}") from None
+        raise CorpusError(f"corpus {name!r}: corpus.parquet cannot be read: {exc}") from None
     try:
         emb = np.load(ef, mmap_mode="r")
     except Exception as exc:
-        raise CorpusError(f"corpus {name!r}: {ef} cannot be read: {exc}") from None
-    corpus = Corpus(name, frame, emb, manifest, folder)
+        raise CorpusError(f"corpus {name!r}: embeddings.npy cannot be read: {exc}") from None
+    if "id" not in frame.columns:
+        raise CorpusError(f"corpus {name!r}: corpus.parquet has no 'id' column")
+    frame["id"] = frame["id"].astype(str)
+    corpus = Corpus(name, frame, emb, manifest, folder, data)
     if check:
         check_corpus(corpus)
     return corpus
@@ -123,6 +179,13 @@ def check_corpus(c: Corpus, norm_sample: int = 2000) -> None:
     if c.frame["id"].duplicated().any():
         dup = c.frame["id"][c.frame["id"].duplicated()].head(3).tolist()
         raise CorpusError(f"{where}: duplicate ids in corpus.parquet, e.g. {dup}")
+    for start in range(0, n_emb, 65536):  # every row: one NaN row would poison every search
+        block = np.asarray(c.embeddings[start:start + 65536])
+        finite = np.isfinite(block).all(axis=1)
+        if not finite.all():
+            row = start + int(np.flatnonzero(~finite)[0])
+            raise CorpusError(f"{where}: embeddings.npy has non-finite values (NaN or infinity) in row {row} "
+                              f"(id {c.frame['id'].iat[row]!r}); re-run the import")
     if n_emb:
         idx = np.linspace(0, n_emb - 1, min(norm_sample, n_emb)).astype(np.int64)
         norms = np.linalg.norm(np.asarray(c.embeddings[idx]), axis=1)
@@ -156,20 +219,26 @@ class ImportSpec:
     chunk_size: int = 2048
     overwrite: bool = False
     seed: int = 0
+    label: str | None = None  # how messages name the input (an upload's name); default its path
 
 
 def import_corpus(spec: ImportSpec, root: Path | None = None, progress: Progress | None = None,
-                  model_loader: Callable = load_model) -> Corpus:
-    """Validate, embed (checkpointed), reduce, and write a corpus atomically. Resumable."""
+                  model_loader: Callable | None = None) -> Corpus:
+    """Validate, embed (checkpointed), reduce, and write a corpus atomically. Resumable.
+
+    ``model_loader(name, device)`` defaults to :func:`core.embed.load_model`, looked up at call
+    time (so a test's patch of ``core.corpus.load_model`` takes effect)."""
+    model_loader = model_loader or load_model
     root = root or paths.data_root()
     name = paths.check_name(spec.name)
     if spec.dim < 2:
         raise ValueError(f"--dim must be at least 2, got {spec.dim}")
     final = paths.corpus_dir(name, root)
     if (final / "manifest.json").exists() and not spec.overwrite:
-        raise InputError(f"a corpus named {name!r} already exists at {final}; "
-                         "choose another name or pass --overwrite")
-    frame, report = validate(read_table(spec.input), str(spec.input), spec.columns, spec.options)
+        raise InputError(f"a corpus named {name!r} already exists; choose another name or pass --overwrite "
+                         "(on the home page: tick 'Replace an existing corpus')")
+    label = spec.label or str(spec.input)
+    frame, report = validate(read_table(spec.input, label), label, spec.columns, spec.options)
     texts = frame["text"].tolist()
     work = paths.work_dir(name, root)
     work.mkdir(parents=True, exist_ok=True)
@@ -198,29 +267,18 @@ def import_corpus(spec: ImportSpec, root: Path | None = None, progress: Progress
         "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "tool_version": __version__,
     }
-    # Build in a staging folder, then swap it in: the old corpus stays loadable until the end.
-    staging = root / f".staging-{name}"
-    if staging.exists():
-        shutil.rmtree(staging)
-    staging.mkdir(parents=True)
-    save_parquet(staging / "corpus.parquet", frame)
-    save_npy(staging / "embeddings.npy", emb)
-    save_json(staging / "manifest.json", manifest)
-    if final.exists():
-        # saved groups refer to ids, not rows: carry the database over to the new corpus
-        old = root / f".trash-{name}-{int(time.time())}"
-        final.rename(old)
-        db = old / "groups.sqlite"
-        if db.exists():  # the backup API copies a consistent database, write-ahead log included
-            import sqlite3
-
-            src, dst = sqlite3.connect(db), sqlite3.connect(staging / "groups.sqlite")
-            try:
-                src.backup(dst)
-            finally:
-                src.close()
-                dst.close()
-    staging.rename(final)
+    # The new data goes into a new generation folder beside the old one; replacing manifest.json
+    # (atomic) switches to it. groups.sqlite stays where it is and is never moved or copied: a kill
+    # at any point leaves either the old corpus or the new one listed, with its saved groups.
+    final.mkdir(parents=True, exist_ok=True)
+    generation = f"gen-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
+    manifest["data_dir"] = generation
+    data = final / generation
+    data.mkdir()
+    save_parquet(data / "corpus.parquet", frame)
+    save_npy(data / "embeddings.npy", emb)
+    save_json(final / "manifest.json", manifest)
+    remove_stale_generations(final, generation)
     shutil.rmtree(work, ignore_errors=True)
     log.info("corpus %s: %d rows, dim %d, written to %s", name, len(frame), emb.shape[1], final)
     return load_corpus(name, root)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
@@ -19,6 +18,8 @@ from core.atomic import save_npy
 log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "default"
+# Models that install with the project and load offline, by the name the app and the CLI accept
+KNOWN_MODELS: dict[str, str] = {DEFAULT_MODEL: "all-MiniLM-L6-v2 (English, 384-d), packaged"}
 # progress(model_index, model_name, rows_done, rows_total)
 Progress = Callable[[int, str, int, int], None]
 
@@ -54,7 +55,7 @@ def load_model(name: str | None, device: str = "auto"):
     path = resolve_model(name)
     try:
         return SentenceTransformer(path, device=pick_device(device))
-    except Exception as exc:  # hub unreachable, bad path, not a sentence-transformer
+    except (OSError, ValueError, RuntimeError) as exc:  # hub unreachable (OSError), bad path or config
         raise ValueError(f"cannot load embedding model {name!r} ({path}): {exc}") from None
 
 
@@ -83,8 +84,12 @@ def embed_model_chunked(texts: Sequence[str], model, model_name: str, work: Path
     cdir = _chunk_dir(Path(work), model_name, texts_digest(texts), chunk_size)
     cdir.mkdir(parents=True, exist_ok=True)
     parts: list[np.ndarray] = []
-    if progress:
-        progress(model_index, model_name, 0, n)
+    already = sum(min(chunk_size, n - start) for start in range(0, n, chunk_size)
+                  if (cdir / f"chunk_{start // chunk_size:06d}.npy").exists())
+    if already:
+        log.info("resuming %s: %d of %d rows already embedded", model_name, already, n)
+    if progress:  # a resumed import starts where the last one stopped
+        progress(model_index, model_name, already, n)
     for start in range(0, n, chunk_size):
         stop = min(start + chunk_size, n)
         path = cdir / f"chunk_{start // chunk_size:06d}.npy"
@@ -105,13 +110,13 @@ def embed_model_chunked(texts: Sequence[str], model, model_name: str, work: Path
                 pieces.append(model.encode(list(texts[s:e]), batch_size=batch_size,
                                            convert_to_numpy=True, show_progress_bar=False))
                 if progress:
-                    progress(model_index, model_name, e, n)
+                    progress(model_index, model_name, max(e, already), n)
             arr = np.ascontiguousarray(np.concatenate(pieces, axis=0), dtype=np.float32)
             save_npy(path, arr)
             log.debug("embedded chunk %s", path.name)
         parts.append(arr)
         if progress:
-            progress(model_index, model_name, stop, n)
+            progress(model_index, model_name, max(stop, already), n)
     return np.concatenate(parts, axis=0) if parts else np.zeros((0, 0), np.float32)
 
 
@@ -150,5 +155,3 @@ def model_dim(model) -> int:
     return int(dim) if dim else int(model.encode(["x"]).shape[1])
 
 
-def default_threads() -> int:
-    return max(1, os.cpu_count() or 1)

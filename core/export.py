@@ -6,6 +6,7 @@ import io
 from pathlib import Path
 from typing import Sequence
 
+import numpy as np
 import pandas as pd
 
 from core.corpus import Corpus
@@ -27,12 +28,31 @@ def group_frame(corpus: Corpus, included: Sequence[str], excluded: Sequence[str]
     return out.reset_index(drop=True)
 
 
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutralise_formulas(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy where every text cell that a spreadsheet would run as a formula (starting with
+    ``= + - @``, tab or carriage return) starts with an apostrophe instead, as OWASP advises for
+    CSV; the texts stay readable and the export opens safely in Excel or LibreOffice."""
+    out = frame.copy()
+    for col in out.columns:
+        if out[col].dtype == object or pd.api.types.is_string_dtype(out[col]):
+            values = out[col].astype(object)
+            risky = np.fromiter((isinstance(v, str) and v.startswith(FORMULA_START) for v in values),
+                                dtype=bool, count=len(values))
+            if risky.any():
+                out[col] = [("'" + v) if r else v for v, r in zip(values, risky)]
+    return out
+
+
 def to_bytes(frame: pd.DataFrame, fmt: str) -> bytes:
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     buf = io.BytesIO()
     if fmt == "csv":
-        buf.write(frame.to_csv(index=False).encode("utf-8"))
+        # CSV is what spreadsheets open: no cell may run as a formula there
+        buf.write(neutralise_formulas(frame).to_csv(index=False).encode("utf-8"))
     elif fmt == "jsonl":
         buf.write(frame.to_json(orient="records", lines=True, force_ascii=False, date_format="iso").encode("utf-8"))
     else:

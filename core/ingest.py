@@ -7,9 +7,12 @@ the rows at fault, so a user can fix the source and try again.
 from __future__ import annotations
 
 import hashlib
+import html
+from datetime import datetime
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".parquet": "parquet", ".pq": "parquet",
@@ -62,50 +65,107 @@ def _rows(index_values, limit: int = 5) -> str:
     return ", ".join(shown) + (f" (and {more} more)" if more > 0 else "")
 
 
-def _check_utf8(path: Path) -> None:
+def _check_utf8(path: Path, shown: str) -> None:
     data = path.read_bytes()
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise InputError(
-            f"{path}: not valid UTF-8 (byte {exc.start}, line {line}): re-save the file as UTF-8"
+            f"{shown}: not valid UTF-8 (byte {exc.start}, line {line}): re-save the file as UTF-8"
         ) from None
 
 
-def read_table(path: str | Path) -> pd.DataFrame:
-    """Read a file into a frame of strings; raise InputError naming the file on failure."""
+def read_table(path: str | Path, label: str | None = None) -> pd.DataFrame:
+    """Read a file into a frame of strings; raise InputError naming the file on failure.
+
+    ``label`` is how messages name the file (e.g. an upload's own name rather than where the
+    server keeps it); default: the path."""
     path = Path(path)
+    shown = label or str(path)
     if not path.exists():
-        raise InputError(f"{path}: no such file")
+        raise InputError(f"{shown}: no such file")
     if not path.is_file():
-        raise InputError(f"{path}: not a file")
+        raise InputError(f"{shown}: not a file")
     kind = SUFFIXES.get(path.suffix.lower())
     if kind is None:
         raise InputError(
-            f"{path}: unknown file type {path.suffix!r}; use .csv, .tsv, .parquet or .jsonl"
+            f"{shown}: unknown file type {path.suffix!r}; use .csv, .tsv, .parquet or .jsonl"
         )
     try:
         if kind in ("csv", "tsv"):
-            _check_utf8(path)
+            _check_utf8(path, shown)
             frame = pd.read_csv(path, sep="," if kind == "csv" else "\t", dtype=str,
                                 keep_default_na=False, na_values=[], encoding="utf-8",
                                 engine="c")
         elif kind == "parquet":
             frame = pd.read_parquet(path)
         else:
-            _check_utf8(path)
+            _check_utf8(path, shown)
             frame = pd.read_json(path, lines=True, dtype=False)
     except InputError:
         raise
     except (pd.errors.ParserError, ValueError, OSError) as exc:
-        raise InputError(f"{path}: cannot be read as {kind.upper()}: {exc}") from None
+        raise InputError(f"{shown}: cannot be read as {kind.upper()}: {str(exc).replace(str(path), shown)}") from None
     except Exception as exc:  # pyarrow raises its own error types for corrupt parquet
-        raise InputError(f"{path}: cannot be read as {kind.upper()}: {exc}") from None
+        raise InputError(f"{shown}: cannot be read as {kind.upper()}: {str(exc).replace(str(path), shown)}") from None
     if frame.empty:
-        raise InputError(f"{path}: no data rows")
+        raise InputError(f"{shown}: no data rows")
     frame.columns = [str(c) for c in frame.columns]
     return frame
+
+
+def _kind(value: object) -> str:
+    """The type of a cell in words, for messages."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return "binary data"
+    if isinstance(value, (list, tuple)) or type(value).__name__ == "ndarray":
+        return "a list"
+    if isinstance(value, dict):
+        return "a struct"
+    return type(value).__name__
+
+
+def check_column_types(frame: pd.DataFrame, source: str, text_col: str, id_col: str | None,
+                       date_col: str | None, author_col: str | None) -> None:
+    """Refuse, naming file, column and rows, cells that would silently become something else:
+    lists, structs or bytes where text is expected (they would turn into ``"['a' 'b']"``), and
+    numbers in a date column (they would turn into 1970-01-01)."""
+    def scalar_text(col: str, what: str, numbers_ok: bool) -> None:
+        values = frame[col]
+        if pd.api.types.is_string_dtype(values.dtype) and values.dtype != object:
+            return
+        if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values.dtype):
+            if numbers_ok:
+                return
+            raise InputError(f"{source}: column {col!r} ({what}) holds numbers, not text "
+                             f"(e.g. {values.iloc[0]!r}); store it as text")
+        ok = values.map(lambda v: v is None or isinstance(v, str) or (numbers_ok and isinstance(v, int))
+                        or (isinstance(v, float) and v != v))
+        if not ok.all():
+            bad = frame.index[~ok.to_numpy()]
+            first = values.iloc[int(np.flatnonzero(~ok.to_numpy())[0])]
+            raise InputError(f"{source}: column {col!r} ({what}) must hold text, but rows {_rows(bad)} hold "
+                             f"{_kind(first)} (e.g. {str(first)[:60]!r}); convert them to text first")
+
+    scalar_text(text_col, "text", numbers_ok=False)
+    if id_col is not None:
+        scalar_text(id_col, "id", numbers_ok=True)
+    if author_col is not None:
+        scalar_text(author_col, "author", numbers_ok=True)
+    if date_col is not None:
+        values = frame[date_col]
+        if pd.api.types.is_numeric_dtype(values.dtype) or pd.api.types.is_bool_dtype(values.dtype):
+            raise InputError(f"{source}: column {date_col!r} (date) holds numbers (e.g. {values.iloc[0]!r}), not "
+                             "dates; store dates as ISO 8601 text (2021-03-01T10:00:00Z) or a timestamp type")
+        if values.dtype == object:
+            ok = values.map(lambda v: v is None or isinstance(v, (str, pd.Timestamp, datetime))
+                            or (isinstance(v, float) and v != v))
+            if not ok.all():
+                bad = frame.index[~ok.to_numpy()]
+                first = values.iloc[int(np.flatnonzero(~ok.to_numpy())[0])]
+                raise InputError(f"{source}: column {date_col!r} (date) must hold dates, but rows {_rows(bad)} hold "
+                                 f"{_kind(first)} (e.g. {str(first)[:60]!r})")
 
 
 def validate(frame: pd.DataFrame, source: str, columns: Columns = Columns(),
@@ -140,6 +200,7 @@ def validate(frame: pd.DataFrame, source: str, columns: Columns = Columns(),
 
     out = frame.copy()
     out.index = pd.RangeIndex(len(out))
+    check_column_types(out, source, text_col, id_col, date_col, author_col)
     text = out[text_col]
     missing_text = text.isna()
     text = text.where(~missing_text, "").astype(str)
@@ -197,12 +258,21 @@ def validate(frame: pd.DataFrame, source: str, columns: Columns = Columns(),
         # naive dates are read as UTC; store naive UTC timestamps
         dates = dates.dt.tz_convert("UTC").dt.tz_localize(None)
 
+    # Tweets carry HTML entities as the Twitter API sends them ("Johnson &amp; Johnson"): show
+    # the characters, keep what the file said in text_raw
+    raw_text = text
+    text = text.map(lambda t: html.unescape(t) if "&" in t else t)
+    changed = text != raw_text
     result = pd.DataFrame({"id": ids, "text": text})
+    if changed.any():
+        result["text_raw"] = raw_text
+        report.notes.append(f"unescaped HTML entities (&amp; and the like) in {int(changed.sum())} texts; "
+                            "the texts as read are in column text_raw")
     if dates is not None:
         result["date"] = dates
     if author_col is not None:
         result["author"] = out[author_col].astype("string").fillna("")
-    used = {c for c in (text_col, id_col, date_col, author_col) if c}
+    used = {c for c in (text_col, id_col, date_col, author_col) if c} | {"text_raw"}
     for col in out.columns:
         if col not in used and col not in result.columns:
             result[col] = out[col]

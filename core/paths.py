@@ -27,16 +27,15 @@ def check_name(name: str) -> str:
     return name
 
 
+def name_from_file(filename: str) -> str:
+    """A valid corpus name made from a file's name: ``Tweets 2021 (final).csv`` -> ``Tweets-2021-final``."""
+    stem = Path(filename).stem
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", stem).strip("-._")[:64]
+    return name or "corpus"
+
+
 def corpus_dir(name: str, root: Path | None = None) -> Path:
     return (root or data_root()) / check_name(name)
-
-
-def corpus_file(name: str, root: Path | None = None) -> Path:
-    return corpus_dir(name, root) / "corpus.parquet"
-
-
-def embeddings_file(name: str, root: Path | None = None) -> Path:
-    return corpus_dir(name, root) / "embeddings.npy"
 
 
 def manifest_file(name: str, root: Path | None = None) -> Path:
@@ -54,3 +53,52 @@ def kmeans_dir(name: str, root: Path | None = None) -> Path:
 def work_dir(name: str, root: Path | None = None) -> Path:
     """Checkpoints of an unfinished import; outside the corpus folder so they never load."""
     return (root or data_root()) / ".work" / check_name(name)
+
+
+# --- what the browser may name on the server ------------------------------------------------
+# A path typed into the app (a corpus file to import, a model folder) is read by the server
+# process: on a shared box that would be an arbitrary file read. Such paths must resolve inside
+# the folders the operator lists; the command line (the operator's own shell) is not confined.
+
+class PathNotAllowed(ValueError):
+    """A path typed in the app resolves outside the folders the operator allows."""
+
+
+def _roots(var: str) -> list[Path]:
+    listed = os.environ.get(var, "")
+    roots = [Path(p).expanduser() for p in listed.split(os.pathsep) if p.strip()] if listed else [data_root()]
+    return [r.resolve() for r in roots]
+
+
+def import_roots() -> list[Path]:
+    """Folders whose files the app may import: ``$SEMANNO_IMPORT_ROOTS`` (os.pathsep-separated),
+    default the data root."""
+    return _roots("SEMANNO_IMPORT_ROOTS")
+
+
+def model_roots() -> list[Path]:
+    """Folders the app may load models from: ``$SEMANNO_MODEL_ROOTS``, default the data root."""
+    return _roots("SEMANNO_MODEL_ROOTS")
+
+
+def confine(path: str | Path, roots: list[Path], what: str, setting: str) -> Path:
+    """The resolved path when it lies inside one of ``roots``; PathNotAllowed otherwise.
+
+    Resolution follows symbolic links and ``..`` first, so neither can lead outside. ``~`` is not
+    expanded (it would name the server's home). The message never shows the server's folders.
+    """
+    text = str(path).strip()
+    if not text:
+        raise PathNotAllowed(f"give the {what}'s path")
+    if text.startswith("~"):
+        raise PathNotAllowed(f"{what} paths cannot start with '~'; give a path inside the allowed folders "
+                             f"(the operator sets them with {setting})")
+    p = Path(text)
+    if not p.is_absolute():
+        p = roots[0] / p if roots else p
+    resolved = p.resolve()
+    for root in roots:
+        if resolved == root or root in resolved.parents:
+            return resolved
+    raise PathNotAllowed(f"the {what} {text!r} is outside the folders this server allows; ask the operator to "
+                         f"add its folder to {setting}, or upload the file instead")

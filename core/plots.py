@@ -83,11 +83,11 @@ def timeline(frame: pd.DataFrame, bin_name: str = "auto", top: int = 20,
         if mode == "per text":
             hover = [f"{d:%Y-%m-%d %H:%M}<br>{html.escape(str(a))}<br>{safe_hover(t)}"
                      for d, a, t in zip(part["date"], authors[part.index], part["text"])]
-            fig.add_bar(x=part["bin"], y=np.ones(len(part), dtype=np.int8), name=str(who),
+            fig.add_bar(x=part["bin"], y=np.ones(len(part), dtype=np.int8), name=html.escape(str(who)),
                         hovertext=hover, hoverinfo="text", marker_line_width=0.5, marker_line_color="white")
         else:
             counts = part.groupby("bin").size()
-            fig.add_bar(x=counts.index, y=counts.to_numpy(), name=str(who),
+            fig.add_bar(x=counts.index, y=counts.to_numpy(), name=html.escape(str(who)),
                         hovertemplate="%{x|%Y-%m-%d}<br>" + html.escape(str(who)) + ": %{y} texts<extra></extra>")
     fig.update_layout(barmode="stack", bargap=0.05, xaxis_title=f"date ({bin_name})", yaxis_title="texts",
                       legend_title="author", hoverlabel={"align": "left"}, margin={"t": 30})

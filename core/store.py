@@ -8,6 +8,7 @@ earlier version is ever lost. Deleting is soft (``deleted_at``) and can be undon
 from __future__ import annotations
 
 import sqlite3
+import unicodedata
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -46,6 +47,31 @@ CREATE TABLE IF NOT EXISTS labels (
 
 class GroupExists(ValueError):
     """A group of that name exists; the caller must choose overwrite (new version) or a new name."""
+
+    def __init__(self, name: str):
+        super().__init__(f"a group named {name!r} exists; overwrite it (a new version) or choose another name")
+        self.name = name
+
+
+MAX_NAME_CHARS = 120
+
+
+def check_group_name(name: object) -> str:
+    """The name, stripped; ValueError when it is empty, invisible, too long or holds control
+    characters (a name is shown in lists and becomes an export's file name)."""
+    if not isinstance(name, str):
+        raise ValueError(f"a group name must be text, got {type(name).__name__}")
+    name = name.strip()
+    if not name:
+        raise ValueError("a group needs a name")
+    if len(name) > MAX_NAME_CHARS:
+        raise ValueError(f"a group name may have at most {MAX_NAME_CHARS} characters; this one has {len(name):,}")
+    bad = [c for c in name if unicodedata.category(c) in ("Cc", "Cs", "Co", "Cn")]
+    if bad:
+        raise ValueError(f"a group name cannot hold control characters (found U+{ord(bad[0]):04X})")
+    if all(unicodedata.category(c) in ("Cf", "Zs", "Zl", "Zp", "Mn", "Me") for c in name):
+        raise ValueError("a group name needs at least one visible character")
+    return name
 
 
 class GroupNotFound(KeyError):
@@ -118,9 +144,7 @@ class GroupStore:
         With ``overwrite=False`` an existing live group raises GroupExists. Overwriting adds a
         version: earlier versions stay readable through ``load(name, version=N)``.
         """
-        name = name.strip()
-        if not name:
-            raise ValueError("a group needs a name")
+        name = check_group_name(name)
         inc, exc = [str(i) for i in included], [str(i) for i in excluded]
         both = set(inc) & set(exc)
         if both:
@@ -129,8 +153,7 @@ class GroupStore:
         with self._tx() as con:
             row = con.execute("SELECT id, deleted_at FROM groups WHERE name=?", (name,)).fetchone()
             if row and row[1] is None and not overwrite:
-                raise GroupExists(f"a group named {name!r} exists; overwrite it (a new version) "
-                                  "or choose another name")
+                raise GroupExists(name)
             if row:
                 gid = row[0]
                 con.execute("UPDATE groups SET updated_at=?, deleted_at=NULL, annotator=?"

@@ -11,6 +11,7 @@ from core.search.keyword import KeywordError
 from core.session import EXCLUDED, INCLUDED, Session
 from core.store import GroupExists, GroupNotFound
 from ui import state
+from ui.text import md, quoted
 
 name, corpus = state.start_page("Annotate", "✏️")
 ctx = state.search_context(name)
@@ -29,7 +30,7 @@ def run(method: str, k: int | None, **params) -> None:
         with st.spinner("Reading the corpus's words (once per corpus)…" if first_words else "Searching…"):
             r = annotate.ask(ctx, session, method, k, **params)
     except (NotApplicable, KeywordError, ValueError) as exc:
-        say("error", str(exc))
+        say("error", md(exc))
         return
     chosen = r.info.get("chosen")
     chosen = f" (chose {REGISTRY[chosen].label if chosen in REGISTRY else chosen})" if chosen else ""
@@ -69,11 +70,11 @@ def on_save() -> None:
                        annotator=g("save_annotator", ""), notes=g("save_notes", ""),
                        session_json=session.to_json(), overwrite=g("save_overwrite", False))
     except GroupExists as exc:
-        say("warning", f"{exc}: tick 'Overwrite' to save it as a new version.")
+        say("warning", f"A group named {quoted(exc.name)} exists: tick 'Overwrite' to save it as a new version.")
     except ValueError as exc:
-        say("error", str(exc))
+        say("error", md(exc))
     else:
-        say("success", f"Saved group {g('save_name').strip()!r} (version {n}).")
+        say("success", f"Saved group {quoted(g('save_name').strip())} (version {n}).")
 
 
 def on_open() -> None:
@@ -81,11 +82,11 @@ def on_open() -> None:
     try:
         g = store.load(group_name)
     except GroupNotFound:
-        say("error", f"No group named {group_name!r}.")
+        say("error", f"No group named {quoted(group_name)}.")
         return
     state.open_group(corpus, g)
     st.session_state["ann_view"] = "Included"
-    say("success", f"Opened {g.name!r} version {g.number}: {len(g.included)} included, {len(g.excluded)} excluded.")
+    say("success", f"Opened {quoted(g.name)} version {g.number}: {len(g.included)} included, {len(g.excluded)} excluded.")
 
 
 def on_new() -> None:

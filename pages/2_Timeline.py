@@ -9,6 +9,7 @@ from core import plots
 from core.search.keyword import KeywordError, find_rows
 from core.store import GroupNotFound
 from ui import state
+from ui.text import md, quoted
 
 name, corpus = state.start_page("Timeline", "📈")
 session = state.session()
@@ -34,7 +35,7 @@ elif source == sources[1]:
         try:
             rows = corpus.rows_of(state.store(name).load(group).included)
         except GroupNotFound:
-            st.error(f"No group named {group!r}.")
+            st.error(f"No group named {quoted(group)}.")
     else:
         st.info("No saved groups yet.")
 else:
@@ -44,7 +45,7 @@ else:
         try:
             rows = find_rows(state.search_context(name).keyword_index, query, is_regex=is_regex)
         except KeywordError as exc:
-            st.error(str(exc))
+            st.error(md(exc))
 
 bin_name = st.segmented_control("Bin", ["auto", "day", "week", "month"], default="auto", key="tl_bin") or "auto"
 if len(rows):

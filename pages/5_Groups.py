@@ -7,6 +7,7 @@ import streamlit as st
 
 from core.export import FORMATS
 from ui import state
+from ui.text import quoted
 
 name, corpus = state.start_page("Groups", "🗂️")
 store = state.store(name)
@@ -39,8 +40,8 @@ if info.deleted_at:
         store.restore(chosen)
         st.rerun()
 else:
-    sure = c3.checkbox(f"Yes, delete {chosen!r}", key="gr_sure", help="Deleted groups can be restored.")
+    sure = c3.checkbox(f"Yes, delete {quoted(chosen)}", key="gr_sure", help="Deleted groups can be restored.")
     if c3.button("Delete", key="gr_delete", disabled=not sure):
         store.delete(chosen)
-        st.toast(f"Deleted {chosen!r}; it can be restored from 'Show deleted groups'.")
+        st.toast(f"Deleted {quoted(chosen)}; it can be restored from 'Show deleted groups'.")
         st.rerun()

@@ -57,14 +57,14 @@ def test_annotation_workflow_in_browser(server):
         page.get_by_label("Group name").press("Enter")
         wait_idle(page)
         page.get_by_role("button", name="Save", exact=True).click()
-        page.get_by_text("Saved group 'vaccination' (version 1)").wait_for()
+        page.get_by_text("Saved group ‘vaccination’ (version 1)").wait_for()
 
         page.reload()  # a new browser session: empty group, then open the saved one
         page.get_by_label("Keyword or regular expression").wait_for()
         wait_idle(page)
         assert metrics(page)[:2] == ["0", "0"]
         page.get_by_role("button", name="Open group", exact=True).click()
-        page.get_by_text("Opened 'vaccination'").wait_for()
+        page.get_by_text("Opened ‘vaccination’").wait_for()
         wait_idle(page)
         assert metrics(page)[:2] == [str(n + 8), "2"]
 

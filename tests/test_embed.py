@@ -113,23 +113,42 @@ def test_resume_after_kill_recomputes_nothing(tmp_path, model):
 
 
 def test_corpus_consistency_errors(tmp_path, so_corpus):
+    import json
     import shutil
 
     root = tmp_path / "d"
     shutil.copytree(so_corpus.folder, root / "c")
     assert list_corpora(root) == ["c"]
-    emb = np.load(root / "c" / "embeddings.npy")
-    np.save(root / "c" / "embeddings.npy", emb[:-1])
+    data = root / "c" / so_corpus.manifest["data_dir"]
+    emb = np.load(data / "embeddings.npy")
+    np.save(data / "embeddings.npy", emb[:-1])
     with pytest.raises(CorpusError, match="300 rows but embeddings.npy has 299"):
         load_corpus("c", root)
-    np.save(root / "c" / "embeddings.npy", emb * 2)
+    np.save(data / "embeddings.npy", emb * 2)
     with pytest.raises(CorpusError, match="not unit length"):
         load_corpus("c", root)
-    np.save(root / "c" / "embeddings.npy", emb)
-    (root / "c" / "manifest.json").write_text("{broken")
+    nan = emb.copy()
+    nan[137] = np.nan  # one row: a sampled norm check would miss it
+    np.save(data / "embeddings.npy", nan)
+    with pytest.raises(CorpusError, match="non-finite values .* in row 137"):
+        load_corpus("c", root)
+    np.save(data / "embeddings.npy", emb)
+    mf = root / "c" / "manifest.json"
+    good = mf.read_text()
+    # valid JSON of the wrong shape: an error naming the field, never a traceback
+    for bad, says in (([], "expected a JSON object, got list"), ("hello", "expected a JSON object, got str"),
+                      ({**json.loads(good), "models": [1, 2]}, "'models' item 0"),
+                      ({**json.loads(good), "models": "x"}, "'models' should be list"),
+                      ({**json.loads(good), "rows": "300"}, "'rows' should be int"),
+                      ({**json.loads(good), "data_dir": "../../etc"}, "'data_dir' must be a folder name"),
+                      ({k: v for k, v in json.loads(good).items() if k != "models"}, "'models' is missing")):
+        mf.write_text(json.dumps(bad))
+        with pytest.raises(CorpusError, match=says):
+            load_corpus("c", root)
+    mf.write_text("{broken")
     with pytest.raises(CorpusError, match="manifest.json is corrupt"):
         load_corpus("c", root)
-    (root / "c" / "manifest.json").unlink()
+    mf.unlink()
     assert list_corpora(root) == []
     with pytest.raises(CorpusError, match="no manifest"):
         load_corpus("c", root)

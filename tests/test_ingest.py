@@ -102,3 +102,39 @@ def test_missing_ids_are_reported(tmp_path):
     p = write(tmp_path, "m.csv", "id,text\n1,a\n,b\n")
     with pytest.raises(InputError, match="missing ids in rows 2"):
         load(p)
+
+
+def test_wrong_parquet_types_are_refused_with_file_column_and_rows(tmp_path):
+    """Cells that would silently become something else: named, never imported."""
+    def parquet(name, **cols):
+        p = tmp_path / name
+        pd.DataFrame(cols).to_parquet(p)
+        return p
+
+    p = parquet("intdate.parquet", id=["a", "b"], text=["x", "y"], date=[1612137600, 1612224000])
+    with pytest.raises(InputError, match=r"intdate.parquet: column 'date' \(date\) holds numbers"):
+        load(p)
+    p = parquet("lists.parquet", id=["a", "b", "c"], text=[["a", "b"], ["c"], ["d"]])
+    with pytest.raises(InputError, match=r"lists.parquet: column 'text' \(text\) must hold text, but rows 1, 2, 3 hold a list"):
+        load(p)
+    p = parquet("structs.parquet", id=["a", "b"], text=[{"k": 1}, {"k": 2}])
+    with pytest.raises(InputError, match=r"column 'text' \(text\) must hold text, but rows 1, 2 hold a struct"):
+        load(p)
+    p = parquet("binary.parquet", id=["a", "b"], text=[b"\x00\x01", b"hi"])
+    with pytest.raises(InputError, match=r"binary.parquet: column 'text' \(text\) must hold text, .*binary data"):
+        load(p)
+    p = parquet("numtext.parquet", id=["a", "b"], text=[1, 2])
+    with pytest.raises(InputError, match=r"column 'text' \(text\) holds numbers"):
+        load(p)
+    # what is fine: integer ids, real timestamps
+    p = parquet("ok.parquet", id=[1, 2], text=["x", "y"], date=pd.to_datetime(["2021-01-01", "2021-02-01"]))
+    frame, _ = load(p)
+    assert frame["id"].tolist() == ["1", "2"] and frame["date"][1] == pd.Timestamp("2021-02-01")
+
+
+def test_html_entities_are_unescaped_and_the_raw_text_kept(tmp_path):
+    p = write(tmp_path, "e.csv", 'id,text\n1,Johnson &amp; Johnson &lt;3\n2,plain\n')
+    frame, report = load(p)
+    assert frame["text"].tolist() == ["Johnson & Johnson <3", "plain"]
+    assert frame["text_raw"].tolist() == ["Johnson &amp; Johnson &lt;3", "plain"]
+    assert any("unescaped HTML entities" in n for n in report.notes)

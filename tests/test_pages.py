@@ -9,6 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.store import GroupStore
 from tests.conftest import ROOT, shared_file, slice_csv
+from ui.text import unescape
 
 TIMEOUT = 120
 
@@ -28,6 +29,7 @@ def tweets(tmp_path, tweets_root, monkeypatch):
 def test_home_without_corpus_explains_and_imports(tmp_path, monkeypatch, model):
     root = tmp_path / "empty"
     monkeypatch.setenv("SEMANNO_DATA", str(root))
+    monkeypatch.setenv("SEMANNO_IMPORT_ROOTS", str(tmp_path))
     import core.embed
 
     monkeypatch.setattr(core.embed, "load_model", lambda name, device="auto": model)
@@ -49,6 +51,7 @@ def test_home_without_corpus_explains_and_imports(tmp_path, monkeypatch, model):
 
 def test_home_import_error_is_shown(tmp_path, monkeypatch):
     monkeypatch.setenv("SEMANNO_DATA", str(tmp_path / "d"))
+    monkeypatch.setenv("SEMANNO_IMPORT_ROOTS", str(tmp_path))
     bad = tmp_path / "bad.csv"
     bad.write_text("id,body\n1,x\n")
     at = app("streamlit_app.py").run()
@@ -56,7 +59,7 @@ def test_home_import_error_is_shown(tmp_path, monkeypatch):
     at.text_input(key="imp_path").set_value(str(bad)).run()
     at.text_input(key="imp_name").set_value("bad").run()
     at.button(key="imp_go").click().run()
-    assert any("column 'text'" in e.value and "'body'" in e.value for e in at.error)
+    assert any("column 'text'" in unescape(e.value) and "'body'" in unescape(e.value) for e in at.error)
 
 
 def test_home_summary_and_query_param(tweets):
@@ -100,7 +103,7 @@ def test_annotate_workflow(tweets):
     at.text_input(key="save_name").set_value("očkování").run()
     at.text_input(key="save_annotator").set_value("eva").run()
     at.button(key="save_btn").click().run()
-    assert any("Saved group 'očkování' (version 1)" in s.value for s in at.success)
+    assert any("Saved group ‘očkování’ (version 1)" in s.value for s in at.success)
     g = GroupStore(tweets / "tweets" / "groups.sqlite").load("očkování")
     assert len(g.included) == n_hits - 2 and len(g.excluded) == 2
     at.button(key="save_btn").click().run()
@@ -118,7 +121,7 @@ def test_annotate_bad_regex_message(tweets):
     at.text_input(key="kw_query").set_value("(unclosed")
     at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
     assert not at.exception
-    assert any("invalid regular expression" in e.value for e in at.error)
+    assert any("invalid regular expression" in unescape(e.value) for e in at.error)
 
 
 def test_annotate_keyword_limit_adds_the_most_typical_hits(tweets):

@@ -126,3 +126,28 @@ def test_export_cli_formats(tmp_path, so_corpus):
     r = subprocess.run([sys.executable, "-m", "precompute.export", "--corpus", "so", "--group", "nope"],
                        cwd=ROOT, env=env, capture_output=True, text=True)
     assert r.returncode == 2 and "has no group 'nope'" in r.stderr
+
+
+def test_group_names_are_limited_to_a_sensible_length_and_visible_characters(tmp_path):
+    store = GroupStore(tmp_path / "g.sqlite")
+    for bad, says in (("x" * 1_000_000, "at most 120 characters; this one has 1,000,000"),
+                      ("\u200b", "at least one visible character"), ("\u200b \u2060", "visible character"),
+                      ("a\x00b", "control characters"), ("   ", "needs a name")):
+        with pytest.raises(ValueError, match=says):
+            store.save(bad, ["1"], [])
+    assert store.names() == []
+    assert store.save("  Očkování 2021 ✓ ", ["1"], []) == 1 and store.names() == ["Očkování 2021 ✓"]
+
+
+def test_csv_export_cannot_run_formulas_in_a_spreadsheet():
+    import pandas as pd
+
+    from core.export import to_bytes
+
+    frame = pd.DataFrame({"id": ["=1+1", "2", "@3"], "text": ["=HYPERLINK(\"http://x\")", "-2+3", "plain = fine"],
+                          "label": ["included"] * 3})
+    csv = pd.read_csv(__import__("io").BytesIO(to_bytes(frame, "csv")), dtype=str)
+    assert csv["id"].tolist() == ["'=1+1", "2", "'@3"]
+    assert csv["text"].tolist() == ["'=HYPERLINK(\"http://x\")", "'-2+3", "plain = fine"]
+    # the other formats are data, not spreadsheets: unchanged
+    assert b'"id":"=1+1"' in to_bytes(frame, "jsonl")

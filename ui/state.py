@@ -17,6 +17,7 @@ from core.search.keyword import KeywordIndex
 from core.search.lexical import WORDS_VERSION, WordIndex
 from core.session import Session
 from core.store import GroupStore, GroupVersion
+from ui.text import md, quoted
 
 
 def _stamp(name: str) -> float:
@@ -35,7 +36,7 @@ def _search_context(root: str, name: str, stamp: float) -> SearchContext:
     c = _corpus(root, name, stamp)
     device = pick_device("auto")
     texts = c.frame["text"].tolist()
-    words = WordIndex(texts, paths.corpus_dir(name, Path(root)) / f"words-v{WORDS_VERSION}.npz")
+    words = WordIndex(texts, c.data_folder / f"words-v{WORDS_VERSION}.npz")
     return SearchContext(VectorIndex(c.embeddings, device=device), KeywordIndex(texts), c.frame,
                          device=device, word_index=words)
 
@@ -74,7 +75,7 @@ def pick_corpus(sidebar: bool = True) -> str | None:
     wanted = st.session_state.get("corpus") or asked
     if wanted not in names:
         if wanted:
-            st.warning(f"There is no corpus named {wanted!r}; showing {names[0]!r}.")
+            st.warning(f"There is no corpus named {quoted(wanted, 80)}; showing {quoted(names[0])}.")
         wanted = names[0]
     if st.session_state.get("corpus") not in (None, wanted):
         st.session_state.pop("session", None)
@@ -95,7 +96,7 @@ def load_or_stop(name: str | None) -> Corpus:
     try:
         return corpus(name)
     except CorpusError as exc:
-        st.error(str(exc))
+        st.error(md(exc))
         st.stop()
 
 

@@ -1,0 +1,152 @@
+"""Re-importing a corpus never loses its saved groups: a kill at any point of the re-import leaves
+the old corpus (or the new one) listed and loadable with every group, and a retry recovers."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from core.corpus import ImportSpec, import_corpus, list_corpora, load_corpus
+from core.store import GroupStore
+from tests.conftest import ROOT
+
+DRIVER = textwrap.dedent("""
+    import os, signal, sys
+    from pathlib import Path
+    import numpy as np
+    import core.corpus as cc
+    from core.corpus import ImportSpec, import_corpus
+
+    class Fake:  # a deterministic stand-in for a sentence-transformer
+        calls = 0
+        def get_sentence_embedding_dimension(self): return 16
+        def encode(self, texts, **kw):
+            Fake.calls += 1
+            if POINT == "embed" and Fake.calls == 2:
+                os.kill(os.getpid(), signal.SIGKILL)
+            return np.stack([np.random.default_rng(abs(hash(t)) % 2**32).normal(size=16) for t in texts]).astype("float32")
+
+    POINT, src, root = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
+    def kill_after(fn):
+        def wrapped(*a, **kw):
+            out = fn(*a, **kw)
+            os.kill(os.getpid(), signal.SIGKILL)
+        return wrapped
+    if POINT in ("save_parquet", "save_npy", "save_json", "remove_stale_generations"):
+        setattr(cc, POINT, kill_after(getattr(cc, POINT)))
+    import_corpus(ImportSpec(input=src, name="kw", overwrite=True, chunk_size=2, batch_size=2),
+                  root=root, model_loader=lambda n, d: Fake())
+""")
+
+
+def fake_model():
+    class Fake:
+        def get_sentence_embedding_dimension(self):
+            return 16
+
+        def encode(self, texts, **kw):
+            return np.stack([np.random.default_rng(abs(hash(t)) % 2**32).normal(size=16) for t in texts]).astype(np.float32)
+
+    return Fake()
+
+
+def write(path: Path, texts: list[str]) -> Path:
+    pd.DataFrame({"id": [f"t{i}" for i in range(len(texts))], "text": texts}).to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture
+def old_corpus(tmp_path):
+    root = tmp_path / "data"
+    src = write(tmp_path / "v1.csv", ["one apple", "two pears", "three plums"])
+    import_corpus(ImportSpec(input=src, name="kw"), root=root, model_loader=lambda n, d: fake_model())
+    store = GroupStore(root / "kw" / "groups.sqlite")
+    store.save("fruit", ["t0", "t1"], ["t2"])
+    store.save("fruit", ["t0"], ["t1", "t2"], overwrite=True)
+    store.save("plums", ["t2"], [])
+    return root
+
+
+def groups_of(root: Path) -> dict[str, int]:
+    store = GroupStore(root / "kw" / "groups.sqlite")
+    return {g.name: g.versions for g in store.list()}
+
+
+NEW_TEXTS = ["one apple", "two pears", "three plums", "four figs", "five kiwis"]
+
+
+@pytest.mark.parametrize("point", ["embed", "save_parquet", "save_npy", "save_json", "remove_stale_generations"])
+def test_a_killed_reimport_keeps_the_corpus_and_its_groups(tmp_path, old_corpus, point):
+    src = write(tmp_path / "v2.csv", NEW_TEXTS)
+    proc = subprocess.run([sys.executable, "-c", DRIVER, point, str(src), str(old_corpus)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    # still listed and loadable: the old corpus, or (killed after the switch) the new one, whole
+    assert list_corpora(old_corpus) == ["kw"]
+    c = load_corpus("kw", old_corpus)
+    assert c.n == (5 if point in ("save_json", "remove_stale_generations") else 3)
+    assert c.embeddings.shape[0] == c.n
+    assert groups_of(old_corpus) == {"fruit": 2, "plums": 1}
+    assert not list(old_corpus.glob(".trash-*")) and not list(old_corpus.glob(".staging-*"))
+    # the same command again finishes the job; the groups are still there, the leftovers gone
+    c = import_corpus(ImportSpec(input=src, name="kw", overwrite=True), root=old_corpus,
+                      model_loader=lambda n, d: fake_model())
+    assert c.n == 5 and groups_of(old_corpus) == {"fruit": 2, "plums": 1}
+    gens = [p.name for p in (old_corpus / "kw").iterdir() if p.name.startswith("gen-")]
+    assert gens == [c.manifest["data_dir"]]
+
+
+def test_a_corrupt_groups_database_does_not_stop_a_reimport_nor_get_touched(tmp_path, old_corpus):
+    db = old_corpus / "kw" / "groups.sqlite"
+    for extra in ("-wal", "-shm"):
+        Path(f"{db}{extra}").unlink(missing_ok=True)
+    db.write_bytes(b"this is not a database" * 100)
+    before = db.read_bytes()
+    src = write(tmp_path / "v2.csv", NEW_TEXTS)
+    c = import_corpus(ImportSpec(input=src, name="kw", overwrite=True), root=old_corpus,
+                      model_loader=lambda n, d: fake_model())
+    assert c.n == 5 and db.read_bytes() == before  # left for the user to repair, never moved
+
+
+def test_reimport_invalidates_suggests_word_cache(tmp_path, old_corpus):
+    """Derived files live in the import's generation: a re-import cannot serve stale words."""
+    old = load_corpus("kw", old_corpus)
+    (old.data_folder / "words-v1.npz").write_bytes(b"stale")
+    src = write(tmp_path / "v2.csv", NEW_TEXTS)
+    new = import_corpus(ImportSpec(input=src, name="kw", overwrite=True), root=old_corpus,
+                        model_loader=lambda n, d: fake_model())
+    assert new.data_folder != old.data_folder and not (new.data_folder / "words-v1.npz").exists()
+    assert not old.data_folder.exists()
+
+
+def test_leftovers_of_older_versions_are_listed_restored_and_purged(tmp_path, old_corpus, capsys, monkeypatch):
+    from precompute import trash
+
+    monkeypatch.setenv("SEMANNO_DATA", str(old_corpus))
+    # what the old import left: the corpus moved to trash with its groups, the live one with none
+    leftover = old_corpus / ".trash-kw-1700000000"
+    (leftover).mkdir()
+    import sqlite3
+
+    src, dst = sqlite3.connect(old_corpus / "kw" / "groups.sqlite"), sqlite3.connect(leftover / "groups.sqlite")
+    src.backup(dst)
+    src.close()
+    dst.close()
+    (old_corpus / "kw" / "groups.sqlite").unlink()
+    for extra in ("-wal", "-shm"):
+        Path(f"{old_corpus / 'kw' / 'groups.sqlite'}{extra}").unlink(missing_ok=True)
+    assert trash.main([]) == 0
+    assert ".trash-kw-1700000000\tcorpus kw\t2 saved groups" in capsys.readouterr().out
+    assert trash.main(["--restore-groups", leftover.name]) == 0
+    assert groups_of(old_corpus) == {"fruit": 2, "plums": 1}
+    with pytest.raises(ValueError, match="already has 2 saved groups"):
+        trash.restore_groups(leftover, old_corpus)  # never overwrites live groups
+    assert trash.main(["--purge"]) == 2 and leftover.exists()  # asks for --yes
+    assert trash.main(["--purge", "--yes"]) == 0 and not leftover.exists()

@@ -1,0 +1,58 @@
+"""The home page's import, apart from its widgets: where an upload goes, which server paths and
+models the browser may name, and the message shown after the page reloads."""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from pathlib import Path
+
+import streamlit as st
+
+from core import paths
+from core.embed import DEFAULT_MODEL, KNOWN_MODELS
+
+UPLOAD_CHUNK = 1 << 20
+
+
+def save_upload(upload) -> Path:
+    """Copy an uploaded file to the data root's .uploads folder in 1 MB pieces (no second copy
+    in memory) under a fresh name; the caller deletes it after the import."""
+    folder = paths.data_root() / ".uploads"
+    folder.mkdir(parents=True, exist_ok=True)
+    suffix = Path(upload.name).suffix.lower()
+    target = folder / f"{uuid.uuid4().hex}{suffix}"
+    upload.seek(0)
+    with open(target, "wb") as fh:
+        shutil.copyfileobj(upload, fh, UPLOAD_CHUNK)
+    return target
+
+
+def server_file(text: str) -> Path:
+    """A server path typed in the browser, confined to the operator's import folders."""
+    return paths.confine(text, paths.import_roots(), "file", "SEMANNO_IMPORT_ROOTS")
+
+
+def models_from(text: str) -> list[str]:
+    """Model names typed in the browser: 'default', a packaged model's name, or a folder inside
+    the operator's model folders (never any path on the server)."""
+    out = []
+    for m in (m.strip() for m in text.split(",")):
+        if not m:
+            continue
+        if m == DEFAULT_MODEL or m in KNOWN_MODELS:
+            out.append(m)
+        else:
+            out.append(str(paths.confine(m, paths.model_roots(), "model", "SEMANNO_MODEL_ROOTS")))
+    return out or [DEFAULT_MODEL]
+
+
+def remember_result(kind: str, text: str) -> None:
+    """A message for the next run of the page (an import ends with a rerun to switch corpus)."""
+    st.session_state["import_result"] = (kind, text)
+
+
+def show_result() -> None:
+    if "import_result" in st.session_state:
+        kind, text = st.session_state.pop("import_result")
+        getattr(st, kind)(text)
