@@ -5,10 +5,10 @@ from __future__ import annotations
 import streamlit as st
 
 from core import paths
-from core.corpus import CorpusError, ImportSpec, import_corpus, summary
+from core.corpus import CorpusError, ImportSpec, import_corpus, list_corpora, summary
 from core.embed import DEFAULT_MODEL
 from core.ingest import Columns, InputError, Options
-from ui import imports, state
+from ui import access, imports, state
 from ui.text import md, quoted
 
 PAGES = [("pages/1_Annotate.py", "Annotate: build a topic group", "✏️"),
@@ -18,6 +18,7 @@ PAGES = [("pages/1_Annotate.py", "Annotate: build a topic group", "✏️"),
          ("pages/5_Groups.py", "Saved groups", "🗂️")]
 
 st.set_page_config(page_title="Semantic Annotator", page_icon="🔎", layout="wide")
+access.gate()
 st.title("Semantic Annotator")
 st.caption("Find every text on a topic: keyword searches, then semantic searches that learn from "
            "what you include and exclude.")
@@ -53,6 +54,40 @@ else:
             if (paths.PROJECT_ROOT / page).exists():
                 st.page_link(page, label=label, icon=icon)
 
+
+
+def run_import(spec: ImportSpec) -> None:
+    """Import with a progress bar; on success switch to the new corpus and say so after the reload."""
+    bar = st.progress(0.0, text="Validating…")
+    first: list[int] = []
+
+    def progress(i: int, model: str, done: int, total: int) -> None:
+        if not first:
+            first.append(done)
+        resumed = f" (resumed: {first[0]:,} of {total:,} rows were already embedded)" if first[0] else ""
+        bar.progress(min(1.0, done / max(total, 1)), text=f"Embedding with {model}: {done:,} / {total:,}{resumed}")
+
+    try:
+        done = import_corpus(spec, progress=progress)
+    except (InputError, CorpusError, ValueError) as exc:
+        bar.empty()
+        st.error(md(exc, limit=1000))
+        return
+    notes = "; ".join(done.manifest.get("validation", {}).get("notes", []))
+    imports.remember_result("success", f"Imported {done.n:,} texts into corpus {quoted(done.name)}."
+                            + (f" {md(notes, limit=600)}." if notes else ""))
+    st.session_state["corpus"] = done.name
+    st.query_params["corpus"] = done.name
+    st.rerun()
+
+
+if paths.DEMO_NAME not in list_corpora() and paths.DEMO_FILE.exists():
+    with st.container(border=True):
+        st.markdown("**A first look?** Import the demo corpus: 2,400 English tweets about 16 crisis events of "
+                    "2012-2013 (CrisisLex T26, MIT licence), embedded with the packaged model (about a minute).")
+        if st.button("Import the demo corpus", key="demo_go", type="primary" if name is None else "secondary"):
+            run_import(ImportSpec(input=paths.DEMO_FILE, name=paths.DEMO_NAME, label=paths.DEMO_FILE.name))
+
 st.divider()
 with st.expander("Import a corpus", expanded=name is None):
     source = st.radio("Source", ["Upload a file", "A file on the server"], horizontal=True, key="imp_src")
@@ -83,34 +118,16 @@ with st.expander("Import a corpus", expanded=name is None):
     keep_empty = o4.checkbox("Keep empty texts", key="imp_keep_empty")
     overwrite = st.checkbox("Replace an existing corpus of this name (its saved groups are kept)", key="imp_overwrite")
     if st.button("Import", type="primary", key="imp_go", disabled=not (upload or path_text)):
-        bar = st.progress(0.0, text="Validating…")
-        first: list[int] = []
-
-        def progress(i: int, model: str, done: int, total: int) -> None:
-            if not first:
-                first.append(done)
-            resumed = f" (resumed: {first[0]:,} of {total:,} rows were already embedded)" if first[0] else ""
-            bar.progress(min(1.0, done / max(total, 1)), text=f"Embedding with {model}: {done:,} / {total:,}{resumed}")
-
         src = None
         try:
             src = imports.save_upload(upload) if upload is not None else imports.server_file(path_text)
-            spec = ImportSpec(
+            run_import(ImportSpec(
                 input=src, name=(new_name.strip() or paths.name_from_file(picked)), dim=int(dim),
                 overwrite=overwrite, models=imports.models_from(models), label=picked if upload else None,
                 columns=Columns(id=id_col or None, text=text_col, date=date_col or None, author=author_col or None),
-                options=Options(dedupe=dedupe, keep_empty=keep_empty, bad_dates=bad_dates))
-            done = import_corpus(spec, progress=progress)
-        except (InputError, CorpusError, ValueError) as exc:
-            bar.empty()
+                options=Options(dedupe=dedupe, keep_empty=keep_empty, bad_dates=bad_dates)))
+        except ValueError as exc:  # a path or model outside the allowed folders
             st.error(md(exc, limit=1000))
-        else:
-            notes = "; ".join(done.manifest.get("validation", {}).get("notes", []))
-            imports.remember_result("success", f"Imported {done.n:,} texts into corpus {quoted(done.name)}."
-                                    + (f" {md(notes, limit=600)}." if notes else ""))
-            st.session_state["corpus"] = done.name
-            st.query_params["corpus"] = done.name
-            st.rerun()
         finally:
             if upload is not None and src is not None:
                 src.unlink(missing_ok=True)  # the corpus has its own copy now

@@ -1,7 +1,7 @@
 """A simulated annotator: how much of a topic does each method find per text reviewed?
 
     python -m bench.annotator --data ../shared/data/stackoverflow.csv --label-column label
-        [--classes A B ...] [--methods cos,lda,nn1,nn2,auto] [--budget 2.0] [--seed-query auto|TEXT]
+        [--classes A B ...] [--methods cos,lda,nn1,nn2,suggest] [--budget 2.0] [--seed-query auto|TEXT]
         [--seed-hits 100] [--param KEY=VALUE ...] [--out bench/out]
 
 For each class (one class = one topic) the annotator starts with a keyword search (the class's
@@ -175,12 +175,12 @@ def main(argv=None) -> None:
     p.add_argument("--data", type=Path, required=True)
     p.add_argument("--label-column", default="label")
     p.add_argument("--classes", nargs="*", default=None)
-    p.add_argument("--methods", default="cos,lda,nn1,nn2,auto")
+    p.add_argument("--methods", default="cos,lda,nn1,nn2,suggest")
     p.add_argument("--budget", type=float, default=2.0)
     p.add_argument("--seed-query", default="auto")
     p.add_argument("--seed-hits", type=int, default=100, help="keyword hits the annotator reviews first")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                   help="a parameter of the method under test, e.g. --param alpha=1 --param c=4 (auto)")
+                   help="a parameter of the method under test, e.g. --param alpha=1 --param c=4 (suggest)")
     p.add_argument("--out", type=Path, default=Path("bench/out"))
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")

@@ -44,10 +44,10 @@ def main(argv=None) -> None:
         return top[np.argsort(-s[top])]
 
     emit(op="numpy_X@q_top10", median_ms=round(median_ms(numpy_baseline, a.repeat), 2), n=a.n, dim=a.dim, device="cpu")
-    for name in ("cos", "lda", "nn1", "nn2", "auto"):
+    for name in ("cos", "lda", "nn1", "nn2", "suggest"):
         m = REGISTRY[name]
         ms = median_ms(lambda: m.search(ctx, inc, exc, 10), a.repeat)
-        extra = {"chosen": m.search(ctx, inc, exc, 10).info["chosen"]} if name == "auto" else {}
+        extra = {"chosen": m.search(ctx, inc, exc, 10).info["chosen"]} if name == "suggest" else {}
         emit(op=name, median_ms=round(ms, 2), n=a.n, dim=a.dim, device=device, **extra)
 
     if a.texts:
@@ -81,8 +81,8 @@ def main(argv=None) -> None:
         sctx = SearchContext(VectorIndex(sx), kctx.keyword_index, word_index=word_index)
         s_inc = rng.choice(np.flatnonzero(slabels == slabels[0]), 200, replace=False)
         s_exc = rng.choice(np.flatnonzero(slabels != slabels[0]), 100, replace=False)
-        r = REGISTRY["auto"].search(sctx, s_inc, s_exc, 10)
-        ms = median_ms(lambda: REGISTRY["auto"].search(sctx, s_inc, s_exc, 10), a.repeat)
+        r = REGISTRY["suggest"].search(sctx, s_inc, s_exc, 10)
+        ms = median_ms(lambda: REGISTRY["suggest"].search(sctx, s_inc, s_exc, 10), a.repeat)
         emit(op="auto", chosen=r.info["chosen"], median_ms=round(ms, 2), n=n, dim=384, device="cpu")
 
 

@@ -67,3 +67,44 @@ def view_rows(session: Session, view: str) -> tuple[np.ndarray, np.ndarray | Non
         return session.excluded, None
     raise ValueError(f"view must be last, included or excluded, got {view!r}")
 
+
+
+def search_message(method: str, r: Ranked) -> str:
+    """What a search did, in words (labels of methods, counts; no user text)."""
+    label = REGISTRY[method].label
+    chosen = r.info.get("chosen")
+    chosen = f" (chose {REGISTRY[chosen].label if chosen in REGISTRY else chosen})" if chosen else ""
+    hits = (f" of {r.info['hits']:,} hits ({r.info['already_labelled']:,} already labelled)"
+            if "hits" in r.info else "")
+    return f"{label}{chosen}: {len(r):,} new texts{hits}, added as included."
+
+
+def bulk_message(step, label: int) -> str:
+    """What a bulk action (a page, a lasso) changed and what it left as it was."""
+    word = "included" if label == 1 else "excluded"
+    other = "excluded" if label == 1 else "included"
+    kept = step.params.get("kept", 0)
+    same = step.params.get("n", 0) - step.params.get("changed", 0) - kept
+    parts = [f"{step.params.get('changed', 0):,} texts {word}"]
+    if kept:
+        parts.append(f"{kept:,} {other} by you left as they were (switch them one by one, or tick "
+                     "'Also overturn my own labels')")
+    if same > 0:
+        parts.append(f"{same:,} already {word}")
+    return "; ".join(parts) + "."
+
+
+def page_of(rows: np.ndarray, scores: np.ndarray | None, page: int, per_page: int):
+    """(rows on the page, their scores or None, number of pages); page is 1-based, clamped."""
+    pages = max(1, -(-len(rows) // per_page))
+    page = min(max(1, page), pages)
+    sl = slice((page - 1) * per_page, page * per_page)
+    return rows[sl], (scores[sl] if scores is not None else None), pages
+
+
+def meta_line(r) -> str:
+    """date · author · score · id of a row of rows_frame (plain text)."""
+    date = getattr(r, "date", None)
+    parts = [str(date)[:16] if date is not None and date == date else "", str(getattr(r, "author", "") or ""),
+             f"score {r.score:.3f}" if not np.isnan(r.score) else "", f"id {r.id}"]
+    return "  ·  ".join(p for p in parts if p)

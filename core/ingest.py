@@ -66,7 +66,15 @@ def _rows(index_values, limit: int = 5) -> str:
 
 
 def _check_utf8(path: Path, shown: str) -> None:
-    data = path.read_bytes()
+    if path.suffix.lower() == ".gz":
+        import gzip
+
+        try:
+            data = gzip.decompress(path.read_bytes())
+        except (OSError, EOFError) as exc:
+            raise InputError(f"{shown}: not a readable gzip file ({exc})") from None
+    else:
+        data = path.read_bytes()
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -87,10 +95,13 @@ def read_table(path: str | Path, label: str | None = None) -> pd.DataFrame:
         raise InputError(f"{shown}: no such file")
     if not path.is_file():
         raise InputError(f"{shown}: not a file")
-    kind = SUFFIXES.get(path.suffix.lower())
-    if kind is None:
+    suffixes = [x.lower() for x in path.suffixes[-2:]]
+    gz = bool(suffixes) and suffixes[-1] == ".gz"
+    kind = SUFFIXES.get(suffixes[0] if gz and len(suffixes) == 2 else path.suffix.lower())
+    if kind is None or (gz and kind == "parquet"):
         raise InputError(
-            f"{shown}: unknown file type {path.suffix!r}; use .csv, .tsv, .parquet or .jsonl"
+            f"{shown}: unknown file type {''.join(path.suffixes[-2:]) or 'without a suffix'!r}; use .csv, .tsv, "
+            ".parquet or .jsonl (.csv, .tsv and .jsonl may be gzipped: .csv.gz)"
         )
     try:
         if kind in ("csv", "tsv"):

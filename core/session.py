@@ -32,10 +32,14 @@ class Step:
     at: str = field(default_factory=_now)
 
 
+SWITCH = "switch"  # a label step that replaced the whole group (open, new, from a cluster)
+
+
 class Session:
     def __init__(self) -> None:
         self.labels: dict[int, int] = {}
         self.history: list[Step] = []
+        self.revision = 0  # bumped by every change and undo: what an autosave compares
 
     # --- reading -----------------------------------------------------------------------
     def _rows(self, label: int) -> np.ndarray:
@@ -63,6 +67,18 @@ class Session:
     def is_empty(self) -> bool:
         return not self.labels and not self.history
 
+    def explicit(self) -> dict[int, int]:
+        """Labels a person chose (a click, a bulk or lasso action, an opened group's labels), as
+        opposed to the *included* a search hit comes in with: row -> label."""
+        out: dict[int, int] = {}
+        for step in self.history:
+            for row, _old, new in step.changes:
+                if step.kind == "label" and new != UNLABELLED:
+                    out[row] = new
+                else:
+                    out.pop(row, None)
+        return out
+
     # --- changing ----------------------------------------------------------------------
     def _apply(self, step: Step, updates: Iterable[tuple[int, int]]) -> Step:
         for row, new in updates:
@@ -78,6 +94,7 @@ class Session:
             else:
                 self.labels[row] = new
         self.history.append(step)
+        self.revision += 1
         return step
 
     def add_search(self, method: str, params: dict, rows: Iterable[int], scores: Iterable[float] = (),
@@ -87,10 +104,29 @@ class Session:
         step = Step("search", method, dict(params), rows, [float(s) for s in scores])
         return self._apply(step, ((r, default_label) for r in rows if self.label_of(r) == UNLABELLED))
 
-    def set_labels(self, rows: Iterable[int], label: int, action: str | None = None) -> Step:
-        rows = [int(r) for r in rows]
+    def set_labels(self, rows: Iterable[int], label: int, action: str | None = None,
+                   keep_explicit: bool = False) -> Step:
+        """Label ``rows``. With ``keep_explicit`` (bulk actions: a page, a lasso), rows a person
+        labelled otherwise keep their label; the step's params count what changed and what was kept."""
+        rows = list(dict.fromkeys(int(r) for r in rows))
         name = action or {INCLUDED: "include", EXCLUDED: "exclude", UNLABELLED: "clear"}[label]
-        return self._apply(Step("label", name, {"n": len(rows)}), ((r, label) for r in rows))
+        kept: list[int] = []
+        if keep_explicit:
+            chosen = self.explicit()
+            kept = [r for r in rows if chosen.get(r, label) != label]
+            rows = [r for r in rows if chosen.get(r, label) == label]
+        step = self._apply(Step("label", name, {"n": len(rows) + len(kept), "kept": len(kept)}),
+                           ((r, label) for r in rows))
+        step.params["changed"] = len(step.changes)
+        return step
+
+    def switch_to(self, included: Iterable[int], excluded: Iterable[int], action: str, **params) -> Step:
+        """Replace the whole group in one undoable step (open a saved group, start a new or a
+        cluster's group): undo brings back the group that was being built, labels and all."""
+        inc, exc = [int(r) for r in included], [int(r) for r in excluded]
+        new = {r: INCLUDED for r in inc} | {r: EXCLUDED for r in exc}
+        updates = [(r, UNLABELLED) for r in self.labels if r not in new] + list(new.items())
+        return self._apply(Step("label", SWITCH, {"action": action, **params}), updates)
 
     def toggle(self, row: int) -> Step:
         new = EXCLUDED if self.label_of(row) == INCLUDED else INCLUDED
@@ -106,7 +142,15 @@ class Session:
                 self.labels.pop(row, None)
             else:
                 self.labels[row] = old
+        self.revision += 1
         return step
+
+    def since_switch(self) -> list[Step]:
+        """The steps of the group now being built (after the last switch)."""
+        for i in range(len(self.history) - 1, -1, -1):
+            if self.history[i].method == SWITCH:
+                return self.history[i + 1:]
+        return list(self.history)
 
     # --- serialising -------------------------------------------------------------------
     def to_dict(self) -> dict:

@@ -7,6 +7,7 @@ earlier version is ever lost. Deleting is soft (``deleted_at``) and can be undon
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import unicodedata
 from contextlib import contextmanager
@@ -34,6 +35,7 @@ CREATE TABLE IF NOT EXISTS versions (
     n_included INTEGER NOT NULL,
     n_excluded INTEGER NOT NULL,
     session_json TEXT,
+    saved_by TEXT,
     UNIQUE (group_id, number)
 );
 CREATE TABLE IF NOT EXISTS labels (
@@ -41,6 +43,16 @@ CREATE TABLE IF NOT EXISTS labels (
     item_id TEXT NOT NULL,
     label INTEGER NOT NULL CHECK (label IN (1, -1)),
     PRIMARY KEY (version_id, item_id)
+);
+CREATE TABLE IF NOT EXISTS drafts (
+    token TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    n_included INTEGER NOT NULL,
+    n_excluded INTEGER NOT NULL,
+    saved INTEGER NOT NULL DEFAULT 0,
+    meta_json TEXT NOT NULL DEFAULT '{}',
+    session_json TEXT NOT NULL
 );
 """
 
@@ -105,6 +117,21 @@ class GroupVersion:
     excluded: list[str]
     session_json: str | None
     notes: str
+    saved_by: str | None = None  # the signed-in identity that saved this version, when sign-in is on
+
+
+@dataclass(frozen=True)
+class Draft:
+    """The group a user was building, autosaved after every change (one per browser tab)."""
+
+    token: str
+    owner: str
+    updated_at: str
+    n_included: int
+    n_excluded: int
+    saved: bool  # True when it equals what was last saved or opened: nothing would be lost
+    meta: dict  # the save form's fields: name, annotator, notes
+    session_json: str
 
 
 class GroupStore:
@@ -112,9 +139,15 @@ class GroupStore:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.timeout_s = timeout_s
-        with self._connect() as con:
+        con = self._connect()
+        try:
             con.execute("PRAGMA journal_mode=WAL")
             con.executescript(SCHEMA)
+            columns = {r[1] for r in con.execute("PRAGMA table_info(versions)")}
+            if "saved_by" not in columns:  # databases made before sign-in existed
+                con.execute("ALTER TABLE versions ADD COLUMN saved_by TEXT")
+        finally:
+            con.close()
 
     def _connect(self) -> sqlite3.Connection:
         con = sqlite3.connect(self.path, timeout=self.timeout_s, isolation_level=None)
@@ -138,7 +171,8 @@ class GroupStore:
             con.close()
 
     def save(self, name: str, included: Sequence[str], excluded: Sequence[str], *, annotator: str = "",
-             notes: str | None = None, session_json: str | None = None, overwrite: bool = False) -> int:
+             notes: str | None = None, session_json: str | None = None, overwrite: bool = False,
+             saved_by: str | None = None) -> int:
         """Save a new version of group ``name``; return its version number.
 
         With ``overwrite=False`` an existing live group raises GroupExists. Overwriting adds a
@@ -165,8 +199,8 @@ class GroupStore:
             number = con.execute("SELECT COALESCE(MAX(number), 0) + 1 FROM versions WHERE group_id=?",
                                  (gid,)).fetchone()[0]
             vid = con.execute("INSERT INTO versions (group_id, number, annotator, created_at, n_included, "
-                              "n_excluded, session_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                              (gid, number, annotator, now, len(inc), len(exc), session_json)).lastrowid
+                              "n_excluded, session_json, saved_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                              (gid, number, annotator, now, len(inc), len(exc), session_json, saved_by)).lastrowid
             con.executemany("INSERT INTO labels (version_id, item_id, label) VALUES (?, ?, ?)",
                             [(vid, i, 1) for i in inc] + [(vid, i, -1) for i in exc])
         return number
@@ -195,7 +229,7 @@ class GroupStore:
             g = con.execute("SELECT id, notes FROM groups WHERE name=?", (name,)).fetchone()
             if not g:
                 raise GroupNotFound(name)
-            q = ("SELECT id, number, annotator, created_at, session_json FROM versions WHERE group_id=? "
+            q = ("SELECT id, number, annotator, created_at, session_json, saved_by FROM versions WHERE group_id=? "
                  + ("AND number=?" if version else "ORDER BY number DESC LIMIT 1"))
             v = con.execute(q, (g[0], version) if version else (g[0],)).fetchone()
             if not v:
@@ -205,7 +239,7 @@ class GroupStore:
         finally:
             con.close()
         return GroupVersion(name, v[1], v[2], v[3], [i for i, lab in labels if lab == 1],
-                            [i for i, lab in labels if lab == -1], v[4], g[1])
+                            [i for i, lab in labels if lab == -1], v[4], g[1], v[5])
 
     def versions(self, name: str) -> list[tuple[int, str, str, int, int]]:
         con = self._connect()
@@ -228,3 +262,48 @@ class GroupStore:
             if con.execute("UPDATE groups SET deleted_at=NULL WHERE name=? AND deleted_at IS NOT NULL",
                            (name,)).rowcount == 0:
                 raise GroupNotFound(name)
+
+    # --- drafts: autosaved work in progress ------------------------------------------------
+    def save_draft(self, token: str, owner: str, session_json: str, n_included: int, n_excluded: int,
+                   saved: bool, meta: dict | None = None) -> None:
+        with self._tx() as con:
+            con.execute("INSERT INTO drafts (token, owner, updated_at, n_included, n_excluded, saved, meta_json, "
+                        "session_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(token) DO UPDATE SET "
+                        "owner=excluded.owner, updated_at=excluded.updated_at, n_included=excluded.n_included, "
+                        "n_excluded=excluded.n_excluded, saved=excluded.saved, meta_json=excluded.meta_json, "
+                        "session_json=excluded.session_json",
+                        (token, owner, _now(), n_included, n_excluded, int(saved), json.dumps(meta or {}),
+                         session_json))
+
+    def load_draft(self, token: str) -> Draft | None:
+        con = self._connect()
+        try:
+            r = con.execute("SELECT token, owner, updated_at, n_included, n_excluded, saved, meta_json, session_json "
+                            "FROM drafts WHERE token=?", (token,)).fetchone()
+        finally:
+            con.close()
+        return _draft(r) if r else None
+
+    def drafts(self, owner: str, unsaved_only: bool = True, limit: int = 5) -> list[Draft]:
+        """The owner's most recent drafts that hold labels (and, by default, unsaved work)."""
+        con = self._connect()
+        try:
+            rows = con.execute("SELECT token, owner, updated_at, n_included, n_excluded, saved, meta_json, "
+                               "session_json FROM drafts WHERE owner=? AND n_included + n_excluded > 0"
+                               + (" AND saved=0" if unsaved_only else "") + " ORDER BY updated_at DESC LIMIT ?",
+                               (owner, limit)).fetchall()
+        finally:
+            con.close()
+        return [_draft(r) for r in rows]
+
+    def delete_draft(self, token: str) -> None:
+        with self._tx() as con:
+            con.execute("DELETE FROM drafts WHERE token=?", (token,))
+
+
+def _draft(r) -> Draft:
+    try:
+        meta = json.loads(r[6])
+    except ValueError:
+        meta = {}
+    return Draft(r[0], r[1], r[2], int(r[3]), int(r[4]), bool(r[5]), meta if isinstance(meta, dict) else {}, r[7])

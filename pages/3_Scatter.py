@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core import plots
+from core import annotate, plots
 from core.projection import lda_directions, project
 from core.session import EXCLUDED, INCLUDED
 from ui import state
@@ -42,7 +42,7 @@ def figure(corpus_name: str, stamp: str, included: tuple, excluded: tuple) -> pl
     return plots.scatter(xy, labels, state.corpus(corpus_name).frame["text"].to_numpy(), hover_sample=HOVER_SAMPLE)
 
 
-sc = figure(name, corpus.manifest.get("created_at", ""), tuple(inc.tolist()), tuple(exc.tolist()))
+sc = figure(name, str(state.stamp(name)), tuple(inc.tolist()), tuple(exc.tolist()))
 st.caption(f"All {corpus.n:,} texts: green included, red excluded, yellow unlabelled. Hover shows the text "
            f"of {sc.hover_rows:,} texts: the labelled ones and a sample of up to {HOVER_SAMPLE:,} unlabelled ones "
            "(the rest are drawn without text, to keep the page light at 300k texts). Drag a lasso (or pick "
@@ -52,11 +52,27 @@ st.caption(f"All {corpus.n:,} texts: green included, red excluded, yellow unlabe
 event = st.plotly_chart(sc.figure, width="stretch", key="scatter", on_select="rerun", theme=None,
                         selection_mode=("box", "lasso"), config={"plotGlPixelRatio": 1})
 picked = plots.selected_rows(sc, (event or {}).get("selection", {}).get("points", []))
-a, b, c, _ = st.columns([1, 1, 1, 3])
-a.button(f"Include selected ({len(picked)})", disabled=not len(picked), key="sc_inc",
-         on_click=session.set_labels, args=(picked, INCLUDED))
-b.button(f"Exclude selected ({len(picked)})", disabled=not len(picked), key="sc_exc",
-         on_click=session.set_labels, args=(picked, EXCLUDED))
-c.button("Undo", disabled=not session.history, key="sc_undo", on_click=session.undo)
+
+
+def on_bulk(rows, label: int) -> None:
+    step = session.set_labels(rows, label, keep_explicit=not st.session_state.get("sc_overturn", False))
+    st.session_state["sc_msg"] = annotate.bulk_message(step, label)
+
+
+def on_undo() -> None:
+    st.session_state["sc_msg"] = state.undo()
+
+
+a, b, c, d = st.columns([2, 2, 1, 3])
+a.button(f"Include selected ({len(picked):,})", disabled=not len(picked), key="sc_inc", width="stretch",
+         on_click=on_bulk, args=(picked, INCLUDED))
+b.button(f"Exclude selected ({len(picked):,})", disabled=not len(picked), key="sc_exc", width="stretch",
+         on_click=on_bulk, args=(picked, EXCLUDED))
+c.button("Undo", disabled=not session.history, key="sc_undo", on_click=on_undo, width="stretch")
+d.checkbox("Also overturn my own labels", key="sc_overturn",
+           help="Off: texts you labelled yourself keep their label; only the others change.")
+if "sc_msg" in st.session_state:
+    st.info(st.session_state.pop("sc_msg"))
+state.autosave(name, corpus, session)
 if len(picked):
     st.dataframe(corpus.frame.iloc[picked[:200]][["id", "text"]], hide_index=True, width="stretch")

@@ -7,7 +7,6 @@ import streamlit as st
 
 from core import plots
 from core.evaluate import group_iou
-from core.session import Session
 from core.topics import cluster_table, filter_clusters
 from precompute.keyterms import load_terms
 from precompute.kmeans import available, load_clustering
@@ -32,7 +31,7 @@ def load(corpus_name: str, k: int, stamp: str):
 
 
 k = st.selectbox("Clustering", ks, format_func=lambda v: f"K-Means, k = {v:,}", key="tp_k")
-labels, table, stats, has_terms = load(name, k, corpus.manifest.get("created_at", ""))
+labels, table, stats, has_terms = load(name, k, str(state.stamp(name)))
 if not has_terms:
     st.warning(f"No key lemmas for k={k} yet: `python -m precompute.keyterms --corpus {name} --k {k}`")
 st.caption(f"{stats.get('iterations')} iterations, {stats.get('seconds')} s, on {stats.get('device')}.")
@@ -59,10 +58,11 @@ if picked:
     cluster = int(shown.iloc[picked[0]]["cluster"])
     rows = np.flatnonzero(labels == cluster)
     st.subheader(f"Cluster {cluster}: {len(rows):,} texts")
-    if st.button("Start a group from this cluster", type="primary", key="tp_start"):
-        s = Session()
-        s.add_search("cluster", {"k": k, "cluster": cluster}, rows)
-        st.session_state["session"] = s
+    if st.button("Start a group from this cluster", type="primary", key="tp_start",
+                 help="The group you are building is kept: Undo on the Annotate page brings it back."):
+        said = state.switch_group(corpus, rows, [], "cluster")
+        st.session_state.update(ann_msg=("success", f"Started a group from cluster {cluster}: {len(rows):,} texts "
+                                         f"included.{said}"), ann_view="Included", ann_page=1)
         st.switch_page("pages/1_Annotate.py")
     cols = [c for c in ("id", "text", "date", "author") if c in corpus.frame.columns]
     st.dataframe(corpus.frame.iloc[rows[:500]][cols], hide_index=True, width="stretch")

@@ -16,10 +16,15 @@ st.title("Saved groups")
 show_deleted = st.toggle("Show deleted groups", key="gr_deleted")
 groups = store.list(include_deleted=show_deleted)
 if not groups:
-    st.info("No saved groups yet. Build one on the Annotate page and save it.")
+    deleted = len(store.list(include_deleted=True))
+    if deleted:
+        st.info(f"No saved groups to show: {deleted} deleted group{'s' if deleted > 1 else ''} "
+                "(turn on 'Show deleted groups' to restore).")
+    else:
+        st.info("No saved groups yet. Build one on the Annotate page and save it.")
     st.stop()
 table = pd.DataFrame([{"name": g.name, "included": g.n_included, "excluded": g.n_excluded,
-                       "annotator": g.annotator, "created": g.created_at[:19], "updated": g.updated_at[:19],
+                       "annotator": g.annotator, "notes": g.notes, "created": g.created_at[:19], "updated": g.updated_at[:19],
                        "versions": g.versions, "deleted": (g.deleted_at or "")[:19]} for g in groups])
 st.dataframe(table, hide_index=True, width="stretch")
 
@@ -30,10 +35,10 @@ version = st.selectbox("Version", list(range(info.versions, 0, -1)), key="gr_ver
 g = store.load(chosen, version)
 c1, c2, c3 = st.columns(3)
 if c1.button("Open in Annotate", key="gr_open", type="primary", disabled=bool(info.deleted_at)):
-    state.open_group(corpus, g)
+    st.session_state.update(ann_msg=("success", state.open_group(corpus, g)), ann_view="Included", ann_page=1)
     st.switch_page("pages/1_Annotate.py")
 fmt = c2.selectbox("Export format", list(FORMATS), key="gr_fmt")
-c2.download_button("Export", state.group_export(name, g.included, g.excluded, fmt),
+c2.download_button("Export", state.group_export(corpus, g.included, g.excluded, fmt), on_click="ignore",
                    file_name=f"{g.name}-v{g.number}.{fmt}", mime=FORMATS[fmt], key="gr_export")
 if info.deleted_at:
     if c3.button("Restore", key="gr_restore"):

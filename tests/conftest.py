@@ -76,3 +76,12 @@ def clustered_unit_vectors(n: int, dim: int, clusters: int = 7, seed: int = 0, s
     x = centres[labels] + spread * rng.standard_normal((n, dim)) * np.sqrt(1.0)
     x /= np.linalg.norm(x, axis=1, keepdims=True)
     return x.astype(np.float32), labels
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _page_errors_in_full():
+    """AppTest runs pages in this process: show their real errors here (users get a short message)."""
+    from streamlit import config
+
+    config.get_option("client.showErrorDetails")  # parse the project's config first
+    config.set_option("client.showErrorDetails", "full")

@@ -55,9 +55,9 @@ def test_end_to_end_on_a_tiny_slice(tmp_path, monkeypatch, model):
     f = f[f["label"].isin(["1", "2", "3"])].groupby("label").head(40)
     data = tmp_path / "so_tiny.csv"
     f.to_csv(data, index=False)
-    main(["--data", str(data), "--methods", "cos,auto", "--budget", "1.5", "--out", str(tmp_path / "out")])
+    main(["--data", str(data), "--methods", "cos,suggest", "--budget", "1.5", "--out", str(tmp_path / "out")])
     summary = json.loads((tmp_path / "out" / "annotator_so_tiny.json").read_text())
-    assert set(summary["methods"]) == {"cos", "auto"} and summary["classes"] == 3
+    assert set(summary["methods"]) == {"cos", "suggest"} and summary["classes"] == 3
     for m in summary["methods"].values():
         assert 0.3 <= m["recall@1.0x"] <= m["recall@1.5x"] <= 1.0
     assert (tmp_path / "out" / "annotator_so_tiny.png").stat().st_size > 1000

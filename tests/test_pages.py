@@ -95,7 +95,7 @@ def test_annotate_workflow(tweets):
     assert at.metric[0].value == str(n_hits - 2 + 10)
     at.button(key="undo").click().run()
     assert [m.value for m in at.metric[:2]] == [str(n_hits - 2), "2"]
-    at.button(key="btn_auto").click().run()  # Suggest: the words + embedding model
+    at.button(key="btn_suggest").click().run()  # Suggest: the words + embedding model
     assert any("Suggest (chose words+embedding): 10 new texts" in s.value for s in at.success), \
         [s.value for s in at.success] + [e.value for e in at.error]
     at.button(key="undo").click().run()

@@ -3,6 +3,8 @@ and in pages/)."""
 
 from __future__ import annotations
 
+import re
+import secrets
 from pathlib import Path
 
 import streamlit as st
@@ -10,13 +12,14 @@ import streamlit as st
 from core import paths
 from core.corpus import Corpus, CorpusError, list_corpora, load_corpus
 from core.export import group_frame, to_bytes
-from core.search import SearchContext
 from core.embed import pick_device
 from core.search.index import VectorIndex
 from core.search.keyword import KeywordIndex
 from core.search.lexical import WORDS_VERSION, WordIndex
-from core.session import Session
+from core.search import REGISTRY, SearchContext
+from core.session import SWITCH, Session
 from core.store import GroupStore, GroupVersion
+from ui import access
 from ui.text import md, quoted
 
 
@@ -44,6 +47,32 @@ def _search_context(root: str, name: str, stamp: float) -> SearchContext:
 @st.cache_resource(max_entries=8)
 def _store(path: str) -> GroupStore:
     return GroupStore(path)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _date_range(root: str, name: str, stamp: float):
+    d = _corpus(root, name, stamp).frame["date"]
+    return d.min().date(), d.max().date()
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _authors(root: str, name: str, stamp: float) -> list[str]:
+    return sorted(_corpus(root, name, stamp).frame["author"].dropna().astype(str).unique().tolist())
+
+
+def date_range(name: str):
+    """First and last date of the corpus (computed once per import)."""
+    return _date_range(str(paths.data_root()), name, _stamp(name))
+
+
+def authors(name: str) -> list[str]:
+    """The corpus's authors, sorted (computed once per import)."""
+    return _authors(str(paths.data_root()), name, _stamp(name))
+
+
+def stamp(name: str) -> float:
+    """Changes when the corpus is re-imported: part of every cache key derived from a corpus."""
+    return _stamp(name)
 
 
 def corpus(name: str) -> Corpus:
@@ -107,6 +136,133 @@ def session() -> Session:
     return st.session_state["session"]
 
 
+# --- the save form's fields, kept apart from the widgets (which exist on Annotate only) ------
+META_KEYS = {"name": "save_name", "annotator": "save_annotator", "notes": "save_notes"}
+
+
+def meta() -> dict:
+    """Name, annotator and notes of the group being built."""
+    return st.session_state.setdefault("group_meta", {"name": "", "annotator": "", "notes": ""})
+
+
+def set_meta(**fields: str) -> None:
+    """Change the group's fields and the save form's widgets (call from a callback, or before
+    the form is drawn)."""
+    m = meta()
+    for field, value in fields.items():
+        m[field] = value or ""
+        st.session_state[META_KEYS[field]] = value or ""
+
+
+def bind_meta_widgets() -> None:
+    """Before drawing the save form: widgets start from the group's fields."""
+    for field, key in META_KEYS.items():
+        if key not in st.session_state:
+            st.session_state[key] = meta()[field]
+
+
+def read_meta_widgets() -> None:
+    """After drawing the save form: what the user typed becomes the group's fields."""
+    for field, key in META_KEYS.items():
+        meta()[field] = st.session_state.get(key, "") or ""
+
+
+# --- drafts: the group being built survives a reload or a server restart -------------------
+def owner() -> str:
+    return access.identity() or "local"
+
+
+def draft_token() -> str:
+    """This tab's draft: kept in the URL (?draft=...), so a reload finds it again."""
+    token = st.session_state.get("draft_token") or st.query_params.get("draft") or ""
+    if not re.fullmatch(r"[A-Za-z0-9_-]{8,64}", token):
+        token = secrets.token_urlsafe(9)
+    st.session_state["draft_token"] = token
+    if st.query_params.get("draft") != token:
+        st.query_params["draft"] = token
+    return token
+
+
+def _restore_from_url(name: str, c: Corpus) -> None:
+    """A fresh browser session whose URL names a draft of this user: take the group back."""
+    if "session" in st.session_state:
+        return
+    token = draft_token()
+    d = store(name).load_draft(token)
+    if d is None or d.owner != owner() or (d.n_included + d.n_excluded) == 0:
+        return
+    if d.meta.get("generation") != c.manifest.get("data_dir"):
+        st.warning("Your unsaved group was built on an earlier import of this corpus and cannot be restored "
+                   "(rows changed). Saved groups are not affected.")
+        return
+    adopt_draft(d)
+    st.toast(f"Restored the group you were building ({d.n_included:,} included, {d.n_excluded:,} excluded).")
+
+
+def adopt_draft(d) -> Session:
+    s = Session.from_json(d.session_json)
+    st.session_state["session"] = s
+    for field in META_KEYS:
+        meta()[field] = str(d.meta.get(field, "") or "")
+        st.session_state.pop(META_KEYS[field], None)  # the form re-reads the fields
+    st.session_state["saved_rev"] = s.revision if d.saved else -1
+    st.session_state["draft_rev"] = (draft_token(), s.revision)
+    return s
+
+
+def autosave(name: str, c: Corpus, s: Session) -> None:
+    """Write this tab's draft when the group changed since the last write (end of a page run)."""
+    token = draft_token()
+    if st.session_state.get("draft_rev") == (token, s.revision) or (s.is_empty() and "draft_rev" not in st.session_state):
+        return
+    counts = s.counts()
+    store(name).save_draft(token, owner(), s.to_json(), counts["included"], counts["excluded"],
+                           saved=st.session_state.get("saved_rev") == s.revision,
+                           meta={**meta(), "generation": c.manifest.get("data_dir")})
+    st.session_state["draft_rev"] = (token, s.revision)
+
+
+def mark_saved(s: Session) -> None:
+    st.session_state["saved_rev"] = s.revision
+
+
+def unsaved(s: Session) -> bool:
+    return bool(s.labels) and st.session_state.get("saved_rev") != s.revision
+
+
+# --- steps that replace the whole group: undoable, never silent ----------------------------
+def switch_group(c: Corpus, included_rows, excluded_rows, action: str, **fields: str) -> str:
+    """Make another group the one being built (open, new, from a cluster); returns what to tell
+    the user. The group being built is not lost: Undo brings it back with its name and notes."""
+    s = session()
+    before = s.counts()
+    was_unsaved = unsaved(s)
+    s.switch_to(included_rows, excluded_rows, action, previous_meta=dict(meta()))
+    set_meta(name=fields.get("name", ""), notes=fields.get("notes", ""),
+             annotator=fields.get("annotator", meta().get("annotator", "")))
+    st.session_state["save_overwrite"] = False
+    if was_unsaved:
+        return (f" The unsaved group you were building ({before['included']:,} included, "
+                f"{before['excluded']:,} excluded) is one Undo away.")
+    return ""
+
+
+def undo() -> str:
+    """Undo the last step (a switch brings back the previous group's fields too); a message."""
+    s = session()
+    step = s.undo()
+    if step is None:
+        return "Nothing to undo."
+    if step.method == SWITCH:
+        set_meta(**{k: v for k, v in step.params.get("previous_meta", {}).items() if k in META_KEYS})
+        return "Undid: back to the group you were building before."
+    if step.kind == "search":
+        label = REGISTRY[step.method].label if step.method in REGISTRY else step.method
+        return f"Undid: {label} ({len(step.changes):,} texts)."
+    n = len(step.changes)
+    return f"Undid: {step.method} ({n:,} text{'s' if n != 1 else ''})."
+
+
 def counters(s: Session, where=None) -> None:
     where = where or st.sidebar
     c = s.counts()
@@ -116,25 +272,34 @@ def counters(s: Session, where=None) -> None:
 
 
 def start_page(title: str, icon: str) -> tuple[str, Corpus]:
-    """Every page's first lines: page config, the corpus picker, the loaded corpus (or a stop)."""
+    """Every page's first lines: page config, sign-in, the corpus picker, the loaded corpus (or
+    a stop), and the group being built back from its draft after a reload."""
     st.set_page_config(page_title=title, page_icon=icon, layout="wide")
+    access.gate()
     name = pick_corpus()
-    return name, load_or_stop(name)
+    c = load_or_stop(name)
+    _restore_from_url(name, c)
+    return name, c
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
-def export_bytes(name: str, stamp: float, included: tuple, excluded: tuple, fmt: str) -> bytes:
-    """A group's export file, built once per group state and format (not on every rerun)."""
-    return to_bytes(group_frame(corpus(name), included, excluded), fmt)
+def group_export(c: Corpus, included_ids, excluded_ids, fmt: str):
+    """The export file, built only when the user clicks Download (a callable for
+    st.download_button): nothing is computed on reruns."""
+    return lambda: to_bytes(group_frame(c, list(included_ids), list(excluded_ids)), fmt)
 
 
-def group_export(name: str, included_ids, excluded_ids, fmt: str) -> bytes:
-    return export_bytes(name, _stamp(name), tuple(included_ids), tuple(excluded_ids), fmt)
+def session_export(c: Corpus, s: Session, fmt: str):
+    """Like group_export, for the group being built, read at click time (never stale)."""
+    return lambda: to_bytes(group_frame(c, c.ids_of(s.included), c.ids_of(s.excluded)), fmt)
 
 
-def open_group(c: Corpus, group: GroupVersion) -> Session:
-    """Make a saved group the group being built (one undoable 'open' step)."""
-    s = Session.from_labels(c.rows_of(group.included), c.rows_of(group.excluded))
-    st.session_state["session"] = s
-    st.session_state["save_name"] = group.name
-    return s
+def open_group(c: Corpus, group: GroupVersion) -> str:
+    """Make a saved group the group being built (one undoable step, with its name, annotator
+    and notes); returns what to tell the user."""
+    inc, exc = c.rows_of(group.included), c.rows_of(group.excluded)
+    extra = switch_group(c, inc, exc, "open", name=group.name, notes=group.notes, annotator=group.annotator)
+    mark_saved(session())
+    missing = len(group.included) + len(group.excluded) - len(inc) - len(exc)
+    gone = f" {missing:,} of its texts are not in this import of the corpus." if missing else ""
+    return (f"Opened {quoted(group.name)} version {group.number}: {len(inc):,} included, "
+            f"{len(exc):,} excluded.{gone}{extra}")

@@ -1,4 +1,4 @@
-"""AUTO ("Suggest"): the ranker the simulated annotator found best, chosen from the labels so far.
+"""Suggest (button "Suggest", key "suggest"): the ranker the simulated annotator found best, chosen from the labels so far.
 
 COS while nothing is excluded. Once both sides exist: a class-balanced logistic regression over
 the text's embedding *and* its words (tf-idf; see core/search/lexical.py), fitted on the included
@@ -46,7 +46,7 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
     METHOD.check(inc, exc)
     if len(exc) < lda.METHOD.min_excluded:
         r = cosine.search(ctx, inc, exc, k)
-        return Ranked(r.rows, r.scores, "auto", {"chosen": "cos"})
+        return Ranked(r.rows, r.scores, "suggest", {"chosen": "cos"})
     labelled = np.union1d(inc, exc)
     # seeded by the number of labels: the same state gives the same suggestion
     neg = np.union1d(exc, background_sample(ctx.index.n, labelled, int(background), ctx.seed + len(labelled)))
@@ -55,13 +55,13 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
     if words and ctx.word_index is not None:
         scores = fit_scores(x, ctx.word_index.matrix, inc, neg, alpha=float(alpha), c=float(c))
         rows, top = top_unlabelled(scores, labelled, k)
-        return Ranked(rows, top, "auto", {"chosen": "words+embedding", **info})
+        return Ranked(rows, top, "suggest", {"chosen": "words+embedding", **info})
     w = lda.fisher_direction(to_torch(np.asarray(x[inc]), ctx.device), to_torch(np.asarray(x[neg]), ctx.device))
     w = (w / w.norm()).cpu().numpy()
-    r = rank_by_direction(ctx, w, inc, exc, k, "auto")
-    return Ranked(r.rows, r.scores, "auto", {"chosen": "lda", **info})
+    r = rank_by_direction(ctx, w, inc, exc, k, "suggest")
+    return Ranked(r.rows, r.scores, "suggest", {"chosen": "lda", **info})
 
 
-METHOD = Method("auto", "Suggest", "COS until something is excluded; then a logistic model over the "
+METHOD = Method("suggest", "Suggest", "COS until something is excluded; then a logistic model over the "
                 "texts' embeddings and words, against the excluded texts plus a background sample.",
                 1, 0, search)

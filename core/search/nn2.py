@@ -11,7 +11,7 @@ from core.search.base import Method, Ranked, SearchContext
 from core.search.linear import labelled, rank_by_direction, to_torch
 
 
-class LogisticRegression(nn.Module):
+class BalancedLogistic(nn.Module):
     def __init__(self, dim: int):
         super().__init__()
         self.linear = nn.Linear(dim, 1)
@@ -21,13 +21,13 @@ class LogisticRegression(nn.Module):
 
 
 def train(xi: torch.Tensor, xe: torch.Tensor, l2: float = 1e-3, iters: int = 50,
-          seed: int = 0) -> LogisticRegression:
+          seed: int = 0) -> "BalancedLogistic":
     torch.manual_seed(seed)
     x = torch.cat([xi, xe])
     y = torch.cat([torch.ones(len(xi)), torch.zeros(len(xe))]).to(x.device)
     # balanced: each class weighs half, however many texts it has
     w = torch.where(y > 0, 0.5 / len(xi), 0.5 / len(xe))
-    model = LogisticRegression(x.shape[1]).to(x.device)
+    model = BalancedLogistic(x.shape[1]).to(x.device)
     nn.init.zeros_(model.linear.weight)
     nn.init.zeros_(model.linear.bias)
     opt = torch.optim.LBFGS(model.parameters(), lr=1.0, max_iter=iters, line_search_fn="strong_wolfe")
