@@ -206,20 +206,21 @@ def adopt_draft(d) -> Session:
         meta()[field] = str(d.meta.get(field, "") or "")
         st.session_state.pop(META_KEYS[field], None)  # the form re-reads the fields
     st.session_state["saved_rev"] = s.revision if d.saved else -1
-    st.session_state["draft_rev"] = (draft_token(), s.revision)
+    st.session_state["draft_rev"] = (draft_token(), s.revision, d.saved, tuple(meta().values()))
     return s
 
 
 def autosave(name: str, c: Corpus, s: Session) -> None:
     """Write this tab's draft when the group changed since the last write (end of a page run)."""
     token = draft_token()
-    if st.session_state.get("draft_rev") == (token, s.revision) or (s.is_empty() and "draft_rev" not in st.session_state):
+    saved = st.session_state.get("saved_rev") == s.revision
+    key = (token, s.revision, saved, tuple(meta().values()))
+    if st.session_state.get("draft_rev") == key or (s.is_empty() and "draft_rev" not in st.session_state):
         return
     counts = s.counts()
-    store(name).save_draft(token, owner(), s.to_json(), counts["included"], counts["excluded"],
-                           saved=st.session_state.get("saved_rev") == s.revision,
+    store(name).save_draft(token, owner(), s.to_json(), counts["included"], counts["excluded"], saved=saved,
                            meta={**meta(), "generation": c.manifest.get("data_dir")})
-    st.session_state["draft_rev"] = (token, s.revision)
+    st.session_state["draft_rev"] = key
 
 
 def mark_saved(s: Session) -> None:

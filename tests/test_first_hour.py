@@ -1,0 +1,184 @@
+"""The first hour with the app: no way to lose work by accident (AppTest, no browser)."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from core.session import EXCLUDED, INCLUDED, Session
+from core.store import GroupStore
+from tests.conftest import ROOT
+from ui.text import unescape
+
+ANNOTATE = str(ROOT / "pages" / "1_Annotate.py")
+
+
+def annotate() -> AppTest:
+    return AppTest.from_file(ANNOTATE, default_timeout=120)
+
+
+def counts(at) -> list[str]:
+    return [m.value for m in at.metric[:2]]
+
+
+def messages(at) -> list[str]:
+    return [unescape(e.value) for kind in (at.success, at.info, at.warning, at.error) for e in kind]
+
+
+def search(at, query: str):
+    at.text_input(key="kw_query").set_value(query)
+    return at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
+
+
+@pytest.fixture
+def tweets(tmp_path, tweets_root, monkeypatch):
+    root = tmp_path / "d"
+    shutil.copytree(tweets_root / "tweets", root / "tweets")
+    monkeypatch.setenv("SEMANNO_DATA", str(root))
+    return root
+
+
+def test_bulk_actions_keep_a_persons_own_labels():
+    s = Session()
+    s.add_search("keyword", {}, [1, 2, 3, 4])  # search hits: included, nobody chose that
+    s.toggle(2)  # a person excluded 2
+    s.set_labels([5], EXCLUDED)  # and 5
+    step = s.set_labels([1, 2, 3, 5, 6], INCLUDED, keep_explicit=True)  # a lasso over them
+    assert s.label_of(2) == EXCLUDED and s.label_of(5) == EXCLUDED and s.label_of(6) == INCLUDED
+    assert step.params == {"n": 5, "kept": 2, "changed": 1}
+    step = s.set_labels([1, 3, 4], EXCLUDED, keep_explicit=True)  # search-added texts can be excluded
+    assert step.params["changed"] == 3 and step.params["kept"] == 0
+    s.set_labels([2, 5], INCLUDED)  # without keep_explicit: the person's choice to overturn
+    assert s.label_of(2) == INCLUDED and s.label_of(5) == INCLUDED
+
+
+def test_a_group_switch_is_one_undoable_step():
+    s = Session()
+    s.add_search("keyword", {}, [1, 2, 3])
+    s.toggle(3)
+    before = dict(s.labels)
+    s.switch_to([7, 8], [9], "open")
+    assert s.labels == {7: INCLUDED, 8: INCLUDED, 9: EXCLUDED}
+    s.undo()
+    assert s.labels == before and s.since_switch()[-1].method == "toggle"
+
+
+def test_new_empty_group_clears_the_name_and_overwrite_and_undo_brings_it_back(tweets):
+    at = search(annotate().run(), "ockovani")
+    n = int(counts(at)[0])
+    at.text_input(key="save_name").set_value("vakcíny")
+    at.text_area(key="save_notes").set_value("first pass")
+    at.checkbox(key="save_overwrite").check().run()
+    at.button(key="new_btn").click().run()
+    assert not at.exception
+    assert counts(at) == ["0", "0"]
+    assert at.text_input(key="save_name").value == "" and at.text_area(key="save_notes").value == ""
+    assert at.checkbox(key="save_overwrite").value is False
+    assert any(f"({n:,} included, 0 excluded) is one Undo away" in m for m in messages(at)), messages(at)
+    at.button(key="undo").click().run()
+    assert counts(at) == [str(n), "0"]
+    assert at.text_input(key="save_name").value == "vakcíny" and at.text_area(key="save_notes").value == "first pass"
+
+
+def test_open_needs_a_choice_and_brings_back_annotator_and_notes(tweets):
+    store = GroupStore(tweets / "tweets" / "groups.sqlite")
+    at = annotate().run()
+    frame_ids = __import__("pandas").read_parquet(next((tweets / "tweets").glob("gen-*/corpus.parquet")))["id"]
+    store.save("covid", frame_ids[:5].tolist(), frame_ids[5:7].tolist(), annotator="eva", notes="vaccines, not tests")
+    at = annotate().run()
+    assert at.selectbox(key="open_name").value is None and at.button(key="open_btn").disabled
+    at.selectbox(key="open_name").set_value("covid").run()
+    assert not at.button(key="open_btn").disabled
+    at.button(key="open_btn").click().run()
+    assert not at.exception
+    assert counts(at) == ["5", "2"]
+    assert at.text_input(key="save_name").value == "covid"
+    assert at.text_input(key="save_annotator").value == "eva"
+    assert at.text_area(key="save_notes").value == "vaccines, not tests"
+    assert not any("Start with a keyword search" in m for m in messages(at))
+    assert len([b for b in at.button if b.key and b.key.startswith("tog_")]) == 5  # shown under Included
+
+
+def test_the_group_being_built_survives_a_reload_and_a_server_restart(tweets):
+    at = search(annotate().run(), "ockovani")
+    at.button(key=[b.key for b in at.button if b.key and b.key.startswith("tog_")][0]).click().run()
+    at.text_input(key="save_name").set_value("rozpracováno").run()
+    token = at.query_params["draft"]
+    n, token = counts(at), token if isinstance(token, str) else token[0]
+    assert int(n[0]) > 10 and n[1] == "1"
+    # a reload: a new browser session with the same URL
+    again = annotate()
+    again.query_params["draft"] = token
+    again.run()
+    assert counts(again) == n and again.text_input(key="save_name").value == "rozpracováno"
+    # a server restart: every cache gone, the draft is read from the corpus's database
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    restarted = annotate()
+    restarted.query_params["draft"] = token
+    restarted.run()
+    assert not restarted.exception and counts(restarted) == n
+    # a new tab (no draft in its URL) is offered the unsaved group, and can take it
+    other = annotate().run()
+    assert counts(other) == ["0", "0"]
+    assert any("You have an unsaved group" in m and "rozpracováno" in m for m in messages(other)), messages(other)
+    other.button(key="draft_restore").click().run()
+    assert counts(other) == n
+
+
+def test_a_saved_group_is_not_offered_back_as_unsaved(tweets):
+    at = search(annotate().run(), "ockovani")
+    at.text_input(key="save_name").set_value("hotovo")
+    at.button(key="save_btn").click().run()
+    assert any("Saved group ‘hotovo’" in m for m in messages(at))
+    other = annotate().run()
+    assert not any("You have an unsaved group" in m for m in messages(other))
+
+
+def test_undo_names_the_button(tweets):
+    at = search(annotate().run(), "ockovani")
+    at.button(key=[b.key for b in at.button if b.key and b.key.startswith("tog_")][0]).click().run()
+    at.button(key="btn_suggest").click().run()
+    at.button(key="undo").click().run()
+    assert any(m.startswith("Undid: Suggest (10 texts)") for m in messages(at)), messages(at)
+
+
+def test_bulk_include_on_a_page_leaves_excluded_texts(tweets):
+    at = search(annotate().run(), "ockovani")
+    toggles = [b.key for b in at.button if b.key and b.key.startswith("tog_")]
+    for key in toggles[:3]:
+        at.button(key=key).click().run()
+    n = counts(at)
+    at.button(key="bulk_inc").click().run()
+    assert counts(at) == n  # the three excluded by hand stay excluded
+    assert any("3 excluded by you left as they were" in m for m in messages(at)), messages(at)
+    at.checkbox(key="bulk_overturn").check().run()
+    at.button(key="bulk_inc").click().run()
+    assert counts(at)[1] == "0"
+
+
+def test_start_a_group_from_a_cluster_and_undo_back(tweets):
+    from precompute import kmeans as km_job
+
+    assert km_job.main(["--corpus", "tweets", "--k", "20"]) == 0
+    at = search(annotate().run(), "ockovani")
+    n = counts(at)
+    topics = AppTest.from_file(str(ROOT / "pages" / "4_Topics.py"), default_timeout=120)
+    topics.session_state["session"] = at.session_state["session"]
+    topics.session_state["group_meta"] = {"name": "mine", "annotator": "", "notes": ""}
+    topics.session_state["tp_table"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    topics.run()
+    assert not topics.exception
+    topics.button(key="tp_start").click().run()
+    s = topics.session_state["session"]
+    assert len(s.excluded) == 0 and len(s.included) > 0
+    assert s.history[-1].params["action"] == "cluster" and s.counts()["included"] != int(n[0])
+    at.session_state["session"] = s
+    at.session_state["group_meta"] = topics.session_state["group_meta"]
+    at.run()
+    at.button(key="undo").click().run()
+    assert counts(at) == n
+    assert at.text_input(key="save_name").value == "mine"
