@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+from plotly.colors import qualitative
 
 INCLUDED_COLOUR, EXCLUDED_COLOUR, UNLABELLED_COLOUR = "#2ca02c", "#d62728", "#f2c200"
 PER_TEXT_LIMIT = 3000  # above this many texts the timeline shows counts per bin and author
@@ -58,8 +59,22 @@ class Timeline:
     n: int
 
 
+# 48 distinct colours (Plotly's Alphabet, Dark24); grey is kept for "other"
+AUTHOR_PALETTE = list(dict.fromkeys(qualitative.Alphabet + qualitative.Dark24))
+OTHER_COLOUR = "#b0b0b0"
+
+
+def author_colours(authors: pd.Series) -> dict[str, str]:
+    """One colour per author for a whole corpus, the same on every page: the most prolific
+    authors get distinct colours in order of their number of texts (ties by name); past the
+    palette, colours repeat only among the least prolific."""
+    counts = authors.astype(str).replace("", "unknown").value_counts()
+    ranked = sorted(counts.index, key=lambda a: (-counts[a], a))
+    return {a: AUTHOR_PALETTE[i % len(AUTHOR_PALETTE)] for i, a in enumerate(ranked)}
+
+
 def timeline(frame: pd.DataFrame, bin_name: str = "auto", top: int = 20,
-             per_text_limit: int = PER_TEXT_LIMIT) -> Timeline:
+             per_text_limit: int = PER_TEXT_LIMIT, colours: dict[str, str] | None = None) -> Timeline:
     """Counts of texts per date bin, stacked by author (top ``top`` authors, the rest "other").
 
     Up to ``per_text_limit`` texts each text is its own box whose hover shows date, author and the
@@ -78,16 +93,19 @@ def timeline(frame: pd.DataFrame, bin_name: str = "auto", top: int = 20,
         order.append("other")
     fig = go.Figure()
     mode = "per text" if len(f) <= per_text_limit else "counts"
+    colours = colours if colours is not None else author_colours(authors)
     for who in order:
         part = f[f["who"] == who].sort_values("date")
+        colour = OTHER_COLOUR if who == "other" else colours.get(str(who), OTHER_COLOUR)
         if mode == "per text":
             hover = [f"{d:%Y-%m-%d %H:%M}<br>{html.escape(str(a))}<br>{safe_hover(t)}"
                      for d, a, t in zip(part["date"], authors[part.index], part["text"])]
             fig.add_bar(x=part["bin"], y=np.ones(len(part), dtype=np.int8), name=html.escape(str(who)),
-                        hovertext=hover, hoverinfo="text", marker_line_width=0.5, marker_line_color="white")
+                        hovertext=hover, hoverinfo="text", marker_line_width=0.5, marker_line_color="white",
+                        marker_color=colour)
         else:
             counts = part.groupby("bin").size()
-            fig.add_bar(x=counts.index, y=counts.to_numpy(), name=html.escape(str(who)),
+            fig.add_bar(x=counts.index, y=counts.to_numpy(), name=html.escape(str(who)), marker_color=colour,
                         hovertemplate="%{x|%Y-%m-%d}<br>" + html.escape(str(who)) + ": %{y} texts<extra></extra>")
     fig.update_layout(barmode="stack", bargap=0.05, xaxis_title=f"date ({bin_name})", yaxis_title="texts",
                       legend_title="author", hoverlabel={"align": "left"}, margin={"t": 30})

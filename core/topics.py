@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from core.search.keyword import fold
+
 
 def cluster_table(labels: np.ndarray, texts, terms: pd.DataFrame | None) -> pd.DataFrame:
     """cluster, size, mean_len, key lemmas (both rankings when computed), a sample text."""
@@ -31,8 +33,8 @@ def filter_clusters(table: pd.DataFrame, size_range: tuple[int, int] | None = No
         m &= table["size"].between(*size_range)
     if min_mean_len:
         m &= table["mean_len"] > min_mean_len
-    if lemma.strip():
-        needle = lemma.strip().lower()
+    if lemma.strip():  # like keyword search: case- and diacritics-insensitive, a prefix of a lemma
+        needle = fold(lemma.strip())
         terms = table["rule_terms"].astype(str) + ", " + table["ctfidf_terms"].astype(str)
-        m &= terms.map(lambda s: needle in [w.strip() for w in s.split(",")])
+        m &= terms.map(lambda s: any(fold(w.strip()).startswith(needle) for w in s.split(",")))
     return table[m]

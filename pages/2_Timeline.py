@@ -50,7 +50,7 @@ else:
 bin_name = st.segmented_control("Bin", ["auto", "day", "week", "month"], default="auto", key="tl_bin") or "auto"
 if len(rows):
     cols = [c for c in ("date", "author", "text") if c in corpus.frame.columns]
-    tl = plots.timeline(corpus.frame.iloc[rows][cols], bin_name)
+    tl = plots.timeline(corpus.frame.iloc[rows][cols], bin_name, colours=state.author_colours(name))
     if tl.mode == "counts":
         st.caption(f"{tl.n:,} texts: above {plots.PER_TEXT_LIMIT:,} texts the timeline shows counts per "
                    f"{tl.bin} and author (hover for the counts) instead of one box per text.")

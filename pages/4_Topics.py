@@ -67,6 +67,6 @@ if picked:
     cols = [c for c in ("id", "text", "date", "author") if c in corpus.frame.columns]
     st.dataframe(corpus.frame.iloc[rows[:500]][cols], hide_index=True, width="stretch")
     if corpus.has_dates:
-        st.plotly_chart(plots.timeline(corpus.frame.iloc[rows][[c for c in ("date", "author", "text")
-                                                                 if c in corpus.frame.columns]]).figure,
+        cols = [c for c in ("date", "author", "text") if c in corpus.frame.columns]
+        st.plotly_chart(plots.timeline(corpus.frame.iloc[rows][cols], colours=state.author_colours(name)).figure,
                         width="stretch", key="tp_timeline")

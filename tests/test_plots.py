@@ -103,3 +103,26 @@ def test_size_histogram_counts():
     clusters, texts = fig.data
     assert list(clusters.y[:6]) == [2, 1, 0, 1, 2, 1] and sum(clusters.y) == 7
     assert sum(texts.y) == 247
+
+
+def test_each_author_keeps_one_distinct_colour_across_charts(tweets):
+    colours = plots.author_colours(tweets["author"])
+    top = tweets["author"].value_counts().index[:20]
+    assert len(top) >= 5 and len({colours[a] for a in top}) == len(top), "the most prolific authors are told apart"
+    # two charts of different subsets: an author has the same colour in both
+    a = plots.timeline(tweets.iloc[:200], colours=colours).figure
+    b = plots.timeline(tweets.iloc[200:400], colours=colours).figure
+    in_a = {t.name: t.marker.color for t in a.data}
+    in_b = {t.name: t.marker.color for t in b.data}
+    shared = (set(in_a) & set(in_b)) - {"other"}
+    assert shared and all(in_a[n] == in_b[n] == colours[n] for n in shared)
+    assert len(set(in_a.values())) == len(in_a), "no two authors share a colour within a chart"
+
+
+def test_author_names_in_legends_are_escaped():
+    frame = pd.DataFrame({"date": pd.to_datetime(["2021-01-01", "2021-01-02"]), "text": ["x", "y"],
+                          "author": ['<a href="https://example.com/phish">x</a>', "ok"]})
+    fig = plots.timeline(frame).figure
+    names = [t.name for t in fig.data]
+    assert '&lt;a href=&quot;https://example.com/phish&quot;&gt;x&lt;/a&gt;' in names
+    assert not any("<a" in n for n in names)

@@ -73,3 +73,14 @@ def test_czech_key_lemmas_collapse_inflections_and_drop_function_words():
         for terms in kt.table[col]:
             assert not function_words & set(terms), (col, terms)
     assert kt.table["size"].sum() == len(f)
+
+
+def test_lemma_filter_is_case_and_diacritics_insensitive_and_matches_prefixes():
+    from core.topics import filter_clusters
+
+    table = pd.DataFrame({"cluster": [0, 1, 2], "size": [5, 5, 5], "mean_len": [10.0] * 3,
+                          "rule_terms": ["očkování, vakcína", "rozpočet", ""],
+                          "ctfidf_terms": ["", "Babiš", "volby"]})
+    for needle, expected in (("ockovani", [0]), ("OČKOVÁNÍ", [0]), ("vakc", [0]), ("babis", [1]),
+                             ("vol", [2]), ("ánky", []), ("", [0, 1, 2])):
+        assert filter_clusters(table, lemma=needle)["cluster"].tolist() == expected, needle

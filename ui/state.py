@@ -9,7 +9,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from core import paths
+from core import paths, plots
 from core.corpus import Corpus, CorpusError, list_corpora, load_corpus
 from core.export import group_frame, to_bytes
 from core.embed import pick_device
@@ -58,6 +58,17 @@ def _date_range(root: str, name: str, stamp: float):
 @st.cache_data(max_entries=8, show_spinner=False)
 def _authors(root: str, name: str, stamp: float) -> list[str]:
     return sorted(_corpus(root, name, stamp).frame["author"].dropna().astype(str).unique().tolist())
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _author_colours(root: str, name: str, stamp: float) -> dict[str, str]:
+    frame = _corpus(root, name, stamp).frame
+    return plots.author_colours(frame["author"]) if "author" in frame.columns else {}
+
+
+def author_colours(name: str) -> dict[str, str]:
+    """One colour per author of the corpus, the same on every page."""
+    return _author_colours(str(paths.data_root()), name, _stamp(name))
 
 
 def date_range(name: str):
