@@ -1,4 +1,4 @@
-"""Semantic Annotator: home page. Choose a corpus, see its summary, import a new one."""
+"""Semantic Annotator: home page. Choose a corpus, see its summary, import a new one (or the demo)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ PAGES = [("pages/1_Annotate.py", "Annotate: build a topic group", "✏️"),
 
 st.set_page_config(page_title="Semantic Annotator", page_icon="🔎", layout="wide")
 access.gate()
+state.navigation()
 st.title("Semantic Annotator")
 st.caption("Find every text on a topic: keyword searches, then semantic searches that learn from "
            "what you include and exclude.")

@@ -128,7 +128,7 @@ with st.form("kw_form", border=True):
     q1.text_input("Keyword or regular expression", key="kw_query", placeholder="e.g. ockovani|vakcin",
                   label_visibility="collapsed")
     q2.form_submit_button("Search (KW)", on_click=on_keyword, type="primary", width="stretch")
-    o = st.columns([1, 1, 1, 2.2, 1.4])
+    o = st.columns([1.3, 1, 1.1, 2.2, 1.4])
     o[0].checkbox("Regular expression", key="kw_regex")
     o[1].checkbox("Match case", key="kw_case")
     o[2].checkbox("Match diacritics", key="kw_diacritics")
@@ -154,16 +154,16 @@ def results() -> None:
 def _results() -> None:
     state.counters(session, st)
     avail = annotate.availability(session)
-    b = st.columns([1.3] + [1] * len(SEMANTIC) + [2.5])
+    b = st.columns([1.2] + [1.5] * len(SEMANTIC), vertical_alignment="bottom")
     k = b[0].number_input("Texts per search", 1, 500, 10, key="sem_k")
     for col, method in zip(b[1:], SEMANTIC):
         m = REGISTRY[method]
         col.button(m.label, key=f"btn_{method}", disabled=avail[method] is not None, on_click=run,
-                   help=(avail[method] or m.help) + f" ({SHORTCUTS[method]})", args=(method, int(k)),
-                   width="stretch", type="primary" if method == "suggest" else "secondary", shortcut=SHORTCUTS[method])
+                   help=avail[method] or m.help, args=(method, int(k)), width="stretch",
+                   type="primary" if method == "suggest" else "secondary", shortcut=SHORTCUTS[method])
     reasons = sorted({r for m, r in avail.items() if r and m in SEMANTIC})
     if reasons:
-        b[-1].caption(" · ".join(reasons))
+        st.caption(" · ".join(reasons))
     if "ann_msg" in st.session_state:
         kind, text = st.session_state.pop("ann_msg")
         getattr(st, kind)(text)

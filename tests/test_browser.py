@@ -1,9 +1,16 @@
-"""Real-browser tests: Playwright driving Debian's chromium against `streamlit run`."""
+"""Real-browser tests: Playwright driving Debian's chromium against `streamlit run`.
+
+Only what a browser alone shows: the first hour's walk through every page (demo import to a
+cluster's group and back), rendering of hostile texts and names, and Plotly selection events.
+"""
 
 from __future__ import annotations
 
 import shutil
+from urllib.parse import urlparse
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from tests.browser import browser_page, metrics, require_browser, streamlit_server, untick_row, wait_idle
@@ -18,8 +25,14 @@ def server(tmp_path, tweets_root):
         yield url, root
 
 
-def open_annotate(page, url):
-    page.goto(f"{url}/Annotate?corpus=tweets")
+def button(page, key: str):
+    """A Streamlit button by its widget key (labels carry keyboard-shortcut hints; a button with
+    help text is drawn twice, one copy hidden)."""
+    return page.locator(f".st-key-{key} button:visible").first
+
+
+def open_annotate(page, url, corpus="tweets"):
+    page.goto(f"{url}/Annotate?corpus={corpus}")
     page.get_by_label("Keyword or regular expression").wait_for()
 
 
@@ -31,65 +44,234 @@ def keyword_search(page, text):
     wait_idle(page)
 
 
-def test_annotation_workflow_in_browser(server):
-    url, root = server
+def choose_saved_group(page, option: str | None = None):
+    """Pick a group in the sidebar's 'Open a saved group' (opening the expander if it is closed)."""
+    box = page.get_by_role("combobox", name="Group", exact=True)
+    if not box.is_visible():
+        page.get_by_text("Open a saved group").click()
+    box.click()
+    (page.get_by_role("option", name=option) if option else page.get_by_role("option").first).click()
+    wait_idle(page)
+
+
+def click_and_wait(page, key: str, text: str):
+    button(page, key).click()
+    page.get_by_text(text).first.wait_for()
+    wait_idle(page)
+
+
+def lasso_all(page):
+    """Draw a lasso around the whole scatter; returns the number of selected points."""
+    chart = page.locator('[data-testid="stPlotlyChart"]')
+    chart.wait_for()
+    page.locator(".plotly .nsewdrag").first.wait_for()
+    wait_idle(page)
+    page.wait_for_timeout(1500)  # WebGL draws after the DOM is ready
+    box = page.locator(".plotly .nsewdrag").first.bounding_box()
+    x0, y0, w, h = box["x"], box["y"], box["width"], box["height"]
+    path = [(0.02, 0.02), (0.98, 0.02), (0.98, 0.98), (0.02, 0.98), (0.02, 0.03)]
+    page.mouse.move(x0 + w * path[0][0], y0 + h * path[0][1])
+    page.mouse.down()
+    for fx, fy in path[1:]:
+        page.mouse.move(x0 + w * fx, y0 + h * fy, steps=8)
+    page.mouse.up()
+    page.wait_for_function("() => [...document.querySelectorAll('button')].some("
+                           "b => /Include selected \\([1-9]/.test(b.innerText))")
+    return int(button(page, "sc_inc").inner_text().split("(")[1].split(")")[0].replace(",", ""))
+
+
+def test_first_hour_walk_in_browser(tmp_path):
+    """Demo import, keyword search, exclude, COS, Suggest, lasso include that leaves excluded texts
+    excluded, save, reload (the draft comes back), new group, open the saved group with its notes,
+    start a group from a cluster and undo back to the group before."""
+    require_browser()
+    root = tmp_path / "empty"
+    root.mkdir()
+    with streamlit_server(root) as (url, _proc), browser_page() as page:
+        page.goto(url)
+        button(page, "demo_go").click()
+        page.get_by_text("Imported 2,400 texts into corpus").wait_for(timeout=300_000)
+        wait_idle(page)
+        open_annotate(page, url, "demo")
+        keyword_search(page, "flood")
+        n = int(metrics(page)[0])
+        assert n >= 100 and metrics(page)[1] == "0"
+        untick_row(page, 0, 1)
+        untick_row(page, 1, 2)
+        click_and_wait(page, "btn_cos", "COS: 10 new texts")
+        click_and_wait(page, "btn_suggest", "Suggest (chose words+embedding): 10 new texts")
+        assert metrics(page)[:2] == [str(n - 2 + 20), "2"]
+
+        page.get_by_role("link", name="Scatter").click()  # the same browser session: the group comes along
+        assert lasso_all(page) > 2000
+        button(page, "sc_inc").click()
+        page.get_by_text("2 excluded by you left as they were").wait_for()
+        wait_idle(page)
+        assert metrics(page)[1] == "2", "a lasso include must not overturn what a person excluded"
+        included = int(metrics(page)[0])
+        assert included > 2000
+
+        page.get_by_role("link", name="Annotate").click()
+        page.get_by_label("Group name").wait_for()
+        page.get_by_label("Group name").fill("floods")
+        page.get_by_label("Notes").fill("rain and rivers")
+        page.get_by_label("Notes").press("Tab")
+        wait_idle(page)
+        click_and_wait(page, "save_btn", "Saved group ‘floods’ (version 1)")
+
+        page.reload()  # the group being built comes back from its draft
+        page.get_by_label("Keyword or regular expression").wait_for()
+        wait_idle(page)
+        assert metrics(page)[:2] == [str(included), "2"]
+        assert page.get_by_label("Group name").input_value() == "floods"
+
+        click_and_wait(page, "new_btn", "Started a new, empty group")
+        assert metrics(page)[:2] == ["0", "0"] and page.get_by_label("Group name").input_value() == ""
+        choose_saved_group(page, "floods")
+        click_and_wait(page, "open_btn", "Opened ‘floods’ version 1")
+        assert metrics(page)[:2] == [str(included), "2"]
+        assert page.get_by_label("Notes").input_value() == "rain and rivers"
+
+        # a clustering, then start a group from its first cluster, and undo back to 'floods'
+        import os
+
+        from precompute import kmeans as km_job
+
+        os.environ["SEMANNO_DATA"] = str(root)
+        try:
+            assert km_job.main(["--corpus", "demo", "--k", "16"]) == 0
+        finally:
+            del os.environ["SEMANNO_DATA"]
+        page.get_by_role("link", name="Topics").click()
+        grid = page.locator('[data-testid="stDataFrame"]').last
+        grid.wait_for()
+        wait_idle(page)
+        grid.scroll_into_view_if_needed()
+        page.wait_for_timeout(500)
+        gb = grid.bounding_box()
+        page.mouse.click(gb["x"] + 12, gb["y"] + 35 + 17)  # the first row's selection box
+        button(page, "tp_start").click()
+        page.get_by_text("Started a group from cluster").wait_for()
+        wait_idle(page)
+        assert metrics(page)[1] == "0"
+        button(page, "undo").click()
+        page.get_by_text("Undid: back to the group you were building before").wait_for()
+        wait_idle(page)
+        assert metrics(page)[:2] == [str(included), "2"]
+        assert page.get_by_label("Group name").input_value() == "floods"
+
+
+@pytest.fixture
+def hostile(tmp_path):
+    """A corpus whose texts, authors and ids hold HTML and Markdown payloads; a saved group with a
+    phishing name."""
+    from core.corpus import ImportSpec, import_corpus
+    from core.store import GroupStore
+
+    require_browser()
+    rng = np.random.default_rng(0)
+
+    class Fake:
+        def get_sentence_embedding_dimension(self):
+            return 16
+
+        def encode(self, texts, **kw):
+            return rng.normal(size=(len(texts), 16)).astype(np.float32)
+
+    payloads = ["<img src=x onerror=alert(1)> flood", "<script>alert(1)</script> flood",
+                "[phish](https://evil.example/login) flood", "![pix](https://evil.example/url.png) flood",
+                ":red[alarm] flood", "<a href='https://example.com/phish'>x</a> flood"]
+    frame = pd.DataFrame({
+        "id": [f"<img src=x onerror=alert({i})>" if i % 2 else f"id{i}" for i in range(60)],
+        "text": [payloads[i % len(payloads)] for i in range(60)],
+        "date": pd.date_range("2021-01-01", periods=60, freq="D").strftime("%Y-%m-%d"),
+        "author": ['<a href="https://example.com/phish">x</a>', "[a](https://evil.example/a)", "ok"] * 20})
+    root = tmp_path / "h"
+    src = tmp_path / "hostile.csv"
+    frame.to_csv(src, index=False)
+    c = import_corpus(ImportSpec(input=src, name="h"), root=root, model_loader=lambda n, d: Fake())
+    name = "[save-phish](https://evil.example/save) ![pix](https://evil.example/url.png) :red[x]"
+    GroupStore(root / "h" / "groups.sqlite").save(name, c.frame["id"][:5].tolist(), [])
+    with streamlit_server(root) as (url, _proc):
+        yield url, name
+
+
+def assert_inert(page, dialogs, requests):
+    page.wait_for_timeout(800)
+    assert dialogs == [], "no script from the corpus may run"
+    planted = [r for r in requests if (urlparse(r).hostname or "").endswith(("evil.example", "example.com"))]
+    assert planted == [], "no request to a planted URL"
+    links = page.locator("a[href*='evil.example'], a[href*='example.com']")
+    assert links.count() == 0, ["no planted link", links.first.evaluate("e => e.parentElement.outerHTML")]
+    assert page.locator('img[src="x"]').count() == 0
+    assert page.evaluate("() => [...document.scripts].some(s => s.text.includes('alert('))") is False
+    red = page.evaluate("() => [...document.querySelectorAll('span')].filter(s => s.innerText.includes('alarm')"
+                        " && getComputedStyle(s).color === 'rgb(255, 43, 43)').length")
+    assert red == 0, "no styling from a planted :red[...]"
+
+
+def test_hostile_texts_names_and_urls_stay_inert(hostile):
+    url, name = hostile
+    with browser_page() as page:
+        dialogs, requests = [], []
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        page.on("request", lambda r: requests.append(r.url))
+        # a corpus name from the URL
+        page.goto(f"{url}/?corpus=[phish-url](https://evil.example/login)")
+        page.get_by_text("There is no corpus named").wait_for()
+        assert_inert(page, dialogs, requests)
+        # texts and ids on Annotate, with the phishing group opened and saved again
+        open_annotate(page, url, "h")
+        keyword_search(page, "flood")
+        page.get_by_text("<img src=x onerror=alert(1)> flood", exact=True).first.wait_for()
+        page.get_by_text("[phish](https://evil.example/login) flood", exact=True).first.wait_for()
+        assert_inert(page, dialogs, requests)
+        # the group's name on the Groups page (table, delete confirmation), opened, saved again
+        page.get_by_role("link", name="Groups").click()
+        page.get_by_text("Yes, delete").wait_for()
+        wait_idle(page)
+        assert_inert(page, dialogs, requests)
+        button(page, "gr_open").click()
+        page.get_by_text("Opened ‘[save-phish]").wait_for()
+        wait_idle(page)
+        click_and_wait(page, "save_btn", "tick 'Overwrite'")  # the name in the 'exists' warning
+        assert_inert(page, dialogs, requests)
+        # authors in the timeline's legend
+        page.get_by_role("link", name="Timeline").click()
+        page.locator('[data-testid="stPlotlyChart"]').wait_for()
+        wait_idle(page)
+        page.wait_for_timeout(1000)
+        assert_inert(page, dialogs, requests)
+
+
+def test_scatter_draws_and_excludes_by_lasso(server):
+    url, _ = server
     with browser_page() as page:
         open_annotate(page, url)
         keyword_search(page, "ockovani")
-        n = int(metrics(page)[0])
-        assert n >= 20 and metrics(page)[1] == "0"
-        untick_row(page, 0, 1)  # exclude two: untick the first two rows
-        untick_row(page, 1, 2)
-        assert metrics(page)[:2] == [str(n - 2), "2"]
-        page.get_by_role("button", name="COS", exact=True).click()
-        page.get_by_text("COS: 10 new texts").wait_for()
+        untick_row(page, 0, 1)
+        before = metrics(page)[:2]
+        page.get_by_role("link", name="Scatter").click()
+        chart = page.locator('[data-testid="stPlotlyChart"]')
+        chart.wait_for()
+        page.locator(".plotly .nsewdrag").first.wait_for()
         wait_idle(page)
-        assert metrics(page)[:2] == [str(n + 8), "2"]
-        page.get_by_role("button", name="NN2", exact=True).click()
-        page.get_by_text("NN2: 10 new texts").wait_for()
+        page.wait_for_timeout(1500)  # WebGL draws after the DOM is ready
+        counts = colour_counts(chart.screenshot())
+        n_sel = lasso_all(page)
+        assert all(v > 20 for v in counts.values()), f"blank or missing colours: {counts}"
+        assert n_sel > 100
+        button(page, "sc_exc").click()
+        page.wait_for_function(f"() => [...document.querySelectorAll('[data-testid=stMetricValue]')]"
+                               f".map(e => e.innerText)[1] !== '{before[1]}'")
         wait_idle(page)
-        assert metrics(page)[:2] == [str(n + 18), "2"]
-        page.get_by_role("button", name="Undo").click()
-        page.get_by_text("Undid: search nn2").wait_for()
-        wait_idle(page)
-        assert metrics(page)[:2] == [str(n + 8), "2"]
-        page.get_by_label("Group name").fill("vaccination")
-        page.get_by_label("Group name").press("Enter")
-        wait_idle(page)
-        page.get_by_role("button", name="Save", exact=True).click()
-        page.get_by_text("Saved group ‘vaccination’ (version 1)").wait_for()
-
-        page.reload()  # a new browser session: empty group, then open the saved one
-        page.get_by_label("Keyword or regular expression").wait_for()
-        wait_idle(page)
-        assert metrics(page)[:2] == ["0", "0"]
-        page.get_by_role("button", name="Open group", exact=True).click()
-        page.get_by_text("Opened ‘vaccination’").wait_for()
-        wait_idle(page)
-        assert metrics(page)[:2] == [str(n + 8), "2"]
-
-
-def test_hostile_tweets_stay_inert(server):
-    url, _ = server
-    with browser_page() as page:
-        dialogs = []
-        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-        open_annotate(page, url)
-        keyword_search(page, "alert(1)")
-        img = page.get_by_text("<img src=x onerror=alert(1)> očkování", exact=True)
-        script = page.get_by_text("<script>alert(1)</script> očkování", exact=True)
-        img.wait_for()
-        assert img.is_visible() and script.is_visible(), "hostile texts are shown literally"
-        page.wait_for_timeout(1000)
-        assert dialogs == [], "no script from the corpus may run"
-        assert page.locator('img[src="x"]').count() == 0
-        assert page.evaluate("() => [...document.scripts].some(s => s.text.includes('alert(1)'))") is False
+        after = metrics(page)[:2]
+        assert int(after[1]) > int(before[1]), (before, after)
 
 
 def colour_counts(png: bytes) -> dict[str, int]:
     import io
 
-    import numpy as np
     from PIL import Image
 
     a = np.asarray(Image.open(io.BytesIO(png)).convert("RGB")).astype(int)
@@ -97,39 +279,3 @@ def colour_counts(png: bytes) -> dict[str, int]:
     return {"green": int(((g > 120) & (r < 120) & (b < 120)).sum()),
             "red": int(((r > 170) & (g < 110) & (b < 110)).sum()),
             "yellow": int(((r > 200) & (g > 150) & (b < 140)).sum())}
-
-
-def test_scatter_draws_and_labels_by_lasso(server):
-    url, _ = server
-    with browser_page() as page:
-        open_annotate(page, url)
-        keyword_search(page, "ockovani")
-        untick_row(page, 0, 1)
-        before = metrics(page)[:2]
-        page.get_by_role("link", name="Scatter").click()  # same browser session: the group comes along
-        chart = page.locator('[data-testid="stPlotlyChart"]')
-        chart.wait_for()
-        page.locator(".plotly .nsewdrag").first.wait_for()
-        wait_idle(page)
-        page.wait_for_timeout(1500)  # WebGL draws after the DOM is ready
-        counts = colour_counts(chart.screenshot())
-        assert all(v > 20 for v in counts.values()), f"blank or missing colours: {counts}"
-        box = page.locator(".plotly .nsewdrag").first.bounding_box()
-        x0, y0, w, h = box["x"], box["y"], box["width"], box["height"]
-        path = [(0.05, 0.05), (0.95, 0.05), (0.95, 0.95), (0.05, 0.95), (0.05, 0.06)]
-        page.mouse.move(x0 + w * path[0][0], y0 + h * path[0][1])
-        page.mouse.down()
-        for fx, fy in path[1:]:
-            page.mouse.move(x0 + w * fx, y0 + h * fy, steps=8)
-        page.mouse.up()
-        exclude = page.get_by_role("button", name="Exclude selected")
-        page.wait_for_function("() => [...document.querySelectorAll('button')].some("
-                               "b => /Exclude selected \\([1-9]/.test(b.innerText))")
-        n_sel = int(exclude.inner_text().split("(")[1].rstrip(")"))
-        assert n_sel > 100
-        exclude.click()
-        page.wait_for_function(f"() => [...document.querySelectorAll('[data-testid=stMetricValue]')]"
-                               f".map(e => e.innerText)[1] !== '{before[1]}'")
-        wait_idle(page)
-        after = metrics(page)[:2]
-        assert int(after[1]) > int(before[1]), (before, after)

@@ -283,11 +283,25 @@ def counters(s: Session, where=None) -> None:
     b.metric("Excluded", c["excluded"])
 
 
+PAGES = [("streamlit_app.py", "Home", "🔎"), ("pages/1_Annotate.py", "Annotate", "✏️"),
+         ("pages/2_Timeline.py", "Timeline", "📈"), ("pages/3_Scatter.py", "Scatter", "✨"),
+         ("pages/4_Topics.py", "Topics", "🧭"), ("pages/5_Groups.py", "Groups", "🗂️")]
+
+
+def navigation() -> None:
+    """The sidebar's list of pages, with the names we give them."""
+    with st.sidebar:
+        for page, label, icon in PAGES:
+            st.page_link(page, label=label, icon=icon)
+        st.divider()
+
+
 def start_page(title: str, icon: str) -> tuple[str, Corpus]:
     """Every page's first lines: page config, sign-in, the corpus picker, the loaded corpus (or
     a stop), and the group being built back from its draft after a reload."""
     st.set_page_config(page_title=title, page_icon=icon, layout="wide")
     access.gate()
+    navigation()
     name = pick_corpus()
     c = load_or_stop(name)
     _restore_from_url(name, c)

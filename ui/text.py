@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+ZWSP = "\u200b"
+_AUTOLINK = re.compile(r"(?i)(:/|ww(?=w\.)|[^\s@]@)")
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$&])")
 
 
@@ -19,12 +21,15 @@ def md(value: object, limit: int = 300) -> str:
     if len(text) > limit:
         text = text[:limit] + "…"
     text = text.replace("\r", " ").replace("\n", " ")
+    # GFM turns bare URLs, www. names and e-mail addresses into links whatever the escapes: a
+    # zero-width space inside each pattern keeps them text (it does not show)
+    text = _AUTOLINK.sub(lambda m: m.group(0)[:-1] + ZWSP + m.group(0)[-1], text)
     return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
 
 
 def unescape(markdown: str) -> str:
     """What :func:`md` escaped, as the reader sees it (for tests of messages)."""
-    return re.sub(r"\\(.)", r"\1", markdown)
+    return re.sub(r"\\(.)", r"\1", markdown).replace(ZWSP, "")
 
 
 def quoted(value: object, limit: int = 300) -> str:
