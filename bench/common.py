@@ -25,8 +25,58 @@ def median_ms(fn: Callable[[], object], repeat: int = 7, warmup: int = 1) -> flo
     return statistics.median(times)
 
 
+_RUN_LOG: list[Path] = []  # the raw lines of the current run, when run_folder() started one
+
+
 def emit(**fields) -> None:
-    print(json.dumps(fields, ensure_ascii=False), flush=True)
+    line = json.dumps(fields, ensure_ascii=False, default=str)
+    print(line, flush=True)
+    if _RUN_LOG:
+        with open(_RUN_LOG[0], "a", encoding="utf-8") as fh:
+            fh.write(line + "\n")
+
+
+def run_folder(name: str, argv: list[str]) -> Path:
+    """bench/results/<name>-<UTC time>/ with run.json (what ran, where, when); emit() also writes
+    every line to its lines.jsonl. Figures in RESULTS.md cite these folders."""
+    import subprocess
+    from datetime import datetime, timezone
+    from importlib import metadata
+
+    now = datetime.now(timezone.utc)
+    folder = Path(__file__).resolve().parent / "results" / f"{name}-{now:%Y%m%dT%H%M%SZ}"
+    folder.mkdir(parents=True, exist_ok=True)
+    root = Path(__file__).resolve().parents[1]
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True).stdout.strip()
+        dirty = bool(subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True).stdout.strip())
+    except OSError:
+        commit, dirty = "", False
+    versions = {}
+    for pkg in ("numpy", "pandas", "torch", "faiss-cpu", "faiss-gpu", "streamlit", "scikit-learn",
+                "sentence-transformers", "regex"):
+        try:
+            versions[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            pass
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").exists() else platform.processor()
+    info = {"name": name, "command": " ".join(["python -m", *argv]) if argv and not argv[0].startswith("python") else " ".join(argv),
+            "commit": commit, "uncommitted_changes": dirty, "date": now.isoformat(timespec="seconds"),
+            "machine": {"cpu": cpu, "cores": os.cpu_count(), "gpu": _gpu()}, "python": platform.python_version(),
+            "versions": versions}
+    (folder / "run.json").write_text(json.dumps(info, indent=2))
+    _RUN_LOG[:] = [folder / "lines.jsonl"]
+    return folder
+
+
+def _gpu() -> str:
+    try:
+        import torch
+
+        return torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none"
+    except ImportError:
+        return "unknown"
 
 
 def machine() -> str:

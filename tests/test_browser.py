@@ -15,6 +15,8 @@ import pytest
 
 from tests.browser import browser_page, metrics, require_browser, streamlit_server, untick_row, wait_idle
 
+pytestmark = pytest.mark.slow  # a real server and chromium
+
 
 @pytest.fixture
 def server(tmp_path, tweets_root):

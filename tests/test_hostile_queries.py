@@ -105,6 +105,7 @@ def test_other_threads_run_while_a_query_scans(hostile):
     assert len(gaps) > 20 and max(gaps) < 0.25, f"longest pause {max(gaps):.2f} s"
 
 
+@pytest.mark.slow
 def test_server_answers_other_users_during_a_worst_case_query(tmp_path, tweets_root):
     """A catastrophic regex typed on Annotate: the health endpoint and another session's home
     page keep answering within 1 s while it runs."""

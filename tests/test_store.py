@@ -7,6 +7,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -90,8 +91,11 @@ def test_killed_save_leaves_previous_version_intact(tmp_path):
     GroupStore(path).save("g", ["keep1", "keep2"], ["drop"])
     proc = subprocess.Popen([sys.executable, "-c", KILLER, str(path)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
     assert proc.stdout.readline().strip() == "saving"
-    time.sleep(1.0)
-    assert proc.poll() is None, "the big save finished before it could be killed"
+    wal = Path(f"{path}-wal")
+    deadline = time.monotonic() + 60
+    while not (wal.exists() and wal.stat().st_size > 1 << 20):  # the save is writing: kill it then
+        assert proc.poll() is None and time.monotonic() < deadline, "the big save ended before it could be killed"
+        time.sleep(0.01)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     s = GroupStore(path)

@@ -18,6 +18,8 @@ they can be excluded in bulk.
 from __future__ import annotations
 
 import threading
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 import time
 import unicodedata
 from typing import Sequence
@@ -32,6 +34,9 @@ MAX_QUERY_CHARS = 1000
 MAX_NESTING = 20
 MAX_BRANCHES = 100
 CHUNK_CHARS = 1 << 20  # ~1M characters a chunk: the deadline is checked at least this often
+
+
+_SCANNERS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="keyword-scan")
 
 
 class KeywordError(ValueError):
@@ -252,8 +257,16 @@ def find_rows(kindex: KeywordIndex, query: str, *, is_regex: bool = False,
             deadline.left()
         return np.unique(np.concatenate(found)) if found else np.zeros(0, np.int64)
     pattern = compile_query(query, True, case_insensitive, diacritics_insensitive)
-    deadline.left()
-    return _scan(pattern, joined, ends, deadline, kindex, case_insensitive, diacritics_insensitive)
+    # The scan runs in a worker thread and the caller waits at most until the deadline: the regex
+    # engine checks its own timeout only every so many steps (late by up to a second on a busy
+    # machine), so the answer comes on time and the worker stops shortly after by itself.
+    job = _SCANNERS.submit(_scan, pattern, joined, ends, deadline, kindex, case_insensitive, diacritics_insensitive)
+    try:
+        return job.result(timeout=max(0.0, deadline.at - time.monotonic()))
+    except FutureTimeout:
+        job.cancel()
+        deadline.left()  # raises the deadline's message
+        raise KeywordError(f"the search took longer than {timeout_s:g} s and was stopped") from None
 
 
 def _filter(rows: np.ndarray, frame, date_from=None, date_to=None, authors=None) -> np.ndarray:

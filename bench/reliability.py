@@ -1,0 +1,342 @@
+"""Reliability campaign: kills, concurrent writers, interrupted imports, bad inputs, hostile queries.
+
+    python -m bench.reliability                      # the full campaign (figures in bench/RESULTS.md)
+    python -m bench.reliability --fast               # the subset CI runs (tests/test_reliability.py)
+    python -m bench.reliability --only kills,writers --kills 100 --writers 4 --seconds 60
+
+Each trial prints one JSON line; the last line is the summary: trials and failures per part.
+A run writes bench/results/reliability-<date>/ with run.json (commit, command, machine) and the
+raw lines.
+
+Parts:
+- kills: a writer saves versions of random size in a loop and is SIGKILLed at a random moment;
+  every version it reported committed must load intact, and PRAGMA integrity_check must say ok.
+- writers: N processes save for S seconds, half to one shared name (overwrite), half to names of
+  their own; no committed version may be missing and no "database is locked" may reach a caller.
+- import_kills: an import is SIGKILLed at a random moment, then run again: the result must equal
+  an uninterrupted import's, and the saved groups of the corpus must all be there.
+- bad_inputs: each malformed file gives an InputError naming the file (and column and rows where
+  there are some) and leaves the existing corpus and its groups as they were.
+- regex: catastrophic patterns over the 300k scale corpus answer within the deadline (+10%).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from bench.common import SCALE, emit, run_folder
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SAVER = textwrap.dedent("""
+    import random, sys
+    from core.store import GroupStore
+    s = GroupStore(sys.argv[1])
+    name, seed = sys.argv[2], int(sys.argv[3])
+    rng = random.Random(seed)
+    n = 0
+    while True:
+        size = rng.randint(1, 50_000)
+        v = s.save(name, [f"{seed}-{n}-{i}" for i in range(size)], [], overwrite=True)
+        print(v, size, flush=True)
+        n += 1
+""")
+
+WRITER = textwrap.dedent("""
+    import sys, time
+    from core.store import GroupStore
+    s = GroupStore(sys.argv[1])
+    tag, until = sys.argv[2], time.time() + float(sys.argv[3])
+    n = 0
+    while time.time() < until:
+        name = "shared" if n % 2 == 0 else f"{tag}-{n}"
+        try:
+            v = s.save(name, [f"{tag}{n}-{i}" for i in range(50)], [], overwrite=True)
+            print(json.dumps({"name": name, "version": v, "first": f"{tag}{n}-0"}), flush=True)
+        except Exception as exc:
+            print(json.dumps({"error": repr(exc)}), flush=True)
+        n += 1
+""").replace("import sys, time", "import json, sys, time")
+
+IMPORTER = textwrap.dedent("""
+    import sys, time
+    from pathlib import Path
+    import numpy as np
+    from core.corpus import ImportSpec, import_corpus
+
+    class Slow:  # deterministic vectors, slowly, so that a kill lands mid-import
+        def get_sentence_embedding_dimension(self): return 24
+        def encode(self, texts, **kw):
+            time.sleep(0.01 * len(texts) / 32)
+            return np.stack([np.frombuffer(t.encode().ljust(96, b"x")[:96], dtype=np.uint8)[:24].astype("float32") + 1
+                             for t in texts])
+
+    import_corpus(ImportSpec(input=Path(sys.argv[1]), name="c", overwrite=True, chunk_size=256, batch_size=32),
+                  root=Path(sys.argv[2]), model_loader=lambda n, d: Slow())
+""")
+
+
+def _run(code: str, *args: str, **kw) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", code, *map(str, args)], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, **kw)
+
+
+def integrity(db: Path) -> str:
+    con = sqlite3.connect(db)
+    try:
+        return con.execute("PRAGMA integrity_check").fetchone()[0]
+    finally:
+        con.close()
+
+
+def kills(trials: int, seed: int = 0) -> dict:
+    from core.store import GroupStore
+
+    rng = random.Random(seed)
+    failures = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "g.sqlite"
+        GroupStore(db)
+        committed: dict[int, int] = {}
+        for t in range(trials):
+            proc = _run(SAVER, db, "g", t)
+            time.sleep(rng.uniform(0.05, 1.5))
+            proc.send_signal(signal.SIGKILL)
+            out, _ = proc.communicate()
+            for line in out.splitlines():
+                v, size = map(int, line.split())
+                committed[v] = size
+            store = GroupStore(db)
+            lost = [v for v, size in committed.items() if len(store.load("g", v).included) != size]
+            ok = integrity(db)
+            bad = bool(lost) or ok != "ok"
+            failures += bad
+            emit(part="kills", trial=t, versions=len(committed), lost=lost[:5], integrity=ok)
+    return {"part": "kills", "trials": trials, "failures": failures}
+
+
+def writers(n: int, seconds: float) -> dict:
+    from core.store import GroupStore
+
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "g.sqlite"
+        GroupStore(db)
+        procs = [_run(WRITER, db, f"w{i}", seconds) for i in range(n)]
+        results = [json.loads(line) for p in procs for line in p.communicate(timeout=seconds + 120)[0].splitlines()]
+        store = GroupStore(db)
+        errors = [r["error"] for r in results if "error" in r]
+        saved = [r for r in results if "error" not in r]
+        shared = {v[0]: v for v in store.versions("shared")}
+        missing = [r for r in saved if r["name"] == "shared" and r["version"] not in shared]
+        missing += [r for r in saved if r["name"] != "shared" and store.load(r["name"]).included[0] != r["first"]]
+        ok = integrity(db)
+    emit(part="writers", writers=n, seconds=seconds, saves=len(saved), errors=errors[:3], missing=len(missing),
+         integrity=ok)
+    return {"part": "writers", "trials": len(saved) + len(errors), "failures": len(errors) + len(missing) + (ok != "ok")}
+
+
+def import_kills(trials: int, rows: int = 3000, seed: int = 0) -> dict:
+    from core.corpus import list_corpora, load_corpus
+    from core.store import GroupStore
+
+    rng = random.Random(seed)
+    failures = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        src = tmp / "in.csv"
+        pd.DataFrame({"id": [f"t{i}" for i in range(rows)],
+                      "text": [f"text number {i} about {i % 17}" for i in range(rows)]}).to_csv(src, index=False)
+        ref_root = tmp / "ref"
+        assert _run(IMPORTER, src, ref_root).wait(600) == 0
+        ref = load_corpus("c", ref_root)
+        for t in range(trials):
+            root = tmp / f"r{t}"
+            # an older import of the corpus, with saved groups, that the re-import replaces
+            assert _run(IMPORTER, src, root).wait(600) == 0
+            GroupStore(root / "c" / "groups.sqlite").save("kept", ["t1", "t2"], ["t3"])
+            proc = _run(IMPORTER, src, root)
+            time.sleep(rng.uniform(0.1, 2.5))
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            listed = list_corpora(root) == ["c"]
+            assert _run(IMPORTER, src, root).wait(600) == 0  # the same command again
+            c = load_corpus("c", root)
+            same = c.frame.equals(ref.frame) and np.array_equal(np.asarray(c.embeddings), np.asarray(ref.embeddings))
+            groups = GroupStore(root / "c" / "groups.sqlite").load("kept").included == ["t1", "t2"]
+            bad = not (listed and same and groups)
+            failures += bad
+            emit(part="import_kills", trial=t, listed_after_kill=listed, identical=same, groups_kept=groups)
+    return {"part": "import_kills", "trials": trials, "failures": failures}
+
+
+BAD_INPUTS: list[tuple[str, str, bytes, list[str]]] = [
+    # (case, file name, content, substrings the message must hold)
+    ("malformed CSV", "bad.csv", b'id,text\n1,"unterminated\n2,b,c,d\n', ["bad.csv"]),
+    ("missing text column", "nocol.csv", b"id,body\n1,x\n", ["nocol.csv", "'text'", "'body'"]),
+    ("duplicate ids", "dup.csv", b"id,text\n1,a\n2,b\n1,c\n", ["dup.csv", "'id'", "duplicate", "rows 3"]),
+    ("missing ids", "noid.csv", b"id,text\n1,a\n,b\n", ["noid.csv", "'id'", "rows 2"]),
+    ("only empty texts", "empty.csv", b"id,text\n1,\n2,  \n", ["empty.csv", "no rows left"]),
+    ("bad dates", "dates.csv", b"id,text,date\n1,a,2021-01-01\n2,b,yesterday\n", ["dates.csv", "'date'", "rows 2", "yesterday"]),
+    ("not UTF-8", "latin.csv", "id,text\n1,ok\n2,žluť\n".encode("cp1250"), ["latin.csv", "UTF-8", "line 3"]),
+    ("zero rows", "zero.csv", b"id,text\n", ["zero.csv", "no data rows"]),
+    ("binary named .csv", "binary.csv", bytes(range(256)) * 40, ["binary.csv"]),
+    ("unknown type", "data.xlsx", b"PK\x03\x04", ["data.xlsx", "unknown file type"]),
+]
+
+
+def _parquet(frame: pd.DataFrame) -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    frame.to_parquet(buf)
+    return buf.getvalue()
+
+
+def bad_inputs() -> dict:
+    from core.corpus import ImportSpec, import_corpus, load_corpus
+    from core.ingest import InputError
+    from core.store import GroupStore
+
+    class Fake:
+        def get_sentence_embedding_dimension(self):
+            return 8
+
+        def encode(self, texts, **kw):
+            return np.random.default_rng(len(texts)).normal(size=(len(texts), 8)).astype(np.float32)
+
+    cases = list(BAD_INPUTS) + [
+        ("integer dates in Parquet", "intdate.parquet",
+         _parquet(pd.DataFrame({"id": ["a"], "text": ["x"], "date": [1612137600]})), ["intdate.parquet", "'date'", "numbers"]),
+        ("list texts in Parquet", "lists.parquet",
+         _parquet(pd.DataFrame({"id": ["a", "b"], "text": [["x"], ["y", "z"]]})), ["lists.parquet", "'text'", "rows 1, 2", "a list"]),
+        ("binary texts in Parquet", "bytes.parquet",
+         _parquet(pd.DataFrame({"id": ["a"], "text": [b"\x00\x01"]})), ["bytes.parquet", "'text'", "binary data"]),
+        ("a 1 MB text", "big.csv", b"id,text\n1," + b"a" * 1_000_000 + b"\n2,ok\n", None),  # accepted as is
+    ]
+    failures = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        good = tmp / "good.csv"
+        good.write_text("id,text\n1,apple\n2,pear\n3,plum\n")
+        import_corpus(ImportSpec(input=good, name="c"), root=tmp / "data", model_loader=lambda n, d: Fake())
+        GroupStore(tmp / "data" / "c" / "groups.sqlite").save("kept", ["1"], ["2"])
+        before = load_corpus("c", tmp / "data").frame.copy()
+        for case, fname, content, says in cases:
+            path = tmp / fname
+            path.write_bytes(content)
+            try:
+                import_corpus(ImportSpec(input=path, name="c", overwrite=True), root=tmp / "data",
+                              model_loader=lambda n, d: Fake())
+                message, accepted = "", True
+            except (InputError, ValueError) as exc:
+                message, accepted = str(exc), False
+            if says is None:  # a case that must be accepted: put the good corpus back afterwards
+                ok = accepted
+                import_corpus(ImportSpec(input=good, name="c", overwrite=True), root=tmp / "data",
+                              model_loader=lambda n, d: Fake())
+            else:
+                ok = not accepted and all(s in message for s in says)
+            intact = (load_corpus("c", tmp / "data").frame.equals(before)
+                      and GroupStore(tmp / "data" / "c" / "groups.sqlite").load("kept").included == ["1"])
+            failures += not (ok and intact)
+            emit(part="bad_inputs", case=case, ok=ok, corpus_and_groups_intact=intact, message=message[:160])
+        # damaged corpus files: a clear CorpusError, groups untouched
+        from core.corpus import CorpusError
+
+        c = load_corpus("c", tmp / "data")
+        data = c.data_folder
+        emb = np.load(data / "embeddings.npy")
+        damages = [("truncated embeddings.npy", lambda: (data / "embeddings.npy").write_bytes(
+                        (data / "embeddings.npy").read_bytes()[:100]), "embeddings.npy"),
+                   ("mis-shaped embeddings.npy", lambda: np.save(data / "embeddings.npy", emb[:-1]), "rows but embeddings"),
+                   ("NaN in embeddings.npy", lambda: np.save(data / "embeddings.npy", np.where(np.arange(len(emb))[:, None] == 1, np.nan, emb).astype(np.float32)), "non-finite"),
+                   ("corrupt manifest", lambda: (c.folder / "manifest.json").write_text("[1, 2]"), "expected a JSON object")]
+        manifest = (c.folder / "manifest.json").read_text()
+        for case, damage, says in damages:
+            damage()
+            try:
+                load_corpus("c", tmp / "data")
+                message = ""
+            except CorpusError as exc:
+                message = str(exc)
+            ok = says in message and "c" in message
+            intact = GroupStore(tmp / "data" / "c" / "groups.sqlite").load("kept").included == ["1"]
+            failures += not (ok and intact)
+            emit(part="bad_inputs", case=case, ok=ok, groups_intact=intact, message=message[:160])
+            np.save(data / "embeddings.npy", emb)
+            (c.folder / "manifest.json").write_text(manifest)
+    return {"part": "bad_inputs", "trials": len(cases) + 4, "failures": failures}
+
+
+CATASTROPHIC = [r"(a+)+$", r"(x+x+)+y", r"((ab)*)*c$", r"(.*a){12}", r"(\w+\s?)+$", r"^(([a-z])+.)+[A-Z]([a-z])+$"]
+
+
+def regex(limit_rows: int | None = None, timeout_s: float = 2.0) -> dict:
+    from core.search.keyword import KeywordError, KeywordIndex, find_rows
+
+    texts = pd.read_csv(SCALE, usecols=["text"], dtype=str, keep_default_na=False, nrows=limit_rows)["text"].tolist()
+    texts += ["a" * 5000 + "!", "x" * 3000, "ab" * 2000]
+    ki = KeywordIndex(texts)
+    failures = 0
+    for pattern in CATASTROPHIC + ["|".join(f"word{i}" for i in range(100)), "trump" * 200]:
+        t = time.perf_counter()
+        try:
+            found, message = len(find_rows(ki, pattern, is_regex=True, timeout_s=timeout_s)), ""
+        except KeywordError as exc:
+            found, message = None, str(exc)
+        seconds = time.perf_counter() - t
+        ok = seconds <= timeout_s * 1.1 + 0.05 and (found is not None or bool(message))
+        failures += not ok
+        emit(part="regex", pattern=pattern[:40], rows=len(texts), seconds=round(seconds, 3), hits=found,
+             message=message[:100], ok=ok)
+    return {"part": "regex", "trials": len(CATASTROPHIC) + 2, "failures": failures}
+
+
+def main(argv=None) -> list[dict]:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--fast", action="store_true", help="the CI subset: 10 kills, 2 writers for 5 s, 3 import kills, "
+                                                       "regex on 30k texts")
+    p.add_argument("--only", default="kills,writers,import_kills,bad_inputs,regex")
+    p.add_argument("--kills", type=int, default=100)
+    p.add_argument("--writers", type=int, default=4)
+    p.add_argument("--seconds", type=float, default=60)
+    p.add_argument("--import-kills", type=int, default=10)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--no-record", action="store_true", help="do not write bench/results/reliability-*")
+    a = p.parse_args(argv)
+    if a.fast:
+        a.kills, a.writers, a.seconds, a.import_kills = 10, 2, 5, 3
+    parts = a.only.split(",")
+    out = run_folder("reliability", sys.argv if argv is None else ["bench.reliability", *argv]) if not a.no_record else None
+    summary = []
+    if "kills" in parts:
+        summary.append(kills(a.kills, a.seed))
+    if "writers" in parts:
+        summary.append(writers(a.writers, a.seconds))
+    if "import_kills" in parts:
+        summary.append(import_kills(a.import_kills, seed=a.seed))
+    if "bad_inputs" in parts:
+        summary.append(bad_inputs())
+    if "regex" in parts and SCALE.exists():
+        summary.append(regex(30_000 if a.fast else None))
+    emit(summary=summary)
+    if out is not None:
+        (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    return summary
+
+
+if __name__ == "__main__":
+    main()
