@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 from pathlib import Path
 
-from bench.common import emit
+from bench.common import emit, run_folder
 from core import paths
-from tests.browser import browser_page, metrics, streamlit_server, untick_row, wait_idle
+from bench.chromium import browser_page, metrics, streamlit_server, untick_row, wait_idle
 
 
 class Bytes:
@@ -55,14 +56,19 @@ def main(argv=None) -> None:
     p.add_argument("--corpus", default="scale")
     p.add_argument("--query", default="fake news")
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--app", type=Path, default=None,
+                   help="serve the app from this project folder (e.g. a worktree of an earlier commit, "
+                        "for a before/after in one run); default: this one")
+    p.add_argument("--label", default="", help="a name for this app in the output lines (e.g. before, after)")
     a = p.parse_args(argv)
+    run_folder("browser", sys.argv if argv is None else ["bench.browser", *argv])
     root = paths.data_root()
     results: dict[str, list] = {}
 
     def record(op, secs, nbytes):
         results.setdefault(op, []).append((secs, nbytes))
 
-    with streamlit_server(root) as (url, proc):
+    with streamlit_server(root, **({"app_root": a.app.resolve()} if a.app else {})) as (url, proc):
         for rep in range(a.repeat):
             with browser_page() as page:
                 counter = Bytes(page)
@@ -74,8 +80,15 @@ def main(argv=None) -> None:
                 record("keyword", secs, nb)
                 n = int(metrics(page)[0])
                 untick_row(page, 0, 1)
+                # one label toggle: click a row's button until the Excluded counter shows it
+                for i, excluded in ((1, 2), (2, 3), (3, 4)):
+                    secs, nb = timed(page, lambda: page.get_by_role("button", name="🟢 included").nth(i).click(),
+                                     lambda: page.wait_for_function(
+                                         "n => [...document.querySelectorAll('[data-testid=stMetricValue]')]"
+                                         ".map(e => e.innerText)[1] === String(n)", arg=excluded), counter)
+                    record("toggle", secs, nb)
                 for name in ("COS", "LDA"):
-                    secs, nb = timed(page, lambda: page.get_by_role("button", name=name, exact=True).click(),
+                    secs, nb = timed(page, lambda: page.locator(f".st-key-btn_{name.lower()} button:visible").first.click(),
                                      lambda: page.get_by_text(f"{name}: 10 new texts").wait_for(), counter)
                     record(name.lower(), secs, nb)
                 secs, nb = timed(page, lambda: page.get_by_role("link", name="Scatter").click(),
@@ -88,8 +101,8 @@ def main(argv=None) -> None:
     for op, runs in results.items():
         emit(op=op, median_s=round(statistics.median(r[0] for r in runs), 3),
              bytes_received=int(statistics.median(r[1] for r in runs)), runs=len(runs), corpus=a.corpus,
-             group_size=n)
-    emit(op="streamlit_peak_rss", mb=round(peak, 1), corpus=a.corpus)
+             group_size=n, app=a.label)
+    emit(op="streamlit_peak_rss", mb=round(peak, 1), corpus=a.corpus, app=a.label)
 
 
 if __name__ == "__main__":

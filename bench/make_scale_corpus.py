@@ -9,6 +9,7 @@ latency does not depend on the values).
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from datetime import datetime, timezone
 
 from bench.common import SCALE, clustered
@@ -21,14 +22,16 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--name", default="scale")
     p.add_argument("--dim", type=int, default=384)
+    p.add_argument("--source", type=Path, default=SCALE, help="a CSV of ../shared/data (default: the 300k tweets)")
     a = p.parse_args(argv)
-    frame, report = validate(read_table(SCALE), str(SCALE), options=Options(dedupe="first"))
+    SOURCE = a.source
+    frame, report = validate(read_table(SOURCE), str(SOURCE), options=Options(dedupe="first"))
     x, _ = clustered(len(frame), a.dim, clusters=500)
     folder = paths.corpus_dir(a.name)
     save_parquet(folder / "corpus.parquet", frame)
     save_npy(folder / "embeddings.npy", x)
     save_json(folder / "manifest.json", {
-        "name": a.name, "source": {"path": str(SCALE), "sha256": sha256_file(SCALE)},
+        "name": a.name, "source": {"path": str(SOURCE), "sha256": sha256_file(SOURCE)},
         "models": [{"name": "synthetic clustered unit vectors (benchmark only)", "dim": a.dim}],
         "dim": a.dim, "rows": len(frame), "validation": report.__dict__,
         "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "tool_version": __version__})

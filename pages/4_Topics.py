@@ -5,11 +5,13 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core import plots
+from core import paths, plots
 from core.evaluate import group_iou
 from core.topics import cluster_table, filter_clusters
 from precompute.keyterms import load_terms
+from precompute.keyterms import output as terms_output
 from precompute.kmeans import available, load_clustering
+from precompute.kmeans import output as kmeans_output
 from ui import state
 
 name, corpus = state.start_page("Topics", "🧭")
@@ -24,14 +26,21 @@ if not ks:
 
 
 @st.cache_data(max_entries=4, show_spinner="Loading the clustering…")
-def load(corpus_name: str, k: int, stamp: str):
+def load(root: str, corpus_name: str, k: int, stamps: tuple):
+    """Keyed on the clustering's and key terms' files (their mtimes), not only on the corpus: a new
+    clustering or new key terms show on the next rerun, no restart needed."""
     labels, _, stats = load_clustering(corpus_name, k)
     terms = load_terms(corpus_name, k)
     return labels, cluster_table(labels, state.corpus(corpus_name).frame["text"].to_numpy(), terms), stats, terms is not None
 
 
+def files_stamp(k: int) -> tuple:
+    files = (kmeans_output(name, k), terms_output(name, k))
+    return (state.stamp(name),) + tuple(f.stat().st_mtime_ns if f.exists() else 0 for f in files)
+
+
 k = st.selectbox("Clustering", ks, format_func=lambda v: f"K-Means, k = {v:,}", key="tp_k")
-labels, table, stats, has_terms = load(name, k, str(state.stamp(name)))
+labels, table, stats, has_terms = load(str(paths.data_root()), name, k, files_stamp(k))
 if not has_terms:
     st.warning(f"No key lemmas for k={k} yet: `python -m precompute.keyterms --corpus {name} --k {k}`")
 st.caption(f"{stats.get('iterations')} iterations, {stats.get('seconds')} s, on {stats.get('device')}.")

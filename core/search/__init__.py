@@ -6,10 +6,10 @@
 annotator iterate it.
 """
 
-from core.search import cosine, keyword, lda, nn1, nn2, suggest
+from core.search import cos, keyword, lda, nn1, nn2, suggest
 from core.search.base import Method, NotApplicable, Ranked, SearchContext
 
-REGISTRY: dict[str, Method] = {m.METHOD.name: m.METHOD for m in (keyword, cosine, lda, nn1, nn2, suggest)}
+REGISTRY: dict[str, Method] = {m.METHOD.name: m.METHOD for m in (keyword, cos, lda, nn1, nn2, suggest)}
 SEMANTIC = [name for name in REGISTRY if name != "keyword"]
 
 __all__ = ["REGISTRY", "SEMANTIC", "Method", "NotApplicable", "Ranked", "SearchContext"]

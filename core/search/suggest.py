@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.search import cosine, lda
+from core.search import cos, lda
 from core.search.base import Method, Ranked, SearchContext, as_rows
 from core.search.lexical import fit_scores
 from core.search.linear import rank_by_direction, to_torch
@@ -45,7 +45,7 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
     inc, exc = as_rows(included), as_rows(excluded)
     METHOD.check(inc, exc)
     if len(exc) < lda.METHOD.min_excluded:
-        r = cosine.search(ctx, inc, exc, k)
+        r = cos.search(ctx, inc, exc, k)
         return Ranked(r.rows, r.scores, "suggest", {"chosen": "cos"})
     labelled = np.union1d(inc, exc)
     # seeded by the number of labels: the same state gives the same suggestion

@@ -1,0 +1,96 @@
+"""The Annotate page's group panel: undo, save, open, export, new group, and the offer to restore
+an unsaved group from another tab. Layout and callbacks only; the work is in ui/state.py."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import streamlit as st
+
+from core.corpus import Corpus
+from core.export import FORMATS
+from core.session import Session
+from core.store import GroupExists, GroupNotFound, GroupStore
+from ui import access, state
+from ui.text import md, quoted
+
+Say = Callable[[str, str], None]
+
+
+def sidebar(corpus: Corpus, session: Session, store: GroupStore, say: Say) -> None:
+    """Undo, the save form, open, export and new group, in the sidebar."""
+
+    def on_save() -> None:
+        state.read_meta_widgets()  # callbacks run before the script: take what was just typed
+        m, who = state.meta(), access.identity()
+        try:
+            n = store.save(m["name"], corpus.ids_of(session.included), corpus.ids_of(session.excluded),
+                           annotator=who or m["annotator"], notes=m["notes"], session_json=session.to_json(),
+                           overwrite=st.session_state.get("save_overwrite", False), saved_by=who)
+        except GroupExists as exc:
+            return say("warning", f"A group named {quoted(exc.name)} exists: tick 'Overwrite' to save it as a "
+                                  "new version.")
+        except ValueError as exc:
+            return say("error", md(exc))
+        state.mark_saved(session)
+        say("success", f"Saved group {quoted(m['name'].strip())} (version {n}).")
+
+    def on_open() -> None:
+        try:
+            say("success", state.open_group(corpus, store.load(st.session_state.get("open_name"))))
+        except GroupNotFound:
+            return say("error", f"No group named {quoted(st.session_state.get('open_name'))}.")
+        st.session_state.update(ann_view="Included", ann_page=1, open_name=None)
+
+    def on_new() -> None:
+        say("info", "Started a new, empty group." + state.switch_group(corpus, [], [], "new"))
+        st.session_state.update(ann_view="Last search", ann_page=1)
+
+    with st.sidebar:
+        st.button("Undo", on_click=lambda: say("info", state.undo()), disabled=not session.history, key="undo",
+                  width="stretch", shortcut="Alt+Z", help="Undo the last step (Alt+Z)")
+        with st.expander("Save group", expanded=True):
+            state.bind_meta_widgets()
+            st.text_input("Group name", key="save_name", max_chars=120)
+            who = access.identity()
+            st.text_input("Annotator", key="save_annotator", disabled=who is not None,
+                          help=f"Signed in: saved as {who}" if who else None)
+            st.text_area("Notes", key="save_notes", height=68)
+            state.read_meta_widgets()
+            st.checkbox("Overwrite (adds a new version)", key="save_overwrite")
+            st.button("Save", on_click=on_save, type="primary", key="save_btn", disabled=not session.labels)
+        groups = store.names()
+        with st.expander("Open a saved group", expanded=not session.labels and bool(groups)):
+            st.selectbox("Group", groups, key="open_name", index=None, placeholder="Choose a group")
+            st.button("Open group", on_click=on_open, disabled=not st.session_state.get("open_name"), key="open_btn")
+        with st.expander("Export"):
+            fmt = st.selectbox("Format", list(FORMATS), key="export_fmt")
+            st.download_button("Download", state.session_export(corpus, session, fmt), on_click="ignore",
+                               file_name=f"{state.meta()['name'].strip() or 'group'}.{fmt}", mime=FORMATS[fmt],
+                               disabled=not session.labels, key="export_btn")
+        st.button("New empty group", on_click=on_new, key="new_btn", disabled=session.is_empty())
+
+
+def offer_draft(session: Session, store: GroupStore, say: Say) -> None:
+    """In an empty tab: the owner's latest unsaved group from elsewhere, to restore or discard."""
+
+    def on_draft(token: str, restore: bool) -> None:
+        d = store.load_draft(token)
+        if restore and d is not None:
+            state.adopt_draft(d)
+            say("success", f"Restored your unsaved group ({d.n_included:,} included, {d.n_excluded:,} excluded).")
+        store.delete_draft(token)  # restored: it lives on in this tab's draft
+
+    if not session.is_empty():
+        return
+    for d in store.drafts(state.owner(), limit=2):
+        if d.token == st.session_state.get("draft_token"):
+            continue
+        box = st.container(border=True)
+        box.info(f"You have an unsaved group from {d.updated_at[:16].replace('T', ' ')} UTC"
+                 f"{' named ' + quoted(d.meta.get('name')) if d.meta.get('name') else ''}: "
+                 f"{d.n_included:,} included, {d.n_excluded:,} excluded.")
+        r1, r2, _ = box.columns([1, 1, 4])
+        r1.button("Restore it", on_click=on_draft, args=(d.token, True), type="primary", key="draft_restore")
+        r2.button("Discard it", on_click=on_draft, args=(d.token, False), key="draft_discard")
+        return
