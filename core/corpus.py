@@ -179,8 +179,8 @@ def check_corpus(c: Corpus, norm_sample: int = 2000) -> None:
     if c.frame["id"].duplicated().any():
         dup = c.frame["id"][c.frame["id"].duplicated()].head(3).tolist()
         raise CorpusError(f"{where}: duplicate ids in corpus.parquet, e.g. {dup}")
-    for start in range(0, n_emb, 65536):  # every row: one NaN row would poison every search
-        block = np.asarray(c.embeddings[start:start + 65536])
+    for start in range(0, n_emb, paths.ROWS_PER_BLOCK):  # every row: one NaN row would poison every search
+        block = np.asarray(c.embeddings[start:start + paths.ROWS_PER_BLOCK])
         finite = np.isfinite(block).all(axis=1)
         if not finite.all():
             row = start + int(np.flatnonzero(~finite)[0])

@@ -151,13 +151,8 @@ def check_column_types(frame: pd.DataFrame, source: str, text_col: str, id_col: 
                 return
             raise InputError(f"{source}: column {col!r} ({what}) holds numbers, not text "
                              f"(e.g. {values.iloc[0]!r}); store it as text")
-        ok = values.map(lambda v: v is None or isinstance(v, str) or (numbers_ok and isinstance(v, int))
-                        or (isinstance(v, float) and v != v))
-        if not ok.all():
-            bad = frame.index[~ok.to_numpy()]
-            first = values.iloc[int(np.flatnonzero(~ok.to_numpy())[0])]
-            raise InputError(f"{source}: column {col!r} ({what}) must hold text, but rows {_rows(bad)} hold "
-                             f"{_kind(first)} (e.g. {str(first)[:60]!r}); convert them to text first")
+        _refuse_cells(frame, values, source, col, what, "text", "convert them to text first",
+                      lambda v: isinstance(v, str) or (numbers_ok and isinstance(v, int)))
 
     scalar_text(text_col, "text", numbers_ok=False)
     if id_col is not None:
@@ -170,13 +165,18 @@ def check_column_types(frame: pd.DataFrame, source: str, text_col: str, id_col: 
             raise InputError(f"{source}: column {date_col!r} (date) holds numbers (e.g. {values.iloc[0]!r}), not "
                              "dates; store dates as ISO 8601 text (2021-03-01T10:00:00Z) or a timestamp type")
         if values.dtype == object:
-            ok = values.map(lambda v: v is None or isinstance(v, (str, pd.Timestamp, datetime))
-                            or (isinstance(v, float) and v != v))
-            if not ok.all():
-                bad = frame.index[~ok.to_numpy()]
-                first = values.iloc[int(np.flatnonzero(~ok.to_numpy())[0])]
-                raise InputError(f"{source}: column {date_col!r} (date) must hold dates, but rows {_rows(bad)} hold "
-                                 f"{_kind(first)} (e.g. {str(first)[:60]!r})")
+            _refuse_cells(frame, values, source, date_col, "date", "dates", "store them as ISO 8601 text",
+                          lambda v: isinstance(v, (str, pd.Timestamp, datetime)))
+
+
+def _refuse_cells(frame: pd.DataFrame, values: pd.Series, source: str, col: str, what: str, expected: str,
+                  advice: str, fits) -> None:
+    """InputError naming file, column, rows and the first bad cell, unless every non-missing cell fits."""
+    ok = values.map(lambda v: v is None or (isinstance(v, float) and v != v) or fits(v)).to_numpy(dtype=bool)
+    if not ok.all():
+        first = values.iloc[int(np.flatnonzero(~ok)[0])]
+        raise InputError(f"{source}: column {col!r} ({what}) must hold {expected}, but rows {_rows(frame.index[~ok])} "
+                         f"hold {_kind(first)} (e.g. {str(first)[:60]!r}); {advice}")
 
 
 def validate(frame: pd.DataFrame, source: str, columns: Columns = Columns(),

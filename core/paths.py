@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
+# rows per block when a job walks a memory-mapped embedding matrix (~100 MB of 384-d float32)
+ROWS_PER_BLOCK = 65536
 # 2,400 English crisis-event tweets with dates (CrisisLex T26, MIT; demo/make_demo.py)
 DEMO_FILE = PROJECT_ROOT / "demo" / "crisislex_demo.csv.gz"
 DEMO_NAME = "demo"
@@ -31,8 +34,10 @@ def check_name(name: str) -> str:
 
 
 def name_from_file(filename: str) -> str:
-    """A valid corpus name made from a file's name: ``Tweets 2021 (final).csv`` -> ``Tweets-2021-final``."""
-    stem = Path(filename).stem
+    """A valid corpus name made from a file's name: ``Tweets 2021 (výběr).csv`` -> ``Tweets-2021-vyber``."""
+    path = Path(filename)
+    path = Path(path.stem) if path.suffix.lower() == ".gz" else path  # tweets.csv.gz -> tweets
+    stem = unicodedata.normalize("NFKD", path.stem).encode("ascii", "ignore").decode()  # výběr -> vyber
     name = re.sub(r"[^A-Za-z0-9_.-]+", "-", stem).strip("-._")[:64]
     return name or "corpus"
 

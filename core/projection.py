@@ -4,6 +4,8 @@ in closed form in torch, for the scatter of a whole corpus."""
 from __future__ import annotations
 
 import numpy as np
+
+from core.paths import ROWS_PER_BLOCK
 import torch
 
 from core.search.lda import ledoit_wolf_cov
@@ -36,7 +38,7 @@ def lda_directions(x: np.ndarray, included: np.ndarray, excluded: np.ndarray, n_
     return w.cpu().numpy().astype(np.float32)
 
 
-def project(x: np.ndarray, w: np.ndarray, chunk: int = 65536) -> np.ndarray:
+def project(x: np.ndarray, w: np.ndarray, chunk: int = ROWS_PER_BLOCK) -> np.ndarray:
     """Rows of x (possibly memory-mapped) times w, chunked; float32 (N, 2)."""
     out = np.empty((len(x), w.shape[1]), dtype=np.float32)
     for s in range(0, len(x), chunk):

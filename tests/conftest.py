@@ -69,6 +69,17 @@ def tweets_root(tmp_path_factory, model):
     return root
 
 
+@pytest.fixture
+def tweets(tmp_path, tweets_root, monkeypatch):
+    """A private copy of the tweets data root, as $SEMANNO_DATA (pages may write to it)."""
+    import shutil
+
+    root = tmp_path / "d"
+    shutil.copytree(tweets_root / "tweets", root / "tweets")
+    monkeypatch.setenv("SEMANNO_DATA", str(root))
+    return root
+
+
 def clustered_unit_vectors(n: int, dim: int, clusters: int = 7, seed: int = 0, spread: float = 0.3):
     rng = np.random.default_rng(seed)
     centres = rng.standard_normal((clusters, dim))

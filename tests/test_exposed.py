@@ -85,3 +85,85 @@ def test_markdown_in_user_strings_shows_as_text():
         # every character that makes a link, image, tag, directive or emphasis is escaped
         assert not re.search(r"(?<!\\)[\[\]()<>:!*_.]", escaped), escaped
     assert md("x" * 1000, limit=10) == "x" * 10 + "…"
+
+
+@pytest.fixture
+def exposed_server(monkeypatch, tweets):
+    """The server's address as a user exposing it would set it (restored afterwards)."""
+    from streamlit import config
+
+    before = config.get_option("server.address")
+    config.set_option("server.address", "0.0.0.0")
+    monkeypatch.delenv("SEMANNO_ALLOW_UNAUTHENTICATED", raising=False)
+    yield tweets
+    config.set_option("server.address", before)
+
+
+@pytest.mark.parametrize("page", ["streamlit_app.py", "pages/1_Annotate.py", "pages/5_Groups.py"])
+def test_an_exposed_server_without_sign_in_serves_nothing(exposed_server, page):
+    at = AppTest.from_file(str(ROOT / page), default_timeout=60).run()
+    assert not at.exception
+    assert any("refuses to serve" in e.value for e in at.error)
+    assert not at.text_input and not at.button, "no widget of the page is drawn"
+
+
+def test_the_operator_can_allow_an_exposed_server_explicitly(exposed_server, monkeypatch):
+    monkeypatch.setenv("SEMANNO_ALLOW_UNAUTHENTICATED", "1")
+    at = AppTest.from_file(str(ROOT / "pages" / "1_Annotate.py"), default_timeout=60).run()
+    assert not at.exception and not at.error
+    assert any("without sign-in" in w.value for w in at.sidebar.warning)
+    assert at.text_input(key="kw_query") is not None
+
+
+def test_with_sign_in_configured_every_page_asks_for_it(exposed_server):
+    at = AppTest.from_file(str(ROOT / "pages" / "1_Annotate.py"), default_timeout=60)
+    at.secrets["auth"] = {"redirect_uri": "http://localhost:8501/oauth2callback", "cookie_secret": "x" * 32,
+                          "client_id": "id", "client_secret": "secret",
+                          "server_metadata_url": "https://idp.example/.well-known/openid-configuration"}
+    at.run()
+    assert not at.exception
+    assert [b.label for b in at.button] == ["Sign in"]
+    assert any("Sign in to use this server" in i.value for i in at.info)
+
+
+def test_localhost_needs_no_sign_in(tweets):
+    from ui.access import exposed
+
+    assert not exposed("localhost") and not exposed("127.0.0.1") and not exposed("::1")
+    assert exposed("0.0.0.0") and exposed("") and exposed("192.168.1.5")
+
+
+def test_saved_versions_record_who_saved_them(tmp_path):
+    from core.store import GroupStore
+
+    store = GroupStore(tmp_path / "g.sqlite")
+    store.save("g", ["1"], [], annotator="eva@example.org", saved_by="eva@example.org")
+    store.save("g", ["1", "2"], [], overwrite=True)
+    assert store.load("g", 1).saved_by == "eva@example.org" and store.load("g", 2).saved_by is None
+
+
+def test_an_older_database_gains_the_saved_by_column(tmp_path):
+    import sqlite3
+
+    from core.store import GroupStore
+
+    db = tmp_path / "old.sqlite"
+    con = sqlite3.connect(db)
+    con.executescript("""
+        CREATE TABLE groups (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, annotator TEXT NOT NULL DEFAULT '',
+            notes TEXT NOT NULL DEFAULT '', created_at TEXT NOT NULL, updated_at TEXT NOT NULL, deleted_at TEXT);
+        CREATE TABLE versions (id INTEGER PRIMARY KEY, group_id INTEGER NOT NULL REFERENCES groups(id),
+            number INTEGER NOT NULL, annotator TEXT NOT NULL DEFAULT '', created_at TEXT NOT NULL,
+            n_included INTEGER NOT NULL, n_excluded INTEGER NOT NULL, session_json TEXT, UNIQUE (group_id, number));
+        CREATE TABLE labels (version_id INTEGER NOT NULL REFERENCES versions(id), item_id TEXT NOT NULL,
+            label INTEGER NOT NULL CHECK (label IN (1, -1)), PRIMARY KEY (version_id, item_id));
+        INSERT INTO groups VALUES (1, 'old', 'eva', '', '2021', '2021', NULL);
+        INSERT INTO versions VALUES (1, 1, 1, 'eva', '2021', 1, 0, NULL);
+        INSERT INTO labels VALUES (1, 'a', 1);
+    """)
+    con.commit()
+    con.close()
+    store = GroupStore(db)
+    assert store.load("old").included == ["a"] and store.load("old").saved_by is None
+    store.save("old", ["a", "b"], [], overwrite=True, saved_by="x")
+    assert store.load("old").saved_by == "x"

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import shutil
 
-import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
@@ -31,14 +29,6 @@ def messages(at) -> list[str]:
 def search(at, query: str):
     at.text_input(key="kw_query").set_value(query)
     return at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
-
-
-@pytest.fixture
-def tweets(tmp_path, tweets_root, monkeypatch):
-    root = tmp_path / "d"
-    shutil.copytree(tweets_root / "tweets", root / "tweets")
-    monkeypatch.setenv("SEMANNO_DATA", str(root))
-    return root
 
 
 def test_bulk_actions_keep_a_persons_own_labels():
@@ -182,3 +172,32 @@ def test_start_a_group_from_a_cluster_and_undo_back(tweets):
     at.button(key="undo").click().run()
     assert counts(at) == n
     assert at.text_input(key="save_name").value == "mine"
+
+
+def test_groups_page_names_what_was_deleted_instead_of_saying_none(tweets):
+    store = GroupStore(tweets / "tweets" / "groups.sqlite")
+    store.save("covid", ["1344902244014170115"], [], annotator="eva", notes="vaccines only")
+    at = AppTest.from_file(str(ROOT / "pages" / "5_Groups.py"), default_timeout=60).run()
+    assert at.dataframe[0].value["notes"].tolist() == ["vaccines only"]
+    store.delete("covid")
+    at.run()
+    assert any("1 deleted group" in i.value and "Show deleted groups" in i.value for i in at.info), \
+        [i.value for i in at.info]
+
+
+def test_home_import_takes_its_name_from_the_file_and_says_so_after_the_reload(tmp_path, monkeypatch, model):
+    from tests.conftest import shared_file, slice_csv
+
+    root = tmp_path / "empty"
+    monkeypatch.setenv("SEMANNO_DATA", str(root))
+    monkeypatch.setenv("SEMANNO_IMPORT_ROOTS", str(tmp_path))
+    monkeypatch.setattr("core.corpus.load_model", lambda name, device="auto": model)
+    src = slice_csv(shared_file("czech_politicians_tweets_2021.csv"), tmp_path / "Poslanci 2021 (výběr).csv", 40)
+    at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=120).run()
+    at.radio(key="imp_src").set_value("A file on the server").run()
+    at.text_input(key="imp_path").set_value(src.name).run()  # relative to the allowed folder
+    at.button(key="imp_go").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert (root / "Poslanci-2021-vyber" / "manifest.json").exists()
+    assert at.selectbox(key="corpus_picker").value == "Poslanci-2021-vyber"
+    assert any("Imported 40 texts into corpus" in unescape(s.value) for s in at.success)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.store import GroupStore
@@ -16,14 +15,6 @@ TIMEOUT = 120
 
 def app(page: str) -> AppTest:
     return AppTest.from_file(str(ROOT / page), default_timeout=TIMEOUT)
-
-
-@pytest.fixture
-def tweets(tmp_path, tweets_root, monkeypatch):
-    root = tmp_path / "d"
-    shutil.copytree(tweets_root / "tweets", root / "tweets")
-    monkeypatch.setenv("SEMANNO_DATA", str(root))
-    return root
 
 
 def test_home_without_corpus_explains_and_imports(tmp_path, monkeypatch, model):

@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 from core import annotate
 from core.search import REGISTRY, SEMANTIC, NotApplicable, SearchContext
-from core.search import lda, nn1, nn2
+from core.search import lda, nn1
 from core.search.index import VectorIndex
 from core.search.keyword import KeywordError, KeywordIndex, find_rows
 from core.search.lexical import WordIndex

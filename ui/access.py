@@ -36,7 +36,7 @@ def sign_in_configured() -> bool:
 
 def identity() -> str | None:
     """The signed-in user (email, else name), or the proxy's user header; None when anonymous."""
-    if sign_in_configured() and st.user.is_logged_in:
+    if sign_in_configured() and bool(st.user.get("is_logged_in", False)):
         return str(st.user.get("email") or st.user.get("name") or "signed-in user")
     header = os.environ.get(PROXY_HEADER)
     if header:
@@ -49,7 +49,7 @@ def identity() -> str | None:
 def gate() -> None:
     """Every page's first check: sign in, or refuse an exposed server without sign-in."""
     if sign_in_configured():
-        if not st.user.is_logged_in:
+        if not bool(st.user.get("is_logged_in", False)):
             st.title("Semantic Annotator")
             st.info("Sign in to use this server.")
             st.button("Sign in", on_click=st.login, type="primary", key="sign_in")

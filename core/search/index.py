@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from core.paths import ROWS_PER_BLOCK
+
 
 def _faiss():
     import faiss  # imported lazily: pages that never search do not pay for it
@@ -50,8 +52,8 @@ class VectorIndex:
                                                      faiss.METRIC_INNER_PRODUCT)
             # FAISS wants C-contiguous float32: convert in slices, so a memory-mapped corpus is
             # never copied whole; the fp32 rows stay on disk (mapped) for fitting and plots.
-            for start in range(0, self.n, 65536):
-                self._index.add(np.ascontiguousarray(vectors[start:start + 65536], dtype=np.float32))
+            for start in range(0, self.n, ROWS_PER_BLOCK):
+                self._index.add(np.ascontiguousarray(vectors[start:start + ROWS_PER_BLOCK], dtype=np.float32))
             self._x = vectors if isinstance(vectors, np.ndarray) and vectors.dtype == np.float32 \
                 else np.asarray(vectors, dtype=np.float32)
         else:
@@ -96,7 +98,3 @@ class VectorIndex:
         scores, rows = self._index.search(q, k, params=params)
         keep = rows[0] >= 0
         return rows[0][keep].astype(np.int64), scores[0][keep].astype(np.float32)
-
-    def scores(self, query: np.ndarray) -> np.ndarray:
-        """``vectors @ query`` for every row (for plots and evaluation, not for top-k)."""
-        return self._x @ np.asarray(query, dtype=np.float32)
