@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from pathlib import Path
 
@@ -15,6 +16,8 @@ from core.corpus import ImportSpec, import_corpus
 from core.embed import DEFAULT_MODEL
 from core.ingest import Columns, Options
 from precompute._cli import run_main
+
+log = logging.getLogger(__name__)
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -65,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
             bar.close()
 
     corpus = import_corpus(spec, progress=progress)
-    print(f"corpus {corpus.name!r}: {corpus.n} rows, dimension {corpus.dim}, in {corpus.folder}")
+    log.info("corpus %r: %d rows, dimension %d, in %s", corpus.name, corpus.n, corpus.dim, corpus.folder)
     return 0
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from pathlib import Path
 
@@ -11,6 +12,8 @@ from core.corpus import load_corpus
 from core.export import FORMATS, group_frame, to_bytes, write
 from core.store import GroupNotFound, GroupStore
 from precompute._cli import run_main
+
+log = logging.getLogger(__name__)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     frame = group_frame(corpus, group.included, group.excluded)
     if a.out:
         write(frame, a.format, a.out)
-        print(f"wrote {len(frame)} rows to {a.out}", file=sys.stderr)
+        log.info("wrote %d rows to %s", len(frame), a.out)
     else:
         sys.stdout.buffer.write(to_bytes(frame, a.format))
     return 0

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 
 import pandas as pd
@@ -15,6 +16,8 @@ from core.atomic import save_parquet
 from core.corpus import load_corpus
 from core.keyterms import key_terms
 from precompute._cli import run_main
+
+log = logging.getLogger(__name__)
 from precompute.kmeans import load_clustering
 
 
@@ -42,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     kt = key_terms(corpus.frame["text"].tolist(), labels, lang=a.lang, top=a.top, min_count=a.min_count,
                    frequent=a.frequent)
     save_parquet(output(a.corpus, a.k), kt.table)
-    print(f"key lemmas of {len(kt.table)} clusters (language {kt.lang}) -> {output(a.corpus, a.k)}")
+    log.info("key lemmas of %d clusters (language %s) -> %s", len(kt.table), kt.lang, output(a.corpus, a.k))
     return 0
 
 

@@ -76,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
             with open(tmp, "wb") as fh:
                 np.savez(fh, labels=res.labels, centroids=res.centroids, stats=json.dumps(stats))
         save_json(out.with_suffix(".json"), stats)
-        print(f"k={k}: {res.iterations} iterations, {res.seconds:.1f} s, objective {res.objective[-1]:.1f} -> {out}")
+        log.info("k=%d: %d iterations, %.1f s, objective %.1f -> %s", k, res.iterations, res.seconds,
+                 res.objective[-1], out)
     return 0
 
 
