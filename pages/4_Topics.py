@@ -8,10 +8,7 @@ import streamlit as st
 from core import paths, plots
 from core.evaluate import group_iou
 from core.topics import cluster_table, filter_clusters
-from precompute.keyterms import load_terms
-from precompute.keyterms import output as terms_output
-from precompute.kmeans import available, load_clustering
-from precompute.kmeans import output as kmeans_output
+from core.clusterings import available, kmeans_file, load_clustering, load_terms, terms_file
 from ui import state
 
 name, corpus = state.start_page("Topics", "🧭")
@@ -35,7 +32,7 @@ def load(root: str, corpus_name: str, k: int, stamps: tuple):
 
 
 def files_stamp(k: int) -> tuple:
-    files = (kmeans_output(name, k), terms_output(name, k))
+    files = (kmeans_file(name, k), terms_file(name, k))
     return (state.stamp(name),) + tuple(f.stat().st_mtime_ns if f.exists() else 0 for f in files)
 
 
@@ -47,7 +44,7 @@ st.caption(f"{stats.get('iterations')} iterations, {stats.get('seconds')} s, on 
 st.plotly_chart(plots.size_histogram(table["size"].to_numpy()), width="stretch", key="tp_hist")
 
 store = state.store(name)
-groups = {g: corpus.rows_of(store.load(g).included) for g in store.names()}
+groups = state.saved_group_rows(name)
 if groups:
     iou = group_iou(groups, labels)
     st.metric("IOU with saved groups (best cluster per group, averaged)", f"{iou['iou']:.3f}")

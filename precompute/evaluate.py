@@ -19,7 +19,7 @@ from core.corpus import load_corpus
 from core.evaluate import group_iou, label_scores
 from core.store import GroupStore
 from precompute._cli import run_main
-from precompute.kmeans import load_clustering
+from core.clusterings import load_clustering
 
 
 def read_clusters(corpus_name: str, spec: str, n: int) -> np.ndarray:

@@ -9,25 +9,17 @@ import argparse
 import logging
 import sys
 
-import pandas as pd
 
-from core import paths
 from core.atomic import save_parquet
 from core.corpus import load_corpus
+from core.clusterings import load_clustering, terms_file
 from core.keyterms import key_terms
 from precompute._cli import run_main
 
 log = logging.getLogger(__name__)
-from precompute.kmeans import load_clustering
 
 
-def output(name: str, k: int):
-    return paths.kmeans_dir(name) / f"k{k}_terms.parquet"
-
-
-def load_terms(name: str, k: int) -> pd.DataFrame | None:
-    path = output(name, k)
-    return pd.read_parquet(path) if path.exists() else None
+output = terms_file  # where a k's key lemmas go
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,9 +13,9 @@ import sys
 import numpy as np
 from tqdm import tqdm
 
-from core import paths
 from core.atomic import atomic_path, save_json
 from core.corpus import load_corpus
+from core.clusterings import kmeans_file
 from core.kmeans import kmeans
 from core.embed import pick_device
 from precompute._cli import run_main
@@ -23,22 +23,7 @@ from precompute._cli import run_main
 log = logging.getLogger(__name__)
 
 
-def output(name: str, k: int):
-    return paths.kmeans_dir(name) / f"k{k}.npz"
-
-
-def load_clustering(name: str, k: int) -> tuple[np.ndarray, np.ndarray, dict]:
-    path = output(name, k)
-    if not path.exists():
-        raise ValueError(f"corpus {name!r} has no K-Means with k={k}; run python -m precompute.kmeans "
-                         f"--corpus {name} --k {k}")
-    with np.load(path) as z:
-        return z["labels"], z["centroids"], json.loads(str(z["stats"]))
-
-
-def available(name: str) -> list[int]:
-    d = paths.kmeans_dir(name)
-    return sorted(int(p.stem[1:]) for p in d.glob("k*.npz")) if d.exists() else []
+output = kmeans_file  # where a k's clustering goes
 
 
 def main(argv: list[str] | None = None) -> int:

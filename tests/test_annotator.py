@@ -31,7 +31,6 @@ def test_simulation_on_a_constructed_case():
     for i in strays:
         texts[i] = "alpha stray " + str(i)
     members = np.flatnonzero(labels == 0)
-    first = members[:5]
     for i in members[5:]:
         texts[i] = "gamma " + str(i)  # only 5 members are found by the keyword
     ctx = SearchContext(VectorIndex(x), KeywordIndex(texts), pd.DataFrame({"text": texts}), word_index=WordIndex(texts))

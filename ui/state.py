@@ -81,6 +81,21 @@ def authors(name: str) -> list[str]:
     return _authors(str(paths.data_root()), name, _stamp(name))
 
 
+@st.cache_data(max_entries=8, show_spinner=False)
+def _saved_group_rows(root: str, name: str, stamp: float, db_stamp: tuple) -> dict:
+    c, s = _corpus(root, name, stamp), GroupStore(paths.groups_db(name, Path(root)))
+    return {g: c.rows_of(s.load(g).included) for g in s.names()}
+
+
+def saved_group_rows(name: str) -> dict:
+    """Included rows of each saved group (latest versions), read again only when the groups'
+    database changes (its file and write-ahead log's mtimes), not on every rerun."""
+    db = paths.groups_db(name)
+    files = (db, Path(f"{db}-wal"))
+    return _saved_group_rows(str(paths.data_root()), name, _stamp(name),
+                             tuple(f.stat().st_mtime_ns if f.exists() else 0 for f in files))
+
+
 def stamp(name: str) -> float:
     """Changes when the corpus is re-imported: part of every cache key derived from a corpus."""
     return _stamp(name)
