@@ -61,7 +61,10 @@ def run_folder(name: str, argv: list[str]) -> Path:
             pass
     cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
                 if line.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").exists() else platform.processor()
-    info = {"name": name, "command": " ".join(["python -m", *argv]) if argv and not argv[0].startswith("python") else " ".join(argv),
+    args = list(argv)
+    if args and args[0].endswith(".py"):  # sys.argv of `python -m bench.x`: the module's file path
+        args[0] = Path(args[0]).resolve().relative_to(root).with_suffix("").as_posix().replace("/", ".")
+    info = {"name": name, "command": " ".join(["python -m", *args]),
             "commit": commit, "uncommitted_changes": dirty, "date": now.isoformat(timespec="seconds"),
             "machine": {"cpu": cpu, "cores": os.cpu_count(), "gpu": _gpu()}, "python": platform.python_version(),
             "versions": versions}

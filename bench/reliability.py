@@ -49,7 +49,7 @@ SAVER = textwrap.dedent("""
     rng = random.Random(seed)
     n = 0
     while True:
-        size = rng.randint(1, 50_000)
+        size = rng.randint(1, 5_000)
         v = s.save(name, [f"{seed}-{n}-{i}" for i in range(size)], [], overwrite=True)
         print(v, size, flush=True)
         n += 1

@@ -150,7 +150,7 @@ def check_column_types(frame: pd.DataFrame, source: str, text_col: str, id_col: 
             if numbers_ok:
                 return
             raise InputError(f"{source}: column {col!r} ({what}) holds numbers, not text "
-                             f"(e.g. {values.iloc[0]!r}); store it as text")
+                             f"(e.g. {values.iloc[0]}); store it as text")
         _refuse_cells(frame, values, source, col, what, "text", "convert them to text first",
                       lambda v: isinstance(v, str) or (numbers_ok and isinstance(v, int)))
 
@@ -162,7 +162,7 @@ def check_column_types(frame: pd.DataFrame, source: str, text_col: str, id_col: 
     if date_col is not None:
         values = frame[date_col]
         if pd.api.types.is_numeric_dtype(values.dtype) or pd.api.types.is_bool_dtype(values.dtype):
-            raise InputError(f"{source}: column {date_col!r} (date) holds numbers (e.g. {values.iloc[0]!r}), not "
+            raise InputError(f"{source}: column {date_col!r} (date) holds numbers (e.g. {values.iloc[0]}), not "
                              "dates; store dates as ISO 8601 text (2021-03-01T10:00:00Z) or a timestamp type")
         if values.dtype == object:
             _refuse_cells(frame, values, source, date_col, "date", "dates", "store them as ISO 8601 text",
