@@ -4,11 +4,10 @@ in closed form in torch, for the scatter of a whole corpus."""
 from __future__ import annotations
 
 import numpy as np
-
-from core.paths import ROWS_PER_BLOCK
 import torch
 
-from core.search.lda import ledoit_wolf_cov
+from core.paths import ROWS_PER_BLOCK
+from core.search.lda import within_scatter
 
 
 def lda_directions(x: np.ndarray, included: np.ndarray, excluded: np.ndarray, n_unlabelled: int = 2000,
@@ -25,9 +24,7 @@ def lda_directions(x: np.ndarray, included: np.ndarray, excluded: np.ndarray, n_
     xs = [torch.from_numpy(np.asarray(x[g], dtype=np.float32)).to(device) for g in groups]
     n = sum(len(g) for g in xs)
     mean = torch.cat(xs).mean(0)
-    p = xs[0].shape[1]
-    sw = sum(len(g) * ledoit_wolf_cov(g) for g in xs) / n
-    sw = sw + 1e-4 * (torch.trace(sw) / p + 1e-6) * torch.eye(p, device=device)
+    sw = within_scatter(xs)
     sb = sum(len(g) * torch.outer(g.mean(0) - mean, g.mean(0) - mean) for g in xs) / n
     # generalised eigenproblem Sb w = l Sw w through the Cholesky factor of Sw
     chol = torch.linalg.cholesky(sw)

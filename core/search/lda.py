@@ -34,13 +34,17 @@ def ledoit_wolf_cov(z: torch.Tensor) -> torch.Tensor:
     return scale[:, None] * cov * scale[None, :]
 
 
-def fisher_direction(xi: torch.Tensor, xe: torch.Tensor, ridge: float = 1e-4) -> torch.Tensor:
-    ni, ne = len(xi), len(xe)
-    sw = (ni * ledoit_wolf_cov(xi) + ne * ledoit_wolf_cov(xe)) / (ni + ne)
+def within_scatter(classes: list[torch.Tensor], ridge: float = 1e-4) -> torch.Tensor:
+    """Pooled shrunk covariance of the classes, plus a small ridge that keeps it invertible with
+    one or two texts per class (the LDA search and the scatter's projection share it)."""
+    n = sum(len(c) for c in classes)
+    sw = sum(len(c) * ledoit_wolf_cov(c) for c in classes) / n
     p = sw.shape[0]
-    # a small ridge keeps the solve defined with one or two texts per class
-    sw = sw + ridge * (torch.trace(sw) / p + 1e-6) * torch.eye(p, dtype=sw.dtype, device=sw.device)
-    return torch.linalg.solve(sw, xi.mean(0) - xe.mean(0))
+    return sw + ridge * (torch.trace(sw) / p + 1e-6) * torch.eye(p, dtype=sw.dtype, device=sw.device)
+
+
+def fisher_direction(xi: torch.Tensor, xe: torch.Tensor, ridge: float = 1e-4) -> torch.Tensor:
+    return torch.linalg.solve(within_scatter([xi, xe], ridge), xi.mean(0) - xe.mean(0))
 
 
 def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: int | None = 10
