@@ -228,7 +228,6 @@ def import_corpus(spec: ImportSpec, root: Path | None = None, progress: Progress
 
     ``model_loader(name, device)`` defaults to :func:`core.embed.load_model`, looked up at call
     time (so a test's patch of ``core.corpus.load_model`` takes effect)."""
-    model_loader = model_loader or load_model
     root = root or paths.data_root()
     name = paths.check_name(spec.name)
     if spec.dim < 2:
@@ -239,21 +238,12 @@ def import_corpus(spec: ImportSpec, root: Path | None = None, progress: Progress
                          "(on the home page: tick 'Replace an existing corpus')")
     label = spec.label or str(spec.input)
     frame, report = validate(read_table(spec.input, label), label, spec.columns, spec.options)
-    texts = frame["text"].tolist()
     work = paths.work_dir(name, root)
-    work.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
-    parts, models_meta = [], []
-    for i, model_name in enumerate(spec.models):
-        model = model_loader(model_name, spec.device)
-        arr = embed_model_chunked(texts, model, model_name, work, chunk_size=spec.chunk_size,
-                                  batch_size=spec.batch_size, progress=progress, model_index=i)
-        parts.append(arr)
-        models_meta.append({"name": model_name, "dim": int(arr.shape[1]) if arr.size else model_dim(model)})
-    emb, red = combine(parts, spec.dim, seed=spec.seed)
+    emb, red, models_meta = _embed(spec, frame["text"].tolist(), work, progress, model_loader or load_model)
     manifest = {
         "name": name,
-        "source": {"path": str(Path(spec.input).resolve()), "sha256": sha256_file(Path(spec.input))},
+        "source": {"path": spec.label or str(Path(spec.input).resolve()), "sha256": sha256_file(Path(spec.input))},
         "models": models_meta,
         "concat_dim": red.input_dim,
         "pca": {"target_dim": spec.dim, "applied": red.explained_variance is not None,
@@ -267,9 +257,31 @@ def import_corpus(spec: ImportSpec, root: Path | None = None, progress: Progress
         "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "tool_version": __version__,
     }
-    # The new data goes into a new generation folder beside the old one; replacing manifest.json
-    # (atomic) switches to it. groups.sqlite stays where it is and is never moved or copied: a kill
-    # at any point leaves either the old corpus or the new one listed, with its saved groups.
+    _write_generation(final, frame, emb, manifest)
+    shutil.rmtree(work, ignore_errors=True)
+    log.info("corpus %s: %d rows, dim %d, written to %s", name, len(frame), emb.shape[1], final)
+    return load_corpus(name, root)
+
+
+def _embed(spec: ImportSpec, texts: list[str], work: Path, progress: Progress | None, model_loader: Callable):
+    """Every model's embeddings (chunks checkpointed under ``work``), combined: (matrix, reduction,
+    the models' names and dimensions)."""
+    work.mkdir(parents=True, exist_ok=True)
+    parts, models_meta = [], []
+    for i, model_name in enumerate(spec.models):
+        model = model_loader(model_name, spec.device)
+        arr = embed_model_chunked(texts, model, model_name, work, chunk_size=spec.chunk_size,
+                                  batch_size=spec.batch_size, progress=progress, model_index=i)
+        parts.append(arr)
+        models_meta.append({"name": model_name, "dim": int(arr.shape[1]) if arr.size else model_dim(model)})
+    emb, red = combine(parts, spec.dim, seed=spec.seed)
+    return emb, red, models_meta
+
+
+def _write_generation(final: Path, frame: pd.DataFrame, emb: np.ndarray, manifest: dict) -> None:
+    """The new data goes into a new generation folder beside the old one; replacing manifest.json
+    (atomic) switches to it. groups.sqlite stays where it is and is never moved or copied: a kill
+    at any point leaves either the old corpus or the new one listed, with its saved groups."""
     final.mkdir(parents=True, exist_ok=True)
     generation = f"gen-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
     manifest["data_dir"] = generation
@@ -279,6 +291,3 @@ def import_corpus(spec: ImportSpec, root: Path | None = None, progress: Progress
     save_npy(data / "embeddings.npy", emb)
     save_json(final / "manifest.json", manifest)
     remove_stale_generations(final, generation)
-    shutil.rmtree(work, ignore_errors=True)
-    log.info("corpus %s: %d rows, dim %d, written to %s", name, len(frame), emb.shape[1], final)
-    return load_corpus(name, root)
