@@ -56,6 +56,16 @@ def choose_saved_group(page, option: str | None = None):
     wait_idle(page)
 
 
+def wait_counts(page, included, excluded):
+    """Wait until the Included/Excluded counters show these numbers (they render after the page's
+    first widgets)."""
+    page.wait_for_function("c => { const m = [...document.querySelectorAll('[data-testid=stMetricValue]')]"
+                           ".map(e => e.innerText); return m[0] === c[0] && m[1] === c[1]; }",
+                           arg=[str(included), str(excluded)])
+    wait_idle(page)
+    return metrics(page)[:2]
+
+
 def click_and_wait(page, key: str, text: str):
     button(page, key).click()
     page.get_by_text(text).first.wait_for()
@@ -123,8 +133,7 @@ def test_first_hour_walk_in_browser(tmp_path):
 
         page.reload()  # the group being built comes back from its draft
         page.get_by_label("Keyword or regular expression").wait_for()
-        wait_idle(page)
-        assert metrics(page)[:2] == [str(included), "2"]
+        assert wait_counts(page, included, 2) == [str(included), "2"]
         assert page.get_by_label("Group name").input_value() == "floods"
 
         click_and_wait(page, "new_btn", "Started a new, empty group")
