@@ -11,12 +11,6 @@ from core.ingest import Columns, InputError, Options
 from ui import access, imports, state
 from ui.text import md, quoted
 
-PAGES = [("pages/1_Annotate.py", "Annotate: build a topic group", "✏️"),
-         ("pages/2_Timeline.py", "Timeline of a group", "📈"),
-         ("pages/3_Scatter.py", "LDA scatter of the corpus", "✨"),
-         ("pages/4_Topics.py", "Topics: K-Means clusters and key lemmas", "🧭"),
-         ("pages/5_Groups.py", "Saved groups", "🗂️")]
-
 st.set_page_config(page_title="Semantic Annotator", page_icon="🔎", layout="wide")
 access.gate()
 state.navigation()
@@ -51,9 +45,8 @@ else:
         if "top_authors" in info:
             with st.expander("Top authors"):
                 st.dataframe(info["top_authors"].rename("texts"), width="stretch")
-        for page, label, icon in PAGES:
-            if (paths.PROJECT_ROOT / page).exists():
-                st.page_link(page, label=label, icon=icon)
+        for page, _, icon, description in state.PAGES[1:]:
+            st.page_link(page, label=description, icon=icon)
 
 
 

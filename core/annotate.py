@@ -81,8 +81,7 @@ def search_message(method: str, r: Ranked) -> str:
 
 def bulk_message(step, label: int) -> str:
     """What a bulk action (a page, a lasso) changed and what it left as it was."""
-    word = "included" if label == 1 else "excluded"
-    other = "excluded" if label == 1 else "included"
+    word, other = LABEL_NAMES[label], LABEL_NAMES[-label]
     kept = step.params.get("kept", 0)
     same = step.params.get("n", 0) - step.params.get("changed", 0) - kept
     parts = [f"{step.params.get('changed', 0):,} texts {word}"]
@@ -94,12 +93,14 @@ def bulk_message(step, label: int) -> str:
     return "; ".join(parts) + "."
 
 
+def page_count(n: int, per_page: int) -> int:
+    return max(1, -(-n // per_page))
+
+
 def page_of(rows: np.ndarray, scores: np.ndarray | None, page: int, per_page: int):
-    """(rows on the page, their scores or None, number of pages); page is 1-based, clamped."""
-    pages = max(1, -(-len(rows) // per_page))
-    page = min(max(1, page), pages)
+    """(rows on the page, their scores or None); ``page`` is 1-based."""
     sl = slice((page - 1) * per_page, page * per_page)
-    return rows[sl], (scores[sl] if scores is not None else None), pages
+    return rows[sl], (scores[sl] if scores is not None else None)
 
 
 def meta_line(r) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import io
 from datetime import datetime
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,7 +66,9 @@ def _rows(index_values, limit: int = 5) -> str:
     return ", ".join(shown) + (f" (and {more} more)" if more > 0 else "")
 
 
-def _check_utf8(path: Path, shown: str) -> None:
+def _read_utf8(path: Path, shown: str) -> str:
+    """The file's text (gunzipped for .gz), read once; InputError naming byte and line when it is
+    not UTF-8."""
     if path.suffix.lower() == ".gz":
         import gzip
 
@@ -76,7 +79,7 @@ def _check_utf8(path: Path, shown: str) -> None:
     else:
         data = path.read_bytes()
     try:
-        data.decode("utf-8")
+        return data.decode("utf-8-sig")  # a byte-order mark is not part of the first column name
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise InputError(
@@ -105,15 +108,13 @@ def read_table(path: str | Path, label: str | None = None) -> pd.DataFrame:
         )
     try:
         if kind in ("csv", "tsv"):
-            _check_utf8(path, shown)
-            frame = pd.read_csv(path, sep="," if kind == "csv" else "\t", dtype=str,
+            frame = pd.read_csv(io.StringIO(_read_utf8(path, shown)), sep="," if kind == "csv" else "\t", dtype=str,
                                 keep_default_na=False, na_values=[], encoding="utf-8",
                                 engine="c")
         elif kind == "parquet":
             frame = pd.read_parquet(path)
         else:
-            _check_utf8(path, shown)
-            frame = pd.read_json(path, lines=True, dtype=False)
+            frame = pd.read_json(io.StringIO(_read_utf8(path, shown)), lines=True, dtype=False)
     except InputError:
         raise
     except (pd.errors.ParserError, ValueError, OSError) as exc:

@@ -145,13 +145,6 @@ class Session:
         self.revision += 1
         return step
 
-    def since_switch(self) -> list[Step]:
-        """The steps of the group now being built (after the last switch)."""
-        for i in range(len(self.history) - 1, -1, -1):
-            if self.history[i].method == SWITCH:
-                return self.history[i + 1:]
-        return list(self.history)
-
     # --- serialising -------------------------------------------------------------------
     def to_dict(self) -> dict:
         return {"version": 1, "labels": [[r, v] for r, v in sorted(self.labels.items())],
@@ -173,11 +166,3 @@ class Session:
     @classmethod
     def from_json(cls, text: str) -> "Session":
         return cls.from_dict(json.loads(text))
-
-    @classmethod
-    def from_labels(cls, included: Iterable[int], excluded: Iterable[int]) -> "Session":
-        """A session whose first (undoable) step sets these labels, e.g. an opened group."""
-        s = cls()
-        step = Step("label", "open", {})
-        s._apply(step, [(r, INCLUDED) for r in included] + [(r, EXCLUDED) for r in excluded])
-        return s

@@ -100,12 +100,11 @@ def _results() -> None:
     views = {"Last search": "last", "Included": "included", "Excluded": "excluded"}
     view = st.radio("Show", list(views), horizontal=True, key="ann_view")
     rows, scores = annotate.view_rows(session, views[view])
-    shown, shown_scores, pages = annotate.page_of(rows, scores, st.session_state.get("ann_page", 1), PER_PAGE)
+    pages = annotate.page_count(len(rows), PER_PAGE)
     if st.session_state.get("ann_page", 1) > pages:
         st.session_state["ann_page"] = 1
-    if pages > 1:
-        page = st.number_input(f"Page (of {pages}, {len(rows):,} texts)", 1, pages, key="ann_page")
-        shown, shown_scores, _ = annotate.page_of(rows, scores, page, PER_PAGE)
+    page = st.number_input(f"Page (of {pages}, {len(rows):,} texts)", 1, pages, key="ann_page") if pages > 1 else 1
+    shown, shown_scores = annotate.page_of(rows, scores, page, PER_PAGE)
     table = annotate.rows_frame(corpus.frame, session, shown, shown_scores)
     if not len(table):
         if session.is_empty():

@@ -43,7 +43,6 @@ if not has_terms:
 st.caption(f"{stats.get('iterations')} iterations, {stats.get('seconds')} s, on {stats.get('device')}.")
 st.plotly_chart(plots.size_histogram(table["size"].to_numpy()), width="stretch", key="tp_hist")
 
-store = state.store(name)
 groups = state.saved_group_rows(name)
 if groups:
     iou = group_iou(groups, labels)
@@ -66,7 +65,7 @@ if picked:
     st.subheader(f"Cluster {cluster}: {len(rows):,} texts")
     if st.button("Start a group from this cluster", type="primary", key="tp_start",
                  help="The group you are building is kept: Undo on the Annotate page brings it back."):
-        said = state.switch_group(corpus, rows, [], "cluster")
+        said = state.switch_group(rows, [], "cluster")
         st.session_state.update(ann_msg=("success", f"Started a group from cluster {cluster}: {len(rows):,} texts "
                                          f"included.{said}"), ann_view="Included", ann_page=1)
         st.switch_page("pages/1_Annotate.py")

@@ -53,7 +53,7 @@ def test_a_group_switch_is_one_undoable_step():
     s.switch_to([7, 8], [9], "open")
     assert s.labels == {7: INCLUDED, 8: INCLUDED, 9: EXCLUDED}
     s.undo()
-    assert s.labels == before and s.since_switch()[-1].method == "toggle"
+    assert s.labels == before and s.history[-1].method == "toggle"
 
 
 def test_new_empty_group_clears_the_name_and_overwrite_and_undo_brings_it_back(tweets):

@@ -43,7 +43,7 @@ def sidebar(corpus: Corpus, session: Session, store: GroupStore, say: Say) -> No
         st.session_state.update(ann_view="Included", ann_page=1, open_name=None)
 
     def on_new() -> None:
-        say("info", "Started a new, empty group." + state.switch_group(corpus, [], [], "new"))
+        say("info", "Started a new, empty group." + state.switch_group([], [], "new"))
         st.session_state.update(ann_view="Last search", ann_page=1)
 
     with st.sidebar:

@@ -40,7 +40,7 @@ def models_from(text: str) -> list[str]:
     for m in (m.strip() for m in text.split(",")):
         if not m:
             continue
-        if m == DEFAULT_MODEL or m in KNOWN_MODELS:
+        if m in KNOWN_MODELS:  # 'default' among them
             out.append(m)
         else:
             out.append(str(paths.confine(m, paths.model_roots(), "model", "SEMANNO_MODEL_ROOTS")))

@@ -23,7 +23,7 @@ from ui import access
 from ui.text import md, quoted
 
 
-def _stamp(name: str) -> float:
+def stamp(name: str) -> float:
     """Changes when a corpus is re-imported, so cached resources are rebuilt."""
     mf = paths.manifest_file(name)
     return mf.stat().st_mtime if mf.exists() else 0.0
@@ -66,24 +66,29 @@ def _author_colours(root: str, name: str, stamp: float) -> dict[str, str]:
     return plots.author_colours(frame["author"]) if "author" in frame.columns else {}
 
 
+def _key(name: str) -> tuple[str, str, float]:
+    """(data root, corpus, stamp): the arguments every cached function of a corpus is keyed on."""
+    return str(paths.data_root()), name, stamp(name)
+
+
 def author_colours(name: str) -> dict[str, str]:
     """One colour per author of the corpus, the same on every page."""
-    return _author_colours(str(paths.data_root()), name, _stamp(name))
+    return _author_colours(*_key(name))
 
 
 def date_range(name: str):
     """First and last date of the corpus (computed once per import)."""
-    return _date_range(str(paths.data_root()), name, _stamp(name))
+    return _date_range(*_key(name))
 
 
 def authors(name: str) -> list[str]:
     """The corpus's authors, sorted (computed once per import)."""
-    return _authors(str(paths.data_root()), name, _stamp(name))
+    return _authors(*_key(name))
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def _saved_group_rows(root: str, name: str, stamp: float, db_stamp: tuple) -> dict:
-    c, s = _corpus(root, name, stamp), GroupStore(paths.groups_db(name, Path(root)))
+    c, s = _corpus(root, name, stamp), _store(str(paths.groups_db(name, Path(root))))
     return {g: c.rows_of(s.load(g).included) for g in s.names()}
 
 
@@ -92,21 +97,15 @@ def saved_group_rows(name: str) -> dict:
     database changes (its file and write-ahead log's mtimes), not on every rerun."""
     db = paths.groups_db(name)
     files = (db, Path(f"{db}-wal"))
-    return _saved_group_rows(str(paths.data_root()), name, _stamp(name),
-                             tuple(f.stat().st_mtime_ns if f.exists() else 0 for f in files))
-
-
-def stamp(name: str) -> float:
-    """Changes when the corpus is re-imported: part of every cache key derived from a corpus."""
-    return _stamp(name)
+    return _saved_group_rows(*_key(name), tuple(f.stat().st_mtime_ns if f.exists() else 0 for f in files))
 
 
 def corpus(name: str) -> Corpus:
-    return _corpus(str(paths.data_root()), name, _stamp(name))
+    return _corpus(*_key(name))
 
 
 def search_context(name: str) -> SearchContext:
-    return _search_context(str(paths.data_root()), name, _stamp(name))
+    return _search_context(*_key(name))
 
 
 def store(name: str) -> GroupStore:
@@ -258,7 +257,7 @@ def unsaved(s: Session) -> bool:
 
 
 # --- steps that replace the whole group: undoable, never silent ----------------------------
-def switch_group(c: Corpus, included_rows, excluded_rows, action: str, **fields: str) -> str:
+def switch_group(included_rows, excluded_rows, action: str, **fields: str) -> str:
     """Make another group the one being built (open, new, from a cluster); returns what to tell
     the user. The group being built is not lost: Undo brings it back with its name and notes."""
     s = session()
@@ -298,9 +297,13 @@ def counters(s: Session, where=None) -> None:
     b.metric("Excluded", c["excluded"])
 
 
-PAGES = [("streamlit_app.py", "Home", "🔎"), ("pages/1_Annotate.py", "Annotate", "✏️"),
-         ("pages/2_Timeline.py", "Timeline", "📈"), ("pages/3_Scatter.py", "Scatter", "✨"),
-         ("pages/4_Topics.py", "Topics", "🧭"), ("pages/5_Groups.py", "Groups", "🗂️")]
+# (script, sidebar name, icon, what the home page says of it)
+PAGES = [("streamlit_app.py", "Home", "🔎", ""),
+         ("pages/1_Annotate.py", "Annotate", "✏️", "Annotate: build a topic group"),
+         ("pages/2_Timeline.py", "Timeline", "📈", "Timeline of a group"),
+         ("pages/3_Scatter.py", "Scatter", "✨", "LDA scatter of the corpus"),
+         ("pages/4_Topics.py", "Topics", "🧭", "Topics: K-Means clusters and key lemmas"),
+         ("pages/5_Groups.py", "Groups", "🗂️", "Saved groups")]
 
 
 def navigation() -> None:
@@ -309,7 +312,7 @@ def navigation() -> None:
 
     with st.sidebar:
         try:
-            for page, label, icon in PAGES:
+            for page, label, icon, _ in PAGES:
                 st.page_link(page, label=label, icon=icon)
         except StreamlitAPIException:  # a page run on its own (AppTest of one page): no app to link to
             return
@@ -336,14 +339,14 @@ def group_export(c: Corpus, included_ids, excluded_ids, fmt: str):
 
 def session_export(c: Corpus, s: Session, fmt: str):
     """Like group_export, for the group being built, read at click time (never stale)."""
-    return lambda: to_bytes(group_frame(c, c.ids_of(s.included), c.ids_of(s.excluded)), fmt)
+    return lambda: group_export(c, c.ids_of(s.included), c.ids_of(s.excluded), fmt)()
 
 
 def open_group(c: Corpus, group: GroupVersion) -> str:
     """Make a saved group the group being built (one undoable step, with its name, annotator
     and notes); returns what to tell the user."""
     inc, exc = c.rows_of(group.included), c.rows_of(group.excluded)
-    extra = switch_group(c, inc, exc, "open", name=group.name, notes=group.notes, annotator=group.annotator)
+    extra = switch_group(inc, exc, "open", name=group.name, notes=group.notes, annotator=group.annotator)
     mark_saved(session())
     missing = len(group.included) + len(group.excluded) - len(inc) - len(exc)
     gone = f" {missing:,} of its texts are not in this import of the corpus." if missing else ""

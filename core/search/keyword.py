@@ -162,15 +162,20 @@ def check_limits(query: str, is_regex: bool) -> None:
                            "(split the search, or use a shorter list)")
 
 
+def fold_literal(text: str, case_insensitive: bool, diacritics_insensitive: bool) -> str:
+    """A plain query folded like the index it is looked up in (its line breaks are spaces there)."""
+    return fold(text.replace("\n", " ").replace("\r", " "), case=case_insensitive, diacritics=diacritics_insensitive)
+
+
 def compile_query(query: str, is_regex: bool, case_insensitive: bool, diacritics_insensitive: bool):
     check_limits(query, is_regex)
-    q = fold(query, case=False, diacritics=diacritics_insensitive)
     if not is_regex:
-        q = q.replace("\n", " ").replace("\r", " ")  # texts are joined with their line breaks as spaces
-    if case_insensitive:  # the index text is lower-cased: lower the pattern's literals to match
-        q = lower_pattern(q) if is_regex else q.lower()
+        q = regex.escape(fold_literal(query, case_insensitive, diacritics_insensitive))
+    else:  # the index text is lower-cased: lower the pattern's literals to match
+        q = fold(query, case=False, diacritics=diacritics_insensitive)
+        q = lower_pattern(q) if case_insensitive else q
     try:
-        return regex.compile(q if is_regex else regex.escape(q), regex.MULTILINE | regex.V0)
+        return regex.compile(q, regex.MULTILINE | regex.V0)
     except regex.error as exc:
         raise KeywordError(f"invalid regular expression: {exc}") from None
     except (RecursionError, OverflowError, MemoryError):
@@ -182,11 +187,15 @@ class _Deadline:
         self.seconds = seconds
         self.at = time.monotonic() + seconds
 
+    def expired(self) -> KeywordError:
+        return KeywordError(f"the search took longer than {self.seconds:g} s and was stopped; simplify "
+                            "the pattern (nested repeats such as (a+)+ are the usual cause) or narrow it")
+
     def left(self) -> float:
+        """Seconds left; the deadline's KeywordError once there are none."""
         left = self.at - time.monotonic()
         if left <= 0:
-            raise KeywordError(f"the search took longer than {self.seconds:g} s and was stopped; simplify "
-                               "the pattern (nested repeats such as (a+)+ are the usual cause) or narrow it")
+            raise self.expired()
         return left
 
 
@@ -220,8 +229,7 @@ def _scan(pattern, joined: str, ends: np.ndarray, deadline: _Deadline, kindex: K
             if pattern.search(kindex.text_of(r, case, diacritics), timeout=deadline.left(), concurrent=True):
                 rows.add(r)
     except TimeoutError:
-        deadline.left()
-        raise KeywordError(f"the search took longer than {deadline.seconds:g} s and was stopped") from None
+        raise deadline.expired() from None
     return np.array(sorted(rows), dtype=np.int64)
 
 
@@ -245,18 +253,14 @@ def find_rows(kindex: KeywordIndex, query: str, *, is_regex: bool = False,
     """Sorted rows whose text matches; KeywordError on a bad or oversized pattern, or when the
     deadline (``timeout_s`` for the whole search) passes."""
     deadline = _Deadline(timeout_s)
-    check_limits(query, is_regex)
     joined, ends = kindex.variant(case_insensitive, diacritics_insensitive)
     branches = literal_branches(query) if is_regex else [query]
     if branches is not None:
-        found = []
-        for b in branches:
-            needle = fold(b.replace("\n", " ").replace("\r", " "), case=case_insensitive,
-                          diacritics=diacritics_insensitive)
-            found.append(_find_literal(needle, joined, ends, deadline))
-            deadline.left()
-        return np.unique(np.concatenate(found)) if found else np.zeros(0, np.int64)
-    pattern = compile_query(query, True, case_insensitive, diacritics_insensitive)
+        check_limits(query, is_regex)
+        found = [_find_literal(fold_literal(b, case_insensitive, diacritics_insensitive), joined, ends, deadline)
+                 for b in branches if deadline.left()]
+        return np.unique(np.concatenate(found))
+    pattern = compile_query(query, True, case_insensitive, diacritics_insensitive)  # checks the limits
     # The scan runs in a worker thread and the caller waits at most until the deadline: the regex
     # engine checks its own timeout only every so many steps (late by up to a second on a busy
     # machine), so the answer comes on time and the worker stops shortly after by itself.
@@ -265,8 +269,7 @@ def find_rows(kindex: KeywordIndex, query: str, *, is_regex: bool = False,
         return job.result(timeout=max(0.0, deadline.at - time.monotonic()))
     except FutureTimeout:
         job.cancel()
-        deadline.left()  # raises the deadline's message
-        raise KeywordError(f"the search took longer than {timeout_s:g} s and was stopped") from None
+        raise deadline.expired() from None
 
 
 def _filter(rows: np.ndarray, frame, date_from=None, date_to=None, authors=None) -> np.ndarray:
