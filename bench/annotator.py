@@ -32,7 +32,7 @@ from bench.common import emit
 from core import annotate
 from core.corpus import Corpus, ImportSpec, import_corpus, list_corpora, load_corpus
 from core.ingest import Options, sha256_file
-from core.keyterms import key_terms
+from core.cluster.keyterms import key_terms
 from core.search import REGISTRY, NotApplicable, SearchContext
 from core.search.index import VectorIndex
 from core.search.keyword import KeywordIndex

@@ -16,8 +16,8 @@ import time
 import numpy as np
 
 from bench.common import clustered, emit
-from core.evaluate import label_scores
-from core.kmeans import kmeans, objective
+from core.cluster.evaluate import label_scores
+from core.cluster.kmeans import kmeans, objective
 
 
 def speed(a) -> None:

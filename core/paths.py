@@ -54,10 +54,6 @@ def groups_db(name: str, root: Path | None = None) -> Path:
     return corpus_dir(name, root) / "groups.sqlite"
 
 
-def kmeans_dir(name: str, root: Path | None = None) -> Path:
-    return corpus_dir(name, root) / "kmeans"
-
-
 def work_dir(name: str, root: Path | None = None) -> Path:
     """Checkpoints of an unfinished import; outside the corpus folder so they never load."""
     return (root or data_root()) / ".work" / check_name(name)

@@ -1,4 +1,5 @@
-"""Topics: browse K-Means clusters through their key lemmas; start a group from a cluster."""
+"""Topics: browse any stored clustering through its key lemmas, compare two clusterings, start a
+group from a cluster."""
 
 from __future__ import annotations
 
@@ -6,41 +7,56 @@ import numpy as np
 import streamlit as st
 
 from core import paths, plots
-from core.evaluate import group_iou
-from core.topics import cluster_table, filter_clusters
-from core.clusterings import available, kmeans_file, load_clustering, load_terms, terms_file
+from core.cluster import store
+from core.cluster.evaluate import agreement, best_matches, group_iou
+from core.cluster.topics import cluster_table, filter_clusters
 from ui import state
+from ui.text import md
 
 name, corpus = state.start_page("Topics", "🧭")
 st.title("Topics")
-
-ks = available(name)
-if not ks:
+generation = store.generation_of(corpus)
+stored = [s for s in store.listing(name)]
+usable = [s for s in stored if not s.stale(generation)]
+if len(usable) < len(stored):
+    st.caption(f"{len(stored) - len(usable)} clustering(s) computed on an earlier import of this corpus are "
+               "hidden; rerun them with `python -m precompute.cluster ... --force`.")
+if not usable:
+    # corpus names and stored clusterings' names are checked to hold only [A-Za-z0-9_.-]: safe in code spans
     st.info("No clustering yet. In a terminal run\n\n"
-            f"`python -m precompute.kmeans --corpus {name} --k 1000`\n\n"
-            f"`python -m precompute.keyterms --corpus {name} --k 1000`")
+            f"`python -m precompute.cluster --corpus {name} --method kmeans --k 1000`\n\n"
+            "(methods: kmeans, dec, idec; key lemmas are computed with it).")
     st.stop()
 
 
-@st.cache_data(max_entries=4, show_spinner="Loading the clustering…")
-def load(root: str, corpus_name: str, k: int, stamps: tuple):
-    """Keyed on the clustering's and key terms' files (their mtimes), not only on the corpus: a new
-    clustering or new key terms show on the next rerun, no restart needed."""
-    labels, _, stats = load_clustering(corpus_name, k)
-    terms = load_terms(corpus_name, k)
-    return labels, cluster_table(labels, state.corpus(corpus_name).frame["text"].to_numpy(), terms), stats, terms is not None
+@st.cache_data(max_entries=6, show_spinner="Loading the clustering…")
+def load(root: str, corpus_name: str, stem: str, corpus_stamp: float, files: tuple):
+    """Keyed on the clustering's and its key lemmas' files (mtime and size): a clustering
+    recomputed or new key lemmas show on the next rerun, no restart needed."""
+    c = state.corpus(corpus_name)
+    labels = store.labels_for(c, stem)
+    terms = store.load_terms(corpus_name, stem)
+    return labels, cluster_table(labels, c.frame["text"].to_numpy(), terms), terms is not None
 
 
-def files_stamp(k: int) -> tuple:
-    files = (kmeans_file(name, k), terms_file(name, k))
-    return (state.stamp(name),) + tuple(f.stat().st_mtime_ns if f.exists() else 0 for f in files)
+def loaded(s: store.Stored):
+    return load(str(paths.data_root()), name, s.stem, state.stamp(name), store.stamp(name, s.stem))
 
 
-k = st.selectbox("Clustering", ks, format_func=lambda v: f"K-Means, k = {v:,}", key="tp_k")
-labels, table, stats, has_terms = load(str(paths.data_root()), name, k, files_stamp(k))
+by_stem = {s.stem: s for s in usable}
+chosen = by_stem[st.selectbox("Clustering", list(by_stem), format_func=lambda v: by_stem[v].describe(), key="tp_k")]
+try:
+    labels, table, has_terms = loaded(chosen)
+except store.ClusteringError as exc:
+    st.error(md(str(exc)))
+    st.stop()
+meta = chosen.meta
 if not has_terms:
-    st.warning(f"No key lemmas for k={k} yet: `python -m precompute.keyterms --corpus {name} --k {k}`")
-st.caption(f"{stats.get('iterations')} iterations, {stats.get('seconds')} s, on {stats.get('device')}.")
+    st.warning(f"No key lemmas for this clustering yet: `python -m precompute.keyterms --corpus {name} "
+               f"--clustering {chosen.stem}`")
+objective = f", objective {meta['objective']:,.4g}" if meta.get("objective") is not None else ""
+st.caption(md(f"{meta.get('iterations')} steps, {meta.get('seconds')} s on {meta.get('device')}, seed "
+              f"{meta.get('seed')}{objective}; computed {chosen.created_at[:16].replace('T', ' ')} UTC."))
 st.plotly_chart(plots.size_histogram(table["size"].to_numpy()), width="stretch", key="tp_hist")
 
 groups = state.saved_group_rows(name)
@@ -59,8 +75,27 @@ st.caption(f"{len(shown):,} of {len(table):,} clusters. Click a row to see its t
 event = st.dataframe(shown, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
                      key="tp_table", column_config={"sample_text": st.column_config.TextColumn(width="large")})
 picked = (event or {}).get("selection", {}).get("rows", [])
-if picked:
-    cluster = int(shown.iloc[picked[0]]["cluster"])
+cluster = int(shown.iloc[picked[0]]["cluster"]) if picked and picked[0] < len(shown) else None
+
+others = [s for s in usable if s.stem != chosen.stem]
+with st.expander("Compare with another clustering", expanded=False):
+    if not others:
+        st.caption("Only one clustering is stored: run another method or k to compare.")
+    else:
+        other = by_stem[st.selectbox("Other clustering", [s.stem for s in others], key="tp_other",
+                                     format_func=lambda v: by_stem[v].describe())]
+        other_labels = loaded(other)[0]
+        agree = agreement(labels, other_labels)
+        a1, a2 = st.columns(2)
+        a1.metric("NMI between them", f"{agree['nmi']:.3f}")
+        a2.metric("ARI between them", f"{agree['ari']:.3f}")
+        if cluster is None:
+            st.caption("Pick a cluster in the table to see its best matches in the other clustering.")
+        else:
+            st.caption(f"Clusters of the other clustering holding most of cluster {cluster}:")
+            st.dataframe(best_matches(labels, other_labels, cluster), hide_index=True, key="tp_matches")
+
+if cluster is not None:
     rows = np.flatnonzero(labels == cluster)
     st.subheader(f"Cluster {cluster}: {len(rows):,} texts")
     if st.button("Start a group from this cluster", type="primary", key="tp_start",

@@ -1,7 +1,8 @@
 """Compare a clustering with a label column (NMI, ARI, ACC) or with saved groups (IOU); JSON out.
 
-    python -m precompute.evaluate --corpus NAME --clusters kmeans:K|PATH (--labels-column COL | --groups)
+    python -m precompute.evaluate --corpus NAME --clusters STEM|PATH (--labels-column COL | --groups)
 
+STEM: a stored clustering (kmeans-k1000, dec-k20, ...; the older form kmeans:K still works).
 PATH: a .npy or .npz (array 'labels') with one cluster label per corpus row.
 """
 
@@ -15,16 +16,19 @@ from pathlib import Path
 import numpy as np
 
 from core import paths
+from core.cluster import store as clusterings
+from core.cluster.evaluate import group_iou, label_scores
 from core.corpus import load_corpus
-from core.evaluate import group_iou, label_scores
 from core.store import GroupStore
 from precompute._cli import run_main
-from core.clusterings import load_clustering
 
 
-def read_clusters(corpus_name: str, spec: str, n: int) -> np.ndarray:
+def read_clusters(corpus, spec: str) -> np.ndarray:
+    n = corpus.n
     if spec.startswith("kmeans:"):
-        labels = load_clustering(corpus_name, int(spec.split(":", 1)[1]))[0]
+        spec = clusterings.stem_of("kmeans", int(spec.split(":", 1)[1]))
+    if clusterings.STEM.fullmatch(spec) and not spec.endswith((".npy", ".npz")):
+        labels = clusterings.labels_for(corpus, spec)
     else:
         path = Path(spec)
         if not path.exists():
@@ -46,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--groups", action="store_true")
     a = p.parse_args(argv)
     corpus = load_corpus(a.corpus)
-    clusters = read_clusters(a.corpus, a.clusters, corpus.n)
+    clusters = read_clusters(corpus, a.clusters)
     out: dict = {"corpus": a.corpus, "clusters": a.clusters, "n_clusters": int(len(np.unique(clusters)))}
     if a.labels_column:
         if a.labels_column not in corpus.frame.columns:

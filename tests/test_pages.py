@@ -188,17 +188,24 @@ def test_groups_page_open_delete_restore(tweets):
 
 
 def test_topics_page(tweets):
+    from precompute import cluster as cluster_job
     from precompute import keyterms as kt_job
     from precompute import kmeans as km_job
 
     at = app("pages/4_Topics.py").run()
     assert not at.exception
-    assert any("python -m precompute.kmeans --corpus tweets" in i.value for i in at.info)
-    assert km_job.main(["--corpus", "tweets", "--k", "20"]) == 0
+    assert any("python -m precompute.cluster --corpus tweets" in i.value for i in at.info)
+    assert km_job.main(["--corpus", "tweets", "--k", "20", "--no-terms"]) == 0  # the old command still works
     assert kt_job.main(["--corpus", "tweets", "--k", "20", "--lang", "cs", "--min-count", "3"]) == 0
+    fast = ["--param", "pretrain_epochs=3", "--param", "max_steps=40", "--param", "update_interval=20"]
+    assert cluster_job.main(["--corpus", "tweets", "--method", "dec", "--k", "8", "--lang", "cs", *fast]) == 0
     GroupStore(tweets / "tweets" / "groups.sqlite").save("g", ["1344902244014170115"], [])
     at = app("pages/4_Topics.py").run()
     assert not at.exception
+    picker = at.selectbox(key="tp_k")
+    assert picker.options == ["DEC, k = 8 (" + picker.options[0].split("(")[1], "K-Means, k = 20 (" +
+                              picker.options[1].split("(")[1]]
+    picker.set_value("kmeans-k20").run()
     assert any("of 20 clusters" in c.value for c in at.caption)
     assert "IOU" in at.metric[0].label
     table = at.dataframe[1].value
@@ -208,3 +215,24 @@ def test_topics_page(tweets):
     filtered = at.dataframe[1].value
     assert 1 <= len(filtered) < 20
     assert all(lemma in (r + ", " + c).split(", ") for r, c in zip(filtered["rule_terms"], filtered["ctfidf_terms"]))
+    at.text_input(key="tp_lemma").set_value("").run()
+
+    # compare with the DEC clustering: NMI/ARI, and the best matches of a picked cluster
+    at.selectbox(key="tp_other").set_value("dec-k8").run()
+    nmi = next(m for m in at.metric if m.label == "NMI between them")
+    assert 0 < float(nmi.value) < 1
+    at.session_state["tp_table"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    at.run()
+    matches = at.dataframe[2].value  # the cluster's best matches in the other clustering
+    biggest = at.dataframe[1].value["size"].iloc[0]
+    assert matches["shared"].sum() == biggest and matches["shared"].is_monotonic_decreasing
+
+    # DEC's clustering shows the same way, and a new clustering shows on the next rerun
+    at.selectbox(key="tp_k").set_value("dec-k8").run()
+    assert not at.exception and any("of 8 clusters" in c.value for c in at.caption)
+    assert km_job.main(["--corpus", "tweets", "--k", "5", "--no-terms"]) == 0
+    at.run()
+    assert any(o.startswith("K-Means, k = 5 (") for o in at.selectbox(key="tp_k").options)
+    assert not at.warning  # DEC k=8 has its key lemmas
+    at.selectbox(key="tp_k").set_value("kmeans-k5").run()
+    assert any("--clustering kmeans-k5" in w.value for w in at.warning)  # ... K-Means k=5 not yet

@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 
-from core.evaluate import accuracy, group_iou, label_scores
-from core.keyterms import Lemmatiser, key_terms, lemmas
-from core.kmeans import kmeans, objective
+from core.cluster.evaluate import accuracy, group_iou, label_scores
+from core.cluster.keyterms import Lemmatiser, key_terms, lemmas
+from core.cluster.kmeans import kmeans, objective
 from tests.conftest import clustered_unit_vectors, shared_file
 
 
@@ -76,7 +76,7 @@ def test_czech_key_lemmas_collapse_inflections_and_drop_function_words():
 
 
 def test_lemma_filter_is_case_and_diacritics_insensitive_and_matches_prefixes():
-    from core.topics import filter_clusters
+    from core.cluster.topics import filter_clusters
 
     table = pd.DataFrame({"cluster": [0, 1, 2], "size": [5, 5, 5], "mean_len": [10.0] * 3,
                           "rule_terms": ["očkování, vakcína", "rozpočet", ""],

@@ -1,4 +1,4 @@
-"""Compare clusterings with labels (NMI, ARI, ACC) and with annotated groups (IOU)."""
+"""Compare clusterings with labels (NMI, ARI, ACC), with annotated groups (IOU) and with each other."""
 
 from __future__ import annotations
 
@@ -49,3 +49,26 @@ def group_iou(groups: Mapping[str, Sequence[int]], clusters: np.ndarray) -> dict
                            "cluster_size": int(sizes[best])}
     mean = float(np.mean([g["iou"] for g in per_group.values()])) if per_group else float("nan")
     return {"iou": mean, "groups": per_group}
+
+
+def agreement(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
+    """NMI and ARI between two clusterings of the same rows."""
+    if len(a) != len(b):
+        raise ValueError(f"the clusterings label {len(a)} and {len(b)} rows")
+    return {"nmi": float(normalized_mutual_info_score(a, b)), "ari": float(adjusted_rand_score(a, b))}
+
+
+def best_matches(a: np.ndarray, b: np.ndarray, cluster: int, top: int = 5) -> list[dict]:
+    """For cluster ``cluster`` of ``a``: the clusters of ``b`` sharing the most of its rows, with
+    the shared count, the share of the cluster they hold, their size and the Jaccard index."""
+    a, b = np.asarray(a), np.asarray(b)
+    rows = a == cluster
+    size = int(rows.sum())
+    if not size:
+        return []
+    shared = np.bincount(b[rows])
+    sizes = np.bincount(b, minlength=len(shared))
+    order = np.argsort(-shared, kind="stable")[:top]
+    return [{"cluster": int(c), "shared": int(shared[c]), "share": round(float(shared[c] / size), 3),
+             "size": int(sizes[c]), "jaccard": round(float(shared[c] / (size + sizes[c] - shared[c])), 3)}
+            for c in order if shared[c] > 0]

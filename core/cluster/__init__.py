@@ -1,0 +1,16 @@
+"""Clustering methods, one module each, one signature:
+
+    fit(ctx, k, *, seed=0, device="cpu", progress=None, **params) -> Clustering
+
+``REGISTRY`` maps a name (= module name = the name in stored file names) to its
+:class:`~core.cluster.base.Method`; the CLI (``precompute.cluster``), the benchmarks and the
+Topics page iterate it. Stored clusterings: :mod:`core.cluster.store`; key lemmas:
+:mod:`core.cluster.keyterms`; scores against labels and groups: :mod:`core.cluster.evaluate`.
+"""
+
+from core.cluster import dec, idec, kmeans
+from core.cluster.base import ClusterContext, Clustering, Method
+
+REGISTRY: dict[str, Method] = {m.METHOD.name: m.METHOD for m in (kmeans, dec, idec)}
+
+__all__ = ["REGISTRY", "ClusterContext", "Clustering", "Method"]

@@ -1,0 +1,142 @@
+"""What every clustering method shares: the context it clusters, its result, its progress.
+
+    fit(ctx, k, *, seed=0, device="cpu", progress=None, **params) -> Clustering
+
+``k=None`` is for methods that find their own number of clusters; a method that needs ``k``
+raises ``ValueError`` naming it. An unknown parameter is an error (``check_params``), never
+silently dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Protocol, Sequence
+
+import numpy as np
+
+# progress(step, total, info): info holds the figures of the step (objective, loss, changed, ...)
+Progress = Callable[[int, int, dict], None]
+
+
+@dataclass(frozen=True)
+class ClusterContext:
+    """What a method may read: the corpus's vectors (N, D), and its texts for methods that need
+    them. ``checkpoint`` is a folder where an iterative method keeps its state so that a killed
+    run resumes (None: no checkpoints)."""
+
+    vectors: np.ndarray
+    texts: Sequence[str] | None = None
+    checkpoint: Path | None = None
+
+    @property
+    def n(self) -> int:
+        return len(self.vectors)
+
+
+@dataclass
+class Clustering:
+    labels: np.ndarray  # (N,) int32 in [0, k)
+    centroids: np.ndarray | None  # (k, D) float32, or None for methods without centroids
+    method: str
+    k: int
+    params: dict = field(default_factory=dict)  # every parameter the fit used, defaults included
+    history: list[dict] = field(default_factory=list)  # per iteration: objective or loss, changed, seconds
+    seconds: float = 0.0
+    seed: int = 0
+    device: str = "cpu"
+    embeddings: np.ndarray | None = None  # (N, D') for a method that adapts the encoder
+
+    @property
+    def objective(self) -> float | None:
+        """The last recorded objective (K-Means: sum of squared distances; deep methods: loss)."""
+        for step in reversed(self.history):
+            for key in ("objective", "loss"):
+                if key in step:
+                    return float(step[key])
+        return None
+
+    @property
+    def sizes(self) -> np.ndarray:
+        return np.bincount(self.labels, minlength=self.k)
+
+
+class FitFn(Protocol):
+    def __call__(self, ctx: ClusterContext, k: int | None, *, seed: int = 0, device: str = "cpu",
+                 progress: Progress | None = None, **params: Any) -> Clustering: ...
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str  # registry key = module name = the name in file names, e.g. "dec"
+    label: str  # shown on the Topics page, e.g. "DEC"
+    help: str
+    fit: FitFn
+    defaults: dict  # every parameter the method takes, with its default
+    needs_k: bool = True
+    needs_texts: bool = False
+
+    def params(self, given: dict) -> dict:
+        """The defaults updated by ``given``; ValueError naming an unknown parameter."""
+        unknown = sorted(set(given) - set(self.defaults))
+        if unknown:
+            raise ValueError(f"{self.label} has no parameter {', '.join(map(repr, unknown))}; "
+                             f"it takes: {', '.join(sorted(self.defaults)) or 'none'}")
+        return {**self.defaults, **given}
+
+
+def check_k(k: int | None, n: int, method: str) -> int:
+    if k is None:
+        raise ValueError(f"{method} needs the number of clusters k")
+    if not 1 <= int(k) <= n:
+        raise ValueError(f"k must be between 1 and the number of rows ({n}), got {k}")
+    return int(k)
+
+
+def as_vectors(x: np.ndarray) -> np.ndarray:
+    """float32, C-contiguous and writeable (torch.from_numpy needs that; a memory-mapped corpus
+    is read-only), with a clear error for anything that is not a finite (N, D) matrix."""
+    x = np.asarray(x)
+    if x.ndim != 2 or len(x) == 0:
+        raise ValueError(f"vectors must be a non-empty (N, D) matrix, got shape {x.shape}")
+    if not x.flags.writeable or not x.flags.c_contiguous or x.dtype != np.float32:
+        x = np.array(x, dtype=np.float32, order="C")
+    return x
+
+
+class Checkpoint:
+    """The state of an unfinished fit in ``folder/state.pt``, written atomically; a finished fit
+    deletes it. ``key`` (the method, k, seed, parameters and data shape) must match for a
+    checkpoint to be resumed, so a changed command starts afresh instead of resuming a different
+    fit."""
+
+    def __init__(self, folder: Path | None, key: dict):
+        self.path = Path(folder) / "state.pt" if folder else None
+        self.key = key
+
+    def load(self) -> dict | None:
+        if self.path is None or not self.path.exists():
+            return None
+        import pickle
+
+        import torch
+
+        try:
+            state = torch.load(self.path, map_location="cpu", weights_only=False)
+        except (RuntimeError, EOFError, OSError, ValueError, pickle.UnpicklingError):
+            return None  # a damaged checkpoint only costs the work it held
+        return state if state.get("key") == self.key else None
+
+    def save(self, state: dict) -> None:
+        if self.path is None:
+            return
+        import torch
+
+        from core.atomic import atomic_path
+
+        with atomic_path(self.path) as tmp:
+            torch.save({**state, "key": self.key}, tmp)
+
+    def clear(self) -> None:
+        if self.path is not None and self.path.exists():
+            self.path.unlink()

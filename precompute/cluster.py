@@ -1,0 +1,107 @@
+"""Cluster a corpus's embeddings with any registered method and store the result (+ key lemmas).
+
+    python -m precompute.cluster --corpus NAME --method kmeans|dec|idec --k K [--k K2 ...]
+        [--seed S] [--device auto] [--tag T] [--param name=value ...] [--force] [--no-terms]
+
+Resumable: a finished clustering is skipped (``--force`` recomputes it); an iterative method keeps
+a checkpoint under the data root's .work folder (K-Means every iteration, DEC/IDEC every target
+refresh), so after a kill the same command goes on from there. Outputs are written atomically
+to data/NAME/clusterings/<method>-k<K>[-<tag>].npz (+ .json, + .terms.parquet).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import logging
+import sys
+
+from tqdm import tqdm
+
+from core import paths
+from core.cluster import REGISTRY, ClusterContext
+from core.cluster import store
+from core.cluster.keyterms import key_terms
+from core.corpus import load_corpus
+from core.embed import pick_device
+from precompute._cli import run_main
+
+log = logging.getLogger(__name__)
+
+
+def parse_param(text: str) -> tuple[str, object]:
+    """``name=value``; the value is read as a Python literal (3, 0.1, (256, 64), 'k-means++')
+    and kept as text when it is not one."""
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip():
+        raise ValueError(f"--param {text!r}: write name=value, e.g. --param n_init=5")
+    try:
+        return name.strip(), ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        return name.strip(), value
+
+
+def parser(prog: str = "python -m precompute.cluster") -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--corpus", required=True)
+    p.add_argument("--method", choices=sorted(REGISTRY), default="kmeans")
+    p.add_argument("--k", type=int, action="append", help="number of clusters; repeat for several")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    p.add_argument("--tag", help="kept in the file name, to store several runs with the same method and k")
+    p.add_argument("--param", action="append", default=[], type=parse_param, metavar="NAME=VALUE",
+                   help="a method parameter (see core/cluster/<method>.py DEFAULTS); repeatable")
+    p.add_argument("--force", action="store_true", help="recompute clusterings that are already stored")
+    p.add_argument("--no-terms", action="store_true", help="skip the key lemmas (python -m precompute.keyterms later)")
+    p.add_argument("--lang", default="auto", help="language of the key lemmas (cs, en, de, ... or auto)")
+    return p
+
+
+def run(a: argparse.Namespace) -> int:
+    method = REGISTRY[a.method]
+    params = method.params(dict(a.param))  # an unknown parameter stops here, before any work
+    ks = a.k or ([None] if not method.needs_k else None)
+    if ks is None:
+        raise ValueError(f"{method.label} needs --k")
+    corpus = load_corpus(a.corpus)
+    device = pick_device(a.device)
+    generation = store.generation_of(corpus)
+    for k in ks:
+        stem = store.stem_of(method.name, k, a.tag)
+        listed = {s.stem: s for s in store.listing(a.corpus)}
+        if stem in listed and not a.force and not listed[stem].stale(generation):
+            log.info("%s already done (%s); --force recomputes it", stem, store.clustering_file(a.corpus, stem))
+            continue
+        ctx = ClusterContext(corpus.embeddings, corpus.frame["text"].tolist() if method.needs_texts else None,
+                             checkpoint=paths.work_dir(a.corpus) / f"cluster-{stem}")
+        bar = tqdm(desc=f"{method.label} k={k}", unit="step", file=sys.stderr)
+
+        def progress(step: int, total: int, info: dict) -> None:
+            bar.total = total
+            bar.set_postfix({key: (f"{v:.4g}" if isinstance(v, float) else v) for key, v in info.items()})
+            bar.update(step - bar.n)
+
+        result = method.fit(ctx, k, seed=a.seed, device=device, progress=progress, **params)
+        bar.close()
+        saved = store.save(a.corpus, result, generation=generation, tag=a.tag)
+        log.info("%s: %.1f s, objective %s, cluster sizes %s -> %s", stem, result.seconds, saved.objective,
+                 saved.meta["sizes"], store.clustering_file(a.corpus, stem))
+        if not a.no_terms:
+            terms(corpus, stem, a.lang)
+    return 0
+
+
+def terms(corpus, stem: str, lang: str = "auto", **options) -> None:
+    labels = store.labels_for(corpus, stem)
+    kt = key_terms(corpus.frame["text"].tolist(), labels, lang=lang, **options)
+    store.save_terms(corpus.name, stem, kt.table)
+    log.info("key lemmas of %d clusters (language %s) -> %s", len(kt.table), kt.lang,
+             store.terms_file(corpus.name, stem))
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run(parser().parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(run_main(main))

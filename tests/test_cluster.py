@@ -1,0 +1,243 @@
+"""The clustering registry (one suite over every method), DEC/IDEC's laws, K-Means restarts and
+resumption, and the store of clusterings."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import os
+import signal
+import time
+
+import numpy as np
+import pytest
+import torch
+
+from core.cluster import REGISTRY, ClusterContext
+from core.cluster import store
+from core.cluster.base import Clustering
+from core.cluster.dec import soft_assign, target_distribution
+from core.cluster.evaluate import accuracy
+from core.cluster.kmeans import kmeans, objective
+from tests.conftest import clustered_unit_vectors
+
+# small enough for a test: DEC/IDEC's defaults are sized for corpora of 10k+ texts
+FAST = {"kmeans": {}, "dec": dict(pretrain_epochs=4, max_steps=60, update_interval=20, batch_size=64,
+                                  hidden=(32,), latent=8),
+        "idec": dict(pretrain_epochs=4, max_steps=60, update_interval=20, batch_size=64, hidden=(32,), latent=8)}
+
+
+def mixture(sizes, dim=16, spread=0.6, seed=0):
+    """Unit vectors around one random unit centre per class; class sizes as given."""
+    rng = np.random.default_rng(seed)
+    c = rng.standard_normal((len(sizes), dim))
+    c /= np.linalg.norm(c, axis=1, keepdims=True)
+    y = np.repeat(np.arange(len(sizes)), sizes)
+    x = c[y] + spread * rng.standard_normal((len(y), dim)) / np.sqrt(dim)
+    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32), y
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_every_method_labels_every_row_in_range_and_repeats_for_a_seed(name):
+    x, y = clustered_unit_vectors(301, 16, clusters=5, seed=3)
+    m = REGISTRY[name]
+    a = m.fit(ClusterContext(x), 5, seed=7, **FAST[name])
+    b = m.fit(ClusterContext(x), 5, seed=7, **FAST[name])
+    assert isinstance(a, Clustering) and a.method == name and a.k == 5
+    assert a.labels.shape == (301,) and a.labels.dtype == np.int32
+    assert a.labels.min() >= 0 and a.labels.max() < 5
+    np.testing.assert_array_equal(a.labels, b.labels)
+    assert accuracy(y, a.labels) > 0.9  # five well separated clusters are found
+    assert a.history and a.params  # what it did and with which settings is recorded
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_every_method_survives_duplicates_and_more_clusters_than_distinct_points(name):
+    x, _ = clustered_unit_vectors(4, 8, clusters=2, seed=1)
+    dup = np.repeat(x, 10, axis=0)  # 40 rows, 4 distinct
+    r = REGISTRY[name].fit(ClusterContext(dup), 6, seed=0, **FAST[name])
+    assert r.labels.shape == (40,) and 0 <= r.labels.min() and r.labels.max() < 6
+    # copies of one row always share a cluster
+    for i in range(4):
+        assert len(set(r.labels[i * 10:(i + 1) * 10])) == 1
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_every_method_refuses_bad_k_and_unknown_parameters(name):
+    x, _ = clustered_unit_vectors(20, 4)
+    m = REGISTRY[name]
+    with pytest.raises(ValueError, match="k must be between 1 and the number of rows"):
+        m.fit(ClusterContext(x), 21)
+    with pytest.raises(ValueError, match="has no parameter 'n_clusterz'"):
+        m.fit(ClusterContext(x), 3, n_clusterz=3)
+
+
+def test_dec_target_rows_sum_to_one_and_sharpen_the_assignment():
+    g = torch.Generator().manual_seed(0)
+    z, mu = torch.randn(200, 5, generator=g), torch.randn(4, 5, generator=g)
+    q = soft_assign(z, mu)
+    p = target_distribution(q)
+    torch.testing.assert_close(q.sum(1), torch.ones(200))
+    torch.testing.assert_close(p.sum(1), torch.ones(200))
+    entropy = lambda d: -(d * d.log()).sum(1)  # noqa: E731
+    assert entropy(p).mean() < entropy(q).mean()  # sharper
+    assert (entropy(p) < entropy(q)).float().mean() > 0.9  # on nearly every row (f_j can soften a few)
+    confident = q.max(1).values > 0.5
+    assert (p.max(1).values[confident] > q.max(1).values[confident]).all()
+
+
+def test_dec_loss_falls_and_accuracy_rises_from_its_kmeans_start():
+    x, y = clustered_unit_vectors(600, 16, clusters=4, seed=0, spread=1.0)
+    p = dict(pretrain_epochs=10, update_interval=20, batch_size=64, latent=8, hidden=(32,), tol=0.0, cluster_lr=3e-3)
+    start = REGISTRY["dec"].fit(ClusterContext(x), 4, seed=0, max_steps=0, **p)  # K-Means in the latent space
+    end = REGISTRY["dec"].fit(ClusterContext(x), 4, seed=0, max_steps=400, **p)
+    intervals = [h for h in end.history if "loss" in h]
+    # against each fixed target the loss falls; over the run, too (each refresh sharpens the target)
+    assert np.mean([h["loss_end"] < h["loss_start"] for h in intervals]) >= 0.8
+    assert intervals[-1]["loss"] < 0.95 * max(h["loss"] for h in intervals[:5])
+    assert accuracy(y, end.labels) > accuracy(y, start.labels) + 0.03
+
+
+def test_idec_reconstruction_keeps_a_small_cluster_that_dec_distorts():
+    """Imbalanced classes (450/80/40/30) and a fast clustering step: DEC's size-normalised target
+    drags rows of the big class into the small ones; IDEC's reconstruction term holds them."""
+    x, y = mixture([450, 80, 40, 30], seed=0)
+    p = dict(pretrain_epochs=10, update_interval=20, batch_size=64, latent=8, hidden=(32,), tol=0.0,
+             cluster_lr=1e-2, max_steps=1500)
+    dec = REGISTRY["dec"].fit(ClusterContext(x), 4, seed=0, **p)
+    idec = REGISTRY["idec"].fit(ClusterContext(x), 4, seed=0, **p)
+    assert accuracy(y, idec.labels) == 1.0
+    assert accuracy(y, dec.labels) < 0.95
+    assert sorted(np.bincount(idec.labels)) == [30, 40, 80, 450]
+
+
+def test_kmeans_plus_plus_restarts_reach_scikit_learns_objective():
+    from sklearn.cluster import KMeans
+
+    x, _ = mixture([300, 200, 100, 60, 40, 20, 10, 10], dim=12, spread=1.2, seed=4)
+    ours = kmeans(x, 8, init="k-means++", n_init=10, niter=100, tol=0, seed=0)
+    ref = KMeans(8, n_init=10, random_state=0).fit(x)
+    assert objective(x, ours.labels, ours.centroids) <= 1.005 * ref.inertia_
+    one_random = kmeans(x, 8, init="random", n_init=1, niter=100, tol=0, seed=0)
+    assert ours.objective[-1] <= one_random.objective[-1] + 1e-3  # restarts keep the best
+
+
+def test_kmeans_resumes_from_its_checkpoint_to_the_same_result(tmp_path):
+    x, _ = clustered_unit_vectors(997, 16, clusters=30, seed=2)
+    params = dict(init="k-means++", n_init=3, niter=15, tol=0)
+    whole = REGISTRY["kmeans"].fit(ClusterContext(x), 30, seed=1, **params)
+
+    class Killed(Exception):
+        pass
+
+    steps = []
+
+    def kill_at_the_12th_iteration(step, total, info):
+        steps.append(step)
+        if len(steps) == 12:  # in the second start: the first one converges within 10 iterations
+            raise Killed
+
+    ctx = ClusterContext(x, checkpoint=tmp_path / "ck")
+    with pytest.raises(Killed):
+        REGISTRY["kmeans"].fit(ctx, 30, seed=1, progress=kill_at_the_12th_iteration, **params)
+    assert (tmp_path / "ck" / "state.pt").exists()
+    seen = []
+    resumed = REGISTRY["kmeans"].fit(ctx, 30, seed=1, progress=lambda s, t, i: seen.append(s), **params)
+    assert seen[0] == steps[-1]  # it went on from the last checkpoint, not from the start
+    np.testing.assert_array_equal(resumed.labels, whole.labels)
+    assert not (tmp_path / "ck" / "state.pt").exists()
+
+
+def test_dec_resumes_from_its_checkpoint_to_the_same_result(tmp_path):
+    x, _ = clustered_unit_vectors(400, 16, clusters=4, seed=5, spread=1.0)
+    p = dict(FAST["dec"], tol=0.0, max_steps=100)
+    whole = REGISTRY["dec"].fit(ClusterContext(x), 4, seed=0, **p)
+
+    def kill_after_two_refreshes(step, total, info):
+        if info.get("step") == 40:
+            raise KeyboardInterrupt
+
+    ctx = ClusterContext(x, checkpoint=tmp_path / "ck")
+    with pytest.raises(KeyboardInterrupt):
+        REGISTRY["dec"].fit(ctx, 4, seed=0, progress=kill_after_two_refreshes, **p)
+    resumed = REGISTRY["dec"].fit(ctx, 4, seed=0, **p)
+    np.testing.assert_array_equal(resumed.labels, whole.labels)
+    assert [h.get("step") for h in resumed.history] == [h.get("step") for h in whole.history]
+
+
+# --- the store ----------------------------------------------------------------------------------
+
+def fake(method="kmeans", k=3, n=12, seed=0) -> Clustering:
+    rng = np.random.default_rng(seed)
+    return Clustering(rng.integers(0, k, n).astype(np.int32), rng.standard_normal((k, 4)).astype(np.float32),
+                      method, k, {"niter": 5}, [{"iteration": 0, "objective": 1.5}], 0.1, seed, "cpu")
+
+
+def test_store_round_trip_listing_and_delete(tweets):
+    a, b = fake(), fake("dec", 5, seed=1)
+    store.save("tweets", a, generation="g1")
+    store.save("tweets", b, generation="g1", tag="trial")
+    listed = store.listing("tweets")
+    assert [s.stem for s in listed] == ["dec-k5-trial", "kmeans-k3"]
+    assert "DEC, k = 5 [trial]" in listed[0].describe()
+    got, meta = store.load("tweets", "kmeans-k3", "g1")
+    np.testing.assert_array_equal(got.labels, a.labels)
+    np.testing.assert_allclose(got.centroids, a.centroids)
+    assert meta["objective"] == 1.5 and meta["params"] == {"niter": 5}
+    with pytest.raises(store.ClusteringError, match="earlier import"):
+        store.load("tweets", "kmeans-k3", "g2")  # re-imported since: its labels describe other rows
+    assert listed[1].stale("g2") and not listed[1].stale("g1")
+    store.delete("tweets", "dec-k5-trial")
+    assert [s.stem for s in store.listing("tweets")] == ["kmeans-k3"]
+    with pytest.raises(store.ClusteringError, match="run python -m precompute.cluster --corpus tweets --method dec --k 5"):
+        store.load("tweets", "dec-k5")
+    with pytest.raises(ValueError, match="tag"):
+        store.stem_of("kmeans", 3, "../x")
+
+
+def test_store_corrupt_file_gives_a_clear_error(tweets):
+    store.save("tweets", fake(), generation="g1")
+    path = store.clustering_file("tweets", "kmeans-k3")
+    path.write_bytes(path.read_bytes()[:100])
+    with pytest.raises(store.ClusteringError, match="damaged clustering file"):
+        store.load("tweets", "kmeans-k3")
+
+
+def _write_forever(root: str, started) -> None:  # child process: keeps rewriting one clustering
+    os.environ["SEMANNO_DATA"] = root
+    big = Clustering(np.zeros(3_000_000, np.int32), None, "kmeans", 3, {}, [], 0.0)
+    started.set()
+    while True:
+        store.save("tweets", big, generation="g1")
+
+
+def test_store_write_killed_midway_leaves_the_previous_file(tweets):
+    first = fake()
+    store.save("tweets", first, generation="g1")
+    ctx = mp.get_context("fork")
+    started = ctx.Event()
+    proc = ctx.Process(target=_write_forever, args=(str(tweets), started))
+    proc.start()
+    started.wait(30)
+    folder = store.folder("tweets")
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:  # wait until a temporary file is being written, then kill
+        if any(f.name.endswith(".tmp") for f in folder.iterdir()):
+            break
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.join()
+    got, meta = store.load("tweets", "kmeans-k3")
+    assert len(got.labels) in (12, 3_000_000)  # the old file or a whole new one, never a torn one
+    assert json.loads(store.clustering_file("tweets", "kmeans-k3").with_suffix(".json").read_text())["k"] == 3
+
+
+def test_legacy_kmeans_files_move_into_the_store(tweets):
+    old = tweets / "tweets" / "kmeans"
+    old.mkdir()
+    labels = np.arange(2000, dtype=np.int32) % 7
+    np.savez(old / "k7.npz", labels=labels, centroids=np.zeros((7, 4), np.float32),
+             stats=json.dumps({"seed": 0, "objective": [5.0, 4.0], "iterations": 3}))
+    assert [s.stem for s in store.listing("tweets")] == ["kmeans-k7"]
+    got, meta = store.load("tweets", "kmeans-k7")
+    np.testing.assert_array_equal(got.labels, labels)
+    assert meta["objective"] == 4.0 and not (old / "k7.npz").exists()
