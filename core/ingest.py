@@ -180,6 +180,79 @@ def _refuse_cells(frame: pd.DataFrame, values: pd.Series, source: str, col: str,
                          f"hold {_kind(first)} (e.g. {str(first)[:60]!r}); {advice}")
 
 
+def _find_columns(frame: pd.DataFrame, source: str, columns: Columns) -> dict[str, str | None]:
+    """The source column of each role (None: an optional default column that is simply absent);
+    InputError listing the existing columns when a named one is missing."""
+    found: dict[str, str | None] = {}
+    for role in ("text", "id", "date", "author"):
+        col = getattr(columns, role)
+        if col is None or col in frame.columns:
+            found[role] = col
+        elif role == "text" or col != getattr(Columns(), role):
+            raise InputError(f"{source}: column {col!r} ({role}) not found; the columns are: "
+                             + ", ".join(repr(c) for c in frame.columns))
+        else:
+            found[role] = None
+    return found
+
+
+def _ids(out: pd.DataFrame, source: str, id_col: str | None, report: Report) -> pd.Series:
+    if id_col is None:
+        report.id_source = "row number"
+        return pd.Series([str(i) for i in range(len(out))], index=out.index)
+    raw = out[id_col]
+    blank = raw.isna() | (raw.astype(str).str.strip() == "")
+    if blank.any():
+        raise InputError(f"{source}: column {id_col!r} has missing ids in rows {_rows(out.index[blank])}")
+    return raw.astype(str).str.strip()
+
+
+def _drop_duplicates(ids: pd.Series, keep: pd.Series, source: str, id_col: str | None, options: Options,
+                     report: Report) -> pd.Series:
+    dup = ids.duplicated(keep="first") & keep
+    if not dup.any():
+        return keep
+    if options.dedupe == "error":
+        first = list(dict.fromkeys(ids[dup]))[:5]
+        raise InputError(f"{source}: column {id_col!r} has {int(dup.sum())} duplicate ids, e.g. "
+                         + ", ".join(repr(i) for i in first)
+                         + f" (rows {_rows(ids.index[dup])}); use --dedupe first to keep the first of each")
+    report.duplicates_dropped = int(dup.sum())
+    report.notes.append(f"dropped {report.duplicates_dropped} rows with duplicate ids")
+    return keep & ~dup
+
+
+def _dates(raw: pd.Series, keep: pd.Series, source: str, date_col: str, options: Options,
+           report: Report) -> tuple[pd.Series, pd.Series]:
+    """(naive UTC timestamps, rows still kept); naive dates in the file are read as UTC."""
+    blank = raw.isna() | (raw.astype(str).str.strip() == "")
+    dates = pd.to_datetime(raw.where(~blank, None), errors="coerce", utc=True, format="mixed")
+    bad = dates.isna() & ~blank & keep
+    if bad.any():
+        if options.bad_dates == "error":
+            examples = ", ".join(repr(str(v)) for v in raw[bad].head(3))
+            raise InputError(f"{source}: column {date_col!r} has {int(bad.sum())} unparseable dates in rows "
+                             f"{_rows(raw.index[bad])}, e.g. {examples}; use --bad-dates drop or null")
+        if options.bad_dates == "drop":
+            report.bad_dates_dropped = int(bad.sum())
+            keep = keep & ~bad
+        else:
+            report.bad_dates_nulled = int(bad.sum())
+    return dates.dt.tz_convert("UTC").dt.tz_localize(None), keep
+
+
+def _unescape_entities(text: pd.Series, report: Report) -> tuple[pd.Series, pd.Series | None]:
+    """Tweets carry HTML entities as the Twitter API sends them ("Johnson &amp; Johnson"): the
+    characters to show, and what the file said (None when nothing changed)."""
+    shown = text.map(lambda t: html.unescape(t) if "&" in t else t)
+    changed = shown != text
+    if not changed.any():
+        return shown, None
+    report.notes.append(f"unescaped HTML entities (&amp; and the like) in {int(changed.sum())} texts; "
+                        "the texts as read are in column text_raw")
+    return shown, text
+
+
 def validate(frame: pd.DataFrame, source: str, columns: Columns = Columns(),
              options: Options = Options()) -> tuple[pd.DataFrame, Report]:
     """Return the corpus frame (id, text, [date], [author], extra columns) and a report.
@@ -191,43 +264,13 @@ def validate(frame: pd.DataFrame, source: str, columns: Columns = Columns(),
     if options.bad_dates not in ("error", "drop", "null"):
         raise ValueError(f"bad_dates must be 'error', 'drop' or 'null', got {options.bad_dates!r}")
     report = Report(rows_read=len(frame))
-    existing = list(frame.columns)
-
-    def need(col: str | None, what: str, required: bool) -> str | None:
-        if col is None:
-            return None
-        if col in frame.columns:
-            return col
-        if required or col != getattr(Columns(), what):
-            raise InputError(
-                f"{source}: column {col!r} ({what}) not found; the columns are: "
-                + ", ".join(repr(c) for c in existing)
-            )
-        return None  # an optional default column that is simply absent
-
-    text_col = need(columns.text, "text", True)
-    id_col = need(columns.id, "id", False)
-    date_col = need(columns.date, "date", False)
-    author_col = need(columns.author, "author", False)
-
+    cols = _find_columns(frame, source, columns)
     out = frame.copy()
     out.index = pd.RangeIndex(len(out))
-    check_column_types(out, source, text_col, id_col, date_col, author_col)
-    text = out[text_col]
-    missing_text = text.isna()
-    text = text.where(~missing_text, "").astype(str)
-
-    if id_col is None:
-        report.id_source = "row number"
-        ids = pd.Series([str(i) for i in range(len(out))], index=out.index)
-    else:
-        raw = out[id_col]
-        blank = raw.isna() | (raw.astype(str).str.strip() == "")
-        if blank.any():
-            raise InputError(
-                f"{source}: column {id_col!r} has missing ids in rows {_rows(out.index[blank])}"
-            )
-        ids = raw.astype(str).str.strip()
+    check_column_types(out, source, cols["text"], cols["id"], cols["date"], cols["author"])
+    text = out[cols["text"]]
+    text = text.where(~text.isna(), "").astype(str)
+    ids = _ids(out, source, cols["id"], report)
 
     keep = pd.Series(True, index=out.index)
     empty = text.str.strip() == ""
@@ -235,57 +278,21 @@ def validate(frame: pd.DataFrame, source: str, columns: Columns = Columns(),
         report.empty_dropped = int(empty.sum())
         report.notes.append(f"dropped {report.empty_dropped} empty texts (rows {_rows(out.index[empty])})")
         keep &= ~empty
-
-    dup = ids.duplicated(keep="first") & keep
-    if dup.any():
-        if options.dedupe == "error":
-            first = list(dict.fromkeys(ids[dup]))[:5]
-            raise InputError(
-                f"{source}: column {id_col!r} has {int(dup.sum())} duplicate ids, e.g. "
-                + ", ".join(repr(i) for i in first)
-                + f" (rows {_rows(out.index[dup])}); use --dedupe first to keep the first of each"
-            )
-        report.duplicates_dropped = int(dup.sum())
-        report.notes.append(f"dropped {report.duplicates_dropped} rows with duplicate ids")
-        keep &= ~dup
-
+    keep = _drop_duplicates(ids, keep, source, cols["id"], options, report)
     dates = None
-    if date_col is not None:
-        raw = out[date_col]
-        blank = raw.isna() | (raw.astype(str).str.strip() == "")
-        dates = pd.to_datetime(raw.where(~blank, None), errors="coerce", utc=True, format="mixed")
-        bad = dates.isna() & ~blank & keep
-        if bad.any():
-            if options.bad_dates == "error":
-                examples = ", ".join(repr(str(v)) for v in raw[bad].head(3))
-                raise InputError(
-                    f"{source}: column {date_col!r} has {int(bad.sum())} unparseable dates in rows "
-                    f"{_rows(out.index[bad])}, e.g. {examples}; use --bad-dates drop or null"
-                )
-            if options.bad_dates == "drop":
-                report.bad_dates_dropped = int(bad.sum())
-                keep &= ~bad
-            else:
-                report.bad_dates_nulled = int(bad.sum())
-        # naive dates are read as UTC; store naive UTC timestamps
-        dates = dates.dt.tz_convert("UTC").dt.tz_localize(None)
+    if cols["date"] is not None:
+        dates, keep = _dates(out[cols["date"]], keep, source, cols["date"], options, report)
 
-    # Tweets carry HTML entities as the Twitter API sends them ("Johnson &amp; Johnson"): show
-    # the characters, keep what the file said in text_raw
-    raw_text = text
-    text = text.map(lambda t: html.unescape(t) if "&" in t else t)
-    changed = text != raw_text
+    text, raw_text = _unescape_entities(text, report)
     result = pd.DataFrame({"id": ids, "text": text})
-    if changed.any():
+    if raw_text is not None:
         result["text_raw"] = raw_text
-        report.notes.append(f"unescaped HTML entities (&amp; and the like) in {int(changed.sum())} texts; "
-                            "the texts as read are in column text_raw")
     if dates is not None:
         result["date"] = dates
-    if author_col is not None:
-        result["author"] = out[author_col].astype("string").fillna("")
-    used = {c for c in (text_col, id_col, date_col, author_col) if c} | {"text_raw"}
-    for col in out.columns:
+    if cols["author"] is not None:
+        result["author"] = out[cols["author"]].astype("string").fillna("")
+    used = {c for c in cols.values() if c} | {"text_raw"}
+    for col in out.columns:  # every other source column is kept
         if col not in used and col not in result.columns:
             result[col] = out[col]
     result = result[keep.values].reset_index(drop=True)
