@@ -18,6 +18,7 @@ reviewed (in units of the class size) per method, and a JSON summary, under --ou
 
 from __future__ import annotations
 
+import sys
 import argparse
 import json
 import logging
@@ -28,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.common import emit
+from bench.common import emit, run_folder
 from core import annotate
 from core.corpus import Corpus, ImportSpec, import_corpus, list_corpora, load_corpus
 from core.ingest import Options, sha256_file
@@ -183,6 +184,7 @@ def main(argv=None) -> None:
                    help="a parameter of the method under test, e.g. --param alpha=1 --param c=4 (suggest)")
     p.add_argument("--out", type=Path, default=Path("bench/out"))
     a = p.parse_args(argv)
+    run_folder("annotator", sys.argv if argv is None else ["bench/annotator.py", *argv])
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     corpus = corpus_for(a.data, a.label_column)

@@ -15,6 +15,7 @@ Prints one JSON line per class and a summary line (macro R-precision; recall at 
 
 from __future__ import annotations
 
+import sys
 import argparse
 import logging
 import os
@@ -23,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.annotator import corpus_for
-from bench.common import emit
+from bench.common import emit, run_folder
 from core.search.lexical import fit_scores, word_matrix
 
 
@@ -49,6 +50,7 @@ def main(argv=None) -> None:
     p.add_argument("--label-column", default="label")
     p.add_argument("--folds", type=int, default=5)
     a = p.parse_args(argv)
+    run_folder("ceiling", sys.argv if argv is None else ["bench/ceiling.py", *argv])
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     corpus = corpus_for(a.data, a.label_column)

@@ -37,14 +37,16 @@ def emit(**fields) -> None:
 
 
 def run_folder(name: str, argv: list[str]) -> Path:
-    """bench/results/<name>-<UTC time>/ with run.json (what ran, where, when); emit() also writes
+    """bench/results/<name>-<UTC time>/ ($SEMANNO_BENCH_RESULTS instead of bench/results when set,
+    as the tests do) with run.json (what ran, where, when); emit() also writes
     every line to its lines.jsonl. Figures in RESULTS.md cite these folders."""
     import subprocess
     from datetime import datetime, timezone
     from importlib import metadata
 
     now = datetime.now(timezone.utc)
-    folder = Path(__file__).resolve().parent / "results" / f"{name}-{now:%Y%m%dT%H%M%SZ}"
+    base = Path(os.environ.get("SEMANNO_BENCH_RESULTS") or Path(__file__).resolve().parent / "results")
+    folder = base / f"{name}-{now:%Y%m%dT%H%M%SZ}"
     folder.mkdir(parents=True, exist_ok=True)
     root = Path(__file__).resolve().parents[1]
     try:

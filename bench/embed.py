@@ -7,6 +7,7 @@ CPU always; CUDA too when torch sees it. One JSON object per line.
 
 from __future__ import annotations
 
+import sys
 import argparse
 import os
 import statistics
@@ -14,7 +15,7 @@ import time
 
 import pandas as pd
 
-from bench.common import SCALE, emit
+from bench.common import SCALE, emit, run_folder
 
 
 def main(argv=None) -> None:
@@ -24,6 +25,7 @@ def main(argv=None) -> None:
     p.add_argument("--batch-size", type=int, nargs="+", default=[32, 64, 128])
     p.add_argument("--repeat", type=int, default=3)
     a = p.parse_args(argv)
+    run_folder("embed", sys.argv if argv is None else ["bench/embed.py", *argv])
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
 

@@ -8,12 +8,13 @@ texts of a real CSV (the 300k scale corpus by default when present). One JSON ob
 
 from __future__ import annotations
 
+import sys
 import argparse
 import time
 
 import numpy as np
 
-from bench.common import SCALE, clustered, emit, median_ms
+from bench.common import SCALE, clustered, emit, median_ms, run_folder
 from core.search import REGISTRY, SearchContext
 from core.embed import pick_device
 from core.search.index import VectorIndex
@@ -27,6 +28,7 @@ def main(argv=None) -> None:
     p.add_argument("--device", default="auto")
     p.add_argument("--texts", default=str(SCALE), help="CSV with a text column for keyword search ('' to skip)")
     a = p.parse_args(argv)
+    run_folder("search", sys.argv if argv is None else ["bench/search.py", *argv])
     device = pick_device(a.device)
     x, labels = clustered(a.n, a.dim)
     rng = np.random.default_rng(1)
