@@ -170,7 +170,7 @@ def _lloyd(xt: torch.Tensor, run: _Run, niter: int, neighbours: int, tol: float,
         after(run)
     while run.iteration < niter and run.changed[-1] > tol * n:
         c, _ = update_centroids(xt, run.labels, run.centroids)
-        if run.full:  # early on centroids move far: compare with all of them
+        if run.full or len(c) <= 2 * neighbours:  # early on centroids move far: compare with all of them
             new, dist = full_assign(xt, c)
         else:
             new, dist = restricted_assign(xt, c, run.labels, centroid_neighbours(c, neighbours))
