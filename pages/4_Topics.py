@@ -54,7 +54,8 @@ meta = chosen.meta
 if not has_terms:
     st.warning(f"No key lemmas for this clustering yet: `python -m precompute.keyterms --corpus {name} "
                f"--clustering {chosen.stem}`")
-objective = f", objective {meta['objective']:,.4g}" if meta.get("objective") is not None else ""
+objective = (f", {meta.get('objective_kind') or 'objective'} {meta['objective']:,.4g}"
+             if meta.get("objective") is not None else "")
 st.caption(md(f"{meta.get('iterations')} steps, {meta.get('seconds')} s on {meta.get('device')}, seed "
               f"{meta.get('seed')}{objective}; computed {chosen.created_at[:16].replace('T', ' ')} UTC."))
 st.plotly_chart(plots.size_histogram(table["size"].to_numpy()), width="stretch", key="tp_hist")

@@ -160,7 +160,9 @@ def test_dec_resumes_from_its_checkpoint_to_the_same_result(tmp_path):
     ctx = ClusterContext(x, checkpoint=tmp_path / "ck")
     with pytest.raises(KeyboardInterrupt):
         REGISTRY["dec"].fit(ctx, 4, seed=0, progress=kill_after_two_refreshes, **p)
-    resumed = REGISTRY["dec"].fit(ctx, 4, seed=0, **p)
+    phases = []
+    resumed = REGISTRY["dec"].fit(ctx, 4, seed=0, progress=lambda s, t, info: phases.append(info["phase"]), **p)
+    assert "pretrain" not in phases  # it went on from the checkpoint: no second pretraining
     np.testing.assert_array_equal(resumed.labels, whole.labels)
     assert [h.get("step") for h in resumed.history] == [h.get("step") for h in whole.history]
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import shutil
 
+import numpy as np
+
 from streamlit.testing.v1 import AppTest
 
 from core.store import GroupStore
@@ -234,5 +236,14 @@ def test_topics_page(tweets):
     at.run()
     assert any(o.startswith("K-Means, k = 5 (") for o in at.selectbox(key="tp_k").options)
     assert not at.warning  # DEC k=8 has its key lemmas
+    # K-Means k=20 recomputed with another seed: the page shows the new clusters, not cached ones
+    assert km_job.main(["--corpus", "tweets", "--k", "20", "--seed", "5", "--force", "--no-terms"]) == 0
+    from core.cluster import store
+
+    fresh, _ = store.load("tweets", "kmeans-k20")
+    at.selectbox(key="tp_k").set_value("kmeans-k20").run()
+    shown = at.dataframe[1].value.sort_values("cluster")
+    assert shown["size"].tolist() == np.bincount(fresh.labels, minlength=20).tolist()
+    assert (shown["ctfidf_terms"] == "").all()  # the old key lemmas went with the old clustering
     at.selectbox(key="tp_k").set_value("kmeans-k5").run()
     assert any("--clustering kmeans-k5" in w.value for w in at.warning)  # ... K-Means k=5 not yet

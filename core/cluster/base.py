@@ -57,6 +57,16 @@ class Clustering:
         return None
 
     @property
+    def objective_kind(self) -> str | None:
+        """What :attr:`objective` measures, in words."""
+        for step in reversed(self.history):
+            if "objective" in step:
+                return "sum of squared distances"
+            if "loss" in step:
+                return "loss"
+        return None
+
+    @property
     def sizes(self) -> np.ndarray:
         return np.bincount(self.labels, minlength=self.k)
 

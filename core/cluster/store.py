@@ -93,6 +93,7 @@ def save(name: str, clustering: Clustering, *, generation: str, tag: str | None 
     meta = {"method": clustering.method, "k": clustering.k, "tag": tag, "rows": int(len(clustering.labels)),
             "params": clustering.params, "seed": clustering.seed, "device": clustering.device,
             "seconds": round(clustering.seconds, 2), "objective": clustering.objective,
+            "objective_kind": clustering.objective_kind,
             "iterations": len(clustering.history), "history": clustering.history, "generation": generation,
             "sizes": {"min": int(clustering.sizes.min()), "max": int(clustering.sizes.max()),
                       "empty": int((clustering.sizes == 0).sum())},
