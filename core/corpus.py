@@ -13,7 +13,7 @@ import re
 import secrets
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Sequence
@@ -21,7 +21,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from core import __version__, paths
+from core import __version__, languages, paths
 from core.atomic import save_json, save_npy, save_parquet
 from core.embed import DEFAULT_MODEL, Progress, combine, embed_model_chunked, load_model, model_dim
 from core.ingest import Columns, InputError, Options, read_table, sha256_file, validate
@@ -223,9 +223,13 @@ class ImportSpec:
 
 
 def import_corpus(spec: ImportSpec, root: Path | None = None, progress: Progress | None = None,
-                  model_loader: Callable | None = None) -> Corpus:
-    """Validate, embed (checkpointed), reduce, and write a corpus atomically. Resumable.
+                  model_loader: Callable | None = None, notify: Callable[[str], None] | None = None) -> Corpus:
+    """Validate, detect the languages, embed (checkpointed), reduce, and write a corpus
+    atomically. Resumable.
 
+    A model named ``auto`` becomes the packaged English model for an English corpus and the
+    packaged multilingual one otherwise. ``notify(message)`` hears warnings before embedding
+    starts (e.g. an English-only model for a Czech corpus); they are kept in the manifest too.
     ``model_loader(name, device)`` defaults to :func:`core.embed.load_model`, looked up at call
     time (so a test's patch of ``core.corpus.load_model`` takes effect)."""
     root = root or paths.data_root()
@@ -238,6 +242,16 @@ def import_corpus(spec: ImportSpec, root: Path | None = None, progress: Progress
                          "(on the home page: tick 'Replace an existing corpus')")
     label = spec.label or str(spec.input)
     frame, report = validate(read_table(spec.input, label), label, spec.columns, spec.options)
+    shares = languages.detect(frame["text"].tolist(), seed=spec.seed)
+    models = languages.choose_models(list(spec.models), shares)
+    if models != list(spec.models):
+        log.info("main language %s: embedding with %s", languages.main_language(shares), ", ".join(models))
+    spec = replace(spec, models=models)
+    warnings = [w for w in [languages.coverage_warning(shares, models)] if w]
+    for w in warnings:
+        log.warning("%s", w)
+        if notify:
+            notify(w)
     work = paths.work_dir(name, root)
     t0 = time.time()
     emb, red, models_meta = _embed(spec, frame["text"].tolist(), work, progress, model_loader or load_model)
@@ -250,6 +264,8 @@ def import_corpus(spec: ImportSpec, root: Path | None = None, progress: Progress
                 "explained_variance": red.explained_variance},
         "dim": int(emb.shape[1]),
         "rows": len(frame),
+        "languages": shares,
+        "warnings": warnings,
         "validation": report.__dict__,
         "options": {"columns": spec.columns.__dict__, **spec.options.__dict__,
                     "batch_size": spec.batch_size, "chunk_size": spec.chunk_size, "seed": spec.seed},

@@ -13,7 +13,6 @@ from pathlib import Path
 from tqdm import tqdm
 
 from core.corpus import ImportSpec, import_corpus
-from core.embed import DEFAULT_MODEL
 from core.ingest import Columns, Options
 from precompute._cli import run_main
 
@@ -26,8 +25,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("input", type=Path, help="CSV, TSV, Parquet or JSONL file")
     p.add_argument("--name", required=True, help="corpus name (folder under the data root)")
     p.add_argument("--model", action="append", dest="models",
-                   help="sentence-transformers name or local path; repeat for an ensemble "
-                        f"(default: {DEFAULT_MODEL!r}, the packaged all-MiniLM-L6-v2)")
+                   help="'default' (packaged all-MiniLM-L6-v2, English), 'multilingual-e5-small' (packaged, "
+                        "Czech and ~100 languages, slower), 'auto' (by the corpus's language: the default), "
+                        "or any sentence-transformers name or local path; repeat for an ensemble")
     p.add_argument("--dim", type=int, default=512, help="PCA target when the models' concatenation is wider")
     p.add_argument("--batch-size", type=int, default=32, help="32 was fastest on 2 CPU cores (bench.embed)")
     p.add_argument("--chunk-size", type=int, default=2048, help="rows per checkpoint")
@@ -49,7 +49,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     a = parse(argv)
     spec = ImportSpec(
-        input=a.input, name=a.name, models=a.models or [DEFAULT_MODEL], dim=a.dim,
+        input=a.input, name=a.name, models=a.models or ["auto"], dim=a.dim,
         batch_size=a.batch_size, device=a.device, chunk_size=a.chunk_size, overwrite=a.overwrite,
         seed=a.seed,
         columns=Columns(id=a.id_column or None, text=a.text_column, date=a.date_column or None,
@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         if done >= total:
             bar.close()
 
-    corpus = import_corpus(spec, progress=progress)
+    corpus = import_corpus(spec, progress=progress)  # warnings are logged
     log.info("corpus %r: %d rows, dimension %d, in %s", corpus.name, corpus.n, corpus.dim, corpus.folder)
     return 0
 

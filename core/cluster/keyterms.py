@@ -12,26 +12,19 @@ import pandas as pd
 import regex
 import scipy.sparse as sp
 
+from core.languages import CANDIDATES as LANGS
+
 URL = regex.compile(r"https?://\S+|www\.\S+")
 MENTION = regex.compile(r"@\w+")
 TOKEN = regex.compile(r"[\p{L}][\p{L}\p{M}'’-]*")  # words start with a letter: numbers are dropped
-# simplemma caches a few dictionaries only: detecting among many languages reloads them endlessly
-LANGS = ("cs", "en", "de")
 
 
 def detect_language(texts: Sequence[str], candidates: tuple[str, ...] = LANGS, sample: int = 500,
                     seed: int = 0) -> str:
-    """The most common language of a sample of texts (simplemma's word-list detector)."""
-    from simplemma import langdetect
+    """The most common language of a sample of texts (English when none is recognised)."""
+    from core import languages
 
-    rng = np.random.default_rng(seed)
-    idx = rng.choice(len(texts), min(sample, len(texts)), replace=False)
-    votes: Counter = Counter()
-    for i in idx:
-        found = langdetect(str(texts[i]), lang=candidates)
-        if found and found[0][0] != "unk" and found[0][1] > 0:
-            votes[found[0][0]] += 1
-    return votes.most_common(1)[0][0] if votes else "en"
+    return languages.main_language(languages.detect(texts, sample, seed, candidates))
 
 
 class Lemmatiser:

@@ -1,0 +1,62 @@
+"""The main languages of a corpus (offline: simplemma's word-list detector on a sample) and
+whether the chosen embedding models cover them."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Sequence
+
+import numpy as np
+
+# simplemma keeps only a few dictionaries cached: detecting among many languages reloads them
+# endlessly; these are the languages of the corpora this tool was built for
+CANDIDATES = ("cs", "en", "de")
+NAMES = {"cs": "Czech", "en": "English", "de": "German", "unknown": "unknown"}
+
+
+def detect(texts: Sequence[str], sample: int = 400, seed: int = 0,
+           candidates: tuple[str, ...] = CANDIDATES) -> dict[str, float]:
+    """Share of sampled texts per language (``unknown`` when no candidate fits), largest first."""
+    from simplemma import langdetect
+
+    if not len(texts):
+        return {}
+    rng = np.random.default_rng(seed)
+    idx = rng.choice(len(texts), min(sample, len(texts)), replace=False)
+    votes: Counter = Counter()
+    for i in idx:
+        found = langdetect(str(texts[i]), lang=candidates)
+        best, score = found[0] if found else ("unk", 0)
+        votes[best if best != "unk" and score > 0 else "unknown"] += 1
+    total = sum(votes.values())
+    return {lang: round(n / total, 3) for lang, n in votes.most_common()}
+
+
+def main_language(shares: dict[str, float]) -> str:
+    """The most common detected language; English when nothing was recognised."""
+    known = [lang for lang in shares if lang != "unknown"]
+    return known[0] if known else "en"
+
+
+def choose_models(requested: list[str], shares: dict[str, float]) -> list[str]:
+    """Resolve ``auto``: the packaged English model for English corpora, the packaged
+    multilingual one otherwise."""
+    from core.embed import DEFAULT_MODEL, MULTILINGUAL_MODEL
+
+    auto = DEFAULT_MODEL if main_language(shares) == "en" else MULTILINGUAL_MODEL
+    return [auto if m == "auto" else m for m in requested]
+
+
+def coverage_warning(shares: dict[str, float], models: list[str], threshold: float = 0.3) -> str | None:
+    """A warning when every model is English-only and at least ``threshold`` of the texts look
+    like another language; None otherwise (models we do not know are assumed to cover it)."""
+    from core.embed import MODEL_LANGUAGES, MULTILINGUAL_MODEL
+
+    if not models or any(MODEL_LANGUAGES.get(m, None) is None for m in models):
+        return None
+    other = {lang: s for lang, s in shares.items() if lang not in ("en", "unknown")}
+    if sum(other.values()) < threshold:
+        return None
+    lang, share = max(other.items(), key=lambda t: t[1])
+    return (f"{round(100 * share)}% of texts look {NAMES.get(lang, lang)}, but the embedding model is English-only: "
+            f"semantic search will work poorly. Use the model {MULTILINGUAL_MODEL!r} (or 'auto').")

@@ -1,0 +1,110 @@
+"""Czech offline: the packaged multilingual model, the language check at import."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+
+from core import languages
+from core.corpus import ImportSpec, import_corpus
+from core.embed import MULTILINGUAL_MODEL, load_model
+from tests.conftest import shared_file, slice_csv
+
+# (sentence, its paraphrase, an unrelated sentence): the paraphrase shares few words with it
+TRIPLES = [
+    ("Vláda dnes schválila nový státní rozpočet na příští rok.", "Kabinet odsouhlasil rozpočet státu pro další rok.",
+     "Na horách napadlo přes noc půl metru sněhu."),
+    ("Očkování proti covidu je zdarma pro všechny občany.", "Vakcína proti koronaviru se poskytuje bezplatně každému.",
+     "Praha otevřela novou cyklostezku podél Vltavy."),
+    ("Ceny energií letos prudce vzrostly.", "Elektřina a plyn jsou letos mnohem dražší.",
+     "Náš tým vyhrál včera hokejový zápas."),
+    ("Policie zadržela podezřelého z krádeže auta.", "Muž podezřelý z odcizení vozu byl zatčen policisty.",
+     "Ve škole začaly letní prázdniny."),
+    ("Volby do sněmovny se konají v říjnu.", "Parlamentní volby proběhnou v říjnu.",
+     "Recept na svíčkovou omáčku s knedlíkem."),
+    ("Nemocnice hlásí nedostatek lékařů a sester.", "Zdravotnickým zařízením chybí personál.",
+     "Letadlo přistálo s hodinovým zpožděním."),
+]
+
+
+def paraphrases_found(model) -> int:
+    """How many of the 12 sentences have their paraphrase as nearest neighbour among all 18."""
+    sentences = [s for t in TRIPLES for s in t]
+    e = model.encode(sentences)
+    e = e / np.linalg.norm(e, axis=1, keepdims=True)
+    sim = e @ e.T
+    np.fill_diagonal(sim, -2)
+    return sum(int(sim[3 * i].argmax() == 3 * i + 1) + int(sim[3 * i + 1].argmax() == 3 * i) for i in range(len(TRIPLES)))
+
+
+@pytest.fixture(scope="module")
+def e5():
+    return load_model(MULTILINGUAL_MODEL)
+
+
+def test_multilingual_model_loads_offline_and_finds_czech_paraphrases_minilm_misses(e5, model):
+    x = e5.encode(["Příliš žluťoučký kůň úpěl ďábelské ódy.", "Příliš žlutoučky kun upel dabelske ody."])
+    assert x.shape == (2, 384) and x.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(x, axis=1), 1, atol=1e-4)
+    assert x[0] @ x[1] < 0.999  # diacritics reach the model: the two spellings differ
+    assert e5.get_sentence_embedding_dimension() == 384
+    assert paraphrases_found(e5) == 12
+    assert paraphrases_found(model) < 12  # the English model does not manage it
+
+
+def test_language_detection_and_model_choice():
+    import pandas as pd
+
+    cz = pd.read_csv(shared_file("czech_politicians_tweets_2021.csv"), dtype=str, keep_default_na=False)["text"][:500]
+    en = pd.read_csv(shared_file("stackoverflow.csv"), dtype=str, keep_default_na=False)["text"][:500]
+    shares = languages.detect(cz.tolist())
+    assert languages.main_language(shares) == "cs" and shares["cs"] > 0.6
+    assert languages.main_language(languages.detect(en.tolist())) == "en"
+    assert languages.choose_models(["auto"], shares) == [MULTILINGUAL_MODEL]
+    assert languages.choose_models(["auto", "default"], {"en": 0.9}) == ["default", "default"]
+    warning = languages.coverage_warning(shares, ["default"])
+    assert warning and "look Czech" in warning and MULTILINGUAL_MODEL in warning
+    assert languages.coverage_warning(shares, [MULTILINGUAL_MODEL]) is None
+    assert languages.coverage_warning(shares, ["default", MULTILINGUAL_MODEL]) is None
+    assert languages.coverage_warning({"en": 0.95, "cs": 0.05}, ["default"]) is None
+
+
+def test_import_warns_before_embedding_a_czech_corpus_with_the_english_model(tmp_path, model, caplog):
+    src = slice_csv(shared_file("czech_politicians_tweets_2021.csv"), tmp_path / "cz.csv", 120)
+    heard, embedded = [], []
+
+    def loader(name, device):
+        embedded.append((name, list(heard)))  # what had been said when embedding started
+        return model
+
+    with caplog.at_level(logging.WARNING):
+        c = import_corpus(ImportSpec(input=src, name="cz", models=["default"]), root=tmp_path / "d",
+                          model_loader=loader, notify=heard.append)
+    assert heard and "look Czech" in heard[0]
+    assert embedded == [("default", heard)]  # the warning came first
+    assert any("look Czech" in r.getMessage() for r in caplog.records)  # the CLI logs it
+    assert c.manifest["warnings"] == heard and languages.main_language(c.manifest["languages"]) == "cs"
+    auto = import_corpus(ImportSpec(input=src, name="cz2", models=["auto"]), root=tmp_path / "d",
+                         model_loader=lambda n, d: model, notify=heard.append)
+    assert [m["name"] for m in auto.manifest["models"]] == [MULTILINGUAL_MODEL] and not auto.manifest["warnings"]
+
+
+def test_home_page_import_shows_the_language_warning(tmp_path, monkeypatch, model):
+    from tests.test_pages import app
+
+    root = tmp_path / "empty"
+    monkeypatch.setenv("SEMANNO_DATA", str(root))
+    monkeypatch.setenv("SEMANNO_IMPORT_ROOTS", str(tmp_path))
+    monkeypatch.setattr("core.corpus.load_model", lambda name, device="auto": model)
+    src = slice_csv(shared_file("czech_politicians_tweets_2021.csv"), tmp_path / "cz.csv", 80)
+    at = app("streamlit_app.py").run()
+    at.radio(key="imp_src").set_value("A file on the server").run()
+    at.text_input(key="imp_path").set_value(str(src)).run()
+    at.text_input(key="imp_models").set_value("default").run()
+    at.button(key="imp_go").click().run()
+    assert not at.exception, at.exception
+    shown = " ".join(w.value for w in at.warning)
+    assert "look Czech" in shown and "English\\-only" in shown
+    assert any("Czech" in t.value for t in at.text)  # the detected languages are on the home page
