@@ -174,6 +174,8 @@ def plot(runs: list[Run], title: str, path: Path, budget: float = max(MARKS)) ->
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data", type=Path, required=True)
+    p.add_argument("--corpus", help="a corpus already imported from --data (e.g. with another model); "
+                                    "default: the one imported from it, importing it with the default model")
     p.add_argument("--label-column", default="label")
     p.add_argument("--classes", nargs="*", default=None)
     p.add_argument("--methods", default="cos,lda,nn1,nn2,suggest")
@@ -187,13 +189,13 @@ def main(argv=None) -> None:
     run_folder("annotator", sys.argv if argv is None else ["bench/annotator.py", *argv])
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    corpus = corpus_for(a.data, a.label_column)
+    corpus = load_corpus(a.corpus) if a.corpus else corpus_for(a.data, a.label_column)
     if a.label_column not in corpus.frame.columns:
         raise SystemExit(f"{a.data}: no column {a.label_column!r}")
     texts = corpus.frame["text"].tolist()
     ctx = SearchContext(VectorIndex(corpus.embeddings), KeywordIndex(texts), corpus.frame, word_index=WordIndex(texts))
     labels = corpus.frame[a.label_column].astype(str).to_numpy()
-    classes = a.classes or sorted(set(labels))
+    classes = a.classes or sorted(set(labels) - {""})  # an empty label: background, not a topic
     queries = class_queries(corpus, a.label_column, classes, a.seed_query)
     methods = [m.strip() for m in a.methods.split(",") if m.strip()]
     try:
@@ -217,8 +219,9 @@ def main(argv=None) -> None:
             **{f"recall@{m}x": round(float(np.mean([r.recall_at(m) for r in mr])), 4) for m in MARKS if m <= a.budget},
             "mean_step_s": round(float(np.mean([s for r in mr for s in r.step_seconds] or [0])), 4)}
     a.out.mkdir(parents=True, exist_ok=True)
-    (a.out / f"annotator_{a.data.stem}.json").write_text(json.dumps(summary, indent=2))
-    plot(runs, f"{a.data.stem}: simulated annotator", a.out / f"annotator_{a.data.stem}.png", a.budget)
+    stem = corpus.name if a.corpus else a.data.stem
+    (a.out / f"annotator_{stem}.json").write_text(json.dumps(summary, indent=2))
+    plot(runs, f"{stem}: simulated annotator", a.out / f"annotator_{stem}.png", a.budget)
     emit(summary=summary)
 
 

@@ -50,8 +50,10 @@ def quality(a) -> None:
     for name in a.datasets:
         c = load_corpus(name)
         y = c.frame["label"].astype(str).to_numpy()
-        k = len(set(y))
         x = np.asarray(c.embeddings)
+        labelled = y != ""  # an empty label is background (bench.czech_topics): only topics are scored
+        x, y = x[labelled], y[labelled]
+        k = len(set(y))
         for method in a.methods:
             scores, secs = [], []
             for seed in range(a.seeds):

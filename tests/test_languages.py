@@ -108,3 +108,19 @@ def test_home_page_import_shows_the_language_warning(tmp_path, monkeypatch, mode
     shown = " ".join(w.value for w in at.warning)
     assert "look Czech" in shown and "English\\-only" in shown
     assert any("Czech" in t.value for t in at.text)  # the detected languages are on the home page
+
+
+def test_czech_topic_benchmark_removes_every_defining_word():
+    import regex
+
+    from bench.czech_topics import TOPICS, build
+
+    frame, info = build(shared_file("czech_politicians_tweets_2021.csv"), min_size=30)
+    assert len(info["topics"]) >= 5 and all(n >= 30 for n in info["topics"].values())
+    for topic, (words, seed) in TOPICS.items():
+        defining = regex.compile(rf"(?i)#?\b(?:{words})\b")
+        assert not frame["text"].map(lambda s: bool(defining.search(s))).any(), topic
+        assert not regex.search(rf"(?i)^(?:{words})$", seed)  # the first query is not a removed word
+    members = frame[frame["label"] != ""]
+    assert (members["label_name"] == members["label"].map(lambda t: TOPICS[t][1])).all()
+    assert info["dropped_two_topics"] > 0 and frame["id"].is_unique
