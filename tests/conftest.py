@@ -103,3 +103,14 @@ def _page_errors_in_full():
 
     config.get_option("client.showErrorDetails")  # parse the project's config first
     config.set_option("client.showErrorDetails", "full")
+
+
+@pytest.fixture
+def empty_root(tmp_path, monkeypatch, model):
+    """An empty data root as $SEMANNO_DATA, imports allowed from tmp_path, and every model load
+    answered by the packaged model (so a home-page import needs no other model)."""
+    root = tmp_path / "empty"
+    monkeypatch.setenv("SEMANNO_DATA", str(root))
+    monkeypatch.setenv("SEMANNO_IMPORT_ROOTS", str(tmp_path))
+    monkeypatch.setattr("core.corpus.load_model", lambda name, device="auto": model)
+    return root

@@ -185,13 +185,10 @@ def test_groups_page_names_what_was_deleted_instead_of_saying_none(tweets):
         [i.value for i in at.info]
 
 
-def test_home_import_takes_its_name_from_the_file_and_says_so_after_the_reload(tmp_path, monkeypatch, model):
+def test_home_import_takes_its_name_from_the_file_and_says_so_after_the_reload(tmp_path, empty_root):
     from tests.conftest import shared_file, slice_csv
 
-    root = tmp_path / "empty"
-    monkeypatch.setenv("SEMANNO_DATA", str(root))
-    monkeypatch.setenv("SEMANNO_IMPORT_ROOTS", str(tmp_path))
-    monkeypatch.setattr("core.corpus.load_model", lambda name, device="auto": model)
+    root = empty_root
     src = slice_csv(shared_file("czech_politicians_tweets_2021.csv"), tmp_path / "Poslanci 2021 (výběr).csv", 40)
     at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=120).run()
     at.radio(key="imp_src").set_value("A file on the server").run()

@@ -91,13 +91,10 @@ def test_import_warns_before_embedding_a_czech_corpus_with_the_english_model(tmp
     assert [m["name"] for m in auto.manifest["models"]] == [MULTILINGUAL_MODEL] and not auto.manifest["warnings"]
 
 
-def test_home_page_import_shows_the_language_warning(tmp_path, monkeypatch, model):
+def test_home_page_import_shows_the_language_warning(tmp_path, empty_root):
     from tests.test_pages import app
 
-    root = tmp_path / "empty"
-    monkeypatch.setenv("SEMANNO_DATA", str(root))
-    monkeypatch.setenv("SEMANNO_IMPORT_ROOTS", str(tmp_path))
-    monkeypatch.setattr("core.corpus.load_model", lambda name, device="auto": model)
+    root = empty_root
     src = slice_csv(shared_file("czech_politicians_tweets_2021.csv"), tmp_path / "cz.csv", 80)
     at = app("streamlit_app.py").run()
     at.radio(key="imp_src").set_value("A file on the server").run()
