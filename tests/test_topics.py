@@ -84,3 +84,18 @@ def test_lemma_filter_is_case_and_diacritics_insensitive_and_matches_prefixes():
     for needle, expected in (("ockovani", [0]), ("OČKOVÁNÍ", [0]), ("vakc", [0]), ("babis", [1]),
                              ("vol", [2]), ("ánky", []), ("", [0, 1, 2])):
         assert filter_clusters(table, lemma=needle)["cluster"].tolist() == expected, needle
+
+
+def test_unknown_czech_forms_join_the_known_lemma_with_their_stem():
+    from collections import Counter
+
+    from core.cluster.keyterms import Lemmatiser, merge_unknown
+
+    lem = Lemmatiser("cs")
+    counts = Counter({"vakcína": 5, "vakcíny": 3, "vakcín": 4, "volby": 6, "volbama": 1, "roušky": 2,
+                      "rouška": 2, "tendru": 1, "polský": 2})
+    merged = merge_unknown(counts, lem)
+    assert merged["vakcín"] == "vakcína" and merged["volbama"] == lem("volby")
+    assert "tendru" not in merged  # no known lemma with its stem in this corpus: left alone
+    assert "polský" not in merged and "vakcína" not in merged  # known words are never remapped
+    assert merge_unknown(counts, Lemmatiser("en")) == {}  # Czech endings only for Czech

@@ -44,9 +44,56 @@ class Lemmatiser:
         return lemma
 
 
-def lemmas(text: str, lemmatise: Lemmatiser) -> list[str]:
+def tokens(text: str) -> list[str]:
     text = MENTION.sub(" ", URL.sub(" ", text)).lower()
-    return [lemmatise(t) for t in TOKEN.findall(text) if len(t) > 1]
+    return [t for t in TOKEN.findall(text) if len(t) > 1]
+
+
+def lemmas(text: str, lemmatise: Lemmatiser, merged: dict[str, str] | None = None) -> list[str]:
+    """The text's lemmas; ``merged`` (from :func:`merge_unknown`) overrides the lemmatiser."""
+    merged = merged or {}
+    return [merged.get(t) or lemmatise(t) for t in tokens(text)]
+
+
+# Czech case and number endings, longest first: an unknown word form and a known lemma that end
+# in different ones of these but share the rest are taken as forms of one word (vakcín ~ vakcína,
+# volbama ~ volba, tendru ~ tendr)
+CS_ENDINGS = sorted({"a", "e", "ě", "i", "o", "u", "y", "á", "é", "í", "ý", "ů", "ou", "em", "em", "ům", "ech",
+                     "ách", "ích", "ých", "ám", "ím", "ým", "ami", "ama", "emi", "ími", "ými", "ého", "ému",
+                     "ímu", "ému", "ou", "ej", "ejch", "ejm", "ovi", "ové", "ů"}, key=len, reverse=True)
+
+
+def _stem(word: str, endings=CS_ENDINGS, min_stem: int = 4) -> str:
+    for e in endings:
+        if word.endswith(e) and len(word) - len(e) >= min_stem:
+            return word[: -len(e)]
+    return word
+
+
+def merge_unknown(counts: dict[str, int], lemmatise: Lemmatiser) -> dict[str, str]:
+    """For Czech: word forms the dictionary does not know (the lemmatiser returns them unchanged) mapped to a
+    known lemma of the same corpus with the same stem (the most used such lemma), so that their
+    counts join those of the other forms. Only stems of 4+ letters are matched."""
+    if lemmatise.lang != "cs":
+        return {}
+    from simplemma import is_known
+
+    by_stem: dict[str, dict[str, int]] = {}
+    unknown = []
+    for form, n in counts.items():
+        lemma = lemmatise(form)
+        if lemma == form and not is_known(form, lang="cs"):
+            unknown.append(form)
+            continue
+        stem = _stem(lemma)
+        by_stem.setdefault(stem, {})
+        by_stem[stem][lemma] = by_stem[stem].get(lemma, 0) + n
+    out = {}
+    for form in unknown:
+        known = by_stem.get(_stem(form))
+        if known:
+            out[form] = max(known.items(), key=lambda t: (t[1], t[0]))[0]
+    return out
 
 
 @dataclass
@@ -79,7 +126,9 @@ def key_terms(texts: Sequence[str], labels: np.ndarray, lang: str = "auto", top:
     k = int(labels.max()) + 1 if len(labels) else 0
     lang = detect_language(texts, seed=seed) if lang == "auto" else lang
     lem = Lemmatiser(lang)
-    docs = [lemmas(str(t), lem) for t in texts]
+    toks = [tokens(str(t)) for t in texts]
+    merged = merge_unknown(Counter(t for doc in toks for t in doc), lem)
+    docs = [[merged.get(t) or lem(t) for t in doc] for doc in toks]
     counts, vocab = count_matrix(docs, labels, k)
     vocab_arr = np.array(vocab, dtype=object)
     total = np.asarray(counts.sum(0)).ravel()
