@@ -77,17 +77,26 @@ def found(session: Session, members: set[int]) -> int:
 
 
 def simulate(ctx: SearchContext, member_rows: np.ndarray, method: str, queries: list[str], budget: float,
-             seed_hits: int, cls: str, params: dict | None = None) -> Run:
+             seed_hits: int, cls: str, params: dict | None = None, keyword_policy: str = "fixed") -> Run:
     members = set(member_rows.tolist())
     run = Run(cls, method, len(members), "")
     s = Session()
     reviewed = 0
     limit = int(budget * len(members))
     for q in queries:  # a person tries another word when the first finds nothing on topic
-        r = annotate.ask(ctx, s, "keyword", min(seed_hits, limit - reviewed), query=q)
-        reviewed += review(s, r.rows, members)
         run.seed_query = q
-        run.curve.append((reviewed, found(s, members)))
+        if keyword_policy == "adaptive":  # a page of hits at a time, until a page is mostly off topic
+            kr = annotate.KeywordReview(max_hits=seed_hits)
+            while k := kr.next_k(limit - reviewed):
+                r = annotate.ask(ctx, s, "keyword", k, query=q)
+                before = len(s.excluded)
+                reviewed += review(s, r.rows, members)
+                kr.record(len(r), len(s.excluded) - before)
+                run.curve.append((reviewed, found(s, members)))
+        else:  # "fixed": the first seed_hits hits at once
+            r = annotate.ask(ctx, s, "keyword", min(seed_hits, limit - reviewed), query=q)
+            reviewed += review(s, r.rows, members)
+            run.curve.append((reviewed, found(s, members)))
         if found(s, members) or reviewed >= limit:
             break
     while reviewed < limit:
@@ -110,6 +119,11 @@ def simulate(ctx: SearchContext, member_rows: np.ndarray, method: str, queries: 
     run.included = len(s.included)
     run.true_included = found(s, members)
     return run
+
+
+def band(size: int) -> str:
+    """The class-size band a topic falls in (issue 17's bands)."""
+    return "<=50" if size <= 50 else "51-150" if size <= 150 else "151-500" if size <= 500 else ">500"
 
 
 def corpus_for(data: Path, label_column: str) -> Corpus:
@@ -185,6 +199,13 @@ def main(argv=None) -> None:
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="a parameter of the method under test, e.g. --param alpha=1 --param c=4 (suggest)")
     p.add_argument("--out", type=Path, default=Path("bench/out"))
+    p.add_argument("--keyword-policy", choices=["fixed", "adaptive"], default="fixed",
+                   help="fixed: review the first --seed-hits keyword hits at once; adaptive: a page of 10 at "
+                        "a time until a page is mostly excluded (core.annotate.KeywordReview)")
+    p.add_argument("--shrink", type=int, nargs="*", default=[],
+                   help="small topics: each class in turn cut to these many members (random, --shrink-seed) "
+                        "inside the full background of the other classes")
+    p.add_argument("--shrink-seed", type=int, default=0)
     a = p.parse_args(argv)
     run_folder("annotator", sys.argv if argv is None else ["bench/annotator.py", *argv])
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
@@ -203,21 +224,41 @@ def main(argv=None) -> None:
     except ValueError:
         raise SystemExit(f"--param wants KEY=NUMBER, got {a.param}")
     runs = []
+    rng = np.random.default_rng(a.shrink_seed)
     for cls in classes:
-        members = np.flatnonzero(labels == cls)
-        for method in methods:
-            r = simulate(ctx, members, method, queries[cls], a.budget, a.seed_hits, cls, params)
-            runs.append(r)
-            emit(dataset=a.data.stem, cls=cls, method=method, size=r.size, seed_query=r.seed_query,
-                 **{f"recall@{m}x": round(r.recall_at(m), 4) for m in MARKS if m <= a.budget},
-                 precision=round(r.true_included / max(r.included, 1), 4),
-                 mean_step_s=round(float(np.mean(r.step_seconds)) if r.step_seconds else 0.0, 4))
-    summary = {"dataset": a.data.stem, "classes": len(classes), "budget": a.budget, "methods": {}}
+        all_members = np.flatnonzero(labels == cls)
+        for size in a.shrink or [None]:
+            if size is None or size >= len(all_members):
+                sub_ctx, members = ctx, all_members
+            else:  # the class cut to `size` members; every other row stays
+                keep = np.sort(np.concatenate([np.flatnonzero(labels != cls),
+                                               rng.choice(all_members, size, replace=False)]))
+                sub_texts = [texts[i] for i in keep]
+                sub_ctx = SearchContext(VectorIndex(np.asarray(corpus.embeddings)[keep]), KeywordIndex(sub_texts),
+                                        corpus.frame.iloc[keep].reset_index(drop=True),
+                                        word_index=WordIndex(sub_texts))
+                members = np.flatnonzero(labels[keep] == cls)
+            for method in methods:
+                r = simulate(sub_ctx, members, method, queries[cls], a.budget, a.seed_hits, cls, params,
+                             a.keyword_policy)
+                runs.append(r)
+                emit(dataset=a.data.stem, cls=cls, method=method, size=r.size, seed_query=r.seed_query,
+                     keyword_policy=a.keyword_policy, band=band(r.size),
+                     **{f"recall@{m}x": round(r.recall_at(m), 4) for m in MARKS if m <= a.budget},
+                     precision=round(r.true_included / max(r.included, 1), 4),
+                     mean_step_s=round(float(np.mean(r.step_seconds)) if r.step_seconds else 0.0, 4))
+    summary = {"dataset": a.data.stem, "classes": len(classes), "budget": a.budget,
+               "keyword_policy": a.keyword_policy, "shrink": a.shrink, "methods": {}, "bands": {}}
     for method in methods:
         mr = [r for r in runs if r.method == method]
         summary["methods"][method] = {
             **{f"recall@{m}x": round(float(np.mean([r.recall_at(m) for r in mr])), 4) for m in MARKS if m <= a.budget},
             "mean_step_s": round(float(np.mean([s for r in mr for s in r.step_seconds] or [0])), 4)}
+        for b in sorted({band(r.size) for r in mr}):
+            br = [r for r in mr if band(r.size) == b]
+            summary["bands"].setdefault(b, {})[method] = {
+                "runs": len(br), **{f"recall@{m}x": round(float(np.mean([r.recall_at(m) for r in br])), 4)
+                                    for m in MARKS if m <= a.budget}}
     a.out.mkdir(parents=True, exist_ok=True)
     stem = corpus.name if a.corpus else a.data.stem
     (a.out / f"annotator_{stem}.json").write_text(json.dumps(summary, indent=2))

@@ -6,6 +6,7 @@ The simulated annotator (bench/annotator.py) calls these same functions.
 from __future__ import annotations
 
 import inspect
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -35,6 +36,37 @@ def ask(ctx: SearchContext, session: Session, method: str, k: int | None = 10, *
         recorded["chosen"] = result.info["chosen"]
     session.add_search(method, recorded, result.rows, result.scores)
     return result
+
+
+@dataclass
+class KeywordReview:
+    """The adaptive first step: keyword hits are reviewed a page at a time, most typical first,
+    and reviewing stops at the first page that is mostly excluded (more than ``stop_share`` of
+    it), or after ``max_hits``, or when the hits run out; then semantic steps take over. A
+    loose keyword (many hits, few on topic) thus costs a page or two instead of ``max_hits``."""
+
+    page: int = 10
+    max_hits: int = 100
+    stop_share: float = 0.5
+    shown: int = 0
+    stopped: str | None = None  # why reviewing stopped: "mostly excluded", "limit", "no more hits"
+
+    def next_k(self, budget_left: int | None = None) -> int:
+        """How many hits to show next (0: stop)."""
+        if self.stopped:
+            return 0
+        k = min(self.page, self.max_hits - self.shown)
+        return max(0, min(k, budget_left) if budget_left is not None else k)
+
+    def record(self, shown: int, excluded: int) -> None:
+        """A page was reviewed: ``shown`` hits, of which ``excluded`` were off topic."""
+        self.shown += shown
+        if shown == 0:
+            self.stopped = "no more hits"
+        elif excluded > self.stop_share * shown:
+            self.stopped = "mostly excluded"
+        elif self.shown >= self.max_hits:
+            self.stopped = "limit"
 
 
 def availability(session: Session) -> dict[str, str | None]:

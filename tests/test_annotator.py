@@ -76,3 +76,49 @@ def test_ceiling_r_precision_by_hand_and_on_separable_versus_random_labels():
     assert recall_at(separable, labels == 0, 1.0) == 1.0
     noise = np.random.default_rng(0).random(400) < 0.25  # labels unrelated to the vectors
     assert recall_at(out_of_fold_scores(x, None, noise, folds=5), noise, 1.0) < 0.5
+
+
+def loose_keyword_case():
+    """Topic 0 of 10 separated topics; "alpha" is in its 10 most typical members and in 5 texts of
+    each other topic (a loose keyword: 55 hits, 10 on topic, ranked first by the hits' centre)."""
+    x, labels = clustered_unit_vectors(1000, 16, clusters=10, seed=4, spread=0.05)
+    members = np.flatnonzero(labels == 0)
+    centre = x[members].mean(0)
+    typical = members[np.argsort(-(x[members] @ centre))[:10]]
+    strays = np.concatenate([np.flatnonzero(labels == c)[:5] for c in range(1, 10)])
+    texts = [f"text {i}" for i in range(len(x))]
+    for i in np.concatenate([typical, strays]):
+        texts[i] = f"alpha {i}"
+    ctx = SearchContext(VectorIndex(x), KeywordIndex(texts), pd.DataFrame({"text": texts}), word_index=WordIndex(texts))
+    return ctx, members
+
+
+def test_adaptive_keyword_step_stops_at_the_first_mostly_excluded_page():
+    from core.annotate import KeywordReview
+
+    kr = KeywordReview(page=10, max_hits=100)
+    assert kr.next_k() == 10
+    kr.record(10, 2)
+    assert kr.next_k(budget_left=4) == 4 and not kr.stopped
+    kr.record(10, 6)  # 6 of 10 off topic: mostly excluded
+    assert kr.stopped == "mostly excluded" and kr.next_k() == 0
+
+    ctx, members = loose_keyword_case()
+    fixed = simulate(ctx, members, "cos", ["alpha"], budget=1.5, seed_hits=100, cls="0")
+    adaptive = simulate(ctx, members, "cos", ["alpha"], budget=1.5, seed_hits=100, cls="0", keyword_policy="adaptive")
+    # the fixed step reviews all 55 hits (10 members, 45 strays) before any semantic step
+    assert fixed.curve[0] == (55, 10)
+    # the adaptive one reviews the 10 members, then a page of strays, and stops there
+    assert adaptive.curve[:2] == [(10, 10), (20, 10)]
+    assert adaptive.curve[2][0] == 30  # the next 10 come from the semantic step
+    assert adaptive.recall_at(1.0) > fixed.recall_at(1.0)
+
+
+def test_budget_counts_every_text_shown_keyword_hits_included():
+    ctx, members = loose_keyword_case()
+    for policy in ("fixed", "adaptive"):
+        run = simulate(ctx, members, "cos", ["alpha"], budget=0.5, seed_hits=100, cls="0", keyword_policy=policy)
+        shown = run.curve[-1][0]
+        # by hand: the budget is half the class size in texts shown, keyword hits included; never more
+        assert shown == int(0.5 * len(members)), (policy, len(members), run.curve)
+        assert [c[0] for c in run.curve] == sorted(c[0] for c in run.curve)
