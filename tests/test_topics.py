@@ -73,6 +73,10 @@ def test_czech_key_lemmas_collapse_inflections_and_drop_function_words():
         for terms in kt.table[col]:
             assert not function_words & set(terms), (col, terms)
     assert kt.table["size"].sum() == len(f)
+    # the forms counted under a vaccine lemma are shown beside it, inflections included
+    shown = {f.split(": ")[0]: f.split(": ")[1].split("/") for f in vaccine["forms"]}
+    assert lem("očkovat") in shown and len(shown[lem("očkovat")]) >= 3, vaccine["forms"]
+    assert all(lem(form) == lemma or len(form) > 3 for lemma, fs in shown.items() for form in fs)
 
 
 def test_lemma_filter_is_case_and_diacritics_insensitive_and_matches_prefixes():

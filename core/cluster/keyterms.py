@@ -98,7 +98,7 @@ def merge_unknown(counts: dict[str, int], lemmatise: Lemmatiser) -> dict[str, st
 
 @dataclass
 class KeyTerms:
-    table: pd.DataFrame  # cluster, size, mean_len, rule_terms, ctfidf_terms, sample_text
+    table: pd.DataFrame  # cluster, size, mean_len, rule_terms, ctfidf_terms, forms, sample_text
     lang: str
 
 
@@ -129,6 +129,10 @@ def key_terms(texts: Sequence[str], labels: np.ndarray, lang: str = "auto", top:
     toks = [tokens(str(t)) for t in texts]
     merged = merge_unknown(Counter(t for doc in toks for t in doc), lem)
     docs = [[merged.get(t) or lem(t) for t in doc] for doc in toks]
+    forms: dict[str, Counter] = {}  # lemma -> the word forms counted under it
+    for doc_tokens, doc_lemmas in zip(toks, docs):
+        for t, lemma in zip(doc_tokens, doc_lemmas):
+            forms.setdefault(lemma, Counter())[t] += 1
     counts, vocab = count_matrix(docs, labels, k)
     vocab_arr = np.array(vocab, dtype=object)
     total = np.asarray(counts.sum(0)).ravel()
@@ -158,6 +162,8 @@ def key_terms(texts: Sequence[str], labels: np.ndarray, lang: str = "auto", top:
     table = pd.DataFrame({
         "cluster": np.arange(k), "size": sizes, "mean_len": np.round(lengths / np.maximum(sizes, 1), 1),
         "rule_terms": rule, "ctfidf_terms": best,
+        "forms": [[f"{t}: {'/'.join(f for f, _ in forms[t].most_common(4))}" for t in terms
+                   if len(forms.get(t, ())) > 1] for terms in best],
         "sample_text": [str(texts[first[c]]) if c in first.index else "" for c in range(k)],
     })
     return KeyTerms(table, lang)

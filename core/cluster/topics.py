@@ -16,6 +16,8 @@ def cluster_table(labels: np.ndarray, texts, terms: pd.DataFrame | None) -> pd.D
         t = terms.copy()
         t["rule_terms"] = t["rule_terms"].map(lambda v: ", ".join(v))
         t["ctfidf_terms"] = t["ctfidf_terms"].map(lambda v: ", ".join(v))
+        if "forms" in t.columns:  # the word forms counted under each c-TF-IDF lemma (older files lack it)
+            t["forms"] = t["forms"].map(lambda v: "; ".join(v))
         return t
     sizes = np.bincount(labels, minlength=k)
     lengths = np.bincount(labels, weights=[len(str(x)) for x in texts], minlength=k)
