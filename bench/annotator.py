@@ -77,7 +77,8 @@ def found(session: Session, members: set[int]) -> int:
 
 
 def simulate(ctx: SearchContext, member_rows: np.ndarray, method: str, queries: list[str], budget: float,
-             seed_hits: int, cls: str, params: dict | None = None, keyword_policy: str = "fixed") -> Run:
+             seed_hits: int, cls: str, params: dict | None = None, keyword_policy: str = "fixed",
+             stop_share: float = 0.5) -> Run:
     members = set(member_rows.tolist())
     run = Run(cls, method, len(members), "")
     s = Session()
@@ -86,7 +87,7 @@ def simulate(ctx: SearchContext, member_rows: np.ndarray, method: str, queries: 
     for q in queries:  # a person tries another word when the first finds nothing on topic
         run.seed_query = q
         if keyword_policy == "adaptive":  # a page of hits at a time, until a page is mostly off topic
-            kr = annotate.KeywordReview(max_hits=seed_hits)
+            kr = annotate.KeywordReview(max_hits=seed_hits, stop_share=stop_share)
             while k := kr.next_k(limit - reviewed):
                 r = annotate.ask(ctx, s, "keyword", k, query=q)
                 before = len(s.excluded)
@@ -202,6 +203,8 @@ def main(argv=None) -> None:
     p.add_argument("--keyword-policy", choices=["fixed", "adaptive"], default="fixed",
                    help="fixed: review the first --seed-hits keyword hits at once; adaptive: a page of 10 at "
                         "a time until a page is mostly excluded (core.annotate.KeywordReview)")
+    p.add_argument("--keyword-stop-share", type=float, default=0.5,
+                   help="adaptive: stop reviewing keyword hits at the first page with more than this share excluded")
     p.add_argument("--shrink", type=int, nargs="*", default=[],
                    help="small topics: each class in turn cut to these many members (random, --shrink-seed) "
                         "inside the full background of the other classes")
@@ -240,7 +243,7 @@ def main(argv=None) -> None:
                 members = np.flatnonzero(labels[keep] == cls)
             for method in methods:
                 r = simulate(sub_ctx, members, method, queries[cls], a.budget, a.seed_hits, cls, params,
-                             a.keyword_policy)
+                             a.keyword_policy, a.keyword_stop_share)
                 runs.append(r)
                 emit(dataset=a.data.stem, cls=cls, method=method, size=r.size, seed_query=r.seed_query,
                      keyword_policy=a.keyword_policy, band=band(r.size),
@@ -248,7 +251,8 @@ def main(argv=None) -> None:
                      precision=round(r.true_included / max(r.included, 1), 4),
                      mean_step_s=round(float(np.mean(r.step_seconds)) if r.step_seconds else 0.0, 4))
     summary = {"dataset": a.data.stem, "classes": len(classes), "budget": a.budget,
-               "keyword_policy": a.keyword_policy, "shrink": a.shrink, "methods": {}, "bands": {}}
+               "keyword_policy": a.keyword_policy, "keyword_stop_share": a.keyword_stop_share, "shrink": a.shrink,
+               "methods": {}, "bands": {}}
     for method in methods:
         mr = [r for r in runs if r.method == method]
         summary["methods"][method] = {
