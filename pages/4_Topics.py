@@ -59,6 +59,12 @@ objective = (f", {meta.get('objective_kind') or 'objective'} {meta['objective']:
 st.caption(md(f"{meta.get('iterations')} steps, {meta.get('seconds')} s on {meta.get('device')}, seed "
               f"{meta.get('seed')}{objective}; computed {chosen.created_at[:16].replace('T', ' ')} UTC."))
 st.plotly_chart(plots.size_histogram(table["size"].to_numpy()), width="stretch", key="tp_hist")
+with st.popover("Delete this clustering"):
+    st.caption("Its file and key lemmas are removed; rerun `python -m precompute.cluster` to get it back.")
+    if st.button("Delete", key="tp_delete", disabled=not st.checkbox("Yes, delete it", key="tp_sure")):
+        store.delete(name, chosen.stem)
+        st.session_state.pop("tp_k", None)
+        st.rerun()
 
 groups = state.saved_group_rows(name)
 if groups:

@@ -247,3 +247,7 @@ def test_topics_page(tweets):
     assert (shown["ctfidf_terms"] == "").all()  # the old key lemmas went with the old clustering
     at.selectbox(key="tp_k").set_value("kmeans-k5").run()
     assert any("--clustering kmeans-k5" in w.value for w in at.warning)  # ... K-Means k=5 not yet
+    at.checkbox(key="tp_sure").check().run()
+    at.button(key="tp_delete").click().run()
+    assert not at.exception and not any(o.startswith("K-Means, k = 5 (") for o in at.selectbox(key="tp_k").options)
+    assert not store.clustering_file("tweets", "kmeans-k5").exists()
