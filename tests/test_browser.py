@@ -157,10 +157,19 @@ def test_first_hour_walk_in_browser(tmp_path):
         grid = page.locator('[data-testid="stDataFrame"]').last
         grid.wait_for()
         wait_idle(page)
-        grid.scroll_into_view_if_needed()
-        page.wait_for_timeout(500)
-        gb = grid.bounding_box()
-        page.mouse.click(gb["x"] + 12, gb["y"] + 35 + 17)  # the first row's selection box
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        for attempt in range(3):  # the grid can still move while charts above it render: re-measure
+            grid.scroll_into_view_if_needed()
+            page.wait_for_timeout(500)
+            gb = grid.bounding_box()
+            page.mouse.click(gb["x"] + 12, gb["y"] + 35 + 17)  # the first row's selection box
+            try:
+                page.locator(".st-key-tp_start button:visible").first.wait_for(timeout=15_000)
+                break
+            except PlaywrightTimeout:
+                if attempt == 2:
+                    raise
         button(page, "tp_start").click()
         page.get_by_text("Started a group from cluster").wait_for()
         wait_idle(page)
