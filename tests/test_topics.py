@@ -68,7 +68,7 @@ def test_czech_key_lemmas_collapse_inflections_and_drop_function_words():
     assert kt.lang == "cs"
     vaccine = kt.table.set_index("cluster").loc[1]
     assert {lem("vakcína"), lem("očkovat"), lem("očkování")} & set(vaccine["ctfidf_terms"][:5])
-    function_words = {lem(w) for w in ("a", "se", "na", "je", "že", "v", "to")}
+    function_words = {lem(w) for w in ("a", "se", "na", "je", "že", "v", "to")} | {"you", "really", "very", "the"}
     for col in ("rule_terms", "ctfidf_terms"):
         for terms in kt.table[col]:
             assert not function_words & set(terms), (col, terms)
@@ -103,3 +103,15 @@ def test_unknown_czech_forms_join_the_known_lemma_with_their_stem():
     assert "tendru" not in merged  # no known lemma with its stem in this corpus: left alone
     assert "polský" not in merged and "vakcína" not in merged  # known words are never remapped
     assert merge_unknown(counts, Lemmatiser("en")) == {}  # Czech endings only for Czech
+
+
+def test_english_function_words_are_no_key_lemmas_of_a_czech_corpus():
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    f = pd.read_csv(shared_file("czech_politicians_tweets_2021.csv"), dtype=str, keep_default_na=False)
+    english = f["text"].str.contains(r"(?i)\b(?:you|the|really|very|we)\b")
+    assert english.sum() >= 50  # Czech politicians quote and write English now and then
+    kt = key_terms(f["text"].tolist(), english.to_numpy().astype(int), lang="cs", top=15, min_count=5)
+    quoting = kt.table.set_index("cluster").loc[1]
+    for col in ("rule_terms", "ctfidf_terms"):
+        assert quoting[col] and not set(quoting[col]) & ENGLISH_STOP_WORDS, quoting[col]

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import regex
 import scipy.sparse as sp
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from core.languages import CANDIDATES as LANGS
 
@@ -121,7 +122,8 @@ def key_terms(texts: Sequence[str], labels: np.ndarray, lang: str = "auto", top:
     not among the corpus's ``frequent`` most frequent lemmas) and c-TF-IDF (BERTopic's weighting:
     frequency in the cluster x log(1 + mean words per cluster / frequency in the corpus)). The
     corpus's ``stop_top`` most frequent lemmas (function words, in any language) are left out of
-    the c-TF-IDF ranking too: with few or large clusters they would otherwise top it."""
+    the c-TF-IDF ranking too: with few or large clusters they would otherwise top it. In a corpus
+    whose language is not English, English function words are left out of both."""
     labels = np.asarray(labels)
     k = int(labels.max()) + 1 if len(labels) else 0
     lang = detect_language(texts, seed=seed) if lang == "auto" else lang
@@ -137,8 +139,11 @@ def key_terms(texts: Sequence[str], labels: np.ndarray, lang: str = "auto", top:
     vocab_arr = np.array(vocab, dtype=object)
     total = np.asarray(counts.sum(0)).ravel()
     by_freq = np.argsort(-total, kind="stable")
-    common = set(by_freq[:frequent].tolist())
-    stop = by_freq[:stop_top]
+    # a corpus in another language often quotes English: its function words (scikit-learn's list)
+    # are no key lemmas there, however rare they are in the corpus
+    english = ({i for i, w in enumerate(vocab) if w in ENGLISH_STOP_WORDS} if lang != "en" else set())
+    common = set(by_freq[:frequent].tolist()) | english
+    stop = np.union1d(by_freq[:stop_top], np.array(sorted(english), dtype=np.int64))
     per_cluster_words = np.asarray(counts.sum(1)).ravel()
     tf = sp.diags(1 / np.maximum(per_cluster_words, 1)) @ counts
     idf = np.log(1 + per_cluster_words.mean() / np.maximum(total, 1))
