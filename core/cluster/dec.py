@@ -70,6 +70,60 @@ def _encode(model: AutoEncoder, x: torch.Tensor, chunk: int = 8192) -> torch.Ten
         return torch.cat([model.encoder(x[s:s + chunk]) for s in range(0, len(x), chunk)])
 
 
+class _Batches:
+    """Shuffled mini-batches, epoch after epoch; its state (order, position) goes into checkpoints."""
+
+    def __init__(self, n: int, size: int, gen: np.random.Generator, device: str,
+                 order: torch.Tensor | None = None, pos: int = 0):
+        self.n, self.size, self.gen, self.device = n, size, gen, device
+        self.order = order.to(device) if order is not None else self._shuffle()
+        self.pos = pos
+
+    def _shuffle(self) -> torch.Tensor:
+        return torch.from_numpy(self.gen.permutation(self.n)).to(self.device)
+
+    def next(self) -> torch.Tensor:
+        if self.pos >= self.n:
+            self.order, self.pos = self._shuffle(), 0
+        idx = self.order[self.pos:self.pos + self.size]
+        self.pos += self.size
+        return idx
+
+
+def _pretrain(model: AutoEncoder, x: torch.Tensor, batches: _Batches, p: dict, report) -> None:
+    """Train the autoencoder to reconstruct the embeddings (MSE), one report per epoch."""
+    opt = torch.optim.Adam(model.parameters(), lr=p["lr"])
+    n = len(x)
+    for epoch in range(p["pretrain_epochs"]):
+        total_loss = 0.0
+        for _ in range(0, n, batches.size):
+            xb = x[batches.next()]
+            loss = nn.functional.mse_loss(model(xb)[1], xb)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total_loss += loss.item() * len(xb)
+        report(epoch + 1, {"phase": "pretrain", "epoch": epoch + 1, "reconstruction": total_loss / n})
+
+
+def _refresh(model: AutoEncoder, x: torch.Tensor, mu: torch.Tensor, alpha: float
+             ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Soft assignment Q of every row and DEC's target P from it."""
+    with torch.no_grad():
+        q = soft_assign(_encode(model, x), mu, alpha)
+        return q, target_distribution(q)
+
+
+def _loss_summary(losses: list[float]) -> dict:
+    """The loss minimised since the previous refresh (against a fixed target): its mean, and over
+    its first and last quarter."""
+    if not losses:
+        return {}
+    quarter = max(1, len(losses) // 4)
+    return {"loss": float(np.mean(losses)), "loss_start": float(np.mean(losses[:quarter])),
+            "loss_end": float(np.mean(losses[-quarter:]))}
+
+
 def train(ctx: ClusterContext, k: int | None, *, method: str, gamma: float | None, seed: int, device: str,
           progress: Progress | None, params: dict) -> Clustering:
     """DEC (``gamma`` None: clustering loss only) or IDEC (loss = gamma x KL + reconstruction)."""
@@ -92,7 +146,7 @@ def train(ctx: ClusterContext, k: int | None, *, method: str, gamma: float | Non
         torch.manual_seed(seed)
         model = AutoEncoder(x.shape[1], p["hidden"], p["latent"]).to(device)
     bs = min(p["batch_size"], n)
-    history: list[dict] = []
+    history: list[dict] = state["history"] if state else []
     total = p["pretrain_epochs"] + p["max_steps"] // p["update_interval"] + 1
 
     def report(step: int, info: dict) -> None:
@@ -100,83 +154,59 @@ def train(ctx: ClusterContext, k: int | None, *, method: str, gamma: float | Non
         if progress:
             progress(step, total, info)
 
-    if state is None:  # 1. pretrain the autoencoder
-        opt = torch.optim.Adam(model.parameters(), lr=p["lr"])
-        for epoch in range(p["pretrain_epochs"]):
-            order = torch.from_numpy(gen.permutation(n)).to(device)
-            total_loss = 0.0
-            for s in range(0, n, bs):
-                xb = x[order[s:s + bs]]
-                loss = nn.functional.mse_loss(model(xb)[1], xb)
-                opt.zero_grad()
-                loss.backward()
-                opt.step()
-                total_loss += loss.item() * len(xb)
-            report(epoch + 1, {"phase": "pretrain", "epoch": epoch + 1, "reconstruction": total_loss / n})
+    if state is None:
+        _pretrain(model, x, _Batches(n, bs, gen, device), p, report)  # 1. the autoencoder
         # 2. K-Means in the latent space gives the first centroids
-        z = _encode(model, x)
-        km = kmeans(z.cpu().numpy(), k, seed=seed, device=device, init="auto", n_init="auto", niter="auto")
+        km = kmeans(_encode(model, x).cpu().numpy(), k, seed=seed, device=device, init="auto", n_init="auto",
+                    niter="auto")
         mu = nn.Parameter(torch.from_numpy(km.centroids).to(device))
         labels = torch.from_numpy(km.labels.astype(np.int64)).to(device)
-        step = 0
+        step, batches = 0, _Batches(n, bs, gen, device)
     else:
         model.load_state_dict(state["model"])
         mu = nn.Parameter(state["mu"].to(device))
-        labels = state["labels"].to(device)
-        step = state["step"]
-        history = state["history"]
+        labels, step = state["labels"].to(device), state["step"]
         gen.bit_generator.state = state["rng"]
+        batches = _Batches(n, bs, gen, device, state["order"], state["pos"])
     opt = torch.optim.Adam([*model.parameters(), mu], lr=p["cluster_lr"])
-    if state is not None and state.get("opt") is not None:
+    if state is not None:
         opt.load_state_dict(state["opt"])
-    # 3. sharpen: KL(P || Q), P refreshed every update_interval steps
-    if state is not None:  # go on through the epoch where the checkpoint left it
-        order, pos = state["order"].to(device), state["pos"]
-    else:
-        order, pos = torch.from_numpy(gen.permutation(n)).to(device), 0
-    target = None
-    losses: list[float] = []  # the batch losses since the last refresh
-    resuming = state is not None
-    while True:
-        if step % p["update_interval"] == 0:
-            with torch.no_grad():
-                q = soft_assign(_encode(model, x), mu, p["alpha"])
-                target = target_distribution(q)
-                new = q.argmax(1)
-            if resuming:  # this refresh was reported and checkpointed before the run stopped
-                resuming = False
-            else:
-                changed = float((new != labels).float().mean())
-                labels = new
-                sizes = torch.bincount(labels, minlength=k)
-                kl = float((target * (target.clamp_min(1e-12).log() - q.clamp_min(1e-12).log())).sum(1).mean())
-                info = {"phase": "cluster", "step": step, "kl_refreshed": kl, "changed": changed,
-                        "empty_clusters": int((sizes == 0).sum())}
-                if losses:  # the loss minimised since the previous refresh (against a fixed target):
-                    quarter = max(1, len(losses) // 4)  # its mean, and over its first and last quarter
-                    info.update(loss=float(np.mean(losses)), loss_start=float(np.mean(losses[:quarter])),
-                                loss_end=float(np.mean(losses[-quarter:])))
-                report(p["pretrain_epochs"] + step // p["update_interval"] + 1, info)
-                losses = []
-                ck.save({"model": model.state_dict(), "mu": mu.detach().cpu(), "labels": labels.cpu(),
-                         "step": step, "history": history, "rng": gen.bit_generator.state,
-                         "opt": opt.state_dict(), "order": order.cpu(), "pos": pos})
-                if (step > 0 and changed < p["tol"]) or step >= p["max_steps"]:
-                    break
-        if pos >= n:
-            order, pos = torch.from_numpy(gen.permutation(n)).to(device), 0
-        idx = order[pos:pos + bs]
-        pos += bs
-        z, recon = model(x[idx])
-        q = soft_assign(z, mu, p["alpha"])
-        loss = nn.functional.kl_div(q.clamp_min(1e-12).log(), target[idx], reduction="batchmean")
-        if gamma is not None:
-            loss = gamma * loss + nn.functional.mse_loss(recon, x[idx])
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-        step += 1
+
+    def record(q: torch.Tensor, target: torch.Tensor, losses: list[float]) -> bool:
+        """Report and checkpoint a refresh; True when training should stop."""
+        nonlocal labels
+        new = q.argmax(1)
+        changed = float((new != labels).float().mean())
+        labels = new
+        kl = float((target * (target.clamp_min(1e-12).log() - q.clamp_min(1e-12).log())).sum(1).mean())
+        report(p["pretrain_epochs"] + step // p["update_interval"] + 1, {
+            "phase": "cluster", "step": step, "kl_refreshed": kl, "changed": changed,
+            "empty_clusters": int((torch.bincount(labels, minlength=k) == 0).sum()), **_loss_summary(losses)})
+        ck.save({"model": model.state_dict(), "mu": mu.detach().cpu(), "labels": labels.cpu(), "step": step,
+                 "history": history, "rng": gen.bit_generator.state, "opt": opt.state_dict(),
+                 "order": batches.order.cpu(), "pos": batches.pos})
+        return (step > 0 and changed < p["tol"]) or step >= p["max_steps"]
+
+    # 3. sharpen: KL(P || Q), P refreshed every update_interval steps. A resumed run's refresh at
+    # its checkpoint was already recorded: only its target is needed again.
+    q, target = _refresh(model, x, mu, p["alpha"])
+    stop = state is None and record(q, target, [])
+    while not stop:
+        losses = []
+        for _ in range(p["update_interval"]):
+            idx = batches.next()
+            z, recon = model(x[idx])
+            loss = nn.functional.kl_div(soft_assign(z, mu, p["alpha"]).clamp_min(1e-12).log(), target[idx],
+                                        reduction="batchmean")
+            if gamma is not None:
+                loss = gamma * loss + nn.functional.mse_loss(recon, x[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+            step += 1
+        q, target = _refresh(model, x, mu, p["alpha"])
+        stop = record(q, target, losses)
     ck.clear()
     centroids = mu.detach().cpu().numpy().astype(np.float32)  # in the latent space
     params_out = {**p, "hidden": list(p["hidden"]), **({"gamma": gamma} if gamma is not None else {})}
