@@ -16,7 +16,7 @@ from ui.text import md
 name, corpus = state.start_page("Topics", "🧭")
 st.title("Topics")
 generation = store.generation_of(corpus)
-stored = [s for s in store.listing(name)]
+stored = store.listing(name)
 usable = [s for s in stored if not s.stale(generation)]
 if len(usable) < len(stored):
     st.caption(f"{len(stored) - len(usable)} clustering(s) computed on an earlier import of this corpus are "
@@ -39,14 +39,21 @@ def load(root: str, corpus_name: str, stem: str, corpus_stamp: float, files: tup
     return labels, cluster_table(labels, c.frame["text"].to_numpy(), terms), terms is not None
 
 
-def loaded(s: store.Stored):
-    return load(str(paths.data_root()), name, s.stem, state.stamp(name), store.stamp(name, s.stem))
+def loaded(stem: str):
+    return load(str(paths.data_root()), name, stem, state.stamp(name), store.stamp(name, stem))
+
+
+@st.cache_data(max_entries=8, show_spinner="Comparing the clusterings…")
+def compared(root: str, corpus_name: str, stem: str, other: str, stamps: tuple) -> dict:
+    """NMI/ARI of two stored clusterings, once per pair of files rather than on every rerun (the
+    expander's body runs even when it is closed)."""
+    return agreement(loaded(stem)[0], loaded(other)[0])
 
 
 by_stem = {s.stem: s for s in usable}
 chosen = by_stem[st.selectbox("Clustering", list(by_stem), format_func=lambda v: by_stem[v].describe(), key="tp_k")]
 try:
-    labels, table, has_terms = loaded(chosen)
+    labels, table, has_terms = loaded(chosen.stem)
 except store.ClusteringError as exc:
     st.error(md(str(exc)))
     st.stop()
@@ -93,8 +100,9 @@ with st.expander("Compare with another clustering", expanded=False):
     else:
         other = by_stem[st.selectbox("Other clustering", [s.stem for s in others], key="tp_other",
                                      format_func=lambda v: by_stem[v].describe())]
-        other_labels = loaded(other)[0]
-        agree = agreement(labels, other_labels)
+        other_labels = loaded(other.stem)[0]
+        agree = compared(str(paths.data_root()), name, chosen.stem, other.stem,
+                         (state.stamp(name), store.stamp(name, chosen.stem), store.stamp(name, other.stem)))
         a1, a2 = st.columns(2)
         a1.metric("NMI between them", f"{agree['nmi']:.3f}")
         a2.metric("ARI between them", f"{agree['ari']:.3f}")

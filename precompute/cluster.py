@@ -66,9 +66,9 @@ def run(a: argparse.Namespace) -> int:
     corpus = load_corpus(a.corpus)
     device = pick_device(a.device)
     generation = store.generation_of(corpus)
+    listed = {s.stem: s for s in store.listing(a.corpus)}
     for k in ks:
         stem = store.stem_of(method.name, k, a.tag)
-        listed = {s.stem: s for s in store.listing(a.corpus)}
         if stem in listed and not a.force and not listed[stem].stale(generation):
             log.info("%s already done (%s); --force recomputes it", stem, store.clustering_file(a.corpus, stem))
             continue
@@ -87,12 +87,13 @@ def run(a: argparse.Namespace) -> int:
         log.info("%s: %.1f s, objective %s, cluster sizes %s -> %s", stem, result.seconds, saved.objective,
                  saved.meta["sizes"], store.clustering_file(a.corpus, stem))
         if not a.no_terms:
-            terms(corpus, stem, a.lang)
+            terms(corpus, stem, a.lang, labels=result.labels)
     return 0
 
 
-def terms(corpus, stem: str, lang: str = "auto", **options) -> None:
-    labels = store.labels_for(corpus, stem)
+def terms(corpus, stem: str, lang: str = "auto", labels=None, **options) -> None:
+    """Key lemmas of a stored clustering (``labels``: its labels when already in hand)."""
+    labels = store.labels_for(corpus, stem) if labels is None else labels
     kt = key_terms(corpus.frame["text"].tolist(), labels, lang=lang, **options)
     store.save_terms(corpus.name, stem, kt.table)
     log.info("key lemmas of %d clusters (language %s) -> %s", len(kt.table), kt.lang,

@@ -86,7 +86,7 @@ def generation_of(corpus) -> str:
     return corpus.data_folder.name
 
 
-def save(name: str, clustering: Clustering, *, generation: str, tag: str | None = None,
+def save(name: str, clustering: Clustering, *, generation: str | None, tag: str | None = None,
          extra: dict | None = None) -> Stored:
     """Write the clustering atomically (arrays + metadata in one .npz, then the .json copy)."""
     stem = stem_of(clustering.method, clustering.k, tag)
@@ -119,7 +119,6 @@ def _migrate_legacy(name: str) -> None:
     old = paths.corpus_dir(name) / "kmeans"
     if not old.is_dir():
         return
-    folder(name).mkdir(parents=True, exist_ok=True)
     for f in sorted(old.glob("k*.npz")):
         k = f.stem[1:]
         if not k.isdigit():
@@ -127,16 +126,11 @@ def _migrate_legacy(name: str) -> None:
         with np.load(f) as z:
             stats = json.loads(str(z["stats"]))
             labels, centroids = z["labels"], z["centroids"]
-        meta = {"method": "kmeans", "k": int(k), "tag": None, "rows": int(len(labels)), "params": {},
-                "seed": stats.get("seed", 0), "device": stats.get("device", "cpu"), "seconds": stats.get("seconds"),
-                "objective": (stats.get("objective") or [None])[-1], "iterations": stats.get("iterations"),
-                "history": [], "generation": None, "created_at": datetime.fromtimestamp(
-                    f.stat().st_mtime, timezone.utc).isoformat(timespec="seconds")}
-        target = clustering_file(name, f"kmeans-k{k}")
-        with atomic_path(target) as tmp:
-            with open(tmp, "wb") as fh:
-                np.savez(fh, meta=json.dumps(meta), labels=labels, centroids=centroids)
-        save_json(target.with_suffix(".json"), meta)
+        last = (stats.get("objective") or [None])[-1]
+        c = Clustering(labels, centroids, "kmeans", int(k), {}, [{"objective": last}] if last is not None else [],
+                       stats.get("seconds") or 0.0, stats.get("seed", 0), stats.get("device", "cpu"))
+        when = datetime.fromtimestamp(f.stat().st_mtime, timezone.utc).isoformat(timespec="seconds")
+        save(name, c, generation=None, extra={"created_at": when, "iterations": stats.get("iterations")})
         terms = old / f"k{k}_terms.parquet"
         if terms.exists():
             os.replace(terms, terms_file(name, f"kmeans-k{k}"))
