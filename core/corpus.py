@@ -247,7 +247,8 @@ def import_corpus(spec: ImportSpec, root: Path | None = None, progress: Progress
     if models != list(spec.models):
         log.info("main language %s: embedding with %s", languages.main_language(shares), ", ".join(models))
     spec = replace(spec, models=models)
-    warnings = [w for w in [languages.coverage_warning(shares, models)] if w]
+    warning = languages.coverage_warning(shares, models)
+    warnings = [warning] if warning else []
     for w in warnings:
         log.warning("%s", w)
         if notify:

@@ -13,19 +13,11 @@ import regex
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-from core.languages import CANDIDATES as LANGS
+from core import languages
 
 URL = regex.compile(r"https?://\S+|www\.\S+")
 MENTION = regex.compile(r"@\w+")
 TOKEN = regex.compile(r"[\p{L}][\p{L}\p{M}'’-]*")  # words start with a letter: numbers are dropped
-
-
-def detect_language(texts: Sequence[str], candidates: tuple[str, ...] = LANGS, sample: int = 500,
-                    seed: int = 0) -> str:
-    """The most common language of a sample of texts (English when none is recognised)."""
-    from core import languages
-
-    return languages.main_language(languages.detect(texts, sample, seed, candidates))
 
 
 class Lemmatiser:
@@ -50,18 +42,16 @@ def tokens(text: str) -> list[str]:
     return [t for t in TOKEN.findall(text) if len(t) > 1]
 
 
-def lemmas(text: str, lemmatise: Lemmatiser, merged: dict[str, str] | None = None) -> list[str]:
-    """The text's lemmas; ``merged`` (from :func:`merge_unknown`) overrides the lemmatiser."""
-    merged = merged or {}
-    return [merged.get(t) or lemmatise(t) for t in tokens(text)]
+def lemmas(text: str, lemmatise: Lemmatiser) -> list[str]:
+    return [lemmatise(t) for t in tokens(text)]
 
 
 # Czech case and number endings, longest first: an unknown word form and a known lemma that end
 # in different ones of these but share the rest are taken as forms of one word (vakcín ~ vakcína,
 # volbama ~ volba, tendru ~ tendr)
-CS_ENDINGS = sorted({"a", "e", "ě", "i", "o", "u", "y", "á", "é", "í", "ý", "ů", "ou", "em", "em", "ům", "ech",
-                     "ách", "ích", "ých", "ám", "ím", "ým", "ami", "ama", "emi", "ími", "ými", "ého", "ému",
-                     "ímu", "ému", "ou", "ej", "ejch", "ejm", "ovi", "ové", "ů"}, key=len, reverse=True)
+CS_ENDINGS = sorted({"a", "e", "ě", "i", "o", "u", "y", "á", "é", "í", "ý", "ů", "ou", "em", "ům", "ech", "ách",
+                     "ích", "ých", "ám", "ím", "ým", "ami", "ama", "emi", "ími", "ými", "ého", "ému", "ímu",
+                     "ej", "ejch", "ejm", "ovi", "ové"}, key=len, reverse=True)
 
 
 def _stem(word: str, endings=CS_ENDINGS, min_stem: int = 4) -> str:
@@ -126,7 +116,8 @@ def key_terms(texts: Sequence[str], labels: np.ndarray, lang: str = "auto", top:
     whose language is not English, English function words are left out of both."""
     labels = np.asarray(labels)
     k = int(labels.max()) + 1 if len(labels) else 0
-    lang = detect_language(texts, seed=seed) if lang == "auto" else lang
+    if lang == "auto":
+        lang = languages.main_language(languages.detect(texts, sample=500, seed=seed))
     lem = Lemmatiser(lang)
     toks = [tokens(str(t)) for t in texts]
     merged = merge_unknown(Counter(t for doc in toks for t in doc), lem)
