@@ -69,10 +69,11 @@ class KeywordReview:
             self.stopped = "limit"
 
 
-def availability(session: Session) -> dict[str, str | None]:
-    """For each method: None when it can run now, otherwise the reason it cannot."""
+def availability(session: Session, ctx: SearchContext | None = None) -> dict[str, str | None]:
+    """For each method: None when it can run now, otherwise the reason it cannot (with ``ctx``, also
+    what a method needs from it, e.g. DAC a trained model)."""
     c = session.counts()
-    return {name: m.reason_not_applicable(c["included"], c["excluded"]) for name, m in REGISTRY.items()}
+    return {name: m.reason_not_applicable(c["included"], c["excluded"], ctx) for name, m in REGISTRY.items()}
 
 
 def rows_frame(frame: pd.DataFrame, session: Session, rows, scores=None) -> pd.DataFrame:

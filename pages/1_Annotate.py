@@ -16,7 +16,7 @@ ctx = state.search_context(name)
 store = state.store(name)
 session = state.session()
 PER_PAGE = 50
-SHORTCUTS = {"cos": "Alt+1", "lda": "Alt+2", "nn1": "Alt+3", "nn2": "Alt+4", "suggest": "Alt+S"}
+SHORTCUTS = {"cos": "Alt+1", "lda": "Alt+2", "nn1": "Alt+3", "nn2": "Alt+4", "suggest": "Alt+S", "dac": "Alt+D"}
 
 
 def say(kind: str, text: str) -> None:
@@ -83,14 +83,14 @@ def results() -> None:
 
 def _results() -> None:
     state.counters(session, st)
-    avail = annotate.availability(session)
+    avail = annotate.availability(session, ctx)
     b = st.columns([1.2] + [1.5] * len(SEMANTIC), vertical_alignment="bottom")
     k = b[0].number_input("Texts per search", 1, 500, 10, key="sem_k")
     for col, method in zip(b[1:], SEMANTIC):
         m = REGISTRY[method]
         col.button(m.label, key=f"btn_{method}", disabled=avail[method] is not None, on_click=run,
                    help=avail[method] or m.help, args=(method, int(k)), width="stretch",
-                   type="primary" if method == "suggest" else "secondary", shortcut=SHORTCUTS[method])
+                   type="primary" if method == "suggest" else "secondary", shortcut=SHORTCUTS.get(method))
     reasons = sorted({r for m, r in avail.items() if r and m in SEMANTIC})
     if reasons:
         st.caption(" · ".join(reasons))
@@ -109,7 +109,7 @@ def _results() -> None:
     if not len(table):
         if session.is_empty():
             st.info("Start with a keyword search; its hits come in as included. Click the ones that are off-topic "
-                    "to exclude them, then ask COS, LDA, NN1, NN2 or Suggest for more.")
+                    "to exclude them, then ask COS, LDA, NN1, NN2, Suggest or DAC for more.")
         else:
             st.info(f"Nothing to show under '{view}'. The group has {len(session.included):,} included and "
                     f"{len(session.excluded):,} excluded texts: pick another view, or search.")

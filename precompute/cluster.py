@@ -1,12 +1,13 @@
 """Cluster a corpus's embeddings with any registered method and store the result (+ key lemmas).
 
-    python -m precompute.cluster --corpus NAME --method kmeans|dec|idec --k K [--k K2 ...]
+    python -m precompute.cluster --corpus NAME --method kmeans|dec|idec|dac --k K [--k K2 ...]
         [--seed S] [--device auto] [--tag T] [--param name=value ...] [--force] [--no-terms]
 
 Resumable: a finished clustering is skipped (``--force`` recomputes it); an iterative method keeps
 a checkpoint under the data root's .work folder (K-Means every iteration, DEC/IDEC every target
 refresh), so after a kill the same command goes on from there. Outputs are written atomically
-to data/NAME/clusterings/<method>-k<K>[-<tag>].npz (+ .json, + .terms.parquet).
+to data/NAME/clusterings/<method>-k<K>[-<tag>].npz (+ .json, + .terms.parquet). DAC finds its own
+number of clusters (no --k; ``--param model=MODEL`` names a model from ``precompute.amortized``).
 """
 
 from __future__ import annotations
@@ -69,11 +70,11 @@ def run(a: argparse.Namespace) -> int:
     listed = {s.stem: s for s in store.listing(a.corpus)}
     for k in ks:
         stem = store.stem_of(method.name, k, a.tag)
-        if stem in listed and not a.force and not listed[stem].stale(generation):
+        if k is not None and stem in listed and not a.force and not listed[stem].stale(generation):
             log.info("%s already done (%s); --force recomputes it", stem, store.clustering_file(a.corpus, stem))
             continue
         ctx = ClusterContext(corpus.embeddings, corpus.frame["text"].tolist() if method.needs_texts else None,
-                             checkpoint=paths.work_dir(a.corpus) / f"cluster-{stem}")
+                             checkpoint=paths.work_dir(a.corpus) / f"cluster-{stem}", folder=corpus.folder)
         bar = tqdm(desc=f"{method.label} k={k}", unit="step", file=sys.stderr)
 
         def progress(step: int, total: int, info: dict) -> None:

@@ -24,7 +24,14 @@ from tests.conftest import clustered_unit_vectors
 # small enough for a test: DEC/IDEC's defaults are sized for corpora of 10k+ texts
 FAST = {"kmeans": {}, "dec": dict(pretrain_epochs=4, max_steps=60, update_interval=20, batch_size=64,
                                   hidden=(32,), latent=8),
-        "idec": dict(pretrain_epochs=4, max_steps=60, update_interval=20, batch_size=64, hidden=(32,), latent=8)}
+        "idec": dict(pretrain_epochs=4, max_steps=60, update_interval=20, batch_size=64, hidden=(32,), latent=8),
+        "dac": dict(train_epochs=3, train_steps=25, train_batch=4, bag=150, anchors=120, hidden=32,
+                    train_cluster_size=50)}
+
+
+def k_for(name, k):
+    """The k a method is asked for: none for one that finds its own number of clusters."""
+    return k if REGISTRY[name].needs_k else None
 
 
 def mixture(sizes, dim=16, spread=0.6, seed=0):
@@ -41,11 +48,12 @@ def mixture(sizes, dim=16, spread=0.6, seed=0):
 def test_every_method_labels_every_row_in_range_and_repeats_for_a_seed(name):
     x, y = clustered_unit_vectors(301, 16, clusters=5, seed=3)
     m = REGISTRY[name]
-    a = m.fit(ClusterContext(x), 5, seed=7, **FAST[name])
-    b = m.fit(ClusterContext(x), 5, seed=7, **FAST[name])
-    assert isinstance(a, Clustering) and a.method == name and a.k == 5
+    a = m.fit(ClusterContext(x), k_for(name, 5), seed=7, **FAST[name])
+    b = m.fit(ClusterContext(x), k_for(name, 5), seed=7, **FAST[name])
+    assert isinstance(a, Clustering) and a.method == name
+    assert a.k == 5 if m.needs_k else abs(a.k - 5) <= 1  # DAC finds the number itself, give or take one
     assert a.labels.shape == (301,) and a.labels.dtype == np.int32
-    assert a.labels.min() >= 0 and a.labels.max() < 5
+    assert a.labels.min() >= 0 and a.labels.max() < a.k
     np.testing.assert_array_equal(a.labels, b.labels)
     assert accuracy(y, a.labels) > 0.9  # five well separated clusters are found
     assert a.history and a.params  # what it did and with which settings is recorded
@@ -55,7 +63,8 @@ def test_every_method_labels_every_row_in_range_and_repeats_for_a_seed(name):
 def test_every_method_survives_duplicates_and_more_clusters_than_distinct_points(name):
     x, _ = clustered_unit_vectors(4, 8, clusters=2, seed=1)
     dup = np.repeat(x, 10, axis=0)  # 40 rows, 4 distinct
-    r = REGISTRY[name].fit(ClusterContext(dup), 6, seed=0, **FAST[name])
+    r = REGISTRY[name].fit(ClusterContext(dup), k_for(name, 6), seed=0, **{**FAST[name], **(
+        {"min_size": 1} if name == "dac" else {})})
     assert r.labels.shape == (40,) and 0 <= r.labels.min() and r.labels.max() < 6
     # copies of one row always share a cluster
     for i in range(4):
@@ -66,10 +75,11 @@ def test_every_method_survives_duplicates_and_more_clusters_than_distinct_points
 def test_every_method_refuses_bad_k_and_unknown_parameters(name):
     x, _ = clustered_unit_vectors(20, 4)
     m = REGISTRY[name]
-    with pytest.raises(ValueError, match="k must be between 1 and the number of rows"):
+    with pytest.raises(ValueError, match="k must be between 1 and the number of rows" if m.needs_k
+                       else "finds the number of clusters itself"):
         m.fit(ClusterContext(x), 21)
     with pytest.raises(ValueError, match="has no parameter 'n_clusterz'"):
-        m.fit(ClusterContext(x), 3, n_clusterz=3)
+        m.fit(ClusterContext(x), k_for(name, 3), n_clusterz=3)
 
 
 def test_dec_target_rows_sum_to_one_and_sharpen_the_assignment():

@@ -22,11 +22,24 @@ N, DIM = 1037, 24  # odd sizes on purpose
 X, LABELS = clustered_unit_vectors(N, DIM, clusters=5, seed=3)  # the ctx fixture's vectors and topics
 
 
+def tiny_dac_model():
+    """A small DAC model trained on these vectors' neighbourhoods (no labels), for the DAC method."""
+    import torch
+
+    from core.cluster.amortized import sampling, train
+    from core.cluster.amortized.model import Config
+
+    xt = torch.from_numpy(X)
+    return train.train(xt, sampling.Neighbourhoods(xt, bag=150, per_centre=40), stage="pretrain", seed=0,
+                       config=Config(dim=DIM, hidden=32, inducing=8, n1=1, n2=1), epochs=3, steps=25, batch=4, lr=3e-3)
+
+
 @pytest.fixture(scope="module")
 def ctx():
     texts = [f"text {i} topic{LABELS[i]}" for i in range(N)]
     frame = pd.DataFrame({"id": [str(i) for i in range(N)], "text": texts})
-    return SearchContext(VectorIndex(X), KeywordIndex(texts), frame, word_index=WordIndex(texts))
+    return SearchContext(VectorIndex(X), KeywordIndex(texts), frame, word_index=WordIndex(texts),
+                         amortized=tiny_dac_model())
 
 
 def labelled_sets(ctx, n_inc=12, n_exc=9, seed=0):
@@ -55,6 +68,14 @@ def test_shared_laws(ctx, method, k):
     assert len(set(r.rows)) == k
     # on clustered data, every method finds the included cluster
     assert (LABELS[r.rows] == 0).mean() >= 0.9
+
+
+@pytest.mark.parametrize("method", SEMANTIC)
+def test_asking_again_after_labelling_gives_the_next_texts(ctx, method):
+    inc, exc = labelled_sets(ctx)
+    first = REGISTRY[method].search(ctx, inc, exc, 10)
+    second = REGISTRY[method].search(ctx, np.union1d(inc, first.rows), exc, 10)
+    assert len(second) == 10 and not set(second.rows) & (set(first.rows) | set(inc) | set(exc))
 
 
 @pytest.mark.parametrize("method", SEMANTIC)

@@ -3,6 +3,7 @@ and in pages/)."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import secrets
 from pathlib import Path
@@ -104,8 +105,33 @@ def corpus(name: str) -> Corpus:
     return _corpus(*_key(name))
 
 
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _amortized(path: str, stamp: tuple, device: str):
+    from core.cluster.amortized import train as amortized_train
+
+    return amortized_train.load(Path(path), device)
+
+
+def amortized_model(name: str, model: str | None = None):
+    """The DAC model the user picked for this corpus (``dac_model`` in the session), else its newest
+    one; None when the corpus has none or it cannot be read."""
+    from core.cluster.amortized import store as amortized_store
+    from core.cluster.amortized.train import ModelError
+
+    listed = amortized_store.listing(name)
+    if not listed:
+        return None
+    wanted = model or st.session_state.get("dac_model")
+    pick = next((m for m in listed if m.name == wanted), listed[0])
+    try:
+        return _amortized(str(pick.path), pick.stamp, pick_device("auto"))
+    except (ModelError, FileNotFoundError):
+        return None
+
+
 def search_context(name: str) -> SearchContext:
-    return _search_context(*_key(name))
+    """The corpus's search context (cached), with the DAC model the user picked, if any."""
+    return dataclasses.replace(_search_context(*_key(name)), amortized=amortized_model(name))
 
 
 def store(name: str) -> GroupStore:

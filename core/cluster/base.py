@@ -23,11 +23,12 @@ Progress = Callable[[int, int, dict], None]
 class ClusterContext:
     """What a method may read: the corpus's vectors (N, D), and its texts for methods that need
     them. ``checkpoint`` is a folder where an iterative method keeps its state so that a killed
-    run resumes (None: no checkpoints)."""
+    run resumes (None: no checkpoints); ``folder`` the corpus's own (DAC reads its trained models there)."""
 
     vectors: np.ndarray
     texts: Sequence[str] | None = None
     checkpoint: Path | None = None
+    folder: Path | None = None  # the corpus's folder, where a method finds models trained for it
 
     @property
     def n(self) -> int:

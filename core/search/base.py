@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 import numpy as np
 
@@ -45,9 +45,15 @@ class Method:
     min_included: int
     min_excluded: int
     search: SearchFn
+    # what else the method needs from the context (a trained model, ...): None when all is there,
+    # otherwise the reason in words
+    requires: Callable[["SearchContext"], str | None] | None = None
 
-    def reason_not_applicable(self, n_included: int, n_excluded: int) -> str | None:
+    def reason_not_applicable(self, n_included: int, n_excluded: int,
+                              ctx: "SearchContext | None" = None) -> str | None:
         """None when the method can run; otherwise what is missing, in words."""
+        if ctx is not None and self.requires is not None and (reason := self.requires(ctx)):
+            return reason
         missing = []
         if n_included < self.min_included:
             missing.append(f"at least {self.min_included} included")
@@ -57,8 +63,8 @@ class Method:
             return f"{self.label} needs " + " and ".join(missing) + " text" + ("s" if max(self.min_included, self.min_excluded) > 1 else "")
         return None
 
-    def check(self, included: np.ndarray, excluded: np.ndarray) -> None:
-        reason = self.reason_not_applicable(len(included), len(excluded))
+    def check(self, included: np.ndarray, excluded: np.ndarray, ctx: "SearchContext | None" = None) -> None:
+        reason = self.reason_not_applicable(len(included), len(excluded), ctx)
         if reason:
             raise NotApplicable(reason)
 
@@ -76,6 +82,7 @@ class SearchContext:
     device: str = "cpu"
     seed: int = 0
     word_index: "WordIndex | None" = None
+    amortized: Any = None  # a trained anchored-filtering model (core.cluster.amortized.train.Trained), for DAC
 
     @property
     def vectors(self) -> np.ndarray:

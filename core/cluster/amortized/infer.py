@@ -1,0 +1,224 @@
+"""Using a trained anchored-filtering model: one anchor's (or a set's) cluster within its bag, and two
+ways to cluster a whole corpus with it.
+
+- :func:`members`: the bag is the anchors' ``bag`` nearest rows (cosine to their mean, plus each
+  anchor's own neighbours); returns every bag row with its membership probability.
+- :func:`iterative` (the study's procedure): an anchor drawn among the unclustered rows, its bag among
+  the unclustered rows, the rows with p > threshold become a cluster and leave; repeat.
+- :func:`consensus` (the study's proposed improvement): many anchors, each with its predicted members
+  (a sparse anchors x rows matrix of probabilities, the co-membership graph); anchors whose
+  membership vectors agree (cosine) are joined by average linkage while their mean agreement stays
+  above ``agreement``; each group of anchors is a cluster, and each row joins the cluster whose
+  anchors give it the highest mean probability. (Joining anchors that predict each other, as
+  connected components, chained toy topics together: NMI 0.37 where this gives 0.9+.)
+
+Both dissolve clusters smaller than ``min_size`` into their rows' next best cluster, and find the
+number of clusters themselves.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import numpy as np
+import torch
+
+from core.cluster.amortized.model import ANCHOR, NON_MEMBER, UNKNOWN, AnchoredFilter
+
+Progress = Callable[[int, int, dict], None]
+
+
+def _device(model: AnchoredFilter) -> torch.device:
+    return next(model.parameters()).device
+
+
+def as_tensor(x, model: AnchoredFilter) -> torch.Tensor:
+    from core.cluster.base import as_vectors
+
+    return x if isinstance(x, torch.Tensor) else torch.from_numpy(as_vectors(x)).to(_device(model))
+
+
+@torch.no_grad()
+def predict(model: AnchoredFilter, x: torch.Tensor, bags: list[tuple[np.ndarray, np.ndarray]]) -> list[np.ndarray]:
+    """Membership probability of every row of each bag [(rows, roles), ...] (padded into one batch)."""
+    size = max(len(r) for r, _ in bags)
+    dev = x.device
+    rows = torch.zeros(len(bags), size, dtype=torch.long, device=dev)
+    role = torch.zeros(len(bags), size, dtype=torch.long, device=dev)
+    mask = torch.zeros(len(bags), size, dtype=torch.bool, device=dev)
+    for i, (r, ro) in enumerate(bags):
+        rows[i, :len(r)] = torch.as_tensor(r, device=dev)
+        role[i, :len(r)] = torch.as_tensor(ro, device=dev)
+        mask[i, :len(r)] = True
+    p = torch.sigmoid(model(x[rows], mask, role)).cpu().numpy()
+    return [p[i, :len(r)] for i, (r, _) in enumerate(bags)]
+
+
+def neighbourhood(x: torch.Tensor, anchors: np.ndarray, size: int, *, avoid: np.ndarray | None = None,
+                  available: torch.Tensor | None = None) -> np.ndarray:
+    """Up to ``size`` rows near the anchors, anchors not included: half by cosine to the anchors'
+    mean, the rest taken in turn from each anchor's own nearest rows (so a topic with several
+    sides is seen from each). ``avoid``: rows never taken; ``available``: (N,) bool, rows that may be taken."""
+    n = len(x)
+    ok = torch.ones(n, dtype=torch.bool, device=x.device) if available is None else available.clone()
+    ok[torch.as_tensor(anchors, device=x.device)] = False
+    if avoid is not None and len(avoid):
+        ok[torch.as_tensor(avoid, device=x.device)] = False
+    free = int(ok.sum())
+    size = min(size, free)
+    if size <= 0:
+        return np.zeros(0, np.int64)
+    a = x[torch.as_tensor(anchors, device=x.device)]
+    centre = a.mean(0)
+    s = x @ centre
+    s[~ok] = -np.inf
+    picked = s.topk(max(1, size // 2 if len(anchors) > 1 else size)).indices
+    if len(anchors) > 1 and size > len(picked):
+        ok[picked] = False
+        per = x @ a[:64].T  # (N, A) each anchor's similarities (at most 64 anchors)
+        per[~ok] = -np.inf
+        want = size - len(picked)
+        depth = min(int(ok.sum()), -(-want // per.shape[1]) + 1)
+        top = per.topk(depth, dim=0).indices.T.reshape(-1)  # round robin: anchor 1's best, anchor 2's best, ...
+        top = top[torch.sort(torch.arange(len(top), device=x.device) % depth, stable=True).indices]
+        extra = torch.unique_consecutive(top)
+        seen, out = set(picked.tolist()), []
+        for r in extra.tolist():
+            if r not in seen:
+                seen.add(r)
+                out.append(r)
+                if len(out) == want:
+                    break
+        picked = torch.cat([picked, torch.as_tensor(out, dtype=torch.long, device=x.device)])
+    return picked.cpu().numpy().astype(np.int64)
+
+
+def members(model: AnchoredFilter, x, anchors, *, bag: int = 800, non_members=(), max_anchors: int = 64,
+            max_known: int = 64, seed: int = 0, available: torch.Tensor | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of the anchors' bag (anchors and known non-members left out) and their membership
+    probability, best first. At most ``max_anchors`` anchors and ``max_known`` known non-members
+    (those nearest the anchors) go into the bag; ``bag`` counts every row in it."""
+    x = as_tensor(x, model)
+    gen = np.random.default_rng(seed)
+    anchors = np.unique(np.asarray(anchors, np.int64))
+    if len(anchors) == 0:
+        raise ValueError("at least one anchor is needed")
+    non_members = np.setdiff1d(np.asarray(non_members, np.int64), anchors)
+    a = anchors if len(anchors) <= max_anchors else np.sort(gen.choice(anchors, max_anchors, replace=False))
+    known = non_members
+    if len(known) > max_known:
+        sim = (x[torch.as_tensor(known, device=x.device)] @ x[torch.as_tensor(a, device=x.device)].mean(0)).cpu().numpy()
+        known = known[np.argsort(-sim)[:max_known]]
+    cand = neighbourhood(x, a, max(0, bag - len(a) - len(known)), avoid=np.concatenate([anchors, non_members]),
+                         available=available)
+    rows = np.concatenate([a, known, cand])
+    role = np.concatenate([np.full(len(a), ANCHOR), np.full(len(known), NON_MEMBER), np.full(len(cand), UNKNOWN)])
+    p = predict(model, x, [(rows, role)])[0][len(a) + len(known):]
+    order = np.argsort(-p, kind="stable")
+    return cand[order], p[order].astype(np.float32)
+
+
+def _dissolve_small(labels: np.ndarray, score: np.ndarray | None, x: torch.Tensor, min_size: int) -> np.ndarray:
+    """Clusters with fewer than ``min_size`` rows give their rows to the nearest remaining
+    cluster's centroid; labels renumbered 0..k-1 by size (largest first)."""
+    labels = labels.copy()
+    sizes = np.bincount(labels)
+    big = np.flatnonzero(sizes >= min_size)
+    if len(big) == 0:
+        big = np.array([int(np.argmax(sizes))])
+    small_rows = np.flatnonzero(~np.isin(labels, big))
+    if len(small_rows):
+        xt = x
+        cent = torch.stack([xt[torch.as_tensor(np.flatnonzero(labels == c), device=x.device)].mean(0) for c in big])
+        near = (xt[torch.as_tensor(small_rows, device=x.device)] @ cent.T).argmax(1).cpu().numpy()
+        labels[small_rows] = big[near]
+    order = np.argsort(-np.bincount(labels, minlength=labels.max() + 1), kind="stable")
+    remap = np.empty(len(order), np.int64)
+    remap[order] = np.arange(len(order))
+    return remap[labels].astype(np.int32)
+
+
+def iterative(model: AnchoredFilter, x, *, bag: int = 800, threshold: float = 0.5, min_size: int = 5,
+              seed: int = 0, progress: Progress | None = None) -> tuple[np.ndarray, dict]:
+    """The study's procedure; returns (labels, info with the number of anchors used and seconds)."""
+    t0 = time.perf_counter()
+    x = as_tensor(x, model)
+    n = len(x)
+    gen = np.random.default_rng(seed)
+    labels = np.full(n, -1, np.int64)
+    free = torch.ones(n, dtype=torch.bool, device=x.device)
+    k = 0
+    while (left := int(free.sum())) > 0:
+        pool = torch.nonzero(free).squeeze(1).cpu().numpy()
+        a = int(pool[gen.integers(len(pool))])
+        free[a] = False
+        cand, p = members(model, x, [a], bag=bag, seed=seed + k, available=free)
+        take = np.concatenate([[a], cand[p > threshold]])
+        labels[take] = k
+        free[torch.as_tensor(take, device=x.device)] = False
+        k += 1
+        if progress:
+            progress(n - left + len(take), n, {"clusters": k})
+    out = _dissolve_small(labels, None, x, min_size)
+    return out, {"anchors": k, "clusters_before_merge": k, "seconds": time.perf_counter() - t0}
+
+
+def consensus(model: AnchoredFilter, x, *, anchors: int = 2000, bag: int = 800, threshold: float = 0.5,
+              agreement: float = 0.5, min_size: int = 5, batch: int = 16, seed: int = 0,
+              progress: Progress | None = None
+              ) -> tuple[np.ndarray, dict]:
+    """Consensus of many anchors' predictions; returns (labels, info)."""
+    from scipy import sparse
+    from scipy.cluster.hierarchy import fcluster, linkage
+    from scipy.spatial.distance import squareform
+
+    t0 = time.perf_counter()
+    x = as_tensor(x, model)
+    n = len(x)
+    gen = np.random.default_rng(seed)
+    picked = np.sort(gen.choice(n, min(anchors, n), replace=False))
+    ri, ci, vi = [], [], []  # (anchor index, row, probability)
+    for s in range(0, len(picked), batch):
+        chunk = picked[s:s + batch]
+        bags = []
+        for a in chunk:
+            cand = neighbourhood(x, np.array([a]), bag - 1)
+            bags.append((np.concatenate([[a], cand]), np.concatenate([[ANCHOR], np.full(len(cand), UNKNOWN)])))
+        for j, (p, (rows, _)) in enumerate(zip(predict(model, x, bags), bags)):
+            p = p.copy()
+            p[0] = 1.0  # the anchor itself
+            ri.append(np.full(len(rows), s + j))
+            ci.append(rows)
+            vi.append(p)
+        if progress:
+            progress(min(s + batch, len(picked)), len(picked), {"phase": "anchors"})
+    P = sparse.csr_matrix((np.concatenate(vi), (np.concatenate(ri), np.concatenate(ci))), shape=(len(picked), n))
+    # anchors agree when they predict the same members: cosine of their membership vectors;
+    # average linkage (robust to a few wrong predictions, which single links chain through)
+    # joins anchors while their mean agreement stays above ``agreement``
+    votes = P.multiply(P > threshold).tocsr()  # each anchor's predicted members
+    norms = np.sqrt(np.asarray(votes.multiply(votes).sum(1)).ravel()) + 1e-12
+    pn = sparse.diags(1.0 / norms) @ votes
+    sim = (pn @ pn.T).toarray()
+    dist = np.clip(1.0 - sim, 0.0, None)
+    np.fill_diagonal(dist, 0.0)
+    if len(picked) > 1:
+        tree = linkage(squareform(dist, checks=False), method="average")
+        comp = fcluster(tree, t=1.0 - agreement, criterion="distance") - 1
+    else:
+        comp = np.zeros(1, np.int64)
+    ncomp = int(comp.max()) + 1
+    # each row joins the group of anchors that gives it the highest mean probability
+    m = sparse.csr_matrix((np.ones(len(picked)), (np.arange(len(picked)), comp)), shape=(len(picked), ncomp))
+    m = m.multiply(1.0 / np.asarray(m.sum(0)).ravel()).tocsc()
+    score = np.asarray((P.T @ m).todense())  # (n, ncomp)
+    labels = score.argmax(1).astype(np.int64)
+    unseen = np.flatnonzero(score.max(1) <= 0)
+    if len(unseen):  # rows in no anchor's bag: their nearest anchor's group
+        near = (x[torch.as_tensor(unseen, device=x.device)] @ x[torch.as_tensor(picked, device=x.device)].T).argmax(1)
+        labels[unseen] = comp[near.cpu().numpy()]
+    labels[picked] = comp
+    out = _dissolve_small(labels, None, x, min_size)
+    return out, {"anchors": len(picked), "clusters_before_merge": int(ncomp), "unseen_rows": int(len(unseen)),
+                 "seconds": time.perf_counter() - t0}

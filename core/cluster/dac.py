@@ -1,0 +1,90 @@
+"""DAC (registry key ``dac``, shown as "DAC"): Deep Amortized Clustering with a Set Transformer.
+
+Finds its own number of clusters (k = None). ``model``: a model trained for the corpus (its name under
+data/NAME/amortized/, or a path to a .pt file; ``python -m precompute.amortized train``); without one,
+a small model is first trained on the corpus's own neighbourhoods (stage ``pretrain``, no labels:
+a row's ``train_cluster_size`` nearest rows are its cluster, the next ones not), which sets the scale
+of the clusters it finds.
+``procedure``: ``consensus`` (default; many anchors, mutual memberships) or ``iterative`` (the study's
+anchor-remove-repeat). See :mod:`core.cluster.amortized`.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+from core.cluster.base import ClusterContext, Clustering, Method, Progress, as_vectors
+
+DEFAULTS = {"model": None, "procedure": "consensus", "bag": 800, "anchors": 2000, "threshold": 0.5,
+            "min_size": 5, "train_epochs": 5, "train_steps": 60, "train_batch": 8, "train_lr": 1e-3, "train_cluster_size": 100,
+            "hidden": 128}
+
+
+def resolve_model(ctx: ClusterContext, model: str, device: str):
+    from core.cluster.amortized import train as tr
+
+    path = Path(model)
+    if path.suffix != ".pt" and ctx.folder is not None:
+        path = Path(ctx.folder) / "amortized" / f"{model}.pt"
+    return tr.load(path, device)
+
+
+def fit(ctx: ClusterContext, k: int | None = None, *, seed: int = 0, device: str = "cpu",
+        progress: Progress | None = None, **params) -> Clustering:
+    import torch
+
+    from core.cluster.amortized import infer, sampling
+    from core.cluster.amortized import train as tr
+    from core.cluster.amortized.model import Config
+
+    p = METHOD.params(params)
+    if k is not None:
+        raise ValueError("DAC finds the number of clusters itself: give no k")
+    if p["procedure"] not in ("consensus", "iterative"):
+        raise ValueError(f"procedure must be 'consensus' or 'iterative', got {p['procedure']!r}")
+    t0 = time.perf_counter()
+    x = as_vectors(ctx.vectors)
+    xt = torch.from_numpy(x).to(device)
+    history: list[dict] = []
+    if p["model"]:
+        trained = resolve_model(ctx, str(p["model"]), device)
+    else:
+        bag = min(p["bag"], len(x))
+        size = max(2, min(int(p["train_cluster_size"]), bag // 2))
+        sampler = sampling.Neighbourhoods(xt, bag=bag, mode="fringe", reach=4 * size, inner=size, fringe=bag - size)
+        trained = tr.train(xt, sampler, stage="pretrain", seed=seed, device=device,
+                           config=Config(dim=x.shape[1], hidden=p["hidden"]), epochs=p["train_epochs"],
+                           steps=p["train_steps"], batch=p["train_batch"], lr=p["train_lr"],
+                           progress=(lambda e, n, info: progress(e, n + 1, {"phase": "train", **info}))
+                           if progress else None)
+        history += trained.history
+    if trained.config.dim != x.shape[1]:
+        raise ValueError(f"the model takes {trained.config.dim}-d vectors, the corpus has {x.shape[1]}-d embeddings")
+    run = infer.consensus if p["procedure"] == "consensus" else infer.iterative
+    extra = {"anchors": p["anchors"]} if p["procedure"] == "consensus" else {}
+    # identical texts (retweets, copies) have identical vectors: cluster each distinct vector once,
+    # so copies always share a cluster
+    distinct, first, inverse = np.unique(x, axis=0, return_index=True, return_inverse=True)
+    order = np.argsort(first)  # keep corpus order among the distinct rows
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    xd = xt[torch.from_numpy(np.sort(first)).to(device)]
+    labels, info = run(trained.model, xd, bag=min(p["bag"], len(xd)), threshold=p["threshold"],
+                       min_size=p["min_size"], seed=seed, **extra)
+    labels = labels[rank[inverse.ravel()]]
+    info["distinct_rows"] = int(len(distinct))
+    history.append({"phase": p["procedure"], **info})
+    found = int(labels.max()) + 1
+    if progress:
+        progress(1, 1, {"clusters": found})
+    cent = np.stack([x[labels == c].mean(0) for c in range(found)]).astype(np.float32)
+    return Clustering(labels.astype(np.int32), cent, "dac", found, {**p, "model": p["model"]}, history,
+                      time.perf_counter() - t0, seed, device)
+
+
+METHOD = Method("dac", "DAC", "Deep Amortized Clustering (Lee et al. 2019): a Set Transformer predicts each "
+                "anchor's cluster within its 800 nearest texts; the clusters come from a consensus of many "
+                "anchors. Finds the number of clusters itself.", fit, DEFAULTS, needs_k=False)

@@ -1,0 +1,112 @@
+"""Train a Deep Amortized Clustering model (anchored filtering with a Set Transformer) for a corpus.
+
+    python -m precompute.amortized train --corpus NAME --stage pretrain|kmeans|labels|groups
+        [--model MODEL] [--from MODEL] [--clustering STEM] [--label-column label] [--held-out 0.25]
+        [--epochs 10] [--steps 100] [--batch 8] [--lr 3e-4] [--bag 800] [--hidden 128] [--inducing 32]
+        [--n1 2] [--n2 2] [--tied] [--anchor-pool pma|row] [--seed 0] [--device auto]
+    python -m precompute.amortized list --corpus NAME
+
+Stages continue one model: ``--stage pretrain`` then ``--stage kmeans --from MODEL`` (and ``labels`` or
+``groups`` where the corpus has them). The model is written atomically to
+data/NAME/amortized/MODEL.pt with its card (stages, epochs, losses, validation scores per epoch). A
+checkpoint is kept after every epoch under the data root's .work folder: after a kill, the same
+command resumes there. Cluster with it: ``python -m precompute.cluster --corpus NAME --method dac
+--param model=MODEL``; the Annotate page's DAC button uses the newest model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from tqdm import tqdm
+
+from core import paths
+from core.cluster.amortized import stages
+from core.cluster.amortized import store as models
+from core.cluster.amortized.model import Config
+from core.corpus import load_corpus
+from core.embed import pick_device
+from precompute._cli import run_main
+
+log = logging.getLogger(__name__)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m precompute.amortized", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+    t = sub.add_parser("train", help="train (or go on training) a model for a corpus")
+    t.add_argument("--corpus", required=True)
+    t.add_argument("--stage", choices=stages.STAGES, required=True)
+    t.add_argument("--model", default="dac", help="name of the model to write (default: dac)")
+    t.add_argument("--from", dest="start", help="go on training this model (the previous stage's)")
+    t.add_argument("--clustering", help="stage kmeans: the stored clustering to learn (default: the first K-Means one)")
+    t.add_argument("--label-column", default="label", help="stage labels: the column holding the classes")
+    t.add_argument("--held-out", type=float, default=0.25, help="share of classes kept for validation (never trained on)")
+    t.add_argument("--epochs", type=int, default=10)
+    t.add_argument("--steps", type=int, default=100, help="optimiser steps per epoch")
+    t.add_argument("--batch", type=int, default=8, help="bags per step")
+    t.add_argument("--lr", type=float, default=3e-4)
+    t.add_argument("--bag", type=int, default=800, help="rows per bag")
+    t.add_argument("--hidden", type=int, default=128)
+    t.add_argument("--heads", type=int, default=4)
+    t.add_argument("--inducing", type=int, default=32)
+    t.add_argument("--n1", type=int, default=2, help="ISAB blocks before the anchor")
+    t.add_argument("--n2", type=int, default=2, help="ISAB blocks after the anchor")
+    t.add_argument("--tied", action="store_true", help="one ISAB applied n times (the DAC authors' code)")
+    t.add_argument("--anchor-pool", choices=["pma", "row"], default="pma")
+    t.add_argument("--episode-share", type=float, help="share of DAC episode bags (default 0.5 for labels, else 0)")
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    ls = sub.add_parser("list", help="the corpus's models with their last validation figures")
+    ls.add_argument("--corpus", required=True)
+    return p
+
+
+def train(a: argparse.Namespace) -> int:
+    models.check_model_name(a.model)
+    corpus = load_corpus(a.corpus)
+    device = pick_device(a.device)
+    labels = stages.corpus_labels(corpus, a.stage, clustering=a.clustering, label_column=a.label_column)
+    start = models.load(a.corpus, a.start, device) if a.start else None
+    config = None if start else Config(dim=corpus.dim, hidden=a.hidden, heads=a.heads, inducing=a.inducing,
+                                       n1=a.n1, n2=a.n2, tied=a.tied, anchor_pool=a.anchor_pool)
+    bar = tqdm(total=a.epochs, desc=f"DAC {a.stage}", unit="epoch", file=sys.stderr)
+
+    def progress(epoch: int, total: int, info: dict) -> None:
+        bar.set_postfix({k: f"{v:.3f}" for k, v in info.items() if k in ("loss", "val_loss", "val_accuracy")})
+        bar.update(epoch - bar.n)
+
+    trained = stages.fit_stage(corpus.embeddings, a.stage, labels, start=start, config=config, held_out=a.held_out,
+                               bag=a.bag, episode_share=a.episode_share, seed=a.seed, device=device,
+                               checkpoint=paths.work_dir(a.corpus) / f"amortized-{a.model}-{a.stage}",
+                               progress=progress, epochs=a.epochs, steps=a.steps, batch=a.batch, lr=a.lr)
+    bar.close()
+    trained.stages[-1].update({"corpus": a.corpus, "embedding_model": corpus.manifest.get("models"),
+                               "clustering": a.clustering, "label_column": a.label_column if a.stage == "labels" else None})
+    path = models.save(a.corpus, a.model, trained)
+    last = trained.history[-1] if trained.history else {}
+    log.info("stage %s: %d epochs in %.0f s on %s; last loss %.4f, validation accuracy %s -> %s", a.stage, a.epochs,
+             trained.stages[-1]["seconds"], device, last.get("loss", float("nan")),
+             f"{last['val_accuracy']:.3f}" if "val_accuracy" in last else "n/a", path)
+    return 0
+
+
+def listing(a: argparse.Namespace) -> int:
+    for m in models.listing(a.corpus):
+        t = models.load(a.corpus, m.name)
+        last = t.history[-1] if t.history else {}
+        print(f"{m.name}\t{m.modified}\tstages {'+'.join(s['stage'] for s in t.stages)}\t"
+              f"val accuracy {last.get('val_accuracy', float('nan')):.3f}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = parser().parse_args(argv)
+    return train(a) if a.command == "train" else listing(a)
+
+
+if __name__ == "__main__":
+    sys.exit(run_main(main))

@@ -1,0 +1,269 @@
+"""Deep Amortized Clustering: the Set Transformer's laws, learning, checkpoints, inference, the CLI and
+the DAC search method's contract."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings, strategies as st
+
+from core.cluster.amortized import infer, sampling, stages
+from core.cluster.amortized import train as tr
+from core.cluster.amortized.model import ANCHOR, NON_MEMBER, UNKNOWN, AnchoredFilter, Config
+from core.cluster.amortized.modules import ISAB, PMA, SAB, Stack
+from tests.conftest import clustered_unit_vectors
+
+TINY = dict(hidden=32, heads=4, inducing=8, n1=1, n2=1)
+
+
+def _x(seed: int, b: int, n: int, h: int = 16) -> torch.Tensor:
+    return torch.randn(b, n, h, generator=torch.Generator().manual_seed(seed))
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(2, 40))
+def test_sab_and_isab_are_permutation_equivariant_and_pma_invariant(seed, n):
+    torch.manual_seed(seed)
+    sab, isab, pma = SAB(16, 4).eval(), ISAB(16, 4, inducing=5).eval(), PMA(16, 4, seeds=2).eval()
+    x = _x(seed, 2, n)
+    perm = torch.randperm(n, generator=torch.Generator().manual_seed(seed + 1))
+    with torch.no_grad():
+        torch.testing.assert_close(sab(x)[:, perm], sab(x[:, perm]), atol=1e-5, rtol=1e-4)
+        torch.testing.assert_close(isab(x)[:, perm], isab(x[:, perm]), atol=1e-5, rtol=1e-4)
+        torch.testing.assert_close(pma(x), pma(x[:, perm]), atol=1e-5, rtol=1e-4)
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(3, 30), pad=st.integers(1, 20))
+def test_padded_rows_never_change_the_real_rows_outputs(seed, n, pad):
+    torch.manual_seed(seed)
+    model = AnchoredFilter(Config(dim=16, **TINY)).eval()
+    x = _x(seed, 1, n)
+    role = torch.zeros(1, n, dtype=torch.long)
+    role[0, 0] = ANCHOR
+    role[0, n - 1] = NON_MEMBER
+    junk = 100 * _x(seed + 7, 1, pad)  # large values in the padding
+    xp = torch.cat([x, junk], 1)
+    rp = torch.cat([role, torch.full((1, pad), ANCHOR)], 1)  # even padded "anchors" must not count
+    mp = torch.cat([torch.ones(1, n, dtype=torch.bool), torch.zeros(1, pad, dtype=torch.bool)], 1)
+    with torch.no_grad():
+        a = model(x, torch.ones(1, n, dtype=torch.bool), role)
+        b = model(xp, mp, rp)[:, :n]
+        stack = Stack(2, 16, 4, 5).eval()
+        torch.testing.assert_close(stack(xp, mp)[:, :n], stack(x), atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
+
+
+def test_the_model_is_equivariant_over_the_rows_of_a_bag():
+    torch.manual_seed(0)
+    model = AnchoredFilter(Config(dim=16, **TINY)).eval()
+    x = _x(1, 1, 25)
+    role = torch.zeros(1, 25, dtype=torch.long)
+    role[0, 3] = ANCHOR
+    perm = torch.randperm(25)
+    mask = torch.ones(1, 25, dtype=torch.bool)
+    with torch.no_grad():
+        torch.testing.assert_close(model(x, mask, role)[:, perm], model(x[:, perm], mask, role[:, perm]),
+                                   atol=1e-5, rtol=1e-4)
+
+
+def test_tied_blocks_share_their_weights():
+    tied, untied = Stack(3, 16, 4, 5, tied=True), Stack(3, 16, 4, 5)
+    assert len(tied.blocks) == 1 and len(untied.blocks) == 3
+    assert sum(p.numel() for p in untied.parameters()) == 3 * sum(p.numel() for p in tied.parameters())
+
+
+def test_a_bag_without_an_anchor_is_refused():
+    model = AnchoredFilter(Config(dim=16, **TINY))
+    with pytest.raises(ValueError, match="at least one anchor"):
+        model(_x(0, 1, 5), torch.ones(1, 5, dtype=torch.bool), torch.zeros(1, 5, dtype=torch.long))
+
+
+def two_blobs(n=400, seed=0):
+    x, y = clustered_unit_vectors(n, 16, clusters=2, seed=seed, spread=0.4)
+    return x, y
+
+
+def test_a_tiny_model_learns_a_two_cluster_bag_in_seconds():
+    x, y = two_blobs()
+    xt = torch.from_numpy(x)
+    s = sampling.Labelled(xt, y, bag=120, episode_share=0.5)
+    t = tr.train(xt, s, stage="labels", config=Config(dim=16, **TINY), seed=0, epochs=3, steps=25, batch=4, lr=3e-3)
+    rows, p = infer.members(t.model, x, [int(np.flatnonzero(y == 0)[0])], bag=120)
+    acc = ((p > 0.5) == (y[rows] == 0)).mean()
+    assert acc >= 0.97
+    assert t.history[-1]["loss"] < t.history[0]["loss"]
+
+
+def test_scores_are_right_on_a_known_case():
+    s = tr.scores(np.array([0.9, 0.8, 0.2, 0.6]), np.array([1, 0, 0, 1]))
+    assert s["accuracy"] == 0.75 and s["precision"] == pytest.approx(2 / 3) and s["recall"] == 1.0
+
+
+def test_held_out_classes_never_appear_in_training_bags():
+    x, y = clustered_unit_vectors(500, 16, clusters=6, seed=2)
+    fit, val = sampling.split_classes(y, 0.34, seed=0)
+    assert not set(fit) & set(val) and len(val) == 2
+    s = sampling.Labelled(torch.from_numpy(x), y, fit, bag=60, episode_share=0.5)
+    b = s.sample(20, np.random.default_rng(0))
+    seen = y[b.rows[b.mask].numpy()]
+    assert not set(seen) & set(val)
+    assert (b.role == ANCHOR).any(1).all()
+    # every anchor is a member; a known non-member never is
+    assert (b.target[b.role == ANCHOR] == 1).all() and (b.target[b.role == NON_MEMBER] == 0).all()
+
+
+def test_pretrain_bags_hold_the_first_centres_neighbours_as_members():
+    x, _ = clustered_unit_vectors(300, 16, clusters=5, seed=1)
+    xt = torch.from_numpy(x)
+    b = sampling.Neighbourhoods(xt, bag=100, per_centre=20).sample(4, np.random.default_rng(0))
+    assert b.rows.shape == (4, 100) and (b.target.sum(1) == 20).all()
+    f = sampling.Neighbourhoods(xt, bag=100, mode="fringe", reach=200, inner=30, fringe=70).sample(2, np.random.default_rng(0))
+    assert (f.target.sum(1) == 30).all() and (f.mask.sum(1) == 100).all()
+
+
+class Killed(Exception):
+    pass
+
+
+def test_training_resumes_after_a_kill_to_the_same_model(tmp_path):
+    x, y = clustered_unit_vectors(300, 16, clusters=4, seed=5)
+    xt = torch.from_numpy(x)
+    kw = dict(stage="kmeans", config=Config(dim=16, **TINY), seed=3, epochs=4, steps=5, batch=3)
+    sampler = lambda: sampling.Labelled(xt, y, bag=64)  # noqa: E731
+    whole = tr.train(xt, sampler(), **kw)
+
+    def kill_after_epoch_2(epoch, total, info):
+        if epoch == 2:
+            raise Killed
+
+    with pytest.raises(Killed):
+        tr.train(xt, sampler(), checkpoint=tmp_path / "ck", progress=kill_after_epoch_2, **kw)
+    assert (tmp_path / "ck" / "state.pt").exists()
+    epochs = []
+    resumed = tr.train(xt, sampler(), checkpoint=tmp_path / "ck", progress=lambda e, n, i: epochs.append(e), **kw)
+    assert epochs == [3, 4]  # went on from the checkpoint
+    for a, b in zip(whole.model.state_dict().values(), resumed.model.state_dict().values()):
+        torch.testing.assert_close(a, b)
+    assert [h["loss"] for h in resumed.history] == pytest.approx([h["loss"] for h in whole.history])
+    assert not (tmp_path / "ck" / "state.pt").exists()
+
+
+def test_save_and_load_round_trip_and_a_corrupt_file_names_itself(tmp_path):
+    x, y = clustered_unit_vectors(200, 16, clusters=3, seed=0)
+    xt = torch.from_numpy(x)
+    t = tr.train(xt, sampling.Labelled(xt, y, bag=50), stage="kmeans", config=Config(dim=16, **TINY), epochs=1,
+                 steps=2, batch=2)
+    path = tr.save(t, tmp_path / "m.pt")
+    back = tr.load(path)
+    assert back.config == t.config and back.stages == t.stages and back.history == t.history
+    probe = infer.members(t.model, x, [0], bag=50)
+    again = infer.members(back.model, x, [0], bag=50)
+    np.testing.assert_array_equal(probe[0], again[0])
+    np.testing.assert_allclose(probe[1], again[1], rtol=1e-5)
+    path.write_bytes(b"not a model")
+    with pytest.raises(tr.ModelError, match="m.pt"):
+        tr.load(path)
+
+
+@pytest.fixture(scope="module")
+def topics():
+    """Twelve topics; a model trained on nine of them (labels stage), never on topics 9, 10 and 11."""
+    x, y = clustered_unit_vectors(1500, 16, clusters=12, seed=11, spread=0.45)
+    xt = torch.from_numpy(x)
+    s = sampling.Labelled(xt, y, np.arange(9), bag=150, episode_share=0.5)
+    t = tr.train(xt, s, stage="labels", config=Config(dim=16, **TINY), seed=0, epochs=4, steps=30, batch=4, lr=3e-3)
+    return x, y, t
+
+
+def test_anchored_filtering_finds_unseen_topics(topics):
+    x, y, t = topics
+    accuracy = []
+    for c in (9, 10, 11):
+        anchor = int(np.flatnonzero(y == c)[0])
+        rows, p = infer.members(t.model, x, [anchor], bag=300)
+        assert anchor not in rows
+        accuracy.append(((p > 0.5) == (y[rows] == c)).mean())
+    assert np.mean(accuracy) > 0.85
+
+
+def test_set_anchors_and_known_non_members(topics):
+    x, y, t = topics
+    inc = np.flatnonzero(y == 10)[:6]
+    exc = np.flatnonzero(y != 10)[:5]
+    rows, p = infer.members(t.model, x, inc, non_members=exc, bag=200)
+    assert not set(rows) & (set(inc) | set(exc))
+    assert np.all(np.diff(p) <= 1e-6)
+    one = infer.members(t.model, x, inc[:1], bag=200)
+    # six anchors know the topic better than one
+    assert ((p > 0.5) == (y[rows] == 10)).mean() >= ((one[1] > 0.5) == (y[one[0]] == 10)).mean() - 0.02
+    assert ((p > 0.5) == (y[rows] == 10)).mean() > 0.85
+
+
+@pytest.mark.parametrize("procedure", ["iterative", "consensus"])
+def test_whole_corpus_clustering_finds_the_topics(topics, procedure):
+    from sklearn.metrics import normalized_mutual_info_score
+
+    x, y, t = topics
+    run = infer.iterative if procedure == "iterative" else infer.consensus
+    labels, info = run(t.model, x, bag=300, min_size=10, seed=0)
+    assert labels.shape == (1500,) and labels.min() == 0
+    assert np.all(np.diff(np.bincount(labels)) <= 0)  # numbered by size
+    assert normalized_mutual_info_score(y, labels) > 0.8
+    assert 9 <= labels.max() + 1 <= 24  # the iterative procedure splits some topics (the study saw it too)
+
+
+def test_labels_from_a_column_and_from_groups():
+    import pandas as pd
+
+    codes = stages.labels_from_column(pd.Series(["a", "b", "", None, "a"]))
+    assert codes[0] == codes[4] != codes[1] and codes[2] == codes[3] == -1
+    out = stages.labels_from_groups(6, {"b": np.array([1, 2]), "a": np.array([2, 3])})
+    assert out.tolist() == [-1, 1, 0, 0, -1, -1]
+
+
+def test_cli_trains_stages_then_clusters_and_searches_with_the_model(so_corpus, monkeypatch, tmp_path):
+    """On 300 real StackOverflow titles: pretrain, then labels (held-out classes), then the cluster CLI
+    and the Annotate search method use the model."""
+    from core.cluster import store
+    from core.cluster.amortized import store as models
+    from core.corpus import load_corpus
+    from core.search import REGISTRY
+    from core.search.base import SearchContext
+    from core.search.index import VectorIndex
+    from precompute import amortized, cluster
+
+    root = so_corpus.folder.parent
+    monkeypatch.setenv("SEMANNO_DATA", str(root))
+    small = ["--epochs", "2", "--steps", "4", "--batch", "2", "--bag", "120", "--hidden", "32", "--inducing", "8"]
+    assert amortized.main(["train", "--corpus", "so", "--stage", "pretrain", "--model", "m1", *small]) == 0
+    assert amortized.main(["train", "--corpus", "so", "--stage", "labels", "--model", "m2", "--from", "m1",
+                           *small]) == 0
+    t = models.load("so", "m2")
+    assert [s["stage"] for s in t.stages] == ["pretrain", "labels"]
+    assert len(t.history) == 4 and "val_accuracy" in t.history[-1]
+    assert t.stages[-1]["validation_classes"]  # classes held out of training
+    assert [m.name for m in models.listing("so")] == ["m2", "m1"]
+    with pytest.raises(ValueError, match="has no column 'nope'"):
+        amortized.main(["train", "--corpus", "so", "--stage", "labels", "--label-column", "nope"])
+    assert cluster.main(["--corpus", "so", "--method", "dac", "--param", "model='m2'", "--param", "anchors=60",
+                         "--param", "bag=120", "--no-terms"]) == 0
+    stored = [s for s in store.listing("so") if s.method == "dac"]
+    assert stored and stored[0].meta["rows"] == 300
+    corpus = load_corpus("so")
+    ctx = SearchContext(VectorIndex(corpus.embeddings), amortized=t)
+    r = REGISTRY["dac"].search(ctx, np.array([0, 1]), np.array([5]), 10)
+    assert len(r) == 10 and not set(r.rows) & {0, 1, 5}
+
+
+def test_dac_search_without_a_model_says_how_to_get_one():
+    from core.search import REGISTRY, NotApplicable
+    from core.search.base import SearchContext
+    from core.search.index import VectorIndex
+
+    x, _ = clustered_unit_vectors(50, 16)
+    ctx = SearchContext(VectorIndex(x))
+    with pytest.raises(NotApplicable, match="precompute.amortized train"):
+        REGISTRY["dac"].search(ctx, np.array([1]), np.zeros(0, np.int64), 5)
+    assert "trained" in REGISTRY["dac"].reason_not_applicable(1, 0, ctx)
