@@ -1,0 +1,199 @@
+"""Deep Amortized Clustering on the labelled corpora: does anchored filtering find clusters it never
+saw, and can its clustering match K-Means?
+
+    python -m bench.amortized export --corpus NAME [--label-column label] --out DIR   # embeddings + labels -> DIR/NAME.npz
+    python -m bench.amortized run --npz DIR/NAME.npz [...] [--device auto] [--save-models DIR]
+    python -m bench.amortized run --corpus NAME [...]                                 # straight from the data root
+
+Protocol (per corpus, per seed): the classes are split in two halves; a model is trained on the
+first half only (stage pretrain, then stage labels), so every figure below is on classes the model
+never saw:
+- anchored filtering: an anchor from an unseen class, its bag = its ``bag`` nearest rows of the whole
+  corpus; membership accuracy, precision, recall, F1 and average precision of the model's
+  probabilities against "same class", beside cosine to the anchor (its AP; its accuracy with the
+  threshold that is best on the training classes). With one anchor and nothing excluded, Suggest is
+  COS, i.e. cosine to the anchor; the ``set`` rows use five anchors (cosine to their mean = Suggest
+  with five included).
+- clustering of the unseen classes' rows: the iterative and the consensus procedures (their own
+  number of clusters) beside K-Means given the true number, NMI / ARI / ACC and the error in the
+  number of clusters.
+Also trains (``--save-models``) an unsupervised model (stages pretrain + kmeans, no labels) per corpus
+for the simulated annotator's ``dac`` runs. Needs only numpy, torch, scipy and scikit-learn (runs on a
+GPU box without the app's other packages).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from bench.common import emit, run_folder
+from core.cluster.amortized import infer, sampling, stages
+from core.cluster.amortized import train as tr
+from core.cluster.amortized.model import Config
+from core.cluster.evaluate import label_scores
+
+
+def export(a: argparse.Namespace) -> None:
+    from core.corpus import load_corpus
+
+    c = load_corpus(a.corpus)
+    labels = stages.labels_from_column(c.frame[a.label_column])
+    a.out.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(a.out / f"{a.corpus}.npz", x=np.asarray(c.embeddings, np.float16), labels=labels)
+    print(a.out / f"{a.corpus}.npz")
+
+
+def load_data(a: argparse.Namespace) -> tuple[str, np.ndarray, np.ndarray]:
+    if a.npz:
+        d = np.load(a.npz)
+        return Path(a.npz).stem, d["x"].astype(np.float32), d["labels"].astype(np.int64)
+    from core.corpus import load_corpus
+
+    c = load_corpus(a.corpus)
+    return a.corpus, np.asarray(c.embeddings, np.float32), stages.labels_from_column(c.frame[a.label_column])
+
+
+def best_threshold(scores: np.ndarray, truth: np.ndarray) -> float:
+    """The cut with the best accuracy on these (training-class) scores."""
+    order = np.argsort(-scores)
+    s, t = scores[order], truth[order].astype(bool)
+    tp = np.cumsum(t)
+    fp = np.cumsum(~t)
+    acc = (tp + (len(t) - t.sum() - fp)) / len(t)  # predicting the top i+1 as members
+    i = int(np.argmax(acc))
+    return float(s[i] - 1e-6)
+
+
+def anchored(model, x: torch.Tensor, labels: np.ndarray, classes: np.ndarray, n_anchors: int, bag: int, set_size: int,
+             seed: int, threshold: float | None) -> tuple[dict, dict, float]:
+    """Anchors from ``classes``; model and cosine figures over their bags."""
+    gen = np.random.default_rng(seed)
+    pool = np.flatnonzero(np.isin(labels, classes))
+    probs, coss, truths = [], [], []
+    for _ in range(n_anchors):
+        first = int(gen.choice(pool))
+        same = np.flatnonzero(labels == labels[first])
+        anchors = np.unique(np.concatenate([[first], gen.choice(same, set_size - 1, replace=False)])) if set_size > 1 else np.array([first])
+        rows, p = infer.members(model, x, anchors, bag=bag)
+        centre = x[torch.as_tensor(anchors, device=x.device)].mean(0)
+        cos = (x[torch.as_tensor(rows, device=x.device)] @ centre).cpu().numpy() / float(centre.norm())
+        probs.append(p)
+        coss.append(cos)
+        truths.append(labels[rows] == labels[first])
+    p, c, t = np.concatenate(probs), np.concatenate(coss), np.concatenate(truths)
+    cut = best_threshold(c, t) if threshold is None else threshold
+    return tr.scores(p, t), tr.scores(c, t, threshold=cut), cut
+
+
+def one_run(name: str, x_np: np.ndarray, labels: np.ndarray, seed: int, a: argparse.Namespace, device: str) -> None:
+    from sklearn.cluster import KMeans
+
+    x = torch.from_numpy(x_np).to(device)
+    seen, unseen = sampling.split_classes(labels, 0.5, seed)
+    cfg = Config(dim=x.shape[1], hidden=a.hidden, inducing=a.inducing, n1=a.n1, n2=a.n2)
+    t0 = time.perf_counter()
+    pre = stages.fit_stage(x_np, "pretrain", config=cfg, bag=a.bag, seed=seed, device=device,
+                           epochs=a.pretrain_epochs, steps=a.steps, batch=a.batch, lr=a.lr)
+    # stage labels on the seen half: the unseen classes' rows never appear in a training bag
+    model = tr.train(x, sampling.Labelled(x, labels, seen, bag=a.bag, episode_share=0.5),
+                     stage="labels", start=pre, seed=seed, device=device, epochs=a.epochs, steps=a.steps,
+                     batch=a.batch, lr=a.lr)
+    train_s = time.perf_counter() - t0
+    steps = (a.pretrain_epochs + a.epochs) * a.steps
+    emit(kind="train", corpus=name, seed=seed, seen=seen.tolist(), unseen=unseen.tolist(), seconds=round(train_s, 1),
+         steps=steps, ms_per_step=round(1000 * train_s / steps, 1), device=device,
+         final_loss=round(model.history[-1]["loss"], 4))
+    for set_size in (1, 5):
+        _, cos_seen, cut = anchored(model.model, x, labels, seen, a.anchors // 2, a.bag, set_size, seed + 1, None)
+        t1 = time.perf_counter()
+        dac, cos, _ = anchored(model.model, x, labels, unseen, a.anchors, a.bag, set_size, seed + 2, cut)
+        per_bag_ms = 1000 * (time.perf_counter() - t1) / a.anchors
+        emit(kind="anchored", corpus=name, seed=seed, anchors_per_bag=set_size, bag=a.bag,
+             dac={k: round(v, 4) for k, v in dac.items()}, cosine={k: round(v, 4) for k, v in cos.items()},
+             cosine_threshold=round(cut, 4), ms_per_bag=round(per_bag_ms, 1))
+    rows = np.flatnonzero(np.isin(labels, unseen))
+    y = labels[rows]
+    k_true = len(unseen)
+    km = KMeans(k_true, n_init=10, random_state=seed).fit(x_np[rows]).labels_
+    emit(kind="cluster", corpus=name, seed=seed, method="kmeans", k_true=k_true, k_found=k_true,
+         **{m: round(v, 4) for m, v in label_scores(y, km).items()})
+    xs = x[torch.as_tensor(rows, device=x.device)]
+    for proc in ("iterative", "consensus"):
+        t1 = time.perf_counter()
+        run = infer.iterative if proc == "iterative" else infer.consensus
+        extra = {"anchors": min(a.consensus_anchors, len(rows))} if proc == "consensus" else {}
+        lab, info = run(model.model, xs, bag=a.bag, min_size=a.min_size, seed=seed, **extra)
+        emit(kind="cluster", corpus=name, seed=seed, method=f"dac-{proc}", k_true=k_true, k_found=int(lab.max()) + 1,
+             seconds=round(time.perf_counter() - t1, 1),
+             **{m: round(v, 4) for m, v in label_scores(y, lab).items()})
+    if a.save_models and seed == a.seeds[0]:
+        a.save_models.mkdir(parents=True, exist_ok=True)
+        tr.save(model, a.save_models / f"{name}-labels-half.pt")
+        # unsupervised model for the simulated annotator: pretrain + kmeans stage (k = true number of classes x 5)
+        k = int(len(np.unique(labels[labels >= 0])) * 5)
+        km_all = KMeans(k, n_init=1, random_state=seed).fit(x_np).labels_
+        unsup = stages.fit_stage(x_np, "kmeans", km_all, start=pre, held_out=0.2, bag=a.bag, seed=seed, device=device,
+                                 epochs=a.epochs, steps=a.steps, batch=a.batch, lr=a.lr)
+        tr.save(unsup, a.save_models / f"{name}-kmeans.pt")
+        emit(kind="saved", corpus=name, kmeans_k=k, val=unsup.history[-1])
+
+
+def run(a: argparse.Namespace) -> None:
+    name, x, labels = load_data(a)
+    if a.subset and a.subset < len(x):
+        pick = np.sort(np.random.default_rng(0).choice(len(x), a.subset, replace=False))
+        x, labels = x[pick], labels[pick]
+    device = a.device if a.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
+    run_folder(f"amortized-{name}", sys.argv)
+    emit(kind="config", name=name, rows=len(x), device_used=device,
+         gpu=torch.cuda.get_device_name(0) if device == "cuda" else None,
+         **{k: (str(v) if isinstance(v, Path) else v) for k, v in vars(a).items()})
+    for seed in a.seeds:
+        one_run(name, x, labels, seed, a, device)
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+    e = sub.add_parser("export")
+    e.add_argument("--corpus", required=True)
+    e.add_argument("--label-column", default="label")
+    e.add_argument("--out", type=Path, required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--npz", type=Path)
+    r.add_argument("--corpus")
+    r.add_argument("--label-column", default="label")
+    r.add_argument("--subset", type=int, help="a random sample of this many rows (CPU runs)")
+    r.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    r.add_argument("--device", default="auto")
+    r.add_argument("--bag", type=int, default=800)
+    r.add_argument("--hidden", type=int, default=128)
+    r.add_argument("--inducing", type=int, default=32)
+    r.add_argument("--n1", type=int, default=2)
+    r.add_argument("--n2", type=int, default=2)
+    r.add_argument("--pretrain-epochs", type=int, default=5)
+    r.add_argument("--epochs", type=int, default=20)
+    r.add_argument("--steps", type=int, default=100)
+    r.add_argument("--batch", type=int, default=8)
+    r.add_argument("--lr", type=float, default=3e-4)
+    r.add_argument("--anchors", type=int, default=200, help="anchors drawn from the unseen classes")
+    r.add_argument("--consensus-anchors", type=int, default=2000)
+    r.add_argument("--min-size", type=int, default=10)
+    r.add_argument("--save-models", type=Path)
+    a = p.parse_args(argv)
+    if a.command == "export":
+        export(a)
+    else:
+        if not (a.npz or a.corpus):
+            p.error("run needs --npz or --corpus")
+        run(a)
+
+
+if __name__ == "__main__":
+    main()
