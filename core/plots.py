@@ -186,3 +186,36 @@ def size_histogram(sizes: np.ndarray, edges=(1, 2, 5, 10, 30, 100, 300, 1000, 30
                       yaxis2={"title": "texts", "overlaying": "y", "side": "right"}, margin={"t": 30},
                       legend={"orientation": "h"})
     return fig
+
+
+def training_curves(curves: pd.DataFrame) -> go.Figure:
+    """Loss and validation figures per epoch (a model trained in stages: one x axis across them)."""
+    fig = go.Figure()
+    for col in ("loss", "validation loss", "validation accuracy"):
+        if col in curves and curves[col].notna().any():
+            fig.add_scatter(x=curves["step"], y=curves[col], mode="lines+markers", name=col,
+                            hovertext=[f"{s} epoch {e}" for s, e in zip(curves["stage"], curves["epoch"])])
+    fig.update_layout(xaxis_title="epoch (all stages)", yaxis_title="value", margin={"t": 30},
+                      legend={"orientation": "h"}, template="plotly_white")
+    return fig
+
+
+def bag(frame: pd.DataFrame) -> go.Figure:
+    """An anchor's bag in 2-D: each text coloured by its predicted membership probability; anchors
+    as stars, known non-members as crosses. Hover texts are escaped (untrusted corpus text)."""
+    fig = go.Figure()
+    rest = frame[~frame["role"].isin(["anchor", "known non-member"])]
+    fig.add_trace(go.Scattergl(x=rest["x"], y=rest["y"], mode="markers", name="bag",
+                               marker={"color": rest["probability"], "colorscale": "Viridis", "cmin": 0, "cmax": 1,
+                                       "size": 6, "colorbar": {"title": "P(member)"}},
+                               hovertext=[safe_hover(str(t), max_chars=300) for t in rest["text"]], hoverinfo="text"))
+    for role, symbol, colour in (("known non-member", "x", EXCLUDED_COLOUR), ("anchor", "star", "#111111")):
+        part = frame[frame["role"] == role]
+        if len(part):
+            fig.add_trace(go.Scattergl(x=part["x"], y=part["y"], mode="markers", name=role,
+                                       marker={"symbol": symbol, "size": 13, "color": colour},
+                                       hovertext=[safe_hover(str(t), max_chars=300) for t in part["text"]],
+                                       hoverinfo="text"))
+    fig.update_layout(xaxis_title="PC1 of the bag", yaxis_title="PC2", margin={"t": 30}, legend={"orientation": "h"},
+                      hoverlabel={"align": "left"}, template="plotly_white")
+    return fig

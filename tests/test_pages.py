@@ -251,3 +251,47 @@ def test_topics_page(tweets):
     at.button(key="tp_delete").click().run()
     assert not at.exception and not any(o.startswith("K-Means, k = 5 (") for o in at.selectbox(key="tp_k").options)
     assert not store.clustering_file("tweets", "kmeans-k5").exists()
+
+
+def test_amortized_page_trains_a_model_then_inspects_an_anchor_and_annotate_uses_it(tweets):
+    from core.cluster.amortized import store as models
+
+    at = app("pages/6_Amortized.py").run()
+    assert not at.exception
+    assert any("No model for this corpus yet" in i.value for i in at.info)
+    form = [n for n in at.number_input if n.label == "Epochs"][0]
+    form.set_value(1)
+    [n for n in at.number_input if n.label == "Steps per epoch"][0].set_value(5)
+    at.button(key="FormSubmitter:am_train-Train").click().run()
+    assert not at.exception, at.exception
+    assert [m.name for m in models.listing("tweets")] == ["dac-small"]
+    # an anchor from a keyword search: its bag, the predictions, the members' table
+    at.radio(key="am_how").set_value("Keyword search").run()
+    at.text_input(key="am_kw").set_value("ockovani").run()
+    assert not at.exception
+    at.number_input(key="am_bag").set_value(200).run()
+    table = at.dataframe[-1].value
+    assert len(table) == 200 and set(table["role"]) <= {"anchor", "member", "not a member"}
+    assert (table["role"] == "anchor").sum() == 1
+    assert table["probability"].between(0, 1).all()
+    specs = [c.proto.spec for c in at.get("plotly_chart")]
+    assert any("P(member)" in spec for spec in specs)  # the bag, coloured by membership
+    # the Annotate page's DAC button uses the newest model once something is included
+    ann = app("pages/1_Annotate.py").run()
+    assert ann.button(key="btn_dac").disabled
+    ann.text_input(key="kw_query").set_value("ockovani")
+    ann.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
+    assert not ann.button(key="btn_dac").disabled
+    n = int(ann.metric[0].value)
+    ann.button(key="btn_dac").click().run()
+    assert not ann.exception
+    assert any("DAC: 10 new texts" in s.value for s in ann.success), [e.value for e in ann.error]
+    assert int(ann.metric[0].value) == n + 10
+
+
+def test_annotate_dac_button_says_a_model_is_needed(tweets):
+    at = app("pages/1_Annotate.py").run()
+    at.text_input(key="kw_query").set_value("ockovani")
+    at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
+    b = at.button(key="btn_dac")
+    assert b.disabled and "trained" in b.help

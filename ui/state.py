@@ -129,6 +129,17 @@ def amortized_model(name: str, model: str | None = None):
         return None
 
 
+def keyword_rows(name: str, query: str, limit: int = 20) -> list[int]:
+    """The first ``limit`` rows whose text holds ``query`` (case and diacritics ignored); [] on a
+    query the keyword search refuses."""
+    from core.search.keyword import KeywordError, find_rows
+
+    try:
+        return [int(r) for r in find_rows(search_context(name).keyword_index, query)[:limit]]
+    except KeywordError:
+        return []
+
+
 def search_context(name: str) -> SearchContext:
     """The corpus's search context (cached), with the DAC model the user picked, if any."""
     return dataclasses.replace(_search_context(*_key(name)), amortized=amortized_model(name))
@@ -329,7 +340,8 @@ PAGES = [("streamlit_app.py", "Home", "🔎", ""),
          ("pages/2_Timeline.py", "Timeline", "📈", "Timeline of a group"),
          ("pages/3_Scatter.py", "Scatter", "✨", "LDA scatter of the corpus"),
          ("pages/4_Topics.py", "Topics", "🧭", "Topics: K-Means clusters and key lemmas"),
-         ("pages/5_Groups.py", "Groups", "🗂️", "Saved groups")]
+         ("pages/5_Groups.py", "Groups", "🗂️", "Saved groups"),
+         ("pages/6_Amortized.py", "Amortized clustering", "🧩", "Amortized clustering: DAC's view of an anchor")]
 
 
 def navigation() -> None:

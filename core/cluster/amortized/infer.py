@@ -165,7 +165,7 @@ def iterative(model: AnchoredFilter, x, *, bag: int = 800, threshold: float = 0.
 
 
 def consensus(model: AnchoredFilter, x, *, anchors: int = 2000, bag: int = 800, threshold: float = 0.5,
-              agreement: float = 0.5, min_size: int = 5, batch: int = 16, seed: int = 0,
+              agreement: float = 0.2, min_size: int = 5, batch: int = 16, seed: int = 0,
               progress: Progress | None = None
               ) -> tuple[np.ndarray, dict]:
     """Consensus of many anchors' predictions; returns (labels, info)."""

@@ -1,0 +1,148 @@
+"""Amortized clustering: pick an anchor (or the group being built), see which texts of its bag the
+DAC model puts in its cluster, how that agrees with K-Means, saved groups and labels; the model's
+card; train a small model here."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from core import plots
+from core.cluster import store as clusterings
+from core.cluster.amortized import inspect
+from core.cluster.amortized import store as models
+from core.embed import pick_device
+from ui import state
+from ui.text import md
+
+name, corpus = state.start_page("Amortized clustering", "🧩")
+st.title("Amortized clustering")
+st.caption("A Set Transformer (Deep Amortized Clustering) reads an anchor text with its nearest texts and "
+           "predicts which of them belong to the anchor's cluster. The Annotate page's DAC button uses it with "
+           "your included texts as the anchors.")
+session = state.session()
+
+
+def train_form() -> None:
+    from core.cluster.amortized import stages
+
+    stems = [s.stem for s in clusterings.listing(name) if s.method == "kmeans"]
+    options = ["pretrain"] + (["kmeans"] if stems else []) + (["labels"] if "label" in corpus.frame.columns else []) \
+        + (["groups"] if len(state.saved_group_rows(name)) >= 2 else [])
+    with st.form("am_train"):
+        c = st.columns(4)
+        stage = c[0].selectbox("Stage", options, help="pretrain: no labels (a text's nearest texts are its cluster); "
+                               "kmeans: a stored K-Means clustering; labels: the corpus's label column; "
+                               "groups: the saved groups")
+        epochs = c[1].number_input("Epochs", 1, 50, 3)
+        steps = c[2].number_input("Steps per epoch", 5, 1000, 30)
+        model_name = c[3].text_input("Save as", "dac-small")
+        go = st.form_submit_button("Train", type="primary")
+    if not go:
+        return
+    try:
+        models.check_model_name(model_name)
+        labels = stages.corpus_labels(corpus, stage, clustering=stems[0] if stage == "kmeans" and stems else None)
+    except ValueError as exc:
+        st.error(md(exc))
+        return
+    bar = st.progress(0.0, text="Training…")
+
+    def progress(epoch: int, total: int, info: dict) -> None:
+        bar.progress(epoch / total, text=f"Epoch {epoch} of {total}: loss {info['loss']:.3f}")
+
+    from core.cluster.amortized.model import Config
+
+    trained = stages.fit_stage(corpus.embeddings, stage, labels, config=Config(dim=corpus.dim), bag=400,
+                               device=pick_device("auto"), progress=progress, epochs=int(epochs), steps=int(steps),
+                               batch=4)
+    models.save(name, model_name, trained)
+    st.session_state["dac_model"] = model_name
+    st.rerun()
+
+
+listed = models.listing(name)
+with st.expander("Train a small model here", expanded=not listed):
+    st.caption(f"For a full model use the command line: `python -m precompute.amortized train --corpus {name} "
+               "--stage pretrain` (then `--stage kmeans --from dac`), on a GPU when you have one.")
+    train_form()
+if not listed:
+    st.info("No model for this corpus yet: train one above.")
+    st.stop()
+
+names = [m.name for m in listed]
+if st.session_state.get("dac_model") not in names:
+    st.session_state["dac_model"] = names[0]
+st.selectbox("Model", names, key="dac_model", help="Also the model of the Annotate page's DAC button")
+model = state.amortized_model(name, st.session_state["dac_model"])
+if model is None:
+    st.error("This model cannot be read; train it again.")
+    st.stop()
+if model.config.dim != corpus.dim:
+    st.error(f"This model takes {model.config.dim}-d vectors; the corpus's embeddings are {corpus.dim}-d.")
+    st.stop()
+with st.expander("Model card"):
+    st.dataframe([{k: s.get(k) for k in ("stage", "epochs", "steps", "batch", "lr", "seed", "device", "seconds")}
+                  for s in model.stages], hide_index=True)
+    st.caption(md(f"{model.card['parameters']:,} parameters; " + ", ".join(f"{k} {v}" for k, v in
+                                                                           model.config.as_dict().items())))
+    st.plotly_chart(plots.training_curves(inspect.curves(model.history)), width="stretch", key="am_curves")
+
+# ---- the anchor ------------------------------------------------------------------------------
+how = st.radio("Anchor", ["Random text", "By id", "Keyword search", "The group being built"], horizontal=True,
+               key="am_how")
+anchors, non_members = np.zeros(0, np.int64), np.zeros(0, np.int64)
+if how == "Random text":
+    if st.button("Another text", key="am_next") or "am_random" not in st.session_state:
+        st.session_state["am_random"] = int(np.random.default_rng().integers(corpus.n))
+    anchors = np.array([st.session_state["am_random"]])
+elif how == "By id":
+    wanted = st.text_input("Text id", key="am_id").strip()
+    if wanted:
+        if wanted in corpus.row_of:
+            anchors = np.array([corpus.row_of[wanted]])
+        else:
+            st.warning(f"No text with id {md(wanted, limit=80)}.")
+elif how == "Keyword search":
+    query = st.text_input("Keyword", key="am_kw")
+    if query:
+        hits = state.keyword_rows(name, query, limit=20)
+        if len(hits):
+            anchors = np.array([st.selectbox("Hit", hits, format_func=lambda r: corpus.frame["text"].iat[r][:120],
+                                             key="am_hit")])
+        else:
+            st.warning("No text matches.")
+else:
+    anchors, non_members = np.asarray(session.included, np.int64), np.asarray(session.excluded, np.int64)
+    if not len(anchors):
+        st.info("The group being built has no included text yet (Annotate page).")
+if not len(anchors):
+    st.stop()
+c = st.columns(2)
+bag = c[0].number_input("Bag size (the anchors' nearest texts)", 20, 5000, 800, step=100, key="am_bag")
+threshold = c[1].slider("Membership threshold", 0.05, 0.95, 0.5, 0.05, key="am_threshold")
+view = inspect.bag_view(model.model, corpus.embeddings, anchors, non_members=non_members, bag=int(bag),
+                        threshold=float(threshold))
+frame = view.frame(corpus.frame["text"])
+st.plotly_chart(plots.bag(frame), width="stretch", key="am_bag_plot")
+
+# ---- agreement with what is known ----------------------------------------------------------------
+refs = []
+stems = [s.stem for s in clusterings.listing(name) if not s.stale(clusterings.generation_of(corpus))]
+if stems:
+    stem = st.selectbox("Compare with the clustering", stems, key="am_stem")
+    labels = clusterings.labels_for(corpus, stem)
+    refs.append(inspect.agreement_with(view, np.flatnonzero(labels == labels[anchors[0]]),
+                                       f"{stem}: the anchor's cluster"))
+for group, rows in state.saved_group_rows(name).items():
+    if np.isin(anchors[0], rows):
+        refs.append(inspect.agreement_with(view, rows, f"saved group {group}"))
+if "label" in corpus.frame.columns:
+    lab = corpus.frame["label"].astype("string")
+    refs.append(inspect.agreement_with(view, np.flatnonzero((lab == lab.iat[int(anchors[0])]).fillna(False).to_numpy()),
+                                       "the anchor's label"))
+if refs:
+    st.dataframe(refs, hide_index=True)
+st.subheader(f"Predicted members ({len(view.members):,} of {len(view.rows):,} texts in the bag)")
+st.dataframe(frame[["probability", "role", "text"]], hide_index=True, height=420,
+             column_config={"probability": st.column_config.ProgressColumn("probability", min_value=0.0, max_value=1.0)})
