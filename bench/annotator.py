@@ -211,6 +211,8 @@ def main(argv=None) -> None:
                    help="small topics: each class in turn cut to these many members (random, --shrink-seed) "
                         "inside the full background of the other classes")
     p.add_argument("--shrink-seed", type=int, default=0)
+    p.add_argument("--dac-model", help="for the dac method: a model trained for the corpus (its name under "
+                                       "data/NAME/amortized/, or a .pt file)")
     a = p.parse_args(argv)
     run_folder("annotator", sys.argv if argv is None else ["bench/annotator.py", *argv])
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
@@ -219,7 +221,14 @@ def main(argv=None) -> None:
     if a.label_column not in corpus.frame.columns:
         raise SystemExit(f"{a.data}: no column {a.label_column!r}")
     texts = corpus.frame["text"].tolist()
-    ctx = SearchContext(VectorIndex(corpus.embeddings), KeywordIndex(texts), corpus.frame, word_index=WordIndex(texts))
+    dac_model = None
+    if a.dac_model:  # a model name under the corpus's amortized/ folder, or a .pt path
+        from core.cluster.amortized import train as amortized_train
+
+        path = Path(a.dac_model) if a.dac_model.endswith(".pt") else corpus.folder / "amortized" / f"{a.dac_model}.pt"
+        dac_model = amortized_train.load(path)
+    ctx = SearchContext(VectorIndex(corpus.embeddings), KeywordIndex(texts), corpus.frame, word_index=WordIndex(texts),
+                        amortized=dac_model)
     labels = corpus.frame[a.label_column].astype(str).to_numpy()
     classes = a.classes or sorted(set(labels) - {""})  # an empty label: background, not a topic
     queries = class_queries(corpus, a.label_column, classes, a.seed_query)
@@ -241,7 +250,7 @@ def main(argv=None) -> None:
                 sub_texts = [texts[i] for i in keep]
                 sub_ctx = SearchContext(VectorIndex(np.asarray(corpus.embeddings)[keep]), KeywordIndex(sub_texts),
                                         corpus.frame.iloc[keep].reset_index(drop=True),
-                                        word_index=WordIndex(sub_texts))
+                                        word_index=WordIndex(sub_texts), amortized=dac_model)
                 members = np.flatnonzero(labels[keep] == cls)
             for method in methods:
                 r = simulate(sub_ctx, members, method, queries[cls], a.budget, a.seed_hits, cls, params,

@@ -19,7 +19,7 @@ import sys
 
 from tqdm import tqdm
 
-from core import paths
+from core import embedsets, paths
 from core.cluster import REGISTRY, ClusterContext
 from core.cluster import store
 from core.cluster.keyterms import key_terms
@@ -55,6 +55,8 @@ def parser(prog: str = "python -m precompute.cluster") -> argparse.ArgumentParse
     p.add_argument("--force", action="store_true", help="recompute clusterings that are already stored")
     p.add_argument("--no-terms", action="store_true", help="skip the key lemmas (python -m precompute.keyterms later)")
     p.add_argument("--lang", default="auto", help="language of the key lemmas (cs, en, de, ... or auto)")
+    p.add_argument("--embedding-set", default="import",
+                   help="the corpus's embedding set to cluster (default: the import's; see core/embedsets.py)")
     return p
 
 
@@ -64,7 +66,9 @@ def run(a: argparse.Namespace) -> int:
     ks = a.k or ([None] if not method.needs_k else None)
     if ks is None:
         raise ValueError(f"{method.label} needs --k")
-    corpus = load_corpus(a.corpus)
+    corpus = embedsets.with_set(load_corpus(a.corpus), a.embedding_set)
+    if a.embedding_set != embedsets.IMPORT and a.tag is None:  # never overwrite the import's clustering
+        a.tag = a.embedding_set.replace("-", "_")[:32]
     device = pick_device(a.device)
     generation = store.generation_of(corpus)
     listed = {s.stem: s for s in store.listing(a.corpus)}
@@ -84,7 +88,15 @@ def run(a: argparse.Namespace) -> int:
 
         result = method.fit(ctx, k, seed=a.seed, device=device, progress=progress, **params)
         bar.close()
-        saved = store.save(a.corpus, result, generation=generation, tag=a.tag)
+        extra = {"embedding_set": a.embedding_set}
+        if result.embeddings is not None:  # an adapted encoder: its embeddings become a set of the corpus
+            made = embedsets.save(corpus, stem, result.embeddings, {
+                "method": method.name, "base_model": params.get("model"), "params": result.params, "seed": a.seed,
+                "device": device, "seconds": round(result.seconds, 1), "from_set": a.embedding_set},
+                model_dir=result.model_dir)
+            result.embeddings, extra["adapted_set"] = None, made.name
+            log.info("adapted embeddings -> embedding set %r (%s)", made.name, made.path)
+        saved = store.save(a.corpus, result, generation=generation, tag=a.tag, extra=extra)
         log.info("%s: %.1f s, objective %s, cluster sizes %s -> %s", stem, result.seconds, saved.objective,
                  saved.meta["sizes"], store.clustering_file(a.corpus, stem))
         if not a.no_terms:

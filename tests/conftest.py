@@ -114,3 +114,14 @@ def empty_root(tmp_path, monkeypatch, model):
     monkeypatch.setenv("SEMANNO_IMPORT_ROOTS", str(tmp_path))
     monkeypatch.setattr("core.corpus.load_model", lambda name, device="auto": model)
     return root
+
+
+@pytest.fixture
+def so_copy(tmp_path, so_corpus, monkeypatch):
+    """A private copy of the 300-title StackOverflow corpus as $SEMANNO_DATA (a test may write to it)."""
+    import shutil
+
+    root = tmp_path / "so_data"
+    shutil.copytree(so_corpus.folder, root / "so")
+    monkeypatch.setenv("SEMANNO_DATA", str(root))
+    return root

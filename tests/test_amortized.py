@@ -223,7 +223,7 @@ def test_labels_from_a_column_and_from_groups():
     assert out.tolist() == [-1, 1, 0, 0, -1, -1]
 
 
-def test_cli_trains_stages_then_clusters_and_searches_with_the_model(so_corpus, monkeypatch, tmp_path):
+def test_cli_trains_stages_then_clusters_and_searches_with_the_model(so_copy):
     """On 300 real StackOverflow titles: pretrain, then labels (held-out classes), then the cluster CLI
     and the Annotate search method use the model."""
     from core.cluster import store
@@ -234,8 +234,6 @@ def test_cli_trains_stages_then_clusters_and_searches_with_the_model(so_corpus, 
     from core.search.index import VectorIndex
     from precompute import amortized, cluster
 
-    root = so_corpus.folder.parent
-    monkeypatch.setenv("SEMANNO_DATA", str(root))
     small = ["--epochs", "2", "--steps", "4", "--batch", "2", "--bag", "120", "--hidden", "32", "--inducing", "8"]
     assert amortized.main(["train", "--corpus", "so", "--stage", "pretrain", "--model", "m1", *small]) == 0
     assert amortized.main(["train", "--corpus", "so", "--stage", "labels", "--model", "m2", "--from", "m1",

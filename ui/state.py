@@ -10,7 +10,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from core import paths, plots
+from core import embedsets, paths, plots
 from core.corpus import Corpus, CorpusError, list_corpora, load_corpus
 from core.export import group_frame, to_bytes
 from core.embed import pick_device
@@ -101,8 +101,55 @@ def saved_group_rows(name: str) -> dict:
     return _saved_group_rows(*_key(name), tuple(f.stat().st_mtime_ns if f.exists() else 0 for f in files))
 
 
+def _set_stamp(name: str, set_name: str) -> float:
+    mf = embedsets.folder(name) / set_name / "manifest.json"
+    return mf.stat().st_mtime if set_name != embedsets.IMPORT and mf.exists() else 0.0
+
+
+def embedding_set(name: str) -> str:
+    """The embedding set this user picked for the corpus (default: the import's)."""
+    return st.session_state.get("embedding_set") or embedsets.IMPORT
+
+
+@st.cache_resource(max_entries=4, show_spinner="Loading the embedding set…")
+def _corpus_with_set(root: str, name: str, stamp: float, set_name: str, set_stamp: float) -> Corpus:
+    return embedsets.with_set(_corpus(root, name, stamp), set_name)
+
+
+@st.cache_resource(max_entries=4, show_spinner="Building the search index…")
+def _search_context_with_set(root: str, name: str, stamp: float, set_name: str, set_stamp: float) -> SearchContext:
+    """The import's context with the set's vectors (the keyword and word indexes are shared)."""
+    base = _search_context(root, name, stamp)
+    c = _corpus_with_set(root, name, stamp, set_name, set_stamp)
+    return dataclasses.replace(base, index=VectorIndex(c.embeddings, device=base.device))
+
+
 def corpus(name: str) -> Corpus:
-    return _corpus(*_key(name))
+    """The loaded corpus, its embeddings those of the set the user picked."""
+    set_name = embedding_set(name)
+    if set_name == embedsets.IMPORT:
+        return _corpus(*_key(name))
+    try:
+        return _corpus_with_set(*_key(name), set_name, _set_stamp(name, set_name))
+    except embedsets.EmbeddingSetError as exc:
+        st.warning(md(f"{exc}; using the import's embeddings."))
+        st.session_state["embedding_set"] = embedsets.IMPORT
+        return _corpus(*_key(name))
+
+
+def pick_embedding_set(name: str, c: Corpus) -> None:
+    """A sidebar selector of the corpus's embedding sets, shown when it has more than the import's."""
+    sets = embedsets.listing(c)
+    if len(sets) < 2:
+        st.session_state["embedding_set"] = embedsets.IMPORT
+        return
+    names = [s.name for s in sets]
+    if st.session_state.get("embedding_set") not in names:
+        st.session_state["embedding_set"] = embedsets.IMPORT
+    by_name = {s.name: s for s in sets}
+    st.sidebar.selectbox("Embedding set", names, key="embedding_set", format_func=lambda v: by_name[v].describe(),
+                         help="The vectors every semantic search, scatter and comparison uses: the import's, or "
+                              "one adapted to this corpus (python -m precompute.cluster --method clusterbert)")
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
@@ -141,8 +188,12 @@ def keyword_rows(name: str, query: str, limit: int = 20) -> list[int]:
 
 
 def search_context(name: str) -> SearchContext:
-    """The corpus's search context (cached), with the DAC model the user picked, if any."""
-    return dataclasses.replace(_search_context(*_key(name)), amortized=amortized_model(name))
+    """The corpus's search context (cached) over the picked embedding set, with the DAC model the
+    user picked, if any."""
+    set_name = embedding_set(name)
+    base = (_search_context(*_key(name)) if set_name == embedsets.IMPORT
+            else _search_context_with_set(*_key(name), set_name, _set_stamp(name, set_name)))
+    return dataclasses.replace(base, amortized=amortized_model(name))
 
 
 def store(name: str) -> GroupStore:
@@ -151,6 +202,7 @@ def store(name: str) -> GroupStore:
 
 def _on_pick() -> None:
     st.session_state["corpus"] = st.session_state["corpus_picker"]
+    st.session_state.pop("embedding_set", None)  # sets belong to one corpus
     st.session_state.pop("session", None)  # labels refer to rows of one corpus
 
 
@@ -365,6 +417,8 @@ def start_page(title: str, icon: str) -> tuple[str, Corpus]:
     navigation()
     name = pick_corpus()
     c = load_or_stop(name)
+    pick_embedding_set(name, c)
+    c = corpus(name)
     _restore_from_url(name, c)
     return name, c
 

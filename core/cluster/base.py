@@ -47,6 +47,7 @@ class Clustering:
     seed: int = 0
     device: str = "cpu"
     embeddings: np.ndarray | None = None  # (N, D') for a method that adapts the encoder
+    model_dir: Path | None = None  # the adapted encoder (a sentence-transformers folder), for such a method
 
     @property
     def objective(self) -> float | None:

@@ -1,0 +1,209 @@
+"""ClusterBERT (registry key ``clusterbert``): fine-tune the sentence encoder on the corpus itself, in
+three stages ("ClusterBERT: multi-stage fine-tuning of transformers for deep text clustering"):
+
+1. domain adaptation, TSDAE: words deleted from each text (``delete_ratio``), a decoder (the encoder's
+   own weights, tied) rebuilds the text from the sentence embedding alone
+   (sentence-transformers' ``DenoisingAutoEncoderLoss``; loads the packaged model offline);
+2. clustering: K-Means on the current embeddings gives pseudo-labels and a linear head (initialised
+   from the centroids); loss = lambda CE(pseudo-label, softmax(head(perturbed text))) + (1 - lambda)
+   L_rec, lambda = 0.8; the corpus is re-clustered between rounds;
+3. hardening: targets q_ij = (p_ij^2 / f_j) / sum_k (p_ik^2 / f_k) from the unperturbed predictions
+   (DEC's target), refreshed each epoch; loss = lambda KL(q || p(perturbed)) + (1 - lambda) L_rec,
+   lambda = 0.75.
+
+The labels are the head's predictions; the adapted encoder's embeddings come back as
+``Clustering.embeddings`` and the encoder itself as ``Clustering.model_dir``: ``precompute.cluster``
+stores both as an embedding set of the corpus (:mod:`core.embedsets`). A checkpoint after every
+epoch (encoder, decoder, head, optimiser, random states): a killed run resumes to the same result.
+Perturbation: word deletion (the paper's), not back-translation or model-based substitution, which
+need models that are not available offline.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from core.cluster.base import Checkpoint, ClusterContext, Clustering, Method, Progress, check_k
+
+DEFAULTS = {"model": "default", "tsdae_epochs": 2, "cluster_rounds": 2, "cluster_epochs": 2, "harden_epochs": 2,
+            "batch_size": 32, "lr": 2e-5, "tsdae_lr": 3e-5, "lam_cluster": 0.8, "lam_harden": 0.75,
+            "delete_ratio": 0.6, "max_length": 64, "temperature": 0.05}
+
+
+def delete_words(text: str, ratio: float, gen: np.random.Generator) -> str:
+    """TSDAE's noise: each word deleted with probability ``ratio``; at least one word is kept."""
+    words = text.split()
+    if not words:
+        return text
+    keep = gen.random(len(words)) >= ratio
+    if not keep.any():
+        keep[gen.integers(len(words))] = True
+    return " ".join(w for w, k in zip(words, keep) if k)
+
+
+def harden(p: torch.Tensor) -> torch.Tensor:
+    """q_ij = (p_ij^2 / f_j) / sum_k (p_ik^2 / f_k), f_j = sum_i p_ij: sharper than p, rows sum to 1."""
+    w = p.pow(2) / p.sum(0)
+    return w / w.sum(1, keepdim=True)
+
+
+def schedule(p: dict) -> list[tuple[str, int, int]]:
+    """Every epoch of the run, in order: (stage, round, epoch)."""
+    out = [("tsdae", 0, e) for e in range(p["tsdae_epochs"])]
+    out += [("cluster", r, e) for r in range(p["cluster_rounds"]) for e in range(p["cluster_epochs"])]
+    out += [("harden", 0, e) for e in range(p["harden_epochs"])]
+    return out
+
+
+class _Run:
+    def __init__(self, texts: list[str], k: int, p: dict, seed: int, device: str):
+        from sentence_transformers import SentenceTransformer, losses
+
+        from core.embed import resolve_model
+
+        self.texts, self.k, self.p, self.device = texts, k, p, device
+        path = resolve_model(p["model"])
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            self.model = SentenceTransformer(path, device=device)
+            self.model.max_seq_length = p["max_length"]
+            self.rec = losses.DenoisingAutoEncoderLoss(self.model, decoder_name_or_path=path, tie_encoder_decoder=True)
+            dim = getattr(self.model, "get_embedding_dimension", self.model.get_sentence_embedding_dimension)()
+            self.head = nn.Linear(dim, k).to(device)
+        self.gen = np.random.default_rng(seed)
+        self.labels = np.zeros(len(texts), np.int64)  # the round's pseudo-labels
+
+    def features(self, texts: list[str]) -> dict:
+        prep = getattr(self.model, "preprocess", None) or self.model.tokenize  # renamed in sentence-transformers 6
+        return {key: v.to(self.device) if isinstance(v, torch.Tensor) else v for key, v in prep(texts).items()}
+
+    def embed_batch(self, texts: list[str]) -> torch.Tensor:
+        return nn.functional.normalize(self.model(self.features(texts))["sentence_embedding"], dim=-1)
+
+    def rec_loss(self, noisy: list[str], clean: list[str]) -> torch.Tensor:
+        return self.rec([self.features(noisy), self.features(clean)], None)
+
+    @torch.no_grad()
+    def encode(self) -> np.ndarray:
+        self.model.eval()
+        out = [self.embed_batch(self.texts[s:s + 256]).float().cpu() for s in range(0, len(self.texts), 256)]
+        self.model.train()
+        return torch.cat(out).numpy()
+
+    def logits(self, emb: torch.Tensor) -> torch.Tensor:
+        return self.head(emb) / self.p["temperature"]
+
+    def recluster(self, seed: int) -> None:
+        """K-Means pseudo-labels and a head initialised from the (unit) centroids."""
+        from core.cluster.kmeans import kmeans
+
+        emb = self.encode()
+        km = kmeans(emb, self.k, seed=seed, device=self.device, init="auto", n_init="auto", niter="auto")
+        self.labels = km.labels.astype(np.int64)
+        c = torch.from_numpy(km.centroids)
+        with torch.no_grad():
+            self.head.weight.copy_(nn.functional.normalize(c, dim=-1).to(self.device))
+            self.head.bias.zero_()
+
+    @torch.no_grad()
+    def predictions(self) -> torch.Tensor:
+        emb = torch.from_numpy(self.encode()).to(self.device)
+        return torch.softmax(self.logits(emb), dim=1)
+
+
+def fit(ctx: ClusterContext, k: int | None, *, seed: int = 0, device: str = "cpu", progress: Progress | None = None,
+        **params) -> Clustering:
+    # dropout draws from torch's global generator: seed it here, and leave the caller's state alone
+    with torch.random.fork_rng(devices=[torch.cuda.current_device()] if device == "cuda" else []):
+        torch.manual_seed(seed)
+        return _fit(ctx, k, seed=seed, device=device, progress=progress, **params)
+
+
+def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress: Progress | None,
+         **params) -> Clustering:
+    p = METHOD.params(params)
+    if ctx.texts is None:
+        raise ValueError("ClusterBERT fine-tunes the encoder on the texts: the context has none")
+    texts = [str(t) for t in ctx.texts]
+    k = check_k(k, len(texts), "ClusterBERT")
+    t0 = time.perf_counter()
+    run = _Run(texts, k, p, seed, device)
+    plan = schedule(p)
+    ck = Checkpoint(ctx.checkpoint, {"method": "clusterbert", "k": k, "seed": seed, "params": p, "rows": len(texts)})
+    opt_enc = torch.optim.AdamW(run.rec.parameters(), lr=p["tsdae_lr"])
+    opt_clu = torch.optim.AdamW([*run.rec.parameters(), *run.head.parameters()], lr=p["lr"])
+    history: list[dict] = []
+    start = 0
+    state = ck.load()
+    if state is not None:
+        run.rec.load_state_dict(state["rec"])
+        run.head.load_state_dict(state["head"])
+        opt_enc.load_state_dict(state["opt_enc"])
+        opt_clu.load_state_dict(state["opt_clu"])
+        run.labels, history, start = state["labels"], state["history"], state["done"]
+        run.gen.bit_generator.state = state["rng"]
+        torch.set_rng_state(state["torch_rng"])
+        if device == "cuda" and state.get("cuda_rng") is not None:
+            torch.cuda.set_rng_state(state["cuda_rng"])
+    n, bs = len(texts), min(p["batch_size"], len(texts))
+    run.model.train()  # dropout on while training (TSDAE's noise includes it)
+    target: torch.Tensor | None = None
+    for i in range(start, len(plan)):
+        stage, rnd, epoch = plan[i]
+        if stage == "cluster" and epoch == 0:
+            run.recluster(seed + rnd)
+        if stage == "harden":
+            target = harden(run.predictions())
+        order = run.gen.permutation(n)
+        losses = []
+        for s in range(0, n, bs):
+            idx = order[s:s + bs]
+            clean = [texts[j] for j in idx]
+            noisy = [delete_words(t, p["delete_ratio"], run.gen) for t in clean]
+            rec = run.rec_loss(noisy, clean)
+            if stage == "tsdae":
+                loss, opt = rec, opt_enc
+            else:
+                logp = torch.log_softmax(run.logits(run.embed_batch(noisy)), dim=1)
+                if stage == "cluster":
+                    part = nn.functional.nll_loss(logp, torch.from_numpy(run.labels[idx]).to(device))
+                    lam = p["lam_cluster"]
+                else:
+                    part = nn.functional.kl_div(logp, target[torch.from_numpy(idx).to(device)], reduction="batchmean")
+                    lam = p["lam_harden"]
+                loss, opt = lam * part + (1 - lam) * rec, opt_clu
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        info = {"phase": stage, "round": rnd, "epoch": epoch + 1, "loss": float(np.mean(losses)),
+                "seconds": round(time.perf_counter() - t0, 2)}
+        history.append(info)
+        ck.save({"rec": run.rec.state_dict(), "head": run.head.state_dict(), "opt_enc": opt_enc.state_dict(),
+                 "opt_clu": opt_clu.state_dict(), "labels": run.labels, "history": history, "done": i + 1,
+                 "rng": run.gen.bit_generator.state, "torch_rng": torch.get_rng_state(),
+                 "cuda_rng": torch.cuda.get_rng_state() if device == "cuda" else None})
+        if progress:
+            progress(i + 1, len(plan), info)
+    emb = run.encode()
+    with torch.no_grad():
+        labels = run.logits(torch.from_numpy(emb).to(device)).argmax(1).cpu().numpy().astype(np.int32)
+    if ctx.checkpoint:
+        Path(ctx.checkpoint).mkdir(parents=True, exist_ok=True)
+    model_dir = Path(tempfile.mkdtemp(prefix="clusterbert-", dir=ctx.checkpoint if ctx.checkpoint else None))
+    run.model.save(str(model_dir))
+    ck.clear()
+    centroids = nn.functional.normalize(run.head.weight.detach(), dim=-1).cpu().numpy().astype(np.float32)
+    return Clustering(labels, centroids, "clusterbert", k, dict(p), history, time.perf_counter() - t0, seed, device,
+                      embeddings=emb.astype(np.float32), model_dir=model_dir)
+
+
+METHOD = Method("clusterbert", "ClusterBERT", "Fine-tunes the sentence encoder on the corpus (TSDAE, then K-Means "
+                "pseudo-labels, then DEC-style hardening); also gives the corpus an adapted embedding set.",
+                fit, DEFAULTS, needs_texts=True)

@@ -1,0 +1,143 @@
+"""Embedding sets: a corpus's import embeds it once (the set ``import``); a method that adapts the
+encoder to the corpus (ClusterBERT) adds a set of its own, with the adapted encoder, so new texts
+can be embedded the same way.
+
+Layout: ``data/NAME/embeddings/SET/`` with ``vectors.npy`` (N x D float32, unit rows, corpus order),
+``manifest.json`` (base model, method, parameters, seed, date, the import it belongs to) and, for an
+adapted encoder, ``model/`` (a sentence-transformers folder: ``SentenceTransformer(path)`` loads
+it). A set is written into a temporary folder and renamed into place, so a half-written set never
+lists; a set computed on an earlier import of the corpus is hidden.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from core import paths
+
+IMPORT = "import"
+_SET_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+class EmbeddingSetError(ValueError):
+    """A set is missing, damaged or does not match the corpus; the message names it."""
+
+
+def check_set_name(name: str) -> str:
+    if not isinstance(name, str) or not _SET_RE.match(name):
+        raise ValueError(f"invalid embedding-set name {name!r}: use 1-64 letters, digits, '_', '.' or '-'")
+    return name
+
+
+def folder(corpus: str, root: Path | None = None) -> Path:
+    return paths.corpus_dir(corpus, root) / "embeddings"
+
+
+@dataclass(frozen=True)
+class EmbeddingSet:
+    name: str
+    manifest: dict
+    path: Path | None  # None for the import's set
+
+    @property
+    def model_dir(self) -> Path | None:
+        d = self.path / "model" if self.path else None
+        return d if d and d.is_dir() else None
+
+    def describe(self) -> str:
+        if self.path is None:
+            return "import (the corpus's own embeddings)"
+        m = self.manifest
+        return f"{self.name} ({m.get('method', '?')} on {m.get('base_model', '?')}, {str(m.get('created_at', ''))[:10]})"
+
+
+def listing(corpus) -> list[EmbeddingSet]:
+    """The import's set first, then the adapted sets of this import of the corpus, by name."""
+    out = [EmbeddingSet(IMPORT, {"method": "import", "models": corpus.manifest.get("models")}, None)]
+    d = folder(corpus.name, corpus.folder.parent)
+    for sub in sorted(d.iterdir()) if d.is_dir() else []:
+        mf = sub / "manifest.json"
+        if not (_SET_RE.match(sub.name) and mf.exists() and (sub / "vectors.npy").exists()):
+            continue
+        try:
+            m = json.loads(mf.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if m.get("generation") == corpus.data_folder.name:
+            out.append(EmbeddingSet(sub.name, m, sub))
+    return out
+
+
+def load_vectors(corpus, name: str) -> np.ndarray:
+    """The set's (N, D) vectors, memory-mapped; EmbeddingSetError naming the set when they do not
+    fit the corpus."""
+    if name == IMPORT:
+        return corpus.embeddings
+    sets = {s.name: s for s in listing(corpus)}
+    if name not in sets:
+        raise EmbeddingSetError(f"corpus {corpus.name!r} has no embedding set {name!r} "
+                                f"(it has: {', '.join(sets)})")
+    path = sets[name].path / "vectors.npy"
+    try:
+        x = np.load(path, mmap_mode="r")
+    except (OSError, ValueError) as exc:
+        raise EmbeddingSetError(f"{path} is not a readable embedding matrix ({exc}); compute the set again") from exc
+    if x.ndim != 2 or len(x) != corpus.n:
+        raise EmbeddingSetError(f"{path}: shape {x.shape} does not match corpus {corpus.name!r} ({corpus.n} rows)")
+    return x
+
+
+def with_set(corpus, name: str):
+    """The corpus with the set's vectors as its embeddings (the same object for ``import``)."""
+    return corpus if name == IMPORT else dataclasses.replace(corpus, embeddings=load_vectors(corpus, name),
+                                                              row_of=corpus.row_of)
+
+
+def save(corpus, name: str, vectors: np.ndarray, manifest: dict, model_dir: Path | None = None) -> EmbeddingSet:
+    """Write a set (replacing one of the same name); ``model_dir`` (an adapted encoder's folder) is
+    moved into it."""
+    check_set_name(name)
+    if name == IMPORT:
+        raise ValueError("'import' is the name of the corpus's own embeddings")
+    vectors = np.asarray(vectors, np.float32)
+    if vectors.ndim != 2 or len(vectors) != corpus.n:
+        raise EmbeddingSetError(f"embedding set {name!r}: shape {vectors.shape} does not match corpus "
+                                f"{corpus.name!r} ({corpus.n} rows)")
+    base = folder(corpus.name, corpus.folder.parent)
+    base.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=base))
+    try:
+        np.save(tmp / "vectors.npy", vectors)
+        if model_dir is not None:
+            shutil.move(str(model_dir), tmp / "model")
+        meta = {"set": name, "rows": int(len(vectors)), "dim": int(vectors.shape[1]),
+                "generation": corpus.data_folder.name,
+                "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), **manifest}
+        (tmp / "manifest.json").write_text(json.dumps(meta, indent=2, default=str), encoding="utf-8")
+        target = base / name
+        old = None
+        if target.exists():
+            old = base / f".{name}.old-{datetime.now(timezone.utc):%Y%m%dT%H%M%S%f}"
+            target.rename(old)
+        tmp.rename(target)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return EmbeddingSet(name, meta, target)
+
+
+def delete(corpus, name: str) -> None:
+    if name == IMPORT:
+        raise ValueError("the import's embeddings cannot be deleted here")
+    shutil.rmtree(folder(corpus.name, corpus.folder.parent) / check_set_name(name), ignore_errors=True)

@@ -1,0 +1,142 @@
+"""Encoder adaptation (ClusterBERT) and embedding sets: end to end on real texts with the packaged
+model (tiny sizes), resume after a kill, the hardening target, the set switch on the Annotate page."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from core import embedsets
+from core.cluster import REGISTRY, ClusterContext
+from core.cluster.clusterbert import delete_words, harden
+from tests.conftest import shared_file
+
+TINY = dict(tsdae_epochs=1, cluster_rounds=1, cluster_epochs=1, harden_epochs=1, batch_size=16, max_length=24)
+
+
+def test_hardening_target_sharpens_and_rows_sum_to_one():
+    g = torch.Generator().manual_seed(1)
+    p = torch.softmax(torch.randn(300, 6, generator=g) * 2, dim=1)
+    q = harden(p)
+    torch.testing.assert_close(q.sum(1), torch.ones(300))
+    entropy = lambda d: -(d * d.log()).sum(1)  # noqa: E731
+    assert entropy(q).mean() < entropy(p).mean()
+    confident = p.max(1).values > 0.5
+    assert (q.max(1).values[confident] > p.max(1).values[confident]).all()
+
+
+def test_word_deletion_keeps_at_least_one_word_and_deletes_about_the_ratio():
+    gen = np.random.default_rng(0)
+    text = " ".join(f"w{i}" for i in range(1000))
+    kept = delete_words(text, 0.6, gen).split()
+    assert 330 <= len(kept) <= 470 and set(kept) <= set(text.split())
+    assert len(delete_words("one", 0.99, gen).split()) == 1
+
+
+@pytest.fixture(scope="module")
+def titles():
+    frame = pd.read_csv(shared_file("stackoverflow.csv"), dtype=str, keep_default_na=False)
+    frame = frame.groupby("label", group_keys=False).head(6).reset_index(drop=True)  # 120 titles, 20 tags
+    return frame["text"].tolist(), frame["label"].astype(int).to_numpy()
+
+
+class Killed(Exception):
+    pass
+
+
+def test_clusterbert_resumes_after_a_kill_to_the_same_result(titles, tmp_path):
+    texts, _ = titles
+    ctx = ClusterContext(np.zeros((len(texts), 1), np.float32), texts, checkpoint=tmp_path / "ck")
+    whole = REGISTRY["clusterbert"].fit(ClusterContext(ctx.vectors, texts, checkpoint=tmp_path / "w"), 4, seed=2,
+                                        **TINY)
+
+    def kill_after_two_epochs(step, total, info):
+        if step == 2:
+            raise Killed
+
+    with pytest.raises(Killed):
+        REGISTRY["clusterbert"].fit(ctx, 4, seed=2, progress=kill_after_two_epochs, **TINY)
+    assert (tmp_path / "ck" / "state.pt").exists()
+    steps = []
+    resumed = REGISTRY["clusterbert"].fit(ctx, 4, seed=2, progress=lambda s, t, i: steps.append(s), **TINY)
+    assert steps == [3]  # tsdae and the cluster round were not done again
+    np.testing.assert_array_equal(resumed.labels, whole.labels)
+    np.testing.assert_allclose(resumed.embeddings, whole.embeddings, atol=1e-5)
+    assert [h["phase"] for h in whole.history] == ["tsdae", "cluster", "harden"] and whole.model_dir.is_dir()
+
+
+def test_cli_writes_a_loadable_clustering_and_embedding_set(so_copy):
+    from sentence_transformers import SentenceTransformer
+
+    from core.cluster import store
+    from core.corpus import load_corpus
+    from precompute import cluster
+
+    args = ["--corpus", "so", "--method", "clusterbert", "--k", "20", "--no-terms"]
+    for key, value in TINY.items():
+        args += ["--param", f"{key}={value}"]
+    assert cluster.main(args) == 0
+    corpus = load_corpus("so")
+    sets = {s.name: s for s in embedsets.listing(corpus)}
+    assert list(sets) == ["import", "clusterbert-k20"]
+    adapted = embedsets.load_vectors(corpus, "clusterbert-k20")
+    assert adapted.shape == corpus.embeddings.shape
+    assert not np.allclose(adapted, corpus.embeddings)  # the encoder changed
+    np.testing.assert_allclose(np.linalg.norm(adapted, axis=1), 1, atol=1e-4)
+    # the adapted encoder loads offline and embeds as the set says
+    model = SentenceTransformer(str(sets["clusterbert-k20"].model_dir), device="cpu")
+    again = model.encode(corpus.frame["text"].tolist()[:5], normalize_embeddings=True)
+    np.testing.assert_allclose(again, adapted[:5], atol=2e-3)
+    labels = store.labels_for(corpus, "clusterbert-k20")
+    assert labels.shape == (300,) and labels.max() < 20
+    # a clustering of the adapted set keeps the import's K-Means apart (tagged with the set)
+    assert cluster.main(["--corpus", "so", "--k", "20", "--embedding-set", "clusterbert-k20", "--no-terms"]) == 0
+    assert "kmeans-k20-clusterbert_k20" in {s.stem for s in store.listing("so")}
+
+
+def test_a_damaged_or_mismatched_set_names_itself(so_corpus, tmp_path):
+    import shutil
+
+    from core.corpus import load_corpus
+
+    root = tmp_path / "d"
+    shutil.copytree(so_corpus.folder, root / "so")
+    corpus = load_corpus("so", root)
+    embedsets.save(corpus, "shuffled", np.asarray(corpus.embeddings)[::-1], {"method": "test"})
+    assert [s.name for s in embedsets.listing(corpus)] == ["import", "shuffled"]
+    with pytest.raises(embedsets.EmbeddingSetError, match="does not match"):
+        embedsets.save(corpus, "short", np.zeros((5, 384), np.float32), {"method": "test"})
+    (embedsets.folder("so", root) / "shuffled" / "vectors.npy").write_bytes(b"garbage")
+    with pytest.raises(embedsets.EmbeddingSetError, match="shuffled"):
+        embedsets.load_vectors(corpus, "shuffled")
+    with pytest.raises(embedsets.EmbeddingSetError, match="no embedding set 'nope'"):
+        embedsets.load_vectors(corpus, "nope")
+
+
+def test_switching_the_embedding_set_changes_what_cos_returns(tweets):
+    from streamlit.testing.v1 import AppTest
+
+    from core.corpus import load_corpus
+    from tests.conftest import ROOT
+
+    corpus = load_corpus("tweets", tweets)
+    rng = np.random.default_rng(0)
+    other = np.asarray(corpus.embeddings)[rng.permutation(corpus.n)]  # the same vectors, on other texts
+    embedsets.save(corpus, "shuffled", other, {"method": "test"})
+
+    def cos_hits(at):
+        at.text_input(key="kw_query").set_value("ockovani")
+        at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
+        at.button(key="btn_cos").click().run()
+        assert not at.exception
+        return [b.key for b in at.button if b.key and b.key.startswith("tog_")]
+
+    at = AppTest.from_file(str(ROOT / "pages/1_Annotate.py"), default_timeout=120).run()
+    assert at.selectbox(key="embedding_set").value == "import"
+    first = cos_hits(at)
+    fresh = AppTest.from_file(str(ROOT / "pages/1_Annotate.py"), default_timeout=120).run()
+    fresh.selectbox(key="embedding_set").set_value("shuffled").run()
+    second = cos_hits(fresh)
+    assert first and second and first != second
