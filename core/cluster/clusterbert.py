@@ -73,7 +73,8 @@ class _Run:
             torch.manual_seed(seed)
             self.model = SentenceTransformer(path, device=device)
             self.model.max_seq_length = p["max_length"]
-            self.rec = losses.DenoisingAutoEncoderLoss(self.model, decoder_name_or_path=path, tie_encoder_decoder=True)
+            self.rec = losses.DenoisingAutoEncoderLoss(self.model, decoder_name_or_path=path,
+                                                       tie_encoder_decoder=True).to(device)  # its decoder loads on the CPU
             dim = getattr(self.model, "get_embedding_dimension", self.model.get_sentence_embedding_dimension)()
             self.head = nn.Linear(dim, k).to(device)
         self.gen = np.random.default_rng(seed)
