@@ -211,6 +211,8 @@ def main(argv=None) -> None:
                    help="small topics: each class in turn cut to these many members (random, --shrink-seed) "
                         "inside the full background of the other classes")
     p.add_argument("--shrink-seed", type=int, default=0)
+    p.add_argument("--embedding-set", default="import",
+                   help="the corpus's embedding set to search (an adapted one, core/embedsets.py)")
     p.add_argument("--dac-model", help="for the dac method: a model trained for the corpus (its name under "
                                        "data/NAME/amortized/, or a .pt file)")
     a = p.parse_args(argv)
@@ -218,6 +220,10 @@ def main(argv=None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     corpus = load_corpus(a.corpus) if a.corpus else corpus_for(a.data, a.label_column)
+    if a.embedding_set != "import":
+        from core import embedsets
+
+        corpus = embedsets.with_set(corpus, a.embedding_set)
     if a.label_column not in corpus.frame.columns:
         raise SystemExit(f"{a.data}: no column {a.label_column!r}")
     texts = corpus.frame["text"].tolist()
