@@ -212,6 +212,13 @@ def hostile(tmp_path):
     c = import_corpus(ImportSpec(input=src, name="h"), root=root, model_loader=lambda n, d: Fake())
     name = "[save-phish](https://evil.example/save) ![pix](https://evil.example/url.png) :red[x]"
     GroupStore(root / "h" / "groups.sqlite").save(name, c.frame["id"][:5].tolist(), [])
+    from core.cluster.amortized import stages
+    from core.cluster.amortized import store as models
+    from core.cluster.amortized.model import Config
+
+    tiny = stages.fit_stage(c.embeddings, "pretrain", config=Config(dim=16, hidden=16, inducing=4, n1=1, n2=1),
+                            bag=60, epochs=1, steps=2, batch=2)
+    models.save("h", "tiny", tiny, root)
     with streamlit_server(root) as (url, _proc):
         yield url, name
 
@@ -260,6 +267,13 @@ def test_hostile_texts_names_and_urls_stay_inert(hostile):
         page.get_by_role("link", name="Timeline").click()
         page.locator('[data-testid="stPlotlyChart"]').wait_for()
         wait_idle(page)
+        page.wait_for_timeout(1000)
+        assert_inert(page, dialogs, requests)
+        # texts in the Amortized clustering page's table and bag plot (a random anchor: the bag is all 60)
+        page.get_by_role("link", name="Amortized clustering").click()
+        page.get_by_text("Predicted members").wait_for()
+        wait_idle(page)
+        page.locator('[data-testid="stPlotlyChart"]').last.wait_for()
         page.wait_for_timeout(1000)
         assert_inert(page, dialogs, requests)
 
