@@ -1,4 +1,4 @@
-"""ClusterBERT on the labelled benchmarks: NMI / ACC of its clustering, and of K-Means on its adapted
+"""ClusterBERT (or ``--method dec_mlm``) on the labelled benchmarks: NMI / ACC of its clustering, and of K-Means on its adapted
 embeddings, beside K-Means on the encoder's own embeddings (same run, same texts).
 
     python -m bench.adapt --data ../shared/data/stackoverflow.csv [--model default|PATH] [--seeds 0]
@@ -58,17 +58,18 @@ def run(a: argparse.Namespace) -> None:
              **{m: round(v, 4) for m, v in kmeans_scores(base, y, k, seed).items()})
         ctx = ClusterContext(base, texts)
         t0 = time.perf_counter()
-        r = REGISTRY["clusterbert"].fit(ctx, k, seed=seed, device=device, model=model_path, **params,
+        r = REGISTRY[a.method].fit(ctx, k, seed=seed, device=device, model=model_path, **params,
                                         progress=lambda s, t, info: emit(kind="epoch", dataset=name, seed=seed, **info))
+        emit(kind="history", dataset=name, seed=seed, history=r.history[-1:])
         seconds = time.perf_counter() - t0
-        emit(kind="score", dataset=name, seed=seed, method="clusterbert", seconds=round(seconds, 1),
+        emit(kind="score", dataset=name, seed=seed, method=a.method, seconds=round(seconds, 1),
              minutes_per_epoch_per_10k=round(seconds / 60 / len(r.history) / (len(texts) / 10_000), 3),
              **{m: round(v, 4) for m, v in label_scores(y, r.labels).items()})
         emit(kind="score", dataset=name, seed=seed, method="kmeans-on-adapted",
              **{m: round(v, 4) for m, v in kmeans_scores(r.embeddings, y, k, seed).items()})
         if a.save_embeddings:
             a.save_embeddings.mkdir(parents=True, exist_ok=True)
-            np.save(a.save_embeddings / f"{name}-clusterbert-s{seed}.npy", r.embeddings.astype(np.float16))
+            np.save(a.save_embeddings / f"{name}-{a.method}-s{seed}.npy", r.embeddings.astype(np.float16))
 
 
 def import_set(a: argparse.Namespace) -> None:
@@ -103,6 +104,7 @@ def main(argv=None) -> None:
         return
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data", type=Path, required=True)
+    p.add_argument("--method", default="clusterbert", choices=["clusterbert", "dec_mlm"])
     p.add_argument("--model", default="default")
     p.add_argument("--seeds", type=int, nargs="+", default=[0])
     p.add_argument("--param", action="append", default=[], type=parse_param)
