@@ -7,7 +7,7 @@ import numpy as np
 import streamlit as st
 
 from core import paths, plots
-from core.cluster import store
+from core.cluster import REGISTRY, store
 from core.cluster.evaluate import agreement, best_matches, group_iou
 from core.cluster.topics import cluster_table, filter_clusters
 from ui import state
@@ -25,7 +25,7 @@ if not usable:
     # corpus names and stored clusterings' names are checked to hold only [A-Za-z0-9_.-]: safe in code spans
     st.info("No clustering yet. In a terminal run\n\n"
             f"`python -m precompute.cluster --corpus {name} --method kmeans --k 1000`\n\n"
-            "(methods: kmeans, dec, idec; key lemmas are computed with it).")
+            f"(methods: {', '.join(REGISTRY)}; key lemmas are computed with it).")
     st.stop()
 
 
