@@ -152,3 +152,39 @@ class Checkpoint:
     def clear(self) -> None:
         if self.path is not None and self.path.exists():
             self.path.unlink()
+
+
+# --- shared by the methods that fine-tune the encoder on the texts (ClusterBERT, DEC-MLM) ----------
+
+def seeded_torch(seed: int, device: str):
+    """A context in which torch's global generators (dropout draws from them) start from ``seed``;
+    the caller's generator states come back afterwards."""
+    from contextlib import contextmanager
+
+    import torch
+
+    @contextmanager
+    def _ctx():
+        with torch.random.fork_rng(devices=[torch.cuda.current_device()] if device == "cuda" else []):
+            torch.manual_seed(seed)
+            yield
+
+    return _ctx()
+
+
+def texts_and_k(ctx: ClusterContext, k: int | None, label: str) -> tuple[list[str], int]:
+    """The context's texts (ValueError when it has none) and the checked k."""
+    if ctx.texts is None:
+        raise ValueError(f"{label} fine-tunes the encoder on the texts: the context has none")
+    texts = [str(t) for t in ctx.texts]
+    return texts, check_k(k, len(texts), label)
+
+
+def model_folder(ctx: ClusterContext, prefix: str) -> Path:
+    """A new folder for an adapted encoder: under the checkpoint folder when there is one (the CLI
+    moves it into the corpus's embedding set), else in the system's temporary folder."""
+    import tempfile
+
+    if ctx.checkpoint:
+        Path(ctx.checkpoint).mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=ctx.checkpoint if ctx.checkpoint else None))

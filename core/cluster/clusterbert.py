@@ -21,15 +21,14 @@ need models that are not available offline.
 
 from __future__ import annotations
 
-import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
 import torch
 from torch import nn
 
-from core.cluster.base import Checkpoint, ClusterContext, Clustering, Method, Progress, check_k
+from core.cluster.base import (Checkpoint, ClusterContext, Clustering, Method, Progress, model_folder,
+                               seeded_torch, texts_and_k)
 
 DEFAULTS = {"model": "default", "tsdae_epochs": 2, "cluster_rounds": 2, "cluster_epochs": 2, "harden_epochs": 2,
             "batch_size": 32, "lr": 2e-5, "tsdae_lr": 3e-5, "lam_cluster": 0.8, "lam_harden": 0.75,
@@ -120,19 +119,14 @@ class _Run:
 
 def fit(ctx: ClusterContext, k: int | None, *, seed: int = 0, device: str = "cpu", progress: Progress | None = None,
         **params) -> Clustering:
-    # dropout draws from torch's global generator: seed it here, and leave the caller's state alone
-    with torch.random.fork_rng(devices=[torch.cuda.current_device()] if device == "cuda" else []):
-        torch.manual_seed(seed)
+    with seeded_torch(seed, device):  # dropout draws from torch's global generator
         return _fit(ctx, k, seed=seed, device=device, progress=progress, **params)
 
 
 def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress: Progress | None,
          **params) -> Clustering:
     p = METHOD.params(params)
-    if ctx.texts is None:
-        raise ValueError("ClusterBERT fine-tunes the encoder on the texts: the context has none")
-    texts = [str(t) for t in ctx.texts]
-    k = check_k(k, len(texts), "ClusterBERT")
+    texts, k = texts_and_k(ctx, k, "ClusterBERT")
     t0 = time.perf_counter()
     run = _Run(texts, k, p, seed, device)
     plan = schedule(p)
@@ -195,9 +189,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     emb = run.encode()
     with torch.no_grad():
         labels = run.logits(torch.from_numpy(emb).to(device)).argmax(1).cpu().numpy().astype(np.int32)
-    if ctx.checkpoint:
-        Path(ctx.checkpoint).mkdir(parents=True, exist_ok=True)
-    model_dir = Path(tempfile.mkdtemp(prefix="clusterbert-", dir=ctx.checkpoint if ctx.checkpoint else None))
+    model_dir = model_folder(ctx, "clusterbert-")
     run.model.save(str(model_dir))
     ck.clear()
     centroids = nn.functional.normalize(run.head.weight.detach(), dim=-1).cpu().numpy().astype(np.float32)

@@ -15,7 +15,6 @@ to the same result.
 
 from __future__ import annotations
 
-import tempfile
 import time
 from pathlib import Path
 
@@ -23,7 +22,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from core.cluster.base import Checkpoint, ClusterContext, Clustering, Method, Progress, check_k
+from core.cluster.base import (Checkpoint, ClusterContext, Clustering, Method, Progress, model_folder,
+                               seeded_torch, texts_and_k)
 from core.cluster.dec import soft_assign, target_distribution
 
 DEFAULTS = {"model": "default", "epochs": 3, "batch_size": 32, "lr": 2e-5, "cluster_lr": 1e-3, "mlm_weight": 1.0,
@@ -85,8 +85,7 @@ class _Run:
 
 def fit(ctx: ClusterContext, k: int | None, *, seed: int = 0, device: str = "cpu", progress: Progress | None = None,
         **params) -> Clustering:
-    with torch.random.fork_rng(devices=[torch.cuda.current_device()] if device == "cuda" else []):
-        torch.manual_seed(seed)
+    with seeded_torch(seed, device):  # dropout draws from torch's global generator
         return _fit(ctx, k, seed=seed, device=device, progress=progress, **params)
 
 
@@ -95,10 +94,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     from core.cluster.kmeans import kmeans
 
     p = METHOD.params(params)
-    if ctx.texts is None:
-        raise ValueError("DEC-MLM fine-tunes the encoder on the texts: the context has none")
-    texts = [str(t) for t in ctx.texts]
-    k = check_k(k, len(texts), "DEC-MLM")
+    texts, k = texts_and_k(ctx, k, "DEC-MLM")
     t0 = time.perf_counter()
     run = _Run(texts, p, seed, device)
     ck = Checkpoint(ctx.checkpoint, {"method": "dec_mlm", "k": k, "seed": seed, "params": p, "rows": len(texts)})
@@ -157,9 +153,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     sizes = np.bincount(labels, minlength=k)
     history.append({"phase": "final", "largest_share": round(float(sizes.max()) / n, 4),
                     "clusters": int((sizes > 0).sum())})
-    if ctx.checkpoint:
-        Path(ctx.checkpoint).mkdir(parents=True, exist_ok=True)
-    model_dir = Path(tempfile.mkdtemp(prefix="dec_mlm-", dir=ctx.checkpoint if ctx.checkpoint else None))
+    model_dir = model_folder(ctx, "dec_mlm-")
     run.save_model(model_dir)
     ck.clear()
     emb = (z / p["scale"]).cpu().numpy().astype(np.float32)
