@@ -4,6 +4,7 @@ saw, and can its clustering match K-Means?
     python -m bench.amortized export --corpus NAME [--label-column label] --out DIR   # embeddings + labels -> DIR/NAME.npz
     python -m bench.amortized run --npz DIR/NAME.npz [...] [--device auto] [--save-models DIR]
     python -m bench.amortized run --corpus NAME [...]                                 # straight from the data root
+    python -m bench.amortized speed --corpus NAME --model MODEL                       # one DAC search, ms
 
 Protocol (per corpus, per seed): the classes are split in two halves; a model is trained on the
 first half only (stage pretrain, then stage labels), so every figure below is on classes the model
@@ -158,6 +159,31 @@ def run(a: argparse.Namespace) -> None:
         one_run(name, x, labels, seed, a, device)
 
 
+def speed(a: argparse.Namespace) -> None:
+    """Median ms of one DAC search (the Annotate button: 20 included, 5 excluded, k 10) on a corpus
+    with a trained model, sharing the search index's read-only matrix (now) against copying it into
+    a writable float32 matrix first (what every search did before), in the same run; Suggest beside."""
+    from bench.common import median_ms
+    from core.cluster.amortized import store as models
+    from core.corpus import load_corpus
+    from core.search import REGISTRY, SearchContext
+    from core.search.index import VectorIndex
+
+    c = load_corpus(a.corpus)
+    run_folder(f"amortized-speed-{a.corpus}", sys.argv)
+    trained = models.load(a.corpus, a.model)
+    ctx = SearchContext(VectorIndex(c.embeddings), amortized=trained)
+    gen = np.random.default_rng(0)
+    inc, exc = gen.choice(c.n, 20, replace=False), gen.choice(c.n, 5, replace=False)
+    exc = np.setdiff1d(exc, inc)
+    shared = median_ms(lambda: REGISTRY["dac"].search(ctx, inc, exc, 10), repeat=a.repeat)
+    copied = median_ms(lambda: infer.members(trained.model, np.array(ctx.vectors), inc, non_members=exc),
+                       repeat=a.repeat)
+    suggest = median_ms(lambda: REGISTRY["suggest"].search(ctx, inc, exc, 10), repeat=a.repeat)
+    emit(kind="speed", corpus=a.corpus, rows=c.n, model=a.model, dac_ms=round(shared, 1),
+         dac_copying_the_matrix_ms=round(copied, 1), suggest_without_words_ms=round(suggest, 1), repeat=a.repeat)
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
@@ -186,9 +212,15 @@ def main(argv=None) -> None:
     r.add_argument("--consensus-anchors", type=int, default=2000)
     r.add_argument("--min-size", type=int, default=10)
     r.add_argument("--save-models", type=Path)
+    sp = sub.add_parser("speed")
+    sp.add_argument("--corpus", required=True)
+    sp.add_argument("--model", default="dac")
+    sp.add_argument("--repeat", type=int, default=7)
     a = p.parse_args(argv)
     if a.command == "export":
         export(a)
+    elif a.command == "speed":
+        speed(a)
     else:
         if not (a.npz or a.corpus):
             p.error("run needs --npz or --corpus")

@@ -4,6 +4,8 @@ card; train a small model here."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import streamlit as st
 
@@ -121,26 +123,31 @@ if not len(anchors):
 c = st.columns(2)
 bag = c[0].number_input("Bag size (the anchors' nearest texts)", 20, 5000, 800, step=100, key="am_bag")
 threshold = c[1].slider("Membership threshold", 0.05, 0.95, 0.5, 0.05, key="am_threshold")
-view = inspect.bag_view(model.model, corpus.embeddings, anchors, non_members=non_members, bag=int(bag),
-                        threshold=float(threshold))
+
+
+@st.cache_data(max_entries=16, show_spinner="Reading the bag…")
+def bag_view(corpus_name: str, vectors_key: tuple, model_name: str, model_stamp: tuple, anchors: tuple,
+             non_members: tuple, bag: int) -> inspect.BagView:
+    """The bag and its predictions, once per anchor set, model and embedding set: a rerun (a moved
+    threshold, a new comparison) does not search the corpus and run the model again."""
+    trained = state.amortized_model(corpus_name, model_name)
+    return inspect.bag_view(trained.model, state.search_context(corpus_name).vectors, np.array(anchors),
+                            non_members=np.array(non_members, np.int64), bag=bag)
+
+
+picked = next(m for m in listed if m.name == st.session_state["dac_model"])
+view = dataclasses.replace(bag_view(name, (state.stamp(name), state.embedding_set(name)), picked.name, picked.stamp,
+                                    tuple(int(a) for a in anchors), tuple(int(r) for r in non_members), int(bag)),
+                           threshold=float(threshold))
 frame = view.frame(corpus.frame["text"])
 st.plotly_chart(plots.bag(frame), width="stretch", key="am_bag_plot")
 
 # ---- agreement with what is known ----------------------------------------------------------------
-refs = []
 stems = [s.stem for s in clusterings.listing(name) if not s.stale(clusterings.generation_of(corpus))]
-if stems:
-    stem = st.selectbox("Compare with the clustering", stems, key="am_stem")
-    labels = clusterings.labels_for(corpus, stem)
-    refs.append(inspect.agreement_with(view, np.flatnonzero(labels == labels[anchors[0]]),
-                                       f"{stem}: the anchor's cluster"))
-for group, rows in state.saved_group_rows(name).items():
-    if np.isin(anchors[0], rows):
-        refs.append(inspect.agreement_with(view, rows, f"saved group {group}"))
-if "label" in corpus.frame.columns:
-    lab = corpus.frame["label"].astype("string")
-    refs.append(inspect.agreement_with(view, np.flatnonzero((lab == lab.iat[int(anchors[0])]).fillna(False).to_numpy()),
-                                       "the anchor's label"))
+stem = st.selectbox("Compare with the clustering", stems, key="am_stem") if stems else None
+refs = inspect.references(view, int(anchors[0]), clusters=state.clustering_labels(name, stem) if stem else None,
+                          cluster_name=stem, groups=state.saved_group_rows(name),
+                          labels=corpus.frame["label"] if "label" in corpus.frame.columns else None)
 if refs:
     st.dataframe(refs, hide_index=True)
 st.subheader(f"Predicted members ({len(view.members):,} of {len(view.rows):,} texts in the bag)")

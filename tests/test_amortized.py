@@ -265,3 +265,21 @@ def test_dac_search_without_a_model_says_how_to_get_one():
     with pytest.raises(NotApplicable, match="precompute.amortized train"):
         REGISTRY["dac"].search(ctx, np.array([1]), np.zeros(0, np.int64), 5)
     assert "trained" in REGISTRY["dac"].reason_not_applicable(1, 0, ctx)
+
+
+def test_the_pages_references_score_the_predicted_members_against_cluster_group_and_label():
+    import pandas as pd
+
+    from core.cluster.amortized.inspect import BagView, references
+
+    # bag rows 2..7 (anchor 0); predicted members: rows 2, 3, 4
+    view = BagView(np.array([0]), np.zeros(0, np.int64), np.arange(2, 8), np.array([.9, .8, .7, .2, .1, .1]),
+                   np.zeros((7, 2), np.float32), 0.5)
+    clusters = np.array([1, 0, 1, 1, 0, 0, 0, 1])  # the anchor's cluster: rows 0, 2, 3, 7
+    out = references(view, 0, clusters=clusters, cluster_name="kmeans-k2", groups={"g": np.array([0, 2]), "h": [5]},
+                     labels=pd.Series(["a", "b", "a", "a", "a", "b", "b", "b"]))
+    assert [r["reference"] for r in out] == ["kmeans-k2: the anchor's cluster", "saved group g", "the anchor's label"]
+    cluster, group, label = out
+    assert (cluster["precision"], cluster["recall"]) == (pytest.approx(2 / 3), pytest.approx(2 / 3))
+    assert (group["precision"], group["recall"]) == (pytest.approx(1 / 3), 1.0)
+    assert label["accuracy"] == 1.0 and label["reference size in bag"] == 3

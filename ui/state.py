@@ -8,6 +8,7 @@ import re
 import secrets
 from pathlib import Path
 
+import numpy as np
 import streamlit as st
 
 from core import embedsets, paths, plots
@@ -122,6 +123,21 @@ def _search_context_with_set(root: str, name: str, stamp: float, set_name: str, 
     base = _search_context(root, name, stamp)
     c = _corpus_with_set(root, name, stamp, set_name, set_stamp)
     return dataclasses.replace(base, index=VectorIndex(c.embeddings, device=base.device))
+
+
+@st.cache_data(max_entries=8, show_spinner="Loading the clustering…")
+def _clustering_labels(root: str, name: str, stamp: float, stem: str, files: tuple) -> np.ndarray:
+    from core.cluster import store as clusterings
+
+    return clusterings.labels_for(_corpus(root, name, stamp), stem)
+
+
+def clustering_labels(name: str, stem: str) -> np.ndarray:
+    """A stored clustering's labels, read again only when its file changes (ClusteringError when it
+    does not fit the corpus)."""
+    from core.cluster import store as clusterings
+
+    return _clustering_labels(*_key(name), stem, clusterings.stamp(name, stem))
 
 
 def corpus(name: str) -> Corpus:

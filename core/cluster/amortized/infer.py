@@ -25,6 +25,7 @@ import numpy as np
 import torch
 
 from core.cluster.amortized.model import ANCHOR, NON_MEMBER, UNKNOWN, AnchoredFilter
+from core.cluster.base import torch_rows
 
 Progress = Callable[[int, int, dict], None]
 
@@ -34,9 +35,8 @@ def _device(model: AnchoredFilter) -> torch.device:
 
 
 def as_tensor(x, model: AnchoredFilter) -> torch.Tensor:
-    from core.cluster.base import as_vectors
-
-    return x if isinstance(x, torch.Tensor) else torch.from_numpy(as_vectors(x)).to(_device(model))
+    """The rows on the model's device (shared, not copied, on the CPU)."""
+    return torch_rows(x, str(_device(model)))
 
 
 @torch.no_grad()
@@ -82,14 +82,8 @@ def neighbourhood(x: torch.Tensor, anchors: np.ndarray, size: int, *, avoid: np.
         depth = min(int(ok.sum()), -(-want // per.shape[1]) + 1)
         top = per.topk(depth, dim=0).indices.T.reshape(-1)  # round robin: anchor 1's best, anchor 2's best, ...
         top = top[torch.sort(torch.arange(len(top), device=x.device) % depth, stable=True).indices]
-        extra = torch.unique_consecutive(top)
-        seen, out = set(picked.tolist()), []
-        for r in extra.tolist():
-            if r not in seen:
-                seen.add(r)
-                out.append(r)
-                if len(out) == want:
-                    break
+        seen = set(picked.tolist())
+        out = [r for r in dict.fromkeys(top.tolist()) if r not in seen][:want]  # first sightings, in turn
         picked = torch.cat([picked, torch.as_tensor(out, dtype=torch.long, device=x.device)])
     return picked.cpu().numpy().astype(np.int64)
 
@@ -119,7 +113,7 @@ def members(model: AnchoredFilter, x, anchors, *, bag: int = 800, non_members=()
     return cand[order], p[order].astype(np.float32)
 
 
-def _dissolve_small(labels: np.ndarray, score: np.ndarray | None, x: torch.Tensor, min_size: int) -> np.ndarray:
+def _dissolve_small(labels: np.ndarray, x: torch.Tensor, min_size: int) -> np.ndarray:
     """Clusters with fewer than ``min_size`` rows give their rows to the nearest remaining
     cluster's centroid; labels renumbered 0..k-1 by size (largest first)."""
     labels = labels.copy()
@@ -129,9 +123,8 @@ def _dissolve_small(labels: np.ndarray, score: np.ndarray | None, x: torch.Tenso
         big = np.array([int(np.argmax(sizes))])
     small_rows = np.flatnonzero(~np.isin(labels, big))
     if len(small_rows):
-        xt = x
-        cent = torch.stack([xt[torch.as_tensor(np.flatnonzero(labels == c), device=x.device)].mean(0) for c in big])
-        near = (xt[torch.as_tensor(small_rows, device=x.device)] @ cent.T).argmax(1).cpu().numpy()
+        cent = torch.stack([x[torch.as_tensor(np.flatnonzero(labels == c), device=x.device)].mean(0) for c in big])
+        near = (x[torch.as_tensor(small_rows, device=x.device)] @ cent.T).argmax(1).cpu().numpy()
         labels[small_rows] = big[near]
     order = np.argsort(-np.bincount(labels, minlength=labels.max() + 1), kind="stable")
     remap = np.empty(len(order), np.int64)
@@ -160,8 +153,8 @@ def iterative(model: AnchoredFilter, x, *, bag: int = 800, threshold: float = 0.
         k += 1
         if progress:
             progress(n - left + len(take), n, {"clusters": k})
-    out = _dissolve_small(labels, None, x, min_size)
-    return out, {"anchors": k, "clusters_before_merge": k, "seconds": time.perf_counter() - t0}
+    out = _dissolve_small(labels, x, min_size)
+    return out, {"anchors": k, "seconds": time.perf_counter() - t0}  # each anchor gave one cluster before the merge
 
 
 def consensus(model: AnchoredFilter, x, *, anchors: int = 2000, bag: int = 800, threshold: float = 0.5,
@@ -219,6 +212,6 @@ def consensus(model: AnchoredFilter, x, *, anchors: int = 2000, bag: int = 800, 
         near = (x[torch.as_tensor(unseen, device=x.device)] @ x[torch.as_tensor(picked, device=x.device)].T).argmax(1)
         labels[unseen] = comp[near.cpu().numpy()]
     labels[picked] = comp
-    out = _dissolve_small(labels, None, x, min_size)
+    out = _dissolve_small(labels, x, min_size)
     return out, {"anchors": len(picked), "clusters_before_merge": int(ncomp), "unseen_rows": int(len(unseen)),
                  "seconds": time.perf_counter() - t0}

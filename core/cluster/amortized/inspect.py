@@ -66,6 +66,23 @@ def agreement_with(view: BagView, reference_rows: np.ndarray, name: str) -> dict
             "accuracy": float((pred == truth).mean()) if len(truth) else float("nan")}
 
 
+def references(view: BagView, anchor: int, *, clusters: np.ndarray | None = None, cluster_name: str | None = None,
+               groups: dict[str, np.ndarray] | None = None, labels: pd.Series | None = None) -> list[dict]:
+    """:func:`agreement_with` against what is known of ``anchor``: its cluster in a clustering, each
+    saved group that holds it, and the rows sharing its label."""
+    out = []
+    if clusters is not None:
+        out.append(agreement_with(view, np.flatnonzero(clusters == clusters[anchor]), f"{cluster_name}: the anchor's cluster"))
+    for group, rows in (groups or {}).items():
+        if np.isin(anchor, rows):
+            out.append(agreement_with(view, rows, f"saved group {group}"))
+    if labels is not None:
+        lab = labels.astype("string")
+        out.append(agreement_with(view, np.flatnonzero((lab == lab.iat[anchor]).fillna(False).to_numpy()),
+                                  "the anchor's label"))
+    return out
+
+
 def curves(history: list[dict]) -> pd.DataFrame:
     """The model card's training curves: one row per epoch (all stages in order)."""
     rows = [{"step": i + 1, "stage": h.get("stage", ""), "epoch": h.get("epoch"), "loss": h.get("loss"),

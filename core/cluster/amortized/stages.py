@@ -21,7 +21,7 @@ import torch
 from core.cluster.amortized import sampling
 from core.cluster.amortized import train as tr
 from core.cluster.amortized.model import Config
-from core.cluster.base import as_vectors
+from core.cluster.base import torch_rows
 
 STAGES = ("pretrain", "kmeans", "labels", "groups")
 
@@ -79,7 +79,7 @@ def fit_stage(vectors, stage: str, labels: np.ndarray | None = None, *, start: t
               seed: int = 0, device: str = "cpu", checkpoint: Path | None = None, progress=None,
               **train_params) -> tr.Trained:
     """Train one stage on ``vectors`` (N, D) (continuing ``start`` when given)."""
-    x = torch.from_numpy(as_vectors(vectors)).to(device)
+    x = torch_rows(vectors, device)
     bag = min(bag, len(x))
     if stage == "pretrain":
         kw = dict(bag=bag, per_centre=max(2, min(100, bag // 8)))

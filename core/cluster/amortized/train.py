@@ -19,7 +19,7 @@ from torch import nn
 
 from core.cluster.amortized.model import UNKNOWN, AnchoredFilter, Config
 from core.cluster.amortized.sampling import Bags
-from core.cluster.base import Checkpoint
+from core.cluster.base import Checkpoint, torch_rows
 
 # progress(epoch, epochs, info)
 Progress = Callable[[int, int, dict], None]
@@ -96,7 +96,7 @@ def train(x: np.ndarray | torch.Tensor, sampler, *, stage: str, config: Config |
         raise ValueError(f"training has no parameter {', '.join(map(repr, unknown))}; it takes {', '.join(DEFAULTS)}")
     p = {**DEFAULTS, **params}
     t0 = time.perf_counter()
-    xt = torch.as_tensor(np.asarray(x, np.float32) if not isinstance(x, torch.Tensor) else x).to(device)
+    xt = torch_rows(x, device)
     if start is not None:
         cfg = start.config
         model = AnchoredFilter(cfg).to(device)
