@@ -78,6 +78,16 @@ def found(session: Session, members: set[int]) -> int:
     return len(members.intersection(session.included.tolist()))
 
 
+def keyword_page(ctx: SearchContext, s: Session, kr: "annotate.KeywordReview", query: str, k: int,
+                 members: set[int]) -> int:
+    """Review the keyword's next ``k`` hits; returns how many were shown."""
+    r = annotate.ask(ctx, s, "keyword", k, query=query)
+    before = len(s.excluded)
+    n = review(s, r.rows, members)
+    kr.record(len(r), len(s.excluded) - before)
+    return n
+
+
 def simulate(ctx: SearchContext, member_rows: np.ndarray, method: str, queries: list[str], budget: float,
              seed_hits: int, cls: str, params: dict | None = None, keyword_policy: str = "fixed",
              stop_share: float = 0.5) -> Run:
@@ -86,15 +96,13 @@ def simulate(ctx: SearchContext, member_rows: np.ndarray, method: str, queries: 
     s = Session()
     reviewed = 0
     limit = int(budget * len(members))
+    kr = None
     for q in queries:  # a person tries another word when the first finds nothing on topic
         run.seed_query = q
-        if keyword_policy == "adaptive":  # a page of hits at a time, until a page is mostly off topic
+        if keyword_policy in ("adaptive", "alternate"):  # a page of hits at a time, until a page is mostly off topic
             kr = annotate.KeywordReview(max_hits=seed_hits, stop_share=stop_share)
             while k := kr.next_k(limit - reviewed):
-                r = annotate.ask(ctx, s, "keyword", k, query=q)
-                before = len(s.excluded)
-                reviewed += review(s, r.rows, members)
-                kr.record(len(r), len(s.excluded) - before)
+                reviewed += keyword_page(ctx, s, kr, q, k, members)
                 run.curve.append((reviewed, found(s, members)))
         else:  # "fixed": the first seed_hits hits at once
             r = annotate.ask(ctx, s, "keyword", min(seed_hits, limit - reviewed), query=q)
@@ -117,8 +125,15 @@ def simulate(ctx: SearchContext, member_rows: np.ndarray, method: str, queries: 
         run.step_seconds.append(time.perf_counter() - t)
         if not len(r):
             break
+        before = len(s.excluded)
         reviewed += review(s, r.rows, members)
         run.curve.append((reviewed, found(s, members)))
+        share = 1 - (len(s.excluded) - before) / len(r)
+        # "alternate": back to the keyword's next page when it found more than this step did
+        if keyword_policy == "alternate" and kr is not None and reviewed < limit and kr.resume(share):
+            if k := kr.next_k(limit - reviewed):
+                reviewed += keyword_page(ctx, s, kr, run.seed_query, k, members)
+                run.curve.append((reviewed, found(s, members)))
     run.included = len(s.included)
     run.true_included = found(s, members)
     return run
@@ -202,9 +217,11 @@ def main(argv=None) -> None:
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="a parameter of the method under test, e.g. --param alpha=1 --param c=4 (suggest)")
     p.add_argument("--out", type=Path, default=Path("bench/out"))
-    p.add_argument("--keyword-policy", choices=["fixed", "adaptive"], default="adaptive",
+    p.add_argument("--keyword-policy", choices=["fixed", "adaptive", "alternate"], default="adaptive",
                    help="adaptive (default since issue 17; earlier figures used fixed): a page of 10 keyword hits at a time "
-                        "until a page is mostly excluded (core.annotate.KeywordReview); fixed: the first --seed-hits at once")
+                        "until a page is mostly excluded (core.annotate.KeywordReview); alternate: adaptive, then back to the "
+                        "keyword's next page whenever a semantic page found less than its last page; fixed: the first "
+                        "--seed-hits at once")
     p.add_argument("--keyword-stop-share", type=float, default=0.5,
                    help="adaptive: stop reviewing keyword hits at the first page with more than this share excluded")
     p.add_argument("--shrink", type=int, nargs="*", default=[],

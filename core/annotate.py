@@ -50,6 +50,7 @@ class KeywordReview:
     stop_share: float = 0.5
     shown: int = 0
     stopped: str | None = None  # why reviewing stopped: "mostly excluded", "limit", "no more hits"
+    last_share: float = 1.0  # on-topic share of the last page reviewed
 
     def next_k(self, budget_left: int | None = None) -> int:
         """How many hits to show next (0: stop)."""
@@ -61,12 +62,54 @@ class KeywordReview:
     def record(self, shown: int, excluded: int) -> None:
         """A page was reviewed: ``shown`` hits, of which ``excluded`` were off topic."""
         self.shown += shown
+        if shown:
+            self.last_share = 1 - excluded / shown
         if shown == 0:
             self.stopped = "no more hits"
         elif excluded > self.stop_share * shown:
             self.stopped = "mostly excluded"
         elif self.shown >= self.max_hits:
             self.stopped = "limit"
+
+    def resume(self, semantic_share: float) -> bool:
+        """After a stop on a mostly excluded page: go back to the keyword's hits when the last
+        semantic page found less on topic than the last keyword page did (and hits are left)."""
+        if self.stopped == "mostly excluded" and self.shown < self.max_hits and semantic_share < self.last_share:
+            self.stopped = None
+            return True
+        return False
+
+
+KEYWORD_PAGE = 10  # the page's default "Add at most": one page of hits (issue 17, bench/RESULTS.md)
+
+
+def last_keyword(session: Session) -> dict | None:
+    """The parameters of the group's last keyword search (since it was opened or started), or None."""
+    from core.session import SWITCH
+
+    for step in reversed(session.history):
+        if step.kind == "label" and step.method == SWITCH:
+            return None
+        if step.kind == "search" and step.method == "keyword":
+            return dict(step.params)
+    return None
+
+
+def keyword_advice(session: Session, stop_share: float = KeywordReview.stop_share) -> str | None:
+    """After a keyword search: what the measured policy (KeywordReview) does next, in words, from how
+    much of the hits it showed is now excluded. None when the last search was not a keyword search."""
+    step = session.last_search()
+    if step is None or step.method != "keyword" or not step.shown:
+        return None
+    off = sum(session.label_of(r) == -1 for r in step.shown)
+    if not off:
+        return (f"Exclude the off-topic texts among these {len(step.shown)} hits. If more than half are off topic, "
+                "the keyword is loose: Suggest next; otherwise More hits.")
+    if off > stop_share * len(step.shown):
+        return (f"{off} of these {len(step.shown)} hits are excluded: the keyword is loose. A semantic search "
+                "(Suggest) is likely to find more per text reviewed now; come back to More hits when it slows.")
+    return (f"{len(step.shown) - off} of these {len(step.shown)} hits are on topic: exclude the ones that are not, "
+            "then take More hits, or Suggest.")
 
 
 def availability(session: Session, ctx: SearchContext | None = None) -> dict[str, str | None]:

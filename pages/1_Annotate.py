@@ -43,6 +43,12 @@ def on_keyword() -> None:
         authors=g("kw_authors") or None)
 
 
+def on_more_hits() -> None:
+    params = annotate.last_keyword(session)
+    if params is not None:
+        run("keyword", int(st.session_state.get("kw_limit") or 0) or annotate.KEYWORD_PAGE, **params)
+
+
 def on_bulk(rows, label: int) -> None:
     step = session.set_labels(rows, label, keep_explicit=not st.session_state.get("bulk_overturn", False))
     say("info", annotate.bulk_message(step, label))
@@ -65,9 +71,11 @@ with st.form("kw_form", border=True):
     if corpus.has_dates:
         lo, hi = state.date_range(name)
         o[3].date_input("Dates", value=(lo, hi), min_value=lo, max_value=hi, key="kw_dates")
-    o[4].number_input("Add at most (0 = all)", 0, None, 0, step=10, key="kw_limit",
-                      help="Add only this many hits, the most typical first (closest to the centre of all "
-                           "hits); then Suggest finds the rest with fewer texts to review (bench/RESULTS.md).")
+    o[4].number_input("Add at most (0 = all)", 0, None, annotate.KEYWORD_PAGE, step=10, key="kw_limit",
+                      help="Hits are added a page at a time, the most typical first (closest to the centre of all "
+                           "hits): review them, then take More hits while most are on topic, or Suggest once most "
+                           "are not. Measured: this finds more per text reviewed than adding every hit "
+                           "(bench/RESULTS.md, issue 17). 0 adds all hits at once.")
     if corpus.has_authors:
         st.multiselect("Authors (none = all)", state.authors(name), key="kw_authors")
 
@@ -84,9 +92,13 @@ def results() -> None:
 def _results() -> None:
     state.counters(session, st)
     avail = annotate.availability(session, ctx)
-    b = st.columns([1.2] + [1.5] * len(SEMANTIC), vertical_alignment="bottom")
+    b = st.columns([1.2, 1.4] + [1.5] * len(SEMANTIC), vertical_alignment="bottom")
     k = b[0].number_input("Texts per search", 1, 500, 10, key="sem_k")
-    for col, method in zip(b[1:], SEMANTIC):
+    last_kw = annotate.last_keyword(session)
+    b[1].button("More hits", key="btn_kw_more", disabled=last_kw is None, on_click=on_more_hits, shortcut="Alt+K",
+                help=f"The next hits of the keyword ‘{md(last_kw['query'])}’, most typical first" if last_kw else
+                "Search a keyword first", width="stretch")
+    for col, method in zip(b[2:], SEMANTIC):
         m = REGISTRY[method]
         col.button(m.label, key=f"btn_{method}", disabled=avail[method] is not None, on_click=run,
                    help=avail[method] or m.help, args=(method, int(k)), width="stretch",
@@ -99,6 +111,8 @@ def _results() -> None:
         getattr(st, kind)(text)
     views = {"Last search": "last", "Included": "included", "Excluded": "excluded"}
     view = st.radio("Show", list(views), horizontal=True, key="ann_view")
+    if view == "Last search" and (advice := annotate.keyword_advice(session)):
+        st.caption(advice)
     rows, scores = annotate.view_rows(session, views[view])
     pages = annotate.page_count(len(rows), PER_PAGE)
     if st.session_state.get("ann_page", 1) > pages:

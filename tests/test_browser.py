@@ -38,7 +38,9 @@ def open_annotate(page, url, corpus="tweets"):
     page.get_by_label("Keyword or regular expression").wait_for()
 
 
-def keyword_search(page, text):
+def keyword_search(page, text, all_hits=False):
+    if all_hits:  # by default one page of hits comes in; 0 = all at once
+        page.get_by_label("Add at most (0 = all)", exact=True).and_(page.locator("input")).fill("0")
     box = page.get_by_label("Keyword or regular expression")
     box.fill(text)
     box.press("Enter")
@@ -106,8 +108,10 @@ def test_first_hour_walk_in_browser(tmp_path):
         wait_idle(page)
         open_annotate(page, url, "demo")
         keyword_search(page, "flood")
+        assert metrics(page)[:2] == ["10", "0"], "a keyword brings one page of hits by default"
+        click_and_wait(page, "btn_kw_more", "(10 already labelled)")  # More hits: the next page
         n = int(metrics(page)[0])
-        assert n >= 100 and metrics(page)[1] == "0"
+        assert n == 20 and metrics(page)[1] == "0"
         untick_row(page, 0, 1)
         untick_row(page, 1, 2)
         click_and_wait(page, "btn_cos", "COS: 10 new texts")
@@ -249,7 +253,7 @@ def test_hostile_texts_names_and_urls_stay_inert(hostile):
         assert_inert(page, dialogs, requests)
         # texts and ids on Annotate, with the phishing group opened and saved again
         open_annotate(page, url, "h")
-        keyword_search(page, "flood")
+        keyword_search(page, "flood", all_hits=True)
         page.get_by_text("<img src=x onerror=alert(1)> flood", exact=True).first.wait_for()
         page.get_by_text("[phish](https://evil.example/login) flood", exact=True).first.wait_for()
         assert_inert(page, dialogs, requests)

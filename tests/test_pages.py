@@ -76,8 +76,10 @@ def test_annotate_workflow(tweets):
     at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
     assert not at.exception
     n_hits = int(at.metric[0].value)
-    assert n_hits >= 20, "ockovani finds očkování, očkovací, ..."
-    assert len(rows(at)) == min(50, n_hits) and all("included" in b.label for b in rows(at))  # one page
+    assert n_hits == 10, "by default a keyword adds one page of hits, the most typical first"
+    msg = next(s.value for s in at.success if s.value.startswith("KW: 10 new texts of "))
+    assert int(msg.split(" of ")[1].split()[0].replace(",", "")) >= 20, "ockovani finds očkování, očkovací, ..."
+    assert len(rows(at)) == n_hits and all("included" in b.label for b in rows(at))
     assert not at.button(key="btn_cos").disabled and at.button(key="btn_lda").disabled
     rows(at)[0].click().run()
     rows(at)[1].click().run()
@@ -131,6 +133,29 @@ def test_annotate_keyword_limit_adds_the_most_typical_hits(tweets):
     at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
     assert at.metric[0].value == "10"
     assert any(f"5 new texts of {total:,} hits (5 already labelled)" in s.value for s in at.success)
+
+
+def test_more_hits_pages_through_a_keyword_and_the_advice_follows_the_exclusions(tweets):
+    at = app("pages/1_Annotate.py").run()
+    assert at.button(key="btn_kw_more").disabled  # nothing to page through yet
+    at.text_input(key="kw_query").set_value("ockovani")
+    at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
+    first = [b.key for b in rows(at)]
+    assert len(first) == 10 and at.metric[0].value == "10"
+    assert any("Exclude the off-topic texts among these 10 hits" in c.value for c in at.caption)
+    for i in range(6):  # 6 of the 10 off topic: a loose keyword, the advice turns to Suggest
+        rows(at)[i].click().run()
+    assert any("6 of these 10 hits are excluded" in c.value and "Suggest" in c.value for c in at.caption), \
+        [c.value for c in at.caption]
+    at.button(key="btn_kw_more").click().run()
+    assert not at.exception
+    second = [b.key for b in rows(at)]
+    assert len(second) == 10 and not set(first) & set(second), "the next hits, none shown before"
+    assert [m.value for m in at.metric[:2]] == ["14", "6"]
+    assert any("10 new texts of" in s.value and "(10 already labelled)" in s.value for s in at.success)
+    assert any("10 of these 10 hits are on topic" in c.value or "Exclude the off-topic" in c.value for c in at.caption)
+    at.button(key="undo").click().run()  # More hits is one undoable step
+    assert [m.value for m in at.metric[:2]] == ["4", "6"]
 
 
 def with_group(at, included, excluded):
