@@ -1,6 +1,6 @@
 """Cluster a corpus's embeddings with any registered method and store the result (+ key lemmas).
 
-    python -m precompute.cluster --corpus NAME --method kmeans|dec|idec|dac --k K [--k K2 ...]
+    python -m precompute.cluster --corpus NAME --method kmeans|dec|idec|dac|clusterbert|dec-mlm|dec-crl --k K [--k K2 ...]
         [--seed S] [--device auto] [--tag T] [--param name=value ...] [--force] [--no-terms]
 
 Resumable: a finished clustering is skipped (``--force`` recomputes it); an iterative method keeps
@@ -45,7 +45,8 @@ def parse_param(text: str) -> tuple[str, object]:
 def parser(prog: str = "python -m precompute.cluster") -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--corpus", required=True)
-    p.add_argument("--method", choices=sorted(REGISTRY), default="kmeans")
+    p.add_argument("--method", choices=sorted(REGISTRY), default="kmeans", type=lambda s: s.replace("-", "_"),
+                   help="a registered method (dec-mlm and dec_mlm are the same)")
     p.add_argument("--k", type=int, action="append", help="number of clusters; repeat for several")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")

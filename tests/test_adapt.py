@@ -14,7 +14,8 @@ from core.cluster.clusterbert import delete_words, harden
 from tests.conftest import shared_file
 
 TINY = dict(tsdae_epochs=1, cluster_rounds=1, cluster_epochs=1, harden_epochs=1, batch_size=16, max_length=24)
-TINY_FOR = {"clusterbert": TINY, "dec_mlm": dict(epochs=3, batch_size=16, max_length=24)}
+TINY_FOR = {"clusterbert": TINY, "dec_mlm": dict(epochs=3, batch_size=16, max_length=24),
+            "dec_crl": dict(epochs=3, batch_size=16, max_length=24, vocab=200)}
 ADAPTING = sorted(TINY_FOR)  # the methods that fine-tune the encoder
 
 
@@ -37,6 +38,29 @@ def test_word_deletion_keeps_at_least_one_word_and_deletes_about_the_ratio():
     assert len(delete_words("one", 0.99, gen).split()) == 1
 
 
+def test_dec_crl_parts_contrast_partners_keep_words_and_make_distributions():
+    from core.cluster.dec_crl import Heads, DEFAULTS, nt_xent, swap_words
+
+    gen = np.random.default_rng(0)
+    text = " ".join(f"w{i}" for i in range(50))
+    swapped = swap_words(text, 0.3, gen)
+    assert sorted(swapped.split()) == sorted(text.split()) and swapped != text
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(32, 16, generator=g)
+    near = a + 0.05 * torch.randn(32, 16, generator=g)
+    # partners that agree give a lower loss than the same views paired at random
+    assert nt_xent(a, near, 0.5) < nt_xent(a, near[torch.randperm(32, generator=g)], 0.5)
+    heads = Heads(16, {**DEFAULTS, "proj_dim": 8, "topics": 3, "word_dim": 4}, vocab=30)
+    beta = heads.topic_word(torch.randn(5, 8, generator=g))
+    assert beta.shape == (5, 3, 30)
+    torch.testing.assert_close(beta.sum(-1), torch.ones(5, 3))
+    q = torch.softmax(torch.randn(4, 5, generator=g), 1)
+    bow = torch.zeros(4, 30)
+    bow[:3, :4] = 1  # the 4th text has no vocabulary word: left out, not a NaN
+    loss = heads.reconstruction_loss(torch.randn(4, 8, generator=g), q, torch.randn(5, 8, generator=g), bow)
+    assert torch.isfinite(loss) and loss > 0
+
+
 @pytest.fixture(scope="module")
 def titles():
     frame = pd.read_csv(shared_file("stackoverflow.csv"), dtype=str, keep_default_na=False)
@@ -51,8 +75,8 @@ class Killed(Exception):
 @pytest.mark.parametrize("method", ADAPTING)
 def test_adapting_methods_resume_after_a_kill_to_the_same_result(titles, tmp_path, method):
     texts, _ = titles
-    if method == "dec_mlm":
-        texts = texts[::2]  # 60 titles: the MLM head makes each step dearer
+    if method in ("dec_mlm", "dec_crl"):
+        texts = texts[::2]  # 60 titles: the MLM head (three passes per step for DEC-CRL) makes each step dearer
     x = np.zeros((len(texts), 1), np.float32)
     ctx = ClusterContext(x, texts, checkpoint=tmp_path / "ck")
     whole = REGISTRY[method].fit(ClusterContext(x, texts, checkpoint=tmp_path / "w"), 4, seed=2, **TINY_FOR[method])
@@ -83,7 +107,7 @@ def test_cli_writes_a_loadable_clustering_and_embedding_set(so_copy, method):
     from precompute import cluster
 
     args = ["--corpus", "so", "--method", method, "--k", "20", "--no-terms"]
-    for key, value in {**TINY_FOR[method], **({"epochs": 1} if method == "dec_mlm" else {})}.items():
+    for key, value in {**TINY_FOR[method], **({"epochs": 1} if method in ("dec_mlm", "dec_crl") else {})}.items():
         args += ["--param", f"{key}={value}"]
     assert cluster.main(args) == 0
     corpus = load_corpus("so")

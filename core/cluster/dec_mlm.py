@@ -30,9 +30,14 @@ DEFAULTS = {"model": "default", "epochs": 3, "batch_size": 32, "lr": 2e-5, "clus
             "mask_ratio": 0.15, "max_length": 64, "alpha": 1.0, "scale": 10.0}
 
 
-class _Run:
-    def __init__(self, texts: list[str], p: dict, seed: int, device: str):
-        from transformers import AutoModelForMaskedLM, AutoTokenizer
+class Encoder:
+    """The sentence-transformer's transformer, trainable, with its tokenizer: mean-pooled, scaled
+    embeddings of batches and of the whole corpus, and saving as a sentence-transformers folder.
+    ``mlm``: with a masked-LM head (``model``); otherwise ``model`` is the bare encoder. Shared by
+    the encoder-adapting DEC variants (DEC-MLM here, DEC-CRL)."""
+
+    def __init__(self, texts: list[str], p: dict, seed: int, device: str, mlm: bool = True):
+        from transformers import AutoModel, AutoModelForMaskedLM, AutoTokenizer
 
         from core.embed import resolve_model
 
@@ -41,8 +46,9 @@ class _Run:
         self.tok = AutoTokenizer.from_pretrained(self.path)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
-            self.mlm = AutoModelForMaskedLM.from_pretrained(self.path).to(device)  # head: tied decoder, new transform
-        self.encoder = self.mlm.base_model
+            # the MLM head: tied decoder, new transform
+            self.model = (AutoModelForMaskedLM if mlm else AutoModel).from_pretrained(self.path).to(device)
+        self.encoder = self.model.base_model if mlm else self.model
 
     def batch(self, texts: list[str]) -> dict:
         b = self.tok(texts, padding=True, truncation=True, max_length=self.p["max_length"], return_tensors="pt")
@@ -56,9 +62,9 @@ class _Run:
 
     @torch.no_grad()
     def encode(self) -> torch.Tensor:
-        self.mlm.eval()
+        self.model.eval()
         out = torch.cat([self.embed(self.batch(self.texts[s:s + 256])) for s in range(0, len(self.texts), 256)])
-        self.mlm.train()
+        self.model.train()
         return out
 
     def mlm_loss(self, b: dict) -> torch.Tensor:
@@ -72,7 +78,7 @@ class _Run:
             pick[0, 1] = not special[0, 1]
         labels[~pick] = -100
         ids[pick] = self.tok.mask_token_id
-        return self.mlm(input_ids=ids, attention_mask=b["attention_mask"], labels=labels).loss
+        return self.model(input_ids=ids, attention_mask=b["attention_mask"], labels=labels).loss
 
     def save_model(self, folder: Path) -> None:
         """The adapted encoder as a sentence-transformers folder (same pooling as the base model)."""
@@ -96,7 +102,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     p = METHOD.params(params)
     texts, k = texts_and_k(ctx, k, "DEC-MLM")
     t0 = time.perf_counter()
-    run = _Run(texts, p, seed, device)
+    run = Encoder(texts, p, seed, device)
     ck = Checkpoint(ctx.checkpoint, {"method": "dec_mlm", "k": k, "seed": seed, "params": p, "rows": len(texts)})
     state = ck.load()
     gen = np.random.default_rng(seed)
@@ -106,15 +112,15 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
         mu = nn.Parameter(torch.from_numpy(km.centroids).to(device))
         history, start = [], 0
     else:
-        run.mlm.load_state_dict(state["mlm"])
+        run.model.load_state_dict(state["mlm"])
         mu = nn.Parameter(state["mu"].to(device))
         history, start = state["history"], state["done"]
         gen.bit_generator.state = state["rng"]
         torch.set_rng_state(state["torch_rng"])
-    opt = torch.optim.AdamW([{"params": run.mlm.parameters(), "lr": p["lr"]}, {"params": [mu], "lr": p["cluster_lr"]}])
+    opt = torch.optim.AdamW([{"params": run.model.parameters(), "lr": p["lr"]}, {"params": [mu], "lr": p["cluster_lr"]}])
     if state is not None:
         opt.load_state_dict(state["opt"])
-    run.mlm.train()
+    run.model.train()
     n, bs = len(texts), min(p["batch_size"], len(texts))
     for epoch in range(start, p["epochs"]):
         with torch.no_grad():
@@ -143,7 +149,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
                 "largest_share_before": round(float(sizes.max()) / n, 4),
                 "clusters_before": int((sizes > 0).sum()), "seconds": round(time.perf_counter() - t0, 2)}
         history.append(info)
-        ck.save({"mlm": run.mlm.state_dict(), "mu": mu.detach().cpu(), "opt": opt.state_dict(), "history": history,
+        ck.save({"mlm": run.model.state_dict(), "mu": mu.detach().cpu(), "opt": opt.state_dict(), "history": history,
                  "done": epoch + 1, "rng": gen.bit_generator.state, "torch_rng": torch.get_rng_state()})
         if progress:
             progress(epoch + 1, p["epochs"], info)

@@ -1,0 +1,204 @@
+"""DEC-CRL (registry key ``dec_crl``; the issue's "dec-crl"), after "Improving deep embedded clustering
+via learning cluster-level representations": the sentence encoder is fine-tuned on the corpus with
+
+    L = L_CL + lambda_c * L_Cluster + lambda_r * L_RC
+
+- **L_CL**, instance-level contrastive loss (NT-Xent, temperature ``temperature``) between two
+  augmentations of each text, through a projection head. The paper augments by contextual word
+  substitution with BERT and RoBERTa, which are not available offline here; we use what is: view 1
+  deletes words (``delete_ratio``), view 2 swaps neighbouring words (``swap_ratio``), and both pass
+  the encoder in training mode, so dropout adds SimCSE's noise on top.
+- **L_Cluster**, DEC's KL(P || Q) on a cluster projection of the clean text's embedding, Student's t
+  to ``k`` centroids (from K-Means on the projected base embeddings), the target P recomputed from
+  the whole corpus at the start of every epoch (:func:`core.cluster.dec.target_distribution`).
+- **L_RC**, cluster-level reconstruction, an embedded topic model: each centroid generates
+  ``topics`` topic embeddings (a linear map of the centroid), a topic's distribution over the
+  corpus's ``vocab`` most frequent words is softmax(topic embedding . word embeddings), and each text's
+  bag of words is reconstructed from its soft cluster assignment Q and its own topic proportions
+  within a cluster; L_RC is the negative log-likelihood per word.
+
+Checkpoint after every epoch (a killed run resumes to the same result for a fixed seed), CUDA when
+asked, and the adapted encoder and its embeddings come back as an embedding set, like ClusterBERT and
+DEC-MLM.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import torch
+from torch import nn
+
+from core.cluster.base import (Checkpoint, ClusterContext, Clustering, Method, Progress, model_folder,
+                               seeded_torch, texts_and_k)
+from core.cluster.clusterbert import delete_words
+from core.cluster.dec import soft_assign, target_distribution
+from core.cluster.dec_mlm import Encoder
+
+DEFAULTS = {"model": "default", "epochs": 3, "batch_size": 32, "lr": 2e-5, "head_lr": 1e-3, "temperature": 0.5,
+            "lambda_c": 1.0, "lambda_r": 0.1, "topics": 5, "vocab": 2000, "word_dim": 64, "proj_dim": 128,
+            "delete_ratio": 0.1, "swap_ratio": 0.1, "max_length": 64, "alpha": 1.0, "scale": 10.0}
+
+
+def swap_words(text: str, ratio: float, gen: np.random.Generator) -> str:
+    """Swap about ``ratio`` x words with their right-hand neighbour (the same words, another order)."""
+    words = text.split()
+    for i in range(len(words) - 1):
+        if gen.random() < ratio:
+            words[i], words[i + 1] = words[i + 1], words[i]
+    return " ".join(words)
+
+
+def nt_xent(a: torch.Tensor, b: torch.Tensor, temperature: float) -> torch.Tensor:
+    """Normalised-temperature cross entropy: each view must pick its partner among the other 2B - 1."""
+    z = nn.functional.normalize(torch.cat([a, b]), dim=1)
+    sim = z @ z.T / temperature
+    n = len(a)
+    sim.fill_diagonal_(float("-inf"))
+    partner = torch.cat([torch.arange(n, 2 * n), torch.arange(0, n)]).to(a.device)
+    return nn.functional.cross_entropy(sim, partner)
+
+
+class Heads(nn.Module):
+    """The projection heads and the topic model: ``instance`` (contrastive), ``cluster`` (DEC's
+    space), word embeddings, the topic generator (centroid -> ``topics`` topic embeddings) and the
+    text's topic proportions within a cluster."""
+
+    def __init__(self, dim: int, p: dict, vocab: int):
+        super().__init__()
+        proj, t, e = int(p["proj_dim"]), int(p["topics"]), int(p["word_dim"])
+        self.instance = nn.Sequential(nn.Linear(dim, dim), nn.ReLU(), nn.Linear(dim, proj))
+        self.cluster = nn.Sequential(nn.Linear(dim, dim), nn.ReLU(), nn.Linear(dim, proj))
+        self.words = nn.Parameter(torch.randn(vocab, e) * 0.1)
+        self.topic_gen = nn.Linear(proj, t * e)
+        self.proportions = nn.Linear(proj, t)
+        self.t, self.e = t, e
+
+    def topic_word(self, mu: torch.Tensor) -> torch.Tensor:
+        """(k, topics, vocab): each cluster's topics as distributions over the words."""
+        alpha = self.topic_gen(mu).view(len(mu), self.t, self.e)
+        return torch.softmax(alpha @ self.words.T, dim=-1)
+
+    def reconstruction_loss(self, c: torch.Tensor, q: torch.Tensor, mu: torch.Tensor, bow: torch.Tensor) -> torch.Tensor:
+        """Negative log-likelihood per word of each text's bag of words under its mixture
+        sum_j q_ij sum_t theta_it beta_jt (texts without a vocabulary word are left out)."""
+        keep = bow.sum(1) > 0
+        if not keep.any():
+            return c.sum() * 0
+        c, q, bow = c[keep], q[keep], bow[keep]
+        theta = torch.softmax(self.proportions(c), dim=1)  # (B, T)
+        beta = self.topic_word(mu)  # (k, T, V)
+        p_w = torch.einsum("bk,bt,ktv->bv", q, theta, beta).clamp_min(1e-10)
+        return (-(bow * p_w.log()).sum(1) / bow.sum(1)).mean()
+
+
+def bag_of_words(texts: list[str], size: int):
+    """Counts of the corpus's ``size`` most frequent words (English stop words out; none when the
+    texts have no such word)."""
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    try:
+        return CountVectorizer(max_features=int(size), stop_words="english", min_df=2).fit_transform(texts).tocsr()
+    except ValueError:  # no word occurs twice
+        return None
+
+
+def fit(ctx: ClusterContext, k: int | None, *, seed: int = 0, device: str = "cpu", progress: Progress | None = None,
+        **params) -> Clustering:
+    with seeded_torch(seed, device):  # dropout and the heads' initialisation draw from torch's generator
+        return _fit(ctx, k, seed=seed, device=device, progress=progress, **params)
+
+
+def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress: Progress | None,
+         **params) -> Clustering:
+    from core.cluster.kmeans import kmeans
+
+    p = METHOD.params(params)
+    texts, k = texts_and_k(ctx, k, "DEC-CRL")
+    t0 = time.perf_counter()
+    run = Encoder(texts, p, seed, device, mlm=False)
+    bow = bag_of_words(texts, p["vocab"])
+    heads = Heads(run.encoder.config.hidden_size, p, bow.shape[1] if bow is not None else 1).to(device)
+    ck = Checkpoint(ctx.checkpoint, {"method": "dec_crl", "k": k, "seed": seed, "params": p, "rows": len(texts)})
+    state = ck.load()
+    gen = np.random.default_rng(seed)
+    if state is None:
+        with torch.no_grad():
+            c0 = heads.cluster(run.encode())
+        km = kmeans(c0.cpu().numpy(), k, seed=seed, device=device, init="auto", n_init="auto", niter="auto")
+        mu = nn.Parameter(torch.from_numpy(km.centroids).to(device))
+        history, start = [], 0
+    else:
+        run.model.load_state_dict(state["encoder"])
+        heads.load_state_dict(state["heads"])
+        mu = nn.Parameter(state["mu"].to(device))
+        history, start = state["history"], state["done"]
+        gen.bit_generator.state = state["rng"]
+        torch.set_rng_state(state["torch_rng"])
+    opt = torch.optim.AdamW([{"params": run.model.parameters(), "lr": p["lr"]},
+                             {"params": list(heads.parameters()) + [mu], "lr": p["head_lr"]}])
+    if state is not None:
+        opt.load_state_dict(state["opt"])
+    run.model.train()
+    n, bs = len(texts), max(2, min(int(p["batch_size"]), len(texts)))
+    for epoch in range(start, int(p["epochs"])):
+        with torch.no_grad():
+            q_all = soft_assign(heads.cluster(run.encode()), mu, p["alpha"])
+            target = target_distribution(q_all)
+        sizes = torch.bincount(q_all.argmax(1), minlength=k)
+        order = gen.permutation(n)
+        parts = {"cl": [], "cluster": [], "rc": []}
+        for s in range(0, n, bs):
+            idx = order[s:s + bs]
+            if len(idx) < 2:  # a contrastive batch needs two texts
+                continue
+            batch = [texts[j] for j in idx]
+            v1 = [delete_words(t, p["delete_ratio"], gen) for t in batch]
+            v2 = [swap_words(t, p["swap_ratio"], gen) for t in batch]
+            z, z1, z2 = (run.embed(run.batch(v)) for v in (batch, v1, v2))
+            cl = nt_xent(heads.instance(z1), heads.instance(z2), p["temperature"])
+            c = heads.cluster(z)
+            q = soft_assign(c, mu, p["alpha"])
+            dec = nn.functional.kl_div(q.clamp_min(1e-12).log(), target[torch.from_numpy(idx).to(device)],
+                                       reduction="batchmean")
+            loss = cl + p["lambda_c"] * dec
+            if bow is not None and p["lambda_r"] > 0:
+                b = torch.from_numpy(bow[idx].toarray()).float().to(device)
+                rc = heads.reconstruction_loss(c, q, mu, b)
+                loss = loss + p["lambda_r"] * rc
+                parts["rc"].append(rc.item())
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            parts["cl"].append(cl.item())
+            parts["cluster"].append(dec.item())
+        info = {"epoch": epoch + 1, **{name: float(np.mean(v)) for name, v in parts.items() if v},
+                "largest_share_before": round(float(sizes.max()) / n, 4),
+                "clusters_before": int((sizes > 0).sum()), "seconds": round(time.perf_counter() - t0, 2)}
+        history.append(info)
+        ck.save({"encoder": run.model.state_dict(), "heads": heads.state_dict(), "mu": mu.detach().cpu(),
+                 "opt": opt.state_dict(), "history": history, "done": epoch + 1, "rng": gen.bit_generator.state,
+                 "torch_rng": torch.get_rng_state()})
+        if progress:
+            progress(epoch + 1, int(p["epochs"]), info)
+    z = run.encode()
+    with torch.no_grad():
+        labels = soft_assign(heads.cluster(z), mu, p["alpha"]).argmax(1).cpu().numpy().astype(np.int32)
+    sizes = np.bincount(labels, minlength=k)
+    history.append({"phase": "final", "largest_share": round(float(sizes.max()) / n, 4),
+                    "clusters": int((sizes > 0).sum())})
+    model_dir = model_folder(ctx, "dec_crl-")
+    run.save_model(model_dir)
+    ck.clear()
+    emb = (z / p["scale"]).cpu().numpy().astype(np.float32)
+    centroids = np.stack([emb[labels == j].mean(0) if (labels == j).any() else np.zeros(emb.shape[1], np.float32)
+                          for j in range(k)]).astype(np.float32)  # in the embedding space, like every method's
+    return Clustering(labels, centroids, "dec_crl", k, dict(p), history, time.perf_counter() - t0, seed, device,
+                      embeddings=emb, model_dir=model_dir)
+
+
+METHOD = Method("dec_crl", "DEC-CRL", "Fine-tunes the encoder with a contrastive loss between two augmentations "
+                "(word deletion, word swap, dropout), DEC's loss on a cluster projection and a cluster-level "
+                "topic-model reconstruction of each text's words; gives an embedding set.", fit, DEFAULTS,
+                needs_texts=True)
