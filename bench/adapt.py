@@ -1,4 +1,4 @@
-"""ClusterBERT (or ``--method dec_mlm``) on the labelled benchmarks: NMI / ACC of its clustering, and of K-Means on its adapted
+"""ClusterBERT (or ``--method dec_mlm`` or ``dec_crl``) on the labelled benchmarks: NMI / ACC of its clustering, and of K-Means on its adapted
 embeddings, beside K-Means on the encoder's own embeddings (same run, same texts).
 
     python -m bench.adapt --data ../shared/data/stackoverflow.csv [--model default|PATH] [--seeds 0]
@@ -104,7 +104,7 @@ def main(argv=None) -> None:
         return
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data", type=Path, required=True)
-    p.add_argument("--method", default="clusterbert", choices=["clusterbert", "dec_mlm"])
+    p.add_argument("--method", default="clusterbert", choices=["clusterbert", "dec_mlm", "dec_crl"])
     p.add_argument("--model", default="default")
     p.add_argument("--seeds", type=int, nargs="+", default=[0])
     p.add_argument("--param", action="append", default=[], type=parse_param)

@@ -8,9 +8,11 @@ For each class (one class = one topic) the annotator starts with a keyword searc
 ``label_name`` when the data has one, else its top c-TF-IDF lemma; if that finds no member, the
 next lemmas, up to three tries) and reviews its hits (ordered by similarity to the hits' centre, as
 the page shows them), labelling each truthfully: by default a page of 10 at a time until a page is
-mostly off topic or ``--seed-hits`` are reviewed (``--keyword-policy adaptive``; ``fixed``, used for
-figures before issue 17, reviews the first ``--seed-hits`` at once); then it asks one method for
-the next 10 and labels those, until it has reviewed ``budget x class size`` texts. A method whose
+mostly off topic or ``--seed-hits`` are reviewed; then it asks one method for the next 10 and
+labels those, going back to the keyword's next page whenever a semantic page found less on topic
+than the keyword's last page (``--keyword-policy alternate``, the page's More hits button; ``adaptive``
+never goes back; ``fixed``, used for figures before issue 17, reviews the first ``--seed-hits`` at
+once), until it has reviewed ``budget x class size`` texts. A method whose
 preconditions are not met yet (nothing excluded) is replaced by COS for that step. It calls the
 page's own functions (core.annotate.ask, core.session.Session), nothing re-implemented.
 
@@ -217,11 +219,12 @@ def main(argv=None) -> None:
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="a parameter of the method under test, e.g. --param alpha=1 --param c=4 (suggest)")
     p.add_argument("--out", type=Path, default=Path("bench/out"))
-    p.add_argument("--keyword-policy", choices=["fixed", "adaptive", "alternate"], default="adaptive",
-                   help="adaptive (default since issue 17; earlier figures used fixed): a page of 10 keyword hits at a time "
-                        "until a page is mostly excluded (core.annotate.KeywordReview); alternate: adaptive, then back to the "
-                        "keyword's next page whenever a semantic page found less than its last page; fixed: the first "
-                        "--seed-hits at once")
+    p.add_argument("--keyword-policy", choices=["fixed", "adaptive", "alternate"], default="alternate",
+                   help="alternate (the default since issue 17's second session): a page of 10 keyword hits at a time "
+                        "until a page is mostly excluded (core.annotate.KeywordReview), then semantic steps, going back "
+                        "to the keyword's next page whenever a semantic page found less than the keyword's last page; "
+                        "adaptive: the same without going back; fixed (figures before issue 17): the first --seed-hits "
+                        "at once")
     p.add_argument("--keyword-stop-share", type=float, default=0.5,
                    help="adaptive: stop reviewing keyword hits at the first page with more than this share excluded")
     p.add_argument("--shrink", type=int, nargs="*", default=[],

@@ -1,9 +1,12 @@
 """Recall against class size, from the raw lines of simulated-annotator runs (bench/results/annotator-*).
 
     python -m bench.plot_bands RUN [RUN ...] [--multiple 1.0] [--out bench/results/recall_by_size.png]
+    python -m bench.plot_bands RUN [RUN ...] --table
 
 RUN: a run folder (or its lines.jsonl). One panel per run, one line per method: the mean recall at
-``--multiple`` x class size of the classes of each size, over sizes.
+``--multiple`` x class size of the classes of each size, over sizes. ``--table`` prints instead a
+Markdown table of mean recall at 1x / 1.5x / 2x per dataset, keyword policy, class-size band and
+method, pooling the runs given (e.g. several shrink seeds) and saying how many topics each cell has.
 """
 
 from __future__ import annotations
@@ -27,13 +30,47 @@ def read(run: Path) -> tuple[str, list[dict]]:
     return title, rows
 
 
+BANDS = ["<=50", "51-150", "151-500", ">500"]
+
+
+def table(runs: list[Path]) -> str:
+    cells = defaultdict(list)  # (dataset, policy, band, method) -> rows
+    methods: list[str] = []
+    for run in runs:
+        _, rows = read(run)
+        for r in rows:
+            policy = r.get("keyword_policy", "fixed")
+            for band in (r.get("band"), "all"):
+                cells[(r["dataset"], policy, band, r["method"])].append(r)
+            if r["method"] not in methods:
+                methods.append(r["method"])
+    out = ["| dataset | keyword step | band | topics | " + " | ".join(methods) + " |",
+           "|---|---|---|---|" + "---|" * len(methods)]
+    for dataset, policy in dict.fromkeys((k[0], k[1]) for k in cells):
+        for band in BANDS + ["all"]:
+            if not any((dataset, policy, band, m) in cells for m in methods):
+                continue
+            n = max(len(cells[(dataset, policy, band, m)]) for m in methods)
+            vals = []
+            for m in methods:
+                rs = cells.get((dataset, policy, band, m), [])
+                vals.append(" / ".join(f"{sum(r.get(f'recall@{x}x', 0) for r in rs) / len(rs):.3f}"
+                                       for x in (1.0, 1.5, 2.0)) if rs else "-")
+            out.append(f"| {dataset} | {policy} | {band} | {n} | " + " | ".join(vals) + " |")
+    return "\n".join(out)
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(prog="python -m bench.plot_bands", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("runs", nargs="+", type=Path)
     p.add_argument("--multiple", type=float, default=1.0)
     p.add_argument("--out", type=Path, default=Path("bench/results/recall_by_size.png"))
+    p.add_argument("--table", action="store_true", help="print a Markdown table of recall by band instead")
     a = p.parse_args(argv)
+    if a.table:
+        print(table(a.runs))
+        return
     import matplotlib
 
     matplotlib.use("Agg")

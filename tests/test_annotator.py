@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 import pandas as pd
 
 from bench.annotator import Run, main, simulate
@@ -122,3 +123,33 @@ def test_budget_counts_every_text_shown_keyword_hits_included():
         # by hand: the budget is half the class size in texts shown, keyword hits included; never more
         assert shown == int(0.5 * len(members)), (policy, len(members), run.curve)
         assert [c[0] for c in run.curve] == sorted(c[0] for c in run.curve)
+
+
+def test_alternate_goes_back_to_the_keyword_when_semantic_steps_find_less():
+    from core.annotate import KeywordReview
+
+    kr = KeywordReview(page=10, max_hits=100)
+    kr.record(10, 6)  # a loose keyword: 4 of 10 on topic, reviewing stops
+    assert kr.stopped == "mostly excluded" and kr.last_share == 0.4
+    assert not kr.resume(0.5)  # the semantic page found more: stay with it
+    assert kr.resume(0.1) and kr.next_k() == 10  # it found less: the keyword's next page
+    kr.record(10, 9)
+    assert kr.stopped == "mostly excluded" and kr.last_share == pytest.approx(0.1)
+    kr.shown = 100
+    assert not kr.resume(0.0), "never past max_hits"
+
+    # a topic the vectors do not separate (random directions) but its keyword partly marks:
+    # after the first poor keyword page, semantic pages find little, so the keyword's pages win
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(1000, 16)).astype(np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    members = np.sort(rng.choice(1000, 60, replace=False))
+    others = np.setdiff1d(np.arange(1000), members)
+    texts = [f"text {i}" for i in range(1000)]
+    for i in np.concatenate([members[:40], rng.choice(others, 50, replace=False)]):
+        texts[i] = f"alpha {i}"
+    ctx = SearchContext(VectorIndex(x), KeywordIndex(texts), pd.DataFrame({"text": texts}), word_index=WordIndex(texts))
+    runs = {policy: simulate(ctx, members, "cos", ["alpha"], budget=2.0, seed_hits=100, cls="0", keyword_policy=policy)
+            for policy in ("adaptive", "alternate")}
+    assert runs["alternate"].recall_at(2.0) > runs["adaptive"].recall_at(2.0) + 0.1, \
+        {p: r.curve for p, r in runs.items()}
