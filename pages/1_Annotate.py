@@ -92,13 +92,9 @@ def results() -> None:
 def _results() -> None:
     state.counters(session, st)
     avail = annotate.availability(session, ctx)
-    b = st.columns([1.2, 1.4] + [1.5] * len(SEMANTIC), vertical_alignment="bottom")
+    b = st.columns([1.2] + [1.5] * len(SEMANTIC), vertical_alignment="bottom")
     k = b[0].number_input("Texts per search", 1, 500, 10, key="sem_k")
-    last_kw = annotate.last_keyword(session)
-    b[1].button("More hits", key="btn_kw_more", disabled=last_kw is None, on_click=on_more_hits, shortcut="Alt+K",
-                help=f"The next hits of the keyword ‘{md(last_kw['query'])}’, most typical first" if last_kw else
-                "Search a keyword first", width="stretch")
-    for col, method in zip(b[2:], SEMANTIC):
+    for col, method in zip(b[1:], SEMANTIC):
         m = REGISTRY[method]
         col.button(m.label, key=f"btn_{method}", disabled=avail[method] is not None, on_click=run,
                    help=avail[method] or m.help, args=(method, int(k)), width="stretch",
@@ -111,8 +107,13 @@ def _results() -> None:
         getattr(st, kind)(text)
     views = {"Last search": "last", "Included": "included", "Excluded": "excluded"}
     view = st.radio("Show", list(views), horizontal=True, key="ann_view")
+    advice_col, more_col = st.columns([5, 1.3], vertical_alignment="center")
+    last_kw = annotate.last_keyword(session)
+    more_col.button("More hits", key="btn_kw_more", disabled=last_kw is None, on_click=on_more_hits, shortcut="Alt+K",
+                    help=f"The next hits of the keyword ‘{md(last_kw['query'])}’, most typical first" if last_kw else
+                    "Search a keyword first", width="stretch")
     if view == "Last search" and (advice := annotate.keyword_advice(session)):
-        st.caption(advice)
+        advice_col.caption(advice)
     rows, scores = annotate.view_rows(session, views[view])
     pages = annotate.page_count(len(rows), PER_PAGE)
     if st.session_state.get("ann_page", 1) > pages:
