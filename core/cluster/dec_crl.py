@@ -30,8 +30,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from core.cluster.base import (Checkpoint, ClusterContext, Clustering, Method, Progress, model_folder,
-                               seeded_torch, texts_and_k)
+from core.cluster.base import Checkpoint, ClusterContext, Clustering, Method, Progress, seeded_torch, texts_and_k
 from core.cluster.clusterbert import delete_words
 from core.cluster.dec import soft_assign, target_distribution
 from core.cluster.dec_mlm import Encoder
@@ -185,13 +184,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     z = run.encode()
     with torch.no_grad():
         labels = soft_assign(heads.cluster(z), mu, p["alpha"]).argmax(1).cpu().numpy().astype(np.int32)
-    sizes = np.bincount(labels, minlength=k)
-    history.append({"phase": "final", "largest_share": round(float(sizes.max()) / n, 4),
-                    "clusters": int((sizes > 0).sum())})
-    model_dir = model_folder(ctx, "dec_crl-")
-    run.save_model(model_dir)
-    ck.clear()
-    emb = (z / p["scale"]).cpu().numpy().astype(np.float32)
+    emb, model_dir = run.finish(ctx, z, labels, k, history, ck, "dec_crl-")
     centroids = np.stack([emb[labels == j].mean(0) if (labels == j).any() else np.zeros(emb.shape[1], np.float32)
                           for j in range(k)]).astype(np.float32)  # in the embedding space, like every method's
     return Clustering(labels, centroids, "dec_crl", k, dict(p), history, time.perf_counter() - t0, seed, device,

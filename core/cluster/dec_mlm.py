@@ -80,6 +80,18 @@ class Encoder:
         ids[pick] = self.tok.mask_token_id
         return self.model(input_ids=ids, attention_mask=b["attention_mask"], labels=labels).loss
 
+    def finish(self, ctx: ClusterContext, z: torch.Tensor, labels: np.ndarray, k: int, history: list,
+               ck: Checkpoint, prefix: str) -> tuple[np.ndarray, Path]:
+        """The end of a run: the final cluster sizes into ``history``, the adapted encoder saved
+        under the corpus, the checkpoint cleared; returns the unit embeddings and the model folder."""
+        sizes = np.bincount(labels, minlength=k)
+        history.append({"phase": "final", "largest_share": round(float(sizes.max()) / len(labels), 4),
+                        "clusters": int((sizes > 0).sum())})
+        model_dir = model_folder(ctx, prefix)
+        self.save_model(model_dir)
+        ck.clear()
+        return (z / self.p["scale"]).cpu().numpy().astype(np.float32), model_dir
+
     def save_model(self, folder: Path) -> None:
         """The adapted encoder as a sentence-transformers folder (same pooling as the base model)."""
         from sentence_transformers import SentenceTransformer
@@ -156,13 +168,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     z = run.encode()
     with torch.no_grad():
         labels = soft_assign(z, mu, p["alpha"]).argmax(1).cpu().numpy().astype(np.int32)
-    sizes = np.bincount(labels, minlength=k)
-    history.append({"phase": "final", "largest_share": round(float(sizes.max()) / n, 4),
-                    "clusters": int((sizes > 0).sum())})
-    model_dir = model_folder(ctx, "dec_mlm-")
-    run.save_model(model_dir)
-    ck.clear()
-    emb = (z / p["scale"]).cpu().numpy().astype(np.float32)
+    emb, model_dir = run.finish(ctx, z, labels, k, history, ck, "dec_mlm-")
     return Clustering(labels, (mu.detach() / p["scale"]).cpu().numpy().astype(np.float32), "dec_mlm", k, dict(p),
                       history, time.perf_counter() - t0, seed, device, embeddings=emb, model_dir=model_dir)
 
