@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from core.search import REGISTRY, Ranked, SearchContext
-from core.session import LABEL_NAMES, Session
+from core.session import EXCLUDED, LABEL_NAMES, Session
 
 
 def ask(ctx: SearchContext, session: Session, method: str, k: int | None = 10, **params) -> Ranked:
@@ -101,7 +101,7 @@ def keyword_advice(session: Session, stop_share: float = KeywordReview.stop_shar
     step = session.last_search()
     if step is None or step.method != "keyword" or not step.shown:
         return None
-    off = sum(session.label_of(r) == -1 for r in step.shown)
+    off = sum(session.label_of(r) == EXCLUDED for r in step.shown)
     if not off:
         return (f"Exclude the off-topic texts among these {len(step.shown)} hits. If more than half are off topic, "
                 "the keyword is loose: Suggest next; otherwise More hits.")

@@ -171,8 +171,27 @@ class Checkpoint:
         if self.path is not None and self.path.exists():
             self.path.unlink()
 
+    @staticmethod
+    def random_state(gen, device: str = "cpu") -> dict:
+        """What a resumed fit needs to draw the same numbers: ``gen``'s state (numpy), torch's CPU
+        generator (dropout, shuffles) and, on CUDA, the GPU's. Merge it into the state saved."""
+        import torch
 
-# --- shared by the methods that fine-tune the encoder on the texts (ClusterBERT, DEC-MLM) ----------
+        return {"rng": gen.bit_generator.state, "torch_rng": torch.get_rng_state(),
+                "cuda_rng": torch.cuda.get_rng_state() if device == "cuda" else None}
+
+    @staticmethod
+    def restore_random_state(state: dict, gen, device: str = "cpu") -> None:
+        """Put back what :meth:`random_state` saved."""
+        import torch
+
+        gen.bit_generator.state = state["rng"]
+        torch.set_rng_state(state["torch_rng"])
+        if device == "cuda" and state.get("cuda_rng") is not None:
+            torch.cuda.set_rng_state(state["cuda_rng"])
+
+
+# --- shared by the methods that fine-tune the encoder on the texts (ClusterBERT, DEC-MLM, DEC-CRL) ---
 
 def seeded_torch(seed: int, device: str):
     """A context in which torch's global generators (dropout draws from them) start from ``seed``;
@@ -188,6 +207,19 @@ def seeded_torch(seed: int, device: str):
             yield
 
     return _ctx()
+
+
+def seeded_fit(impl):
+    """The registry's ``fit`` around a method's implementation, run under :func:`seeded_torch` (dropout
+    draws from torch's global generator, so a fixed seed gives the same fit)."""
+
+    def fit(ctx: ClusterContext, k: int | None, *, seed: int = 0, device: str = "cpu",
+            progress: Progress | None = None, **params) -> Clustering:
+        with seeded_torch(seed, device):
+            return impl(ctx, k, seed=seed, device=device, progress=progress, **params)
+
+    fit.__doc__ = impl.__doc__
+    return fit
 
 
 def texts_and_k(ctx: ClusterContext, k: int | None, label: str) -> tuple[list[str], int]:

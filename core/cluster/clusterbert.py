@@ -28,7 +28,7 @@ import torch
 from torch import nn
 
 from core.cluster.base import (Checkpoint, ClusterContext, Clustering, Method, Progress, model_folder,
-                               seeded_torch, texts_and_k)
+                               seeded_fit, texts_and_k)
 
 DEFAULTS = {"model": "default", "tsdae_epochs": 2, "cluster_rounds": 2, "cluster_epochs": 2, "harden_epochs": 2,
             "batch_size": 32, "lr": 2e-5, "tsdae_lr": 3e-5, "lam_cluster": 0.8, "lam_harden": 0.75,
@@ -117,12 +117,6 @@ class _Run:
         return torch.softmax(self.logits(emb), dim=1)
 
 
-def fit(ctx: ClusterContext, k: int | None, *, seed: int = 0, device: str = "cpu", progress: Progress | None = None,
-        **params) -> Clustering:
-    with seeded_torch(seed, device):  # dropout draws from torch's global generator
-        return _fit(ctx, k, seed=seed, device=device, progress=progress, **params)
-
-
 def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress: Progress | None,
          **params) -> Clustering:
     p = METHOD.params(params)
@@ -142,10 +136,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
         opt_enc.load_state_dict(state["opt_enc"])
         opt_clu.load_state_dict(state["opt_clu"])
         run.labels, history, start = state["labels"], state["history"], state["done"]
-        run.gen.bit_generator.state = state["rng"]
-        torch.set_rng_state(state["torch_rng"])
-        if device == "cuda" and state.get("cuda_rng") is not None:
-            torch.cuda.set_rng_state(state["cuda_rng"])
+        ck.restore_random_state(state, run.gen, device)
     n, bs = len(texts), min(p["batch_size"], len(texts))
     run.model.train()  # dropout on while training (TSDAE's noise includes it)
     target: torch.Tensor | None = None
@@ -182,8 +173,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
         history.append(info)
         ck.save({"rec": run.rec.state_dict(), "head": run.head.state_dict(), "opt_enc": opt_enc.state_dict(),
                  "opt_clu": opt_clu.state_dict(), "labels": run.labels, "history": history, "done": i + 1,
-                 "rng": run.gen.bit_generator.state, "torch_rng": torch.get_rng_state(),
-                 "cuda_rng": torch.cuda.get_rng_state() if device == "cuda" else None})
+                 **ck.random_state(run.gen, device)})
         if progress:
             progress(i + 1, len(plan), info)
     emb = run.encode()
@@ -196,6 +186,8 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     return Clustering(labels, centroids, "clusterbert", k, dict(p), history, time.perf_counter() - t0, seed, device,
                       embeddings=emb.astype(np.float32), model_dir=model_dir)
 
+
+fit = seeded_fit(_fit)
 
 METHOD = Method("clusterbert", "ClusterBERT", "Fine-tunes the sentence encoder on the corpus (TSDAE, then K-Means "
                 "pseudo-labels, then DEC-style hardening); also gives the corpus an adapted embedding set.",

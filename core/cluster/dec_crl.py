@@ -30,7 +30,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from core.cluster.base import Checkpoint, ClusterContext, Clustering, Method, Progress, seeded_torch, texts_and_k
+from core.cluster.base import Checkpoint, ClusterContext, Clustering, Method, Progress, seeded_fit, texts_and_k
 from core.cluster.clusterbert import delete_words
 from core.cluster.dec import soft_assign, target_distribution
 from core.cluster.dec_mlm import Encoder
@@ -103,12 +103,6 @@ def bag_of_words(texts: list[str], size: int):
         return None
 
 
-def fit(ctx: ClusterContext, k: int | None, *, seed: int = 0, device: str = "cpu", progress: Progress | None = None,
-        **params) -> Clustering:
-    with seeded_torch(seed, device):  # dropout and the heads' initialisation draw from torch's generator
-        return _fit(ctx, k, seed=seed, device=device, progress=progress, **params)
-
-
 def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress: Progress | None,
          **params) -> Clustering:
     from core.cluster.kmeans import kmeans
@@ -133,8 +127,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
         heads.load_state_dict(state["heads"])
         mu = nn.Parameter(state["mu"].to(device))
         history, start = state["history"], state["done"]
-        gen.bit_generator.state = state["rng"]
-        torch.set_rng_state(state["torch_rng"])
+        ck.restore_random_state(state, gen, device)
     opt = torch.optim.AdamW([{"params": run.model.parameters(), "lr": p["lr"]},
                              {"params": list(heads.parameters()) + [mu], "lr": p["head_lr"]}])
     if state is not None:
@@ -177,8 +170,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
                 "clusters_before": int((sizes > 0).sum()), "seconds": round(time.perf_counter() - t0, 2)}
         history.append(info)
         ck.save({"encoder": run.model.state_dict(), "heads": heads.state_dict(), "mu": mu.detach().cpu(),
-                 "opt": opt.state_dict(), "history": history, "done": epoch + 1, "rng": gen.bit_generator.state,
-                 "torch_rng": torch.get_rng_state()})
+                 "opt": opt.state_dict(), "history": history, "done": epoch + 1, **ck.random_state(gen, device)})
         if progress:
             progress(epoch + 1, int(p["epochs"]), info)
     z = run.encode()
@@ -190,6 +182,8 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     return Clustering(labels, centroids, "dec_crl", k, dict(p), history, time.perf_counter() - t0, seed, device,
                       embeddings=emb, model_dir=model_dir)
 
+
+fit = seeded_fit(_fit)
 
 METHOD = Method("dec_crl", "DEC-CRL", "Fine-tunes the encoder with a contrastive loss between two augmentations "
                 "(word deletion, word swap, dropout), DEC's loss on a cluster projection and a cluster-level "

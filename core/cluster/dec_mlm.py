@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 from core.cluster.base import (Checkpoint, ClusterContext, Clustering, Method, Progress, model_folder,
-                               seeded_torch, texts_and_k)
+                               seeded_fit, texts_and_k)
 from core.cluster.dec import soft_assign, target_distribution
 
 DEFAULTS = {"model": "default", "epochs": 3, "batch_size": 32, "lr": 2e-5, "cluster_lr": 1e-3, "mlm_weight": 1.0,
@@ -101,12 +101,6 @@ class Encoder:
         st.save(str(folder))
 
 
-def fit(ctx: ClusterContext, k: int | None, *, seed: int = 0, device: str = "cpu", progress: Progress | None = None,
-        **params) -> Clustering:
-    with seeded_torch(seed, device):  # dropout draws from torch's global generator
-        return _fit(ctx, k, seed=seed, device=device, progress=progress, **params)
-
-
 def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress: Progress | None,
          **params) -> Clustering:
     from core.cluster.kmeans import kmeans
@@ -127,8 +121,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
         run.model.load_state_dict(state["mlm"])
         mu = nn.Parameter(state["mu"].to(device))
         history, start = state["history"], state["done"]
-        gen.bit_generator.state = state["rng"]
-        torch.set_rng_state(state["torch_rng"])
+        ck.restore_random_state(state, gen, device)
     opt = torch.optim.AdamW([{"params": run.model.parameters(), "lr": p["lr"]}, {"params": [mu], "lr": p["cluster_lr"]}])
     if state is not None:
         opt.load_state_dict(state["opt"])
@@ -162,7 +155,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
                 "clusters_before": int((sizes > 0).sum()), "seconds": round(time.perf_counter() - t0, 2)}
         history.append(info)
         ck.save({"mlm": run.model.state_dict(), "mu": mu.detach().cpu(), "opt": opt.state_dict(), "history": history,
-                 "done": epoch + 1, "rng": gen.bit_generator.state, "torch_rng": torch.get_rng_state()})
+                 "done": epoch + 1, **ck.random_state(gen, device)})
         if progress:
             progress(epoch + 1, p["epochs"], info)
     z = run.encode()
@@ -172,6 +165,8 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     return Clustering(labels, (mu.detach() / p["scale"]).cpu().numpy().astype(np.float32), "dec_mlm", k, dict(p),
                       history, time.perf_counter() - t0, seed, device, embeddings=emb, model_dir=model_dir)
 
+
+fit = seeded_fit(_fit)
 
 METHOD = Method("dec_mlm", "DEC-MLM", "DEC's loss on the transformer's own embeddings plus a masked-language-model "
                 "loss (mlm_weight=0: without it); adapts the encoder and gives an embedding set.", fit, DEFAULTS,
