@@ -16,6 +16,12 @@ once), until it has reviewed ``budget x class size`` texts. A method whose
 preconditions are not met yet (nothing excluded) is replaced by COS for that step. It calls the
 page's own functions (core.annotate.ask, core.session.Session), nothing re-implemented.
 
+Recall at a mark (1x, 1.5x, 2x the class size) is measured text by text, in the order the annotator
+reviewed them: the members among the first ``mark x size`` texts reviewed, so a page that crosses
+the mark counts up to it, and recall at a mark does not depend on ``--budget`` (issue 33; figures
+before it counted whole pages only and undercounted small classes). A mark beyond the budget is
+left out of the lines.
+
 Prints one JSON object per dataset, class and method; writes a PNG of macro recall against texts
 reviewed (in units of the class size) per method, and a JSON summary, under --out.
 """
@@ -54,25 +60,40 @@ class Run:
     method: str
     size: int
     seed_query: str
-    curve: list[tuple[int, int]] = field(default_factory=list)  # (reviewed, found)
+    budget: float = max(MARKS)  # the run's budget in multiples of the class size
+    # each text reviewed, in the order the annotator reviewed it (a step's own order): a member?
+    texts: list[bool] = field(default_factory=list)
+    curve: list[tuple[int, int]] = field(default_factory=list)  # per step: (reviewed, found) so far
     step_seconds: list[float] = field(default_factory=list)
     included: int = 0
     true_included: int = 0
 
-    def recall_at(self, multiple: float) -> float:
-        budget = multiple * self.size
-        found = 0
-        for reviewed, f in self.curve:
-            if reviewed <= budget:
-                found = f
-        return found / self.size
+    @property
+    def reviewed(self) -> int:
+        return len(self.texts)
+
+    def step(self, members_shown: list[bool]) -> None:
+        """A step was reviewed: its texts, in the order shown, each a member or not."""
+        self.texts.extend(bool(m) for m in members_shown)
+        self.curve.append((len(self.texts), sum(self.texts)))
+
+    def recall_at(self, multiple: float) -> float | None:
+        """Members among the first ``multiple x size`` texts reviewed, over the class size, counted text
+        by text (a step that crosses the mark counts up to the mark). None when the mark lies beyond
+        the run's budget; a run that stopped early (nothing more to review) keeps what it found."""
+        mark = int(multiple * self.size + 1e-9)
+        if mark > int(self.budget * self.size + 1e-9):
+            return None
+        return sum(self.texts[:mark]) / self.size
 
 
-def review(session: Session, rows, members: set[int]) -> int:
-    """Label truthfully the rows a search just showed (they came in as included)."""
-    wrong = [int(r) for r in rows if int(r) not in members]
+def review(session: Session, rows, members: set[int], run: Run) -> int:
+    """Label truthfully the rows a search just showed (they came in as included), in the order shown."""
+    rows = [int(r) for r in rows]
+    wrong = [r for r in rows if r not in members]
     if wrong:
         session.set_labels(wrong, EXCLUDED, action="review")
+    run.step([r in members for r in rows])
     return len(rows)
 
 
@@ -81,11 +102,11 @@ def found(session: Session, members: set[int]) -> int:
 
 
 def keyword_page(ctx: SearchContext, s: Session, kr: "annotate.KeywordReview", query: str, k: int,
-                 members: set[int]) -> int:
+                 members: set[int], run: Run) -> int:
     """Review the keyword's next ``k`` hits; returns how many were shown."""
     r = annotate.ask(ctx, s, "keyword", k, query=query)
     before = len(s.excluded)
-    n = review(s, r.rows, members)
+    n = review(s, r.rows, members, run)
     kr.record(len(r), len(s.excluded) - before)
     return n
 
@@ -94,7 +115,7 @@ def simulate(ctx: SearchContext, member_rows: np.ndarray, method: str, queries: 
              seed_hits: int, cls: str, params: dict | None = None, keyword_policy: str = "fixed",
              stop_share: float = 0.5) -> Run:
     members = set(member_rows.tolist())
-    run = Run(cls, method, len(members), "")
+    run = Run(cls, method, len(members), "", budget)
     s = Session()
     reviewed = 0
     limit = int(budget * len(members))
@@ -104,12 +125,10 @@ def simulate(ctx: SearchContext, member_rows: np.ndarray, method: str, queries: 
         if keyword_policy in ("adaptive", "alternate"):  # a page of hits at a time, until a page is mostly off topic
             kr = annotate.KeywordReview(max_hits=seed_hits, stop_share=stop_share)
             while k := kr.next_k(limit - reviewed):
-                reviewed += keyword_page(ctx, s, kr, q, k, members)
-                run.curve.append((reviewed, found(s, members)))
+                reviewed += keyword_page(ctx, s, kr, q, k, members, run)
         else:  # "fixed": the first seed_hits hits at once
             r = annotate.ask(ctx, s, "keyword", min(seed_hits, limit - reviewed), query=q)
-            reviewed += review(s, r.rows, members)
-            run.curve.append((reviewed, found(s, members)))
+            reviewed += review(s, r.rows, members, run)
         if found(s, members) or reviewed >= limit:
             break
     while reviewed < limit:
@@ -128,14 +147,12 @@ def simulate(ctx: SearchContext, member_rows: np.ndarray, method: str, queries: 
         if not len(r):
             break
         before = len(s.excluded)
-        reviewed += review(s, r.rows, members)
-        run.curve.append((reviewed, found(s, members)))
+        reviewed += review(s, r.rows, members, run)
         share = 1 - (len(s.excluded) - before) / len(r)
         # "alternate": back to the keyword's next page when it found more than this step did
         if keyword_policy == "alternate" and kr is not None and reviewed < limit and kr.resume(share):
             if k := kr.next_k(limit - reviewed):
-                reviewed += keyword_page(ctx, s, kr, run.seed_query, k, members)
-                run.curve.append((reviewed, found(s, members)))
+                reviewed += keyword_page(ctx, s, kr, run.seed_query, k, members, run)
     run.included = len(s.included)
     run.true_included = found(s, members)
     return run
@@ -189,9 +206,9 @@ def plot(runs: list[Run], title: str, path: Path, budget: float = max(MARKS)) ->
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for method in dict.fromkeys(r.method for r in runs):
         curves = []
-        for r in (r for r in runs if r.method == method):
-            xs = np.array([0] + [c[0] for c in r.curve]) / r.size
-            ys = np.array([0] + [c[1] for c in r.curve]) / r.size
+        for r in (r for r in runs if r.method == method):  # text by text: the exact curve
+            xs = np.arange(r.reviewed + 1) / r.size
+            ys = np.concatenate([[0], np.cumsum(r.texts)]) / r.size
             curves.append(np.interp(grid, xs, ys, right=ys[-1]))
         ax.plot(grid, np.mean(curves, axis=0), label=method)
     ax.plot(grid, np.minimum(grid, 1), "k:", label="ideal")
@@ -203,6 +220,11 @@ def plot(runs: list[Run], title: str, path: Path, budget: float = max(MARKS)) ->
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def recalls(runs: list[Run], budget: float) -> dict:
+    """Mean recall at each mark within the budget, over ``runs`` (text by text)."""
+    return {f"recall@{m}x": round(float(np.mean([r.recall_at(m) for r in runs])), 4) for m in MARKS if m <= budget}
 
 
 def main(argv=None) -> None:
@@ -285,6 +307,7 @@ def main(argv=None) -> None:
                 emit(dataset=a.data.stem, cls=cls, method=method, size=r.size, seed_query=r.seed_query,
                      keyword_policy=a.keyword_policy, band=band(r.size),
                      **{f"recall@{m}x": round(r.recall_at(m), 4) for m in MARKS if m <= a.budget},
+                     reviewed=r.reviewed, recall_measured="per_text",
                      precision=round(r.true_included / max(r.included, 1), 4),
                      mean_step_s=round(float(np.mean(r.step_seconds)) if r.step_seconds else 0.0, 4))
     summary = {"dataset": a.data.stem, "classes": len(classes), "budget": a.budget,
@@ -293,13 +316,11 @@ def main(argv=None) -> None:
     for method in methods:
         mr = [r for r in runs if r.method == method]
         summary["methods"][method] = {
-            **{f"recall@{m}x": round(float(np.mean([r.recall_at(m) for r in mr])), 4) for m in MARKS if m <= a.budget},
+            **recalls(mr, a.budget),
             "mean_step_s": round(float(np.mean([s for r in mr for s in r.step_seconds] or [0])), 4)}
         for b in sorted({band(r.size) for r in mr}):
             br = [r for r in mr if band(r.size) == b]
-            summary["bands"].setdefault(b, {})[method] = {
-                "runs": len(br), **{f"recall@{m}x": round(float(np.mean([r.recall_at(m) for r in br])), 4)
-                                    for m in MARKS if m <= a.budget}}
+            summary["bands"].setdefault(b, {})[method] = {"runs": len(br), **recalls(br, a.budget)}
     a.out.mkdir(parents=True, exist_ok=True)
     stem = corpus.name if a.corpus else a.data.stem
     (a.out / f"annotator_{stem}.json").write_text(json.dumps(summary, indent=2))

@@ -6,7 +6,9 @@
 RUN: a run folder (or its lines.jsonl). One panel per run, one line per method: the mean recall at
 ``--multiple`` x class size of the classes of each size, over sizes. ``--table`` prints instead a
 Markdown table of mean recall at 1x / 1.5x / 2x per dataset, keyword policy, class-size band and
-method, pooling the runs given (e.g. several shrink seeds) and saying how many topics each cell has.
+method, pooling the runs given (e.g. several shrink seeds) and saying how many topics each cell has;
+a mark that a run did not reach (its budget stopped before it) is left blank, and lines written
+before issue 33 (recall counted per whole step, superseded) are marked "per step".
 """
 
 from __future__ import annotations
@@ -33,20 +35,33 @@ def read(run: Path) -> tuple[str, list[dict]]:
 BANDS = ["<=50", "51-150", "151-500", ">500"]
 
 
+def cell(rows: list[dict], mark: float) -> str:
+    """Mean recall at ``mark`` over the cell's runs; blank when a run did not reach the mark (a budget
+    below it), never a 0 that was not measured."""
+    key = f"recall@{mark}x"
+    if not rows or any(r.get(key) is None for r in rows):
+        return ""
+    return f"{sum(r[key] for r in rows) / len(rows):.3f}"
+
+
 def table(runs: list[Path]) -> str:
     cells = defaultdict(list)  # (dataset, policy, band, method) -> rows
     methods: list[str] = []
+    measured: dict[tuple, set] = defaultdict(set)
     for run in runs:
         _, rows = read(run)
         for r in rows:
             policy = r.get("keyword_policy", "fixed")
             for band in (r.get("band"), "all"):
                 cells[(r["dataset"], policy, band, r["method"])].append(r)
+            # lines written before issue 33 counted whole steps only (superseded)
+            measured[(r["dataset"], policy)].add(r.get("recall_measured", "per step"))
             if r["method"] not in methods:
                 methods.append(r["method"])
-    out = ["| dataset | keyword step | band | topics | " + " | ".join(methods) + " |",
-           "|---|---|---|---|" + "---|" * len(methods)]
+    out = ["| dataset | keyword step | recall counted | band | topics | " + " | ".join(methods) + " |",
+           "|---|---|---|---|---|" + "---|" * len(methods)]
     for dataset, policy in dict.fromkeys((k[0], k[1]) for k in cells):
+        how = " + ".join(sorted(m.replace("_", " ") for m in measured[(dataset, policy)]))
         for band in BANDS + ["all"]:
             if not any((dataset, policy, band, m) in cells for m in methods):
                 continue
@@ -54,9 +69,8 @@ def table(runs: list[Path]) -> str:
             vals = []
             for m in methods:
                 rs = cells.get((dataset, policy, band, m), [])
-                vals.append(" / ".join(f"{sum(r.get(f'recall@{x}x', 0) for r in rs) / len(rs):.3f}"
-                                       for x in (1.0, 1.5, 2.0)) if rs else "-")
-            out.append(f"| {dataset} | {policy} | {band} | {n} | " + " | ".join(vals) + " |")
+                vals.append(" / ".join(cell(rs, x) for x in (1.0, 1.5, 2.0)) if rs else "-")
+            out.append(f"| {dataset} | {policy} | {how} | {band} | {n} | " + " | ".join(vals) + " |")
     return "\n".join(out)
 
 
@@ -82,7 +96,7 @@ def main(argv=None) -> None:
         title, rows = read(run)
         by = defaultdict(lambda: defaultdict(list))
         for r in rows:
-            if key in r:
+            if r.get(key) is not None:
                 by[r["method"]][r["size"]].append(r[key])
         for method, sizes in sorted(by.items()):
             xs = sorted(sizes)

@@ -16,12 +16,64 @@ from core.search.lexical import WordIndex
 from tests.conftest import clustered_unit_vectors, shared_file
 
 
-def test_recall_is_found_over_class_size_at_each_budget():
-    r = Run("c", "cos", size=20, seed_query="q", curve=[(10, 5), (20, 12), (30, 15), (40, 19)])
+def test_recall_counts_members_text_by_text_up_to_each_mark():
+    r = Run("c", "cos", size=20, seed_query="q", budget=2.0)
+    r.step([True] * 5 + [False] * 5)  # step 1: 5 members in 10
+    r.step([True] * 7 + [False] * 3)  # step 2 ends at the 1x mark (20 texts)
+    r.step([False, True, True, True, True, False, False, False, False, False])  # ends at the 1.5x mark
+    r.step([True] * 4 + [False] * 6)  # ends at the 2x mark
     assert r.recall_at(1.0) == 12 / 20
-    assert r.recall_at(1.5) == 15 / 20
-    assert r.recall_at(2.0) == 19 / 20
-    assert r.recall_at(0.25) == 0.0
+    assert r.recall_at(1.5) == 16 / 20  # the first 30 texts hold 5 + 7 + 4 members
+    assert r.recall_at(2.0) == 20 / 20
+    assert r.recall_at(0.25) == 5 / 20  # the mark (5 texts) falls inside the first step: its first 5 count
+    assert r.recall_at(2.5) is None  # beyond the budget: not measured, never 0
+
+
+def test_a_step_that_crosses_the_mark_counts_up_to_the_mark():
+    # issue 33: a class of 8 whose keyword has 9 hits, the 8 members first: 8 of 8 at 1x (per step: 0)
+    r = Run("c", "cos", size=8, seed_query="q", budget=2.0)
+    r.step([True] * 8 + [False])
+    assert r.recall_at(1.0) == 1.0 and r.recall_at(1.5) == 1.0
+
+
+def eight_member_case():
+    """A class of 8 tight members whose keyword has 9 hits: the 8 members and one stray far away
+    (so the page, most typical first, shows the members first), inside 300 other texts."""
+    x, labels = clustered_unit_vectors(400, 16, clusters=4, seed=2, spread=0.05)
+    members = np.flatnonzero(labels == 0)[:8]  # the rest of topic 0 is left out: a class of 8
+    keep = np.sort(np.concatenate([members, np.flatnonzero(labels != 0)]))
+    x, labels = x[keep], labels[keep]
+    members = np.flatnonzero(np.isin(keep, members))
+    stray = np.flatnonzero(labels == 3)[0]
+    texts = [f"text {i}" for i in range(len(x))]
+    for i in [*members, stray]:
+        texts[i] = f"alpha {i}"
+    ctx = SearchContext(VectorIndex(x), KeywordIndex(texts), pd.DataFrame({"text": texts}), word_index=WordIndex(texts))
+    return ctx, members
+
+
+def test_the_eight_member_class_whose_keyword_has_nine_hits_scores_full_recall_at_1x():
+    ctx, members = eight_member_case()
+    assert len(members) == 8
+    for policy in ("fixed", "alternate"):
+        run = simulate(ctx, members, "cos", ["alpha"], budget=2.0, seed_hits=100, cls="0", keyword_policy=policy)
+        assert run.texts[:9] == [True] * 8 + [False], (policy, run.texts[:12])  # one page of 9 hits
+        assert run.curve[0] == (9, 8)
+        assert run.recall_at(1.0) == 1.0, policy
+
+
+@pytest.mark.parametrize("method", ["cos", "suggest"])
+@pytest.mark.parametrize("policy", ["fixed", "alternate"])
+def test_recall_at_a_mark_does_not_depend_on_the_budget(method, policy):
+    ctx, members = loose_keyword_case()
+    runs = {b: simulate(ctx, members, method, ["alpha"], budget=b, seed_hits=100, cls="0", keyword_policy=policy)
+            for b in (1.0, 2.0, 3.0)}
+    assert runs[1.0].recall_at(1.0) == runs[2.0].recall_at(1.0) == runs[3.0].recall_at(1.0)
+    assert runs[2.0].recall_at(1.5) == runs[3.0].recall_at(1.5) and runs[2.0].recall_at(2.0) == runs[3.0].recall_at(2.0)
+    assert runs[1.0].recall_at(1.5) is None
+    # the texts reviewed up to each budget are the same texts, in the same order
+    mark = len(runs[1.0].texts)
+    assert runs[2.0].texts[:mark] == runs[3.0].texts[:mark] == runs[1.0].texts
 
 
 def test_simulation_on_a_constructed_case():
@@ -153,3 +205,31 @@ def test_alternate_goes_back_to_the_keyword_when_semantic_steps_find_less():
             for policy in ("adaptive", "alternate")}
     assert runs["alternate"].recall_at(2.0) > runs["adaptive"].recall_at(2.0) + 0.1, \
         {p: r.curve for p, r in runs.items()}
+
+
+def test_band_table_leaves_a_mark_blank_when_no_run_reached_it(tmp_path):
+    from bench.plot_bands import table
+
+    run = tmp_path / "annotator-x"
+    run.mkdir()
+    lines = [{"dataset": "d", "cls": "a", "method": "cos", "size": 40, "band": "<=50", "keyword_policy": "alternate",
+              "recall@1.0x": 0.5, "recall@1.5x": 0.75, "recall_measured": "per_text"},
+             {"dataset": "d", "cls": "b", "method": "cos", "size": 40, "band": "<=50", "keyword_policy": "alternate",
+              "recall@1.0x": 0.25, "recall@1.5x": 0.5, "recall_measured": "per_text"}]
+    (run / "lines.jsonl").write_text("\n".join(json.dumps(r) for r in lines))
+    row = next(line for line in table([run]).splitlines() if "| <=50 |" in line)
+    assert row.endswith("| 0.375 / 0.625 /  |"), row  # 2x: budget 1.5, not reached: blank, never 0.000
+    assert "per text" in row
+
+
+def test_read_only_corpus_rows_reach_torch_without_a_copy_or_a_warning(tmp_path):
+    import warnings
+
+    from core.cluster.base import torch_rows
+
+    np.save(tmp_path / "x.npy", np.ones((5, 3), np.float32))
+    x = np.load(tmp_path / "x.npy", mmap_mode="r")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        t = torch_rows(x, "cpu")
+    assert t.shape == (5, 3) and float(t.sum()) == 15.0
