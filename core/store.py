@@ -7,6 +7,7 @@ earlier version is ever lost. Deleting is soft (``deleted_at``) and can be undon
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 import unicodedata
@@ -54,7 +55,23 @@ CREATE TABLE IF NOT EXISTS drafts (
     meta_json TEXT NOT NULL DEFAULT '{}',
     session_json TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS draft_steps (
+    token TEXT NOT NULL REFERENCES drafts(token) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    step_json TEXT NOT NULL,
+    PRIMARY KEY (token, seq)
+);
 """
+# columns added to tables of older databases: (table, column, definition)
+MIGRATIONS = [("versions", "saved_by", "TEXT"),
+              ("drafts", "browser", "TEXT NOT NULL DEFAULT ''"),
+              ("drafts", "writer", "TEXT NOT NULL DEFAULT ''"),
+              ("drafts", "created_at", "TEXT")]
+
+# Drafts are pruned when saved (or empty) and untouched for SAVED_DRAFT_DAYS, and whatever they hold
+# when untouched for ABANDONED_DRAFT_DAYS (README: "Drafts"); never an unsaved one younger than that.
+SAVED_DRAFT_DAYS = 1
+ABANDONED_DRAFT_DAYS = 30
 
 
 class GroupExists(ValueError):
@@ -122,7 +139,8 @@ class GroupVersion:
 
 @dataclass(frozen=True)
 class Draft:
-    """The group a user was building, autosaved after every change (one per browser tab)."""
+    """The group a user was building, autosaved after every change (one per browser tab): the steps
+    of its session, appended as they happen (a click writes one small row, however large the group)."""
 
     token: str
     owner: str
@@ -131,7 +149,9 @@ class Draft:
     n_excluded: int
     saved: bool  # True when it equals what was last saved or opened: nothing would be lost
     meta: dict  # the save form's fields: name, annotator, notes
-    session_json: str
+    session_json: str  # drafts written before steps were stored one by one: the whole session; else ""
+    browser: str = ""  # the browser that wrote it (a hash; "" when unknown)
+    steps: tuple = ()  # the session's history, step by step (dicts), when read with its steps
 
 
 class GroupStore:
@@ -139,13 +159,14 @@ class GroupStore:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.timeout_s = timeout_s
+        self._pruned_at = 0.0
         con = self._connect()
         try:
             con.execute("PRAGMA journal_mode=WAL")
             con.executescript(SCHEMA)
-            columns = {r[1] for r in con.execute("PRAGMA table_info(versions)")}
-            if "saved_by" not in columns:  # databases made before sign-in existed
-                con.execute("ALTER TABLE versions ADD COLUMN saved_by TEXT")
+            for table, column, definition in MIGRATIONS:  # databases made by earlier versions
+                if column not in {r[1] for r in con.execute(f"PRAGMA table_info({table})")}:
+                    con.execute(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")
         finally:
             con.close()
 
@@ -264,41 +285,110 @@ class GroupStore:
                 raise GroupNotFound(name)
 
     # --- drafts: autosaved work in progress ------------------------------------------------
-    def save_draft(self, token: str, owner: str, session_json: str, n_included: int, n_excluded: int,
-                   saved: bool, meta: dict | None = None) -> None:
+    # A draft belongs to its owner (the signed-in user, or "local") and to the browser that wrote it,
+    # and one browser session at a time writes it (``writer``): a second tab that opens the same URL
+    # takes the draft over, and the first one goes on under a new token. Tokens are made by the
+    # server; a token a client makes up is never found here, so it gives nothing.
+
+    def sync_draft(self, token: str, owner: str, *, browser: str, writer: str, keep: int, steps: Sequence[dict],
+                   n_included: int, n_excluded: int, saved: bool, meta: dict | None = None) -> bool:
+        """Bring the draft ``token`` in step with a session: its first ``keep`` steps stay, later ones are
+        replaced by ``steps``. Creates the draft when it does not exist. False, and nothing written,
+        when the draft belongs to another owner or another writer took it over."""
+        now = _now()
         with self._tx() as con:
-            con.execute("INSERT INTO drafts (token, owner, updated_at, n_included, n_excluded, saved, meta_json, "
-                        "session_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(token) DO UPDATE SET "
-                        "owner=excluded.owner, updated_at=excluded.updated_at, n_included=excluded.n_included, "
-                        "n_excluded=excluded.n_excluded, saved=excluded.saved, meta_json=excluded.meta_json, "
-                        "session_json=excluded.session_json",
-                        (token, owner, _now(), n_included, n_excluded, int(saved), json.dumps(meta or {}),
-                         session_json))
+            row = con.execute("SELECT owner, writer FROM drafts WHERE token=?", (token,)).fetchone()
+            if row is None:
+                con.execute("INSERT INTO drafts (token, owner, browser, writer, created_at, updated_at, n_included, "
+                            "n_excluded, saved, meta_json, session_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '')",
+                            (token, owner, browser, writer, now, now, n_included, n_excluded, int(saved),
+                             json.dumps(meta or {})))
+            elif row[0] != owner or row[1] != writer:
+                return False
+            else:
+                con.execute("UPDATE drafts SET updated_at=?, n_included=?, n_excluded=?, saved=?, meta_json=?, "
+                            "session_json='' WHERE token=?",
+                            (now, n_included, n_excluded, int(saved), json.dumps(meta or {}), token))
+            con.execute("DELETE FROM draft_steps WHERE token=? AND seq>=?", (token, keep))
+            con.executemany("INSERT INTO draft_steps (token, seq, step_json) VALUES (?, ?, ?)",
+                            [(token, keep + i, json.dumps(step, ensure_ascii=False)) for i, step in enumerate(steps)])
+        return True
+
+    def claim_draft(self, token: str, owner: str, *, browser: str, writer: str, any_browser: bool = False
+                    ) -> Draft | None:
+        """The draft with its steps, now written by ``writer`` (this browser session), when it belongs
+        to ``owner`` and, unless ``any_browser`` (a signed-in user on another machine), to ``browser``;
+        otherwise None and nothing changes."""
+        with self._tx() as con:
+            r = con.execute(f"SELECT {_DRAFT_COLUMNS} FROM drafts WHERE token=?", (token,)).fetchone()
+            if r is None or r[1] != owner or (not any_browser and r[8] != browser):
+                return None
+            con.execute("UPDATE drafts SET writer=? WHERE token=?", (writer, token))
+            steps = tuple(json.loads(j) for (j,) in con.execute(
+                "SELECT step_json FROM draft_steps WHERE token=? ORDER BY seq", (token,)))
+        return dataclasses.replace(_draft(r), steps=steps)
 
     def load_draft(self, token: str) -> Draft | None:
+        """The draft with its steps (no ownership check: for the owner's own code paths and tests)."""
         con = self._connect()
         try:
-            r = con.execute("SELECT token, owner, updated_at, n_included, n_excluded, saved, meta_json, session_json "
-                            "FROM drafts WHERE token=?", (token,)).fetchone()
+            r = con.execute(f"SELECT {_DRAFT_COLUMNS} FROM drafts WHERE token=?", (token,)).fetchone()
+            steps = tuple(json.loads(j) for (j,) in con.execute(
+                "SELECT step_json FROM draft_steps WHERE token=? ORDER BY seq", (token,))) if r else ()
         finally:
             con.close()
-        return _draft(r) if r else None
+        return dataclasses.replace(_draft(r), steps=steps) if r else None
 
-    def drafts(self, owner: str, unsaved_only: bool = True, limit: int = 5) -> list[Draft]:
-        """The owner's most recent drafts that hold labels (and, by default, unsaved work)."""
+    def drafts(self, owner: str, browser: str | None = None, unsaved_only: bool = True, limit: int = 5) -> list[Draft]:
+        """The owner's most recent drafts that hold labels (and, by default, unsaved work); with
+        ``browser``, only those that browser wrote. Without their steps (see :meth:`claim_draft`)."""
         con = self._connect()
         try:
-            rows = con.execute("SELECT token, owner, updated_at, n_included, n_excluded, saved, meta_json, "
-                               "session_json FROM drafts WHERE owner=? AND n_included + n_excluded > 0"
+            rows = con.execute(f"SELECT {_DRAFT_COLUMNS} FROM drafts WHERE owner=? AND n_included + n_excluded > 0"
+                               + (" AND browser=?" if browser is not None else "")
                                + (" AND saved=0" if unsaved_only else "") + " ORDER BY updated_at DESC LIMIT ?",
-                               (owner, limit)).fetchall()
+                               (owner, *([browser] if browser is not None else []), limit)).fetchall()
         finally:
             con.close()
         return [_draft(r) for r in rows]
 
-    def delete_draft(self, token: str) -> None:
+    def delete_draft(self, token: str, owner: str, browser: str | None = None) -> bool:
+        """Delete the owner's draft (with ``browser``: only if that browser wrote it); True if it was."""
         with self._tx() as con:
-            con.execute("DELETE FROM drafts WHERE token=?", (token,))
+            cur = con.execute("DELETE FROM drafts WHERE token=? AND owner=?" + (" AND browser=?" if browser is not None
+                                                                                else ""),
+                              (token, owner, *([browser] if browser is not None else [])))
+            if cur.rowcount:
+                con.execute("DELETE FROM draft_steps WHERE token=?", (token,))
+            return bool(cur.rowcount)
+
+    def prune_drafts(self, now: datetime | None = None) -> int:
+        """Delete drafts that are saved or empty and untouched for SAVED_DRAFT_DAYS, and any draft
+        untouched for ABANDONED_DRAFT_DAYS; returns how many. An unsaved draft younger than that stays."""
+        from datetime import timedelta
+
+        now = now or datetime.now(timezone.utc)
+        done = (now - timedelta(days=SAVED_DRAFT_DAYS)).isoformat(timespec="milliseconds")
+        abandoned = (now - timedelta(days=ABANDONED_DRAFT_DAYS)).isoformat(timespec="milliseconds")
+        with self._tx() as con:
+            gone = [t for (t,) in con.execute(
+                "SELECT token FROM drafts WHERE (updated_at < ? AND (saved=1 OR n_included + n_excluded = 0)) "
+                "OR updated_at < ?", (done, abandoned))]
+            con.executemany("DELETE FROM draft_steps WHERE token=?", [(t,) for t in gone])
+            con.executemany("DELETE FROM drafts WHERE token=?", [(t,) for t in gone])
+        return len(gone)
+
+    def prune_drafts_now_and_then(self, every_s: float = 3600.0) -> None:
+        """:meth:`prune_drafts` at most once per ``every_s`` seconds per store object (a page calls this
+        on every autosave; the prune itself runs rarely)."""
+        import time
+
+        if time.monotonic() - self._pruned_at >= every_s:
+            self._pruned_at = time.monotonic()
+            self.prune_drafts()
+
+
+_DRAFT_COLUMNS = "token, owner, updated_at, n_included, n_excluded, saved, meta_json, session_json, browser"
 
 
 def _draft(r) -> Draft:
@@ -306,4 +396,5 @@ def _draft(r) -> Draft:
         meta = json.loads(r[6])
     except ValueError:
         meta = {}
-    return Draft(r[0], r[1], r[2], int(r[3]), int(r[4]), bool(r[5]), meta if isinstance(meta, dict) else {}, r[7])
+    return Draft(r[0], r[1], r[2], int(r[3]), int(r[4]), bool(r[5]), meta if isinstance(meta, dict) else {}, r[7],
+                 r[8] or "")

@@ -58,7 +58,7 @@ def train_form() -> None:
     trained = stages.fit_stage(corpus.embeddings, stage, labels, config=Config(dim=corpus.dim), bag=400,
                                device=pick_device("auto"), progress=progress, epochs=int(epochs), steps=int(steps),
                                batch=4)
-    models.save(name, model_name, trained)
+    models.save(corpus, model_name, trained)
     st.session_state["dac_model"] = model_name
     st.rerun()
 
@@ -74,14 +74,15 @@ if not listed:
 
 names = [m.name for m in listed]
 if st.session_state.get("dac_model") not in names:
-    st.session_state["dac_model"] = names[0]
-st.selectbox("Model", names, key="dac_model", help="Also the model of the Annotate page's DAC button")
-model = state.amortized_model(name, st.session_state["dac_model"])
-if model is None:
-    st.error("This model cannot be read; train it again.")
+    st.session_state.pop("dac_model", None)
+st.selectbox("Model", names, key="dac_model", index=None, placeholder="Choose a model",
+             help="Also the model of the Annotate page's DAC button. Only the model you pick is ever loaded.")
+if not st.session_state.get("dac_model"):
+    st.info("Pick a model to see what it makes of an anchor (and to use it for the Annotate page's DAC button).")
     st.stop()
-if model.config.dim != corpus.dim:
-    st.error(f"This model takes {model.config.dim}-d vectors; the corpus's embeddings are {corpus.dim}-d.")
+model, why_not = state.picked_model(name, st.session_state["dac_model"])
+if model is None:
+    st.error(f"This model cannot be used here: {why_not}.")
     st.stop()
 with st.expander("Model card"):
     st.dataframe([{k: s.get(k) for k in ("stage", "epochs", "steps", "batch", "lr", "seed", "device", "seconds")}

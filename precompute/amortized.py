@@ -11,7 +11,8 @@ Stages continue one model: ``--stage pretrain`` then ``--stage kmeans --from MOD
 data/NAME/amortized/MODEL.pt with its card (stages, epochs, losses, validation scores per epoch). A
 checkpoint is kept after every epoch under the data root's .work folder: after a kill, the same
 command resumes there. Cluster with it: ``python -m precompute.cluster --corpus NAME --method dac
---param model=MODEL``; the Annotate page's DAC button uses the newest model.
+--param model=MODEL``; the Annotate page's DAC button uses the model picked on the Amortized
+clustering page. A model records the corpus and import it was trained on; it is refused for another.
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ def train(a: argparse.Namespace) -> int:
     bar.close()
     trained.stages[-1].update({"corpus": a.corpus, "embedding_model": corpus.manifest.get("models"),
                                "clustering": a.clustering, "label_column": a.label_column if a.stage == "labels" else None})
-    path = models.save(a.corpus, a.model, trained)
+    path = models.save(corpus, a.model, trained)
     last = trained.history[-1] if trained.history else {}
     log.info("stage %s: %d epochs in %.0f s on %s; last loss %.4f, validation accuracy %s -> %s", a.stage, a.epochs,
              trained.stages[-1]["seconds"], device, last.get("loss", float("nan")),

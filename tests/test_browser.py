@@ -222,7 +222,7 @@ def hostile(tmp_path):
 
     tiny = stages.fit_stage(c.embeddings, "pretrain", config=Config(dim=16, hidden=16, inducing=4, n1=1, n2=1),
                             bag=60, epochs=1, steps=2, batch=2)
-    models.save("h", "tiny", tiny, root)
+    models.save(c, "tiny", tiny)
     with streamlit_server(root) as (url, _proc):
         yield url, name
 
@@ -275,6 +275,9 @@ def test_hostile_texts_names_and_urls_stay_inert(hostile):
         assert_inert(page, dialogs, requests)
         # texts in the Amortized clustering page's table and bag plot (a random anchor: the bag is all 60)
         page.get_by_role("link", name="Amortized clustering").click()
+        page.get_by_text("Pick a model to see").wait_for()  # nothing is loaded before the user picks it
+        page.get_by_role("combobox", name="Model", exact=True).click()
+        page.get_by_role("option", name="tiny").click()
         page.get_by_text("Predicted members").wait_for()
         wait_idle(page)
         page.locator('[data-testid="stPlotlyChart"]').last.wait_for()

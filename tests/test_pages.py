@@ -301,8 +301,15 @@ def test_amortized_page_trains_a_model_then_inspects_an_anchor_and_annotate_uses
     assert table["probability"].between(0, 1).all()
     specs = [c.proto.spec for c in at.get("plotly_chart")]
     assert any("P(member)" in spec for spec in specs)  # the bag, coloured by membership
-    # the Annotate page's DAC button uses the newest model once something is included
-    ann = app("pages/1_Annotate.py").run()
+    # another tab: no model is loaded until the user picks one (never "the newest file")
+    other = app("pages/1_Annotate.py").run()
+    other.text_input(key="kw_query").set_value("ockovani")
+    other.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
+    assert other.button(key="btn_dac").disabled and "pick" in other.button(key="btn_dac").help
+    # the Annotate page's DAC button uses the model picked here once something is included
+    ann = app("pages/1_Annotate.py")
+    ann.session_state["dac_model"] = at.session_state["dac_model"]
+    ann.run()
     assert ann.button(key="btn_dac").disabled
     ann.text_input(key="kw_query").set_value("ockovani")
     ann.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
@@ -319,4 +326,4 @@ def test_annotate_dac_button_says_a_model_is_needed(tweets):
     at.text_input(key="kw_query").set_value("ockovani")
     at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
     b = at.button(key="btn_dac")
-    assert b.disabled and "trained" in b.help
+    assert b.disabled and "trained" in b.help and "pick" in b.help

@@ -54,7 +54,7 @@ def sidebar(corpus: Corpus, session: Session, store: GroupStore, say: Say) -> No
             st.text_input("Group name", key="save_name", max_chars=120)
             who = access.identity()
             st.text_input("Annotator", key="save_annotator", disabled=who is not None,
-                          help=f"Signed in: saved as {who}" if who else None)
+                          help=f"Signed in: saved as {md(who)}" if who else None)
             st.text_area("Notes", key="save_notes", height=68)
             state.read_meta_widgets()
             st.checkbox("Overwrite (adds a new version)", key="save_overwrite")
@@ -72,18 +72,22 @@ def sidebar(corpus: Corpus, session: Session, store: GroupStore, say: Say) -> No
 
 
 def offer_draft(session: Session, store: GroupStore, say: Say) -> None:
-    """In an empty tab: the owner's latest unsaved group from elsewhere, to restore or discard."""
+    """In an empty tab: the user's latest unsaved group from another tab of theirs (without sign-in:
+    of this browser), to restore or discard. Nobody else's draft is ever offered or deleted."""
 
     def on_draft(token: str, restore: bool) -> None:
-        d = store.load_draft(token)
-        if restore and d is not None:
-            state.adopt_draft(d)
-            say("success", f"Restored your unsaved group ({d.n_included:,} included, {d.n_excluded:,} excluded).")
-        store.delete_draft(token)  # restored: it lives on in this tab's draft
+        browser = state.draft_browser()
+        if restore:
+            d = store.claim_draft(token, state.owner(), browser=access.browser_id(), writer=state.draft_writer(),
+                                  any_browser=browser is None)
+            if d is not None:
+                state.adopt_draft(d)
+                say("success", f"Restored your unsaved group ({d.n_included:,} included, {d.n_excluded:,} excluded).")
+        store.delete_draft(token, state.owner(), browser)  # restored: it lives on in this tab's draft
 
     if not session.is_empty():
         return
-    for d in store.drafts(state.owner(), limit=2):
+    for d in store.drafts(state.owner(), browser=state.draft_browser(), limit=2):
         if d.token == st.session_state.get("draft_token"):
             continue
         box = st.container(border=True)

@@ -145,27 +145,30 @@ class Checkpoint:
         self.key = key
 
     def load(self) -> dict | None:
+        """The saved state when it matches ``key``; None when there is none, it is damaged (it only
+        costs the work it held) or it belongs to another fit. A file holding more than tensors and
+        plain data is refused (:class:`core.safeload.UnsafeFileError`, naming it): never unpickled."""
         if self.path is None or not self.path.exists():
             return None
-        import pickle
+        import logging
 
-        import torch
+        from core import safeload
 
         try:
-            state = torch.load(self.path, map_location="cpu", weights_only=False)
-        except (RuntimeError, EOFError, OSError, ValueError, pickle.UnpicklingError):
-            return None  # a damaged checkpoint only costs the work it held
-        return state if state.get("key") == self.key else None
+            state = safeload.load(self.path, "checkpoint")
+        except safeload.DamagedFileError as exc:
+            logging.getLogger(__name__).warning("%s; starting afresh", exc)
+            return None
+        return state if isinstance(state, dict) and state.get("key") == safeload.plain(self.key) else None
 
     def save(self, state: dict) -> None:
         if self.path is None:
             return
-        import torch
-
+        from core import safeload
         from core.atomic import atomic_path
 
         with atomic_path(self.path) as tmp:
-            torch.save({**state, "key": self.key}, tmp)
+            safeload.save({**state, "key": self.key}, tmp)
 
     def clear(self) -> None:
         if self.path is not None and self.path.exists():

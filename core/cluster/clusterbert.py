@@ -29,6 +29,7 @@ from torch import nn
 
 from core.cluster.base import (Checkpoint, ClusterContext, Clustering, Method, Progress, model_folder,
                                seeded_fit, texts_and_k)
+from core.safeload import tensor_to_numpy
 
 DEFAULTS = {"model": "default", "tsdae_epochs": 2, "cluster_rounds": 2, "cluster_epochs": 2, "harden_epochs": 2,
             "batch_size": 32, "lr": 2e-5, "tsdae_lr": 3e-5, "lam_cluster": 0.8, "lam_harden": 0.75,
@@ -135,7 +136,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
         run.head.load_state_dict(state["head"])
         opt_enc.load_state_dict(state["opt_enc"])
         opt_clu.load_state_dict(state["opt_clu"])
-        run.labels, history, start = state["labels"], state["history"], state["done"]
+        run.labels, history, start = np.asarray(tensor_to_numpy(state["labels"])), state["history"], state["done"]
         ck.restore_random_state(state, run.gen, device)
     n, bs = len(texts), min(p["batch_size"], len(texts))
     run.model.train()  # dropout on while training (TSDAE's noise includes it)

@@ -1,7 +1,7 @@
 """DAC (registry key ``dac``, shown as "DAC"): Deep Amortized Clustering with a Set Transformer.
 
 Finds its own number of clusters (k = None). ``model``: a model trained for the corpus (its name under
-data/NAME/amortized/, or a path to a .pt file; ``python -m precompute.amortized train``); without one,
+data/NAME/amortized/; ``python -m precompute.amortized train``); without one,
 a small model is first trained on the corpus's own neighbourhoods (stage ``pretrain``, no labels:
 a row's ``train_cluster_size`` nearest rows are its cluster, the next ones not), which sets the scale
 of the clusters it finds.
@@ -24,12 +24,19 @@ DEFAULTS = {"model": None, "procedure": "consensus", "bag": 800, "anchors": 2000
 
 
 def resolve_model(ctx: ClusterContext, model: str, device: str):
+    """A model trained for the corpus, by its name under the corpus's amortized/ folder. A name is
+    checked like every other name (letters, digits, '_', '.', '-'): never a path, so a parameter
+    cannot lead outside the corpus."""
     from core.cluster.amortized import train as tr
+    from core.cluster.amortized.store import check_model_name
 
-    path = Path(model)
-    if path.suffix != ".pt" and ctx.folder is not None:
-        path = Path(ctx.folder) / "amortized" / f"{model}.pt"
-    return tr.load(path, device)
+    if ctx.folder is None:
+        raise ValueError("DAC with a stored model needs the corpus's folder")
+    trained = tr.load(Path(ctx.folder) / "amortized" / f"{check_model_name(model)}.pt", device)
+    trained_on = trained.corpus.get("name")
+    if trained_on not in (None, Path(ctx.folder).name):
+        raise ValueError(f"model {model!r} was trained on corpus {trained_on!r}, not {Path(ctx.folder).name!r}")
+    return trained
 
 
 def fit(ctx: ClusterContext, k: int | None = None, *, seed: int = 0, device: str = "cpu",

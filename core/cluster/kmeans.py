@@ -25,6 +25,7 @@ import numpy as np
 import torch
 
 from core.cluster.base import Checkpoint, ClusterContext, Clustering, Method, Progress, as_vectors, check_k
+from core.safeload import tensor_to_numpy
 
 # "auto" settings: k-means++, 10 restarts and up to 100 iterations while one pass (n x k x D
 # multiply-adds) is below SMALL; above it one random start and 20 iterations (k = 12,000 at 203k
@@ -212,7 +213,9 @@ def kmeans(x: np.ndarray, k: int, niter: int | str = 20, seed: int = 0, device: 
     xt = torch.from_numpy(x_np).to(device)
     gen = np.random.default_rng(seed)
     state = checkpoint.load() if checkpoint else None
-    best: KMeansResult | None = state["best"] if state else None
+    best: KMeansResult | None = None
+    if state and state["best"] is not None:  # stored as plain data (tensors, lists): see core.safeload
+        best = KMeansResult(**{key: tensor_to_numpy(v) for key, v in state["best"].items()})
     for r in range(n_init):
         # every start is drawn from the generator in turn, so a resumed run draws the same ones
         rows = kmeans_pp(xt, k, gen) if init == "k-means++" else \

@@ -18,8 +18,8 @@ from core.search.base import Method, NotApplicable, Ranked, SearchContext, as_ro
 
 def _requires(ctx: SearchContext) -> str | None:
     if ctx.amortized is None:
-        return ("DAC needs a model trained for this corpus: train one on the Amortized clustering page or with "
-                "python -m precompute.amortized train")
+        return ("DAC needs a model trained for this corpus: pick (or train) one on the Amortized clustering page, "
+                "or train one with python -m precompute.amortized train")
     if ctx.amortized.config.dim != ctx.vectors.shape[1]:
         return (f"DAC's model takes {ctx.amortized.config.dim}-d vectors but this corpus's embeddings are "
                 f"{ctx.vectors.shape[1]}-d: train a model for them")

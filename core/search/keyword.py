@@ -17,6 +17,7 @@ they can be excluded in bulk.
 
 from __future__ import annotations
 
+import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -52,19 +53,48 @@ def fold(text: str, case: bool = True, diacritics: bool = True) -> str:
     return text
 
 
+FOLD_CHUNK_TEXTS = 4096  # texts folded per piece: the GIL is free between pieces (a few ms each)
+PREBUILD_MAX_CHARS = 200_000_000  # corpora up to this size get every variant built in the background
+
+
+def _fold_joined(texts: Sequence[str], case: bool, diacritics: bool) -> tuple[str, np.ndarray]:
+    """The texts folded and joined, one per line, with each text's closing line-break position. Built
+    piece by piece (one C call over a whole corpus held the GIL for seconds and froze every other
+    user's session), with the line ends found by numpy rather than a Python loop."""
+    parts, ends, offset = [], [], 0
+    for start in range(0, len(texts), FOLD_CHUNK_TEXTS):
+        piece = fold("\n".join(texts[start:start + FOLD_CHUNK_TEXTS]) + "\n", case=case, diacritics=diacritics)
+        codes = np.frombuffer(piece.encode("utf-32-le"), dtype=np.uint32)
+        ends.append(np.flatnonzero(codes == 10) + offset)
+        parts.append(piece)
+        offset += len(piece)
+        time.sleep(0)  # let the other threads run between pieces
+    joined = "".join(parts)
+    return joined, (np.concatenate(ends).astype(np.int64) if ends else np.zeros(0, np.int64))
+
+
 class KeywordIndex:
     """The corpus texts joined per folding variant.
 
     The default variant (case- and diacritics-folded) is built at construction; the three others
-    on their first use, once, under a lock. Nothing else changes after construction.
-    """
+    (Match case, Match diacritics) in a background thread right after, piece by piece so that other
+    users' requests keep answering, or on first use if that comes first. Each is built once, under
+    its own lock. Nothing else changes after construction."""
 
-    def __init__(self, texts: Sequence[str]):
+    def __init__(self, texts: Sequence[str], prebuild: bool | None = None):
         self._texts = [t.replace("\n", " ").replace("\r", " ") for t in texts]
         self.n = len(self._texts)
         self._variants: dict[tuple[bool, bool], tuple[str, np.ndarray]] = {}
-        self._lock = threading.Lock()
+        self._locks = {key: threading.Lock() for key in ((True, True), (False, True), (True, False), (False, False))}
         self.variant(True, True)
+        if prebuild is None:
+            prebuild = sum(len(t) for t in self._texts) <= PREBUILD_MAX_CHARS
+        if prebuild:
+            threading.Thread(target=self._prebuild, name="keyword-variants", daemon=True).start()
+
+    def _prebuild(self) -> None:
+        for key in ((False, True), (True, False), (False, False)):
+            self.variant(*key)
 
     @property
     def texts(self) -> list[str]:
@@ -75,13 +105,10 @@ class KeywordIndex:
         key = (case, diacritics)
         found = self._variants.get(key)
         if found is None:
-            with self._lock:
+            with self._locks[key]:
                 found = self._variants.get(key)
                 if found is None:
-                    joined = fold("\n".join(self._texts) + "\n", case=case, diacritics=diacritics)
-                    ends = np.fromiter((m.start() for m in regex.finditer("\n", joined)), dtype=np.int64,
-                                       count=self.n)
-                    found = self._variants[key] = (joined, ends)
+                    found = self._variants[key] = _fold_joined(self._texts, case, diacritics)
         return found
 
     def text_of(self, row: int, case: bool, diacritics: bool) -> str:
@@ -234,17 +261,17 @@ def _scan(pattern, joined: str, ends: np.ndarray, deadline: _Deadline, kindex: K
 
 
 def _find_literal(needle: str, joined: str, ends: np.ndarray, deadline: _Deadline) -> np.ndarray:
-    """Every text holding ``needle`` (str.find: a C loop, no backtracking)."""
-    starts, at, seen = [], joined.find(needle), 0
-    while at != -1:
-        starts.append(at)
-        seen += 1
-        if seen % 4096 == 0:
+    """Every text holding ``needle``, sorted. Each match also takes the rest of its line (``[^\\n]*``),
+    so a frequent literal (``e``) costs one match per text that holds it, not one per occurrence, and
+    the scan runs in the C engine (a literal prefix, no backtracking); the deadline is checked as it
+    goes and once more at the end."""
+    starts = []
+    for i, m in enumerate(re.finditer(re.escape(needle) + "[^\n]*", joined)):
+        starts.append(m.start())
+        if i % 4096 == 4095:
             deadline.left()
-        at = joined.find(needle, at + 1)
-    if not starts:
-        return np.zeros(0, np.int64)
-    return np.unique(np.searchsorted(ends, np.asarray(starts, np.int64)))
+    deadline.left()
+    return np.searchsorted(ends, np.asarray(starts, np.int64)).astype(np.int64)
 
 
 def find_rows(kindex: KeywordIndex, query: str, *, is_regex: bool = False,
@@ -259,7 +286,9 @@ def find_rows(kindex: KeywordIndex, query: str, *, is_regex: bool = False,
         check_limits(query, is_regex)
         found = [_find_literal(fold_literal(b, case_insensitive, diacritics_insensitive), joined, ends, deadline)
                  for b in branches if deadline.left()]
-        return np.unique(np.concatenate(found))
+        rows = np.unique(np.concatenate(found))
+        deadline.left()
+        return rows
     pattern = compile_query(query, True, case_insensitive, diacritics_insensitive)  # checks the limits
     # The scan runs in a worker thread and the caller waits at most until the deadline: the regex
     # engine checks its own timeout only every so many steps (late by up to a second on a busy

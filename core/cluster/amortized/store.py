@@ -50,8 +50,31 @@ def listing(corpus: str, root: Path | None = None) -> list[Listed]:
     return sorted(out, key=lambda m: m.path.stat().st_mtime_ns, reverse=True)
 
 
-def save(corpus: str, model: str, trained: tr.Trained, root: Path | None = None) -> Path:
-    return tr.save(trained, model_file(corpus, model, root))
+def identity(corpus) -> dict:
+    """What a model records of the corpus it is trained on (a loaded :class:`core.corpus.Corpus`)."""
+    return {"name": corpus.name, "generation": corpus.data_folder.name, "rows": int(corpus.n), "dim": int(corpus.dim)}
+
+
+def mismatch(trained: tr.Trained, corpus) -> str | None:
+    """Why ``trained`` does not belong to ``corpus`` (another corpus, another import of it, other
+    vectors); None when it does. A model from before models recorded their corpus is taken on trust
+    when its dimension fits."""
+    card = trained.corpus or {}
+    if trained.config.dim != corpus.dim:
+        return (f"this model takes {trained.config.dim}-d vectors and corpus {corpus.name!r}'s embeddings are "
+                f"{corpus.dim}-d: train a model for this corpus")
+    if card.get("name") not in (None, corpus.name):
+        return (f"this model was trained on corpus {card['name']!r}, not {corpus.name!r}: its predictions here "
+                "would be about another corpus; train one for this corpus")
+    if card.get("generation") not in (None, corpus.data_folder.name):
+        return ("this model was trained on an earlier import of this corpus: its bags no longer match the texts; "
+                "train it again")
+    return None
+
+
+def save(corpus, model: str, trained: tr.Trained, root: Path | None = None) -> Path:
+    """Save a model trained on ``corpus`` (a loaded Corpus), recording which corpus and import it is for."""
+    return tr.save(trained, model_file(corpus.name, model, root or corpus.folder.parent), corpus=identity(corpus))
 
 
 def load(corpus: str, model: str, device: str = "cpu", root: Path | None = None) -> tr.Trained:

@@ -33,11 +33,13 @@ class Trained:
     config: Config
     history: list[dict] = field(default_factory=list)  # per epoch and stage: loss, val_* figures, seconds
     stages: list[dict] = field(default_factory=list)  # each stage: name, sampler, epochs, steps, seed, device, ...
+    # the corpus it was trained on: {"name", "generation", "rows", "dim"} (empty for older files)
+    corpus: dict = field(default_factory=dict)
 
     @property
     def card(self) -> dict:
         last = self.history[-1] if self.history else {}
-        return {"config": self.config.as_dict(), "stages": self.stages, "history": self.history,
+        return {"config": self.config.as_dict(), "stages": self.stages, "history": self.history, "corpus": self.corpus,
                 "parameters": sum(p.numel() for p in self.model.parameters()),
                 "val_accuracy": last.get("val_accuracy")}
 
@@ -141,37 +143,49 @@ def train(x: np.ndarray | torch.Tensor, sampler, *, stage: str, config: Config |
     ck.clear()
     stages.append({**stage_info, "seconds": round(time.perf_counter() - t0, 2)})
     model.eval()
-    return Trained(model, cfg, history, stages)
+    return Trained(model, cfg, history, stages, dict(start.corpus) if start is not None else {})
 
 
-def save(trained: Trained, path: Path) -> Path:
+def save(trained: Trained, path: Path, corpus: dict | None = None) -> Path:
+    """One file: the config, the weights and the card (history, stages, and ``corpus``: which corpus
+    and import it was trained on), as tensors and plain data only (core.safeload)."""
+    from core import safeload
     from core.atomic import atomic_path
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    corpus = corpus if corpus is not None else trained.corpus
     with atomic_path(path) as tmp:
-        torch.save({"format": 1, "config": trained.config.as_dict(), "state": trained.model.state_dict(),
-                    "history": trained.history, "stages": trained.stages}, tmp)
+        safeload.save({"format": 2, "config": trained.config.as_dict(), "state": trained.model.state_dict(),
+                       "history": trained.history, "stages": trained.stages, "corpus": corpus or {}}, tmp)
+    trained.corpus = corpus or {}
     return path
 
 
 class ModelError(ValueError):
-    """A stored model is missing or unreadable; the message names the file."""
+    """A stored model is missing, unreadable or refused (it holds more than weights); the message names
+    the file."""
 
 
 def load(path: Path, device: str = "cpu") -> Trained:
-    import pickle
+    from core import safeload
 
     path = Path(path)
     if not path.exists():
-        raise ModelError(f"no amortized-clustering model at {path}")
+        raise ModelError(f"no amortized-clustering model {path.name}")
     try:
-        blob = torch.load(path, map_location=device, weights_only=False)
+        blob = safeload.load(path, "amortized-clustering model", map_location=device)
+    except safeload.UnsafeFileError as exc:
+        raise ModelError(str(exc)) from None
+    except safeload.DamagedFileError as exc:
+        raise ModelError(f"{exc}; train it again") from None
+    try:
         cfg = Config(**blob["config"])
         model = AnchoredFilter(cfg).to(device)
         model.load_state_dict(blob["state"])
-    except (RuntimeError, EOFError, OSError, KeyError, TypeError, pickle.UnpicklingError) as exc:
-        raise ModelError(f"{path} is not a readable amortized-clustering model ({exc.__class__.__name__}: "
+    except (RuntimeError, KeyError, TypeError, ValueError) as exc:
+        raise ModelError(f"{path.name} is not a readable amortized-clustering model ({exc.__class__.__name__}: "
                          f"{str(exc)[:200]}); train it again") from exc
     model.eval()
-    return Trained(model, cfg, blob.get("history", []), blob.get("stages", []))
+    corpus = blob.get("corpus") if isinstance(blob.get("corpus"), dict) else {}
+    return Trained(model, cfg, blob.get("history", []), blob.get("stages", []), corpus)

@@ -1,0 +1,80 @@
+"""Files from disk are untrusted: models and checkpoints are loaded without running code.
+
+``torch.load`` unpickles; a pickle can call any function (``os.system``) while it loads. Every
+model and checkpoint file of the project is therefore read with ``weights_only=True``, which
+accepts tensors, numbers, strings, lists, tuples and dicts and nothing else; a file that needs more
+is refused with :class:`UnsafeFileError` naming it. :func:`save` writes only such values (numpy
+arrays become tensors, numpy scalars Python numbers), so everything the project writes loads back.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+class UnsafeFileError(ValueError):
+    """A model or checkpoint file holds more than tensors and plain data (a pickled object, which
+    could run code): it is refused, never loaded."""
+
+
+class DamagedFileError(ValueError):
+    """A model or checkpoint file cannot be read (truncated, not a torch file)."""
+
+
+def plain(obj: Any) -> Any:
+    """``obj`` made of tensors, Python numbers, strings, lists, tuples and dicts only."""
+    import torch
+
+    if isinstance(obj, np.generic):  # before float: numpy's float64 is a float subclass that pickles as numpy
+        return obj.item()
+    if isinstance(obj, torch.Tensor) or obj is None or isinstance(obj, (bool, int, float, str, bytes)):
+        return obj
+    if isinstance(obj, np.ndarray):
+        return torch.from_numpy(np.array(obj))  # a copy: never shares a memory-mapped file
+    if isinstance(obj, dict):
+        return {plain(k): plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        out = [plain(v) for v in obj]
+        return tuple(out) if isinstance(obj, tuple) else out
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    raise TypeError(f"cannot store a {type(obj).__name__} in a model or checkpoint file")
+
+
+def save(obj: Any, path: Path) -> None:
+    """``torch.save`` of :func:`plain` ``(obj)`` to ``path`` (the caller makes it atomic)."""
+    import torch
+
+    torch.save(plain(obj), path)
+
+
+def load(path: Path, what: str, map_location: str = "cpu") -> Any:
+    """The file's content, loaded with ``weights_only=True``. UnsafeFileError when it holds anything
+    else (nothing in it ran), DamagedFileError when it cannot be read; both name the file."""
+    import torch
+
+    path = Path(path)
+    try:
+        return torch.load(path, map_location=map_location, weights_only=True)
+    except pickle.UnpicklingError as exc:
+        if "weights only" in str(exc).lower():
+            raise UnsafeFileError(
+                f"refused to load the {what} {path.name}: it holds objects other than tensors and plain data, "
+                "which could run code when loaded. Only files this tool wrote can be loaded; delete it, or "
+                "train it again") from None
+        raise DamagedFileError(f"the {what} {path.name} is damaged ({exc.__class__.__name__})") from None
+    except (RuntimeError, EOFError, OSError, ValueError, KeyError, AttributeError, IndexError) as exc:
+        raise DamagedFileError(f"the {what} {path.name} is damaged or not a model file "
+                               f"({exc.__class__.__name__}: {str(exc)[:120]})") from None
+
+
+def tensor_to_numpy(v: Any) -> Any:
+    """A tensor read back from a checkpoint as the numpy array it was saved from."""
+    import torch
+
+    return v.numpy() if isinstance(v, torch.Tensor) else v
