@@ -125,7 +125,7 @@ with st.expander("Import a corpus", expanded=name is None):
             src = imports.save_upload(upload) if upload is not None else imports.server_file(path_text)
             run_import(ImportSpec(
                 input=src, name=(new_name.strip() or paths.name_from_file(picked)), dim=int(dim),
-                overwrite=overwrite, models=imports.models_from(models), label=picked if upload else None,
+                overwrite=overwrite, models=imports.models_from(models), label=picked,  # named as given, not by server path
                 columns=Columns(id=id_col or None, text=text_col, date=date_col or None, author=author_col or None),
                 options=Options(dedupe=dedupe, keep_empty=keep_empty, bad_dates=bad_dates)))
         except ValueError as exc:  # a path or model outside the allowed folders

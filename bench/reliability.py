@@ -18,6 +18,13 @@ Parts:
 - bad_inputs: each malformed file gives an InputError naming the file (and column and rows where
   there are some) and leaves the existing corpus and its groups as they were.
 - regex: catastrophic patterns over the 300k scale corpus answer within the deadline (+10%).
+- attacks: as an attacker on a shared box would (issue 25), against a real server and chromium:
+  a model file and a checkpoint whose pickle runs code are planted in the data folder, then the
+  pages are opened, the planted model picked and a clustering resumed (nothing may run; each is
+  refused by name); a model name that is a path; a request straight to the port claiming a user in
+  proxy-header mode (refused) and the same through the signing-in proxy (served, saves record the
+  proxy's user); Bob opening Alice's draft URL, and on a server without sign-in another browser
+  opening a tab's draft URL or a made-up one (nothing read, nothing overwritten, nothing offered).
 """
 
 from __future__ import annotations
@@ -317,11 +324,165 @@ def regex(limit_rows: int | None = None, timeout_s: float = 2.0) -> dict:
     return {"part": "regex", "trials": len(CATASTROPHIC) + 2, "failures": failures}
 
 
+PAYLOAD = textwrap.dedent("""
+    import io, sys, torch
+    from pathlib import Path
+
+    class Payload:  # unpickling it runs Path(marker).touch(): what an attacker's os.system would do
+        def __reduce__(self):
+            return (Path.touch, (Path(sys.argv[2]),))
+
+    buf = io.BytesIO()
+    torch.save({"format": 1, "config": {"dim": 8}, "state": {}, "payload": Payload()}, buf)
+    Path(sys.argv[1]).parent.mkdir(parents=True, exist_ok=True)
+    Path(sys.argv[1]).write_bytes(buf.getvalue())
+""")
+
+
+def attacks() -> dict:
+    """The model-file, identity and draft attacks (see the module's docstring); one line each."""
+    from bench.chromium import CHROMIUM, ARGS, free_port, streamlit_server, wait_idle
+    from bench.proxy import running
+    from core.corpus import ImportSpec, import_corpus
+    from core.store import GroupStore
+
+    class Fake:
+        def get_sentence_embedding_dimension(self):
+            return 8
+
+        def encode(self, texts, **kw):
+            return np.random.default_rng(len(texts)).normal(size=(len(texts), 8)).astype(np.float32)
+
+    results = []
+
+    def record(attack: str, ok: bool, **facts) -> None:
+        results.append(ok)
+        emit(part="attacks", attack=attack, ok=ok, **facts)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        src = tmp / "c.csv"
+        pd.DataFrame({"id": [f"t{i}" for i in range(80)],
+                      "text": [("flood water rising " if i % 2 else "vaccine news ") + str(i) for i in range(80)]}
+                     ).to_csv(src, index=False)
+        root = tmp / "data"
+        import_corpus(ImportSpec(input=src, name="c"), root=root, model_loader=lambda n, d: Fake())
+        marker = tmp / "pwned"
+        env = {**__import__("os").environ, "SEMANNO_DATA": str(root), "PYTHONPATH": str(ROOT)}
+        for target in (root / "c" / "amortized" / "shared-model.pt", root / ".work" / "c" / "cluster-kmeans-k3" / "state.pt"):
+            subprocess.run([sys.executable, "-c", PAYLOAD, str(target), str(marker)], check=True, env=env)
+        # a clustering resumed from the planted checkpoint, and a model name that is a path
+        for attack, args, says in [
+                ("planted checkpoint resumed", ["--method", "kmeans", "--k", "3"], "refused to load the checkpoint state.pt"),
+                ("model name that is a path", ["--method", "dac", "--param", "model=../../x"], "invalid model name")]:
+            r = subprocess.run([sys.executable, "-m", "precompute.cluster", "--corpus", "c", *args], cwd=ROOT, env=env,
+                               capture_output=True, text=True, timeout=300)
+            said = next((line for line in r.stderr.splitlines() if "ERROR" in line), "")
+            record(attack, r.returncode == 2 and says in said and not marker.exists(), exit_code=r.returncode,
+                   code_ran=marker.exists(), message=said[:200])
+        from playwright.sync_api import sync_playwright
+
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+
+            def page_of(context=None):
+                page = (context or browser.new_context()).new_page()
+                page.set_default_timeout(60_000)
+                return page
+
+            def search(page, query):
+                box = page.get_by_label("Keyword or regular expression")
+                box.fill(query)
+                box.press("Enter")
+                page.get_by_text("KW:").first.wait_for()
+                wait_idle(page)
+
+            def draft_of(page) -> str:
+                return page.url.split("draft=")[1].split("&")[0]
+
+            def counters(page) -> list[str]:
+                page.wait_for_function("() => document.querySelectorAll('[data-testid=stMetricValue]').length >= 2")
+                wait_idle(page)
+                return page.locator('[data-testid="stMetricValue"]').all_inner_texts()[:2]
+
+            with streamlit_server(root) as (url, _proc):
+                page = page_of()
+                page.goto(f"{url}/Annotate?corpus=c")
+                page.get_by_label("Keyword or regular expression").wait_for()
+                wait_idle(page)
+                record("planted model, Annotate opened", not marker.exists(), code_ran=marker.exists())
+                page.get_by_role("link", name="Amortized clustering").click()
+                page.get_by_text("Pick a model").wait_for()
+                page.get_by_role("combobox", name="Model", exact=True).click()
+                page.get_by_role("option", name="shared-model").click()
+                page.get_by_text("refused to load").wait_for()
+                record("planted model picked", not marker.exists(), code_ran=marker.exists(), refused=True)
+                # drafts on a server without sign-in: another browser with this tab's URL, a made-up token
+                alice = page_of()
+                alice.goto(f"{url}/Annotate?corpus=c")
+                search(alice, "flood")
+                token = draft_of(alice)
+                db = GroupStore(root / "c" / "groups.sqlite")
+                before = db.load_draft(token)
+                other = page_of()  # another browser: its own cookies
+                other.goto(f"{url}/Annotate?corpus=c&draft={token}")
+                other.get_by_label("Keyword or regular expression").wait_for()
+                wait_idle(other)
+                shown = counters(other)
+                offered = other.get_by_text("You have an unsaved group").count()
+                search(other, "vaccine")
+                after = db.load_draft(token)
+                record("another browser opens a tab's draft URL", shown == ["0", "0"] and not offered and
+                       (after.n_included, len(after.steps)) == (before.n_included, len(before.steps)),
+                       counters_shown=shown, offered=bool(offered), draft_unchanged=after.steps == before.steps)
+                made_up = page_of()
+                made_up.goto(f"{url}/Annotate?corpus=c&draft=AAAAAAAAAAAAAAAAAAAAAA")
+                made_up.get_by_label("Keyword or regular expression").wait_for()
+                shown = counters(made_up)
+                record("a made-up draft token", shown == ["0", "0"] and db.load_draft("AAAAAAAAAAAAAAAAAAAAAA") is None,
+                       counters_shown=shown)
+            # identity: proxy-header mode
+            secret = "reliability-secret-0123456789"
+            proxy_env = {"SEMANNO_PROXY_USER_HEADER": "X-Remote-User", "SEMANNO_PROXY_SECRET": secret}
+            with streamlit_server(root, extra_env=proxy_env) as (url, _proc):
+                direct = page_of(browser.new_context(extra_http_headers={"X-Remote-User": "alice@example.org"}))
+                direct.goto(f"{url}/Annotate?corpus=c")
+                direct.get_by_text("only through its signing-in proxy").wait_for()
+                record("a request straight to the port claiming a user", direct.get_by_label(
+                    "Keyword or regular expression").count() == 0, refused=True)
+                with running(url, free_port(), "alice@example.org", secret) as via_alice, \
+                        running(url, free_port(), "bob@example.org", secret) as via_bob:
+                    alice = page_of()
+                    alice.goto(f"{via_alice}/Annotate?corpus=c")
+                    search(alice, "flood")
+                    alice.get_by_label("Group name").fill("alices")
+                    wait_idle(alice)
+                    alice.locator(".st-key-save_btn button:visible").first.click()
+                    alice.get_by_text("Saved group").wait_for()
+                    search(alice, "vaccine")
+                    token = draft_of(alice)
+                    before = db.load_draft(token)
+                    bob = page_of()
+                    bob.goto(f"{via_bob}/Annotate?corpus=c&draft={token}")
+                    bob.get_by_label("Keyword or regular expression").wait_for()
+                    shown = counters(bob)
+                    search(bob, "flood")
+                    after = db.load_draft(token)
+                    saved_by = db.load("alices").saved_by
+                    record("through the proxy the save records the proxy's user", saved_by == "alice@example.org",
+                           saved_by=saved_by)
+                    record("Bob opens Alice's draft URL and searches", shown == ["0", "0"] and after.owner ==
+                           "alice@example.org" and after.steps == before.steps, counters_shown=shown,
+                           owner_after=after.owner, draft_unchanged=after.steps == before.steps)
+            browser.close()
+    return {"part": "attacks", "trials": len(results), "failures": results.count(False)}
+
+
 def main(argv=None) -> list[dict]:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--fast", action="store_true", help="the CI subset: 10 kills, 2 writers for 5 s, 3 import kills, "
                                                        "regex on 30k texts")
-    p.add_argument("--only", default="kills,writers,import_kills,bad_inputs,regex")
+    p.add_argument("--only", default="kills,writers,import_kills,bad_inputs,regex,attacks")
     p.add_argument("--kills", type=int, default=100)
     p.add_argument("--writers", type=int, default=4)
     p.add_argument("--seconds", type=float, default=60)
@@ -344,6 +505,8 @@ def main(argv=None) -> list[dict]:
         summary.append(bad_inputs())
     if "regex" in parts and SCALE.exists():
         summary.append(regex(30_000 if a.fast else None))
+    if "attacks" in parts:
+        summary.append(attacks())
     emit(summary=summary)
     if out is not None:
         (out / "summary.json").write_text(json.dumps(summary, indent=2))

@@ -1,4 +1,5 @@
-"""Atomic file writes: write to a temporary file in the same folder, fsync, rename."""
+"""Atomic file writes: write to a temporary file in the same folder, fsync, rename. And an exclusive
+lock on a file, for jobs that must not run twice at once on the same data."""
 
 from __future__ import annotations
 
@@ -45,3 +46,26 @@ def save_json(target: Path, obj: Any) -> None:
 def save_parquet(target: Path, frame) -> None:
     with atomic_path(target) as tmp:
         frame.to_parquet(tmp, index=False)
+
+
+class Busy(RuntimeError):
+    """Another process holds the lock."""
+
+
+@contextmanager
+def exclusive(lock_file: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``lock_file`` (created if needed) for the block; Busy at once when
+    another process holds it. The operating system releases it when the holder exits, even on a kill."""
+    import fcntl
+
+    lock_file = Path(lock_file)
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_file, "a+") as fh:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise Busy(str(lock_file)) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)

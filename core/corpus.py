@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from core import __version__, languages, paths
-from core.atomic import save_json, save_npy, save_parquet
+from core.atomic import Busy, exclusive, save_json, save_npy, save_parquet
 from core.embed import DEFAULT_MODEL, Progress, combine, embed_model_chunked, load_model, model_dim
 from core.ingest import Columns, InputError, Options, read_table, sha256_file, validate
 
@@ -102,6 +102,8 @@ def load_manifest(name: str, root: Path | None = None) -> dict:
         manifest = json.loads(mf.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise CorpusError(f"corpus {name!r}: manifest.json is corrupt: {exc}") from None
+    except RecursionError:
+        raise CorpusError(f"corpus {name!r}: manifest.json is corrupt: nested too deeply") from None
     check_manifest(manifest, f"corpus {name!r}: manifest.json")
     return manifest
 
@@ -112,7 +114,7 @@ _MANIFEST_FIELDS: dict[str, tuple[tuple[type, ...], bool]] = {
     "name": ((str,), False), "models": ((list,), True), "dim": ((int,), False), "rows": ((int,), False),
     "created_at": ((str,), False), "data_dir": ((str,), False), "source": ((dict,), False),
     "validation": ((dict,), False), "options": ((dict,), False), "pca": ((dict,), False),
-    "languages": ((dict,), False),
+    "languages": ((dict,), False), "warnings": ((list,), False),
 }
 
 
@@ -134,6 +136,13 @@ def check_manifest(m: object, where: str) -> None:
                 or not isinstance(model.get("dim", 0), int):
             raise CorpusError(f"{where}: field 'models' item {i} should be {{'name': str, 'dim': int}}, "
                               f"got {str(model)[:40]!r}")
+    for lang, share in m.get("languages", {}).items():
+        if not isinstance(share, (int, float)) or isinstance(share, bool) or not 0 <= share <= 1:
+            raise CorpusError(f"{where}: field 'languages' should map languages to shares between 0 and 1, got "
+                              f"{str(lang)[:20]!r}: {str(share)[:20]!r}")
+    for w in m.get("warnings", []):
+        if not isinstance(w, str):
+            raise CorpusError(f"{where}: field 'warnings' should be a list of texts, got an item {str(w)[:40]!r}")
     if "data_dir" in m and not _GENERATION_RE.match(m["data_dir"]):
         raise CorpusError(f"{where}: field 'data_dir' must be a folder name like 'gen-...', got {m['data_dir'][:40]!r}")
 
@@ -236,6 +245,17 @@ def import_corpus(spec: ImportSpec, root: Path | None = None, progress: Progress
     name = paths.check_name(spec.name)
     if spec.dim < 2:
         raise ValueError(f"--dim must be at least 2, got {spec.dim}")
+    try:
+        with exclusive(paths.work_dir(name, root).parent / f"{name}.import.lock"):
+            return _import_locked(spec, name, root, progress, model_loader, notify)
+    except Busy:
+        raise InputError(f"corpus {name!r} is being imported by another process right now; wait until it "
+                         "finishes, then try again") from None
+
+
+def _import_locked(spec: ImportSpec, name: str, root: Path, progress: Progress | None, model_loader: Callable | None,
+                   notify: Callable[[str], None] | None) -> Corpus:
+    """import_corpus's work, with the corpus's import lock held."""
     final = paths.corpus_dir(name, root)
     if (final / "manifest.json").exists() and not spec.overwrite:
         raise InputError(f"a corpus named {name!r} already exists; choose another name or pass --overwrite "

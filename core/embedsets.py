@@ -70,7 +70,9 @@ def listing(corpus) -> list[EmbeddingSet]:
             continue
         try:
             m = json.loads(mf.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
+            continue
+        if not isinstance(m, dict):  # damaged (not a JSON object): not listed
             continue
         if m.get("generation") == corpus.data_folder.name:
             out.append(EmbeddingSet(sub.name, m, sub))
@@ -90,9 +92,11 @@ def load_vectors(corpus, name: str) -> np.ndarray:
     try:
         x = np.load(path, mmap_mode="r")
     except (OSError, ValueError) as exc:
-        raise EmbeddingSetError(f"{path} is not a readable embedding matrix ({exc}); compute the set again") from exc
+        raise EmbeddingSetError(f"embedding set {name!r}: vectors.npy is not a readable embedding matrix "
+                                f"({exc.__class__.__name__}); compute the set again") from None
     if x.ndim != 2 or len(x) != corpus.n:
-        raise EmbeddingSetError(f"{path}: shape {x.shape} does not match corpus {corpus.name!r} ({corpus.n} rows)")
+        raise EmbeddingSetError(f"embedding set {name!r}: vectors.npy has shape {x.shape}, which does not match corpus "
+                                f"{corpus.name!r} ({corpus.n} rows)")
     return x
 
 

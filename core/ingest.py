@@ -94,10 +94,15 @@ def read_table(path: str | Path, label: str | None = None) -> pd.DataFrame:
     server keeps it); default: the path."""
     path = Path(path)
     shown = label or str(path)
-    if not path.exists():
-        raise InputError(f"{shown}: no such file")
-    if not path.is_file():
-        raise InputError(f"{shown}: not a file")
+    if len(shown) > 120:  # a file name of hundreds of characters: name it, shortened
+        shown = shown[:80] + "…" + shown[-30:]
+    try:
+        if not path.exists():
+            raise InputError(f"{shown}: no such file")
+        if not path.is_file():
+            raise InputError(f"{shown}: not a file")
+    except OSError as exc:  # a name too long for the file system, a permission denied on a folder, ...
+        raise InputError(f"{shown}: cannot be opened ({exc.strerror or exc.__class__.__name__})") from None
     suffixes = [x.lower() for x in path.suffixes[-2:]]
     gz = bool(suffixes) and suffixes[-1] == ".gz"
     kind = SUFFIXES.get(suffixes[0] if gz and len(suffixes) == 2 else path.suffix.lower())

@@ -55,9 +55,14 @@ def train_form() -> None:
 
     from core.cluster.amortized.model import Config
 
-    trained = stages.fit_stage(corpus.embeddings, stage, labels, config=Config(dim=corpus.dim), bag=400,
-                               device=pick_device("auto"), progress=progress, epochs=int(epochs), steps=int(steps),
-                               batch=4)
+    try:
+        trained = stages.fit_stage(corpus.embeddings, stage, labels, config=Config(dim=corpus.dim), bag=400,
+                                   device=pick_device("auto"), progress=progress, epochs=int(epochs), steps=int(steps),
+                                   batch=4)
+    except ValueError as exc:
+        bar.empty()
+        st.error(md(exc))
+        return
     models.save(corpus, model_name, trained)
     st.session_state["dac_model"] = model_name
     st.rerun()

@@ -17,3 +17,37 @@ def run_main(main: Callable[[list[str] | None], int], argv: list[str] | None = N
         logging.getLogger("semanno").error("interrupted; rerun the same command to resume")
         return 130
 
+
+
+def whole(lo: int, what: str = "a whole number"):
+    """An argparse type: a whole number >= ``lo`` (argparse names the option in its error)."""
+    import argparse
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+        if value < lo:
+            raise argparse.ArgumentTypeError(f"must be at least {lo}, got {value}")
+        return value
+
+    return parse
+
+
+def number(lo: float, hi: float, lo_open: bool = False, hi_open: bool = False):
+    """An argparse type: a finite number in [lo, hi] (``lo_open``/``hi_open``: that end excluded)."""
+    import argparse
+    import math
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not math.isfinite(value) or value < lo or value > hi or (lo_open and value == lo) or (hi_open and value == hi):
+            raise argparse.ArgumentTypeError(f"must be in {'(' if lo_open else '['}{lo:g}, {hi:g}{')' if hi_open else ']'}, "
+                                             f"got {text}")
+        return value
+
+    return parse

@@ -29,7 +29,7 @@ from core.cluster.amortized import store as models
 from core.cluster.amortized.model import Config
 from core.corpus import load_corpus
 from core.embed import pick_device
-from precompute._cli import run_main
+from precompute._cli import number, run_main, whole
 
 log = logging.getLogger(__name__)
 
@@ -45,20 +45,20 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--from", dest="start", help="go on training this model (the previous stage's)")
     t.add_argument("--clustering", help="stage kmeans: the stored clustering to learn (default: the first K-Means one)")
     t.add_argument("--label-column", default="label", help="stage labels: the column holding the classes")
-    t.add_argument("--held-out", type=float, default=0.25, help="share of classes kept for validation (never trained on)")
-    t.add_argument("--epochs", type=int, default=10)
-    t.add_argument("--steps", type=int, default=100, help="optimiser steps per epoch")
-    t.add_argument("--batch", type=int, default=8, help="bags per step")
-    t.add_argument("--lr", type=float, default=3e-4)
-    t.add_argument("--bag", type=int, default=800, help="rows per bag")
-    t.add_argument("--hidden", type=int, default=128)
-    t.add_argument("--heads", type=int, default=4)
-    t.add_argument("--inducing", type=int, default=32)
-    t.add_argument("--n1", type=int, default=2, help="ISAB blocks before the anchor")
-    t.add_argument("--n2", type=int, default=2, help="ISAB blocks after the anchor")
+    t.add_argument("--held-out", type=number(0, 1, hi_open=True), default=0.25, help="share of classes kept for validation (never trained on)")
+    t.add_argument("--epochs", type=whole(1), default=10)
+    t.add_argument("--steps", type=whole(1), default=100, help="optimiser steps per epoch")
+    t.add_argument("--batch", type=whole(1), default=8, help="bags per step")
+    t.add_argument("--lr", type=number(0, 10, lo_open=True), default=3e-4)
+    t.add_argument("--bag", type=whole(2), default=800, help="rows per bag")
+    t.add_argument("--hidden", type=whole(1), default=128)
+    t.add_argument("--heads", type=whole(1), default=4)
+    t.add_argument("--inducing", type=whole(1), default=32)
+    t.add_argument("--n1", type=whole(0), default=2, help="ISAB blocks before the anchor")
+    t.add_argument("--n2", type=whole(0), default=2, help="ISAB blocks after the anchor")
     t.add_argument("--tied", action="store_true", help="one ISAB applied n times (the DAC authors' code)")
     t.add_argument("--anchor-pool", choices=["pma", "row"], default="pma")
-    t.add_argument("--episode-share", type=float, help="share of DAC episode bags (default 0.5 for labels, else 0)")
+    t.add_argument("--episode-share", type=number(0, 1), help="share of DAC episode bags (default 0.5 for labels, else 0)")
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     ls = sub.add_parser("list", help="the corpus's models with their last validation figures")

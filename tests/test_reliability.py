@@ -1,7 +1,10 @@
 """The reliability campaign's fast subset (bench/reliability.py --fast), in CI: kills during
-saves, concurrent writers, kills during an import, the bad-input matrix, catastrophic regexes."""
+saves, concurrent writers, kills during an import, the bad-input matrix, catastrophic regexes, and
+the attacks of issue 25. Each test reads the campaign's own event lines and checks every event."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
@@ -9,32 +12,65 @@ from bench import reliability
 from tests.conftest import shared_file
 
 
-@pytest.mark.slow
-def test_kills_during_saves_lose_no_committed_version():
-    r = reliability.kills(10)
-    assert r == {"part": "kills", "trials": 10, "failures": 0}
+def events(capsys, part: str) -> list[dict]:
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    return [e for e in lines if e.get("part") == part]
 
 
 @pytest.mark.slow
-def test_concurrent_writers_lose_nothing_and_never_see_a_locked_database():
-    r = reliability.writers(2, 5)
-    assert r["trials"] > 10 and r["failures"] == 0
+def test_kills_during_saves_lose_no_committed_version(capsys):
+    reliability.kills(10)
+    trials = events(capsys, "kills")
+    assert len(trials) == 10
+    for t in trials:
+        assert t["versions"] > 0 and t["lost"] == [] and t["integrity"] == "ok", t
 
 
 @pytest.mark.slow
-def test_kills_during_an_import_resume_to_the_same_corpus_with_its_groups():
-    r = reliability.import_kills(3)
-    assert r == {"part": "import_kills", "trials": 3, "failures": 0}
+def test_concurrent_writers_lose_nothing_and_never_see_a_locked_database(capsys):
+    reliability.writers(2, 5)
+    (t,) = events(capsys, "writers")
+    assert t["saves"] > 10 and t["missing"] == 0 and t["errors"] == [] and t["integrity"] == "ok", t
+
+
+@pytest.mark.slow
+def test_kills_during_an_import_resume_to_the_same_corpus_with_its_groups(capsys):
+    reliability.import_kills(3)
+    trials = events(capsys, "import_kills")
+    assert len(trials) == 3
+    for t in trials:
+        assert t["listed_after_kill"] and t["identical"] and t["groups_kept"], t
 
 
 def test_every_bad_input_is_named_and_nothing_saved_is_lost(capsys):
-    r = reliability.bad_inputs()
-    out = capsys.readouterr().out
-    assert r["failures"] == 0, out
+    reliability.bad_inputs()
+    cases = events(capsys, "bad_inputs")
+    assert len(cases) >= 18
+    for c in cases:
+        assert c["ok"] and c.get("corpus_and_groups_intact", c.get("groups_intact")), c
 
 
 @pytest.mark.slow
-def test_catastrophic_patterns_answer_within_the_deadline():
+def test_catastrophic_patterns_answer_within_the_deadline(capsys):
     shared_file("russian_troll_tweets_recent300k.csv")
-    r = reliability.regex(30_000)
-    assert r["failures"] == 0
+    reliability.regex(30_000)
+    trials = events(capsys, "regex")
+    assert len(trials) == len(reliability.CATASTROPHIC) + 2
+    for t in trials:
+        assert t["seconds"] <= 2.0 * 1.1 + 0.05 and (t["hits"] is not None or "longer than" in t["message"] or
+                                                      "limit" in t["message"]), t
+
+
+@pytest.mark.slow
+def test_planted_files_claimed_names_and_others_drafts_get_nowhere(capsys):
+    from tests.browser import require_browser
+
+    require_browser()
+    reliability.attacks()
+    trials = {t["attack"]: t for t in events(capsys, "attacks")}
+    assert len(trials) == 9
+    assert all(t["ok"] for t in trials.values()), [t for t in trials.values() if not t["ok"]]
+    assert not any(t.get("code_ran") for t in trials.values())
+    assert "refused to load the checkpoint state.pt" in trials["planted checkpoint resumed"]["message"]
+    assert trials["through the proxy the save records the proxy's user"]["saved_by"] == "alice@example.org"
+    assert trials["Bob opens Alice's draft URL and searches"]["owner_after"] == "alice@example.org"

@@ -319,3 +319,156 @@ def test_the_browser_id_comes_from_the_xsrf_token_not_its_mask():
     assert a and a == b  # the same browser, two page loads (two masks)
     assert browser_id({"_streamlit_xsrf": "2|00000000|1ccf4a41f8cbb30fa30fafe4f91009d4|1"}) != a
     assert browser_id({}) == "" and browser_id({"_streamlit_xsrf": "garbage"}) == ""
+
+
+# --- 4. the leftovers of the hostile-input audit ---------------------------------------------------
+
+@pytest.mark.parametrize("field, value, says", [
+    ("languages", {"en": "most"}, "field 'languages' should map languages to shares"),
+    ("languages", {"en": None}, "field 'languages'"),
+    ("warnings", 5, "field 'warnings' should be list"),
+    ("warnings", "abc", "field 'warnings' should be list"),
+    ("warnings", [{"x": 1}], "field 'warnings' should be a list of texts"),
+])
+def test_a_manifest_of_the_wrong_shape_is_named_not_a_crash(tweets, field, value, says):
+    import json
+
+    from core.corpus import CorpusError, load_corpus
+
+    mf = tweets / "tweets" / "manifest.json"
+    m = json.loads(mf.read_text())
+    m[field] = value
+    mf.write_text(json.dumps(m))
+    with pytest.raises(CorpusError, match=says):
+        load_corpus("tweets")
+    home = app("streamlit_app.py").run()
+    assert not home.exception and any(says.split(" should")[0] in e.value for e in home.error)
+
+
+def test_a_manifest_nested_200000_deep_is_named_not_a_crash(tweets):
+    from core.corpus import CorpusError, load_corpus
+
+    (tweets / "tweets" / "manifest.json").write_text("[" * 200_000 + "]" * 200_000)
+    with pytest.raises(CorpusError, match="nested too deeply"):
+        load_corpus("tweets")
+
+
+def test_set_and_clustering_metadata_that_are_lists_are_named_not_a_crash(tweets):
+    import json
+
+    from core import embedsets
+    from core.cluster import store
+    from core.corpus import load_corpus
+    from precompute import kmeans as km_job
+
+    c = load_corpus("tweets")
+    embedsets.save(c, "adapted", np.asarray(c.embeddings), {"method": "x"})
+    (embedsets.folder("tweets") / "adapted" / "manifest.json").write_text("[1, 2]")
+    assert [s.name for s in embedsets.listing(c)] == ["import"]
+    assert km_job.main(["--corpus", "tweets", "--k", "3", "--no-terms"]) == 0
+    store.clustering_file("tweets", "kmeans-k3").with_suffix(".json").write_text("[1, 2]")
+    listed = store.listing("tweets")
+    assert listed[0].meta.get("damaged") and not listed[0].stale("anything")
+    page = app("pages/4_Topics.py").run()
+    assert not page.exception
+    z = dict(np.load(store.clustering_file("tweets", "kmeans-k3")))
+    z["meta"] = np.array(json.dumps([1, 2]))
+    np.savez(store.clustering_file("tweets", "kmeans-k3"), **z)
+    with pytest.raises(store.ClusteringError, match="kmeans-k3.npz: damaged clustering file"):
+        store.load("tweets", "kmeans-k3")
+
+
+@pytest.mark.parametrize("param, says", [
+    ("n_init=[1,2]", "'n_init' must be a word or a whole number"),
+    ("tol=nan", "'tol' must be a number"),
+    ("n_init=1e9", "'n_init' must be a word or a whole number"),
+    ("n_init=1000000000", "'n_init' must be between 1 and 1000"),
+])
+def test_cluster_parameters_of_the_wrong_kind_are_named_before_any_work(tweets, caplog, param, says):
+    from precompute import cluster
+    from precompute._cli import run_main
+
+    assert run_main(cluster.main, ["--corpus", "tweets", "--k", "3", "--param", param]) == 2
+    assert says in caplog.text
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--batch", "0"], "must be at least 1"), (["--hidden", "0"], "must be at least 1"),
+    (["--held-out", "1.0"], "must be in [0, 1)"), (["--held-out", "-1"], "must be in [0, 1)"),
+    (["--epochs", "0"], "must be at least 1"), (["--lr", "nan"], "must be in (0, 10]"),
+])
+def test_amortized_training_options_are_checked(tweets, capsys, args, says):
+    from precompute import amortized
+
+    with pytest.raises(SystemExit) as exit_:
+        amortized.main(["train", "--corpus", "tweets", "--stage", "pretrain", *args])
+    assert exit_.value.code == 2 and says in capsys.readouterr().err
+
+
+def test_a_one_text_corpus_says_it_is_too_small_to_train_on(tmp_path, monkeypatch, model):
+    from core.cluster.amortized import stages
+    from core.corpus import ImportSpec, import_corpus
+
+    src = tmp_path / "one.csv"
+    src.write_text("id,text\n1,just one text\n")
+    c = import_corpus(ImportSpec(input=src, name="one"), root=tmp_path / "d", model_loader=lambda n, d: model)
+    with pytest.raises(ValueError, match="at least 20 texts; this corpus has 1"):
+        stages.fit_stage(c.embeddings, "pretrain", epochs=1, steps=1)
+    monkeypatch.setenv("SEMANNO_DATA", str(tmp_path / "d"))
+    page = app("pages/6_Amortized.py").run()
+    page.button(key="FormSubmitter:am_train-Train").click().run()
+    assert not page.exception and any("at least 20 texts" in e.value for e in page.error)
+
+
+def test_a_file_name_too_long_for_the_file_system_is_named(tmp_path):
+    from core.ingest import InputError, read_table
+
+    with pytest.raises(InputError, match="cannot be opened .File name too long"):
+        read_table(tmp_path / ("x" * 300 + ".csv"))
+
+
+def test_a_second_import_of_the_same_corpus_at_once_is_refused(tmp_path, model):
+    from core import paths
+    from core.atomic import exclusive
+    from core.corpus import ImportSpec, import_corpus
+    from core.ingest import InputError
+
+    src = tmp_path / "a.csv"
+    src.write_text("id,text\n1,apple\n2,pear\n")
+    root = tmp_path / "d"
+    with exclusive(paths.work_dir("fruit", root).parent / "fruit.import.lock"):  # as a running import holds it
+        with pytest.raises(InputError, match="being imported by another process"):
+            import_corpus(ImportSpec(input=src, name="fruit", overwrite=True), root=root, model_loader=lambda n, d: model)
+    assert import_corpus(ImportSpec(input=src, name="fruit"), root=root, model_loader=lambda n, d: model).n == 2
+
+
+@pytest.mark.slow
+def test_in_a_browser_only_requests_through_the_proxy_get_a_name(tmp_path, tweets_root):
+    """A real server in proxy mode, a real browser: straight to Streamlit's port it is refused (whatever
+    it claims); through the signing-in proxy (bench/proxy.py) the page serves and the save records
+    the proxy's user."""
+    import shutil
+
+    from bench.proxy import running
+    from tests.browser import browser_page, free_port, require_browser, streamlit_server, wait_idle
+
+    require_browser()
+    root = tmp_path / "d"
+    shutil.copytree(tweets_root / "tweets", root / "tweets")
+    env = {"SEMANNO_PROXY_USER_HEADER": "X-Remote-User", "SEMANNO_PROXY_SECRET": SECRET}
+    with streamlit_server(root, extra_env=env) as (url, _proc), browser_page() as page:
+        page.goto(f"{url}/Annotate?corpus=tweets")
+        page.get_by_text("only through its signing-in proxy").wait_for()
+        assert page.get_by_label("Keyword or regular expression").count() == 0
+        with running(url, free_port(), "alice@example.org", SECRET) as proxied:
+            page.goto(f"{proxied}/Annotate?corpus=tweets")
+            page.get_by_text("Signed in through the proxy as alice").wait_for()
+            box = page.get_by_label("Keyword or regular expression")
+            box.fill("ockovani")
+            box.press("Enter")
+            page.get_by_text("KW:").first.wait_for()
+            page.get_by_label("Group name").fill("by-alice")
+            wait_idle(page)
+            page.locator(".st-key-save_btn button:visible").first.click()
+            page.get_by_text("Saved group").wait_for()
+    assert GroupStore(root / "tweets" / "groups.sqlite").load("by-alice").saved_by == "alice@example.org"

@@ -190,6 +190,11 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
 
 fit = seeded_fit(_fit)
 
+LIMITS = {"tsdae_epochs": (0, 1000), "cluster_rounds": (0, 1000), "cluster_epochs": (0, 1000),
+          "harden_epochs": (0, 1000), "batch_size": (2, 100_000), "lr": (1e-12, 10.0), "tsdae_lr": (1e-12, 10.0),
+          "lam_cluster": (0.0, 1.0), "lam_harden": (0.0, 1.0), "delete_ratio": (0.0, 1.0), "max_length": (4, 8192),
+          "temperature": (1e-6, 1e6)}
+
 METHOD = Method("clusterbert", "ClusterBERT", "Fine-tunes the sentence encoder on the corpus (TSDAE, then K-Means "
                 "pseudo-labels, then DEC-style hardening); also gives the corpus an adapted embedding set.",
-                fit, DEFAULTS, needs_texts=True)
+                fit, DEFAULTS, needs_texts=True, limits=LIMITS)

@@ -59,6 +59,9 @@ def fit(ctx: ClusterContext, k: int | None = None, *, seed: int = 0, device: str
     if p["model"]:
         trained = resolve_model(ctx, str(p["model"]), device)
     else:
+        from core.cluster.amortized.stages import check_rows
+
+        check_rows(len(x))
         bag = min(p["bag"], len(x))
         size = max(2, min(int(p["train_cluster_size"]), bag // 2))
         sampler = sampling.Neighbourhoods(xt, bag=bag, mode="fringe", reach=4 * size, inner=size, fringe=bag - size)
@@ -92,6 +95,10 @@ def fit(ctx: ClusterContext, k: int | None = None, *, seed: int = 0, device: str
                       time.perf_counter() - t0, seed, device)
 
 
+LIMITS = {"bag": (2, 100_000), "anchors": (1, 10_000_000), "threshold": (0.0, 1.0), "min_size": (1, 10_000_000),
+          "train_epochs": (1, 10_000), "train_steps": (1, 1_000_000), "train_batch": (1, 10_000),
+          "train_lr": (1e-12, 10.0), "train_cluster_size": (2, 100_000), "hidden": (1, 4096)}
+
 METHOD = Method("dac", "DAC", "Deep Amortized Clustering (Lee et al. 2019): a Set Transformer predicts each "
                 "anchor's cluster within its 800 nearest texts; the clusters come from a consensus of many "
-                "anchors. Finds the number of clusters itself.", fit, DEFAULTS, needs_k=False)
+                "anchors. Finds the number of clusters itself.", fit, DEFAULTS, needs_k=False, limits=LIMITS)

@@ -220,5 +220,9 @@ def fit(ctx: ClusterContext, k: int | None, *, seed: int = 0, device: str = "cpu
                  params=METHOD.params(params))
 
 
+LIMITS = {"latent": (1, 4096), "pretrain_epochs": (0, 10_000), "batch_size": (1, 1_000_000), "lr": (1e-12, 10.0),
+          "cluster_lr": (1e-12, 10.0), "update_interval": (1, 1_000_000), "max_steps": (0, 10_000_000),
+          "tol": (0.0, 1.0), "alpha": (1e-6, 1e6)}
+
 METHOD = Method("dec", "DEC", "Deep Embedded Clustering (Xie et al. 2016): an autoencoder's encoder and k "
-                "centroids trained to sharpen Student's-t soft assignments; K-Means start.", fit, DEFAULTS)
+                "centroids trained to sharpen Student's-t soft assignments; K-Means start.", fit, DEFAULTS, limits=LIMITS)

@@ -185,7 +185,12 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
 
 fit = seeded_fit(_fit)
 
+LIMITS = {"epochs": (0, 1000), "batch_size": (2, 100_000), "lr": (1e-12, 10.0), "head_lr": (1e-12, 10.0),
+          "temperature": (1e-6, 1e6), "lambda_c": (0.0, 1e6), "lambda_r": (0.0, 1e6), "topics": (1, 1000),
+          "vocab": (1, 1_000_000), "word_dim": (1, 4096), "proj_dim": (1, 4096), "delete_ratio": (0.0, 1.0),
+          "swap_ratio": (0.0, 1.0), "max_length": (4, 8192), "alpha": (1e-6, 1e6), "scale": (1e-6, 1e6)}
+
 METHOD = Method("dec_crl", "DEC-CRL", "Fine-tunes the encoder with a contrastive loss between two augmentations "
                 "(word deletion, word swap, dropout), DEC's loss on a cluster projection and a cluster-level "
                 "topic-model reconstruction of each text's words; gives an embedding set.", fit, DEFAULTS,
-                needs_texts=True)
+                needs_texts=True, limits=LIMITS)

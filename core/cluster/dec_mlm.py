@@ -168,6 +168,10 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
 
 fit = seeded_fit(_fit)
 
+LIMITS = {"epochs": (0, 1000), "batch_size": (1, 100_000), "lr": (1e-12, 10.0), "cluster_lr": (1e-12, 10.0),
+          "mlm_weight": (0.0, 1e6), "mask_ratio": (0.0, 1.0), "max_length": (4, 8192), "alpha": (1e-6, 1e6),
+          "scale": (1e-6, 1e6)}
+
 METHOD = Method("dec_mlm", "DEC-MLM", "DEC's loss on the transformer's own embeddings plus a masked-language-model "
                 "loss (mlm_weight=0: without it); adapts the encoder and gives an embedding set.", fit, DEFAULTS,
-                needs_texts=True)
+                needs_texts=True, limits=LIMITS)

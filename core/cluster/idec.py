@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from core.cluster.base import ClusterContext, Clustering, Method, Progress
 from core.cluster.dec import DEFAULTS as DEC_DEFAULTS
+from core.cluster.dec import LIMITS as DEC_LIMITS
 from core.cluster.dec import train
 
 DEFAULTS = {**DEC_DEFAULTS, "gamma": 0.1}  # the paper's gamma
@@ -22,4 +23,5 @@ def fit(ctx: ClusterContext, k: int | None, *, seed: int = 0, device: str = "cpu
 
 
 METHOD = Method("idec", "IDEC", "Improved DEC (Guo et al. 2017): DEC plus the autoencoder's reconstruction "
-                "loss, which keeps the latent space from collapsing.", fit, DEFAULTS)
+                "loss, which keeps the latent space from collapsing.", fit, DEFAULTS,
+                limits={**DEC_LIMITS, "gamma": (0.0, 1e6)})

@@ -271,5 +271,8 @@ def fit(ctx: ClusterContext, k: int | None, *, seed: int = 0, device: str = "cpu
     return Clustering(r.labels, r.centroids, "kmeans", k, p, history, r.seconds, seed, device)
 
 
+LIMITS = {"niter": (0, 100_000), "n_init": (1, 1000), "neighbours": (1, 100_000), "tol": (0.0, 1.0),
+          "full_until": (0.0, 1.0)}
+
 METHOD = Method("kmeans", "K-Means", "Lloyd's K-Means on the embeddings (k-means++ starts and restarts for "
-                "small k; neighbour-restricted assignment for thousands of clusters).", fit, DEFAULTS)
+                "small k; neighbour-restricted assignment for thousands of clusters).", fit, DEFAULTS, limits=LIMITS)

@@ -149,7 +149,9 @@ def listing(name: str) -> list[Stored]:
             continue
         try:
             meta = json.loads(f.with_suffix(".json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
+            meta = None
+        if not isinstance(meta, dict):
             meta = {"method": m["method"], "k": m["k"], "damaged": "its .json is missing or damaged"}
         k = int(m["k"]) if m["k"].isdigit() else int(meta.get("k") or 0)
         out.append(Stored(f.stem, m["method"], k, meta))
@@ -168,11 +170,13 @@ def load(name: str, stem: str, generation: str | None = None) -> tuple[Clusterin
     try:
         with np.load(path) as z:
             meta = json.loads(str(z["meta"]))
+            if not isinstance(meta, dict):
+                raise ValueError("its metadata is not a JSON object")
             labels = z["labels"]
             centroids = z["centroids"] if "centroids" in z.files else None
             embeddings = z["embeddings"] if "embeddings" in z.files else None
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
-        raise ClusteringError(f"{path}: damaged clustering file ({exc}); delete it and run "
+    except (OSError, ValueError, KeyError, EOFError, RecursionError, zipfile.BadZipFile) as exc:
+        raise ClusteringError(f"{path.name}: damaged clustering file ({exc}); delete it and run "
                               f"python -m precompute.cluster again") from None
     if generation is not None and meta.get("generation") not in (None, generation):
         raise ClusteringError(f"{path.name} was computed on an earlier import of corpus {name!r}; "
@@ -181,7 +185,7 @@ def load(name: str, stem: str, generation: str | None = None) -> tuple[Clusterin
     k = int(meta["k"])
     if labels.ndim != 1 or len(labels) != meta.get("rows", len(labels)) or (len(labels) and (
             labels.min() < 0 or labels.max() >= k)):
-        raise ClusteringError(f"{path}: damaged clustering file (labels do not match its metadata)")
+        raise ClusteringError(f"{path.name}: damaged clustering file (labels do not match its metadata)")
     c = Clustering(labels, centroids, meta["method"], k, meta.get("params", {}), meta.get("history", []),
                    meta.get("seconds") or 0.0, meta.get("seed", 0), meta.get("device", "cpu"), embeddings)
     return c, meta

@@ -24,6 +24,13 @@ from core.cluster.amortized.model import Config
 from core.cluster.base import torch_rows
 
 STAGES = ("pretrain", "kmeans", "labels", "groups")
+MIN_ROWS = 20  # fewer texts than this make no bags to learn from
+
+
+def check_rows(n: int) -> None:
+    """ValueError when a corpus of ``n`` texts is too small to train a model on."""
+    if n < MIN_ROWS:
+        raise ValueError(f"training a DAC model needs at least {MIN_ROWS} texts; this corpus has {n}")
 
 
 def labels_from_column(values: pd.Series) -> np.ndarray:
@@ -80,6 +87,7 @@ def fit_stage(vectors, stage: str, labels: np.ndarray | None = None, *, start: t
               **train_params) -> tr.Trained:
     """Train one stage on ``vectors`` (N, D) (continuing ``start`` when given)."""
     x = torch_rows(vectors, device)
+    check_rows(len(x))
     bag = min(bag, len(x))
     if stage == "pretrain":
         kw = dict(bag=bag, per_centre=max(2, min(100, bag // 8)))
