@@ -101,7 +101,8 @@ def keyword_advice(session: Session, stop_share: float = KeywordReview.stop_shar
     step = session.last_search()
     if step is None or step.method != "keyword" or not step.shown:
         return None
-    off = sum(session.label_of(r) == EXCLUDED for r in step.shown)
+    # the excluded rows among those shown (a large keyword step shows 100,000: test the few excluded ones)
+    off = int(np.isin(session.excluded, np.asarray(step.shown, np.int64)).sum())
     if not off:
         return (f"Exclude the off-topic texts among these {len(step.shown)} hits. If more than half are off topic, "
                 "the keyword is loose: Suggest next; otherwise More hits.")
