@@ -460,6 +460,8 @@ def attacks() -> dict:
                     alice.locator(".st-key-save_btn button:visible").first.click()
                     alice.get_by_text("Saved group").wait_for()
                     search(alice, "vaccine")
+                    counters(alice)
+                    alice.wait_for_timeout(1000)  # Alice's autosave of that step is in before Bob comes
                     token = draft_of(alice)
                     before = db.load_draft(token)
                     bob = page_of()
@@ -471,9 +473,11 @@ def attacks() -> dict:
                     saved_by = db.load("alices").saved_by
                     record("through the proxy the save records the proxy's user", saved_by == "alice@example.org",
                            saved_by=saved_by)
+                    bobs = [st.get("params", {}).get("query") for st in after.steps[len(before.steps):]]
                     record("Bob opens Alice's draft URL and searches", shown == ["0", "0"] and after.owner ==
                            "alice@example.org" and after.steps == before.steps, counters_shown=shown,
-                           owner_after=after.owner, draft_unchanged=after.steps == before.steps)
+                           owner_after=after.owner, draft_unchanged=after.steps == before.steps,
+                           steps_before=len(before.steps), steps_after=len(after.steps), added_queries=bobs)
             browser.close()
     return {"part": "attacks", "trials": len(results), "failures": results.count(False)}
 
