@@ -5,6 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from core import languages, paths
+from core.embed import display_name
+from core.progress import Clock, duration
 from core.corpus import CorpusError, ImportSpec, import_corpus, list_corpora, summary
 from core.ingest import Columns, InputError, Options
 from ui import access, imports, state
@@ -12,7 +14,7 @@ from ui.text import md, quoted
 
 st.set_page_config(page_title="Semantic Annotator", page_icon="🔎", layout="wide")
 access.gate()
-state.navigation()
+nav = st.sidebar.container()  # filled at the end: its links carry the corpus and this tab's draft
 st.title("Semantic Annotator")
 st.caption("Find every text on a topic: keyword searches, then semantic searches that learn from "
            "what you include and exclude.")
@@ -32,6 +34,7 @@ else:
     except CorpusError as exc:
         st.error(md(exc))
     else:
+        state.keep_draft(name, c)
         st.subheader(f"Corpus: {md(name)}")
         cols = st.columns(5)
         cols[0].metric("Texts", f"{info['rows']:,}")
@@ -40,7 +43,7 @@ else:
         if "date_min" in info:  # two metrics: one date range does not fit a metric's width
             cols[3].metric("First date", f"{info['date_min']:%Y-%m-%d}")
             cols[4].metric("Last date", f"{info['date_max']:%Y-%m-%d}")
-        st.text("Models: " + ", ".join(info["models"]))
+        st.text("Models: " + ", ".join(display_name(m) for m in info["models"]))
         if c.manifest.get("languages"):
             st.text("Languages (share of a sample): " + ", ".join(
                 f"{languages.NAMES.get(lang, lang)} {share:.0%}" for lang, share in c.manifest["languages"].items()))
@@ -50,20 +53,27 @@ else:
             with st.expander("Top authors"):
                 st.dataframe(info["top_authors"].rename("texts"), width="stretch")
         for page, _, icon, description in state.PAGES[1:]:
-            st.page_link(page, label=description, icon=icon)
+            st.page_link(page, label=description, icon=icon, query_params=state.link_params() or None)
 
 
 
 def run_import(spec: ImportSpec) -> None:
     """Import with a progress bar; on success switch to the new corpus and say so after the reload."""
-    bar = st.progress(0.0, text="Validating…")
-    first: list[int] = []
+    bar = st.progress(0.0, text="Reading the file…")
+    clocks = {"all": Clock()}  # the whole import, and each model's embedding (its pace: the time left)
 
-    def progress(i: int, model: str, done: int, total: int) -> None:
-        if not first:
-            first.append(done)
-        resumed = f" (resumed: {first[0]:,} of {total:,} rows were already embedded)" if first[0] else ""
-        bar.progress(min(1.0, done / max(total, 1)), text=f"Embedding with {model}: {done:,} / {total:,}{resumed}")
+    def progress(done: int, total: int, info: dict) -> None:
+        if not total:  # a step that cannot be counted: its name and the time so far
+            bar.progress(0.0, text=f"{md(info.get('stage', 'working').capitalize())}… "
+                                   f"({duration(clocks['all'].elapsed)} so far)")
+            return
+        clock = clocks.setdefault(info.get("model_index", 0), Clock())
+        first = info.get("resumed_from", 0)
+        rate = f", {info['texts_per_s']:,.0f} texts/s" if info.get("texts_per_s") else ""
+        resumed = f" (resumed: {first:,} were already embedded)" if first else ""
+        models = f" [{info['model_index'] + 1}/{info['models']}]" if info.get("models", 1) > 1 else ""
+        bar.progress(min(1.0, done / total), text=f"Embedding{models} with {md(info.get('model'))}: {done:,} / "
+                     f"{total:,} texts{rate}; {clock.line(done - first, total - first)}{resumed}")
 
     try:
         done = import_corpus(spec, progress=progress, notify=lambda w: st.warning(md(w, limit=600)))
@@ -74,7 +84,8 @@ def run_import(spec: ImportSpec) -> None:
     notes = "; ".join(done.manifest.get("validation", {}).get("notes", []))
     warned = " ".join(done.manifest.get("warnings", []))
     imports.remember_result("warning" if warned else "success",
-                            f"Imported {done.n:,} texts into corpus {quoted(done.name)}."
+                            f"Imported {done.n:,} texts into corpus {quoted(done.name)} in "
+                            f"{duration(clocks['all'].elapsed)}."
                             + (f" {md(notes, limit=600)}." if notes else "") + (f" {md(warned, limit=600)}" if warned else ""))
     st.session_state["corpus"] = done.name
     st.query_params["corpus"] = done.name
@@ -133,3 +144,5 @@ with st.expander("Import a corpus", expanded=name is None):
         finally:
             if upload is not None and src is not None:
                 src.unlink(missing_ok=True)  # the corpus has its own copy now
+
+state.navigation(nav)

@@ -49,6 +49,7 @@ from core.search.index import VectorIndex
 from core.search.keyword import KeywordIndex
 from core.search.lexical import WordIndex
 from core.session import EXCLUDED, Session
+from precompute._cli import quiet_logging
 
 log = logging.getLogger(__name__)
 MARKS = (1.0, 1.5, 2.0)
@@ -259,7 +260,7 @@ def main(argv=None) -> None:
                                        "data/NAME/amortized/, or a .pt file)")
     a = p.parse_args(argv)
     run_folder("annotator", sys.argv if argv is None else ["bench/annotator.py", *argv])
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    quiet_logging()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     corpus = load_corpus(a.corpus) if a.corpus else corpus_for(a.data, a.label_column)
     if a.embedding_set != "import":

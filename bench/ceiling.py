@@ -26,6 +26,7 @@ import numpy as np
 from bench.annotator import corpus_for
 from bench.common import emit, run_folder
 from core.search.lexical import fit_scores, word_matrix
+from precompute._cli import quiet_logging
 
 
 def out_of_fold_scores(x, words, member: np.ndarray, folds: int, seed: int = 0) -> np.ndarray:
@@ -51,7 +52,7 @@ def main(argv=None) -> None:
     p.add_argument("--folds", type=int, default=5)
     a = p.parse_args(argv)
     run_folder("ceiling", sys.argv if argv is None else ["bench/ceiling.py", *argv])
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    quiet_logging()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     corpus = corpus_for(a.data, a.label_column)
     x = np.asarray(corpus.embeddings, dtype=np.float32)

@@ -83,7 +83,7 @@ def metrics(page) -> list[str]:
 def untick_row(page, index: int, excluded_after: int) -> None:
     """Exclude the index-th result row (click its toggle) and wait for the Excluded counter."""
     wait_idle(page)
-    page.get_by_role("button", name="🟢 included").nth(index).click()
+    page.locator("[class*='st-key-tog_'] button:visible").filter(has_text="Included").nth(index).click()
     page.wait_for_function("n => [...document.querySelectorAll('[data-testid=stMetricValue]')]"
                            ".map(e => e.innerText)[1] === String(n)", arg=excluded_after)
     wait_idle(page)

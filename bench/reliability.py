@@ -458,7 +458,7 @@ def attacks() -> dict:
                     alice.get_by_label("Group name").fill("alices")
                     wait_idle(alice)
                     alice.locator(".st-key-save_btn button:visible").first.click()
-                    alice.get_by_text("Saved group").wait_for()
+                    alice.get_by_text("Saved group ‘alices’ (version 1)").wait_for()
                     search(alice, "vaccine")
                     counters(alice)
                     alice.wait_for_timeout(1000)  # Alice's autosave of that step is in before Bob comes

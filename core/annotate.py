@@ -151,6 +151,12 @@ def search_message(method: str, r: Ranked) -> str:
     label = REGISTRY[method].label
     chosen = r.info.get("chosen")
     chosen = f" (chose {REGISTRY[chosen].label if chosen in REGISTRY else chosen})" if chosen else ""
+    if "hits" in r.info and not r.info["hits"]:
+        return f"{label}: no hits. Try another word, a shorter one (words match inside longer ones), or a pattern."
+    if not len(r):
+        what = (f"all {r.info['hits']:,} hits are already labelled" if "hits" in r.info else
+                "every text it could rank is already labelled")
+        return f"{label}{chosen}: no new texts ({what})."
     hits = (f" of {r.info['hits']:,} hits ({r.info['already_labelled']:,} already labelled)"
             if "hits" in r.info else "")
     return f"{label}{chosen}: {len(r):,} new texts{hits}, added as included."
@@ -186,3 +192,25 @@ def meta_line(r) -> str:
     parts = [str(date)[:16] if date is not None and date == date else "", str(getattr(r, "author", "") or ""),
              f"score {r.score:.3f}" if not np.isnan(r.score) else "", f"id {r.id}"]
     return "  ·  ".join(p for p in parts if p)
+
+
+def example_query(texts, sample: int = 3000, seed: int = 0, max_share: float = 0.03) -> str:
+    """A keyword example for the search box from the corpus's own words: its two most frequent words of
+    5+ letters that are no function words (English's list, a few Czech ones) and that fewer than ``max_share`` of the
+    texts use (in any language, function words are in more), as an alternation (``flood|storm``).
+    "" for a corpus without such words."""
+    from collections import Counter
+
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    from core.cluster.keyterms import TWITTER_WORDS, tokens
+    from core.languages import CS_FUNCTION_WORDS
+    from core.search.keyword import fold
+
+    n = len(texts)
+    rows = np.random.default_rng(seed).choice(n, min(n, sample), replace=False) if n else []
+    df = Counter(w for r in rows for w in set(tokens(str(texts[int(r)]))))
+    stop = ENGLISH_STOP_WORDS | TWITTER_WORDS | CS_FUNCTION_WORDS
+    words = [f for f in (fold(w) for w, k in df.most_common(500) if k <= max_share * len(rows) and len(w) >= 5
+                         and w.isalpha()) if f not in stop]
+    return "|".join(list(dict.fromkeys(words))[:2])

@@ -23,8 +23,9 @@ import pandas as pd
 
 from core import __version__, languages, paths
 from core.atomic import Busy, exclusive, save_json, save_npy, save_parquet
-from core.embed import DEFAULT_MODEL, Progress, combine, embed_model_chunked, load_model, model_dim
+from core.embed import DEFAULT_MODEL, combine, embed_model_chunked, load_model, model_dim
 from core.ingest import Columns, InputError, Options, read_table, sha256_file, validate
+from core.progress import Progress
 
 log = logging.getLogger(__name__)
 
@@ -261,7 +262,16 @@ def _import_locked(spec: ImportSpec, name: str, root: Path, progress: Progress |
         raise InputError(f"a corpus named {name!r} already exists; choose another name or pass --overwrite "
                          "(on the home page: tick 'Replace an existing corpus')")
     label = spec.label or str(spec.input)
-    frame, report = validate(read_table(spec.input, label), label, spec.columns, spec.options)
+
+    def stage(what: str) -> None:  # a step whose length cannot be counted: its name only (total 0)
+        if progress:
+            progress(0, 0, {"stage": what})
+
+    stage("reading the file")
+    table = read_table(spec.input, label)
+    stage(f"checking {len(table):,} rows")
+    frame, report = validate(table, label, spec.columns, spec.options)
+    stage("detecting the languages")
     shares = languages.detect(frame["text"].tolist(), seed=spec.seed)
     models = languages.choose_models(list(spec.models), shares)
     if models != list(spec.models):
@@ -276,6 +286,7 @@ def _import_locked(spec: ImportSpec, name: str, root: Path, progress: Progress |
     work = paths.work_dir(name, root)
     t0 = time.time()
     emb, red, models_meta = _embed(spec, frame["text"].tolist(), work, progress, model_loader or load_model)
+    stage("writing the corpus")
     manifest = {
         "name": name,
         "source": {"path": spec.label or str(Path(spec.input).resolve()), "sha256": sha256_file(Path(spec.input))},
@@ -306,11 +317,16 @@ def _embed(spec: ImportSpec, texts: list[str], work: Path, progress: Progress | 
     work.mkdir(parents=True, exist_ok=True)
     parts, models_meta = [], []
     for i, model_name in enumerate(spec.models):
+        if progress:
+            progress(0, 0, {"stage": f"loading the model {model_name}"})
         model = model_loader(model_name, spec.device)
+        each = (lambda done, total, info, n=len(spec.models): progress(done, total, {**info, "models": n})) if progress else None
         arr = embed_model_chunked(texts, model, model_name, work, chunk_size=spec.chunk_size,
-                                  batch_size=spec.batch_size, progress=progress, model_index=i)
+                                  batch_size=spec.batch_size, progress=each, model_index=i)
         parts.append(arr)
         models_meta.append({"name": model_name, "dim": int(arr.shape[1]) if arr.size else model_dim(model)})
+    if progress and len(parts) > 1:
+        progress(0, 0, {"stage": "combining the models (PCA)"})
     emb, red = combine(parts, spec.dim, seed=spec.seed)
     return emb, red, models_meta
 

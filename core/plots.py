@@ -46,6 +46,9 @@ def bin_start(dates: pd.Series, bin_name: str) -> pd.Series:
     raise ValueError(f"bin must be day, week or month, got {bin_name!r}")
 
 
+BIN_MS = {"day": 86_400_000, "week": 7 * 86_400_000, "month": int(30.44 * 86_400_000)}  # a bin's length
+
+
 def top_authors(authors: pd.Series, top: int = 20) -> pd.Series:
     keep = set(authors.value_counts().head(top).index)
     return authors.where(authors.isin(keep), "other")
@@ -93,6 +96,9 @@ def timeline(frame: pd.DataFrame, bin_name: str = "auto", top: int = 20,
         order.append("other")
     fig = go.Figure()
     mode = "per text" if len(f) <= per_text_limit else "counts"
+    # each bar spans its own bin (from its start), however far apart the bins with texts are: Plotly
+    # otherwise sizes bars by the gap between them (a month bar four months wide on sparse data)
+    span = {"width": 0.9 * BIN_MS[bin_name], "offset": 0.05 * BIN_MS[bin_name]}
     colours = colours if colours is not None else author_colours(authors)
     for who in order:
         part = f[f["who"] == who].sort_values("date")
@@ -102,13 +108,15 @@ def timeline(frame: pd.DataFrame, bin_name: str = "auto", top: int = 20,
                      for d, a, t in zip(part["date"], authors[part.index], part["text"])]
             fig.add_bar(x=part["bin"], y=np.ones(len(part), dtype=np.int8), name=html.escape(str(who)),
                         hovertext=hover, hoverinfo="text", marker_line_width=0.5, marker_line_color="white",
-                        marker_color=colour)
+                        marker_color=colour, **span)
         else:
             counts = part.groupby("bin").size()
             fig.add_bar(x=counts.index, y=counts.to_numpy(), name=html.escape(str(who)), marker_color=colour,
-                        hovertemplate="%{x|%Y-%m-%d}<br>" + html.escape(str(who)) + ": %{y} texts<extra></extra>")
+                        hovertemplate="%{x|%Y-%m-%d}<br>" + html.escape(str(who)) + ": %{y} texts<extra></extra>", **span)
     fig.update_layout(barmode="stack", bargap=0.05, xaxis_title=f"date ({bin_name})", yaxis_title="texts",
                       legend_title="author", hoverlabel={"align": "left"}, margin={"t": 30})
+    tallest = int(f.groupby("bin").size().max()) if len(f) else 0
+    fig.update_yaxes(tickformat=",d", rangemode="tozero", **({"dtick": 1} if tallest <= 10 else {}))  # counts: whole
     return Timeline(fig, mode, bin_name, len(f))
 
 

@@ -30,7 +30,7 @@ def run(method: str, k: int | None, **params) -> None:
             r = annotate.ask(ctx, session, method, k, **params)
     except (NotApplicable, KeywordError, ValueError) as exc:
         return say("error", md(exc))
-    say("success", annotate.search_message(method, r))
+    say("success" if len(r) else "info", annotate.search_message(method, r))  # nothing found: said neutrally
     st.session_state.update(ann_view="Last search", ann_page=1)
 
 
@@ -61,7 +61,8 @@ st.title("Annotate")
 group_panel.offer_draft(session, store, say)
 with st.form("kw_form", border=True):
     q1, q2 = st.columns([5, 1])
-    q1.text_input("Keyword or regular expression", key="kw_query", placeholder="e.g. ockovani|vakcin",
+    example = state.keyword_example(name)  # from this corpus's own words (a Czech example misled on English)
+    q1.text_input("Keyword or regular expression", key="kw_query", placeholder=f"e.g. {example}" if example else None,
                   label_visibility="collapsed")
     q2.form_submit_button("Search (KW)", on_click=on_keyword, type="primary", width="stretch")
     o = st.columns([1.3, 1, 1.1, 2.2, 1.4])
@@ -134,15 +135,20 @@ def _results() -> None:
     bb.button("Exclude all on this page", on_click=on_bulk, args=(shown, EXCLUDED), key="bulk_exc", width="stretch")
     c.checkbox("Also overturn my own labels", key="bulk_overturn",
                help="Off: a bulk action leaves the texts you labelled yourself as they are.")
-    st.caption("Each text is included (🟢) or excluded (🔴): click its button to switch. Texts are shown exactly "
-               "as written.")
+    st.caption("Each text is included (✓, shown as written) or excluded (✕, struck through): click its button to "
+               "switch. Texts are shown exactly as written.")
     for r in table.itertuples(index=False):
         inc = r.label == "included"
         c1, c2 = st.container(border=True).columns([3, 17])
-        # a button, not a checkbox: a click is an event, so no stale widget value can re-fire it
-        c1.button("🟢 included" if inc else "🔴 excluded", key=f"tog_{r.row}", on_click=session.toggle,
-                  args=(int(r.row),), help="Click to exclude" if inc else "Click to include", width="stretch")
-        c2.text(r.text)
+        # a button, not a checkbox: a click is an event, so no stale widget value can re-fire it. Its icon, colour and
+        # word tell the state (Material icons: no emoji font needed); an excluded text is struck through and grey
+        c1.button(":green[:material/check_circle: Included]" if inc else ":red[:material/block: Excluded]",
+                  key=f"tog_{r.row}", on_click=session.toggle, args=(int(r.row),),
+                  help="Click to exclude" if inc else "Click to include", width="stretch")
+        if inc:
+            c2.text(r.text)
+        else:
+            c2.markdown(f":gray[~~{md(r.text, limit=5000)}~~]")
         c2.caption(md(annotate.meta_line(r)))
 
 

@@ -9,7 +9,7 @@ import streamlit as st
 from core import paths, plots
 from core.cluster import REGISTRY, store
 from core.cluster.evaluate import agreement, best_matches, group_iou
-from core.cluster.topics import cluster_table, filter_clusters
+from core.cluster.topics import cluster_table, filter_clusters, suggested_k
 from ui import state
 from ui.text import md
 
@@ -24,7 +24,7 @@ if len(usable) < len(stored):
 if not usable:
     # corpus names and stored clusterings' names are checked to hold only [A-Za-z0-9_.-]: safe in code spans
     st.info("No clustering yet. In a terminal run\n\n"
-            f"`python -m precompute.cluster --corpus {name} --method kmeans --k 1000`\n\n"
+            f"`python -m precompute.cluster --corpus {name} --method kmeans --k {suggested_k(corpus.n)}`\n\n"
             f"(methods: {', '.join(REGISTRY)}; key lemmas are computed with it).")
     st.stop()
 
@@ -120,7 +120,7 @@ if cluster is not None:
         said = state.switch_group(rows, [], "cluster")
         st.session_state.update(ann_msg=("success", f"Started a group from cluster {cluster}: {len(rows):,} texts "
                                          f"included.{said}"), ann_view="Included", ann_page=1)
-        st.switch_page("pages/1_Annotate.py")
+        st.switch_page("pages/1_Annotate.py", query_params=state.link_params())
     cols = [c for c in ("id", "text", "date", "author") if c in corpus.frame.columns]
     st.dataframe(corpus.frame.iloc[rows[:500]][cols], hide_index=True, width="stretch")
     if corpus.has_dates:

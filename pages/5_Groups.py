@@ -23,10 +23,14 @@ if not groups:
     else:
         st.info("No saved groups yet. Build one on the Annotate page and save it.")
     st.stop()
-table = pd.DataFrame([{"name": g.name, "included": g.n_included, "excluded": g.n_excluded,
-                       "annotator": g.annotator, "notes": g.notes, "created": g.created_at[:19], "updated": g.updated_at[:19],
-                       "versions": g.versions, "deleted": (g.deleted_at or "")[:19]} for g in groups])
-st.dataframe(table, hide_index=True, width="stretch")
+table = pd.DataFrame([{"name": g.name, "included": g.n_included, "excluded": g.n_excluded, "versions": g.versions,
+                       "updated": g.updated_at[:16].replace("T", " "), "created": g.created_at[:16].replace("T", " "),
+                       "annotator": g.annotator, "notes": g.notes, "deleted": (g.deleted_at or "")[:16].replace("T", " ")}
+                      for g in groups])
+# counts and dates first, notes last (they can be long): every column fits (a screenshot cut the dates off)
+st.dataframe(table, hide_index=True, width="stretch", column_config={
+    "name": st.column_config.TextColumn(width="medium"), "notes": st.column_config.TextColumn(width="large"),
+    **{c: st.column_config.NumberColumn(width="small") for c in ("included", "excluded", "versions")}})
 
 chosen = st.selectbox("Group", [g.name for g in groups], key="gr_pick")
 info = next(g for g in groups if g.name == chosen)
@@ -36,9 +40,9 @@ g = store.load(chosen, version)
 c1, c2, c3 = st.columns(3)
 if c1.button("Open in Annotate", key="gr_open", type="primary", disabled=bool(info.deleted_at)):
     st.session_state.update(ann_msg=("success", state.open_group(corpus, g)), ann_view="Included", ann_page=1)
-    st.switch_page("pages/1_Annotate.py")
+    st.switch_page("pages/1_Annotate.py", query_params=state.link_params())
 fmt = c2.selectbox("Export format", list(FORMATS), key="gr_fmt")
-c2.download_button("Export", state.group_export(corpus, g.included, g.excluded, fmt), on_click="ignore",
+c2.download_button("Export", state.saved_group_file(name, chosen, g.number, fmt), on_click="ignore",
                    file_name=f"{g.name}-v{g.number}.{fmt}", mime=FORMATS[fmt], key="gr_export")
 if info.deleted_at:
     if c3.button("Restore", key="gr_restore"):

@@ -13,8 +13,7 @@ from core import plots
 from core.cluster import store as clusterings
 from core.cluster.amortized import inspect
 from core.cluster.amortized import store as models
-from core.embed import pick_device
-from ui import state
+from ui import amortized_panel, state
 from ui.text import md
 
 name, corpus = state.start_page("Amortized clustering", "🧩")
@@ -24,55 +23,13 @@ st.caption("A Set Transformer (Deep Amortized Clustering) reads an anchor text w
            "your included texts as the anchors.")
 session = state.session()
 
-
-def train_form() -> None:
-    from core.cluster.amortized import stages
-
-    stems = [s.stem for s in clusterings.listing(name) if s.method == "kmeans"]
-    options = ["pretrain"] + (["kmeans"] if stems else []) + (["labels"] if "label" in corpus.frame.columns else []) \
-        + (["groups"] if len(state.saved_group_rows(name)) >= 2 else [])
-    with st.form("am_train"):
-        c = st.columns(4)
-        stage = c[0].selectbox("Stage", options, help="pretrain: no labels (a text's nearest texts are its cluster); "
-                               "kmeans: a stored K-Means clustering; labels: the corpus's label column; "
-                               "groups: the saved groups")
-        epochs = c[1].number_input("Epochs", 1, 50, 3)
-        steps = c[2].number_input("Steps per epoch", 5, 1000, 30)
-        model_name = c[3].text_input("Save as", "dac-small")
-        go = st.form_submit_button("Train", type="primary")
-    if not go:
-        return
-    try:
-        models.check_model_name(model_name)
-        labels = stages.corpus_labels(corpus, stage, clustering=stems[0] if stage == "kmeans" and stems else None)
-    except ValueError as exc:
-        st.error(md(exc))
-        return
-    bar = st.progress(0.0, text="Training…")
-
-    def progress(epoch: int, total: int, info: dict) -> None:
-        bar.progress(epoch / total, text=f"Epoch {epoch} of {total}: loss {info['loss']:.3f}")
-
-    from core.cluster.amortized.model import Config
-
-    try:
-        trained = stages.fit_stage(corpus.embeddings, stage, labels, config=Config(dim=corpus.dim), bag=400,
-                                   device=pick_device("auto"), progress=progress, epochs=int(epochs), steps=int(steps),
-                                   batch=4)
-    except ValueError as exc:
-        bar.empty()
-        st.error(md(exc))
-        return
-    models.save(corpus, model_name, trained)
-    st.session_state["dac_model"] = model_name
-    st.rerun()
-
-
 listed = models.listing(name)
+if "am_trained" in st.session_state:
+    st.success(st.session_state.pop("am_trained"))
 with st.expander("Train a small model here", expanded=not listed):
     st.caption(f"For a full model use the command line: `python -m precompute.amortized train --corpus {name} "
                "--stage pretrain` (then `--stage kmeans --from dac`), on a GPU when you have one.")
-    train_form()
+    amortized_panel.train_form(name, corpus)
 if not listed:
     st.info("No model for this corpus yet: train one above.")
     st.stop()
@@ -97,33 +54,7 @@ with st.expander("Model card"):
     st.plotly_chart(plots.training_curves(inspect.curves(model.history)), width="stretch", key="am_curves")
 
 # ---- the anchor ------------------------------------------------------------------------------
-how = st.radio("Anchor", ["Random text", "By id", "Keyword search", "The group being built"], horizontal=True,
-               key="am_how")
-anchors, non_members = np.zeros(0, np.int64), np.zeros(0, np.int64)
-if how == "Random text":
-    if st.button("Another text", key="am_next") or "am_random" not in st.session_state:
-        st.session_state["am_random"] = int(np.random.default_rng().integers(corpus.n))
-    anchors = np.array([st.session_state["am_random"]])
-elif how == "By id":
-    wanted = st.text_input("Text id", key="am_id").strip()
-    if wanted:
-        if wanted in corpus.row_of:
-            anchors = np.array([corpus.row_of[wanted]])
-        else:
-            st.warning(f"No text with id {md(wanted, limit=80)}.")
-elif how == "Keyword search":
-    query = st.text_input("Keyword", key="am_kw")
-    if query:
-        hits = state.keyword_rows(name, query, limit=20)
-        if len(hits):
-            anchors = np.array([st.selectbox("Hit", hits, format_func=lambda r: corpus.frame["text"].iat[r][:120],
-                                             key="am_hit")])
-        else:
-            st.warning("No text matches.")
-else:
-    anchors, non_members = np.asarray(session.included, np.int64), np.asarray(session.excluded, np.int64)
-    if not len(anchors):
-        st.info("The group being built has no included text yet (Annotate page).")
+anchors, non_members = amortized_panel.anchor_picker(name, corpus, session)
 if not len(anchors):
     st.stop()
 c = st.columns(2)

@@ -6,8 +6,17 @@ import logging
 from typing import Callable
 
 
-def run_main(main: Callable[[list[str] | None], int], argv: list[str] | None = None) -> int:
+def quiet_logging() -> None:
+    """INFO logging for the project's jobs, without what libraries say at that level that is harmless:
+    faiss reports each optimised build it could not load ("Could not load library with AVX512 support
+    ... ModuleNotFoundError") before it loads the one this CPU has."""
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    for noisy in ("faiss", "faiss.loader"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def run_main(main: Callable[[list[str] | None], int], argv: list[str] | None = None) -> int:
+    quiet_logging()
     try:
         return main(argv)
     except (ValueError, FileNotFoundError) as exc:  # InputError, CorpusError are ValueErrors

@@ -70,23 +70,21 @@ def train(a: argparse.Namespace) -> int:
     models.check_model_name(a.model)
     corpus = load_corpus(a.corpus)
     device = pick_device(a.device)
-    labels = stages.corpus_labels(corpus, a.stage, clustering=a.clustering, label_column=a.label_column)
     start = models.load(a.corpus, a.start, device) if a.start else None
     config = None if start else Config(dim=corpus.dim, hidden=a.hidden, heads=a.heads, inducing=a.inducing,
                                        n1=a.n1, n2=a.n2, tied=a.tied, anchor_pool=a.anchor_pool)
-    bar = tqdm(total=a.epochs, desc=f"DAC {a.stage}", unit="epoch", file=sys.stderr)
+    bar = tqdm(total=a.epochs * a.steps, desc=f"DAC {a.stage}", unit="step", file=sys.stderr)
 
-    def progress(epoch: int, total: int, info: dict) -> None:
+    def progress(step: int, total: int, info: dict) -> None:
         bar.set_postfix({k: f"{v:.3f}" for k, v in info.items() if k in ("loss", "val_loss", "val_accuracy")})
-        bar.update(epoch - bar.n)
+        bar.update(step - bar.n)
 
-    trained = stages.fit_stage(corpus.embeddings, a.stage, labels, start=start, config=config, held_out=a.held_out,
-                               bag=a.bag, episode_share=a.episode_share, seed=a.seed, device=device,
-                               checkpoint=paths.work_dir(a.corpus) / f"amortized-{a.model}-{a.stage}",
-                               progress=progress, epochs=a.epochs, steps=a.steps, batch=a.batch, lr=a.lr)
+    trained = stages.train_for_corpus(corpus, a.stage, label_column=a.label_column, clustering=a.clustering,
+                                      start=start, config=config, held_out=a.held_out, bag=a.bag,
+                                      episode_share=a.episode_share, seed=a.seed, device=device, progress=progress,
+                                      checkpoint=paths.work_dir(a.corpus) / f"amortized-{a.model}-{a.stage}",
+                                      epochs=a.epochs, steps=a.steps, batch=a.batch, lr=a.lr)
     bar.close()
-    trained.stages[-1].update({"corpus": a.corpus, "embedding_model": corpus.manifest.get("models"),
-                               "clustering": a.clustering, "label_column": a.label_column if a.stage == "labels" else None})
     path = models.save(corpus, a.model, trained)
     last = trained.history[-1] if trained.history else {}
     log.info("stage %s: %d epochs in %.0f s on %s; last loss %.4f, validation accuracy %s -> %s", a.stage, a.epochs,

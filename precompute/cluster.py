@@ -88,6 +88,9 @@ def run(a: argparse.Namespace) -> int:
             bar.update(step - bar.n)
 
         result = method.fit(ctx, k, seed=a.seed, device=device, progress=progress, **params)
+        if bar.total and bar.n < bar.total:  # converged before its planned steps: the bar ends at 100% all the same
+            bar.total = bar.n
+            bar.set_postfix_str("converged early", refresh=False)
         bar.close()
         extra = {"embedding_set": a.embedding_set}
         if result.embeddings is not None:  # an adapted encoder: its embeddings become a set of the corpus

@@ -58,12 +58,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     bars: dict[int, tqdm] = {}
 
-    def progress(i: int, model: str, done: int, total: int) -> None:
+    def progress(done: int, total: int, info: dict) -> None:
+        if not total:  # a step that cannot be counted: its name
+            log.info("%s…", info.get("stage", "working"))
+            return
+        i = info.get("model_index", 0)
         bar = bars.get(i)
         if bar is None:
-            bar = bars[i] = tqdm(total=total, desc=f"embed [{i + 1}/{len(spec.models)}] {model}",
-                                 unit="text", file=sys.stderr)
-        bar.update(done - bar.n)
+            bar = bars[i] = tqdm(total=total, desc=f"embed [{i + 1}/{info.get('models', 1)}] {info.get('model')}",
+                                 unit="text", file=sys.stderr, initial=done)
+            if info.get("resumed_from"):
+                log.info("resumed: %d of %d rows were already embedded", info["resumed_from"], total)
+        bar.update(done - bar.n)  # tqdm shows texts/s and the time left
         if done >= total:
             bar.close()
 

@@ -134,16 +134,20 @@ def test_training_resumes_after_a_kill_to_the_same_model(tmp_path):
     sampler = lambda: sampling.Labelled(xt, y, bag=64)  # noqa: E731
     whole = tr.train(xt, sampler(), **kw)
 
-    def kill_after_epoch_2(epoch, total, info):
-        if epoch == 2:
+    def kill_after_epoch_2(step, total, info):
+        if info.get("epoch_done") and info["epoch"] == 2:
             raise Killed
 
     with pytest.raises(Killed):
         tr.train(xt, sampler(), checkpoint=tmp_path / "ck", progress=kill_after_epoch_2, **kw)
     assert (tmp_path / "ck" / "state.pt").exists()
     epochs = []
-    resumed = tr.train(xt, sampler(), checkpoint=tmp_path / "ck", progress=lambda e, n, i: epochs.append(e), **kw)
+    steps = []
+    resumed = tr.train(xt, sampler(), checkpoint=tmp_path / "ck",
+                       progress=lambda s, n, i: (steps.append((s, n)), i.get("epoch_done") and epochs.append(i["epoch"])),
+                       **kw)
     assert epochs == [3, 4]  # went on from the checkpoint
+    assert steps[0] == (11, 20) and steps[-1] == (20, 20)  # step by step, from the checkpoint, ending at 100%
     for a, b in zip(whole.model.state_dict().values(), resumed.model.state_dict().values()):
         torch.testing.assert_close(a, b)
     assert [h["loss"] for h in resumed.history] == pytest.approx([h["loss"] for h in whole.history])

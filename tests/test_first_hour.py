@@ -198,3 +198,68 @@ def test_home_import_takes_its_name_from_the_file_and_says_so_after_the_reload(t
     assert (root / "Poslanci-2021-vyber" / "manifest.json").exists()
     assert at.selectbox(key="corpus_picker").value == "Poslanci-2021-vyber"
     assert any("Imported 40 texts into corpus" in unescape(s.value) for s in at.success)
+
+
+# --- the first hour, second pass (issue 26) ---------------------------------------------------------
+
+def app(page: str) -> AppTest:
+    return AppTest.from_file(str(ROOT / page), default_timeout=120)
+
+
+def test_a_reload_on_another_page_brings_the_group_back(tweets):
+    at = search(annotate().run(), "ockovani")
+    at.button(key=[b.key for b in at.button if b.key and b.key.startswith("tog_")][0]).click().run()
+    token = at.query_params["draft"]
+    token = token if isinstance(token, str) else token[0]
+    for page in ("pages/2_Timeline.py", "pages/3_Scatter.py"):  # pages that show the counters
+        reloaded = app(page)
+        reloaded.query_params.update({"corpus": "tweets", "draft": token})
+        reloaded.run()
+        assert not reloaded.exception and counts(reloaded) == ["9", "1"], page
+        assert reloaded.query_params["draft"] in (token, [token])  # and the URL keeps naming it
+    for page in ("pages/4_Topics.py", "pages/5_Groups.py", "pages/6_Amortized.py", "streamlit_app.py"):
+        reloaded = app(page)
+        reloaded.query_params.update({"corpus": "tweets", "draft": token})
+        reloaded.run()
+        assert not reloaded.exception and reloaded.session_state["session"].counts()["excluded"] == 1, page
+
+
+def test_a_keyword_without_hits_says_so_neutrally(tweets):
+    at = search(annotate().run(), "qqqzzzxxx")
+    assert not at.success and any(i.value.startswith("KW: no hits") for i in at.info), messages(at)
+
+
+def test_the_keyword_example_comes_from_the_corpus_words(so_copy):
+    from core.annotate import example_query
+    from core.corpus import load_corpus
+
+    at = annotate().run()
+    example = example_query(load_corpus("so").frame["text"].to_numpy())
+    assert example and "ockovani" not in example
+    assert at.text_input(key="kw_query").placeholder == f"e.g. {example}"
+
+
+def test_topics_suggests_a_k_that_fits_the_corpus(tweets):
+    from core.cluster.topics import suggested_k
+
+    at = app("pages/4_Topics.py").run()
+    assert suggested_k(2000) == 32 and suggested_k(203_000) == 319 and suggested_k(10_000_000) == 1000
+    assert any("--k 32" in i.value for i in at.info), [i.value for i in at.info]
+
+
+def test_overwrite_is_unticked_after_a_save(tweets):
+    at = search(annotate().run(), "ockovani")
+    at.text_input(key="save_name").set_value("g")
+    at.button(key="save_btn").click().run()
+    at.checkbox(key="save_overwrite").check().run()
+    at.button(key="save_btn").click().run()
+    assert any("(version 2)" in m for m in messages(at)), messages(at)
+    assert at.checkbox(key="save_overwrite").value is False
+
+
+def test_home_names_the_model_and_amortized_offers_every_label_column(so_copy):
+    home = app("streamlit_app.py").run()
+    assert any("all-MiniLM-L6-v2" in t.value for t in home.text), [t.value for t in home.text]
+    page = app("pages/6_Amortized.py").run()
+    stages = page.selectbox[0].options
+    assert "labels: label" in stages and "labels: label_name" in stages and "pretrain" in stages

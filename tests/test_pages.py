@@ -79,11 +79,13 @@ def test_annotate_workflow(tweets):
     assert n_hits == 10, "by default a keyword adds one page of hits, the most typical first"
     msg = next(s.value for s in at.success if s.value.startswith("KW: 10 new texts of "))
     assert int(msg.split(" of ")[1].split()[0].replace(",", "")) >= 20, "ockovani finds očkování, očkovací, ..."
-    assert len(rows(at)) == n_hits and all("included" in b.label for b in rows(at))
+    assert len(rows(at)) == n_hits and all("check_circle: Included" in b.label for b in rows(at))
     assert not at.button(key="btn_cos").disabled and at.button(key="btn_lda").disabled
     rows(at)[0].click().run()
     rows(at)[1].click().run()
-    assert "excluded" in rows(at)[0].label and "excluded" in rows(at)[1].label
+    # the state shows without an emoji font: a Material icon, a colour and the word; the text struck through
+    assert ":red[:material/block: Excluded]" == rows(at)[0].label == rows(at)[1].label
+    assert len([m for m in at.markdown if m.value.startswith(":gray[~~")]) == 2
     assert [m.value for m in at.metric[:2]] == [str(n_hits - 2), "2"]
     at.button(key="btn_lda").click().run()
     assert any("LDA: 10 new texts" in s.value for s in at.success)

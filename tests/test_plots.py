@@ -45,6 +45,20 @@ def test_timeline_aggregates_counts_above_limit(tweets):
     assert sum(int(np.sum(t.y)) for t in tl.figure.data) == len(tweets)
 
 
+def test_sparse_month_bars_are_a_month_wide_and_counts_are_whole_numbers():
+    """issue 26: two months with texts four months apart drew four-month-wide bars, and a count axis
+    in steps of 0.5."""
+    f = pd.DataFrame({"date": pd.to_datetime(["2021-01-05", "2021-01-20", "2021-05-10"]), "author": ["a", "b", "a"],
+                      "text": ["x", "y", "z"]})
+    fig = plots.timeline(f, "month").figure
+    month_ms = 30.44 * 86_400_000
+    for tr in fig.data:
+        assert tr.width == pytest.approx(0.9 * month_ms) and tr.offset == pytest.approx(0.05 * month_ms)
+    assert fig.layout.yaxis.dtick == 1 and fig.layout.yaxis.tickformat == ",d"
+    many = pd.DataFrame({"date": pd.to_datetime(["2021-01-05"] * 40), "author": ["a"] * 40, "text": ["x"] * 40})
+    assert plots.timeline(many, "day").figure.layout.yaxis.dtick is None  # Plotly's own whole-number steps
+
+
 def test_timeline_hover_is_escaped_and_errors_are_clear():
     f = pd.DataFrame({"date": pd.to_datetime(["2021-01-01"]), "author": ["<b>x</b>"],
                       "text": ["<img src=x onerror=alert(1)>"]})

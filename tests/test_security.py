@@ -107,7 +107,7 @@ def test_opening_annotate_never_loads_a_model_and_the_picker_refuses_a_planted_o
     assert any("refused to load" in e.value and "shared" in e.value for e in page.error), [e.value for e in page.error]
 
 
-def test_a_model_trained_on_another_corpus_is_refused_with_the_reason(tweets, so_corpus):
+def test_a_model_trained_on_another_corpus_is_refused_with_the_reason(tweets, so_corpus, tmp_path):
     from core.cluster.amortized import stages
     from core.cluster.amortized import store as models
     from core.cluster.amortized.model import Config
@@ -116,10 +116,9 @@ def test_a_model_trained_on_another_corpus_is_refused_with_the_reason(tweets, so
     tweets_corpus = load_corpus("tweets")
     tiny = stages.fit_stage(so_corpus.embeddings, "pretrain", config=Config(dim=so_corpus.dim, hidden=16, inducing=4,
                                                                             n1=1, n2=1), bag=60, epochs=1, steps=2, batch=2)
-    models.save(so_corpus, "from-so", tiny)
+    made = models.save(so_corpus, "from-so", tiny, root=tmp_path)  # (not into the shared fixture's folder)
     (tweets / "tweets" / "amortized").mkdir(exist_ok=True)
-    (tweets / "tweets" / "amortized" / "from-so.pt").write_bytes(
-        (so_corpus.folder / "amortized" / "from-so.pt").read_bytes())
+    (tweets / "tweets" / "amortized" / "from-so.pt").write_bytes(made.read_bytes())
     assert "trained on corpus 'so'" in models.mismatch(models.load("tweets", "from-so"), tweets_corpus)
     page = app("pages/6_Amortized.py").run()
     page.selectbox(key="dac_model").set_value("from-so").run()
@@ -470,5 +469,5 @@ def test_in_a_browser_only_requests_through_the_proxy_get_a_name(tmp_path, tweet
             page.get_by_label("Group name").fill("by-alice")
             wait_idle(page)
             page.locator(".st-key-save_btn button:visible").first.click()
-            page.get_by_text("Saved group").wait_for()
+            page.get_by_text("Saved group ‘by-alice’ (version 1)").wait_for()
     assert GroupStore(root / "tweets" / "groups.sqlite").load("by-alice").saved_by == "alice@example.org"

@@ -115,3 +115,24 @@ def test_english_function_words_are_no_key_lemmas_of_a_czech_corpus():
     quoting = kt.table.set_index("cluster").loc[1]
     for col in ("rule_terms", "ctfidf_terms"):
         assert quoting[col] and not set(quoting[col]) & ENGLISH_STOP_WORDS, quoting[col]
+
+
+def test_the_lemma_filter_finds_the_demos_flood_events_by_the_word_flood():
+    """issue 26: on the demo (16 crisis events, five of them floods) 'flood' found no cluster: it is the
+    corpus's commonest word (no key lemma anywhere) and its clusters' key terms were hashtags
+    (coflood, abflood). Hashtags now count for the word inside them, and the filter also searches a
+    cluster's frequent words."""
+    import pandas as pd
+
+    from core.cluster.keyterms import hashtag_parts, key_terms
+    from core.cluster.topics import cluster_table, filter_clusters
+    from tests.conftest import ROOT
+
+    demo = pd.read_csv(ROOT / "demo" / "crisislex_demo.csv.gz", dtype=str, keep_default_na=False)
+    codes, events = pd.factorize(demo["event"])
+    table = cluster_table(codes, demo["text"].to_numpy(), key_terms(demo["text"].tolist(), codes, lang="en").table)
+    found = sorted(events[c] for c in filter_clusters(table, lemma="flood")["cluster"])
+    assert found == sorted(e for e in events if "flood" in e.lower()), found
+    fires = sorted(events[c] for c in filter_clusters(table, lemma="wildfire")["cluster"])
+    assert fires and all("wildfire" in e.lower() for e in fires), fires  # no flood event named by 'wildfire'
+    assert hashtag_parts("Help #COflood and #BoulderFlood") == ["oflood", "boulder", "flood"]

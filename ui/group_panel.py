@@ -33,6 +33,7 @@ def sidebar(corpus: Corpus, session: Session, store: GroupStore, say: Say) -> No
         except ValueError as exc:
             return say("error", md(exc))
         state.mark_saved(session)
+        st.session_state["save_overwrite"] = False  # the next save of another group must not overwrite unasked
         say("success", f"Saved group {quoted(m['name'].strip())} (version {n}).")
 
     def on_open() -> None:

@@ -202,6 +202,18 @@ def amortized_model(name: str, model: str | None = None):
     return picked_model(name, model)[0]
 
 
+@st.cache_data(max_entries=8, show_spinner=False)
+def _keyword_example(root: str, name: str, stamp: float) -> str:
+    from core.annotate import example_query
+
+    return example_query(_corpus(root, name, stamp).frame["text"].to_numpy())
+
+
+def keyword_example(name: str) -> str:
+    """An example query for the keyword box made of this corpus's own frequent words."""
+    return _keyword_example(*_key(name))
+
+
 def keyword_rows(name: str, query: str, limit: int = 20) -> list[int]:
     """The first ``limit`` rows whose text holds ``query`` (case and diacritics ignored); [] on a
     query the keyword search refuses."""
@@ -232,6 +244,14 @@ def _on_pick() -> None:
     st.session_state.pop("session", None)  # labels refer to rows of one corpus
 
 
+@st.fragment(run_every=10)
+def _watch_corpora() -> None:
+    """Every 10 s: when a corpus appeared or went (an import on the command line), rerun the page so the
+    picker shows it (it showed only after the next page change). The check is a folder listing."""
+    if tuple(list_corpora()) != st.session_state.get("known_corpora"):
+        st.rerun(scope="app")
+
+
 def pick_corpus(sidebar: bool = True) -> str | None:
     """The corpus this page works on: the user's choice, else ?corpus=NAME, else the first.
 
@@ -252,6 +272,8 @@ def pick_corpus(sidebar: bool = True) -> str | None:
     st.session_state["corpus_picker"] = wanted
     where = st.sidebar if sidebar else st
     where.selectbox("Corpus", names, key="corpus_picker", on_change=_on_pick)
+    st.session_state["known_corpora"] = tuple(names)
+    _watch_corpora()
     if asked != wanted:
         st.query_params["corpus"] = wanted
     return wanted
@@ -442,24 +464,46 @@ def counters(s: Session, where=None) -> None:
     b.metric("Excluded", c["excluded"])
 
 
-# (script, sidebar name, icon, what the home page says of it)
-PAGES = [("streamlit_app.py", "Home", "🔎", ""),
-         ("pages/1_Annotate.py", "Annotate", "✏️", "Annotate: build a topic group"),
-         ("pages/2_Timeline.py", "Timeline", "📈", "Timeline of a group"),
-         ("pages/3_Scatter.py", "Scatter", "✨", "LDA scatter of the corpus"),
-         ("pages/4_Topics.py", "Topics", "🧭", "Topics: K-Means clusters and key lemmas"),
-         ("pages/5_Groups.py", "Groups", "🗂️", "Saved groups"),
-         ("pages/6_Amortized.py", "Amortized clustering", "🧩", "Amortized clustering: DAC's view of an anchor")]
+# (script, sidebar name, icon, what the home page says of it); Material icons: no emoji font needed
+PAGES = [("streamlit_app.py", "Home", ":material/home:", ""),
+         ("pages/1_Annotate.py", "Annotate", ":material/edit_note:", "Annotate: build a topic group"),
+         ("pages/2_Timeline.py", "Timeline", ":material/timeline:", "Timeline of a group"),
+         ("pages/3_Scatter.py", "Scatter", ":material/scatter_plot:", "LDA scatter of the corpus"),
+         ("pages/4_Topics.py", "Topics", ":material/category:", "Topics: K-Means clusters and key lemmas"),
+         ("pages/5_Groups.py", "Groups", ":material/folder_open:", "Saved groups"),
+         ("pages/6_Amortized.py", "Amortized clustering", ":material/hub:", "Amortized clustering: DAC's view of an anchor")]
 
 
-def navigation() -> None:
-    """The sidebar's list of pages, with the names we give them."""
+def keep_draft(name: str, c: Corpus) -> None:
+    """The group being built back from the URL's draft after a reload, and this tab's draft named in
+    the URL of every page, so that F5 anywhere brings it back."""
+    _restore_from_url(name, c)
+    if "draft_token" in st.session_state or not session().is_empty():
+        draft_token()
+
+
+def link_params() -> dict:
+    """What every page link carries: the corpus, and this tab's draft (so that a reload on any page
+    brings the group being built back)."""
+    out = {}
+    if st.session_state.get("corpus"):
+        out["corpus"] = st.session_state["corpus"]
+    if st.session_state.get("draft_token"):
+        out["draft"] = st.session_state["draft_token"]
+    return out
+
+
+def navigation(where=None) -> None:
+    """The sidebar's list of pages, with the names we give them; each link keeps the corpus and the
+    draft in the URL."""
     from streamlit.errors import StreamlitAPIException
 
-    with st.sidebar:
+    where = where or st.sidebar
+    params = link_params()
+    with where:
         try:
             for page, label, icon, _ in PAGES:
-                st.page_link(page, label=label, icon=icon)
+                st.page_link(page, label=label, icon=icon, query_params=params or None)
         except StreamlitAPIException:  # a page run on its own (AppTest of one page): no app to link to
             return
         st.divider()
@@ -467,15 +511,20 @@ def navigation() -> None:
 
 def start_page(title: str, icon: str) -> tuple[str, Corpus]:
     """Every page's first lines: page config, sign-in, the corpus picker, the loaded corpus (or
-    a stop), and the group being built back from its draft after a reload."""
+    a stop), and the group being built back from its draft after a reload (on any page: the URL of
+    every page carries the draft). The page links are drawn last, at the top of the sidebar, so
+    that they carry the draft's token."""
     st.set_page_config(page_title=title, page_icon=icon, layout="wide")
     access.gate()
-    navigation()
-    name = pick_corpus()
-    c = load_or_stop(name)
-    pick_embedding_set(name, c)
-    c = corpus(name)
-    _restore_from_url(name, c)
+    nav = st.sidebar.container()
+    try:
+        name = pick_corpus()
+        c = load_or_stop(name)
+        pick_embedding_set(name, c)
+        c = corpus(name)
+        keep_draft(name, c)
+    finally:
+        navigation(nav)
     return name, c
 
 
@@ -483,6 +532,20 @@ def group_export(c: Corpus, included_ids, excluded_ids, fmt: str):
     """The export file, built only when the user clicks Download (a callable for
     st.download_button): nothing is computed on reruns."""
     return lambda: to_bytes(group_frame(c, list(included_ids), list(excluded_ids)), fmt)
+
+
+@st.cache_data(max_entries=8, show_spinner="Preparing the export…")
+def _saved_group_file(root: str, name: str, stamp: float, group: str, version: int, fmt: str) -> bytes:
+    g = _store(str(paths.groups_db(name, Path(root)))).load(group, version)
+    return to_bytes(group_frame(_corpus(root, name, stamp), g.included, g.excluded), fmt)
+
+
+def saved_group_file(name: str, group: str, version: int, fmt: str) -> bytes:
+    """A saved version's export file, made once per (version, format). Not deferred: a deferred
+    download registered on one run was gone when the first click after changing the version reached
+    the server ("Deferred file not found"); a saved version never changes, so its file is made once and
+    the button's link stays valid across reruns."""
+    return _saved_group_file(*_key(name), group, int(version), fmt)
 
 
 def session_export(c: Corpus, s: Session, fmt: str):

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Protocol, Sequence
 
 import numpy as np
 
-# progress(step, total, info): info holds the figures of the step (objective, loss, changed, ...)
-Progress = Callable[[int, int, dict], None]
+from core.progress import Progress  # noqa: F401  (methods import it from here: progress(step, total, info))
+
 
 
 @dataclass(frozen=True)

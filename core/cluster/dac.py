@@ -56,6 +56,7 @@ def fit(ctx: ClusterContext, k: int | None = None, *, seed: int = 0, device: str
     x = as_vectors(ctx.vectors)
     xt = torch.from_numpy(x).to(device)
     history: list[dict] = []
+    steps = 0
     if p["model"]:
         trained = resolve_model(ctx, str(p["model"]), device)
     else:
@@ -70,6 +71,7 @@ def fit(ctx: ClusterContext, k: int | None = None, *, seed: int = 0, device: str
                            steps=p["train_steps"], batch=p["train_batch"], lr=p["train_lr"],
                            progress=(lambda e, n, info: progress(e, n + 1, {"phase": "train", **info}))
                            if progress else None)
+        steps = p["train_epochs"] * p["train_steps"]  # the clustering is the last of steps + 1
         history += trained.history
     if trained.config.dim != x.shape[1]:
         raise ValueError(f"the model takes {trained.config.dim}-d vectors, the corpus has {x.shape[1]}-d embeddings")
@@ -89,7 +91,7 @@ def fit(ctx: ClusterContext, k: int | None = None, *, seed: int = 0, device: str
     history.append({"phase": p["procedure"], **info})
     found = int(labels.max()) + 1
     if progress:
-        progress(1, 1, {"clusters": found})
+        progress(steps + 1, steps + 1, {"phase": p["procedure"], "clusters": found})
     cent = np.stack([x[labels == c].mean(0) for c in range(found)]).astype(np.float32)
     return Clustering(labels.astype(np.int32), cent, "dac", found, {**p, "model": p["model"]}, history,
                       time.perf_counter() - t0, seed, device)

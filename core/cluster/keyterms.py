@@ -37,9 +37,42 @@ class Lemmatiser:
         return lemma
 
 
+TWITTER_WORDS = frozenset({"rt", "via", "amp", "mt"})
+HASHTAG = regex.compile(r"#([\p{L}][\p{L}\p{M}\d]*)")
+CAMEL = regex.compile(r"\p{Lu}+(?=\p{Lu}\p{Ll})|\p{Lu}?\p{Ll}+|\p{Lu}+")
+
+
 def tokens(text: str) -> list[str]:
     text = MENTION.sub(" ", URL.sub(" ", text)).lower()
     return [t for t in TOKEN.findall(text) if len(t) > 1]
+
+
+def hashtag_parts(text: str) -> list[str]:
+    """The words written together in a text's hashtags, where case shows them (``#COflood`` -> co,
+    flood; ``#BoulderFlood`` -> boulder, flood); see :func:`split_hashtags` for the rest."""
+    out = []
+    for tag in HASHTAG.findall(URL.sub(" ", text)):
+        parts = CAMEL.findall(tag)
+        if len(parts) > 1:
+            out += [w.lower() for w in parts if len(w) > 1]
+    return out
+
+
+def split_hashtags(doc: list[str], parts: list[str], tags: set[str], known: set[str], min_part: int = 4) -> list[str]:
+    """A text's tokens plus the words inside its hashtags: the camel-case ``parts``, and for a hashtag
+    (``tags``: its tokens) written in one case (``coflood``, ``boulderflood``) the longest known word
+    of the corpus (``known``: words written on their own) of ``min_part``+ letters that ends it, else
+    starts it. So ``flood`` counts where a tweet says ``#COflood`` (issue 26: the demo's clusters did
+    not show it). Each word is added once per text."""
+    extra = dict.fromkeys(w for w in parts if w in known)
+    for t in tags:
+        if t in known or len(t) < min_part + 2:
+            continue
+        ends = [t[i:] for i in range(1, len(t) - min_part + 1) if t[i:] in known]
+        starts = [t[:i] for i in range(len(t) - 1, min_part - 1, -1) if t[:i] in known]
+        if ends or starts:
+            extra.setdefault((ends or starts)[0])
+    return doc + [w for w in extra if w not in doc]
 
 
 def lemmas(text: str, lemmatise: Lemmatiser) -> list[str]:
@@ -89,7 +122,7 @@ def merge_unknown(counts: dict[str, int], lemmatise: Lemmatiser) -> dict[str, st
 
 @dataclass
 class KeyTerms:
-    table: pd.DataFrame  # cluster, size, mean_len, rule_terms, ctfidf_terms, forms, sample_text
+    table: pd.DataFrame  # cluster, size, mean_len, rule_terms, ctfidf_terms, frequent_words, forms, sample_text
     lang: str
 
 
@@ -120,6 +153,12 @@ def key_terms(texts: Sequence[str], labels: np.ndarray, lang: str = "auto", top:
         lang = languages.main_language(languages.detect(texts, sample=500, seed=seed))
     lem = Lemmatiser(lang)
     toks = [tokens(str(t)) for t in texts]
+    hashtags = [hashtag_parts(str(t)) if "#" in str(t) else [] for t in texts]
+    tagged = [set(tokens(" ".join(HASHTAG.findall(str(t))))) if "#" in str(t) else set() for t in texts]
+    seen = Counter(w for doc, tags in zip(toks, tagged) for w in doc if w not in tags)  # words written on their own
+    known = {w for w, n in seen.items() if n >= 3 and len(w) >= 4}
+    toks = [split_hashtags(doc, parts, tags, known) if parts or tags else doc
+            for doc, parts, tags in zip(toks, hashtags, tagged)]
     merged = merge_unknown(Counter(t for doc in toks for t in doc), lem)
     docs = [[merged.get(t) or lem(t) for t in doc] for doc in toks]
     forms: dict[str, Counter] = {}  # lemma -> the word forms counted under it
@@ -143,7 +182,9 @@ def key_terms(texts: Sequence[str], labels: np.ndarray, lang: str = "auto", top:
     sizes = np.bincount(labels, minlength=k)
     lengths = np.bincount(labels, weights=[len(str(t)) for t in texts], minlength=k)
     first = pd.Series(np.arange(len(labels))).groupby(labels).first()
-    rule, best = [], []
+    rule, best, frequent_words = [], [], []
+    # function words and Twitter's own ("rt", "via", "amp" of &amp;) name no topic
+    plain = np.array([w not in ENGLISH_STOP_WORDS and w not in TWITTER_WORDS for w in vocab], dtype=bool)
     for c in range(k):
         row = counts.getrow(c)
         idx, val = row.indices, row.data
@@ -155,9 +196,12 @@ def key_terms(texts: Sequence[str], labels: np.ndarray, lang: str = "auto", top:
         data, ind = crow.data[ok], crow.indices[ok]
         order = np.argsort(-data, kind="stable")[:top]
         best.append(vocab_arr[ind[order]].tolist())
+        ok = plain[idx]  # the cluster's most used words, common ones included (the filter searches them too)
+        order = np.lexsort((vocab_arr[idx[ok]], -val[ok]))[:2 * top]
+        frequent_words.append(vocab_arr[idx[ok][order]].tolist())
     table = pd.DataFrame({
         "cluster": np.arange(k), "size": sizes, "mean_len": np.round(lengths / np.maximum(sizes, 1), 1),
-        "rule_terms": rule, "ctfidf_terms": best,
+        "rule_terms": rule, "ctfidf_terms": best, "frequent_words": frequent_words,
         "forms": [[f"{t}: {'/'.join(f for f, _ in forms[t].most_common(4))}" for t in terms
                    if len(forms.get(t, ())) > 1] for terms in best],
         "sample_text": [str(texts[first[c]]) if c in first.index else "" for c in range(k)],

@@ -19,15 +19,14 @@ number of clusters themselves.
 from __future__ import annotations
 
 import time
-from typing import Callable
 
 import numpy as np
 import torch
 
 from core.cluster.amortized.model import ANCHOR, NON_MEMBER, UNKNOWN, AnchoredFilter
 from core.cluster.base import torch_rows
+from core.progress import Progress
 
-Progress = Callable[[int, int, dict], None]
 
 
 def _device(model: AnchoredFilter) -> torch.device:

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import torch
 
 from core.cluster.amortized import sampling
 from core.cluster.amortized import train as tr
@@ -107,4 +106,37 @@ def fit_stage(vectors, stage: str, labels: np.ndarray | None = None, *, start: t
                        device=device, checkpoint=checkpoint, progress=progress, **train_params)
     if stage != "pretrain" and held_out > 0:
         trained.stages[-1]["validation_classes"] = [int(c) for c in val_classes]
+    return trained
+
+
+def categorical_columns(frame: pd.DataFrame, max_classes: int = 1000) -> list[str]:
+    """Columns of the corpus that can be a stage's classes: text columns (not id, text, date, author)
+    with 2 to ``max_classes`` distinct non-empty values, each class used at least twice on average."""
+    out = []
+    for col in frame.columns:
+        if col in ("id", "text", "text_raw", "date", "author") or not (
+                pd.api.types.is_string_dtype(frame[col]) or pd.api.types.is_object_dtype(frame[col])):
+            continue
+        values = frame[col].astype("string").str.strip()
+        n = values[values.notna() & (values != "")].nunique()
+        if 2 <= n <= max_classes and n * 2 <= len(frame):
+            out.append(col)
+    return out
+
+
+def train_for_corpus(corpus, stage: str, *, label_column: str = "label", clustering: str | None = None,
+                     start: tr.Trained | None = None, config: Config | None = None, bag: int = 400, batch: int = 4,
+                     epochs: int = 3, steps: int = 30, seed: int = 0, device: str = "cpu", progress=None,
+                     checkpoint: Path | None = None, held_out: float = 0.25, episode_share: float | None = None,
+                     lr: float = tr.DEFAULTS["lr"]) -> tr.Trained:
+    """A stage trained on a loaded corpus (the page's Train button; the CLI passes its own options):
+    its classes (:func:`corpus_labels`), then :func:`fit_stage`, the stage recording what it learnt
+    from. ``progress`` as :func:`core.cluster.amortized.train.train`'s."""
+    labels = corpus_labels(corpus, stage, clustering=clustering, label_column=label_column)
+    trained = fit_stage(corpus.embeddings, stage, labels, start=start,
+                        config=None if start is not None else (config or Config(dim=corpus.dim)), held_out=held_out,
+                        bag=bag, episode_share=episode_share, seed=seed, device=device, checkpoint=checkpoint,
+                        progress=progress, epochs=epochs, steps=steps, batch=batch, lr=lr)
+    trained.stages[-1].update({"corpus": corpus.name, "embedding_model": corpus.manifest.get("models"),
+                               "clustering": clustering, "label_column": label_column if stage == "labels" else None})
     return trained

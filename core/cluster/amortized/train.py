@@ -11,7 +11,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import torch
@@ -20,9 +19,8 @@ from torch import nn
 from core.cluster.amortized.model import UNKNOWN, AnchoredFilter, Config
 from core.cluster.amortized.sampling import Bags
 from core.cluster.base import Checkpoint, torch_rows
+from core.progress import Progress
 
-# progress(epoch, epochs, info)
-Progress = Callable[[int, int, dict], None]
 
 DEFAULTS = {"epochs": 10, "steps": 100, "batch": 8, "lr": 3e-4}
 
@@ -92,7 +90,9 @@ def train(x: np.ndarray | torch.Tensor, sampler, *, stage: str, config: Config |
           start: Trained | None = None, val_sampler=None, val_bags: int = 32, seed: int = 0, device: str = "cpu",
           checkpoint: Path | None = None, progress: Progress | None = None, **params) -> Trained:
     """Train (or go on training ``start``) on ``sampler``'s bags. ``params``: epochs, steps per epoch,
-    batch (bags per step), lr; see DEFAULTS. ``x`` must be the matrix the sampler draws rows from."""
+    batch (bags per step), lr; see DEFAULTS. ``x`` must be the matrix the sampler draws rows from.
+    ``progress(step, epochs x steps, info)`` after every step (info: stage, epoch, epochs, running
+    loss), and at each epoch's end with the epoch's figures and ``epoch_done``."""
     unknown = sorted(set(params) - set(DEFAULTS))
     if unknown:
         raise ValueError(f"training has no parameter {', '.join(map(repr, unknown))}; it takes {', '.join(DEFAULTS)}")
@@ -124,22 +124,26 @@ def train(x: np.ndarray | torch.Tensor, sampler, *, stage: str, config: Config |
         gen.bit_generator.state = state["rng"]
         history, first = state["history"], state["epoch"]
     model.train()
+    total = p["epochs"] * p["steps"]
     for epoch in range(first, p["epochs"]):
         losses = []
-        for _ in range(p["steps"]):
+        for s in range(p["steps"]):
             loss = bag_loss(model, xt, sampler.sample(p["batch"], gen).to(device))[0]
             opt.zero_grad()
             loss.backward()
             nn.utils.clip_grad_norm_(model.parameters(), 5.0)
             opt.step()
             losses.append(loss.item())
+            if progress:  # every step: a long epoch never sits at 0%
+                progress(epoch * p["steps"] + s + 1, total, {"stage": stage, "epoch": epoch + 1, "epochs": p["epochs"],
+                                                             "loss": float(np.mean(losses))})
         info = {"stage": stage, "epoch": epoch + 1, "loss": float(np.mean(losses)),
                 **(evaluate(model, xt, val) if val else {}), "seconds": round(time.perf_counter() - t0, 2)}
         history.append(info)
         ck.save({"model": model.state_dict(), "opt": opt.state_dict(), "rng": gen.bit_generator.state,
                  "history": history, "epoch": epoch + 1})
-        if progress:
-            progress(epoch + 1, p["epochs"], info)
+        if progress:  # the epoch's figures (validation included), once it is checkpointed
+            progress((epoch + 1) * p["steps"], total, {**info, "epochs": p["epochs"], "epoch_done": True})
     ck.clear()
     stages.append({**stage_info, "seconds": round(time.perf_counter() - t0, 2)})
     model.eval()

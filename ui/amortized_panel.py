@@ -1,0 +1,92 @@
+"""The Amortized clustering page's panels: the training form and the anchor picker (layout and
+callbacks; the training itself is core.cluster.amortized.stages.train_for_corpus)."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from core.cluster import store as clusterings
+from core.cluster.amortized import store as models
+from core.corpus import Corpus
+from core.embed import pick_device
+from core.progress import Clock, duration
+from core.session import Session
+from ui import state
+from ui.text import md, quoted
+
+
+def train_form(name: str, corpus: Corpus) -> None:
+    """The form that trains a small model on this corpus, with a progress bar (step, epoch, loss, time left)."""
+    from core.cluster.amortized import stages
+
+    stems = [s.stem for s in clusterings.listing(name) if s.method == "kmeans"]
+    options = {"pretrain": ("pretrain", None), **({"kmeans": ("kmeans", None)} if stems else {}),
+               **{f"labels: {c}": ("labels", c) for c in stages.categorical_columns(corpus.frame)},
+               **({"groups": ("groups", None)} if len(state.saved_group_rows(name)) >= 2 else {})}
+    with st.form("am_train"):
+        c = st.columns(4)
+        stage = c[0].selectbox("Stage", list(options), help="pretrain: no labels (a text's nearest texts are its "
+                               "cluster); kmeans: a stored K-Means clustering; labels: a column of the corpus whose "
+                               "values are classes (e.g. an event or a label); groups: the saved groups")
+        epochs = c[1].number_input("Epochs", 1, 50, 3)
+        steps = c[2].number_input("Steps per epoch", 5, 1000, 30)
+        model_name = c[3].text_input("Save as", "dac-small")
+        go = st.form_submit_button("Train", type="primary")
+    if not go:
+        return
+    kind, column = options[stage]
+    bar, clock = st.progress(0.0, text="Preparing the training…"), Clock()
+
+    def progress(step: int, total: int, info: dict) -> None:
+        bar.progress(step / total, text=f"Step {step:,} of {total:,} (epoch {info['epoch']} of {info['epochs']}): "
+                                        f"loss {info['loss']:.3f}; {clock.line(step, total)}")
+
+    try:
+        models.check_model_name(model_name)
+        trained = stages.train_for_corpus(corpus, kind, label_column=column or "label",
+                                          clustering=stems[0] if kind == "kmeans" else None, device=pick_device("auto"),
+                                          progress=progress, epochs=int(epochs), steps=int(steps))
+    except ValueError as exc:
+        bar.empty()
+        st.error(md(exc))
+        return
+    models.save(corpus, model_name, trained)
+    st.session_state["dac_model"] = model_name
+    st.session_state["am_trained"] = f"Trained {quoted(model_name)} ({stage}) in {duration(clock.elapsed)}; it is picked below."
+    st.rerun()
+
+
+def anchor_picker(name: str, corpus: Corpus, session: Session) -> tuple[np.ndarray, np.ndarray]:
+    """The anchor(s) the user picks: a random text (drawn from a seeded sequence: the same draws in the
+    same order every session), a text by id, a keyword hit, or the group being built (its excluded texts
+    as known non-members). Empty arrays until one is picked."""
+    how = st.radio("Anchor", ["Random text", "By id", "Keyword search", "The group being built"], horizontal=True,
+                   key="am_how")
+    anchors, non_members = np.zeros(0, np.int64), np.zeros(0, np.int64)
+    if how == "Random text":
+        if st.button("Another text", key="am_next") or "am_random" not in st.session_state:
+            draw = st.session_state["am_draw"] = st.session_state.get("am_draw", -1) + 1
+            st.session_state["am_random"] = int(np.random.default_rng(draw).integers(corpus.n))
+        anchors = np.array([st.session_state["am_random"]])
+    elif how == "By id":
+        wanted = st.text_input("Text id", key="am_id").strip()
+        if wanted:
+            if wanted in corpus.row_of:
+                anchors = np.array([corpus.row_of[wanted]])
+            else:
+                st.warning(f"No text with id {md(wanted, limit=80)}.")
+    elif how == "Keyword search":
+        query = st.text_input("Keyword", key="am_kw")
+        if query:
+            hits = state.keyword_rows(name, query, limit=20)
+            if len(hits):
+                anchors = np.array([st.selectbox("Hit", hits, format_func=lambda r: corpus.frame["text"].iat[r][:120],
+                                                 key="am_hit")])
+            else:
+                st.warning("No text matches.")
+    else:
+        anchors, non_members = np.asarray(session.included, np.int64), np.asarray(session.excluded, np.int64)
+        if not len(anchors):
+            st.info("The group being built has no included text yet (Annotate page).")
+    return anchors, non_members
