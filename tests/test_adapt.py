@@ -1,5 +1,6 @@
 """Encoder adaptation (ClusterBERT) and embedding sets: end to end on real texts with the packaged
-model (tiny sizes), resume after a kill, the hardening target, the set switch on the Annotate page."""
+model (tiny sizes), resume after a kill, the augmentations, the set switch on the Annotate page. (DEC's
+target, which ClusterBERT's hardening uses, is tested in test_cluster.py.)"""
 
 from __future__ import annotations
 
@@ -10,24 +11,13 @@ import torch
 
 from core import embedsets
 from core.cluster import REGISTRY, ClusterContext
-from core.cluster.clusterbert import delete_words, harden
+from core.cluster.deep import delete_words, swap_words
 from tests.conftest import shared_file
 
 TINY = dict(tsdae_epochs=1, cluster_rounds=1, cluster_epochs=1, harden_epochs=1, batch_size=16, max_length=24)
 TINY_FOR = {"clusterbert": TINY, "dec_mlm": dict(epochs=3, batch_size=16, max_length=24),
             "dec_crl": dict(epochs=3, batch_size=16, max_length=24, vocab=200)}
 ADAPTING = sorted(TINY_FOR)  # the methods that fine-tune the encoder
-
-
-def test_hardening_target_sharpens_and_rows_sum_to_one():
-    g = torch.Generator().manual_seed(1)
-    p = torch.softmax(torch.randn(300, 6, generator=g) * 2, dim=1)
-    q = harden(p)
-    torch.testing.assert_close(q.sum(1), torch.ones(300))
-    entropy = lambda d: -(d * d.log()).sum(1)  # noqa: E731
-    assert entropy(q).mean() < entropy(p).mean()
-    confident = p.max(1).values > 0.5
-    assert (q.max(1).values[confident] > p.max(1).values[confident]).all()
 
 
 def test_word_deletion_keeps_at_least_one_word_and_deletes_about_the_ratio():
@@ -39,7 +29,7 @@ def test_word_deletion_keeps_at_least_one_word_and_deletes_about_the_ratio():
 
 
 def test_dec_crl_parts_contrast_partners_keep_words_and_make_distributions():
-    from core.cluster.dec_crl import Heads, DEFAULTS, nt_xent, swap_words
+    from core.cluster.dec_crl import Heads, DEFAULTS, nt_xent
 
     gen = np.random.default_rng(0)
     text = " ".join(f"w{i}" for i in range(50))
@@ -72,6 +62,7 @@ class Killed(Exception):
     pass
 
 
+@pytest.mark.slow  # fine-tunes a transformer: about a minute
 @pytest.mark.parametrize("method", ADAPTING)
 def test_adapting_methods_resume_after_a_kill_to_the_same_result(titles, tmp_path, method):
     texts, _ = titles
@@ -98,6 +89,7 @@ def test_adapting_methods_resume_after_a_kill_to_the_same_result(titles, tmp_pat
         assert [h["phase"] for h in whole.history] == ["tsdae", "cluster", "harden"]
 
 
+@pytest.mark.slow  # fine-tunes a transformer
 @pytest.mark.parametrize("method", ADAPTING)
 def test_cli_writes_a_loadable_clustering_and_embedding_set(so_copy, method):
     from sentence_transformers import SentenceTransformer

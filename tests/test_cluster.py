@@ -16,7 +16,7 @@ import torch
 from core.cluster import REGISTRY, ClusterContext
 from core.cluster import store
 from core.cluster.base import Clustering
-from core.cluster.dec import soft_assign, target_distribution
+from core.cluster.deep import soft_assign, target_distribution
 from core.cluster.evaluate import accuracy
 from core.cluster.kmeans import kmeans, objective
 from tests.conftest import clustered_unit_vectors

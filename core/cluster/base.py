@@ -235,55 +235,7 @@ class Checkpoint:
         import torch
 
         gen.bit_generator.state = state["rng"]
-        torch.set_rng_state(state["torch_rng"])
+        if state.get("torch_rng") is not None:
+            torch.set_rng_state(state["torch_rng"])
         if device == "cuda" and state.get("cuda_rng") is not None:
             torch.cuda.set_rng_state(state["cuda_rng"])
-
-
-# --- shared by the methods that fine-tune the encoder on the texts (ClusterBERT, DEC-MLM, DEC-CRL) ---
-
-def seeded_torch(seed: int, device: str):
-    """A context in which torch's global generators (dropout draws from them) start from ``seed``;
-    the caller's generator states come back afterwards."""
-    from contextlib import contextmanager
-
-    import torch
-
-    @contextmanager
-    def _ctx():
-        with torch.random.fork_rng(devices=[torch.cuda.current_device()] if device == "cuda" else []):
-            torch.manual_seed(seed)
-            yield
-
-    return _ctx()
-
-
-def seeded_fit(impl):
-    """The registry's ``fit`` around a method's implementation, run under :func:`seeded_torch` (dropout
-    draws from torch's global generator, so a fixed seed gives the same fit)."""
-
-    def fit(ctx: ClusterContext, k: int | None, *, seed: int = 0, device: str = "cpu",
-            progress: Progress | None = None, **params) -> Clustering:
-        with seeded_torch(seed, device):
-            return impl(ctx, k, seed=seed, device=device, progress=progress, **params)
-
-    fit.__doc__ = impl.__doc__
-    return fit
-
-
-def texts_and_k(ctx: ClusterContext, k: int | None, label: str) -> tuple[list[str], int]:
-    """The context's texts (ValueError when it has none) and the checked k."""
-    if ctx.texts is None:
-        raise ValueError(f"{label} fine-tunes the encoder on the texts: the context has none")
-    texts = [str(t) for t in ctx.texts]
-    return texts, check_k(k, len(texts), label)
-
-
-def model_folder(ctx: ClusterContext, prefix: str) -> Path:
-    """A new folder for an adapted encoder: under the checkpoint folder when there is one (the CLI
-    moves it into the corpus's embedding set), else in the system's temporary folder."""
-    import tempfile
-
-    if ctx.checkpoint:
-        Path(ctx.checkpoint).mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=prefix, dir=ctx.checkpoint if ctx.checkpoint else None))

@@ -27,30 +27,14 @@ import numpy as np
 import torch
 from torch import nn
 
-from core.cluster.base import (Checkpoint, ClusterContext, Clustering, Method, Progress, model_folder,
-                               seeded_fit, texts_and_k)
+from core.cluster.base import Checkpoint, ClusterContext, Clustering, Method, Progress
+from core.cluster.deep import (Runner, delete_words, model_folder, quiet_loading, seeded_fit, target_distribution,
+                               texts_and_k)
 from core.safeload import tensor_to_numpy
 
 DEFAULTS = {"model": "default", "tsdae_epochs": 2, "cluster_rounds": 2, "cluster_epochs": 2, "harden_epochs": 2,
             "batch_size": 32, "lr": 2e-5, "tsdae_lr": 3e-5, "lam_cluster": 0.8, "lam_harden": 0.75,
             "delete_ratio": 0.6, "max_length": 64, "temperature": 0.05}
-
-
-def delete_words(text: str, ratio: float, gen: np.random.Generator) -> str:
-    """TSDAE's noise: each word deleted with probability ``ratio``; at least one word is kept."""
-    words = text.split()
-    if not words:
-        return text
-    keep = gen.random(len(words)) >= ratio
-    if not keep.any():
-        keep[gen.integers(len(words))] = True
-    return " ".join(w for w, k in zip(words, keep) if k)
-
-
-def harden(p: torch.Tensor) -> torch.Tensor:
-    """q_ij = (p_ij^2 / f_j) / sum_k (p_ik^2 / f_k), f_j = sum_i p_ij: sharper than p, rows sum to 1."""
-    w = p.pow(2) / p.sum(0)
-    return w / w.sum(1, keepdim=True)
 
 
 def schedule(p: dict) -> list[tuple[str, int, int]]:
@@ -69,7 +53,7 @@ class _Run:
 
         self.texts, self.k, self.p, self.device = texts, k, p, device
         path = resolve_model(p["model"])
-        with torch.random.fork_rng(devices=[]):
+        with torch.random.fork_rng(devices=[]), quiet_loading():
             torch.manual_seed(seed)
             self.model = SentenceTransformer(path, device=device)
             self.model.max_seq_length = p["max_length"]
@@ -105,7 +89,7 @@ class _Run:
         from core.cluster.kmeans import kmeans
 
         emb = self.encode()
-        km = kmeans(emb, self.k, seed=seed, device=self.device, init="auto", n_init="auto", niter="auto")
+        km = kmeans(emb, self.k, seed=seed, device=self.device)
         self.labels = km.labels.astype(np.int64)
         c = torch.from_numpy(km.centroids)
         with torch.no_grad():
@@ -125,67 +109,59 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     t0 = time.perf_counter()
     run = _Run(texts, k, p, seed, device)
     plan = schedule(p)
-    ck = Checkpoint(ctx.checkpoint, {"method": "clusterbert", "k": k, "seed": seed, "params": p, "rows": len(texts)})
     opt_enc = torch.optim.AdamW(run.rec.parameters(), lr=p["tsdae_lr"])
     opt_clu = torch.optim.AdamW([*run.rec.parameters(), *run.head.parameters()], lr=p["lr"])
-    history: list[dict] = []
-    start = 0
-    state = ck.load()
-    if state is not None:
-        run.rec.load_state_dict(state["rec"])
-        run.head.load_state_dict(state["head"])
-        opt_enc.load_state_dict(state["opt_enc"])
-        opt_clu.load_state_dict(state["opt_clu"])
-        run.labels, history, start = np.asarray(tensor_to_numpy(state["labels"])), state["history"], state["done"]
-        ck.restore_random_state(state, run.gen, device)
+    runner = Runner(Checkpoint(ctx.checkpoint, {"method": "clusterbert", "k": k, "seed": seed, "params": p,
+                                                "rows": len(texts)}),
+                    {"rec": run.rec, "head": run.head, "opt_enc": opt_enc, "opt_clu": opt_clu}, run.gen, device,
+                    total=len(plan), progress=progress)
+    if (state := runner.resume()) is not None:
+        run.labels = np.asarray(tensor_to_numpy(state["labels"]))
     n, bs = len(texts), min(p["batch_size"], len(texts))
     run.model.train()  # dropout on while training (TSDAE's noise includes it)
     target: torch.Tensor | None = None
-    for i in range(start, len(plan)):
+    for i in runner.units():
         stage, rnd, epoch = plan[i]
         if stage == "cluster" and epoch == 0:
             run.recluster(seed + rnd)
         if stage == "harden":
-            target = harden(run.predictions())
-        order = run.gen.permutation(n)
-        losses = []
-        for s in range(0, n, bs):
-            idx = order[s:s + bs]
-            clean = [texts[j] for j in idx]
-            noisy = [delete_words(t, p["delete_ratio"], run.gen) for t in clean]
-            rec = run.rec_loss(noisy, clean)
-            if stage == "tsdae":
-                loss, opt = rec, opt_enc
-            else:
-                logp = torch.log_softmax(run.logits(run.embed_batch(noisy)), dim=1)
-                if stage == "cluster":
-                    part = nn.functional.nll_loss(logp, torch.from_numpy(run.labels[idx]).to(device))
-                    lam = p["lam_cluster"]
-                else:
-                    part = nn.functional.kl_div(logp, target[torch.from_numpy(idx).to(device)], reduction="batchmean")
-                    lam = p["lam_harden"]
-                loss, opt = lam * part + (1 - lam) * rec, opt_clu
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            losses.append(loss.item())
-        info = {"phase": stage, "round": rnd, "epoch": epoch + 1, "loss": float(np.mean(losses)),
-                "seconds": round(time.perf_counter() - t0, 2)}
-        history.append(info)
-        ck.save({"rec": run.rec.state_dict(), "head": run.head.state_dict(), "opt_enc": opt_enc.state_dict(),
-                 "opt_clu": opt_clu.state_dict(), "labels": run.labels, "history": history, "done": i + 1,
-                 **ck.random_state(run.gen, device)})
-        if progress:
-            progress(i + 1, len(plan), info)
+            target = target_distribution(run.predictions())  # DEC's target (the paper's "hardening")
+        losses = [_step(run, stage, [texts[j] for j in idx], idx, target, opt_enc, opt_clu)
+                  for idx in np.array_split(run.gen.permutation(n), range(bs, n, bs))]
+        runner.record({"phase": stage, "round": rnd, "epoch": epoch + 1, "loss": float(np.mean(losses))},
+                      labels=run.labels)
     emb = run.encode()
     with torch.no_grad():
         labels = run.logits(torch.from_numpy(emb).to(device)).argmax(1).cpu().numpy().astype(np.int32)
     model_dir = model_folder(ctx, "clusterbert-")
     run.model.save(str(model_dir))
-    ck.clear()
+    runner.finish()
     centroids = nn.functional.normalize(run.head.weight.detach(), dim=-1).cpu().numpy().astype(np.float32)
-    return Clustering(labels, centroids, "clusterbert", k, dict(p), history, time.perf_counter() - t0, seed, device,
-                      embeddings=emb.astype(np.float32), model_dir=model_dir)
+    return Clustering(labels, centroids, "clusterbert", k, dict(p), runner.history, time.perf_counter() - t0, seed,
+                      device, embeddings=emb.astype(np.float32), model_dir=model_dir)
+
+
+def _step(run: _Run, stage: str, clean: list[str], idx: np.ndarray, target: torch.Tensor | None, opt_enc, opt_clu
+          ) -> float:
+    """One batch of one stage: TSDAE's reconstruction of each text from its word-deleted copy, plus (after
+    the TSDAE stage) the cross-entropy to the pseudo-labels or the KL to the hardened target."""
+    noisy = [delete_words(t, run.p["delete_ratio"], run.gen) for t in clean]
+    rec = run.rec_loss(noisy, clean)
+    if stage == "tsdae":
+        loss, opt = rec, opt_enc
+    else:
+        logp = torch.log_softmax(run.logits(run.embed_batch(noisy)), dim=1)
+        if stage == "cluster":
+            part = nn.functional.nll_loss(logp, torch.from_numpy(run.labels[idx]).to(run.device))
+            lam = run.p["lam_cluster"]
+        else:
+            part = nn.functional.kl_div(logp, target[torch.from_numpy(idx).to(run.device)], reduction="batchmean")
+            lam = run.p["lam_harden"]
+        loss, opt = lam * part + (1 - lam) * rec, opt_clu
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    return loss.item()
 
 
 fit = seeded_fit(_fit)

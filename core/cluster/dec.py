@@ -22,6 +22,7 @@ import torch
 from torch import nn
 
 from core.cluster.base import Checkpoint, ClusterContext, Clustering, Method, Progress, as_vectors, check_k
+from core.cluster.deep import Runner, kl_to_target, seeded_fit, soft_assign, target_distribution
 
 
 class AutoEncoder(nn.Module):
@@ -45,20 +46,6 @@ class AutoEncoder(nn.Module):
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:  # (B, dim) -> z (B, latent), x' (B, dim)
         z = self.encoder(x)
         return z, self.decoder(z)
-
-
-def soft_assign(z: torch.Tensor, mu: torch.Tensor, alpha: float = 1.0) -> torch.Tensor:
-    """(B, latent), (k, latent) -> (B, k) Student's t similarities, rows summing to 1."""
-    d2 = torch.cdist(z, mu).pow(2)
-    q = (1.0 + d2 / alpha).pow(-(alpha + 1) / 2)
-    return q / q.sum(1, keepdim=True)
-
-
-def target_distribution(q: torch.Tensor) -> torch.Tensor:
-    """DEC's auxiliary target: squares q (sharpening it) and divides by the cluster's soft size f_j,
-    so that large clusters do not swallow the others; rows sum to 1."""
-    w = q.pow(2) / q.sum(0)
-    return w / w.sum(1, keepdim=True)
 
 
 DEFAULTS = {"hidden": (256,), "latent": 32, "pretrain_epochs": 20, "batch_size": 256, "lr": 1e-3,
@@ -124,53 +111,55 @@ def _loss_summary(losses: list[float]) -> dict:
             "loss_end": float(np.mean(losses[-quarter:]))}
 
 
+def _standardised(vectors, device: str) -> torch.Tensor:
+    """The rows standardised: unit vectors of dimension 384 have entries ~0.05, too small for MSE to
+    train on."""
+    x = as_vectors(vectors)
+    return torch.from_numpy((x - x.mean(0)) / (x.std() + 1e-12)).to(device)
+
+
 def train(ctx: ClusterContext, k: int | None, *, method: str, gamma: float | None, seed: int, device: str,
           progress: Progress | None, params: dict) -> Clustering:
-    """DEC (``gamma`` None: clustering loss only) or IDEC (loss = gamma x KL + reconstruction)."""
+    """DEC (``gamma`` None: clustering loss only) or IDEC (loss = gamma x KL + reconstruction):
+    pretrain the autoencoder, K-Means in its latent space, then rounds of ``update_interval`` steps
+    against a target refreshed between rounds, until fewer than ``tol`` of the labels change. One
+    :class:`~core.cluster.deep.Runner` unit is one refresh (checkpointed, resumable)."""
     from core.cluster.kmeans import kmeans
 
     p = params
     k = check_k(k, ctx.n, method.upper())
     t0 = time.perf_counter()
-    x_np = as_vectors(ctx.vectors)
-    # standardise: unit vectors of dimension 384 have entries ~0.05, too small for MSE to train on
-    x_np = (x_np - x_np.mean(0)) / (x_np.std() + 1e-12)
-    x = torch.from_numpy(x_np).to(device)
-    n = len(x)
-    ck = Checkpoint(ctx.checkpoint, {"method": method, "k": k, "seed": seed, "gamma": gamma,
-                                     "params": {key: list(v) if isinstance(v, tuple) else v for key, v in p.items()},
-                                     "shape": x_np.shape})
-    state = ck.load()
+    x = _standardised(ctx.vectors, device)
+    n, bs = len(x), min(p["batch_size"], len(x))
     gen = np.random.default_rng(seed)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = AutoEncoder(x.shape[1], p["hidden"], p["latent"]).to(device)
-    bs = min(p["batch_size"], n)
-    history: list[dict] = state["history"] if state else []
-    total = p["pretrain_epochs"] + p["max_steps"] // p["update_interval"] + 1
-
-    def report(step: int, info: dict) -> None:
-        history.append({**info, "seconds": round(time.perf_counter() - t0, 3)})
-        if progress:
-            progress(step, total, info)
-
+    mu = nn.Parameter(torch.zeros(k, p["latent"], device=device))
+    opt = torch.optim.Adam([*model.parameters(), mu], lr=p["cluster_lr"])
+    key = {"method": method, "k": k, "seed": seed, "gamma": gamma, "shape": tuple(x.shape),
+           "params": {name: list(v) if isinstance(v, tuple) else v for name, v in p.items()}}
+    runner = Runner(Checkpoint(ctx.checkpoint, key), {"model": model, "opt": opt}, gen, device,
+                    total=p["max_steps"] // p["update_interval"] + 1, progress=progress, offset=p["pretrain_epochs"])
+    state = runner.resume()
     if state is None:
+        def report(epoch: int, info: dict) -> None:
+            runner.history.append({**info, "seconds": round(time.perf_counter() - t0, 3)})
+            if progress:
+                progress(epoch, runner.total + runner.offset, info)
+
         _pretrain(model, x, _Batches(n, bs, gen, device), p, report)  # 1. the autoencoder
         # 2. K-Means in the latent space gives the first centroids
-        km = kmeans(_encode(model, x).cpu().numpy(), k, seed=seed, device=device, init="auto", n_init="auto",
-                    niter="auto")
-        mu = nn.Parameter(torch.from_numpy(km.centroids).to(device))
+        km = kmeans(_encode(model, x).cpu().numpy(), k, seed=seed, device=device)
+        with torch.no_grad():
+            mu.copy_(torch.from_numpy(km.centroids).to(device))
         labels = torch.from_numpy(km.labels.astype(np.int64)).to(device)
         step, batches = 0, _Batches(n, bs, gen, device)
     else:
-        model.load_state_dict(state["model"])
-        mu = nn.Parameter(state["mu"].to(device))
+        with torch.no_grad():
+            mu.copy_(state["mu"].to(device))
         labels, step = state["labels"].to(device), state["step"]
-        gen.bit_generator.state = state["rng"]
         batches = _Batches(n, bs, gen, device, state["order"], state["pos"])
-    opt = torch.optim.Adam([*model.parameters(), mu], lr=p["cluster_lr"])
-    if state is not None:
-        opt.load_state_dict(state["opt"])
 
     def record(q: torch.Tensor, target: torch.Tensor, losses: list[float]) -> bool:
         """Report and checkpoint a refresh; True when training should stop."""
@@ -179,12 +168,9 @@ def train(ctx: ClusterContext, k: int | None, *, method: str, gamma: float | Non
         changed = float((new != labels).float().mean())
         labels = new
         kl = float((target * (target.clamp_min(1e-12).log() - q.clamp_min(1e-12).log())).sum(1).mean())
-        report(p["pretrain_epochs"] + step // p["update_interval"] + 1, {
-            "phase": "cluster", "step": step, "kl_refreshed": kl, "changed": changed,
-            "empty_clusters": int((torch.bincount(labels, minlength=k) == 0).sum()), **_loss_summary(losses)})
-        ck.save({"model": model.state_dict(), "mu": mu.detach().cpu(), "labels": labels.cpu(), "step": step,
-                 "history": history, "rng": gen.bit_generator.state, "opt": opt.state_dict(),
-                 "order": batches.order.cpu(), "pos": batches.pos})
+        runner.record({"phase": "cluster", "step": step, "kl_refreshed": kl, "changed": changed,
+                       "empty_clusters": int((torch.bincount(labels, minlength=k) == 0).sum()), **_loss_summary(losses)},
+                      mu=mu.detach().cpu(), labels=labels.cpu(), step=step, order=batches.order.cpu(), pos=batches.pos)
         return (step > 0 and changed < p["tol"]) or step >= p["max_steps"]
 
     # 3. sharpen: KL(P || Q), P refreshed every update_interval steps. A resumed run's refresh at
@@ -196,8 +182,7 @@ def train(ctx: ClusterContext, k: int | None, *, method: str, gamma: float | Non
         for _ in range(p["update_interval"]):
             idx = batches.next()
             z, recon = model(x[idx])
-            loss = nn.functional.kl_div(soft_assign(z, mu, p["alpha"]).clamp_min(1e-12).log(), target[idx],
-                                        reduction="batchmean")
+            loss = kl_to_target(soft_assign(z, mu, p["alpha"]), target[idx])
             if gamma is not None:
                 loss = gamma * loss + nn.functional.mse_loss(recon, x[idx])
             opt.zero_grad()
@@ -207,17 +192,20 @@ def train(ctx: ClusterContext, k: int | None, *, method: str, gamma: float | Non
             step += 1
         q, target = _refresh(model, x, mu, p["alpha"])
         stop = record(q, target, losses)
-    ck.clear()
+    runner.finish()
     centroids = mu.detach().cpu().numpy().astype(np.float32)  # in the latent space
     params_out = {**p, "hidden": list(p["hidden"]), **({"gamma": gamma} if gamma is not None else {})}
-    return Clustering(labels.cpu().numpy().astype(np.int32), centroids, method, k, params_out, history,
+    return Clustering(labels.cpu().numpy().astype(np.int32), centroids, method, k, params_out, runner.history,
                       time.perf_counter() - t0, seed, device)
 
 
-def fit(ctx: ClusterContext, k: int | None, *, seed: int = 0, device: str = "cpu",
-        progress: Progress | None = None, **params) -> Clustering:
+def _fit(ctx: ClusterContext, k: int | None, *, seed: int = 0, device: str = "cpu",
+         progress: Progress | None = None, **params) -> Clustering:
     return train(ctx, k, method="dec", gamma=None, seed=seed, device=device, progress=progress,
                  params=METHOD.params(params))
+
+
+fit = seeded_fit(_fit)
 
 
 LIMITS = {"latent": (1, 4096), "pretrain_epochs": (0, 10_000), "batch_size": (1, 1_000_000), "lr": (1e-12, 10.0),

@@ -30,23 +30,13 @@ import numpy as np
 import torch
 from torch import nn
 
-from core.cluster.base import Checkpoint, ClusterContext, Clustering, Method, Progress, seeded_fit, texts_and_k
-from core.cluster.clusterbert import delete_words
-from core.cluster.dec import soft_assign, target_distribution
-from core.cluster.dec_mlm import Encoder
+from core.cluster.base import Checkpoint, ClusterContext, Clustering, Method, Progress
+from core.cluster.deep import (Encoder, Runner, delete_words, kl_to_target, seeded_fit, soft_assign, swap_words,
+                               target_distribution, texts_and_k)
 
 DEFAULTS = {"model": "default", "epochs": 3, "batch_size": 32, "lr": 2e-5, "head_lr": 1e-3, "temperature": 0.5,
             "lambda_c": 1.0, "lambda_r": 0.1, "topics": 5, "vocab": 2000, "word_dim": 64, "proj_dim": 128,
             "delete_ratio": 0.1, "swap_ratio": 0.1, "max_length": 64, "alpha": 1.0, "scale": 10.0}
-
-
-def swap_words(text: str, ratio: float, gen: np.random.Generator) -> str:
-    """Swap about ``ratio`` x words with their right-hand neighbour (the same words, another order)."""
-    words = text.split()
-    for i in range(len(words) - 1):
-        if gen.random() < ratio:
-            words[i], words[i + 1] = words[i + 1], words[i]
-    return " ".join(words)
 
 
 def nt_xent(a: torch.Tensor, b: torch.Tensor, temperature: float) -> torch.Tensor:
@@ -113,74 +103,66 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     run = Encoder(texts, p, seed, device, mlm=False)
     bow = bag_of_words(texts, p["vocab"])
     heads = Heads(run.encoder.config.hidden_size, p, bow.shape[1] if bow is not None else 1).to(device)
-    ck = Checkpoint(ctx.checkpoint, {"method": "dec_crl", "k": k, "seed": seed, "params": p, "rows": len(texts)})
-    state = ck.load()
     gen = np.random.default_rng(seed)
-    if state is None:
-        with torch.no_grad():
-            c0 = heads.cluster(run.encode())
-        km = kmeans(c0.cpu().numpy(), k, seed=seed, device=device, init="auto", n_init="auto", niter="auto")
-        mu = nn.Parameter(torch.from_numpy(km.centroids).to(device))
-        history, start = [], 0
-    else:
-        run.model.load_state_dict(state["encoder"])
-        heads.load_state_dict(state["heads"])
-        mu = nn.Parameter(state["mu"].to(device))
-        history, start = state["history"], state["done"]
-        ck.restore_random_state(state, gen, device)
+    mu = nn.Parameter(torch.zeros(k, int(p["proj_dim"]), device=device))
     opt = torch.optim.AdamW([{"params": run.model.parameters(), "lr": p["lr"]},
                              {"params": list(heads.parameters()) + [mu], "lr": p["head_lr"]}])
-    if state is not None:
-        opt.load_state_dict(state["opt"])
+    runner = Runner(Checkpoint(ctx.checkpoint, {"method": "dec_crl", "k": k, "seed": seed, "params": p,
+                                                "rows": len(texts)}),
+                    {"encoder": run.model, "heads": heads, "opt": opt}, gen, device, total=int(p["epochs"]),
+                    progress=progress)
+    if (state := runner.resume()) is None:
+        with torch.no_grad():
+            start = kmeans(heads.cluster(run.encode()).cpu().numpy(), k, seed=seed, device=device).centroids
+    with torch.no_grad():
+        mu.copy_(torch.as_tensor(state["mu"] if state is not None else start).to(device))
     run.model.train()
     n, bs = len(texts), max(2, min(int(p["batch_size"]), len(texts)))
-    for epoch in range(start, int(p["epochs"])):
+    for _ in runner.units():
         with torch.no_grad():
             q_all = soft_assign(heads.cluster(run.encode()), mu, p["alpha"])
             target = target_distribution(q_all)
         sizes = torch.bincount(q_all.argmax(1), minlength=k)
-        order = gen.permutation(n)
         parts = {"cl": [], "cluster": [], "rc": []}
-        for s in range(0, n, bs):
-            idx = order[s:s + bs]
-            if len(idx) < 2:  # a contrastive batch needs two texts
-                continue
-            batch = [texts[j] for j in idx]
-            v1 = [delete_words(t, p["delete_ratio"], gen) for t in batch]
-            v2 = [swap_words(t, p["swap_ratio"], gen) for t in batch]
-            z, z1, z2 = (run.embed(run.batch(v)) for v in (batch, v1, v2))
-            cl = nt_xent(heads.instance(z1), heads.instance(z2), p["temperature"])
-            c = heads.cluster(z)
-            q = soft_assign(c, mu, p["alpha"])
-            dec = nn.functional.kl_div(q.clamp_min(1e-12).log(), target[torch.from_numpy(idx).to(device)],
-                                       reduction="batchmean")
-            loss = cl + p["lambda_c"] * dec
-            if bow is not None and p["lambda_r"] > 0:
-                b = torch.from_numpy(bow[idx].toarray()).float().to(device)
-                rc = heads.reconstruction_loss(c, q, mu, b)
-                loss = loss + p["lambda_r"] * rc
-                parts["rc"].append(rc.item())
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            parts["cl"].append(cl.item())
-            parts["cluster"].append(dec.item())
-        info = {"epoch": epoch + 1, **{name: float(np.mean(v)) for name, v in parts.items() if v},
-                "largest_share_before": round(float(sizes.max()) / n, 4),
-                "clusters_before": int((sizes > 0).sum()), "seconds": round(time.perf_counter() - t0, 2)}
-        history.append(info)
-        ck.save({"encoder": run.model.state_dict(), "heads": heads.state_dict(), "mu": mu.detach().cpu(),
-                 "opt": opt.state_dict(), "history": history, "done": epoch + 1, **ck.random_state(gen, device)})
-        if progress:
-            progress(epoch + 1, int(p["epochs"]), info)
+        for idx in np.array_split(gen.permutation(n), range(bs, n, bs)):
+            if len(idx) >= 2:  # a contrastive batch needs two texts
+                _step(run, heads, mu, target, bow, [texts[j] for j in idx], idx, gen, opt, parts)
+        runner.record({"epoch": runner.done + 1, **{name: float(np.mean(v)) for name, v in parts.items() if v},
+                       "largest_share_before": round(float(sizes.max()) / n, 4),
+                       "clusters_before": int((sizes > 0).sum())}, mu=mu.detach().cpu())
     z = run.encode()
     with torch.no_grad():
         labels = soft_assign(heads.cluster(z), mu, p["alpha"]).argmax(1).cpu().numpy().astype(np.int32)
-    emb, model_dir = run.finish(ctx, z, labels, k, history, ck, "dec_crl-")
+    emb, model_dir = run.finish(ctx, z, labels, k, runner.history, "dec_crl-")
+    runner.finish()
     centroids = np.stack([emb[labels == j].mean(0) if (labels == j).any() else np.zeros(emb.shape[1], np.float32)
                           for j in range(k)]).astype(np.float32)  # in the embedding space, like every method's
-    return Clustering(labels, centroids, "dec_crl", k, dict(p), history, time.perf_counter() - t0, seed, device,
+    return Clustering(labels, centroids, "dec_crl", k, dict(p), runner.history, time.perf_counter() - t0, seed, device,
                       embeddings=emb, model_dir=model_dir)
+
+
+def _step(run: Encoder, heads: Heads, mu: torch.Tensor, target: torch.Tensor, bow, batch: list[str], idx: np.ndarray,
+          gen: np.random.Generator, opt, parts: dict) -> None:
+    """One batch: NT-Xent between a word-deletion and a word-swap view, DEC's KL on the clean text's
+    cluster projection, the topic model's reconstruction of its words; the terms go into ``parts``."""
+    p, device = run.p, run.device
+    v1 = [delete_words(t, p["delete_ratio"], gen) for t in batch]
+    v2 = [swap_words(t, p["swap_ratio"], gen) for t in batch]
+    z, z1, z2 = (run.embed(run.batch(v)) for v in (batch, v1, v2))
+    cl = nt_xent(heads.instance(z1), heads.instance(z2), p["temperature"])
+    c = heads.cluster(z)
+    q = soft_assign(c, mu, p["alpha"])
+    dec = kl_to_target(q, target[torch.from_numpy(idx).to(device)])
+    loss = cl + p["lambda_c"] * dec
+    if bow is not None and p["lambda_r"] > 0:
+        rc = heads.reconstruction_loss(c, q, mu, torch.from_numpy(bow[idx].toarray()).float().to(device))
+        loss = loss + p["lambda_r"] * rc
+        parts["rc"].append(rc.item())
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    parts["cl"].append(cl.item())
+    parts["cluster"].append(dec.item())
 
 
 fit = seeded_fit(_fit)

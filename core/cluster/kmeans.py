@@ -198,9 +198,9 @@ def resolve(n: int, k: int, dim: int, init: str, n_init: int | str, niter: int |
     return init, n_init, niter
 
 
-def kmeans(x: np.ndarray, k: int, niter: int | str = 20, seed: int = 0, device: str = "cpu",
-           neighbours: int = 64, tol: float = 1e-3, full_until: float = 0.05, init: str = "random",
-           n_init: int | str = 1, progress: Progress | None = None, checkpoint: Checkpoint | None = None
+def kmeans(x: np.ndarray, k: int, niter: int | str = "auto", seed: int = 0, device: str = "cpu",
+           neighbours: int = 64, tol: float = 1e-3, full_until: float = 0.05, init: str = "auto",
+           n_init: int | str = "auto", progress: Progress | None = None, checkpoint: Checkpoint | None = None
            ) -> KMeansResult:
     """Cluster the rows of ``x`` into ``k`` clusters, keeping the best of ``n_init`` starts;
     ``progress(step, total, {"restart", "iteration", "objective", "changed"})``."""

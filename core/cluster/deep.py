@@ -1,0 +1,248 @@
+"""The shared home of the deep clustering methods (DEC, IDEC, ClusterBERT, DEC-MLM, DEC-CRL): DEC's soft
+assignment and target, the text augmentations, the trainable sentence encoder, and one resumable runner
+that does start-or-resume, history, checkpoints and progress, so that each method is its losses and
+augmentations and nothing else.
+
+- :func:`soft_assign`, :func:`target_distribution`: Student's t assignment to centroids and DEC's
+  sharpened target (ClusterBERT's "hardening" is the same target).
+- :func:`delete_words`, :func:`swap_words`: the offline augmentations.
+- :class:`Encoder`: the sentence-transformer's transformer, trainable, mean-pooled.
+- :class:`Runner`: the resumable loop of units (epochs, or DEC's refresh rounds).
+- :func:`seeded_fit`, :func:`texts_and_k`, :func:`model_folder`: what the encoder-adapting methods share
+  around their fit.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from core.cluster.base import Checkpoint, ClusterContext, Clustering, check_k
+from core.progress import Progress
+
+
+# --- DEC's assignment and target --------------------------------------------------------------------
+
+def soft_assign(z: torch.Tensor, mu: torch.Tensor, alpha: float = 1.0) -> torch.Tensor:
+    """(B, latent), (k, latent) -> (B, k) Student's t similarities, rows summing to 1."""
+    d2 = torch.cdist(z, mu).pow(2)
+    q = (1.0 + d2 / alpha).pow(-(alpha + 1) / 2)
+    return q / q.sum(1, keepdim=True)
+
+
+def target_distribution(q: torch.Tensor) -> torch.Tensor:
+    """DEC's auxiliary target: squares q (sharpening it) and divides by the cluster's soft size f_j,
+    so that large clusters do not swallow the others; rows sum to 1. (ClusterBERT calls this
+    "hardening".)"""
+    w = q.pow(2) / q.sum(0)
+    return w / w.sum(1, keepdim=True)
+
+
+def kl_to_target(q: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """KL(target || q) per row, averaged: DEC's clustering loss."""
+    return nn.functional.kl_div(q.clamp_min(1e-12).log(), target, reduction="batchmean")
+
+
+# --- augmentations that work offline ----------------------------------------------------------------
+
+def delete_words(text: str, ratio: float, gen: np.random.Generator) -> str:
+    """Each word deleted with probability ``ratio`` (TSDAE's noise); at least one word is kept."""
+    words = text.split()
+    if not words:
+        return text
+    keep = gen.random(len(words)) >= ratio
+    if not keep.any():
+        keep[gen.integers(len(words))] = True
+    return " ".join(w for w, k in zip(words, keep) if k)
+
+
+def swap_words(text: str, ratio: float, gen: np.random.Generator) -> str:
+    """Swap about ``ratio`` x words with their right-hand neighbour (the same words, another order)."""
+    words = text.split()
+    for i in range(len(words) - 1):
+        if gen.random() < ratio:
+            words[i], words[i + 1] = words[i + 1], words[i]
+    return " ".join(words)
+
+
+# --- the trainable encoder ----------------------------------------------------------------------------
+
+@contextmanager
+def quiet_loading():
+    """transformers' loading report off while a head the base model lacks is built (an MLM head, TSDAE's
+    decoder: their weights are "MISSING" by design and newly made), back to its level afterwards."""
+    from transformers.utils import logging as hf_logging
+
+    level = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(level)
+
+
+class Encoder:
+    """The sentence-transformer's transformer, trainable, with its tokenizer: mean-pooled, scaled
+    embeddings of batches and of the whole corpus, a masked-LM loss (``mlm``: with the MLM head),
+    and saving as a sentence-transformers folder."""
+
+    def __init__(self, texts: list[str], p: dict, seed: int, device: str, mlm: bool = True):
+        from transformers import AutoModel, AutoModelForMaskedLM, AutoTokenizer
+
+        from core.embed import resolve_model
+
+        self.path = resolve_model(p["model"])
+        self.texts, self.p, self.device = texts, p, device
+        self.tok = AutoTokenizer.from_pretrained(self.path)
+        with torch.random.fork_rng(devices=[]), quiet_loading():
+            torch.manual_seed(seed)
+            # the MLM head: tied decoder, new transform
+            self.model = (AutoModelForMaskedLM if mlm else AutoModel).from_pretrained(self.path).to(device)
+        self.encoder = self.model.base_model if mlm else self.model
+
+    def batch(self, texts: list[str]) -> dict:
+        b = self.tok(texts, padding=True, truncation=True, max_length=self.p["max_length"], return_tensors="pt")
+        return {k: v.to(self.device) for k, v in b.items()}
+
+    def embed(self, b: dict) -> torch.Tensor:
+        """Mean-pooled, L2-normalised, times ``scale`` (Student's t needs distances of order 1)."""
+        h = self.encoder(input_ids=b["input_ids"], attention_mask=b["attention_mask"]).last_hidden_state
+        m = b["attention_mask"].unsqueeze(-1).to(h.dtype)
+        return nn.functional.normalize((h * m).sum(1) / m.sum(1).clamp_min(1), dim=-1) * self.p["scale"]
+
+    @torch.no_grad()
+    def encode(self) -> torch.Tensor:
+        self.model.eval()
+        out = torch.cat([self.embed(self.batch(self.texts[s:s + 256])) for s in range(0, len(self.texts), 256)])
+        self.model.train()
+        return out
+
+    def mlm_loss(self, b: dict) -> torch.Tensor:
+        ids = b["input_ids"].clone()
+        labels = ids.clone()
+        special = torch.zeros_like(ids, dtype=torch.bool)
+        for t in (self.tok.cls_token_id, self.tok.sep_token_id, self.tok.pad_token_id):
+            special |= ids == t
+        pick = (torch.rand(ids.shape, device=ids.device) < self.p["mask_ratio"]) & ~special
+        if not pick.any():
+            pick[0, 1] = not special[0, 1]
+        labels[~pick] = -100
+        ids[pick] = self.tok.mask_token_id
+        return self.model(input_ids=ids, attention_mask=b["attention_mask"], labels=labels).loss
+
+    def finish(self, ctx: ClusterContext, z: torch.Tensor, labels: np.ndarray, k: int, history: list,
+               prefix: str) -> tuple[np.ndarray, Path]:
+        """The end of a run: the final cluster sizes into ``history``, the adapted encoder saved
+        under the corpus; returns the unit embeddings and the model folder."""
+        sizes = np.bincount(labels, minlength=k)
+        history.append({"phase": "final", "largest_share": round(float(sizes.max()) / len(labels), 4),
+                        "clusters": int((sizes > 0).sum())})
+        folder = model_folder(ctx, prefix)
+        self.save_model(folder)
+        return (z / self.p["scale"]).cpu().numpy().astype(np.float32), folder
+
+    def save_model(self, folder: Path) -> None:
+        """The adapted encoder as a sentence-transformers folder (same pooling as the base model)."""
+        from sentence_transformers import SentenceTransformer
+
+        st = SentenceTransformer(self.path, device="cpu")
+        st[0].auto_model.load_state_dict({k: v.cpu() for k, v in self.encoder.state_dict().items()}, strict=False)
+        st.save(str(folder))
+
+
+# --- one resumable runner ------------------------------------------------------------------------------
+
+class Runner:
+    """A method's loop of units (an epoch, or DEC's refresh round), resumable after a kill.
+
+    ``parts`` are what a checkpoint must hold and restore by ``state_dict`` (models, optimisers);
+    a method adds anything else (centroids, pseudo-labels) as ``extra`` when it records a unit, and
+    reads it back from what :meth:`resume` returns. After every unit: the unit's figures go into
+    ``history`` (with the seconds since the start), the checkpoint is written (parts, extra, history,
+    units done, the random generators' states) and ``progress(done + offset, total + offset, info)``
+    is called. ``offset`` counts units a method ran before the runner's (DEC's pretraining)."""
+
+    def __init__(self, checkpoint: Checkpoint, parts: dict[str, Any], gen: np.random.Generator, device: str,
+                 total: int, progress: Progress | None = None, offset: int = 0):
+        self.checkpoint, self.parts, self.gen, self.device = checkpoint, parts, gen, device
+        self.total, self.progress, self.offset = total, progress, offset
+        self.history: list[dict] = []
+        self.done = 0
+        self.t0 = time.perf_counter()
+
+    def resume(self) -> dict | None:
+        """The checkpoint's state when one matches (parts, history, generators restored), else None."""
+        state = self.checkpoint.load()
+        if state is None:
+            return None
+        for name, part in self.parts.items():
+            part.load_state_dict(state[name])
+        self.history, self.done = state["history"], state["done"]
+        Checkpoint.restore_random_state(state, self.gen, self.device)
+        return state
+
+    def units(self):
+        """The units still to run (all of them, or those after the checkpoint's)."""
+        return range(self.done, self.total)
+
+    def record(self, info: dict, **extra) -> None:
+        """A unit finished: history, checkpoint, progress."""
+        self.done += 1
+        info = {**info, "seconds": round(time.perf_counter() - self.t0, 2)}
+        self.history.append(info)
+        self.checkpoint.save({**{name: part.state_dict() for name, part in self.parts.items()}, **extra,
+                              "history": self.history, "done": self.done,
+                              **Checkpoint.random_state(self.gen, self.device)})
+        if self.progress:
+            self.progress(self.done + self.offset, self.total + self.offset, info)
+
+    def finish(self) -> None:
+        """The fit is done: its checkpoint goes."""
+        self.checkpoint.clear()
+
+
+# --- around the fit of a method that adapts the encoder ----------------------------------------------
+
+@contextmanager
+def seeded_torch(seed: int, device: str):
+    """A context in which torch's global generators (dropout draws from them) start from ``seed``;
+    the caller's generator states come back afterwards (a fit never moves a server's global state)."""
+    with torch.random.fork_rng(devices=[torch.cuda.current_device()] if device == "cuda" else []):
+        torch.manual_seed(seed)
+        yield
+
+
+def seeded_fit(impl):
+    """The registry's ``fit`` around a method's implementation, run under :func:`seeded_torch`."""
+
+    def fit(ctx: ClusterContext, k: int | None, *, seed: int = 0, device: str = "cpu",
+            progress: Progress | None = None, **params) -> Clustering:
+        with seeded_torch(seed, device):
+            return impl(ctx, k, seed=seed, device=device, progress=progress, **params)
+
+    fit.__doc__ = impl.__doc__
+    return fit
+
+
+def texts_and_k(ctx: ClusterContext, k: int | None, label: str) -> tuple[list[str], int]:
+    """The context's texts (ValueError when it has none) and the checked k."""
+    if ctx.texts is None:
+        raise ValueError(f"{label} fine-tunes the encoder on the texts: the context has none")
+    texts = [str(t) for t in ctx.texts]
+    return texts, check_k(k, len(texts), label)
+
+
+def model_folder(ctx: ClusterContext, prefix: str) -> Path:
+    """A new folder for an adapted encoder: under the checkpoint folder when there is one (the CLI
+    moves it into the corpus's embedding set), else in the system's temporary folder."""
+    import tempfile
+
+    if ctx.checkpoint:
+        Path(ctx.checkpoint).mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=ctx.checkpoint if ctx.checkpoint else None))
