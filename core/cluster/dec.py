@@ -118,14 +118,33 @@ def _standardised(vectors, device: str) -> torch.Tensor:
     return torch.from_numpy((x - x.mean(0)) / (x.std() + 1e-12)).to(device)
 
 
+def _start(model: AutoEncoder, x: torch.Tensor, mu: nn.Parameter, k: int, p: dict, runner: Runner, seed: int,
+           t0: float) -> torch.Tensor:
+    """A fresh fit's start: 1. pretrain the autoencoder (its epochs go into the runner's history and
+    progress), 2. K-Means in its latent space gives the first centroids (into ``mu``); returns the
+    K-Means labels."""
+    from core.cluster.kmeans import kmeans
+
+    def report(epoch: int, info: dict) -> None:
+        runner.history.append({**info, "seconds": round(time.perf_counter() - t0, 3)})
+        if runner.progress:
+            runner.progress(epoch, runner.total + runner.offset, info)
+
+    _pretrain(model, x, _Batches(len(x), min(p["batch_size"], len(x)), runner.gen, runner.device), p, report)
+    km = kmeans(_encode(model, x).cpu().numpy(), k, seed=seed, device=runner.device)
+    with torch.no_grad():
+        mu.copy_(torch.from_numpy(km.centroids).to(runner.device))
+    return torch.from_numpy(km.labels.astype(np.int64)).to(runner.device)
+
+
+# Long (~65 lines with its nested record): the DEC loop (resume, the rounds of steps, the refresh record that
+# decides when to stop) shares its state (labels, step, batches) between the loop and the record.
 def train(ctx: ClusterContext, k: int | None, *, method: str, gamma: float | None, seed: int, device: str,
           progress: Progress | None, params: dict) -> Clustering:
     """DEC (``gamma`` None: clustering loss only) or IDEC (loss = gamma x KL + reconstruction):
     pretrain the autoencoder, K-Means in its latent space, then rounds of ``update_interval`` steps
     against a target refreshed between rounds, until fewer than ``tol`` of the labels change. One
     :class:`~core.cluster.deep.Runner` unit is one refresh (checkpointed, resumable)."""
-    from core.cluster.kmeans import kmeans
-
     p = params
     k = check_k(k, ctx.n, method.upper())
     t0 = time.perf_counter()
@@ -143,17 +162,7 @@ def train(ctx: ClusterContext, k: int | None, *, method: str, gamma: float | Non
                     total=p["max_steps"] // p["update_interval"] + 1, progress=progress, offset=p["pretrain_epochs"])
     state = runner.resume()
     if state is None:
-        def report(epoch: int, info: dict) -> None:
-            runner.history.append({**info, "seconds": round(time.perf_counter() - t0, 3)})
-            if progress:
-                progress(epoch, runner.total + runner.offset, info)
-
-        _pretrain(model, x, _Batches(n, bs, gen, device), p, report)  # 1. the autoencoder
-        # 2. K-Means in the latent space gives the first centroids
-        km = kmeans(_encode(model, x).cpu().numpy(), k, seed=seed, device=device)
-        with torch.no_grad():
-            mu.copy_(torch.from_numpy(km.centroids).to(device))
-        labels = torch.from_numpy(km.labels.astype(np.int64)).to(device)
+        labels = _start(model, x, mu, k, p, runner, seed, t0)
         step, batches = 0, _Batches(n, bs, gen, device)
     else:
         with torch.no_grad():

@@ -139,6 +139,27 @@ def count_matrix(docs: list[list[str]], labels: np.ndarray, k: int) -> tuple[sp.
     return m, list(vocab)
 
 
+def lemmatised(texts: Sequence[str], lem: Lemmatiser) -> tuple[list[list[str]], dict[str, Counter]]:
+    """Each text as its lemmas (hashtags adding the words inside them, unknown Czech forms joined to the
+    known lemma of their stem), and for each lemma the word forms counted under it."""
+    toks = [tokens(str(t)) for t in texts]
+    hashtags = [hashtag_parts(str(t)) if "#" in str(t) else [] for t in texts]
+    tagged = [set(tokens(" ".join(HASHTAG.findall(str(t))))) if "#" in str(t) else set() for t in texts]
+    seen = Counter(w for doc, tags in zip(toks, tagged) for w in doc if w not in tags)  # words written on their own
+    known = {w for w, n in seen.items() if n >= 3 and len(w) >= 4}
+    toks = [split_hashtags(doc, parts, tags, known) if parts or tags else doc
+            for doc, parts, tags in zip(toks, hashtags, tagged)]
+    merged = merge_unknown(Counter(t for doc in toks for t in doc), lem)
+    docs = [[merged.get(t) or lem(t) for t in doc] for doc in toks]
+    forms: dict[str, Counter] = {}
+    for doc_tokens, doc_lemmas in zip(toks, docs):
+        for t, lemma in zip(doc_tokens, doc_lemmas):
+            forms.setdefault(lemma, Counter())[t] += 1
+    return docs, forms
+
+
+# Long (~55 lines): both rankings over one count matrix, per cluster; the parts that stand alone
+# (lemmatised, count_matrix, merge_unknown) are functions of their own.
 def key_terms(texts: Sequence[str], labels: np.ndarray, lang: str = "auto", top: int = 10,
               min_count: int = 10, frequent: int = 300, stop_top: int = 100, seed: int = 0) -> KeyTerms:
     """Per cluster: the original rule (lemmas used >= ``min_count`` times in the cluster that are
@@ -151,20 +172,7 @@ def key_terms(texts: Sequence[str], labels: np.ndarray, lang: str = "auto", top:
     k = int(labels.max()) + 1 if len(labels) else 0
     if lang == "auto":
         lang = languages.main_language(languages.detect(texts, sample=500, seed=seed))
-    lem = Lemmatiser(lang)
-    toks = [tokens(str(t)) for t in texts]
-    hashtags = [hashtag_parts(str(t)) if "#" in str(t) else [] for t in texts]
-    tagged = [set(tokens(" ".join(HASHTAG.findall(str(t))))) if "#" in str(t) else set() for t in texts]
-    seen = Counter(w for doc, tags in zip(toks, tagged) for w in doc if w not in tags)  # words written on their own
-    known = {w for w, n in seen.items() if n >= 3 and len(w) >= 4}
-    toks = [split_hashtags(doc, parts, tags, known) if parts or tags else doc
-            for doc, parts, tags in zip(toks, hashtags, tagged)]
-    merged = merge_unknown(Counter(t for doc in toks for t in doc), lem)
-    docs = [[merged.get(t) or lem(t) for t in doc] for doc in toks]
-    forms: dict[str, Counter] = {}  # lemma -> the word forms counted under it
-    for doc_tokens, doc_lemmas in zip(toks, docs):
-        for t, lemma in zip(doc_tokens, doc_lemmas):
-            forms.setdefault(lemma, Counter())[t] += 1
+    docs, forms = lemmatised(texts, Lemmatiser(lang))
     counts, vocab = count_matrix(docs, labels, k)
     vocab_arr = np.array(vocab, dtype=object)
     total = np.asarray(counts.sum(0)).ravel()

@@ -156,6 +156,8 @@ def iterative(model: AnchoredFilter, x, *, bag: int = 800, threshold: float = 0.
     return out, {"anchors": k, "seconds": time.perf_counter() - t0}  # each anchor gave one cluster before the merge
 
 
+# Long (~60 lines) on purpose: one algorithm (anchors, co-membership, linkage, assignment) read top to
+# bottom as in its description; splitting it would scatter its shared arrays across helpers.
 def consensus(model: AnchoredFilter, x, *, anchors: int = 2000, bag: int = 800, threshold: float = 0.5,
               agreement: float = 0.2, min_size: int = 5, batch: int = 16, seed: int = 0,
               progress: Progress | None = None

@@ -86,6 +86,8 @@ def evaluate(model: AnchoredFilter, x: torch.Tensor, bags: list[Bags]) -> dict:
     return {"val_loss": float(np.mean(losses)), **{f"val_{k}": v for k, v in out.items()}}
 
 
+# Long (~60 lines) on purpose: start-or-resume, the step loop and the per-epoch record read best in one place;
+# the pieces it calls (bag_loss, evaluate, Checkpoint) are separate and tested on their own.
 def train(x: np.ndarray | torch.Tensor, sampler, *, stage: str, config: Config | None = None,
           start: Trained | None = None, val_sampler=None, val_bags: int = 32, seed: int = 0, device: str = "cpu",
           checkpoint: Path | None = None, progress: Progress | None = None, **params) -> Trained:
