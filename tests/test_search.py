@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import torch
 import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -68,6 +69,21 @@ def test_shared_laws(ctx, method, k):
     assert len(set(r.rows)) == k
     # on clustered data, every method finds the included cluster
     assert (LABELS[r.rows] == 0).mean() >= 0.9
+
+
+@pytest.mark.parametrize("method", SEMANTIC)
+def test_a_search_leaves_the_servers_global_random_state_alone(ctx, method):
+    """Every user of a server shares torch's and numpy's global generators: a search must not move them
+    (NN1 and NN2 called torch.manual_seed), and the same labels give the same answer."""
+    inc, exc = labelled_sets(ctx)
+    torch.manual_seed(1234)
+    np.random.seed(99)
+    before_torch, before_np = torch.get_rng_state(), np.random.get_state()[1].copy()
+    first = REGISTRY[method].search(ctx, inc, exc, 10)
+    assert torch.equal(torch.get_rng_state(), before_torch), f"{method} moved torch's global generator"
+    assert np.array_equal(np.random.get_state()[1], before_np), f"{method} moved numpy's global generator"
+    torch.manual_seed(7)  # another user's draws in between change nothing
+    assert REGISTRY[method].search(ctx, inc, exc, 10).rows.tolist() == first.rows.tolist()
 
 
 @pytest.mark.parametrize("method", SEMANTIC)

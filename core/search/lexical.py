@@ -106,7 +106,10 @@ def fit_scores(x: np.ndarray, words: sp.csr_matrix | None, pos: np.ndarray, neg:
     y = np.r_[np.ones(len(pos)), np.zeros(len(neg))]
     dense = alpha * np.asarray(x[rows], dtype=np.float32)
     feats = sp.hstack([sp.csr_matrix(dense), words[rows]]).tocsr() if words is not None else dense
-    model = LogisticRegression(C=c, class_weight="balanced", solver="liblinear", max_iter=300).fit(feats, y)
+    # random_state fixed: liblinear shuffles with numpy's global generator otherwise (shared by every
+    # user of a server, and a second answer for the same labels)
+    model = LogisticRegression(C=c, class_weight="balanced", solver="liblinear", max_iter=300,
+                               random_state=0).fit(feats, y)
     w = model.coef_[0].astype(np.float32)
     d = x.shape[1]
     scores = np.asarray(x @ (alpha * w[:d]), dtype=np.float32)

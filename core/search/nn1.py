@@ -25,8 +25,10 @@ def fisher_loss(pi: torch.Tensor, pe: torch.Tensor, eps: float = 1e-6) -> torch.
     return -(pi.mean() - pe.mean()) / sigma
 
 
-def train(xi: torch.Tensor, xe: torch.Tensor, steps: int = 100, lr: float = 0.05, seed: int = 0) -> torch.Tensor:
-    torch.manual_seed(seed)
+def train(xi: torch.Tensor, xe: torch.Tensor, steps: int = 100, lr: float = 0.05) -> torch.Tensor:
+    """Deterministic without any random draw (the projection starts from the difference of the class
+    means; Adam draws nothing): no seed, and nothing touches torch's global generator, which every user
+    of the server shares."""
     model = FisherProjection(xi.mean(0) - xe.mean(0))
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     for _ in range(steps):
@@ -45,7 +47,7 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
            *, steps: int = 100) -> Ranked:
     inc, exc, xi, xe = labelled(ctx, included, excluded)
     METHOD.check(inc, exc)
-    w = train(to_torch(xi, ctx.device), to_torch(xe, ctx.device), steps=steps, seed=ctx.seed)
+    w = train(to_torch(xi, ctx.device), to_torch(xe, ctx.device), steps=steps)
     return rank_by_direction(ctx, w.cpu().numpy(), inc, exc, k, "nn1")
 
 

@@ -14,15 +14,16 @@ from core.search.linear import labelled, rank_by_direction, to_torch
 class BalancedLogistic(nn.Module):
     def __init__(self, dim: int):
         super().__init__()
-        self.linear = nn.Linear(dim, 1)
+        # no random initialisation (it would draw from torch's global generator): train() sets zeros
+        self.linear = nn.utils.skip_init(nn.Linear, dim, 1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # (N, D) -> (N,) logits
         return self.linear(x).squeeze(-1)
 
 
-def train(xi: torch.Tensor, xe: torch.Tensor, l2: float = 1e-3, iters: int = 50,
-          seed: int = 0) -> "BalancedLogistic":
-    torch.manual_seed(seed)
+def train(xi: torch.Tensor, xe: torch.Tensor, l2: float = 1e-3, iters: int = 50) -> "BalancedLogistic":
+    """Deterministic without any random draw (weights start at zero; L-BFGS draws nothing): no seed, and
+    nothing touches torch's global generator, which every user of the server shares."""
     x = torch.cat([xi, xe])
     y = torch.cat([torch.ones(len(xi)), torch.zeros(len(xe))]).to(x.device)
     # balanced: each class weighs half, however many texts it has
@@ -47,7 +48,7 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
            *, l2: float = 1e-3) -> Ranked:
     inc, exc, xi, xe = labelled(ctx, included, excluded)
     METHOD.check(inc, exc)
-    model = train(to_torch(xi, ctx.device), to_torch(xe, ctx.device), l2=l2, seed=ctx.seed)
+    model = train(to_torch(xi, ctx.device), to_torch(xe, ctx.device), l2=l2)
     w = model.linear.weight.detach()[0].cpu().numpy()
     b = float(model.linear.bias.detach().cpu()[0])
     return rank_by_direction(ctx, w, inc, exc, k, "nn2", bias=b,
