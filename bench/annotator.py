@@ -282,10 +282,14 @@ def main(argv=None) -> None:
     classes = a.classes or sorted(set(labels) - {""})  # an empty label: background, not a topic
     queries = class_queries(corpus, a.label_column, classes, a.seed_query)
     methods = [m.strip() for m in a.methods.split(",") if m.strip()]
+    from precompute.cluster import parse_param
+
     try:
-        params = {k: float(v) for k, v in (kv.split("=", 1) for kv in a.param)}
-    except ValueError:
-        raise SystemExit(f"--param wants KEY=NUMBER, got {a.param}")
+        params = dict(parse_param(kv) for kv in a.param)  # 3 stays a whole number, 0.5 a number
+        for name in methods:
+            REGISTRY[name].params({k: v for k, v in params.items() if k in REGISTRY[name].defaults})
+    except ValueError as exc:
+        raise SystemExit(f"--param: {exc}")
     runs = []
     rng = np.random.default_rng(a.shrink_seed)
     for cls in classes:

@@ -5,14 +5,13 @@ The simulated annotator (bench/annotator.py) calls these same functions.
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from core.search import REGISTRY, Ranked, SearchContext
-from core.session import EXCLUDED, LABEL_NAMES, Session
+from core.session import LABEL_NAMES, Session
 
 
 def ask(ctx: SearchContext, session: Session, method: str, k: int | None = 10, **params) -> Ranked:
@@ -23,12 +22,7 @@ def ask(ctx: SearchContext, session: Session, method: str, k: int | None = 10, *
     """
     if method not in REGISTRY:
         raise ValueError(f"unknown method {method!r}; known: {', '.join(REGISTRY)}")
-    allowed = {p.name for p in inspect.signature(REGISTRY[method].search).parameters.values()
-               if p.kind is p.KEYWORD_ONLY}
-    unknown = sorted(set(params) - allowed)
-    if unknown:  # a misspelt parameter is an error, never silently dropped
-        raise ValueError(f"{method} has no parameter {', '.join(map(repr, unknown))}; "
-                         f"it takes: {', '.join(sorted(allowed)) or 'none'}")
+    REGISTRY[method].params(params)  # a misspelt or malformed parameter is an error, never silently dropped
     result = REGISTRY[method].search(ctx, session.included, session.excluded, k, **params)
     recorded = {key: (str(v) if not isinstance(v, (int, float, str, bool, type(None), list)) else v)
                 for key, v in params.items()}

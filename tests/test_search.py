@@ -399,3 +399,19 @@ def test_fp16_index_agrees_with_exact_search():
         b, sb = half.topk(q, 10, excl)
         assert len(set(a) & set(b)) >= 9 and not set(b) & set(excl)
         np.testing.assert_allclose(sa, sb, atol=2e-3)
+
+
+def test_search_parameters_are_checked_like_clustering_parameters(ctx):
+    """One mechanism for both registries (core.params): an unknown name, a value of the wrong kind or out
+    of bounds is a ValueError that names it, before any search."""
+    from core.cluster import REGISTRY as CLUSTERING
+
+    s = Session()
+    s.add_search("keyword", {}, labelled_sets(ctx)[0])
+    s.set_labels(labelled_sets(ctx)[1], EXCLUDED)
+    for params, says in [({"alpah": 1.0}, "has no parameter 'alpah'"), ({"alpha": "high"}, "'alpha' must be a number"),
+                         ({"background": -5}, "'background' must be between 0"), ({"c": float("nan")}, "finite")]:
+        with pytest.raises(ValueError, match=says):
+            annotate.ask(ctx, s, "suggest", 10, **params)
+    assert REGISTRY["nn1"].defaults == {"steps": 100} and "n_init" in CLUSTERING["kmeans"].defaults
+    assert annotate.ask(ctx, s, "suggest", 10, alpha=1, background=100).method == "suggest"

@@ -15,6 +15,7 @@ from typing import Any, Protocol, Sequence
 
 import numpy as np
 
+from core.params import resolve
 from core.progress import Progress  # noqa: F401  (methods import it from here: progress(step, total, info))
 
 
@@ -90,57 +91,9 @@ class Method:
     limits: dict = field(default_factory=dict)  # name -> (lowest, highest) allowed value, where it matters
 
     def params(self, given: dict) -> dict:
-        """The defaults updated by ``given``; ValueError naming an unknown parameter, or a value of the
-        wrong kind or out of bounds (``--param n_init=[1,2]``, ``tol=nan``, ``n_init=1e9``)."""
-        unknown = sorted(set(given) - set(self.defaults))
-        if unknown:
-            raise ValueError(f"{self.label} has no parameter {', '.join(map(repr, unknown))}; "
-                             f"it takes: {', '.join(sorted(self.defaults)) or 'none'}")
-        for name, value in given.items():
-            check_param(self.label, name, value, self.defaults[name], self.limits.get(name))
-        return {**self.defaults, **given}
-
-
-MAX_COUNT = 10_000_000  # the largest whole-number parameter any method takes (epochs, steps, sizes, ...)
-
-
-def check_param(label: str, name: str, value: Any, default: Any, limits: tuple | None = None) -> None:
-    """ValueError naming the parameter when ``value`` is not of the kind its default is, not a finite
-    number, or outside ``limits`` (inclusive) and the generic bound on counts."""
-    import math
-
-    def fail(why: str):
-        raise ValueError(f"{label}: parameter {name!r} {why}, got {str(value)[:40]!r}")
-
-    number = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if isinstance(default, bool):
-        if not isinstance(value, bool):
-            fail("must be True or False")
-        return
-    if isinstance(default, tuple):
-        if not isinstance(value, (tuple, list)) or not value or not all(
-                isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_COUNT for v in value):
-            fail("must be a list of positive whole numbers, e.g. (256, 64)")
-        return
-    if isinstance(default, int):
-        if not isinstance(value, int) or isinstance(value, bool):
-            fail("must be a whole number")
-    elif isinstance(default, float):
-        if not number:
-            fail("must be a number")
-    elif isinstance(default, str):
-        if not (isinstance(value, str) or (default == "auto" and isinstance(value, int) and not isinstance(value, bool))):
-            fail("must be a word" + (" or a whole number" if default == "auto" else ""))
-    elif default is None and not (value is None or isinstance(value, str)):
-        fail("must be a name")
-    if number:
-        if not math.isfinite(value):
-            fail("must be a finite number")
-        lo, hi = limits if limits else (-math.inf, MAX_COUNT if isinstance(value, int) else math.inf)
-        if isinstance(value, int) and limits is None and value < 0:
-            fail("must not be negative")
-        if not lo <= value <= hi:
-            fail(f"must be between {lo:g} and {hi:g}")
+        """The defaults updated by ``given`` (:func:`core.params.resolve`: an unknown parameter, or a value
+        of the wrong kind or out of bounds, is a ValueError naming it)."""
+        return resolve(self.label, self.defaults, self.limits, given)
 
 
 def check_k(k: int | None, n: int, method: str) -> int:

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 import numpy as np
 
+from core.params import keyword_defaults, resolve
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -48,6 +50,17 @@ class Method:
     # what else the method needs from the context (a trained model, ...): None when all is there,
     # otherwise the reason in words
     requires: Callable[["SearchContext"], str | None] | None = None
+    limits: dict = field(default_factory=dict)  # parameter name -> (lowest, highest), where it matters
+
+    @property
+    def defaults(self) -> dict:
+        """The method's parameters with their defaults: its search function's keyword-only arguments."""
+        return keyword_defaults(self.search)
+
+    def params(self, given: dict) -> dict:
+        """``given`` checked like every method's parameters (core.params: the kind of its default, the
+        limits; an unknown name is refused), with the defaults filled in."""
+        return resolve(self.label, self.defaults, self.limits, given)
 
     def reason_not_applicable(self, n_included: int, n_excluded: int,
                               ctx: "SearchContext | None" = None) -> str | None:

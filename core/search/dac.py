@@ -42,4 +42,5 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
 
 METHOD = Method("dac", "DAC", "Deep Amortized Clustering: a Set Transformer trained for this corpus reads the "
                 "included texts (and the excluded ones) with their neighbours and predicts which others belong.",
-                1, 0, search, requires=_requires)
+                1, 0, search, requires=_requires,
+                limits={"bag": (2, 100_000), "max_anchors": (1, 100_000), "max_known": (0, 100_000)})

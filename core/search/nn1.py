@@ -52,4 +52,4 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
 
 
 METHOD = Method("nn1", "NN1", "A projection trained for Fisher's criterion (included vs excluded).",
-                1, 1, search)
+                1, 1, search, limits={"steps": (1, 100_000)})

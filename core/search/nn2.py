@@ -56,4 +56,4 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
 
 
 METHOD = Method("nn2", "NN2", "A logistic classifier trained on the labelled texts; ranks by P(included).",
-                1, 1, search)
+                1, 1, search, limits={"l2": (0.0, 1e6)})

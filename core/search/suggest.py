@@ -64,4 +64,4 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
 
 METHOD = Method("suggest", "Suggest", "COS until something is excluded; then a logistic model over the "
                 "texts' embeddings and words, against the excluded texts plus a background sample.",
-                1, 0, search)
+                1, 0, search, limits={"background": (0, 1_000_000), "alpha": (0.0, 1e6), "c": (1e-9, 1e9)})
