@@ -257,7 +257,7 @@ def main(argv=None) -> None:
     p.add_argument("--embedding-set", default="import",
                    help="the corpus's embedding set to search (an adapted one, core/embedsets.py)")
     p.add_argument("--dac-model", help="for the dac method: a model trained for the corpus (its name under "
-                                       "data/NAME/amortized/, or a .pt file)")
+                                       "data/NAME/dac/, or a .pt file)")
     a = p.parse_args(argv)
     run_folder("annotator", sys.argv if argv is None else ["bench/annotator.py", *argv])
     quiet_logging()
@@ -271,13 +271,16 @@ def main(argv=None) -> None:
         raise SystemExit(f"{a.data}: no column {a.label_column!r}")
     texts = corpus.frame["text"].tolist()
     dac_model = None
-    if a.dac_model:  # a model name under the corpus's amortized/ folder, or a .pt path
-        from core.cluster.amortized import train as amortized_train
+    if a.dac_model:  # a model name under the corpus's dac/ folder, or a .pt path
+        from core.cluster.dac import train as dac_train
 
-        path = Path(a.dac_model) if a.dac_model.endswith(".pt") else corpus.folder / "amortized" / f"{a.dac_model}.pt"
-        dac_model = amortized_train.load(path)
+        from core.cluster.dac.store import existing_file
+
+        path = Path(a.dac_model) if a.dac_model.endswith(".pt") else existing_file(corpus.name, a.dac_model,
+                                                                                        corpus.folder.parent)
+        dac_model = dac_train.load(path)
     ctx = SearchContext(VectorIndex(corpus.embeddings), KeywordIndex(texts), corpus.frame, word_index=WordIndex(texts),
-                        amortized=dac_model)
+                        dac=dac_model)
     labels = corpus.frame[a.label_column].astype(str).to_numpy()
     classes = a.classes or sorted(set(labels) - {""})  # an empty label: background, not a topic
     queries = class_queries(corpus, a.label_column, classes, a.seed_query)
@@ -303,7 +306,7 @@ def main(argv=None) -> None:
                 sub_texts = [texts[i] for i in keep]
                 sub_ctx = SearchContext(VectorIndex(np.asarray(corpus.embeddings)[keep]), KeywordIndex(sub_texts),
                                         corpus.frame.iloc[keep].reset_index(drop=True),
-                                        word_index=WordIndex(sub_texts), amortized=dac_model)
+                                        word_index=WordIndex(sub_texts), dac=dac_model)
                 members = np.flatnonzero(labels[keep] == cls)
             for method in methods:
                 r = simulate(sub_ctx, members, method, queries[cls], a.budget, a.seed_hits, cls, params,

@@ -369,7 +369,7 @@ def attacks() -> dict:
         import_corpus(ImportSpec(input=src, name="c"), root=root, model_loader=lambda n, d: Fake())
         marker = tmp / "pwned"
         env = {**__import__("os").environ, "SEMANNO_DATA": str(root), "PYTHONPATH": str(ROOT)}
-        for target in (root / "c" / "amortized" / "shared-model.pt", root / ".work" / "c" / "cluster-kmeans-k3" / "state.pt"):
+        for target in (root / "c" / "dac" / "shared-model.pt", root / ".work" / "c" / "cluster-kmeans-k3" / "state.pt"):
             subprocess.run([sys.executable, "-c", PAYLOAD, str(target), str(marker)], check=True, env=env)
         # a clustering resumed from the planted checkpoint, and a model name that is a path
         for attack, args, says in [
@@ -411,7 +411,7 @@ def attacks() -> dict:
                 page.get_by_label("Keyword or regular expression").wait_for()
                 wait_idle(page)
                 record("planted model, Annotate opened", not marker.exists(), code_ran=marker.exists())
-                page.get_by_role("link", name="Amortized clustering").click()
+                page.get_by_role("link", name="DAC", exact=True).click()
                 page.get_by_text("Pick a model").wait_for()
                 page.get_by_role("combobox", name="Model", exact=True).click()
                 page.get_by_role("option", name="shared-model").click()

@@ -7,7 +7,7 @@ Resumable: a finished clustering is skipped (``--force`` recomputes it); an iter
 a checkpoint under the data root's .work folder (K-Means every iteration, DEC/IDEC every target
 refresh), so after a kill the same command goes on from there. Outputs are written atomically
 to data/NAME/clusterings/<method>-k<K>[-<tag>].npz (+ .json, + .terms.parquet). DAC finds its own
-number of clusters (no --k; ``--param model=MODEL`` names a model from ``precompute.amortized``).
+number of clusters (no --k; ``--param model=MODEL`` names a model from ``precompute.dac``).
 """
 
 from __future__ import annotations

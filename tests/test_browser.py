@@ -148,7 +148,7 @@ def test_first_hour_walk_in_browser(tmp_path):
         assert page.get_by_label("Notes").input_value() == "rain and rivers"
 
         # F5 on any page keeps the group being built: every page's URL names the tab's draft
-        for name in ("Timeline", "Scatter", "Groups", "Amortized clustering", "Home"):
+        for name in ("Timeline", "Scatter", "Groups", "DAC", "Home"):
             page.get_by_role("link", name=name, exact=True).click()
             page.wait_for_url("**draft=**")
             wait_idle(page)
@@ -261,9 +261,9 @@ def hostile(tmp_path):
     c = import_corpus(ImportSpec(input=src, name="h"), root=root, model_loader=lambda n, d: Fake())
     name = "[save-phish](https://evil.example/save) ![pix](https://evil.example/url.png) :red[x]"
     GroupStore(root / "h" / "groups.sqlite").save(name, c.frame["id"][:5].tolist(), [])
-    from core.cluster.amortized import stages
-    from core.cluster.amortized import store as models
-    from core.cluster.amortized.model import Config
+    from core.cluster.dac import stages
+    from core.cluster.dac import store as models
+    from core.cluster.dac.model import Config
 
     tiny = stages.fit_stage(c.embeddings, "pretrain", config=Config(dim=16, hidden=16, inducing=4, n1=1, n2=1),
                             bag=60, epochs=1, steps=2, batch=2)
@@ -318,8 +318,8 @@ def test_hostile_texts_names_and_urls_stay_inert(hostile):
         wait_idle(page)
         page.wait_for_timeout(1000)
         assert_inert(page, dialogs, requests)
-        # texts in the Amortized clustering page's table and bag plot (a random anchor: the bag is all 60)
-        page.get_by_role("link", name="Amortized clustering").click()
+        # texts in the DAC page's table and bag plot (a random anchor: the bag is all 60)
+        page.get_by_role("link", name="DAC", exact=True).click()
         page.get_by_text("Pick a model to see").wait_for()  # nothing is loaded before the user picks it
         page.get_by_role("combobox", name="Model", exact=True).click()
         page.get_by_role("option", name="tiny").click()

@@ -217,7 +217,7 @@ def test_a_reload_on_another_page_brings_the_group_back(tweets):
         reloaded.run()
         assert not reloaded.exception and counts(reloaded) == ["9", "1"], page
         assert reloaded.query_params["draft"] in (token, [token])  # and the URL keeps naming it
-    for page in ("pages/4_Topics.py", "pages/5_Groups.py", "pages/6_Amortized.py", "streamlit_app.py"):
+    for page in ("pages/4_Topics.py", "pages/5_Groups.py", "pages/6_DAC.py", "streamlit_app.py"):
         reloaded = app(page)
         reloaded.query_params.update({"corpus": "tweets", "draft": token})
         reloaded.run()
@@ -257,9 +257,9 @@ def test_overwrite_is_unticked_after_a_save(tweets):
     assert at.checkbox(key="save_overwrite").value is False
 
 
-def test_home_names_the_model_and_amortized_offers_every_label_column(so_copy):
+def test_home_names_the_model_and_dac_offers_every_label_column(so_copy):
     home = app("streamlit_app.py").run()
     assert any("all-MiniLM-L6-v2" in t.value for t in home.text), [t.value for t in home.text]
-    page = app("pages/6_Amortized.py").run()
+    page = app("pages/6_DAC.py").run()
     stages = page.selectbox[0].options
     assert "labels: label" in stages and "labels: label_name" in stages and "pretrain" in stages

@@ -280,10 +280,10 @@ def test_topics_page(tweets):
     assert not store.clustering_file("tweets", "kmeans-k5").exists()
 
 
-def test_amortized_page_trains_a_model_then_inspects_an_anchor_and_annotate_uses_it(tweets):
-    from core.cluster.amortized import store as models
+def test_dac_page_trains_a_model_then_inspects_an_anchor_and_annotate_uses_it(tweets):
+    from core.cluster.dac import store as models
 
-    at = app("pages/6_Amortized.py").run()
+    at = app("pages/6_DAC.py").run()
     assert not at.exception
     assert any("No model for this corpus yet" in i.value for i in at.info)
     form = [n for n in at.number_input if n.label == "Epochs"][0]

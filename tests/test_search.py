@@ -27,8 +27,8 @@ def tiny_dac_model():
     """A small DAC model trained on these vectors' neighbourhoods (no labels), for the DAC method."""
     import torch
 
-    from core.cluster.amortized import sampling, train
-    from core.cluster.amortized.model import Config
+    from core.cluster.dac import sampling, train
+    from core.cluster.dac.model import Config
 
     xt = torch.from_numpy(X)
     return train.train(xt, sampling.Neighbourhoods(xt, bag=150, per_centre=40), stage="pretrain", seed=0,
@@ -40,7 +40,7 @@ def ctx():
     texts = [f"text {i} topic{LABELS[i]}" for i in range(N)]
     frame = pd.DataFrame({"id": [str(i) for i in range(N)], "text": texts})
     return SearchContext(VectorIndex(X), KeywordIndex(texts), frame, word_index=WordIndex(texts),
-                         amortized=tiny_dac_model())
+                         dac=tiny_dac_model())
 
 
 def labelled_sets(ctx, n_inc=12, n_exc=9, seed=0):

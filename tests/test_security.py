@@ -40,11 +40,11 @@ def plant(path: Path, marker: Path, **extra) -> Path:
 # --- 1. model and checkpoint files -----------------------------------------------------------------
 
 def test_a_planted_model_file_is_refused_by_name_and_runs_nothing(tmp_path):
-    from core.cluster.amortized import train as tr
+    from core.cluster.dac import train as tr
 
     marker = tmp_path / "pwned"
     path = plant(tmp_path / "amortized" / "shared-model.pt", marker)
-    with pytest.raises(tr.ModelError, match="refused to load the amortized-clustering model shared-model.pt"):
+    with pytest.raises(tr.ModelError, match="refused to load the DAC model shared-model.pt"):
         tr.load(path)
     assert not marker.exists(), "loading the file ran its code"
 
@@ -96,10 +96,10 @@ def app(page: str) -> AppTest:
 
 def test_opening_annotate_never_loads_a_model_and_the_picker_refuses_a_planted_one(tweets):
     marker = tweets / "pwned"
-    plant(tweets / "tweets" / "amortized" / "shared-model.pt", marker)
+    plant(tweets / "tweets" / "dac" / "shared-model.pt", marker)
     at = app("pages/1_Annotate.py").run()
     assert not at.exception and not marker.exists()
-    page = app("pages/6_Amortized.py").run()
+    page = app("pages/6_DAC.py").run()
     assert not page.exception and not marker.exists()
     assert any("Pick a model" in i.value for i in page.info)
     page.selectbox(key="dac_model").set_value("shared-model").run()
@@ -108,19 +108,19 @@ def test_opening_annotate_never_loads_a_model_and_the_picker_refuses_a_planted_o
 
 
 def test_a_model_trained_on_another_corpus_is_refused_with_the_reason(tweets, so_corpus, tmp_path):
-    from core.cluster.amortized import stages
-    from core.cluster.amortized import store as models
-    from core.cluster.amortized.model import Config
+    from core.cluster.dac import stages
+    from core.cluster.dac import store as models
+    from core.cluster.dac.model import Config
     from core.corpus import load_corpus
 
     tweets_corpus = load_corpus("tweets")
     tiny = stages.fit_stage(so_corpus.embeddings, "pretrain", config=Config(dim=so_corpus.dim, hidden=16, inducing=4,
                                                                             n1=1, n2=1), bag=60, epochs=1, steps=2, batch=2)
     made = models.save(so_corpus, "from-so", tiny, root=tmp_path)  # (not into the shared fixture's folder)
-    (tweets / "tweets" / "amortized").mkdir(exist_ok=True)
-    (tweets / "tweets" / "amortized" / "from-so.pt").write_bytes(made.read_bytes())
+    (tweets / "tweets" / "dac").mkdir(exist_ok=True)
+    (tweets / "tweets" / "dac" / "from-so.pt").write_bytes(made.read_bytes())
     assert "trained on corpus 'so'" in models.mismatch(models.load("tweets", "from-so"), tweets_corpus)
-    page = app("pages/6_Amortized.py").run()
+    page = app("pages/6_DAC.py").run()
     page.selectbox(key="dac_model").set_value("from-so").run()
     assert any("trained on corpus" in e.value for e in page.error), [e.value for e in page.error]
 
@@ -396,16 +396,16 @@ def test_cluster_parameters_of_the_wrong_kind_are_named_before_any_work(tweets, 
     (["--held-out", "1.0"], "must be in [0, 1)"), (["--held-out", "-1"], "must be in [0, 1)"),
     (["--epochs", "0"], "must be at least 1"), (["--lr", "nan"], "must be in (0, 10]"),
 ])
-def test_amortized_training_options_are_checked(tweets, capsys, args, says):
-    from precompute import amortized
+def test_dac_training_options_are_checked(tweets, capsys, args, says):
+    from precompute import dac as dac_job
 
     with pytest.raises(SystemExit) as exit_:
-        amortized.main(["train", "--corpus", "tweets", "--stage", "pretrain", *args])
+        dac_job.main(["train", "--corpus", "tweets", "--stage", "pretrain", *args])
     assert exit_.value.code == 2 and says in capsys.readouterr().err
 
 
 def test_a_one_text_corpus_says_it_is_too_small_to_train_on(tmp_path, monkeypatch, model):
-    from core.cluster.amortized import stages
+    from core.cluster.dac import stages
     from core.corpus import ImportSpec, import_corpus
 
     src = tmp_path / "one.csv"
@@ -414,7 +414,7 @@ def test_a_one_text_corpus_says_it_is_too_small_to_train_on(tmp_path, monkeypatc
     with pytest.raises(ValueError, match="at least 20 texts; this corpus has 1"):
         stages.fit_stage(c.embeddings, "pretrain", epochs=1, steps=1)
     monkeypatch.setenv("SEMANNO_DATA", str(tmp_path / "d"))
-    page = app("pages/6_Amortized.py").run()
+    page = app("pages/6_DAC.py").run()
     page.button(key="FormSubmitter:am_train-Train").click().run()
     assert not page.exception and any("at least 20 texts" in e.value for e in page.error)
 

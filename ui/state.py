@@ -170,34 +170,34 @@ def pick_embedding_set(name: str, c: Corpus) -> None:
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
-def _amortized(path: str, stamp: tuple, device: str):
-    from core.cluster.amortized import train as amortized_train
+def _dac_model(path: str, stamp: tuple, device: str):
+    from core.cluster.dac import train as dac_train
 
-    return amortized_train.load(Path(path), device)
+    return dac_train.load(Path(path), device)
 
 
 def picked_model(name: str, model: str | None = None):
     """(the DAC model the user picked for this corpus, None) or (None, why not): nothing picked, the
     file is gone, refused or unreadable, or it belongs to another corpus. Only a model the user picked
-    (``dac_model``, the Amortized clustering page's picker) is ever loaded: never "the newest file"."""
-    from core.cluster.amortized import store as amortized_store
-    from core.cluster.amortized.train import ModelError
+    (``dac_model``, the DAC page's picker) is ever loaded: never "the newest file"."""
+    from core.cluster.dac import store as dac_store
+    from core.cluster.dac.train import ModelError
 
     wanted = model or st.session_state.get("dac_model")
     if not wanted:
-        return None, "no DAC model picked (Amortized clustering page)"
-    pick = next((m for m in amortized_store.listing(name) if m.name == wanted), None)
+        return None, "no DAC model picked (DAC page)"
+    pick = next((m for m in dac_store.listing(name) if m.name == wanted), None)
     if pick is None:
         return None, f"there is no DAC model {quoted(wanted)} for this corpus"
     try:
-        trained = _amortized(str(pick.path), pick.stamp, pick_device("auto"))
+        trained = _dac_model(str(pick.path), pick.stamp, pick_device("auto"))
     except ModelError as exc:
         return None, md(exc)
-    reason = amortized_store.mismatch(trained, corpus(name))
+    reason = dac_store.mismatch(trained, corpus(name))
     return (None, md(reason)) if reason else (trained, None)
 
 
-def amortized_model(name: str, model: str | None = None):
+def dac_model(name: str, model: str | None = None):
     """The DAC model the user picked, when it can be used for this corpus; otherwise None."""
     return picked_model(name, model)[0]
 
@@ -231,7 +231,7 @@ def search_context(name: str) -> SearchContext:
     set_name = embedding_set(name)
     base = (_search_context(*_key(name)) if set_name == embedsets.IMPORT
             else _search_context_with_set(*_key(name), set_name, _set_stamp(name, set_name)))
-    return dataclasses.replace(base, amortized=amortized_model(name))
+    return dataclasses.replace(base, dac=dac_model(name))
 
 
 def store(name: str) -> GroupStore:
@@ -471,7 +471,7 @@ PAGES = [("streamlit_app.py", "Home", ":material/home:", ""),
          ("pages/3_Scatter.py", "Scatter", ":material/scatter_plot:", "LDA scatter of the corpus"),
          ("pages/4_Topics.py", "Topics", ":material/category:", "Topics: K-Means clusters and key lemmas"),
          ("pages/5_Groups.py", "Groups", ":material/folder_open:", "Saved groups"),
-         ("pages/6_Amortized.py", "Amortized clustering", ":material/hub:", "Amortized clustering: DAC's view of an anchor")]
+         ("pages/6_DAC.py", "DAC", ":material/hub:", "DAC (Deep Amortized Clustering): a model's view of an anchor")]
 
 
 def keep_draft(name: str, c: Corpus) -> None:

@@ -95,7 +95,7 @@ class SearchContext:
     device: str = "cpu"
     seed: int = 0
     word_index: "WordIndex | None" = None
-    amortized: Any = None  # a trained anchored-filtering model (core.cluster.amortized.train.Trained), for DAC
+    dac: Any = None  # a trained DAC model (core.cluster.dac.train.Trained), for DAC
 
     @property
     def vectors(self) -> np.ndarray:

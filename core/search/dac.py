@@ -5,8 +5,8 @@ them go into the bag as known non-members; the rest of the bag (``bag`` rows in 
 unlabelled texts nearest to the included ones (half by cosine to their mean, half from each included
 text's own neighbours). The model gives each of those a probability of belonging with the anchors;
 the best ``k`` are returned. Rows outside the bag are not ranked: asking again, after labelling,
-draws a new bag. Needs a model trained for the corpus (``python -m precompute.amortized train``, or
-the "Amortized clustering" page). Measured in bench/amortized.py (bench/RESULTS.md).
+draws a new bag. Needs a model trained for the corpus (``python -m precompute.dac train``, or
+the DAC page). Measured in bench/dac.py (bench/RESULTS.md).
 """
 
 from __future__ import annotations
@@ -17,24 +17,24 @@ from core.search.base import Method, NotApplicable, Ranked, SearchContext, as_ro
 
 
 def _requires(ctx: SearchContext) -> str | None:
-    if ctx.amortized is None:
-        return ("DAC needs a model trained for this corpus: pick (or train) one on the Amortized clustering page, "
-                "or train one with python -m precompute.amortized train")
-    if ctx.amortized.config.dim != ctx.vectors.shape[1]:
-        return (f"DAC's model takes {ctx.amortized.config.dim}-d vectors but this corpus's embeddings are "
+    if ctx.dac is None:
+        return ("DAC needs a model trained for this corpus: pick (or train) one on the DAC page, "
+                "or train one with python -m precompute.dac train")
+    if ctx.dac.config.dim != ctx.vectors.shape[1]:
+        return (f"DAC's model takes {ctx.dac.config.dim}-d vectors but this corpus's embeddings are "
                 f"{ctx.vectors.shape[1]}-d: train a model for them")
     return None
 
 
 def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: int | None = 10, *,
            bag: int = 800, max_anchors: int = 64, max_known: int = 64) -> Ranked:
-    from core.cluster.amortized.infer import members
+    from core.cluster.dac.infer import members
 
     inc, exc = as_rows(included), as_rows(excluded)
     METHOD.check(inc, exc, ctx)
     if bag < 2:
         raise NotApplicable(f"DAC's bag must hold at least 2 texts, got {bag}")
-    rows, p = members(ctx.amortized.model, ctx.vectors, inc, bag=int(bag), non_members=exc,
+    rows, p = members(ctx.dac.model, ctx.vectors, inc, bag=int(bag), non_members=exc,
                       max_anchors=int(max_anchors), max_known=int(max_known), seed=ctx.seed + len(inc) + len(exc))
     k = len(rows) if k is None else min(int(k), len(rows))
     return Ranked(rows[:k], p[:k], "dac", {"bag": int(len(rows)), "members": int((p > 0.5).sum())})

@@ -1,12 +1,12 @@
 """DAC (registry key ``dac``, shown as "DAC"): Deep Amortized Clustering with a Set Transformer.
 
 Finds its own number of clusters (k = None). ``model``: a model trained for the corpus (its name under
-data/NAME/amortized/; ``python -m precompute.amortized train``); without one,
+data/NAME/dac/; ``python -m precompute.dac train``); without one,
 a small model is first trained on the corpus's own neighbourhoods (stage ``pretrain``, no labels:
 a row's ``train_cluster_size`` nearest rows are its cluster, the next ones not), which sets the scale
 of the clusters it finds.
 ``procedure``: ``consensus`` (default; many anchors, mutual memberships) or ``iterative`` (the study's
-anchor-remove-repeat). See :mod:`core.cluster.amortized`.
+anchor-remove-repeat). See :mod:`core.cluster.dac`.
 """
 
 from __future__ import annotations
@@ -24,15 +24,19 @@ DEFAULTS = {"model": None, "procedure": "consensus", "bag": 800, "anchors": 2000
 
 
 def resolve_model(ctx: ClusterContext, model: str, device: str):
-    """A model trained for the corpus, by its name under the corpus's amortized/ folder. A name is
+    """A model trained for the corpus, by its name under the corpus's dac/ folder. A name is
     checked like every other name (letters, digits, '_', '.', '-'): never a path, so a parameter
     cannot lead outside the corpus."""
-    from core.cluster.amortized import train as tr
-    from core.cluster.amortized.store import check_model_name
+    from core.cluster.dac import train as tr
+    from core.cluster.dac.store import check_model_name
 
     if ctx.folder is None:
         raise ValueError("DAC with a stored model needs the corpus's folder")
-    trained = tr.load(Path(ctx.folder) / "amortized" / f"{check_model_name(model)}.pt", device)
+    from core.cluster.dac.store import existing_file
+
+    check_model_name(model)
+    folder = Path(ctx.folder)
+    trained = tr.load(existing_file(folder.name, model, folder.parent), device)
     trained_on = trained.corpus.get("name")
     if trained_on not in (None, Path(ctx.folder).name):
         raise ValueError(f"model {model!r} was trained on corpus {trained_on!r}, not {Path(ctx.folder).name!r}")
@@ -40,14 +44,14 @@ def resolve_model(ctx: ClusterContext, model: str, device: str):
 
 
 # Long (~55 lines): the registry's fit for DAC: check, get or train a model, de-duplicate rows, run the
-# procedure, map back. Each step is a call into core.cluster.amortized; what stays here is their order.
+# procedure, map back. Each step is a call into core.cluster.dac; what stays here is their order.
 def fit(ctx: ClusterContext, k: int | None = None, *, seed: int = 0, device: str = "cpu",
         progress: Progress | None = None, **params) -> Clustering:
     import torch
 
-    from core.cluster.amortized import infer, sampling
-    from core.cluster.amortized import train as tr
-    from core.cluster.amortized.model import Config
+    from core.cluster.dac import infer, sampling
+    from core.cluster.dac import train as tr
+    from core.cluster.dac.model import Config
 
     p = METHOD.params(params)
     if k is not None:
@@ -62,7 +66,7 @@ def fit(ctx: ClusterContext, k: int | None = None, *, seed: int = 0, device: str
     if p["model"]:
         trained = resolve_model(ctx, str(p["model"]), device)
     else:
-        from core.cluster.amortized.stages import check_rows
+        from core.cluster.dac.stages import check_rows
 
         check_rows(len(x))
         bag = min(p["bag"], len(x))

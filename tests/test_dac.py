@@ -8,10 +8,10 @@ import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
-from core.cluster.amortized import infer, sampling, stages
-from core.cluster.amortized import train as tr
-from core.cluster.amortized.model import ANCHOR, NON_MEMBER, UNKNOWN, AnchoredFilter, Config
-from core.cluster.amortized.modules import ISAB, PMA, SAB, Stack
+from core.cluster.dac import infer, sampling, stages
+from core.cluster.dac import train as tr
+from core.cluster.dac.model import ANCHOR, NON_MEMBER, UNKNOWN, AnchoredFilter, Config
+from core.cluster.dac.modules import ISAB, PMA, SAB, Stack
 from tests.conftest import clustered_unit_vectors
 
 TINY = dict(hidden=32, heads=4, inducing=8, n1=1, n2=1)
@@ -231,16 +231,17 @@ def test_cli_trains_stages_then_clusters_and_searches_with_the_model(so_copy):
     """On 300 real StackOverflow titles: pretrain, then labels (held-out classes), then the cluster CLI
     and the Annotate search method use the model."""
     from core.cluster import store
-    from core.cluster.amortized import store as models
+    from core.cluster.dac import store as models
     from core.corpus import load_corpus
     from core.search import REGISTRY
     from core.search.base import SearchContext
     from core.search.index import VectorIndex
-    from precompute import amortized, cluster
+    from precompute import cluster
+    from precompute import dac as dac_job
 
     small = ["--epochs", "2", "--steps", "4", "--batch", "2", "--bag", "120", "--hidden", "32", "--inducing", "8"]
-    assert amortized.main(["train", "--corpus", "so", "--stage", "pretrain", "--model", "m1", *small]) == 0
-    assert amortized.main(["train", "--corpus", "so", "--stage", "labels", "--model", "m2", "--from", "m1",
+    assert dac_job.main(["train", "--corpus", "so", "--stage", "pretrain", "--model", "m1", *small]) == 0
+    assert dac_job.main(["train", "--corpus", "so", "--stage", "labels", "--model", "m2", "--from", "m1",
                            *small]) == 0
     t = models.load("so", "m2")
     assert [s["stage"] for s in t.stages] == ["pretrain", "labels"]
@@ -248,13 +249,13 @@ def test_cli_trains_stages_then_clusters_and_searches_with_the_model(so_copy):
     assert t.stages[-1]["validation_classes"]  # classes held out of training
     assert [m.name for m in models.listing("so")] == ["m2", "m1"]
     with pytest.raises(ValueError, match="has no column 'nope'"):
-        amortized.main(["train", "--corpus", "so", "--stage", "labels", "--label-column", "nope"])
+        dac_job.main(["train", "--corpus", "so", "--stage", "labels", "--label-column", "nope"])
     assert cluster.main(["--corpus", "so", "--method", "dac", "--param", "model='m2'", "--param", "anchors=60",
                          "--param", "bag=120", "--no-terms"]) == 0
     stored = [s for s in store.listing("so") if s.method == "dac"]
     assert stored and stored[0].meta["rows"] == 300
     corpus = load_corpus("so")
-    ctx = SearchContext(VectorIndex(corpus.embeddings), amortized=t)
+    ctx = SearchContext(VectorIndex(corpus.embeddings), dac=t)
     r = REGISTRY["dac"].search(ctx, np.array([0, 1]), np.array([5]), 10)
     assert len(r) == 10 and not set(r.rows) & {0, 1, 5}
 
@@ -266,7 +267,7 @@ def test_dac_search_without_a_model_says_how_to_get_one():
 
     x, _ = clustered_unit_vectors(50, 16)
     ctx = SearchContext(VectorIndex(x))
-    with pytest.raises(NotApplicable, match="precompute.amortized train"):
+    with pytest.raises(NotApplicable, match="precompute.dac train"):
         REGISTRY["dac"].search(ctx, np.array([1]), np.zeros(0, np.int64), 5)
     assert "trained" in REGISTRY["dac"].reason_not_applicable(1, 0, ctx)
 
@@ -274,7 +275,7 @@ def test_dac_search_without_a_model_says_how_to_get_one():
 def test_the_pages_references_score_the_predicted_members_against_cluster_group_and_label():
     import pandas as pd
 
-    from core.cluster.amortized.inspect import BagView, references
+    from core.cluster.dac.inspect import BagView, references
 
     # bag rows 2..7 (anchor 0); predicted members: rows 2, 3, 4
     view = BagView(np.array([0]), np.zeros(0, np.int64), np.arange(2, 8), np.array([.9, .8, .7, .2, .1, .1]),

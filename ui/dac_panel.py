@@ -1,5 +1,5 @@
-"""The Amortized clustering page's panels: the training form and the anchor picker (layout and
-callbacks; the training itself is core.cluster.amortized.stages.train_for_corpus)."""
+"""The DAC page's panels: the training form and the anchor picker (layout and
+callbacks; the training itself is core.cluster.dac.stages.train_for_corpus)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import numpy as np
 import streamlit as st
 
 from core.cluster import store as clusterings
-from core.cluster.amortized import store as models
+from core.cluster.dac import store as models
 from core.corpus import Corpus
 from core.embed import pick_device
 from core.progress import Clock, duration
@@ -18,7 +18,7 @@ from ui.text import md, quoted
 
 def train_form(name: str, corpus: Corpus) -> None:
     """The form that trains a small model on this corpus, with a progress bar (step, epoch, loss, time left)."""
-    from core.cluster.amortized import stages
+    from core.cluster.dac import stages
 
     stems = [s.stem for s in clusterings.listing(name) if s.method == "kmeans"]
     options = {"pretrain": ("pretrain", None), **({"kmeans": ("kmeans", None)} if stems else {}),

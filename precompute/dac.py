@@ -1,14 +1,14 @@
 """Train a Deep Amortized Clustering model (anchored filtering with a Set Transformer) for a corpus.
 
-    python -m precompute.amortized train --corpus NAME --stage pretrain|kmeans|labels|groups
+    python -m precompute.dac train --corpus NAME --stage pretrain|kmeans|labels|groups
         [--model MODEL] [--from MODEL] [--clustering STEM] [--label-column label] [--held-out 0.25]
         [--epochs 10] [--steps 100] [--batch 8] [--lr 3e-4] [--bag 800] [--hidden 128] [--inducing 32]
         [--n1 2] [--n2 2] [--tied] [--anchor-pool pma|row] [--seed 0] [--device auto]
-    python -m precompute.amortized list --corpus NAME
+    python -m precompute.dac list --corpus NAME
 
 Stages continue one model: ``--stage pretrain`` then ``--stage kmeans --from MODEL`` (and ``labels`` or
 ``groups`` where the corpus has them). The model is written atomically to
-data/NAME/amortized/MODEL.pt with its card (stages, epochs, losses, validation scores per epoch). A
+data/NAME/dac/MODEL.pt with its card (stages, epochs, losses, validation scores per epoch). A
 checkpoint is kept after every epoch under the data root's .work folder: after a kill, the same
 command resumes there. Cluster with it: ``python -m precompute.cluster --corpus NAME --method dac
 --param model=MODEL``; the Annotate page's DAC button uses the model picked on the Amortized
@@ -24,9 +24,9 @@ import sys
 from tqdm import tqdm
 
 from core import paths
-from core.cluster.amortized import stages
-from core.cluster.amortized import store as models
-from core.cluster.amortized.model import Config
+from core.cluster.dac import stages
+from core.cluster.dac import store as models
+from core.cluster.dac.model import Config
 from core.corpus import load_corpus
 from core.embed import pick_device
 from precompute._cli import number, run_main, whole
@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m precompute.amortized", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m precompute.dac", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
     t = sub.add_parser("train", help="train (or go on training) a model for a corpus")
@@ -82,7 +82,7 @@ def train(a: argparse.Namespace) -> int:
     trained = stages.train_for_corpus(corpus, a.stage, label_column=a.label_column, clustering=a.clustering,
                                       start=start, config=config, held_out=a.held_out, bag=a.bag,
                                       episode_share=a.episode_share, seed=a.seed, device=device, progress=progress,
-                                      checkpoint=paths.work_dir(a.corpus) / f"amortized-{a.model}-{a.stage}",
+                                      checkpoint=paths.work_dir(a.corpus) / f"dac-{a.model}-{a.stage}",
                                       epochs=a.epochs, steps=a.steps, batch=a.batch, lr=a.lr)
     bar.close()
     path = models.save(corpus, a.model, trained)

@@ -16,8 +16,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from core.cluster.amortized.model import UNKNOWN, AnchoredFilter, Config
-from core.cluster.amortized.sampling import Bags
+from core.cluster.dac.model import UNKNOWN, AnchoredFilter, Config
+from core.cluster.dac.sampling import Bags
 from core.cluster.base import Checkpoint, torch_rows
 from core.progress import Progress
 
@@ -178,9 +178,9 @@ def load(path: Path, device: str = "cpu") -> Trained:
 
     path = Path(path)
     if not path.exists():
-        raise ModelError(f"no amortized-clustering model {path.name}")
+        raise ModelError(f"no DAC model {path.name}")
     try:
-        blob = safeload.load(path, "amortized-clustering model", map_location=device)
+        blob = safeload.load(path, "DAC model", map_location=device)
     except safeload.UnsafeFileError as exc:
         raise ModelError(str(exc)) from None
     except safeload.DamagedFileError as exc:
@@ -190,7 +190,7 @@ def load(path: Path, device: str = "cpu") -> Trained:
         model = AnchoredFilter(cfg).to(device)
         model.load_state_dict(blob["state"])
     except (RuntimeError, KeyError, TypeError, ValueError) as exc:
-        raise ModelError(f"{path.name} is not a readable amortized-clustering model ({exc.__class__.__name__}: "
+        raise ModelError(f"{path.name} is not a readable DAC model ({exc.__class__.__name__}: "
                          f"{str(exc)[:200]}); train it again") from exc
     model.eval()
     corpus = blob.get("corpus") if isinstance(blob.get("corpus"), dict) else {}

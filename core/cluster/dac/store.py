@@ -1,5 +1,7 @@
-"""The anchored-filtering models trained for a corpus: ``data/NAME/amortized/MODEL.pt`` (one file each,
-written atomically; :mod:`.train` save / load)."""
+"""The DAC models trained for a corpus: ``data/NAME/dac/MODEL.pt`` (one file each, written atomically;
+:mod:`.train` save / load). Models saved before the feature had one name lie in ``data/NAME/amortized/``:
+they are listed and loaded from there as they are (reading never moves a file); a model saved again
+goes to ``dac/``."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from core import paths
-from core.cluster.amortized import train as tr
+from core.cluster.dac import train as tr
 
 _MODEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -20,12 +22,23 @@ def check_model_name(model: str) -> str:
     return model
 
 
+LEGACY_FOLDER = "amortized"
+
+
 def folder(corpus: str, root: Path | None = None) -> Path:
-    return paths.corpus_dir(corpus, root) / "amortized"
+    return paths.corpus_dir(corpus, root) / "dac"
 
 
 def model_file(corpus: str, model: str, root: Path | None = None) -> Path:
+    """Where a model is saved (always ``dac/``)."""
     return folder(corpus, root) / f"{check_model_name(model)}.pt"
+
+
+def existing_file(corpus: str, model: str, root: Path | None = None) -> Path:
+    """Where a model is read from: ``dac/``, else the older ``amortized/`` folder."""
+    new = model_file(corpus, model, root)
+    old = paths.corpus_dir(corpus, root) / LEGACY_FOLDER / new.name
+    return old if not new.exists() and old.exists() else new
 
 
 @dataclass(frozen=True)
@@ -42,11 +55,11 @@ class Listed:
 
 def listing(corpus: str, root: Path | None = None) -> list[Listed]:
     """The corpus's models, newest first."""
-    d = folder(corpus, root)
-    if not d.is_dir():
-        return []
-    out = [Listed(p.stem, p, datetime.fromtimestamp(p.stat().st_mtime, timezone.utc).isoformat(timespec="seconds"))
-           for p in d.glob("*.pt") if _MODEL_RE.match(p.stem)]
+    found: dict[str, Path] = {}
+    for d in (paths.corpus_dir(corpus, root) / LEGACY_FOLDER, folder(corpus, root)):  # dac/ wins a name
+        found.update({p.stem: p for p in d.glob("*.pt") if _MODEL_RE.match(p.stem)} if d.is_dir() else {})
+    out = [Listed(name, p, datetime.fromtimestamp(p.stat().st_mtime, timezone.utc).isoformat(timespec="seconds"))
+           for name, p in found.items()]
     return sorted(out, key=lambda m: m.path.stat().st_mtime_ns, reverse=True)
 
 
@@ -78,4 +91,4 @@ def save(corpus, model: str, trained: tr.Trained, root: Path | None = None) -> P
 
 
 def load(corpus: str, model: str, device: str = "cpu", root: Path | None = None) -> tr.Trained:
-    return tr.load(model_file(corpus, model, root), device)
+    return tr.load(existing_file(corpus, model, root), device)

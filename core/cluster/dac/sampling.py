@@ -3,7 +3,7 @@
 A bag is L rows of the corpus (padded where a sampler draws fewer): some are the anchor(s), some may be
 marked as known non-members (what an annotator excluded), the rest are to be classified; the target
 says which rows belong to the anchors' cluster. Samplers (the training stages of
-``python -m precompute.amortized train``):
+``python -m precompute.dac train``):
 
 - :class:`Neighbourhoods` (stage ``pretrain``, no labels): ``mode="centres"``, the study's bag: c random
   centres with their m nearest rows each, the first centre's rows positive, plus random rows as noise;
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from core.cluster.amortized.model import ANCHOR, NON_MEMBER, UNKNOWN
+from core.cluster.dac.model import ANCHOR, NON_MEMBER, UNKNOWN
 
 
 @dataclass

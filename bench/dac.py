@@ -1,10 +1,10 @@
 """Deep Amortized Clustering on the labelled corpora: does anchored filtering find clusters it never
 saw, and can its clustering match K-Means?
 
-    python -m bench.amortized export --corpus NAME [--label-column label] --out DIR   # embeddings + labels -> DIR/NAME.npz
-    python -m bench.amortized run --npz DIR/NAME.npz [...] [--device auto] [--save-models DIR]
-    python -m bench.amortized run --corpus NAME [...]                                 # straight from the data root
-    python -m bench.amortized speed --corpus NAME --model MODEL                       # one DAC search, ms
+    python -m bench.dac export --corpus NAME [--label-column label] --out DIR   # embeddings + labels -> DIR/NAME.npz
+    python -m bench.dac run --npz DIR/NAME.npz [...] [--device auto] [--save-models DIR]
+    python -m bench.dac run --corpus NAME [...]                                 # straight from the data root
+    python -m bench.dac speed --corpus NAME --model MODEL                       # one DAC search, ms
 
 Protocol (per corpus, per seed): the classes are split in two halves; a model is trained on the
 first half only (stage pretrain, then stage labels), so every figure below is on classes the model
@@ -34,9 +34,9 @@ import numpy as np
 import torch
 
 from bench.common import emit, run_folder
-from core.cluster.amortized import infer, sampling, stages
-from core.cluster.amortized import train as tr
-from core.cluster.amortized.model import Config
+from core.cluster.dac import infer, sampling, stages
+from core.cluster.dac import train as tr
+from core.cluster.dac.model import Config
 from core.cluster.base import torch_rows
 from core.cluster.evaluate import label_scores
 
@@ -152,7 +152,7 @@ def run(a: argparse.Namespace) -> None:
         pick = np.sort(np.random.default_rng(0).choice(len(x), a.subset, replace=False))
         x, labels = x[pick], labels[pick]
     device = a.device if a.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
-    run_folder(f"amortized-{name}", sys.argv)
+    run_folder(f"dac-{name}", sys.argv)
     emit(kind="config", name=name, rows=len(x), device_used=device,
          gpu=torch.cuda.get_device_name(0) if device == "cuda" else None,
          **{k: (str(v) if isinstance(v, Path) else v) for k, v in vars(a).items()})
@@ -165,15 +165,15 @@ def speed(a: argparse.Namespace) -> None:
     with a trained model, sharing the search index's read-only matrix (now) against copying it into
     a writable float32 matrix first (what every search did before), in the same run; Suggest beside."""
     from bench.common import median_ms
-    from core.cluster.amortized import store as models
+    from core.cluster.dac import store as models
     from core.corpus import load_corpus
     from core.search import REGISTRY, SearchContext
     from core.search.index import VectorIndex
 
     c = load_corpus(a.corpus)
-    run_folder(f"amortized-speed-{a.corpus}", sys.argv)
+    run_folder(f"dac-speed-{a.corpus}", sys.argv)
     trained = models.load(a.corpus, a.model)
-    ctx = SearchContext(VectorIndex(c.embeddings), amortized=trained)
+    ctx = SearchContext(VectorIndex(c.embeddings), dac=trained)
     gen = np.random.default_rng(0)
     inc, exc = gen.choice(c.n, 20, replace=False), gen.choice(c.n, 5, replace=False)
     exc = np.setdiff1d(exc, inc)

@@ -23,7 +23,7 @@ import time
 import numpy as np
 import torch
 
-from core.cluster.amortized.model import ANCHOR, NON_MEMBER, UNKNOWN, AnchoredFilter
+from core.cluster.dac.model import ANCHOR, NON_MEMBER, UNKNOWN, AnchoredFilter
 from core.cluster.base import torch_rows
 from core.progress import Progress
 

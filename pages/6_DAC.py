@@ -1,4 +1,4 @@
-"""Amortized clustering: pick an anchor (or the group being built), see which texts of its bag the
+"""DAC (Deep Amortized Clustering): pick an anchor (or the group being built), see which texts of its bag the
 DAC model puts in its cluster, how that agrees with K-Means, saved groups and labels; the model's
 card; train a small model here."""
 
@@ -11,13 +11,13 @@ import streamlit as st
 
 from core import plots
 from core.cluster import store as clusterings
-from core.cluster.amortized import inspect
-from core.cluster.amortized import store as models
-from ui import amortized_panel, state
+from core.cluster.dac import inspect
+from core.cluster.dac import store as models
+from ui import dac_panel, state
 from ui.text import md
 
-name, corpus = state.start_page("Amortized clustering", "🧩")
-st.title("Amortized clustering")
+name, corpus = state.start_page("DAC", "🧩")
+st.title("DAC: Deep Amortized Clustering")
 st.caption("A Set Transformer (Deep Amortized Clustering) reads an anchor text with its nearest texts and "
            "predicts which of them belong to the anchor's cluster. The Annotate page's DAC button uses it with "
            "your included texts as the anchors.")
@@ -27,9 +27,9 @@ listed = models.listing(name)
 if "am_trained" in st.session_state:
     st.success(st.session_state.pop("am_trained"))
 with st.expander("Train a small model here", expanded=not listed):
-    st.caption(f"For a full model use the command line: `python -m precompute.amortized train --corpus {name} "
+    st.caption(f"For a full model use the command line: `python -m precompute.dac train --corpus {name} "
                "--stage pretrain` (then `--stage kmeans --from dac`), on a GPU when you have one.")
-    amortized_panel.train_form(name, corpus)
+    dac_panel.train_form(name, corpus)
 if not listed:
     st.info("No model for this corpus yet: train one above.")
     st.stop()
@@ -54,7 +54,7 @@ with st.expander("Model card"):
     st.plotly_chart(plots.training_curves(inspect.curves(model.history)), width="stretch", key="am_curves")
 
 # ---- the anchor ------------------------------------------------------------------------------
-anchors, non_members = amortized_panel.anchor_picker(name, corpus, session)
+anchors, non_members = dac_panel.anchor_picker(name, corpus, session)
 if not len(anchors):
     st.stop()
 c = st.columns(2)
@@ -67,7 +67,7 @@ def bag_view(corpus_name: str, vectors_key: tuple, model_name: str, model_stamp:
              non_members: tuple, bag: int) -> inspect.BagView:
     """The bag and its predictions, once per anchor set, model and embedding set: a rerun (a moved
     threshold, a new comparison) does not search the corpus and run the model again."""
-    trained = state.amortized_model(corpus_name, model_name)
+    trained = state.dac_model(corpus_name, model_name)
     return inspect.bag_view(trained.model, state.search_context(corpus_name).vectors, np.array(anchors),
                             non_members=np.array(non_members, np.int64), bag=bag)
 

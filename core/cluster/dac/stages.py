@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from core.cluster.amortized import sampling
-from core.cluster.amortized import train as tr
-from core.cluster.amortized.model import Config
+from core.cluster.dac import sampling
+from core.cluster.dac import train as tr
+from core.cluster.dac.model import Config
 from core.cluster.base import torch_rows
 
 STAGES = ("pretrain", "kmeans", "labels", "groups")
@@ -131,7 +131,7 @@ def train_for_corpus(corpus, stage: str, *, label_column: str = "label", cluster
                      lr: float = tr.DEFAULTS["lr"]) -> tr.Trained:
     """A stage trained on a loaded corpus (the page's Train button; the CLI passes its own options):
     its classes (:func:`corpus_labels`), then :func:`fit_stage`, the stage recording what it learnt
-    from. ``progress`` as :func:`core.cluster.amortized.train.train`'s."""
+    from. ``progress`` as :func:`core.cluster.dac.train.train`'s."""
     labels = corpus_labels(corpus, stage, clustering=clustering, label_column=label_column)
     trained = fit_stage(corpus.embeddings, stage, labels, start=start,
                         config=None if start is not None else (config or Config(dim=corpus.dim)), held_out=held_out,

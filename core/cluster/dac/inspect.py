@@ -1,4 +1,4 @@
-"""What the "Amortized clustering" page shows: one anchor's (or a set's) bag with the predicted
+"""What the DAC page shows: one anchor's (or a set's) bag with the predicted
 membership, in 2-D, and how the predicted members agree with a reference (a K-Means cluster, a
 saved group, a label)."""
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from core.cluster.amortized import infer
+from core.cluster.dac import infer
 
 
 @dataclass

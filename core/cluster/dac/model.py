@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import nn
 
-from core.cluster.amortized.modules import MAB, PMA, Stack
+from core.cluster.dac.modules import MAB, PMA, Stack
 
 UNKNOWN, ANCHOR, NON_MEMBER = 0, 1, 2  # a row's role in a bag
 
