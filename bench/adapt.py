@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bench.common import emit, run_folder
+from testbed.common import emit, run_folder
 from core.cluster.evaluate import label_scores
 
 

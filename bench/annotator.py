@@ -24,208 +24,25 @@ left out of the lines.
 
 Prints one JSON object per dataset, class and method; writes a PNG of macro recall against texts
 reviewed (in units of the class size) per method, and a JSON summary, under --out.
-"""
+
+The logic lives in testbed/annotator.py (shared with the tests); this is the command line."""
 
 from __future__ import annotations
-
 import sys
 import argparse
 import json
-import logging
 import os
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
-
 import numpy as np
-
-from bench.common import emit, run_folder
-from core import annotate
-from core.corpus import Corpus, ImportSpec, import_corpus, list_corpora, load_corpus
-from core.ingest import Options, sha256_file
-from core.cluster.keyterms import key_terms
-from core.search import REGISTRY, NotApplicable, SearchContext
+from testbed.common import emit, run_folder
+from core.corpus import load_corpus
+from core.search import REGISTRY, SearchContext
 from core.search.index import VectorIndex
 from core.search.keyword import KeywordIndex
 from core.search.lexical import WordIndex
-from core.session import EXCLUDED, Session
 from precompute._cli import quiet_logging
 
-log = logging.getLogger(__name__)
-MARKS = (1.0, 1.5, 2.0)
-
-
-@dataclass
-class Run:
-    cls: str
-    method: str
-    size: int
-    seed_query: str
-    budget: float = max(MARKS)  # the run's budget in multiples of the class size
-    # each text reviewed, in the order the annotator reviewed it (a step's own order): a member?
-    texts: list[bool] = field(default_factory=list)
-    curve: list[tuple[int, int]] = field(default_factory=list)  # per step: (reviewed, found) so far
-    step_seconds: list[float] = field(default_factory=list)
-    included: int = 0
-    true_included: int = 0
-
-    @property
-    def reviewed(self) -> int:
-        return len(self.texts)
-
-    def step(self, members_shown: list[bool]) -> None:
-        """A step was reviewed: its texts, in the order shown, each a member or not."""
-        self.texts.extend(bool(m) for m in members_shown)
-        self.curve.append((len(self.texts), sum(self.texts)))
-
-    def recall_at(self, multiple: float) -> float | None:
-        """Members among the first ``multiple x size`` texts reviewed, over the class size, counted text
-        by text (a step that crosses the mark counts up to the mark). None when the mark lies beyond
-        the run's budget; a run that stopped early (nothing more to review) keeps what it found."""
-        mark = int(multiple * self.size + 1e-9)
-        if mark > int(self.budget * self.size + 1e-9):
-            return None
-        return sum(self.texts[:mark]) / self.size
-
-
-def review(session: Session, rows, members: set[int], run: Run) -> int:
-    """Label truthfully the rows a search just showed (they came in as included), in the order shown."""
-    rows = [int(r) for r in rows]
-    wrong = [r for r in rows if r not in members]
-    if wrong:
-        session.set_labels(wrong, EXCLUDED, action="review")
-    run.step([r in members for r in rows])
-    return len(rows)
-
-
-def found(session: Session, members: set[int]) -> int:
-    return len(members.intersection(session.included.tolist()))
-
-
-def keyword_page(ctx: SearchContext, s: Session, kr: "annotate.KeywordReview", query: str, k: int,
-                 members: set[int], run: Run) -> int:
-    """Review the keyword's next ``k`` hits; returns how many were shown."""
-    r = annotate.ask(ctx, s, "keyword", k, query=query)
-    before = len(s.excluded)
-    n = review(s, r.rows, members, run)
-    kr.record(len(r), len(s.excluded) - before)
-    return n
-
-
-def simulate(ctx: SearchContext, member_rows: np.ndarray, method: str, queries: list[str], budget: float,
-             seed_hits: int, cls: str, params: dict | None = None, keyword_policy: str = "fixed",
-             stop_share: float = 0.5) -> Run:
-    members = set(member_rows.tolist())
-    run = Run(cls, method, len(members), "", budget)
-    s = Session()
-    reviewed = 0
-    limit = int(budget * len(members))
-    kr = None
-    for q in queries:  # a person tries another word when the first finds nothing on topic
-        run.seed_query = q
-        if keyword_policy in ("adaptive", "alternate"):  # a page of hits at a time, until a page is mostly off topic
-            kr = annotate.KeywordReview(max_hits=seed_hits, stop_share=stop_share)
-            while k := kr.next_k(limit - reviewed):
-                reviewed += keyword_page(ctx, s, kr, q, k, members, run)
-        else:  # "fixed": the first seed_hits hits at once
-            r = annotate.ask(ctx, s, "keyword", min(seed_hits, limit - reviewed), query=q)
-            reviewed += review(s, r.rows, members, run)
-        if found(s, members) or reviewed >= limit:
-            break
-    while reviewed < limit:
-        k = min(10, limit - reviewed)
-        name = method
-        if REGISTRY[method].reason_not_applicable(len(s.included), len(s.excluded)):
-            name = "cos"
-        if REGISTRY[name].reason_not_applicable(len(s.included), len(s.excluded)):
-            break  # nothing included at all: no semantic search can start
-        t = time.perf_counter()
-        try:
-            r = annotate.ask(ctx, s, name, k, **((params or {}) if name == method else {}))
-        except NotApplicable:
-            break
-        run.step_seconds.append(time.perf_counter() - t)
-        if not len(r):
-            break
-        before = len(s.excluded)
-        reviewed += review(s, r.rows, members, run)
-        share = 1 - (len(s.excluded) - before) / len(r)
-        # "alternate": back to the keyword's next page when it found more than this step did
-        if keyword_policy == "alternate" and kr is not None and reviewed < limit and kr.resume(share):
-            if k := kr.next_k(limit - reviewed):
-                reviewed += keyword_page(ctx, s, kr, run.seed_query, k, members, run)
-    run.included = len(s.included)
-    run.true_included = found(s, members)
-    return run
-
-
-def band(size: int) -> str:
-    """The class-size band a topic falls in (issue 17's bands)."""
-    return "<=50" if size <= 50 else "51-150" if size <= 150 else "151-500" if size <= 500 else ">500"
-
-
-def corpus_for(data: Path, label_column: str) -> Corpus:
-    """The corpus imported from this file (same sha256) under the data root, importing it if needed."""
-    digest = sha256_file(data)
-    for name in list_corpora():
-        try:
-            c = load_corpus(name)
-        except ValueError:
-            continue
-        if c.manifest.get("source", {}).get("sha256") == digest:
-            return c
-    log.info("importing %s (embedding with the default model)", data)
-    return import_corpus(ImportSpec(input=data, name=data.stem, options=Options(dedupe="first"),
-                                    overwrite=True))
-
-
-def class_queries(corpus: Corpus, label_column: str, classes: list[str], seed_query: str) -> dict[str, list[str]]:
-    """Up to three keyword tries per class: its label_name (when the data has one), then its top
-    c-TF-IDF lemmas."""
-    if seed_query != "auto":
-        return {c: [seed_query] for c in classes}
-    labels = corpus.frame[label_column].astype(str).to_numpy()
-    names = (corpus.frame.groupby(label_column)["label_name"].first()
-             if "label_name" in corpus.frame.columns else {})
-    codes = {c: i for i, c in enumerate(sorted(set(labels)))}
-    kt = key_terms(corpus.frame["text"].tolist(), np.array([codes[x] for x in labels]), top=3, stop_top=200)
-    out = {}
-    for c in classes:
-        tries = [str(names[c])] if c in names else []
-        tries += [t for t in kt.table.loc[codes[c], "ctfidf_terms"] if t not in tries]
-        out[c] = tries[:3]
-    return out
-
-
-def plot(runs: list[Run], title: str, path: Path, budget: float = max(MARKS)) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    grid = np.linspace(0, budget, 81)
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for method in dict.fromkeys(r.method for r in runs):
-        curves = []
-        for r in (r for r in runs if r.method == method):  # text by text: the exact curve
-            xs = np.arange(r.reviewed + 1) / r.size
-            ys = np.concatenate([[0], np.cumsum(r.texts)]) / r.size
-            curves.append(np.interp(grid, xs, ys, right=ys[-1]))
-        ax.plot(grid, np.mean(curves, axis=0), label=method)
-    ax.plot(grid, np.minimum(grid, 1), "k:", label="ideal")
-    ax.set_xlabel("texts reviewed / class size")
-    ax.set_ylabel("macro recall")
-    ax.set_title(title)
-    ax.grid(alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def recalls(runs: list[Run], budget: float) -> dict:
-    """Mean recall at each mark within the budget, over ``runs`` (text by text)."""
-    return {f"recall@{m}x": round(float(np.mean([r.recall_at(m) for r in runs])), 4) for m in MARKS if m <= budget}
+from testbed.annotator import MARKS, band, class_queries, corpus_for, plot, recalls, simulate
 
 
 def main(argv=None) -> None:

@@ -17,9 +17,9 @@ import sys
 import time
 from pathlib import Path
 
-from bench.common import emit, run_folder
+from testbed.common import emit, run_folder
 from core import paths
-from bench.chromium import browser_page, metrics, streamlit_server, wait_idle
+from testbed.browser import browser_page, metrics, streamlit_server, wait_idle
 
 
 class Bytes:

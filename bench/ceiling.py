@@ -11,38 +11,21 @@ keyword cannot be expected to beat it by much; where it is below the issue's tar
 is out of reach for these features (embedding model + tf-idf), whatever the ranking policy.
 
 Prints one JSON line per class and a summary line (macro R-precision; recall at 1.5x the class size).
-"""
+
+The logic lives in testbed/ceiling.py (shared with the tests); this is the command line."""
 
 from __future__ import annotations
-
 import sys
 import argparse
-import logging
 import os
 from pathlib import Path
-
 import numpy as np
-
 from bench.annotator import corpus_for
-from bench.common import emit, run_folder
-from core.search.lexical import fit_scores, word_matrix
+from testbed.common import emit, run_folder
+from core.search.lexical import word_matrix
 from precompute._cli import quiet_logging
 
-
-def out_of_fold_scores(x, words, member: np.ndarray, folds: int, seed: int = 0) -> np.ndarray:
-    from sklearn.model_selection import StratifiedKFold
-
-    scores = np.zeros(len(member), np.float32)
-    for train, test in StratifiedKFold(folds, shuffle=True, random_state=seed).split(np.zeros(len(member)), member):
-        pos, neg = train[member[train]], train[~member[train]]
-        scores[test] = fit_scores(x, words, pos, neg)[test]
-    return scores
-
-
-def recall_at(scores: np.ndarray, member: np.ndarray, multiple: float) -> float:
-    n = int(member.sum())
-    top = np.argsort(-scores, kind="stable")[: int(multiple * n)]
-    return float(member[top].sum() / n)
+from testbed.ceiling import out_of_fold_scores, recall_at
 
 
 def main(argv=None) -> None:

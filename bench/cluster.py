@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from bench.common import clustered, emit, run_folder
+from testbed.common import clustered, emit, run_folder
 from core.cluster import REGISTRY, ClusterContext
 from core.cluster.evaluate import label_scores
 from core.cluster.kmeans import kmeans, objective

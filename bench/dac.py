@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from bench.common import emit, run_folder
+from testbed.common import emit, run_folder
 from core.cluster.dac import infer, sampling, stages
 from core.cluster.dac import train as tr
 from core.cluster.dac.model import Config
@@ -164,7 +164,7 @@ def speed(a: argparse.Namespace) -> None:
     """Median ms of one DAC search (the Annotate button: 20 included, 5 excluded, k 10) on a corpus
     with a trained model, sharing the search index's read-only matrix (now) against copying it into
     a writable float32 matrix first (what every search did before), in the same run; Suggest beside."""
-    from bench.common import median_ms
+    from testbed.common import median_ms
     from core.cluster.dac import store as models
     from core.corpus import load_corpus
     from core.search import REGISTRY, SearchContext

@@ -20,7 +20,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from bench.common import SCALE, emit, run_folder
+from testbed.common import SCALE, emit, run_folder
 
 
 def main(argv=None) -> None:

@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench.common import emit, run_folder
+from testbed.common import emit, run_folder
 from core import paths
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,7 +31,7 @@ def cpu_seconds(pid: int) -> float:
 
 
 def measure(watcher: str, seconds: float, corpus: str) -> dict:
-    from bench.chromium import browser_page, free_port, wait_idle
+    from testbed.browser import browser_page, free_port, wait_idle
 
     port = free_port()
     log = open(f"/tmp/semanno-idle-{watcher}.log", "w")

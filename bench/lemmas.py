@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bench.common import SHARED, emit, run_folder
+from testbed.common import SHARED, emit, run_folder
 from core.cluster.keyterms import Lemmatiser, merge_unknown, tokens
 
 GOLD = Path(__file__).resolve().parent / "data" / "czech_lemmas_gold.tsv"

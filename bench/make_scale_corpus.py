@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 from datetime import datetime, timezone
 
-from bench.common import SCALE, clustered
+from testbed.common import SCALE, clustered
 from core import __version__, paths
 from core.atomic import save_json, save_npy, save_parquet
 from core.ingest import Options, read_table, sha256_file, validate

@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from bench.common import SCALE, clustered, emit, median_ms, run_folder
+from testbed.common import SCALE, clustered, emit, median_ms, run_folder
 from core.search import REGISTRY, SearchContext
 from core.embed import pick_device
 from core.search.index import VectorIndex

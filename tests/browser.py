@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.chromium import (CHROMIUM, browser_page, free_port, metrics, streamlit_server,  # noqa: F401
+from testbed.browser import (CHROMIUM, browser_page, free_port, metrics, streamlit_server,  # noqa: F401
                             untick_row, wait_idle)
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import pandas as pd
 
-from bench.annotator import Run, main, simulate
+from testbed.annotator import Run, simulate
 from core.search import SearchContext
 from core.search.index import VectorIndex
 from core.search.keyword import KeywordIndex
@@ -108,6 +108,8 @@ def test_end_to_end_on_a_tiny_slice(tmp_path, monkeypatch, model):
     f = f[f["label"].isin(["1", "2", "3"])].groupby("label").head(40)
     data = tmp_path / "so_tiny.csv"
     f.to_csv(data, index=False)
+    from bench.annotator import main  # the benchmark's own command line, end to end (it is a tool people run)
+
     main(["--data", str(data), "--methods", "cos,suggest", "--budget", "1.5", "--out", str(tmp_path / "out")])
     summary = json.loads((tmp_path / "out" / "annotator_so_tiny.json").read_text())
     assert set(summary["methods"]) == {"cos", "suggest"} and summary["classes"] == 3
@@ -118,7 +120,7 @@ def test_end_to_end_on_a_tiny_slice(tmp_path, monkeypatch, model):
 
 
 def test_ceiling_r_precision_by_hand_and_on_separable_versus_random_labels():
-    from bench.ceiling import out_of_fold_scores, recall_at
+    from testbed.ceiling import out_of_fold_scores, recall_at
 
     member = np.array([1, 0, 1, 0, 0, 1], bool)  # 3 members
     scores = np.array([.9, .8, .7, .6, .5, .4], np.float32)
@@ -208,7 +210,7 @@ def test_alternate_goes_back_to_the_keyword_when_semantic_steps_find_less():
 
 
 def test_band_table_leaves_a_mark_blank_when_no_run_reached_it(tmp_path):
-    from bench.plot_bands import table
+    from testbed.plot_bands import table
 
     run = tmp_path / "annotator-x"
     run.mkdir()

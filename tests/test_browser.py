@@ -201,6 +201,7 @@ def test_first_hour_walk_in_browser(tmp_path):
 
         # a corpus imported elsewhere (the command line) shows in the open page's picker by itself
         from core.corpus import ImportSpec, import_corpus
+        from testbed.common import FakeModel
 
         src = tmp_path / "later.csv"
         src.write_text("id,text\n1,apple pie\n2,pear tart\n3,plum jam\n")
@@ -217,19 +218,6 @@ def test_first_hour_walk_in_browser(tmp_path):
         assert "later" in offered, offered
 
 
-class FakeModel:
-    """Deterministic vectors, no model load (for corpora whose vectors do not matter)."""
-
-    def __init__(self, dim: int):
-        self.dim = dim
-
-    def get_sentence_embedding_dimension(self):
-        return self.dim
-
-    def encode(self, texts, **kw):
-        return np.random.default_rng(len(texts)).normal(size=(len(texts), self.dim)).astype(np.float32)
-
-
 @pytest.fixture
 def hostile(tmp_path):
     """A corpus whose texts, authors and ids hold HTML and Markdown payloads; a saved group with a
@@ -238,14 +226,7 @@ def hostile(tmp_path):
     from core.store import GroupStore
 
     require_browser()
-    rng = np.random.default_rng(0)
-
-    class Fake:
-        def get_sentence_embedding_dimension(self):
-            return 16
-
-        def encode(self, texts, **kw):
-            return rng.normal(size=(len(texts), 16)).astype(np.float32)
+    from testbed.common import FakeModel
 
     payloads = ["<img src=x onerror=alert(1)> flood", "<script>alert(1)</script> flood",
                 "[phish](https://evil.example/login) flood", "![pix](https://evil.example/url.png) flood",
@@ -258,7 +239,7 @@ def hostile(tmp_path):
     root = tmp_path / "h"
     src = tmp_path / "hostile.csv"
     frame.to_csv(src, index=False)
-    c = import_corpus(ImportSpec(input=src, name="h"), root=root, model_loader=lambda n, d: Fake())
+    c = import_corpus(ImportSpec(input=src, name="h"), root=root, model_loader=lambda n, d: FakeModel(16))
     name = "[save-phish](https://evil.example/save) ![pix](https://evil.example/url.png) :red[x]"
     GroupStore(root / "h" / "groups.sqlite").save(name, c.frame["id"][:5].tolist(), [])
     from core.cluster.dac import stages

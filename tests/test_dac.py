@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 from core.cluster.dac import infer, sampling, stages
 from core.cluster.dac import train as tr
-from core.cluster.dac.model import ANCHOR, NON_MEMBER, UNKNOWN, AnchoredFilter, Config
+from core.cluster.dac.model import ANCHOR, NON_MEMBER, AnchoredFilter, Config
 from core.cluster.dac.modules import ISAB, PMA, SAB, Stack
 from tests.conftest import clustered_unit_vectors
 

@@ -121,7 +121,6 @@ def test_import_warns_before_embedding_a_czech_corpus_with_the_english_model(tmp
 def test_home_page_import_shows_the_language_warning(tmp_path, empty_root):
     from tests.test_pages import app
 
-    root = empty_root
     src = slice_csv(shared_file("czech_politicians_tweets_2021.csv"), tmp_path / "cz.csv", 80)
     at = app("streamlit_app.py").run()
     at.radio(key="imp_src").set_value("A file on the server").run()
@@ -137,7 +136,7 @@ def test_home_page_import_shows_the_language_warning(tmp_path, empty_root):
 def test_czech_topic_benchmark_removes_every_defining_word():
     import regex
 
-    from bench.czech_topics import TOPICS, build
+    from testbed.czech_topics import TOPICS, build
 
     frame, info = build(shared_file("czech_politicians_tweets_2021.csv"), min_size=30)
     assert len(info["topics"]) >= 5 and all(n >= 30 for n in info["topics"].values())

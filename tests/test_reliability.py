@@ -8,22 +8,22 @@ import json
 
 import pytest
 
-from bench import reliability
+from testbed import reliability
 from tests.conftest import shared_file
 
 
-def events(capsys, part: str) -> list[dict]:
+def events(capsys, part: str, n: int | None = None) -> list[dict]:
+    """The campaign's event lines of ``part`` (exactly ``n`` of them when given)."""
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
-    return [e for e in lines if e.get("part") == part]
+    found = [e for e in lines if e.get("part") == part]
+    assert n is None or len(found) == n, found
+    return found
 
 
 @pytest.mark.slow
 def test_kills_during_saves_lose_no_committed_version(capsys):
     reliability.kills(10)
-    trials = events(capsys, "kills")
-    assert len(trials) == 10
-    for t in trials:
-        assert t["versions"] > 0 and t["lost"] == [] and t["integrity"] == "ok", t
+    assert all(t["versions"] > 0 and t["lost"] == [] and t["integrity"] == "ok" for t in events(capsys, "kills", 10))
 
 
 @pytest.mark.slow
@@ -36,10 +36,7 @@ def test_concurrent_writers_lose_nothing_and_never_see_a_locked_database(capsys)
 @pytest.mark.slow
 def test_kills_during_an_import_resume_to_the_same_corpus_with_its_groups(capsys):
     reliability.import_kills(3)
-    trials = events(capsys, "import_kills")
-    assert len(trials) == 3
-    for t in trials:
-        assert t["listed_after_kill"] and t["identical"] and t["groups_kept"], t
+    assert all(t["listed_after_kill"] and t["identical"] and t["groups_kept"] for t in events(capsys, "import_kills", 3))
 
 
 def test_every_bad_input_is_named_and_nothing_saved_is_lost(capsys):

@@ -448,7 +448,7 @@ def test_in_a_browser_only_requests_through_the_proxy_get_a_name(tmp_path, tweet
     the proxy's user."""
     import shutil
 
-    from bench.proxy import running
+    from testbed.proxy import running
     from tests.browser import browser_page, free_port, require_browser, streamlit_server, wait_idle
 
     require_browser()

@@ -45,7 +45,7 @@ def run_folder(name: str, argv: list[str]) -> Path:
     from importlib import metadata
 
     now = datetime.now(timezone.utc)
-    base = Path(os.environ.get("SEMANNO_BENCH_RESULTS") or Path(__file__).resolve().parent / "results")
+    base = Path(os.environ.get("SEMANNO_BENCH_RESULTS") or Path(__file__).resolve().parents[1] / "bench" / "results")
     folder = base / f"{name}-{now:%Y%m%dT%H%M%SZ}"
     folder.mkdir(parents=True, exist_ok=True)
     root = Path(__file__).resolve().parents[1]
@@ -101,3 +101,19 @@ def clustered(n: int, dim: int, clusters: int = 200, seed: int = 0):
     x += 0.6 * rng.standard_normal((n, dim)).astype(np.float32)
     x /= np.linalg.norm(x, axis=1, keepdims=True)
     return x, labels
+
+
+class FakeModel:
+    """Deterministic vectors for texts whose vectors do not matter (reliability trials, browser tests of
+    pages): no model is loaded."""
+
+    def __init__(self, dim: int = 8):
+        self.dim = dim
+
+    def get_sentence_embedding_dimension(self) -> int:
+        return self.dim
+
+    def encode(self, texts, **kw):
+        import numpy as np
+
+        return np.random.default_rng(len(texts)).normal(size=(len(texts), self.dim)).astype(np.float32)

@@ -2,7 +2,7 @@
 what nginx with ``auth_basic`` does in the README's set-up, in a few lines of Starlette and uvicorn
 (Streamlit's own web stack, so nothing more to install).
 
-    python -m bench.proxy --upstream http://127.0.0.1:8501 --port 8600 --user alice --secret S
+    python -m testbed.proxy --upstream http://127.0.0.1:8501 --port 8600 --user alice --secret S
 
 Every request gets ``X-Remote-User: <user>`` and ``X-Semanno-Proxy-Secret: <secret>`` set by the proxy
 (whatever the client sent in those headers is dropped), HTTP and the WebSocket stream alike. The user
@@ -105,7 +105,7 @@ def running(upstream: str, port: int, user: str, secret: str):
 
 
 def main(argv=None) -> None:
-    p = argparse.ArgumentParser(prog="python -m bench.proxy", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m testbed.proxy", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--upstream", default="http://127.0.0.1:8501")
     p.add_argument("--port", type=int, default=8600)
