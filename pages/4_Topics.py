@@ -16,6 +16,7 @@ from ui.text import md
 name, corpus = state.start_page("Topics", "🧭")
 st.title("Topics")
 generation = store.generation_of(corpus)
+state.once_per_corpus(store.migrate_legacy, name)  # clusterings of older versions move, once per server process
 stored = store.listing(name)
 usable = [s for s in stored if not s.stale(generation)]
 if len(usable) < len(stored):

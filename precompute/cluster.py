@@ -72,6 +72,7 @@ def run(a: argparse.Namespace) -> int:
         a.tag = a.embedding_set.replace("-", "_")[:32]
     device = pick_device(a.device)
     generation = store.generation_of(corpus)
+    store.migrate_legacy(a.corpus)
     listed = {s.stem: s for s in store.listing(a.corpus)}
     for k in ks:
         stem = store.stem_of(method.name, k, a.tag)

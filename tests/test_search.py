@@ -210,7 +210,7 @@ def test_asking_again_gives_the_next_k(ctx):
     assert list(second.rows) == list(rows)
 
 
-def test_auto_obeys_preconditions(ctx):
+def test_suggest_obeys_preconditions(ctx):
     s = Session()
     assert annotate.availability(s)["suggest"] is not None
     with pytest.raises(NotApplicable):
@@ -261,7 +261,7 @@ def test_word_matrix_is_kept_on_disk_and_a_bad_copy_is_rebuilt(tmp_path, monkeyp
     assert "rebuilding the word matrix" in caplog.text
 
 
-def test_auto_finds_a_topic_defined_by_its_words():
+def test_suggest_finds_a_topic_defined_by_its_words():
     """Embeddings that carry no topic (noise) but words that do: Suggest still finds the topic,
     where a ranker on embeddings alone is at chance."""
     rng = np.random.default_rng(5)

@@ -1,59 +1,18 @@
-"""K-Means, key lemmas, and clustering metrics."""
+"""The topic browser: key lemmas (Czech and English), hashtags, and the lemma filter."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import pytest
-from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 
-from core.cluster.evaluate import accuracy, group_iou, label_scores
 from core.cluster.keyterms import Lemmatiser, key_terms, lemmas
-from core.cluster.kmeans import kmeans, objective
-from tests.conftest import clustered_unit_vectors, shared_file
+from tests.conftest import shared_file
 
 
-@pytest.mark.parametrize("n,k", [(997, 7), (2003, 60)])
-def test_kmeans_assignment_is_nearest_centroid_and_matches_faiss(n, k):
-    import faiss
-
-    x, _ = clustered_unit_vectors(n, 16, clusters=k, seed=n)
-    r = kmeans(x, k, niter=25, seed=0, neighbours=8)
-    assert r.labels.shape == (n,) and r.centroids.shape == (k, 16)
-    d = ((x[:, None, :] - r.centroids[None]) ** 2).sum(-1)
-    agree = (d.argmin(1) == r.labels).mean()
-    assert agree >= 0.99, f"only {agree:.3f} of rows sit with their nearest centroid"
-    # the centroids are the means of their members
-    for c in range(0, k, max(1, k // 5)):
-        m = r.labels == c
-        if m.any():
-            np.testing.assert_allclose(r.centroids[c], x[m].mean(0), atol=1e-4)
-    km = faiss.Kmeans(16, k, niter=25, seed=0, max_points_per_centroid=10**9)
-    km.train(x)
-    _, ref = km.index.search(x, 1)
-    assert objective(x, r.labels, r.centroids) <= 1.02 * objective(x, ref[:, 0], km.centroids)
-    assert r.objective[-1] <= r.objective[0]
 
 
-def test_kmeans_rejects_bad_k():
-    x, _ = clustered_unit_vectors(10, 4)
-    with pytest.raises(ValueError, match="k must be between 1 and the number of rows"):
-        kmeans(x, 11)
 
 
-def test_metrics_against_sklearn_and_by_hand():
-    t = np.array([0, 0, 0, 1, 1, 1, 2, 2, 2, 2])
-    p = np.array([5, 5, 1, 1, 1, 1, 7, 7, 7, 5])
-    s = label_scores(t, p)
-    assert s["nmi"] == pytest.approx(normalized_mutual_info_score(t, p))
-    assert s["ari"] == pytest.approx(adjusted_rand_score(t, p))
-    # by hand: 5->0 (2 right), 1->1 (3 right), 7->2 (3 right): 8 of 10
-    assert s["acc"] == pytest.approx(0.8) and accuracy(t, t) == 1.0
-    clusters = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2, 2])
-    res = group_iou({"a": [0, 1, 2, 3], "b": [5, 6]}, clusters)
-    # a: best is cluster 0: |{0,1,2}| / |{0,1,2,3}| = 3/4 ; b: cluster 2: 2/5
-    assert res["groups"]["a"]["iou"] == pytest.approx(0.75) and res["groups"]["b"]["iou"] == pytest.approx(0.4)
-    assert res["iou"] == pytest.approx((0.75 + 0.4) / 2)
 
 
 def test_czech_key_lemmas_collapse_inflections_and_drop_function_words():

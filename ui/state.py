@@ -141,6 +141,20 @@ def clustering_labels(name: str, stem: str) -> np.ndarray:
     return _clustering_labels(*_key(name), stem, clusterings.stamp(name, stem))
 
 
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _once(fn_name: str, root: str, name: str, stamp: float):
+    from importlib import import_module
+
+    module, _, attr = fn_name.rpartition(".")
+    return getattr(import_module(module), attr)(name)
+
+
+def once_per_corpus(fn, name: str):
+    """``fn(name)`` run once per server process and import of the corpus (a migration that writes:
+    never on every rerun)."""
+    return _once(f"{fn.__module__}.{fn.__name__}", *_key(name))
+
+
 def corpus(name: str) -> Corpus:
     """The loaded corpus, its embeddings those of the set the user picked."""
     set_name = embedding_set(name)

@@ -114,11 +114,14 @@ def save(name: str, clustering: Clustering, *, generation: str | None, tag: str 
     return Stored(stem, clustering.method, clustering.k, meta)
 
 
-def _migrate_legacy(name: str) -> None:
-    """Clusterings written before this store (``kmeans/k<K>.npz``) move to ``kmeans-k<K>``."""
+def migrate_legacy(name: str) -> int:
+    """Clusterings written before this store (``kmeans/k<K>.npz``) move to ``kmeans-k<K>``; returns how
+    many moved. Called by the cluster command and once per server process when the Topics page first
+    opens a corpus, never by :func:`listing` (a listing only reads)."""
     old = paths.corpus_dir(name) / "kmeans"
     if not old.is_dir():
-        return
+        return 0
+    moved = 0
     for f in sorted(old.glob("k*.npz")):
         k = f.stem[1:]
         if not k.isdigit():
@@ -136,11 +139,12 @@ def _migrate_legacy(name: str) -> None:
             os.replace(terms, terms_file(name, f"kmeans-k{k}"))
         f.unlink()
         f.with_suffix(".json").unlink(missing_ok=True)
+        moved += 1
+    return moved
 
 
 def listing(name: str) -> list[Stored]:
-    """Every stored clustering of the corpus, by method then k."""
-    _migrate_legacy(name)
+    """Every stored clustering of the corpus, by method then k (reads only)."""
     d = folder(name)
     out = []
     for f in sorted(d.glob("*.npz")) if d.is_dir() else []:
