@@ -9,7 +9,7 @@ from core.embed import display_name
 from core.progress import Clock, duration
 from core.corpus import CorpusError, ImportSpec, import_corpus, list_corpora, summary
 from core.ingest import Columns, InputError, Options
-from ui import access, imports, state
+from ui import access, drafts, imports, navigation, picker, resources
 from ui.text import md, quoted
 
 st.set_page_config(page_title="Semantic Annotator", page_icon="🔎", layout="wide")
@@ -19,7 +19,7 @@ st.title("Semantic Annotator")
 st.caption("Find every text on a topic: keyword searches, then semantic searches that learn from "
            "what you include and exclude.")
 
-name = state.pick_corpus()
+name = picker.pick_corpus()
 imports.show_result()
 upload_limit_mb = st.get_option("server.maxUploadSize")
 
@@ -29,12 +29,12 @@ if name is None:
             "`python -m precompute.embed tweets.csv --name tweets`")
 else:
     try:
-        c = state.corpus(name)
+        c = resources.corpus(name)
         info = summary(c)
     except CorpusError as exc:
         st.error(md(exc))
     else:
-        state.keep_draft(name, c)
+        drafts.keep_draft(name, c)
         st.subheader(f"Corpus: {md(name)}")
         cols = st.columns(5)
         cols[0].metric("Texts", f"{info['rows']:,}")
@@ -52,8 +52,8 @@ else:
         if "top_authors" in info:
             with st.expander("Top authors"):
                 st.dataframe(info["top_authors"].rename("texts"), width="stretch")
-        for page, _, icon, description in state.PAGES[1:]:
-            st.page_link(page, label=description, icon=icon, query_params=state.link_params() or None)
+        for page, _, icon, description in navigation.PAGES[1:]:
+            st.page_link(page, label=description, icon=icon, query_params=navigation.link_params() or None)
 
 
 
@@ -145,4 +145,4 @@ with st.expander("Import a corpus", expanded=name is None):
             if upload is not None and src is not None:
                 src.unlink(missing_ok=True)  # the corpus has its own copy now
 
-state.navigation(nav)
+navigation.navigation(nav)

@@ -8,13 +8,13 @@ from core import annotate
 from core.search import REGISTRY, SEMANTIC, NotApplicable
 from core.search.keyword import KeywordError
 from core.session import EXCLUDED, INCLUDED
-from ui import group_panel, state
+from ui import drafts, group, group_panel, keyword_form, navigation, resources
 from ui.text import md
 
-name, corpus = state.start_page("Annotate", "✏️")
-ctx = state.search_context(name)
-store = state.store(name)
-session = state.session()
+name, corpus = navigation.start_page("Annotate", "✏️")
+ctx = resources.search_context(name)
+store = resources.store(name)
+session = group.session()
 PER_PAGE = 50
 SHORTCUTS = {"cos": "Alt+1", "lda": "Alt+2", "nn1": "Alt+3", "nn2": "Alt+4", "suggest": "Alt+S", "dac": "Alt+D"}
 
@@ -35,12 +35,8 @@ def run(method: str, k: int | None, **params) -> None:
 
 
 def on_keyword() -> None:
-    g = st.session_state.get
-    dates = g("kw_dates") or ()
-    run("keyword", int(g("kw_limit") or 0) or None, query=g("kw_query", ""), is_regex=g("kw_regex", False),
-        case_insensitive=not g("kw_case", False), diacritics_insensitive=not g("kw_diacritics", False),
-        date_from=dates[0] if len(dates) > 0 else None, date_to=dates[1] if len(dates) > 1 else None,
-        authors=g("kw_authors") or None)
+    k, params = keyword_form.request()
+    run("keyword", k, **params)
 
 
 def on_more_hits() -> None:
@@ -59,26 +55,7 @@ group_panel.sidebar(corpus, session, store, say)
 # ---- searches -----------------------------------------------------------------------------
 st.title("Annotate")
 group_panel.offer_draft(session, store, say)
-with st.form("kw_form", border=True):
-    q1, q2 = st.columns([5, 1])
-    example = state.keyword_example(name)  # from this corpus's own words (a Czech example misled on English)
-    q1.text_input("Keyword or regular expression", key="kw_query", placeholder=f"e.g. {example}" if example else None,
-                  label_visibility="collapsed")
-    q2.form_submit_button("Search (KW)", on_click=on_keyword, type="primary", width="stretch")
-    o = st.columns([1.3, 1, 1.1, 2.2, 1.4])
-    o[0].checkbox("Regular expression", key="kw_regex")
-    o[1].checkbox("Match case", key="kw_case")
-    o[2].checkbox("Match diacritics", key="kw_diacritics")
-    if corpus.has_dates:
-        lo, hi = state.date_range(name)
-        o[3].date_input("Dates", value=(lo, hi), min_value=lo, max_value=hi, key="kw_dates")
-    o[4].number_input("Add at most (0 = all)", 0, None, annotate.KEYWORD_PAGE, step=10, key="kw_limit",
-                      help="Hits are added a page at a time, the most typical first (closest to the centre of all "
-                           "hits): review them, then take More hits while most are on topic, or Suggest once most "
-                           "are not. Measured: this finds more per text reviewed than adding every hit "
-                           "(bench/RESULTS.md, issue 17). 0 adds all hits at once.")
-    if corpus.has_authors:
-        st.multiselect("Authors (none = all)", state.authors(name), key="kw_authors")
+keyword_form.draw(name, corpus, on_submit=on_keyword)
 
 
 @st.fragment
@@ -87,11 +64,11 @@ def results() -> None:
     try:
         _results()
     finally:
-        state.autosave(name, corpus, session)  # every change, also from a fragment-only rerun
+        drafts.autosave(name, corpus, session)  # every change, also from a fragment-only rerun
 
 
 def _results() -> None:
-    state.counters(session, st)
+    group.counters(session, st)
     avail = annotate.availability(session, ctx)
     b = st.columns([1.2] + [1.5] * len(SEMANTIC), vertical_alignment="bottom")
     k = b[0].number_input("Texts per search", 1, 500, 10, key="sem_k")

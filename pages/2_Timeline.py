@@ -8,12 +8,12 @@ import streamlit as st
 from core import plots
 from core.search.keyword import KeywordError, find_rows
 from core.store import GroupNotFound
-from ui import state
+from ui import group, navigation, resources
 from ui.text import md, quoted
 
-name, corpus = state.start_page("Timeline", "📈")
-session = state.session()
-state.counters(session)
+name, corpus = navigation.start_page("Timeline", "📈")
+session = group.session()
+group.counters(session)
 st.title("Timeline")
 
 if not corpus.has_dates:
@@ -29,11 +29,11 @@ if source == sources[0]:
     if not len(rows):
         st.info("The group being built has no included texts yet: search on the Annotate page first.")
 elif source == sources[1]:
-    names = state.store(name).names()
+    names = resources.store(name).names()
     group = st.selectbox("Group", names, key="tl_group")
     if group:
         try:
-            rows = corpus.rows_of(state.store(name).load(group).included)
+            rows = corpus.rows_of(resources.store(name).load(group).included)
         except GroupNotFound:
             st.error(f"No group named {quoted(group)}.")
     else:
@@ -43,14 +43,14 @@ else:
     is_regex = st.checkbox("Regular expression", key="tl_regex")
     if query:
         try:
-            rows = find_rows(state.search_context(name).keyword_index, query, is_regex=is_regex)
+            rows = find_rows(resources.search_context(name).keyword_index, query, is_regex=is_regex)
         except KeywordError as exc:
             st.error(md(exc))
 
 bin_name = st.segmented_control("Bin", ["auto", "day", "week", "month"], default="auto", key="tl_bin") or "auto"
 if len(rows):
     cols = [c for c in ("date", "author", "text") if c in corpus.frame.columns]
-    tl = plots.timeline(corpus.frame.iloc[rows][cols], bin_name, colours=state.author_colours(name))
+    tl = plots.timeline(corpus.frame.iloc[rows][cols], bin_name, colours=resources.author_colours(name))
     if tl.mode == "counts":
         st.caption(f"{tl.n:,} texts: above {plots.PER_TEXT_LIMIT:,} texts the timeline shows counts per "
                    f"{tl.bin} and author (hover for the counts) instead of one box per text.")

@@ -9,18 +9,18 @@ import streamlit as st
 from core import annotate, plots
 from core.projection import lda_directions, project
 from core.session import EXCLUDED, INCLUDED
-from ui import state
+from ui import drafts, group, navigation, resources
 
-name, corpus = state.start_page("LDA scatter", "✨")
-session = state.session()
-state.counters(session)
+name, corpus = navigation.start_page("LDA scatter", "✨")
+session = group.session()
+group.counters(session)
 st.title("LDA scatter")
 HOVER_SAMPLE = 5000
 
 
 @st.cache_data(max_entries=8, show_spinner="Projecting the corpus…")
 def coordinates(corpus_name: str, stamp: str, included: tuple, excluded: tuple) -> np.ndarray:
-    vectors = state.search_context(corpus_name).vectors
+    vectors = resources.search_context(corpus_name).vectors
     w = lda_directions(vectors, np.array(included, np.int64), np.array(excluded, np.int64))
     return project(vectors, w)
 
@@ -39,10 +39,10 @@ def figure(corpus_name: str, stamp: str, included: tuple, excluded: tuple) -> pl
     xy = coordinates(corpus_name, stamp, included, excluded)
     labels = np.zeros(len(xy), dtype=np.int8)
     labels[list(included)], labels[list(excluded)] = INCLUDED, EXCLUDED
-    return plots.scatter(xy, labels, state.corpus(corpus_name).frame["text"].to_numpy(), hover_sample=HOVER_SAMPLE)
+    return plots.scatter(xy, labels, resources.corpus(corpus_name).frame["text"].to_numpy(), hover_sample=HOVER_SAMPLE)
 
 
-sc = figure(name, str(state.stamp(name)), tuple(inc.tolist()), tuple(exc.tolist()))
+sc = figure(name, str(resources.stamp(name)), tuple(inc.tolist()), tuple(exc.tolist()))
 st.caption(f"All {corpus.n:,} texts: green included, red excluded, yellow unlabelled. Hover shows the text "
            f"of {sc.hover_rows:,} texts: the labelled ones and a sample of up to {HOVER_SAMPLE:,} unlabelled ones "
            "(the rest are drawn without text, to keep the page light at 300k texts). Drag a lasso (or pick "
@@ -60,7 +60,7 @@ def on_bulk(rows, label: int) -> None:
 
 
 def on_undo() -> None:
-    st.session_state["sc_msg"] = state.undo()
+    st.session_state["sc_msg"] = group.undo()
 
 
 a, b, c, d = st.columns([2, 2, 1, 3])
@@ -73,6 +73,6 @@ d.checkbox("Also overturn my own labels", key="sc_overturn",
            help="Off: texts you labelled yourself keep their label; only the others change.")
 if "sc_msg" in st.session_state:
     st.info(st.session_state.pop("sc_msg"))
-state.autosave(name, corpus, session)
+drafts.autosave(name, corpus, session)
 if len(picked):
     st.dataframe(corpus.frame.iloc[picked[:200]][["id", "text"]], hide_index=True, width="stretch")

@@ -9,14 +9,14 @@ import streamlit as st
 from core import paths, plots
 from core.cluster import REGISTRY, store
 from core.cluster.evaluate import agreement, best_matches, group_iou
-from core.cluster.topics import cluster_table, filter_clusters, suggested_k
-from ui import state
+from core.cluster.topics import filter_clusters, suggested_k
+from ui import group, navigation, resources
 from ui.text import md
 
-name, corpus = state.start_page("Topics", "🧭")
+name, corpus = navigation.start_page("Topics", "🧭")
 st.title("Topics")
 generation = store.generation_of(corpus)
-state.once_per_corpus(store.migrate_legacy, name)  # clusterings of older versions move, once per server process
+resources.once_per_corpus(store.migrate_legacy, name)  # clusterings of older versions move, once per server process
 stored = store.listing(name)
 usable = [s for s in stored if not s.stale(generation)]
 if len(usable) < len(stored):
@@ -30,18 +30,10 @@ if not usable:
     st.stop()
 
 
-@st.cache_data(max_entries=6, show_spinner="Loading the clustering…")
-def load(root: str, corpus_name: str, stem: str, corpus_stamp: float, files: tuple):
-    """Keyed on the clustering's and its key lemmas' files (mtime and size): a clustering
-    recomputed or new key lemmas show on the next rerun, no restart needed."""
-    c = state.corpus(corpus_name)
-    labels = store.labels_for(c, stem)
-    terms = store.load_terms(corpus_name, stem)
-    return labels, cluster_table(labels, c.frame["text"].to_numpy(), terms), terms is not None
-
-
 def loaded(stem: str):
-    return load(str(paths.data_root()), name, stem, state.stamp(name), store.stamp(name, stem))
+    """(labels, the cluster table, whether key lemmas exist): the labels through the one cache of
+    clusterings (resources.clustering_labels), the table through resources.cluster_view."""
+    return resources.clustering_labels(name, stem), *resources.cluster_view(name, stem)
 
 
 @st.cache_data(max_entries=8, show_spinner="Comparing the clusterings…")
@@ -74,7 +66,7 @@ with st.popover("Delete this clustering"):
         st.session_state.pop("tp_k", None)
         st.rerun()
 
-groups = state.saved_group_rows(name)
+groups = resources.saved_group_rows(name)
 if groups:
     iou = group_iou(groups, labels)
     st.metric("IOU with saved groups (best cluster per group, averaged)", f"{iou['iou']:.3f}")
@@ -103,7 +95,7 @@ with st.expander("Compare with another clustering", expanded=False):
                                      format_func=lambda v: by_stem[v].describe())]
         other_labels = loaded(other.stem)[0]
         agree = compared(str(paths.data_root()), name, chosen.stem, other.stem,
-                         (state.stamp(name), store.stamp(name, chosen.stem), store.stamp(name, other.stem)))
+                         (resources.stamp(name), store.stamp(name, chosen.stem), store.stamp(name, other.stem)))
         a1, a2 = st.columns(2)
         a1.metric("NMI between them", f"{agree['nmi']:.3f}")
         a2.metric("ARI between them", f"{agree['ari']:.3f}")
@@ -118,13 +110,13 @@ if cluster is not None:
     st.subheader(f"Cluster {cluster}: {len(rows):,} texts")
     if st.button("Start a group from this cluster", type="primary", key="tp_start",
                  help="The group you are building is kept: Undo on the Annotate page brings it back."):
-        said = state.switch_group(rows, [], "cluster")
+        said = group.switch_group(rows, [], "cluster")
         st.session_state.update(ann_msg=("success", f"Started a group from cluster {cluster}: {len(rows):,} texts "
                                          f"included.{said}"), ann_view="Included", ann_page=1)
-        st.switch_page("pages/1_Annotate.py", query_params=state.link_params())
+        st.switch_page("pages/1_Annotate.py", query_params=navigation.link_params())
     cols = [c for c in ("id", "text", "date", "author") if c in corpus.frame.columns]
     st.dataframe(corpus.frame.iloc[rows[:500]][cols], hide_index=True, width="stretch")
     if corpus.has_dates:
         cols = [c for c in ("date", "author", "text") if c in corpus.frame.columns]
-        st.plotly_chart(plots.timeline(corpus.frame.iloc[rows][cols], colours=state.author_colours(name)).figure,
+        st.plotly_chart(plots.timeline(corpus.frame.iloc[rows][cols], colours=resources.author_colours(name)).figure,
                         width="stretch", key="tp_timeline")

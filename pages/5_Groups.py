@@ -6,11 +6,11 @@ import pandas as pd
 import streamlit as st
 
 from core.export import FORMATS
-from ui import state
+from ui import group, navigation, resources
 from ui.text import quoted
 
-name, corpus = state.start_page("Groups", "🗂️")
-store = state.store(name)
+name, corpus = navigation.start_page("Groups", "🗂️")
+store = resources.store(name)
 st.title("Saved groups")
 
 show_deleted = st.toggle("Show deleted groups", key="gr_deleted")
@@ -39,10 +39,10 @@ version = st.selectbox("Version", list(range(info.versions, 0, -1)), key="gr_ver
 g = store.load(chosen, version)
 c1, c2, c3 = st.columns(3)
 if c1.button("Open in Annotate", key="gr_open", type="primary", disabled=bool(info.deleted_at)):
-    st.session_state.update(ann_msg=("success", state.open_group(corpus, g)), ann_view="Included", ann_page=1)
-    st.switch_page("pages/1_Annotate.py", query_params=state.link_params())
+    st.session_state.update(ann_msg=("success", group.open_group(corpus, g)), ann_view="Included", ann_page=1)
+    st.switch_page("pages/1_Annotate.py", query_params=navigation.link_params())
 fmt = c2.selectbox("Export format", list(FORMATS), key="gr_fmt")
-c2.download_button("Export", state.saved_group_file(name, chosen, g.number, fmt), on_click="ignore",
+c2.download_button("Export", resources.saved_group_file(name, chosen, g.number, fmt), on_click="ignore",
                    file_name=f"{g.name}-v{g.number}.{fmt}", mime=FORMATS[fmt], key="gr_export")
 if info.deleted_at:
     if c3.button("Restore", key="gr_restore"):

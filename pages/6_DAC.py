@@ -13,15 +13,15 @@ from core import plots
 from core.cluster import store as clusterings
 from core.cluster.dac import inspect
 from core.cluster.dac import store as models
-from ui import dac_panel, state
+from ui import dac_panel, group, navigation, resources
 from ui.text import md
 
-name, corpus = state.start_page("DAC", "🧩")
+name, corpus = navigation.start_page("DAC", "🧩")
 st.title("DAC: Deep Amortized Clustering")
 st.caption("A Set Transformer (Deep Amortized Clustering) reads an anchor text with its nearest texts and "
            "predicts which of them belong to the anchor's cluster. The Annotate page's DAC button uses it with "
            "your included texts as the anchors.")
-session = state.session()
+session = group.session()
 
 listed = models.listing(name)
 if "am_trained" in st.session_state:
@@ -42,7 +42,7 @@ st.selectbox("Model", names, key="dac_model", index=None, placeholder="Choose a 
 if not st.session_state.get("dac_model"):
     st.info("Pick a model to see what it makes of an anchor (and to use it for the Annotate page's DAC button).")
     st.stop()
-model, why_not = state.picked_model(name, st.session_state["dac_model"])
+model, why_not = resources.picked_model(name, st.session_state["dac_model"])
 if model is None:
     st.error(f"This model cannot be used here: {why_not}.")
     st.stop()
@@ -67,13 +67,13 @@ def bag_view(corpus_name: str, vectors_key: tuple, model_name: str, model_stamp:
              non_members: tuple, bag: int) -> inspect.BagView:
     """The bag and its predictions, once per anchor set, model and embedding set: a rerun (a moved
     threshold, a new comparison) does not search the corpus and run the model again."""
-    trained = state.dac_model(corpus_name, model_name)
-    return inspect.bag_view(trained.model, state.search_context(corpus_name).vectors, np.array(anchors),
+    trained = resources.dac_model(corpus_name, model_name)
+    return inspect.bag_view(trained.model, resources.search_context(corpus_name).vectors, np.array(anchors),
                             non_members=np.array(non_members, np.int64), bag=bag)
 
 
 picked = next(m for m in listed if m.name == st.session_state["dac_model"])
-view = dataclasses.replace(bag_view(name, (state.stamp(name), state.embedding_set(name)), picked.name, picked.stamp,
+view = dataclasses.replace(bag_view(name, (resources.stamp(name), resources.embedding_set(name)), picked.name, picked.stamp,
                                     tuple(int(a) for a in anchors), tuple(int(r) for r in non_members), int(bag)),
                            threshold=float(threshold))
 frame = view.frame(corpus.frame["text"])
@@ -82,8 +82,8 @@ st.plotly_chart(plots.bag(frame), width="stretch", key="am_bag_plot")
 # ---- agreement with what is known ----------------------------------------------------------------
 stems = [s.stem for s in clusterings.listing(name) if not s.stale(clusterings.generation_of(corpus))]
 stem = st.selectbox("Compare with the clustering", stems, key="am_stem") if stems else None
-refs = inspect.references(view, int(anchors[0]), clusters=state.clustering_labels(name, stem) if stem else None,
-                          cluster_name=stem, groups=state.saved_group_rows(name),
+refs = inspect.references(view, int(anchors[0]), clusters=resources.clustering_labels(name, stem) if stem else None,
+                          cluster_name=stem, groups=resources.saved_group_rows(name),
                           labels=corpus.frame["label"] if "label" in corpus.frame.columns else None)
 if refs:
     st.dataframe(refs, hide_index=True)

@@ -12,7 +12,7 @@ from core.corpus import Corpus
 from core.embed import pick_device
 from core.progress import Clock, duration
 from core.session import Session
-from ui import state
+from ui import resources
 from ui.text import md, quoted
 
 
@@ -23,7 +23,7 @@ def train_form(name: str, corpus: Corpus) -> None:
     stems = [s.stem for s in clusterings.listing(name) if s.method == "kmeans"]
     options = {"pretrain": ("pretrain", None), **({"kmeans": ("kmeans", None)} if stems else {}),
                **{f"labels: {c}": ("labels", c) for c in stages.categorical_columns(corpus.frame)},
-               **({"groups": ("groups", None)} if len(state.saved_group_rows(name)) >= 2 else {})}
+               **({"groups": ("groups", None)} if len(resources.saved_group_rows(name)) >= 2 else {})}
     with st.form("am_train"):
         c = st.columns(4)
         stage = c[0].selectbox("Stage", list(options), help="pretrain: no labels (a text's nearest texts are its "
@@ -79,7 +79,7 @@ def anchor_picker(name: str, corpus: Corpus, session: Session) -> tuple[np.ndarr
     elif how == "Keyword search":
         query = st.text_input("Keyword", key="am_kw")
         if query:
-            hits = state.keyword_rows(name, query, limit=20)
+            hits = resources.keyword_rows(name, query, limit=20)
             if len(hits):
                 anchors = np.array([st.selectbox("Hit", hits, format_func=lambda r: corpus.frame["text"].iat[r][:120],
                                                  key="am_hit")])

@@ -1,5 +1,5 @@
 """The Annotate page's group panel: undo, save, open, export, new group, and the offer to restore
-an unsaved group from another tab. Layout and callbacks only; the work is in ui/state.py."""
+an unsaved group from another tab. Layout and callbacks only; the work is in ui/group.py and ui/drafts.py."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from core.corpus import Corpus
 from core.export import FORMATS
 from core.session import Session
 from core.store import GroupExists, GroupNotFound, GroupStore
-from ui import access, state
+from ui import access, drafts, group
 from ui.text import md, quoted
 
 Say = Callable[[str, str], None]
@@ -21,8 +21,8 @@ def sidebar(corpus: Corpus, session: Session, store: GroupStore, say: Say) -> No
     """Undo, the save form, open, export and new group, in the sidebar."""
 
     def on_save() -> None:
-        state.read_meta_widgets()  # callbacks run before the script: take what was just typed
-        m, who = state.meta(), access.identity()
+        group.read_meta_widgets()  # callbacks run before the script: take what was just typed
+        m, who = group.meta(), access.identity()
         try:
             n = store.save(m["name"], corpus.ids_of(session.included), corpus.ids_of(session.excluded),
                            annotator=who or m["annotator"], notes=m["notes"], session_json=session.to_json(),
@@ -32,32 +32,32 @@ def sidebar(corpus: Corpus, session: Session, store: GroupStore, say: Say) -> No
                                   "new version.")
         except ValueError as exc:
             return say("error", md(exc))
-        state.mark_saved(session)
+        group.mark_saved(session)
         st.session_state["save_overwrite"] = False  # the next save of another group must not overwrite unasked
         say("success", f"Saved group {quoted(m['name'].strip())} (version {n}).")
 
     def on_open() -> None:
         try:
-            say("success", state.open_group(corpus, store.load(st.session_state.get("open_name"))))
+            say("success", group.open_group(corpus, store.load(st.session_state.get("open_name"))))
         except GroupNotFound:
             return say("error", f"No group named {quoted(st.session_state.get('open_name'))}.")
         st.session_state.update(ann_view="Included", ann_page=1, open_name=None)
 
     def on_new() -> None:
-        say("info", "Started a new, empty group." + state.switch_group([], [], "new"))
+        say("info", "Started a new, empty group." + group.switch_group([], [], "new"))
         st.session_state.update(ann_view="Last search", ann_page=1)
 
     with st.sidebar:
-        st.button("Undo", on_click=lambda: say("info", state.undo()), disabled=not session.history, key="undo",
+        st.button("Undo", on_click=lambda: say("info", group.undo()), disabled=not session.history, key="undo",
                   width="stretch", shortcut="Alt+Z", help="Undo the last step (Alt+Z)")
         with st.expander("Save group", expanded=True):
-            state.bind_meta_widgets()
+            group.bind_meta_widgets()
             st.text_input("Group name", key="save_name", max_chars=120)
             who = access.identity()
             st.text_input("Annotator", key="save_annotator", disabled=who is not None,
                           help=f"Signed in: saved as {md(who)}" if who else None)
             st.text_area("Notes", key="save_notes", height=68)
-            state.read_meta_widgets()
+            group.read_meta_widgets()
             st.checkbox("Overwrite (adds a new version)", key="save_overwrite")
             st.button("Save", on_click=on_save, type="primary", key="save_btn", disabled=not session.labels)
         groups = store.names()
@@ -66,8 +66,8 @@ def sidebar(corpus: Corpus, session: Session, store: GroupStore, say: Say) -> No
             st.button("Open group", on_click=on_open, disabled=not st.session_state.get("open_name"), key="open_btn")
         with st.expander("Export"):
             fmt = st.selectbox("Format", list(FORMATS), key="export_fmt")
-            st.download_button("Download", state.session_export(corpus, session, fmt), on_click="ignore",
-                               file_name=f"{state.meta()['name'].strip() or 'group'}.{fmt}", mime=FORMATS[fmt],
+            st.download_button("Download", group.session_export(corpus, session, fmt), on_click="ignore",
+                               file_name=f"{group.meta()['name'].strip() or 'group'}.{fmt}", mime=FORMATS[fmt],
                                disabled=not session.labels, key="export_btn")
         st.button("New empty group", on_click=on_new, key="new_btn", disabled=session.is_empty())
 
@@ -77,18 +77,18 @@ def offer_draft(session: Session, store: GroupStore, say: Say) -> None:
     of this browser), to restore or discard. Nobody else's draft is ever offered or deleted."""
 
     def on_draft(token: str, restore: bool) -> None:
-        browser = state.draft_browser()
+        browser = drafts.draft_browser()
         if restore:
-            d = store.claim_draft(token, state.owner(), browser=access.browser_id(), writer=state.draft_writer(),
+            d = store.claim_draft(token, drafts.owner(), browser=access.browser_id(), writer=drafts.draft_writer(),
                                   any_browser=browser is None)
             if d is not None:
-                state.adopt_draft(d)
+                drafts.adopt_draft(d)
                 say("success", f"Restored your unsaved group ({d.n_included:,} included, {d.n_excluded:,} excluded).")
-        store.delete_draft(token, state.owner(), browser)  # restored: it lives on in this tab's draft
+        store.delete_draft(token, drafts.owner(), browser)  # restored: it lives on in this tab's draft
 
     if not session.is_empty():
         return
-    for d in store.drafts(state.owner(), browser=state.draft_browser(), limit=2):
+    for d in store.drafts(drafts.owner(), browser=drafts.draft_browser(), limit=2):
         if d.token == st.session_state.get("draft_token"):
             continue
         box = st.container(border=True)

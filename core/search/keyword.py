@@ -301,6 +301,15 @@ def find_rows(kindex: KeywordIndex, query: str, *, is_regex: bool = False,
         raise deadline.expired() from None
 
 
+def first_hits(kindex: KeywordIndex, query: str, limit: int = 20) -> list[int]:
+    """The first ``limit`` rows whose text holds ``query`` (case and diacritics ignored); [] on a query
+    the keyword search refuses (an anchor picker's list, not an error)."""
+    try:
+        return [int(r) for r in find_rows(kindex, query)[:limit]]
+    except KeywordError:
+        return []
+
+
 def _filter(rows: np.ndarray, frame, date_from=None, date_to=None, authors=None) -> np.ndarray:
     if frame is None or len(rows) == 0:
         return rows

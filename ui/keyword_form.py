@@ -1,0 +1,44 @@
+"""The Annotate page's keyword form: the query, regular expression, case and diacritics, dates, how many
+hits come in, authors; and the request it makes of the keyword search."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core import annotate
+from core.corpus import Corpus
+from ui import resources
+
+
+def request() -> tuple[int | None, dict]:
+    """(how many hits to add: None for all, the keyword search's parameters) from the form's widgets."""
+    g = st.session_state.get
+    dates = g("kw_dates") or ()
+    return int(g("kw_limit") or 0) or None, dict(
+        query=g("kw_query", ""), is_regex=g("kw_regex", False), case_insensitive=not g("kw_case", False),
+        diacritics_insensitive=not g("kw_diacritics", False), date_from=dates[0] if len(dates) > 0 else None,
+        date_to=dates[1] if len(dates) > 1 else None, authors=g("kw_authors") or None)
+
+
+def draw(name: str, corpus: Corpus, on_submit) -> None:
+    """The form; ``on_submit`` runs the search (Enter in the box, or the button)."""
+    with st.form("kw_form", border=True):
+        q1, q2 = st.columns([5, 1])
+        example = resources.keyword_example(name)  # from this corpus's own words (a Czech example misled on English)
+        q1.text_input("Keyword or regular expression", key="kw_query", placeholder=f"e.g. {example}" if example else None,
+                      label_visibility="collapsed")
+        q2.form_submit_button("Search (KW)", on_click=on_submit, type="primary", width="stretch")
+        o = st.columns([1.3, 1, 1.1, 2.2, 1.4])
+        o[0].checkbox("Regular expression", key="kw_regex")
+        o[1].checkbox("Match case", key="kw_case")
+        o[2].checkbox("Match diacritics", key="kw_diacritics")
+        if corpus.has_dates:
+            lo, hi = resources.date_range(name)
+            o[3].date_input("Dates", value=(lo, hi), min_value=lo, max_value=hi, key="kw_dates")
+        o[4].number_input("Add at most (0 = all)", 0, None, annotate.KEYWORD_PAGE, step=10, key="kw_limit",
+                          help="Hits are added a page at a time, the most typical first (closest to the centre of all "
+                               "hits): review them, then take More hits while most are on topic, or Suggest once most "
+                               "are not. Measured: this finds more per text reviewed than adding every hit "
+                               "(bench/RESULTS.md, issue 17). 0 adds all hits at once.")
+        if corpus.has_authors:
+            st.multiselect("Authors (none = all)", resources.authors(name), key="kw_authors")

@@ -1,0 +1,65 @@
+"""Every page's frame: the page list in the sidebar (its links carry the corpus and the tab's draft) and
+the first lines each page runs (start_page)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.corpus import Corpus
+from ui import access, drafts, picker, resources
+
+
+# (script, sidebar name, icon, what the home page says of it); Material icons: no emoji font needed
+PAGES = [("streamlit_app.py", "Home", ":material/home:", ""),
+         ("pages/1_Annotate.py", "Annotate", ":material/edit_note:", "Annotate: build a topic group"),
+         ("pages/2_Timeline.py", "Timeline", ":material/timeline:", "Timeline of a group"),
+         ("pages/3_Scatter.py", "Scatter", ":material/scatter_plot:", "LDA scatter of the corpus"),
+         ("pages/4_Topics.py", "Topics", ":material/category:", "Topics: K-Means clusters and key lemmas"),
+         ("pages/5_Groups.py", "Groups", ":material/folder_open:", "Saved groups"),
+         ("pages/6_DAC.py", "DAC", ":material/hub:", "DAC (Deep Amortized Clustering): a model's view of an anchor")]
+
+
+def link_params() -> dict:
+    """What every page link carries: the corpus, and this tab's draft (so that a reload on any page
+    brings the group being built back)."""
+    out = {}
+    if st.session_state.get("corpus"):
+        out["corpus"] = st.session_state["corpus"]
+    if st.session_state.get("draft_token"):
+        out["draft"] = st.session_state["draft_token"]
+    return out
+
+
+def navigation(where=None) -> None:
+    """The sidebar's list of pages, with the names we give them; each link keeps the corpus and the
+    draft in the URL."""
+    from streamlit.errors import StreamlitAPIException
+
+    where = where or st.sidebar
+    params = link_params()
+    with where:
+        try:
+            for page, label, icon, _ in PAGES:
+                st.page_link(page, label=label, icon=icon, query_params=params or None)
+        except StreamlitAPIException:  # a page run on its own (AppTest of one page): no app to link to
+            return
+        st.divider()
+
+
+def start_page(title: str, icon: str) -> tuple[str, Corpus]:
+    """Every page's first lines: page config, sign-in, the corpus picker, the loaded corpus (or
+    a stop), and the group being built back from its draft after a reload (on any page: the URL of
+    every page carries the draft). The page links are drawn last, at the top of the sidebar, so
+    that they carry the draft's token."""
+    st.set_page_config(page_title=title, page_icon=icon, layout="wide")
+    access.gate()
+    nav = st.sidebar.container()
+    try:
+        name = picker.pick_corpus()
+        c = picker.load_or_stop(name)
+        picker.pick_embedding_set(name, c)
+        c = resources.corpus(name)
+        drafts.keep_draft(name, c)
+    finally:
+        navigation(nav)
+    return name, c

@@ -1,0 +1,79 @@
+"""Which corpus (and embedding set) a page works on: the sidebar's pickers, the URL's ?corpus=, new
+corpora noticed while a page is open, and the stop when there is none or it is broken."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core import embedsets
+from core.corpus import Corpus, CorpusError, list_corpora
+from ui.text import md, quoted
+from ui import resources
+
+
+def _on_pick() -> None:
+    st.session_state["corpus"] = st.session_state["corpus_picker"]
+    st.session_state.pop("embedding_set", None)  # sets belong to one corpus
+    st.session_state.pop("session", None)  # labels refer to rows of one corpus
+
+
+@st.fragment(run_every=10)
+def _watch_corpora() -> None:
+    """Every 10 s: when a corpus appeared or went (an import on the command line), rerun the page so the
+    picker shows it (it showed only after the next page change). The check is a folder listing."""
+    if tuple(list_corpora()) != st.session_state.get("known_corpora"):
+        st.rerun(scope="app")
+
+
+def pick_corpus(sidebar: bool = True) -> str | None:
+    """The corpus this page works on: the user's choice, else ?corpus=NAME, else the first.
+
+    Shows a selector (in the sidebar) and keeps the URL in step with it.
+    """
+    names = list_corpora()
+    if not names:
+        return None
+    asked = st.query_params.get("corpus")
+    wanted = st.session_state.get("corpus") or asked
+    if wanted not in names:
+        if wanted:
+            st.warning(f"There is no corpus named {quoted(wanted, 80)}; showing {quoted(names[0])}.")
+        wanted = names[0]
+    if st.session_state.get("corpus") not in (None, wanted):
+        st.session_state.pop("session", None)
+    st.session_state["corpus"] = wanted
+    st.session_state["corpus_picker"] = wanted
+    where = st.sidebar if sidebar else st
+    where.selectbox("Corpus", names, key="corpus_picker", on_change=_on_pick)
+    st.session_state["known_corpora"] = tuple(names)
+    _watch_corpora()
+    if asked != wanted:
+        st.query_params["corpus"] = wanted
+    return wanted
+
+
+def load_or_stop(name: str | None) -> Corpus:
+    """The loaded corpus, or a message and st.stop() when there is none or it is broken."""
+    if name is None:
+        st.info("No corpus yet. Import one on the home page (or run `python -m precompute.embed`).")
+        st.stop()
+    try:
+        return resources.corpus(name)
+    except CorpusError as exc:
+        st.error(md(exc))
+        st.stop()
+
+
+def pick_embedding_set(name: str, c: Corpus) -> None:
+    """A sidebar selector of the corpus's embedding sets, shown when it has more than the import's."""
+    sets = embedsets.listing(c)
+    if len(sets) < 2:
+        st.session_state["embedding_set"] = embedsets.IMPORT
+        return
+    names = [s.name for s in sets]
+    if st.session_state.get("embedding_set") not in names:
+        st.session_state["embedding_set"] = embedsets.IMPORT
+    by_name = {s.name: s for s in sets}
+    st.sidebar.selectbox("Embedding set", names, key="embedding_set", format_func=lambda v: by_name[v].describe(),
+                         help="The vectors every semantic search, scatter and comparison uses: the import's, or "
+                              "one adapted to this corpus (python -m precompute.cluster --method clusterbert)")

@@ -1,0 +1,261 @@
+"""Cached resources of a corpus, shared by every browser session of the server (never mutated):
+the loaded corpus and its embedding set, the search context, the groups' store, derived arrays and
+frames, the DAC model the user picked, export files. Everything a page reads from disk goes through here."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import streamlit as st
+
+from core import embedsets, paths, plots
+from core.corpus import Corpus, load_corpus
+from core.export import group_frame, to_bytes
+from core.embed import pick_device
+from core.search.index import VectorIndex
+from core.search.keyword import KeywordIndex
+from core.search.lexical import WORDS_VERSION, WordIndex
+from core.search import SearchContext
+from core.store import GroupStore
+from ui.text import md, quoted
+
+
+def stamp(name: str) -> float:
+    """Changes when a corpus is re-imported, so cached resources are rebuilt."""
+    mf = paths.manifest_file(name)
+    return mf.stat().st_mtime if mf.exists() else 0.0
+
+
+@st.cache_resource(show_spinner="Loading corpus…", max_entries=4)
+def _corpus(root: str, name: str, stamp: float) -> Corpus:
+    return load_corpus(name, Path(root))
+
+
+@st.cache_resource(show_spinner="Building the search index…", max_entries=4)
+def _search_context(root: str, name: str, stamp: float) -> SearchContext:
+    c = _corpus(root, name, stamp)
+    device = pick_device("auto")
+    texts = c.frame["text"].tolist()
+    words = WordIndex(texts, c.data_folder / f"words-v{WORDS_VERSION}.npz")
+    return SearchContext(VectorIndex(c.embeddings, device=device), KeywordIndex(texts), c.frame,
+                         device=device, word_index=words)
+
+
+@st.cache_resource(max_entries=8)
+def _store(path: str) -> GroupStore:
+    return GroupStore(path)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _date_range(root: str, name: str, stamp: float):
+    d = _corpus(root, name, stamp).frame["date"]
+    return d.min().date(), d.max().date()
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _authors(root: str, name: str, stamp: float) -> list[str]:
+    return sorted(_corpus(root, name, stamp).frame["author"].dropna().astype(str).unique().tolist())
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _author_colours(root: str, name: str, stamp: float) -> dict[str, str]:
+    frame = _corpus(root, name, stamp).frame
+    return plots.author_colours(frame["author"]) if "author" in frame.columns else {}
+
+
+def _key(name: str) -> tuple[str, str, float]:
+    """(data root, corpus, stamp): the arguments every cached function of a corpus is keyed on."""
+    return str(paths.data_root()), name, stamp(name)
+
+
+def author_colours(name: str) -> dict[str, str]:
+    """One colour per author of the corpus, the same on every page."""
+    return _author_colours(*_key(name))
+
+
+def date_range(name: str):
+    """First and last date of the corpus (computed once per import)."""
+    return _date_range(*_key(name))
+
+
+def authors(name: str) -> list[str]:
+    """The corpus's authors, sorted (computed once per import)."""
+    return _authors(*_key(name))
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _saved_group_rows(root: str, name: str, stamp: float, db_stamp: tuple) -> dict:
+    c, s = _corpus(root, name, stamp), _store(str(paths.groups_db(name, Path(root))))
+    return {g: c.rows_of(s.load(g).included) for g in s.names()}
+
+
+def saved_group_rows(name: str) -> dict:
+    """Included rows of each saved group (latest versions), read again only when the groups'
+    database changes (its file and write-ahead log's mtimes), not on every rerun."""
+    db = paths.groups_db(name)
+    files = (db, Path(f"{db}-wal"))
+    return _saved_group_rows(*_key(name), tuple(f.stat().st_mtime_ns if f.exists() else 0 for f in files))
+
+
+def _set_stamp(name: str, set_name: str) -> float:
+    mf = embedsets.folder(name) / set_name / "manifest.json"
+    return mf.stat().st_mtime if set_name != embedsets.IMPORT and mf.exists() else 0.0
+
+
+def embedding_set(name: str) -> str:
+    """The embedding set this user picked for the corpus (default: the import's)."""
+    return st.session_state.get("embedding_set") or embedsets.IMPORT
+
+
+@st.cache_resource(max_entries=4, show_spinner="Loading the embedding set…")
+def _corpus_with_set(root: str, name: str, stamp: float, set_name: str, set_stamp: float) -> Corpus:
+    return embedsets.with_set(_corpus(root, name, stamp), set_name)
+
+
+@st.cache_resource(max_entries=4, show_spinner="Building the search index…")
+def _search_context_with_set(root: str, name: str, stamp: float, set_name: str, set_stamp: float) -> SearchContext:
+    """The import's context with the set's vectors (the keyword and word indexes are shared)."""
+    base = _search_context(root, name, stamp)
+    c = _corpus_with_set(root, name, stamp, set_name, set_stamp)
+    return dataclasses.replace(base, index=VectorIndex(c.embeddings, device=base.device))
+
+
+@st.cache_data(max_entries=8, show_spinner="Loading the clustering…")
+def _clustering_labels(root: str, name: str, stamp: float, stem: str, files: tuple) -> np.ndarray:
+    from core.cluster import store as clusterings
+
+    return clusterings.labels_for(_corpus(root, name, stamp), stem)
+
+
+def clustering_labels(name: str, stem: str) -> np.ndarray:
+    """A stored clustering's labels, read again only when its file changes (ClusteringError when it
+    does not fit the corpus)."""
+    from core.cluster import store as clusterings
+
+    return _clustering_labels(*_key(name), stem, clusterings.stamp(name, stem))
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _once(fn_name: str, root: str, name: str, stamp: float):
+    from importlib import import_module
+
+    module, _, attr = fn_name.rpartition(".")
+    return getattr(import_module(module), attr)(name)
+
+
+def once_per_corpus(fn, name: str):
+    """``fn(name)`` run once per server process and import of the corpus (a migration that writes:
+    never on every rerun)."""
+    return _once(f"{fn.__module__}.{fn.__name__}", *_key(name))
+
+
+@st.cache_data(max_entries=6, show_spinner="Loading the clustering…")
+def _cluster_view(root: str, name: str, stamp: float, stem: str, files: tuple):
+    from core.cluster import store as clusterings
+    from core.cluster.topics import cluster_table
+
+    labels = _clustering_labels(root, name, stamp, stem, files)
+    terms = clusterings.load_terms(name, stem)
+    return cluster_table(labels, _corpus(root, name, stamp).frame["text"].to_numpy(), terms), terms is not None
+
+
+def cluster_view(name: str, stem: str):
+    """A stored clustering's table for the topic browser (one row per cluster, key lemmas when
+    computed) and whether it has key lemmas; read again only when its files change."""
+    from core.cluster import store as clusterings
+
+    return _cluster_view(*_key(name), stem, clusterings.stamp(name, stem))
+
+
+def corpus(name: str) -> Corpus:
+    """The loaded corpus, its embeddings those of the set the user picked."""
+    set_name = embedding_set(name)
+    if set_name == embedsets.IMPORT:
+        return _corpus(*_key(name))
+    try:
+        return _corpus_with_set(*_key(name), set_name, _set_stamp(name, set_name))
+    except embedsets.EmbeddingSetError as exc:
+        st.warning(md(f"{exc}; using the import's embeddings."))
+        st.session_state["embedding_set"] = embedsets.IMPORT
+        return _corpus(*_key(name))
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _dac_model(path: str, stamp: tuple, device: str):
+    from core.cluster.dac import train as dac_train
+
+    return dac_train.load(Path(path), device)
+
+
+def picked_model(name: str, model: str | None = None):
+    """(the DAC model the user picked for this corpus, None) or (None, why not): nothing picked, the
+    file is gone, refused or unreadable, or it belongs to another corpus. Only a model the user picked
+    (``dac_model``, the DAC page's picker) is ever loaded: never "the newest file"."""
+    from core.cluster.dac import store as dac_store
+    from core.cluster.dac.train import ModelError
+
+    wanted = model or st.session_state.get("dac_model")
+    if not wanted:
+        return None, "no DAC model picked (DAC page)"
+    pick = next((m for m in dac_store.listing(name) if m.name == wanted), None)
+    if pick is None:
+        return None, f"there is no DAC model {quoted(wanted)} for this corpus"
+    try:
+        trained = _dac_model(str(pick.path), pick.stamp, pick_device("auto"))
+    except ModelError as exc:
+        return None, md(exc)
+    reason = dac_store.mismatch(trained, corpus(name))
+    return (None, md(reason)) if reason else (trained, None)
+
+
+def dac_model(name: str, model: str | None = None):
+    """The DAC model the user picked, when it can be used for this corpus; otherwise None."""
+    return picked_model(name, model)[0]
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _keyword_example(root: str, name: str, stamp: float) -> str:
+    from core.annotate import example_query
+
+    return example_query(_corpus(root, name, stamp).frame["text"].to_numpy())
+
+
+def keyword_example(name: str) -> str:
+    """An example query for the keyword box made of this corpus's own frequent words."""
+    return _keyword_example(*_key(name))
+
+
+def keyword_rows(name: str, query: str, limit: int = 20) -> list[int]:
+    """The first ``limit`` hits of ``query`` in the corpus (core.search.keyword.first_hits)."""
+    from core.search.keyword import first_hits
+
+    return first_hits(search_context(name).keyword_index, query, limit)
+
+
+def search_context(name: str) -> SearchContext:
+    """The corpus's search context (cached) over the picked embedding set, with the DAC model the
+    user picked, if any."""
+    set_name = embedding_set(name)
+    base = (_search_context(*_key(name)) if set_name == embedsets.IMPORT
+            else _search_context_with_set(*_key(name), set_name, _set_stamp(name, set_name)))
+    return dataclasses.replace(base, dac=dac_model(name))
+
+
+def store(name: str) -> GroupStore:
+    return _store(str(paths.groups_db(name)))
+
+
+@st.cache_data(max_entries=8, show_spinner="Preparing the export…")
+def _saved_group_file(root: str, name: str, stamp: float, group: str, version: int, fmt: str) -> bytes:
+    g = _store(str(paths.groups_db(name, Path(root)))).load(group, version)
+    return to_bytes(group_frame(_corpus(root, name, stamp), g.included, g.excluded), fmt)
+
+
+def saved_group_file(name: str, group: str, version: int, fmt: str) -> bytes:
+    """A saved version's export file, made once per (version, format). Not deferred: a deferred
+    download registered on one run was gone when the first click after changing the version reached
+    the server ("Deferred file not found"); a saved version never changes, so its file is made once and
+    the button's link stays valid across reruns."""
+    return _saved_group_file(*_key(name), group, int(version), fmt)
