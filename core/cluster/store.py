@@ -76,7 +76,11 @@ class Stored:
 
         label = REGISTRY[self.method].label if self.method in REGISTRY else self.method
         tag = STEM.fullmatch(self.stem)
-        extra = f" [{tag['tag']}]" if tag and tag["tag"] else ""
+        # a clustering of an adapted embedding set says so in words (its file's tag is the set's name
+        # with '-' as '_': kmeans-k20-dec_mlm_k20 is "K-Means, k = 20, on the embedding set dec_mlm-k20")
+        on_set = self.meta.get("embedding_set")
+        extra = (f" on the embedding set {on_set}" if on_set and on_set != "import" else
+                 f" [{tag['tag']}]" if tag and tag["tag"] else "")
         when = self.created_at[:16].replace("T", " ")
         return f"{label}, k = {self.k:,}{extra} ({when})"
 
