@@ -7,6 +7,7 @@ records the label changes it made, so ``undo()`` restores exactly the state befo
 from __future__ import annotations
 
 import json
+import uuid
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Iterable
@@ -30,6 +31,7 @@ class Step:
     scores: list[float] = field(default_factory=list)
     changes: list[tuple[int, int, int]] = field(default_factory=list)  # (row, old, new)
     at: str = field(default_factory=_now)
+    id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])  # names the step in the journal
 
 
 SWITCH = "switch"  # a label step that replaced the whole group (open, new, from a cluster)
@@ -44,6 +46,11 @@ class Session:
         # writes only the steps after them (an undo lowers it), so a click costs the same at 10 or
         # 100,000 labels
         self.synced = 0
+        # the journal: every step applied and every undo, in order, never rewritten (an undo is an entry
+        # of its own). Autosave appends it to the store as label events (who, when, how, per text);
+        # ``journal_synced`` entries of it are there already.
+        self.journal: list[dict] = []
+        self.journal_synced = 0
 
     # --- reading -----------------------------------------------------------------------
     def _rows(self, label: int) -> np.ndarray:
@@ -99,6 +106,8 @@ class Session:
                 self.labels[row] = new
         self.history.append(step)
         self.revision += 1
+        self.journal.append({"kind": "apply", "step": step.id, "at": step.at, "method": step.method,
+                             "params": step.params, "changes": step.changes})
         return step
 
     def add_search(self, method: str, params: dict, rows: Iterable[int], scores: Iterable[float] = (),
@@ -148,7 +157,18 @@ class Session:
             else:
                 self.labels[row] = old
         self.revision += 1
+        self.journal.append({"kind": "undo", "step": step.id, "at": _now(), "method": step.method, "params": {},
+                             "changes": [(row, new, old) for row, old, new in reversed(step.changes)]})
         return step
+
+    def base_entry(self, method: str = "copy") -> dict:
+        """A journal entry that sets every current label from nothing: what a work starts from when its
+        group came from elsewhere (another tab's draft, a draft written before the journal)."""
+        return {"kind": "base", "step": None, "at": _now(), "method": method, "params": {},
+                "changes": [(row, UNLABELLED, v) for row, v in sorted(self.labels.items())]}
+
+    def unsynced_journal(self) -> list[dict]:
+        return self.journal[self.journal_synced:]
 
     # --- serialising -------------------------------------------------------------------
     def to_dict(self) -> dict:

@@ -1,72 +1,28 @@
-"""Saved groups in SQLite (one database per corpus, WAL mode, every save one transaction).
+"""Saved groups, their versions, drafts and the journal of labelling steps; on SQLite (the default: one
+file per corpus) or PostgreSQL (for teams: ``SEMANNO_DB``), through one interface (core/db.py).
 
-A group has a unique name per corpus, an annotator, notes, timestamps, and versions: every save
-adds a version with its labels (corpus id, included/excluded) and the session's history, so no
-earlier version is ever lost. Deleting is soft (``deleted_at``) and can be undone.
+A group has a unique name per corpus, an annotator, notes, timestamps, and versions: every save adds a
+version with its labels (corpus id, included/excluded) and the session's history, so no earlier
+version is ever lost. Deleting is soft (``deleted_at``) and can be undone.
+
+Every labelling step (a search bringing texts in, a click, a bulk or lasso action, a group switch, an
+undo) is appended to the **journal** of the tab's work as it happens, with who, when, the method and
+its parameters, and one **event** per text it changed. A saved version records how far its work's
+journal went, so its membership can be rebuilt from the events (:meth:`GroupStore.membership`), and a
+text's provenance (who labelled it, when, through which search) read back (:meth:`GroupStore.provenance`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import sqlite3
 import unicodedata
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Sequence
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS groups (
-    id INTEGER PRIMARY KEY,
-    name TEXT NOT NULL UNIQUE,
-    annotator TEXT NOT NULL DEFAULT '',
-    notes TEXT NOT NULL DEFAULT '',
-    created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL,
-    deleted_at TEXT
-);
-CREATE TABLE IF NOT EXISTS versions (
-    id INTEGER PRIMARY KEY,
-    group_id INTEGER NOT NULL REFERENCES groups(id),
-    number INTEGER NOT NULL,
-    annotator TEXT NOT NULL DEFAULT '',
-    created_at TEXT NOT NULL,
-    n_included INTEGER NOT NULL,
-    n_excluded INTEGER NOT NULL,
-    session_json TEXT,
-    saved_by TEXT,
-    UNIQUE (group_id, number)
-);
-CREATE TABLE IF NOT EXISTS labels (
-    version_id INTEGER NOT NULL REFERENCES versions(id),
-    item_id TEXT NOT NULL,
-    label INTEGER NOT NULL CHECK (label IN (1, -1)),
-    PRIMARY KEY (version_id, item_id)
-);
-CREATE TABLE IF NOT EXISTS drafts (
-    token TEXT PRIMARY KEY,
-    owner TEXT NOT NULL,
-    updated_at TEXT NOT NULL,
-    n_included INTEGER NOT NULL,
-    n_excluded INTEGER NOT NULL,
-    saved INTEGER NOT NULL DEFAULT 0,
-    meta_json TEXT NOT NULL DEFAULT '{}',
-    session_json TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS draft_steps (
-    token TEXT NOT NULL REFERENCES drafts(token) ON DELETE CASCADE,
-    seq INTEGER NOT NULL,
-    step_json TEXT NOT NULL,
-    PRIMARY KEY (token, seq)
-);
-"""
-# columns added to tables of older databases: (table, column, definition)
-MIGRATIONS = [("versions", "saved_by", "TEXT"),
-              ("drafts", "browser", "TEXT NOT NULL DEFAULT ''"),
-              ("drafts", "writer", "TEXT NOT NULL DEFAULT ''"),
-              ("drafts", "created_at", "TEXT")]
+from core.db import Backend, DatabaseError, PostgreSQL, SQLite, configured_dsn  # noqa: F401 (DatabaseError: re-exported)
 
 # Drafts are pruned when saved (or empty) and untouched for SAVED_DRAFT_DAYS, and whatever they hold
 # when untouched for ABANDONED_DRAFT_DAYS (README: "Drafts"); never an unsaved one younger than that.
@@ -135,6 +91,9 @@ class GroupVersion:
     session_json: str | None
     notes: str
     saved_by: str | None = None  # the signed-in identity that saved this version, when sign-in is on
+    work: str | None = None  # the tab's work (draft token) whose journal this version's labels came from
+    last_entry: int | None = None  # how far that journal went when it was saved
+    kind: str = "version"  # "version", or "gold" for an adjudicated topic
 
 
 @dataclass(frozen=True)
@@ -154,50 +113,54 @@ class Draft:
     steps: tuple = ()  # the session's history, step by step (dicts), when read with its steps
 
 
+class VersionChanged(ValueError):
+    """The group was saved again (by someone) since this session opened or last saved it: saving over it
+    asks first. The message says who saved it and when."""
+
+    def __init__(self, name: str, number: int, by: str, at: str):
+        super().__init__(f"{name!r} was changed by {by or 'someone'} at {at[:16].replace('T', ' ')} UTC (version "
+                         f"{number}) since you opened it")
+        self.name, self.number, self.by, self.at = name, number, by, at
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Who last labelled a text, when, how (the method and its parameters), and to what."""
+
+    item_id: str
+    label: int
+    who: str
+    at: str
+    method: str | None
+    params: dict
+
+
 class GroupStore:
-    def __init__(self, path: str | Path, timeout_s: float = 30.0):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.timeout_s = timeout_s
+    """The groups, drafts and journal of one corpus. ``GroupStore(path)``: a SQLite file (the default;
+    one per corpus). ``GroupStore(backend, corpus=NAME)``: any backend of core/db.py (PostgreSQL shares one
+    database between corpora: its rows carry ``corpus``)."""
+
+    def __init__(self, where: str | Path | Backend, corpus: str = "", timeout_s: float = 30.0):
+        self.db = where if isinstance(where, Backend) else SQLite(where, timeout_s)
+        self.corpus = corpus
+        self.path = getattr(self.db, "path", None)
         self._pruned_at = 0.0
-        con = self._connect()
-        try:
-            con.execute("PRAGMA journal_mode=WAL")
-            con.executescript(SCHEMA)
-            for table, column, definition in MIGRATIONS:  # databases made by earlier versions
-                if column not in {r[1] for r in con.execute(f"PRAGMA table_info({table})")}:
-                    con.execute(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")
-        finally:
-            con.close()
 
-    def _connect(self) -> sqlite3.Connection:
-        con = sqlite3.connect(self.path, timeout=self.timeout_s, isolation_level=None)
-        con.execute("PRAGMA foreign_keys=ON")
-        con.execute("PRAGMA synchronous=FULL")
-        return con
+    def __str__(self) -> str:
+        return str(self.db)
 
-    @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction (BEGIN IMMEDIATE: writers queue instead of failing)."""
-        con = self._connect()
-        try:
-            con.execute("BEGIN IMMEDIATE")
-            yield con
-            con.execute("COMMIT")
-        except BaseException:
-            if con.in_transaction:
-                con.execute("ROLLBACK")
-            raise
-        finally:
-            con.close()
-
+    # --- groups and versions -------------------------------------------------------------------
     def save(self, name: str, included: Sequence[str], excluded: Sequence[str], *, annotator: str = "",
              notes: str | None = None, session_json: str | None = None, overwrite: bool = False,
-             saved_by: str | None = None) -> int:
+             saved_by: str | None = None, expect: int | None = None, work: str | None = None,
+             topic: str | None = None, kind: str = "version") -> int:
         """Save a new version of group ``name``; return its version number.
 
-        With ``overwrite=False`` an existing live group raises GroupExists. Overwriting adds a
-        version: earlier versions stay readable through ``load(name, version=N)``.
+        With ``overwrite=False`` an existing live group raises GroupExists. Overwriting adds a version:
+        earlier versions stay readable through ``load(name, version=N)``. ``expect``: the version this
+        session opened or last saved; when the group's latest version is another one (someone saved in
+        between), VersionChanged says who and when, and nothing is written. ``work``: the tab's work whose
+        journal this version's labels come from (its position is recorded with the version).
         """
         name = check_group_name(name)
         inc, exc = [str(i) for i in included], [str(i) for i in excluded]
@@ -205,84 +168,240 @@ class GroupStore:
         if both:
             raise ValueError(f"ids both included and excluded: {sorted(both)[:5]}")
         now = _now()
-        with self._tx() as con:
-            row = con.execute("SELECT id, deleted_at FROM groups WHERE name=?", (name,)).fetchone()
-            if row and row[1] is None and not overwrite:
-                raise GroupExists(name)
-            if row:
-                gid = row[0]
-                con.execute("UPDATE groups SET updated_at=?, deleted_at=NULL, annotator=?"
-                            + (", notes=?" if notes is not None else "") + " WHERE id=?",
-                            (now, annotator, notes, gid) if notes is not None else (now, annotator, gid))
+        with self.db.tx() as db:
+            lock = " FOR UPDATE" if self.db.dialect == "postgresql" else ""
+            row = db.one("SELECT id, deleted_at FROM groups WHERE corpus=? AND name=?" + lock, (self.corpus, name))
+            if row is None:
+                row = db.one("INSERT INTO groups (corpus, name, annotator, notes, created_at, updated_at, topic) "
+                             "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id, deleted_at",
+                             (self.corpus, name, annotator, notes or "", now, now, topic))
+                created = row is not None
+                if row is None:  # created by another writer a moment ago: take its row, locked
+                    row = db.one("SELECT id, deleted_at FROM groups WHERE corpus=? AND name=?" + lock,
+                                 (self.corpus, name))
             else:
-                gid = con.execute("INSERT INTO groups (name, annotator, notes, created_at, updated_at) "
-                                  "VALUES (?, ?, ?, ?, ?)", (name, annotator, notes or "", now, now)).lastrowid
-            number = con.execute("SELECT COALESCE(MAX(number), 0) + 1 FROM versions WHERE group_id=?",
-                                 (gid,)).fetchone()[0]
-            vid = con.execute("INSERT INTO versions (group_id, number, annotator, created_at, n_included, "
-                              "n_excluded, session_json, saved_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                              (gid, number, annotator, now, len(inc), len(exc), session_json, saved_by)).lastrowid
-            con.executemany("INSERT INTO labels (version_id, item_id, label) VALUES (?, ?, ?)",
-                            [(vid, i, 1) for i in inc] + [(vid, i, -1) for i in exc])
+                created = False
+            gid, deleted = row
+            if not created and deleted is None and not overwrite:
+                raise GroupExists(name)
+            latest = db.one("SELECT number, COALESCE(saved_by, annotator), created_at FROM versions WHERE group_id=? "
+                            "ORDER BY number DESC LIMIT 1", (gid,))
+            if expect is not None and latest is not None and latest[0] != expect and not created:
+                raise VersionChanged(name, latest[0], latest[1], latest[2])
+            if not created:
+                db.run("UPDATE groups SET updated_at=?, deleted_at=NULL, annotator=?"
+                       + (", notes=?" if notes is not None else "") + " WHERE id=?",
+                       (now, annotator, notes, gid) if notes is not None else (now, annotator, gid))
+            number = (latest[0] if latest else 0) + 1
+            last = db.one("SELECT MAX(id) FROM journal WHERE corpus=? AND work=?", (self.corpus, work))[0] if work else None
+            vid = db.one("INSERT INTO versions (group_id, number, annotator, created_at, n_included, n_excluded, "
+                         "session_json, saved_by, work, last_entry, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                         "RETURNING id", (gid, number, annotator, now, len(inc), len(exc), session_json, saved_by,
+                                          work, last, kind))[0]
+            db.many("INSERT INTO labels (version_id, item_id, label, seq) VALUES (?, ?, ?, ?)",
+                    [(vid, i, 1, n) for n, i in enumerate(inc)] + [(vid, i, -1, len(inc) + n) for n, i in enumerate(exc)])
         return number
 
     def list(self, include_deleted: bool = False) -> list[GroupInfo]:
-        con = self._connect()
-        try:
-            rows = con.execute(
+        with self.db.read() as db:
+            rows = db.run(
                 "SELECT g.name, g.annotator, g.notes, g.created_at, g.updated_at, g.deleted_at, "
-                "COUNT(v.id), "
+                "(SELECT COUNT(*) FROM versions WHERE group_id=g.id), "
                 "(SELECT n_included FROM versions WHERE group_id=g.id ORDER BY number DESC LIMIT 1), "
                 "(SELECT n_excluded FROM versions WHERE group_id=g.id ORDER BY number DESC LIMIT 1) "
-                "FROM groups g LEFT JOIN versions v ON v.group_id=g.id "
-                + ("" if include_deleted else "WHERE g.deleted_at IS NULL ")
-                + "GROUP BY g.id ORDER BY g.updated_at DESC").fetchall()
-        finally:
-            con.close()
+                "FROM groups g WHERE g.corpus=?" + ("" if include_deleted else " AND g.deleted_at IS NULL")
+                + " ORDER BY g.updated_at DESC", (self.corpus,))
         return [GroupInfo(*r[:6], int(r[6]), int(r[7] or 0), int(r[8] or 0)) for r in rows]
+
+    def stamp(self) -> tuple:
+        """Changes whenever a group of the corpus changes (for caches): the SQLite file's and its
+        write-ahead log's mtimes, or PostgreSQL's latest update and count."""
+        if self.path is not None:
+            return tuple(f.stat().st_mtime_ns if f.exists() else 0 for f in (self.path, Path(f"{self.path}-wal")))
+        with self.db.read() as db:
+            return tuple(db.one("SELECT MAX(updated_at), COUNT(*), MAX(deleted_at) FROM groups WHERE corpus=?",
+                                (self.corpus,)))
 
     def names(self) -> list[str]:
         return [g.name for g in self.list()]
 
+    def _version_row(self, db, name: str, version: int | None):
+        g = db.one("SELECT id, notes FROM groups WHERE corpus=? AND name=?", (self.corpus, name))
+        if not g:
+            raise GroupNotFound(name)
+        v = db.one("SELECT id, number, annotator, created_at, session_json, saved_by, work, last_entry, kind "
+                   "FROM versions WHERE group_id=? " + ("AND number=?" if version else "ORDER BY number DESC LIMIT 1"),
+                   (g[0], version) if version else (g[0],))
+        if not v:
+            raise GroupNotFound(f"{name} version {version}")
+        return g, v
+
     def load(self, name: str, version: int | None = None) -> GroupVersion:
-        con = self._connect()
-        try:
-            g = con.execute("SELECT id, notes FROM groups WHERE name=?", (name,)).fetchone()
-            if not g:
-                raise GroupNotFound(name)
-            q = ("SELECT id, number, annotator, created_at, session_json, saved_by FROM versions WHERE group_id=? "
-                 + ("AND number=?" if version else "ORDER BY number DESC LIMIT 1"))
-            v = con.execute(q, (g[0], version) if version else (g[0],)).fetchone()
-            if not v:
-                raise GroupNotFound(f"{name} version {version}")
-            labels = con.execute("SELECT item_id, label FROM labels WHERE version_id=? ORDER BY rowid",
-                                 (v[0],)).fetchall()
-        finally:
-            con.close()
+        order = "COALESCE(seq, rowid)" if self.db.dialect == "sqlite" else "seq"
+        with self.db.read() as db:
+            g, v = self._version_row(db, name, version)
+            labels = db.run(f"SELECT item_id, label FROM labels WHERE version_id=? ORDER BY {order}", (v[0],))
         return GroupVersion(name, v[1], v[2], v[3], [i for i, lab in labels if lab == 1],
-                            [i for i, lab in labels if lab == -1], v[4], g[1], v[5])
+                            [i for i, lab in labels if lab == -1], v[4], g[1], v[5], v[6], v[7], v[8])
 
     def versions(self, name: str) -> list[tuple[int, str, str, int, int]]:
-        con = self._connect()
-        try:
-            return con.execute("SELECT v.number, v.created_at, v.annotator, v.n_included, v.n_excluded "
-                               "FROM versions v JOIN groups g ON g.id=v.group_id WHERE g.name=? "
-                               "ORDER BY v.number", (name,)).fetchall()
-        finally:
-            con.close()
+        with self.db.read() as db:
+            return [tuple(r) for r in db.run(
+                "SELECT v.number, v.created_at, v.annotator, v.n_included, v.n_excluded FROM versions v "
+                "JOIN groups g ON g.id=v.group_id WHERE g.corpus=? AND g.name=? ORDER BY v.number", (self.corpus, name))]
 
     def delete(self, name: str) -> None:
         """Soft delete: hidden from the list, restorable with ``restore``."""
-        with self._tx() as con:
-            if con.execute("UPDATE groups SET deleted_at=? WHERE name=? AND deleted_at IS NULL",
-                           (_now(), name)).rowcount == 0:
+        with self.db.tx() as db:
+            db.run("UPDATE groups SET deleted_at=? WHERE corpus=? AND name=? AND deleted_at IS NULL",
+                   (_now(), self.corpus, name))
+            if db.rowcount == 0:
                 raise GroupNotFound(name)
 
     def restore(self, name: str) -> None:
-        with self._tx() as con:
-            if con.execute("UPDATE groups SET deleted_at=NULL WHERE name=? AND deleted_at IS NOT NULL",
-                           (name,)).rowcount == 0:
+        with self.db.tx() as db:
+            db.run("UPDATE groups SET deleted_at=NULL WHERE corpus=? AND name=? AND deleted_at IS NOT NULL",
+                   (self.corpus, name))
+            if db.rowcount == 0:
                 raise GroupNotFound(name)
+
+    # --- the journal: every labelling step, with its events --------------------------------------
+    def append_journal(self, work: str, who: str, entries: Sequence[dict]) -> None:
+        """Append a tab's journal entries (core.session.Session.journal: kind apply|undo|base, step id, at,
+        method, params, and ``changes`` as (item_id, old, new)) with one event per changed text."""
+        with self.db.tx() as db:
+            self._append_journal(db, work, who, entries)
+
+    def _append_journal(self, db, work: str, who: str, entries: Sequence[dict]) -> None:
+        for e in entries:
+            entry = db.one("INSERT INTO journal (corpus, work, kind, step, at, who, method, params_json) "
+                           "VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                           (self.corpus, work, e["kind"], e.get("step"), e["at"], who, e.get("method"),
+                            json.dumps(e.get("params") or {}, ensure_ascii=False, default=str)))[0]
+            db.many("INSERT INTO events (entry, item_id, old_label, label) VALUES (?, ?, ?, ?)",
+                    [(entry, str(i), int(old), int(new)) for i, old, new in e["changes"]])
+
+    def membership(self, name: str, version: int | None = None) -> tuple[list[str], list[str]]:
+        """A version's (included, excluded) ids rebuilt from its work's events, up to where its journal
+        was when it was saved (the events replayed in order, from an empty group)."""
+        with self.db.read() as db:
+            _, v = self._version_row(db, name, version)
+            work, last = v[6], v[7]
+            if work is None or last is None:
+                raise ValueError(f"{name!r} version {v[1]} was saved without a journal (before label events)")
+            rows = db.run("SELECT e.item_id, e.label FROM events e JOIN journal j ON j.id=e.entry WHERE j.corpus=? "
+                          "AND j.work=? AND j.id<=? ORDER BY e.id", (self.corpus, work, last))
+        state: dict[str, int] = {}
+        for item, label in rows:
+            if label:
+                state[item] = label
+            else:
+                state.pop(item, None)
+        return [i for i, v in state.items() if v == 1], [i for i, v in state.items() if v == -1]
+
+    def provenance(self, item_ids: Sequence[str], works: Sequence[str]) -> dict[str, Provenance]:
+        """For each text, the last event that labelled it in any of ``works`` (a tab's own work, the work
+        of the version it opened): who, when, how."""
+        items, works = [str(i) for i in item_ids], [w for w in works if w]
+        if not items or not works:
+            return {}
+        out: dict[str, Provenance] = {}
+        with self.db.read() as db:
+            rows = db.run(
+                f"SELECT e.item_id, e.label, j.who, j.at, j.method, j.params_json FROM events e JOIN journal j "
+                f"ON j.id=e.entry WHERE j.corpus=? AND j.work IN ({','.join('?' * len(works))}) AND e.item_id IN "
+                f"({','.join('?' * len(items))}) ORDER BY e.id", (self.corpus, *works, *items))
+        for item, label, who, at, method, params in rows:
+            out[item] = Provenance(item, int(label), who, at, method, json.loads(params or "{}"))
+        return out
+
+    def journal(self, work: str) -> list[dict]:
+        """A work's journal with its events, in order (for an export of a group's event log)."""
+        with self.db.read() as db:
+            rows = db.run("SELECT j.id, j.kind, j.step, j.at, j.who, j.method, j.params_json, e.item_id, e.old_label, "
+                          "e.label FROM journal j JOIN events e ON e.entry=j.id WHERE j.corpus=? AND j.work=? "
+                          "ORDER BY e.id", (self.corpus, work))
+        return [{"entry": r[0], "kind": r[1], "step": r[2], "at": r[3], "who": r[4], "method": r[5],
+                 "params": r[6], "item_id": r[7], "old_label": r[8], "label": r[9]} for r in rows]
+
+    # --- team work: topics, assignments, the people of a browser ------------------------------
+    def create_topic(self, name: str, guidelines: str, created_by: str, blind: bool = True) -> None:
+        """A named topic with written guidelines (ValueError when the corpus has one of that name)."""
+        name = check_group_name(name)
+        with self.db.tx() as db:
+            row = db.one("INSERT INTO topics (corpus, name, guidelines, blind, created_at, created_by) VALUES "
+                         "(?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
+                         (self.corpus, name, str(guidelines), int(bool(blind)), _now(), created_by))
+        if row is None:
+            raise ValueError(f"a topic named {name!r} exists")
+
+    def topics(self) -> list:
+        from core.teams import Topic
+
+        with self.db.read() as db:
+            rows = db.run("SELECT name, guidelines, blind, created_by, created_at FROM topics WHERE corpus=? "
+                          "ORDER BY created_at", (self.corpus,))
+        return [Topic(r[0], r[1], bool(r[2]), r[3], r[4]) for r in rows]
+
+    def topic(self, name: str):
+        found = [t for t in self.topics() if t.name == name]
+        if not found:
+            raise GroupNotFound(f"topic {name}")
+        return found[0]
+
+    def assign(self, topic: str, annotator: str) -> str:
+        """Assign the topic to an annotator (again: nothing changes); returns the group they build for it."""
+        from core.teams import topic_group
+
+        annotator = str(annotator).strip()
+        if not annotator:
+            raise ValueError("an assignment needs the annotator's name")
+        group = check_group_name(topic_group(topic, annotator))
+        with self.db.tx() as db:
+            t = db.one("SELECT id FROM topics WHERE corpus=? AND name=?", (self.corpus, topic))
+            if t is None:
+                raise GroupNotFound(f"topic {topic}")
+            db.run("INSERT INTO assignments (topic_id, annotator, group_name) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                   (t[0], annotator, group))
+        return group
+
+    def assignments(self, topic: str) -> list:
+        """The topic's annotators with their progress: texts reviewed and included in their group's latest
+        version, its last save, and when they submitted."""
+        from core.teams import Assignment
+
+        with self.db.read() as db:
+            rows = db.run(
+                "SELECT a.annotator, a.group_name, a.submitted_at, "
+                "(SELECT v.n_included + v.n_excluded FROM versions v WHERE v.group_id=g.id ORDER BY v.number DESC LIMIT 1), "
+                "(SELECT v.n_included FROM versions v WHERE v.group_id=g.id ORDER BY v.number DESC LIMIT 1), g.updated_at "
+                "FROM assignments a JOIN topics t ON t.id=a.topic_id LEFT JOIN groups g ON g.corpus=t.corpus AND "
+                "g.name=a.group_name WHERE t.corpus=? AND t.name=? ORDER BY a.annotator", (self.corpus, topic))
+        return [Assignment(topic, r[0], r[1], r[2], int(r[3] or 0), int(r[4] or 0), r[5]) for r in rows]
+
+    def submit(self, topic: str, annotator: str) -> None:
+        """The annotator is done with the topic (their group must have a saved version)."""
+        with self.db.tx() as db:
+            row = db.one("SELECT a.group_name FROM assignments a JOIN topics t ON t.id=a.topic_id "
+                         "WHERE t.corpus=? AND t.name=? AND a.annotator=?", (self.corpus, topic, annotator))
+            if row is None:
+                raise GroupNotFound(f"{annotator} is not assigned to {topic}")
+            if db.one("SELECT 1 FROM groups WHERE corpus=? AND name=?", (self.corpus, row[0])) is None:
+                raise ValueError(f"save your group {row[0]!r} before submitting it")
+            db.run("UPDATE assignments SET submitted_at=? WHERE annotator=? AND topic_id=(SELECT id FROM topics "
+                   "WHERE corpus=? AND name=?)", (_now(), annotator, self.corpus, topic))
+
+    def person(self, browser: str) -> str | None:
+        """The name chosen in a browser (a server without sign-in: one name per browser)."""
+        with self.db.read() as db:
+            row = db.one("SELECT name FROM people WHERE browser=?", (browser,))
+        return row[0] if row else None
+
+    def set_person(self, browser: str, name: str) -> None:
+        name = check_group_name(name)
+        with self.db.tx() as db:
+            db.run("INSERT INTO people (browser, name) VALUES (?, ?) ON CONFLICT (browser) DO UPDATE SET "
+                   "name=excluded.name", (browser, name))
 
     # --- drafts: autosaved work in progress ------------------------------------------------
     # A draft belongs to its owner (the signed-in user, or "local") and to the browser that wrote it,
@@ -291,76 +410,76 @@ class GroupStore:
     # server; a token a client makes up is never found here, so it gives nothing.
 
     def sync_draft(self, token: str, owner: str, *, browser: str, writer: str, keep: int, steps: Sequence[dict],
-                   n_included: int, n_excluded: int, saved: bool, meta: dict | None = None) -> bool:
+                   n_included: int, n_excluded: int, saved: bool, meta: dict | None = None,
+                   journal: Sequence[dict] = (), who: str | None = None) -> bool:
         """Bring the draft ``token`` in step with a session: its first ``keep`` steps stay, later ones are
-        replaced by ``steps``. Creates the draft when it does not exist. False, and nothing written,
-        when the draft belongs to another owner or another writer took it over."""
+        replaced by ``steps``, and the new ``journal`` entries (with ids for rows: see append_journal) are
+        appended as ``who``'s (default: the owner), all in one transaction. Creates the draft when it does not exist. False, and nothing
+        written, when the draft belongs to another owner or another writer took it over."""
         now = _now()
-        with self._tx() as con:
-            row = con.execute("SELECT owner, writer FROM drafts WHERE token=?", (token,)).fetchone()
+        with self.db.tx() as db:
+            lock = " FOR UPDATE" if self.db.dialect == "postgresql" else ""
+            row = db.one("SELECT owner, writer, corpus FROM drafts WHERE token=?" + lock, (token,))
             if row is None:
-                con.execute("INSERT INTO drafts (token, owner, browser, writer, created_at, updated_at, n_included, "
-                            "n_excluded, saved, meta_json, session_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '')",
-                            (token, owner, browser, writer, now, now, n_included, n_excluded, int(saved),
-                             json.dumps(meta or {})))
-            elif row[0] != owner or row[1] != writer:
+                db.run("INSERT INTO drafts (token, corpus, owner, browser, writer, created_at, updated_at, n_included, "
+                       "n_excluded, saved, meta_json, session_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '')",
+                       (token, self.corpus, owner, browser, writer, now, now, n_included, n_excluded, int(saved),
+                        json.dumps(meta or {})))
+            elif row[0] != owner or row[1] != writer or row[2] != self.corpus:
                 return False
             else:
-                con.execute("UPDATE drafts SET updated_at=?, n_included=?, n_excluded=?, saved=?, meta_json=?, "
-                            "session_json='' WHERE token=?",
-                            (now, n_included, n_excluded, int(saved), json.dumps(meta or {}), token))
-            con.execute("DELETE FROM draft_steps WHERE token=? AND seq>=?", (token, keep))
-            con.executemany("INSERT INTO draft_steps (token, seq, step_json) VALUES (?, ?, ?)",
-                            [(token, keep + i, json.dumps(step, ensure_ascii=False)) for i, step in enumerate(steps)])
+                db.run("UPDATE drafts SET updated_at=?, n_included=?, n_excluded=?, saved=?, meta_json=?, "
+                       "session_json='' WHERE token=?",
+                       (now, n_included, n_excluded, int(saved), json.dumps(meta or {}), token))
+            db.run("DELETE FROM draft_steps WHERE token=? AND seq>=?", (token, keep))
+            db.many("INSERT INTO draft_steps (token, seq, step_json) VALUES (?, ?, ?)",
+                    [(token, keep + i, json.dumps(step, ensure_ascii=False)) for i, step in enumerate(steps)])
+            self._append_journal(db, token, who or owner, journal)
         return True
+
+    def _draft_with_steps(self, db, token: str) -> Draft | None:
+        r = db.one(f"SELECT {_DRAFT_COLUMNS} FROM drafts WHERE corpus=? AND token=?", (self.corpus, token))
+        if r is None:
+            return None
+        steps = tuple(json.loads(j) for (j,) in db.run(
+            "SELECT step_json FROM draft_steps WHERE token=? ORDER BY seq", (token,)))
+        return dataclasses.replace(_draft(r), steps=steps)
 
     def claim_draft(self, token: str, owner: str, *, browser: str, writer: str, any_browser: bool = False
                     ) -> Draft | None:
         """The draft with its steps, now written by ``writer`` (this browser session), when it belongs
         to ``owner`` and, unless ``any_browser`` (a signed-in user on another machine), to ``browser``;
         otherwise None and nothing changes."""
-        with self._tx() as con:
-            r = con.execute(f"SELECT {_DRAFT_COLUMNS} FROM drafts WHERE token=?", (token,)).fetchone()
-            if r is None or r[1] != owner or (not any_browser and r[8] != browser):
+        with self.db.tx() as db:
+            d = self._draft_with_steps(db, token)
+            if d is None or d.owner != owner or (not any_browser and d.browser != browser):
                 return None
-            con.execute("UPDATE drafts SET writer=? WHERE token=?", (writer, token))
-            steps = tuple(json.loads(j) for (j,) in con.execute(
-                "SELECT step_json FROM draft_steps WHERE token=? ORDER BY seq", (token,)))
-        return dataclasses.replace(_draft(r), steps=steps)
+            db.run("UPDATE drafts SET writer=? WHERE token=?", (writer, token))
+        return d
 
     def load_draft(self, token: str) -> Draft | None:
         """The draft with its steps (no ownership check: for the owner's own code paths and tests)."""
-        con = self._connect()
-        try:
-            r = con.execute(f"SELECT {_DRAFT_COLUMNS} FROM drafts WHERE token=?", (token,)).fetchone()
-            steps = tuple(json.loads(j) for (j,) in con.execute(
-                "SELECT step_json FROM draft_steps WHERE token=? ORDER BY seq", (token,))) if r else ()
-        finally:
-            con.close()
-        return dataclasses.replace(_draft(r), steps=steps) if r else None
+        with self.db.read() as db:
+            return self._draft_with_steps(db, token)
 
     def drafts(self, owner: str, browser: str | None = None, unsaved_only: bool = True, limit: int = 5) -> list[Draft]:
         """The owner's most recent drafts that hold labels (and, by default, unsaved work); with
         ``browser``, only those that browser wrote. Without their steps (see :meth:`claim_draft`)."""
-        con = self._connect()
-        try:
-            rows = con.execute(f"SELECT {_DRAFT_COLUMNS} FROM drafts WHERE owner=? AND n_included + n_excluded > 0"
-                               + (" AND browser=?" if browser is not None else "")
-                               + (" AND saved=0" if unsaved_only else "") + " ORDER BY updated_at DESC LIMIT ?",
-                               (owner, *([browser] if browser is not None else []), limit)).fetchall()
-        finally:
-            con.close()
+        with self.db.read() as db:
+            rows = db.run(f"SELECT {_DRAFT_COLUMNS} FROM drafts WHERE corpus=? AND owner=? "
+                          "AND n_included + n_excluded > 0" + (" AND browser=?" if browser is not None else "")
+                          + (" AND saved=0" if unsaved_only else "") + " ORDER BY updated_at DESC LIMIT ?",
+                          (self.corpus, owner, *([browser] if browser is not None else []), limit))
         return [_draft(r) for r in rows]
 
     def delete_draft(self, token: str, owner: str, browser: str | None = None) -> bool:
         """Delete the owner's draft (with ``browser``: only if that browser wrote it); True if it was."""
-        with self._tx() as con:
-            cur = con.execute("DELETE FROM drafts WHERE token=? AND owner=?" + (" AND browser=?" if browser is not None
-                                                                                else ""),
-                              (token, owner, *([browser] if browser is not None else [])))
-            if cur.rowcount:
-                con.execute("DELETE FROM draft_steps WHERE token=?", (token,))
-            return bool(cur.rowcount)
+        mine = "corpus=? AND token=? AND owner=?" + (" AND browser=?" if browser is not None else "")
+        args = (self.corpus, token, owner, *([browser] if browser is not None else []))
+        with self.db.tx() as db:
+            db.run(f"DELETE FROM draft_steps WHERE token IN (SELECT token FROM drafts WHERE {mine})", args)
+            db.run(f"DELETE FROM drafts WHERE {mine}", args)
+            return bool(db.rowcount)
 
     def prune_drafts(self, now: datetime | None = None) -> int:
         """Delete drafts that are saved or empty and untouched for SAVED_DRAFT_DAYS, and any draft
@@ -370,12 +489,12 @@ class GroupStore:
         now = now or datetime.now(timezone.utc)
         done = (now - timedelta(days=SAVED_DRAFT_DAYS)).isoformat(timespec="milliseconds")
         abandoned = (now - timedelta(days=ABANDONED_DRAFT_DAYS)).isoformat(timespec="milliseconds")
-        with self._tx() as con:
-            gone = [t for (t,) in con.execute(
-                "SELECT token FROM drafts WHERE (updated_at < ? AND (saved=1 OR n_included + n_excluded = 0)) "
-                "OR updated_at < ?", (done, abandoned))]
-            con.executemany("DELETE FROM draft_steps WHERE token=?", [(t,) for t in gone])
-            con.executemany("DELETE FROM drafts WHERE token=?", [(t,) for t in gone])
+        with self.db.tx() as db:
+            gone = [t for (t,) in db.run(
+                "SELECT token FROM drafts WHERE corpus=? AND ((updated_at < ? AND (saved=1 OR n_included + n_excluded = 0))"
+                " OR updated_at < ?)", (self.corpus, done, abandoned))]
+            db.many("DELETE FROM draft_steps WHERE token=?", [(t,) for t in gone])
+            db.many("DELETE FROM drafts WHERE token=?", [(t,) for t in gone])
         return len(gone)
 
     def prune_drafts_now_and_then(self, every_s: float = 3600.0) -> None:
@@ -398,3 +517,15 @@ def _draft(r) -> Draft:
         meta = {}
     return Draft(r[0], r[1], r[2], int(r[3]), int(r[4]), bool(r[5]), meta if isinstance(meta, dict) else {}, r[7],
                  r[8] or "")
+
+
+def open_store(corpus: str, root: Path | None = None) -> GroupStore:
+    """The groups of a corpus where this server keeps them: PostgreSQL when ``SEMANNO_DB`` names one
+    (shared by every corpus), else the corpus's own SQLite file. DatabaseError (host and reason, never a
+    password) when PostgreSQL cannot be reached."""
+    from core import paths
+
+    dsn = configured_dsn()
+    if dsn:
+        return GroupStore(PostgreSQL(dsn), corpus=paths.check_name(corpus))
+    return GroupStore(paths.groups_db(corpus, root))

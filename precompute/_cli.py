@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 from typing import Callable
 
+from core.db import DatabaseError
+
 
 def quiet_logging() -> None:
     """INFO logging for the project's jobs, without what libraries say at that level that is harmless:
@@ -19,7 +21,7 @@ def run_main(main: Callable[[list[str] | None], int], argv: list[str] | None = N
     quiet_logging()
     try:
         return main(argv)
-    except (ValueError, FileNotFoundError) as exc:  # InputError, CorpusError are ValueErrors
+    except (ValueError, FileNotFoundError, DatabaseError) as exc:  # InputError and CorpusError are ValueErrors
         logging.getLogger("semanno").error("%s", exc)
         return 2
     except KeyboardInterrupt:

@@ -125,3 +125,39 @@ def so_copy(tmp_path, so_corpus, monkeypatch):
     shutil.copytree(so_corpus.folder, root / "so")
     monkeypatch.setenv("SEMANNO_DATA", str(root))
     return root
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """A throwaway PostgreSQL server for the session (testbed/postgres.py). Skipped, with the reason,
+    where PostgreSQL cannot be started; CI sets SEMANNO_REQUIRE_POSTGRES, so there it fails instead."""
+    from testbed.postgres import Unavailable, throwaway_server
+
+    cm = throwaway_server()
+    try:
+        server = cm.__enter__()
+    except Unavailable as exc:
+        if os.environ.get("SEMANNO_REQUIRE_POSTGRES"):
+            pytest.fail(f"PostgreSQL is required here (SEMANNO_REQUIRE_POSTGRES is set): {exc}")
+        pytest.skip(f"PostgreSQL cannot be started here: {exc}")
+    try:
+        yield server
+    finally:
+        cm.__exit__(None, None, None)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def make_store(request, tmp_path):
+    """A factory of group stores on each backend: the corpus's SQLite file, or the session's PostgreSQL
+    (one database, this test's own corpus name)."""
+    import uuid
+
+    from core.store import GroupStore
+
+    if request.param == "sqlite":
+        return lambda corpus="c": GroupStore(tmp_path / f"{corpus}.sqlite")
+    from core.db import PostgreSQL
+
+    server = request.getfixturevalue("pg_server")
+    prefix = uuid.uuid4().hex[:8]
+    return lambda corpus="c": GroupStore(PostgreSQL(server.dsn), corpus=f"{corpus}-{prefix}")

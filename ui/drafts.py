@@ -14,6 +14,8 @@ import streamlit as st
 
 from core.corpus import Corpus
 from core.session import Session
+from core.store import DatabaseError
+from ui.text import md
 from ui import access, group, resources
 
 
@@ -23,7 +25,14 @@ from ui import access, group, resources
 # this user and, without sign-in, written by this browser (core.store: claim_draft): a token made up
 # by a client, or someone else's, gives nothing. The draft is written a step at a time.
 def owner() -> str:
+    """Whose drafts these are: the signed-in user, else "local" (bound to the browser besides)."""
     return access.identity() or "local"
+
+
+def who(name: str) -> str:
+    """Who is labelling, for the journal and team topics: the signed-in user, else the name chosen in
+    this browser (the Team page asks for it), else "local"."""
+    return access.identity() or resources.store(name).person(access.browser_id()) or "local"
 
 
 def draft_browser() -> str | None:
@@ -73,6 +82,8 @@ def adopt_draft(d, own: bool = False) -> Session:
     already); otherwise it is copied into this tab's draft on the next autosave."""
     s = Session.from_history(d.steps) if d.steps or not d.session_json else Session.from_json(d.session_json)
     s.synced = len(s.history) if own and d.steps else 0
+    if not (own and d.steps):  # this tab's work starts from the copied group: one entry sets its labels
+        s.journal.append(s.base_entry("copied from another tab" if d.steps else "restored"))
     st.session_state["session"] = s
     for field in group.META_KEYS:
         group.meta()[field] = str(d.meta.get(field, "") or "")
@@ -90,15 +101,31 @@ def autosave(name: str, c: Corpus, s: Session) -> None:
     key = (token, s.revision, saved, tuple(group.meta().values()))
     if st.session_state.get("draft_rev") == key or (s.is_empty() and "draft_rev" not in st.session_state):
         return
+    try:
+        _write(name, c, s, token, saved)
+    except DatabaseError as exc:  # the group stays in this tab; the unwritten steps go at the next write
+        st.warning(f"Not saved to the database just now: {md(exc)}. Your group is kept in this tab and is written "
+                   "as soon as the database answers again.")
+
+
+def _write(name: str, c: Corpus, s: Session, token: str, saved: bool) -> None:
+    """autosave's writing: the new steps and journal entries of this tab's draft, in one transaction."""
     counts = s.counts()
     db = resources.store(name)
     fields = dict(browser=access.browser_id(), writer=draft_writer(), n_included=counts["included"],
                   n_excluded=counts["excluded"], saved=saved, meta={**group.meta(), "generation": c.manifest.get("data_dir")})
-    if not db.sync_draft(token, owner(), keep=s.synced, steps=s.unsynced_steps(), **fields):
+    ids = c.frame["id"].to_numpy()
+
+    def with_ids(entries):  # the journal names texts by id (rows belong to one import)
+        return [{**e, "changes": [(ids[row], old, new) for row, old, new in e["changes"]]} for e in entries]
+
+    if not db.sync_draft(token, owner(), keep=s.synced, steps=s.unsynced_steps(), journal=with_ids(s.unsynced_journal()),
+                         who=who(name), **fields):
         st.session_state.pop("draft_token")  # the draft is someone else's now: a new one for this tab
-        token = draft_token()
-        db.sync_draft(token, owner(), keep=0, steps=[asdict(step) for step in s.history], **fields)
-    s.synced = len(s.history)
+        token = draft_token()  # whose work starts from the group as it is
+        db.sync_draft(token, owner(), keep=0, steps=[asdict(step) for step in s.history],
+                      journal=with_ids([s.base_entry("went on in a new tab")]), who=who(name), **fields)
+    s.synced, s.journal_synced = len(s.history), len(s.journal)
     st.session_state["draft_rev"] = (token, s.revision, saved, tuple(group.meta().values()))
     db.prune_drafts_now_and_then()
 

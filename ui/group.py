@@ -52,6 +52,18 @@ def read_meta_widgets() -> None:
         meta()[field] = st.session_state.get(key, "") or ""
 
 
+def expected_version(name: str) -> int | None:
+    """The version of group ``name`` this session opened or last saved (a save over another one asks
+    first); None when it has neither."""
+    seen = st.session_state.get("group_version")
+    return seen[1] if seen and seen[0] == name else None
+
+
+def accept_version(name: str, number: int) -> None:
+    """This session has seen version ``number`` of ``name`` (opened or saved it)."""
+    st.session_state["group_version"] = (name, int(number))
+
+
 def mark_saved(s: Session) -> None:
     st.session_state["saved_rev"] = s.revision
 
@@ -67,7 +79,8 @@ def switch_group(included_rows, excluded_rows, action: str, **fields: str) -> st
     s = session()
     before = s.counts()
     was_unsaved = unsaved(s)
-    s.switch_to(included_rows, excluded_rows, action, previous_meta=dict(meta()))
+    opened = {"group": fields["name"], "version": fields["version"]} if "version" in fields else {}
+    s.switch_to(included_rows, excluded_rows, action, previous_meta=dict(meta()), **opened)  # the journal says which
     set_meta(name=fields.get("name", ""), notes=fields.get("notes", ""),
              annotator=fields.get("annotator", meta().get("annotator", "")))
     st.session_state["save_overwrite"] = False
@@ -116,8 +129,10 @@ def open_group(c: Corpus, group: GroupVersion) -> str:
     """Make a saved group the group being built (one undoable step, with its name, annotator
     and notes); returns what to tell the user."""
     inc, exc = c.rows_of(group.included), c.rows_of(group.excluded)
-    extra = switch_group(inc, exc, "open", name=group.name, notes=group.notes, annotator=group.annotator)
+    extra = switch_group(inc, exc, "open", name=group.name, notes=group.notes, annotator=group.annotator,
+                         version=group.number)
     mark_saved(session())
+    accept_version(group.name, group.number)
     missing = len(group.included) + len(group.excluded) - len(inc) - len(exc)
     gone = f" {missing:,} of its texts are not in this import of the corpus." if missing else ""
     return (f"Opened {quoted(group.name)} version {group.number}: {len(inc):,} included, "

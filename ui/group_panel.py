@@ -10,7 +10,7 @@ import streamlit as st
 from core.corpus import Corpus
 from core.export import FORMATS
 from core.session import Session
-from core.store import GroupExists, GroupNotFound, GroupStore
+from core.store import DatabaseError, GroupExists, GroupNotFound, GroupStore, VersionChanged
 from ui import access, drafts, group
 from ui.text import md, quoted
 
@@ -23,18 +23,28 @@ def sidebar(corpus: Corpus, session: Session, store: GroupStore, say: Say) -> No
     def on_save() -> None:
         group.read_meta_widgets()  # callbacks run before the script: take what was just typed
         m, who = group.meta(), access.identity()
+        name = m["name"].strip()
         try:
+            drafts.autosave(corpus.name, corpus, session)  # the journal is in before the version points at it
             n = store.save(m["name"], corpus.ids_of(session.included), corpus.ids_of(session.excluded),
                            annotator=who or m["annotator"], notes=m["notes"], session_json=session.to_json(),
-                           overwrite=st.session_state.get("save_overwrite", False), saved_by=who)
+                           overwrite=st.session_state.get("save_overwrite", False), saved_by=who,
+                           expect=group.expected_version(name), work=drafts.draft_token())
         except GroupExists as exc:
             return say("warning", f"A group named {quoted(exc.name)} exists: tick 'Overwrite' to save it as a "
                                   "new version.")
+        except VersionChanged as exc:
+            group.accept_version(exc.name, exc.number)  # a second Save adds yours after theirs
+            return say("warning", f"{md(exc)}. Their version stays; press Save again to add yours as version "
+                                  f"{exc.number + 1}, or open theirs first (Open a saved group).")
+        except DatabaseError as exc:
+            return say("error", f"{md(exc)}. Your group is kept in this tab: save again when the database is back.")
         except ValueError as exc:
             return say("error", md(exc))
         group.mark_saved(session)
+        group.accept_version(name, n)
         st.session_state["save_overwrite"] = False  # the next save of another group must not overwrite unasked
-        say("success", f"Saved group {quoted(m['name'].strip())} (version {n}).")
+        say("success", f"Saved group {quoted(name)} (version {n}).")
 
     def on_open() -> None:
         try:

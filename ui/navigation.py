@@ -6,6 +6,8 @@ from __future__ import annotations
 import streamlit as st
 
 from core.corpus import Corpus
+from core.store import DatabaseError
+from ui.text import md
 from ui import access, drafts, picker, resources
 
 
@@ -59,7 +61,19 @@ def start_page(title: str, icon: str) -> tuple[str, Corpus]:
         c = picker.load_or_stop(name)
         picker.pick_embedding_set(name, c)
         c = resources.corpus(name)
+        database_or_stop(name)
         drafts.keep_draft(name, c)
     finally:
         navigation(nav)
     return name, c
+
+
+def database_or_stop(name: str) -> None:
+    """The groups' database answers, or the page says it does not (host and reason, never a password)
+    and stops: the group being built stays in this tab, and is written once the database is back."""
+    try:
+        resources.store(name).stamp()
+    except DatabaseError as exc:
+        st.error(f"The groups' database cannot be used: {md(exc)}. The group you are building is kept in this tab; "
+                 "reload the page once the database is back (saving works again then, and nothing is lost).")
+        st.stop()

@@ -18,6 +18,7 @@ from core.search.index import VectorIndex
 from core.search.keyword import KeywordIndex
 from core.search.lexical import WORDS_VERSION, WordIndex
 from core.search import SearchContext
+from core.db import configured_dsn
 from core.store import GroupStore
 from ui.text import md, quoted
 
@@ -43,9 +44,11 @@ def _search_context(root: str, name: str, stamp: float) -> SearchContext:
                          device=device, word_index=words)
 
 
-@st.cache_resource(max_entries=8)
-def _store(path: str) -> GroupStore:
-    return GroupStore(path)
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _store(root: str, name: str, dsn: str | None) -> GroupStore:
+    from core.store import open_store
+
+    return open_store(name, Path(root))  # PostgreSQL when SEMANNO_DB names one, else the corpus's SQLite file
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -87,16 +90,14 @@ def authors(name: str) -> list[str]:
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def _saved_group_rows(root: str, name: str, stamp: float, db_stamp: tuple) -> dict:
-    c, s = _corpus(root, name, stamp), _store(str(paths.groups_db(name, Path(root))))
+    c, s = _corpus(root, name, stamp), _store(root, name, configured_dsn())
     return {g: c.rows_of(s.load(g).included) for g in s.names()}
 
 
 def saved_group_rows(name: str) -> dict:
-    """Included rows of each saved group (latest versions), read again only when the groups'
-    database changes (its file and write-ahead log's mtimes), not on every rerun."""
-    db = paths.groups_db(name)
-    files = (db, Path(f"{db}-wal"))
-    return _saved_group_rows(*_key(name), tuple(f.stat().st_mtime_ns if f.exists() else 0 for f in files))
+    """Included rows of each saved group (latest versions), read again only when the groups change
+    (GroupStore.stamp: a file's mtimes, or PostgreSQL's last update), not on every rerun."""
+    return _saved_group_rows(*_key(name), store(name).stamp())
 
 
 def _set_stamp(name: str, set_name: str) -> float:
@@ -244,12 +245,13 @@ def search_context(name: str) -> SearchContext:
 
 
 def store(name: str) -> GroupStore:
-    return _store(str(paths.groups_db(name)))
+    """The corpus's groups (cached per server process); DatabaseError when PostgreSQL is unreachable."""
+    return _store(str(paths.data_root()), name, configured_dsn())
 
 
 @st.cache_data(max_entries=8, show_spinner="Preparing the export…")
 def _saved_group_file(root: str, name: str, stamp: float, group: str, version: int, fmt: str) -> bytes:
-    g = _store(str(paths.groups_db(name, Path(root)))).load(group, version)
+    g = _store(root, name, configured_dsn()).load(group, version)
     return to_bytes(group_frame(_corpus(root, name, stamp), g.included, g.excluded), fmt)
 
 

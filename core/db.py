@@ -1,0 +1,301 @@
+"""The database under the group store: SQLite (the default: one file per corpus, WAL mode, no set-up) or
+PostgreSQL (for teams: one database for every corpus, chosen by ``SEMANNO_DB=postgresql://USER@HOST:PORT/DB``,
+psycopg 3 with a connection pool). One schema for both, a ``schema_version`` table, and migrations that
+bring an older database up to date in place (SQLite files of earlier versions included).
+
+The store (core/store.py) writes its SQL once, with ``?`` placeholders; a backend runs it. What differs
+between the two is here: connecting, transactions, identity columns, row locks.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+SCHEMA_VERSION = 3
+DB_VARIABLE = "SEMANNO_DB"
+
+# {id}: the identity primary key of the dialect; {big}: a 64-bit integer
+TABLES = """
+CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS groups (
+    id {id}, corpus TEXT NOT NULL DEFAULT '', name TEXT NOT NULL, annotator TEXT NOT NULL DEFAULT '',
+    notes TEXT NOT NULL DEFAULT '', created_at TEXT NOT NULL, updated_at TEXT NOT NULL, deleted_at TEXT,
+    topic TEXT, UNIQUE (corpus, name));
+CREATE TABLE IF NOT EXISTS versions (
+    id {id}, group_id {big} NOT NULL REFERENCES groups(id), number INTEGER NOT NULL,
+    annotator TEXT NOT NULL DEFAULT '', created_at TEXT NOT NULL, n_included INTEGER NOT NULL,
+    n_excluded INTEGER NOT NULL, session_json TEXT, saved_by TEXT, work TEXT, last_entry {big},
+    kind TEXT NOT NULL DEFAULT 'version', UNIQUE (group_id, number));
+CREATE TABLE IF NOT EXISTS labels (
+    version_id {big} NOT NULL REFERENCES versions(id), item_id TEXT NOT NULL,
+    label INTEGER NOT NULL CHECK (label IN (1, -1)), seq INTEGER, PRIMARY KEY (version_id, item_id));
+CREATE TABLE IF NOT EXISTS drafts (
+    token TEXT PRIMARY KEY, corpus TEXT NOT NULL DEFAULT '', owner TEXT NOT NULL, browser TEXT NOT NULL DEFAULT '',
+    writer TEXT NOT NULL DEFAULT '', created_at TEXT, updated_at TEXT NOT NULL, n_included INTEGER NOT NULL,
+    n_excluded INTEGER NOT NULL, saved INTEGER NOT NULL DEFAULT 0, meta_json TEXT NOT NULL DEFAULT '{{}}',
+    session_json TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS draft_steps (
+    token TEXT NOT NULL REFERENCES drafts(token) ON DELETE CASCADE, seq INTEGER NOT NULL, step_json TEXT NOT NULL,
+    PRIMARY KEY (token, seq));
+CREATE TABLE IF NOT EXISTS journal (
+    id {id}, corpus TEXT NOT NULL DEFAULT '', work TEXT NOT NULL, kind TEXT NOT NULL, step TEXT, at TEXT NOT NULL,
+    who TEXT NOT NULL, method TEXT, params_json TEXT NOT NULL DEFAULT '{{}}');
+CREATE INDEX IF NOT EXISTS journal_work ON journal (work, id);
+CREATE TABLE IF NOT EXISTS events (
+    id {id}, entry {big} NOT NULL REFERENCES journal(id), item_id TEXT NOT NULL, old_label INTEGER NOT NULL,
+    label INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS events_entry ON events (entry);
+CREATE INDEX IF NOT EXISTS events_item ON events (item_id, id);
+CREATE TABLE IF NOT EXISTS topics (
+    id {id}, corpus TEXT NOT NULL DEFAULT '', name TEXT NOT NULL, guidelines TEXT NOT NULL DEFAULT '',
+    blind INTEGER NOT NULL DEFAULT 1, created_at TEXT NOT NULL, created_by TEXT NOT NULL DEFAULT '',
+    UNIQUE (corpus, name));
+CREATE TABLE IF NOT EXISTS assignments (
+    topic_id {big} NOT NULL REFERENCES topics(id), annotator TEXT NOT NULL, group_name TEXT NOT NULL,
+    submitted_at TEXT, PRIMARY KEY (topic_id, annotator));
+CREATE TABLE IF NOT EXISTS people (browser TEXT PRIMARY KEY, name TEXT NOT NULL);
+"""
+
+# columns that older databases lack: (table, column, definition), added in place
+ADDED_COLUMNS = [("versions", "saved_by", "TEXT"), ("versions", "work", "TEXT"), ("versions", "last_entry", "{big}"),
+                 ("versions", "kind", "TEXT NOT NULL DEFAULT 'version'"), ("labels", "seq", "INTEGER"),
+                 ("groups", "corpus", "TEXT NOT NULL DEFAULT ''"), ("groups", "topic", "TEXT"),
+                 ("drafts", "corpus", "TEXT NOT NULL DEFAULT ''"), ("drafts", "browser", "TEXT NOT NULL DEFAULT ''"),
+                 ("drafts", "writer", "TEXT NOT NULL DEFAULT ''"), ("drafts", "created_at", "TEXT")]
+
+
+class DatabaseError(RuntimeError):
+    """The database cannot be reached or used; the message names the host and the reason, never a
+    password."""
+
+
+def safe_target(dsn: str) -> str:
+    """A PostgreSQL address without its password: ``user@host:port/db``."""
+    from urllib.parse import urlsplit
+
+    try:
+        u = urlsplit(dsn)
+        return f"{u.username or ''}@{u.hostname or '?'}:{u.port or 5432}{u.path or ''}"
+    except ValueError:
+        return "(an address that cannot be read)"
+
+
+class Backend:
+    dialect = ""
+    ids = {"id": "", "big": ""}
+
+    def tx(self, lock: bool = False):  # pragma: no cover - each backend's
+        """A write transaction yielding ``run(sql, params=()) -> rows`` and ``many(sql, rows)``."""
+        raise NotImplementedError
+
+    def read(self):  # pragma: no cover
+        raise NotImplementedError
+
+    def schema(self) -> str:
+        return TABLES.format(**self.ids)
+
+
+class Runner:
+    """What a transaction body calls: ``run`` one statement (rows back when it returns some), ``many``
+    for executemany, ``one`` the first row or None."""
+
+    def __init__(self, cursor, convert):
+        self.cur, self.convert = cursor, convert
+
+    def run(self, sql: str, params: Sequence = ()) -> list:
+        self.cur.execute(self.convert(sql), tuple(params))
+        return self.cur.fetchall() if self.cur.description else []
+
+    def one(self, sql: str, params: Sequence = ()) -> Any:
+        rows = self.run(sql, params)
+        return rows[0] if rows else None
+
+    def many(self, sql: str, rows: Sequence[Sequence]) -> None:
+        if rows:
+            self.cur.executemany(self.convert(sql), [tuple(r) for r in rows])
+
+    @property
+    def rowcount(self) -> int:
+        return self.cur.rowcount
+
+
+class SQLite(Backend):
+    """One file (per corpus), WAL mode, every write one ``BEGIN IMMEDIATE`` transaction (writers queue
+    instead of failing), synchronous=FULL."""
+
+    dialect = "sqlite"
+    ids = {"id": "INTEGER PRIMARY KEY", "big": "INTEGER"}
+
+    def __init__(self, path: str | Path, timeout_s: float = 30.0):
+        self.path, self.timeout_s = Path(path), timeout_s
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        con = self._connect()
+        try:
+            con.execute("PRAGMA journal_mode=WAL")
+            migrate_sqlite(con, self)
+        finally:
+            con.close()
+
+    def _connect(self) -> sqlite3.Connection:
+        con = sqlite3.connect(self.path, timeout=self.timeout_s, isolation_level=None)
+        con.execute("PRAGMA foreign_keys=ON")
+        con.execute("PRAGMA synchronous=FULL")
+        return con
+
+    @contextmanager
+    def tx(self, lock: bool = False) -> Iterator[Runner]:
+        con = self._connect()
+        try:
+            con.execute("BEGIN IMMEDIATE")
+            yield Runner(con.cursor(), lambda s: s)
+            con.execute("COMMIT")
+        except BaseException:
+            if con.in_transaction:
+                con.execute("ROLLBACK")
+            raise
+        finally:
+            con.close()
+
+    @contextmanager
+    def read(self) -> Iterator[Runner]:
+        con = self._connect()
+        try:
+            yield Runner(con.cursor(), lambda s: s)
+        finally:
+            con.close()
+
+    def __str__(self) -> str:
+        return f"SQLite file {self.path.name}"
+
+
+def _to_pg(sql: str) -> str:
+    return sql.replace("?", "%s")
+
+
+class PostgreSQL(Backend):
+    """A PostgreSQL database shared by every corpus (rows carry their corpus), through a psycopg 3
+    connection pool shared by the server's threads. Writes run in one transaction each; a save locks its
+    group's row (``FOR UPDATE``) so two people saving the same group queue instead of colliding."""
+
+    dialect = "postgresql"
+    ids = {"id": "BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY", "big": "BIGINT"}
+    _pools: dict[str, Any] = {}
+    _lock = threading.Lock()
+
+    def __init__(self, dsn: str, timeout_s: float = 10.0):
+        self.dsn, self.timeout_s = dsn, timeout_s
+        self.pool = self._pool(dsn, timeout_s)
+        with self.tx() as db:
+            migrate_postgres(db, self)
+
+    @classmethod
+    def _pool(cls, dsn: str, timeout_s: float):
+        try:
+            from psycopg_pool import ConnectionPool
+        except ImportError:
+            raise DatabaseError("SEMANNO_DB names PostgreSQL but psycopg is not installed: pip install -r "
+                                "requirements.txt") from None
+        with cls._lock:
+            pool = cls._pools.get(dsn)
+            if pool is None:
+                # check: a connection broken by a server restart is replaced, not handed out
+                pool = ConnectionPool(dsn, min_size=1, max_size=20, timeout=timeout_s, open=False,
+                                      check=ConnectionPool.check_connection,
+                                      kwargs={"connect_timeout": max(1, int(timeout_s))})
+                try:
+                    pool.open(wait=True, timeout=timeout_s)
+                except Exception as exc:
+                    pool.close()
+                    raise DatabaseError(f"cannot reach PostgreSQL at {safe_target(dsn)}: {_reason(exc)}") from None
+                cls._pools[dsn] = pool
+        return pool
+
+    @contextmanager
+    def tx(self, lock: bool = False) -> Iterator[Runner]:
+        try:
+            with self.pool.connection() as con:
+                with con.transaction():
+                    yield Runner(con.cursor(), _to_pg)
+        except DatabaseError:
+            raise
+        except Exception as exc:
+            import psycopg
+
+            if isinstance(exc, (psycopg.OperationalError, psycopg.errors.AdminShutdown)) or \
+                    type(exc).__name__ == "PoolTimeout":
+                raise DatabaseError(f"PostgreSQL at {safe_target(self.dsn)} is unreachable: {_reason(exc)}") from None
+            raise
+
+    read = tx
+
+    def __str__(self) -> str:
+        return f"PostgreSQL at {safe_target(self.dsn)}"
+
+
+def _reason(exc: Exception) -> str:
+    """The first line of a connection error, with any password in it cut out."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return re.sub(r"password=\S+|:[^:@/]+@", ":***@", text)[:200]
+
+
+def _version(db: Runner) -> int:
+    row = db.one("SELECT MAX(version) FROM schema_version")
+    return int(row[0]) if row and row[0] is not None else 0
+
+
+def migrate_sqlite(con: sqlite3.Connection, backend: SQLite) -> None:
+    """Bring a SQLite file up to SCHEMA_VERSION in place: tables that are missing are made, columns
+    that older files lack are added (their data stays), and the version is recorded."""
+    con.execute("BEGIN IMMEDIATE")
+    try:
+        for statement in [s for s in backend.schema().split(";") if s.strip()]:
+            if "groups (" in statement and _has_table(con, "groups"):
+                continue  # an older file's groups table (UNIQUE(name)) stays: one corpus per file
+            con.execute(statement)
+        for table, column, definition in ADDED_COLUMNS:
+            if column not in {r[1] for r in con.execute(f"PRAGMA table_info({table})")}:
+                con.execute(f"ALTER TABLE {table} ADD COLUMN {column} {definition.format(**backend.ids)}")
+        if _version(Runner(con.cursor(), lambda s: s)) < SCHEMA_VERSION:
+            con.execute("DELETE FROM schema_version")
+            con.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
+        con.execute("COMMIT")
+    except BaseException:
+        if con.in_transaction:
+            con.execute("ROLLBACK")
+        raise
+
+
+def _has_table(con: sqlite3.Connection, name: str) -> bool:
+    return con.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,)).fetchone() is not None
+
+
+def migrate_postgres(db: Runner, backend: PostgreSQL) -> None:
+    """Bring a PostgreSQL database up to SCHEMA_VERSION (one transaction, under an advisory lock so two
+    servers starting at once do not both migrate)."""
+    db.run("SELECT pg_advisory_xact_lock(?)", (20261123,))
+    for statement in [s for s in backend.schema().split(";") if s.strip()]:
+        db.run(statement)
+    for table, column, definition in ADDED_COLUMNS:
+        db.run(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {definition.format(**backend.ids)}")
+    if _version(db) < SCHEMA_VERSION:
+        db.run("DELETE FROM schema_version")
+        db.run("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
+
+
+def configured_dsn() -> str | None:
+    """``$SEMANNO_DB`` when it names PostgreSQL; None for the default (SQLite); DatabaseError when it is
+    set to something this tool cannot use."""
+    import os
+
+    value = (os.environ.get(DB_VARIABLE) or "").strip()
+    if not value or value.lower() == "sqlite":
+        return None
+    if not re.match(r"^postgres(ql)?://", value):
+        raise DatabaseError(f"{DB_VARIABLE} must be a postgresql://USER@HOST:PORT/DB address (or unset for SQLite); "
+                            f"got one starting {value.split(':')[0][:20]!r}")
+    return value

@@ -1,0 +1,121 @@
+"""Copy a corpus's groups from its SQLite file into PostgreSQL (``python -m precompute.store migrate``):
+groups and every version with its labels, drafts with their steps, the journal with its events, topics
+and assignments. One transaction: it is all there or none of it. Then every version is checked by its
+content (a checksum of its labels) on both sides. Run again, it copies nothing that is already there
+(and says so); a group that exists in PostgreSQL with other content is refused, never overwritten.
+Nothing is deleted from the SQLite file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+from core.store import GroupStore
+
+
+@dataclass
+class Report:
+    copied: dict = field(default_factory=dict)  # table -> rows copied
+    already: int = 0  # versions found in PostgreSQL with the same content
+    verified: int = 0  # versions whose labels are the same on both sides after the copy
+
+    def line(self) -> str:
+        copied = ", ".join(f"{n:,} {t}" for t, n in self.copied.items() if n) or "nothing new"
+        return (f"copied {copied}; {self.already:,} versions were there already; {self.verified:,} versions verified "
+                "(same labels on both sides)")
+
+
+def checksum(labels) -> str:
+    h = hashlib.sha256()
+    for item, label in sorted((str(i), int(v)) for i, v in labels):
+        h.update(f"{item}\t{label}\n".encode())
+    return h.hexdigest()
+
+
+def _version_labels(db, version_id: int) -> list:
+    return db.run("SELECT item_id, label FROM labels WHERE version_id=?", (version_id,))
+
+
+def migrate(src: GroupStore, dst: GroupStore) -> Report:
+    """Copy ``src`` (a SQLite store) into ``dst`` (the PostgreSQL store of the same corpus)."""
+    rep = Report()
+    count = rep.copied
+    with src.db.read() as s, dst.db.tx() as d:
+        entry_map: dict[int, int] = {}
+        have_works = {w for (w,) in d.run("SELECT DISTINCT work FROM journal WHERE corpus=?", (dst.corpus,))}
+        for work, in s.run("SELECT DISTINCT work FROM journal WHERE corpus=?", (src.corpus,)):
+            if work in have_works:
+                for (old,), (new,) in zip(
+                        s.run("SELECT id FROM journal WHERE corpus=? AND work=? ORDER BY id", (src.corpus, work)),
+                        d.run("SELECT id FROM journal WHERE corpus=? AND work=? ORDER BY id", (dst.corpus, work))):
+                    entry_map[old] = new
+                continue
+            for jid, kind, step, at, who, method, params in s.run(
+                    "SELECT id, kind, step, at, who, method, params_json FROM journal WHERE corpus=? AND work=? "
+                    "ORDER BY id", (src.corpus, work)):
+                new = d.one("INSERT INTO journal (corpus, work, kind, step, at, who, method, params_json) VALUES "
+                            "(?, ?, ?, ?, ?, ?, ?, ?) RETURNING id", (dst.corpus, work, kind, step, at, who, method, params))[0]
+                entry_map[jid] = new
+                events = s.run("SELECT item_id, old_label, label FROM events WHERE entry=? ORDER BY id", (jid,))
+                d.many("INSERT INTO events (entry, item_id, old_label, label) VALUES (?, ?, ?, ?)",
+                       [(new, *e) for e in events])
+                count["journal entries"] = count.get("journal entries", 0) + 1
+                count["events"] = count.get("events", 0) + len(events)
+        for gid, name, annotator, notes, created, updated, deleted, topic in s.run(
+                "SELECT id, name, annotator, notes, created_at, updated_at, deleted_at, topic FROM groups WHERE corpus=?",
+                (src.corpus,)):
+            row = d.one("SELECT id FROM groups WHERE corpus=? AND name=?", (dst.corpus, name))
+            if row is None:
+                row = d.one("INSERT INTO groups (corpus, name, annotator, notes, created_at, updated_at, deleted_at, "
+                            "topic) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                            (dst.corpus, name, annotator, notes, created, updated, deleted, topic))
+                count["groups"] = count.get("groups", 0) + 1
+            new_gid = row[0]
+            for vid, number, v_annot, v_created, n_inc, n_exc, sj, saved_by, work, last, kind in s.run(
+                    "SELECT id, number, annotator, created_at, n_included, n_excluded, session_json, saved_by, work, "
+                    "last_entry, kind FROM versions WHERE group_id=? ORDER BY number", (gid,)):
+                labels = _version_labels(s, vid)
+                there = d.one("SELECT id FROM versions WHERE group_id=? AND number=?", (new_gid, number))
+                if there is not None:
+                    if checksum(_version_labels(d, there[0])) != checksum(labels):
+                        raise ValueError(f"group {name!r} version {number} is in PostgreSQL already with other labels: "
+                                         "nothing was copied (check which one is right before migrating again)")
+                    rep.already += 1
+                    continue
+                new_vid = d.one("INSERT INTO versions (group_id, number, annotator, created_at, n_included, n_excluded, "
+                                "session_json, saved_by, work, last_entry, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                                "RETURNING id", (new_gid, number, v_annot, v_created, n_inc, n_exc, sj, saved_by, work,
+                                                 entry_map.get(last) if last is not None else None, kind or "version"))[0]
+                order = s.run("SELECT item_id, label FROM labels WHERE version_id=? ORDER BY COALESCE(seq, rowid)", (vid,))
+                d.many("INSERT INTO labels (version_id, item_id, label, seq) VALUES (?, ?, ?, ?)",
+                       [(new_vid, i, v, n) for n, (i, v) in enumerate(order)])
+                count["versions"] = count.get("versions", 0) + 1
+        for r in s.run("SELECT token, owner, browser, writer, created_at, updated_at, n_included, n_excluded, saved, "
+                       "meta_json, session_json FROM drafts WHERE corpus=?", (src.corpus,)):
+            if d.one("SELECT 1 FROM drafts WHERE token=?", (r[0],)):
+                continue
+            d.run("INSERT INTO drafts (token, corpus, owner, browser, writer, created_at, updated_at, n_included, "
+                  "n_excluded, saved, meta_json, session_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                  (r[0], dst.corpus, *r[1:]))
+            d.many("INSERT INTO draft_steps (token, seq, step_json) VALUES (?, ?, ?)",
+                   s.run("SELECT token, seq, step_json FROM draft_steps WHERE token=? ORDER BY seq", (r[0],)))
+            count["drafts"] = count.get("drafts", 0) + 1
+        for tid, name, guidelines, blind, created, by in s.run(
+                "SELECT id, name, guidelines, blind, created_at, created_by FROM topics WHERE corpus=?", (src.corpus,)):
+            row = d.one("SELECT id FROM topics WHERE corpus=? AND name=?", (dst.corpus, name)) or d.one(
+                "INSERT INTO topics (corpus, name, guidelines, blind, created_at, created_by) VALUES (?, ?, ?, ?, ?, ?) "
+                "RETURNING id", (dst.corpus, name, guidelines, blind, created, by))
+            for annotator, group, submitted in s.run(
+                    "SELECT annotator, group_name, submitted_at FROM assignments WHERE topic_id=?", (tid,)):
+                d.run("INSERT INTO assignments (topic_id, annotator, group_name, submitted_at) VALUES (?, ?, ?, ?) "
+                      "ON CONFLICT DO NOTHING", (row[0], annotator, group, submitted))
+        # verify inside the transaction: every version of the source, the same labels on both sides
+        for name, number, vid in s.run("SELECT g.name, v.number, v.id FROM versions v JOIN groups g ON g.id=v.group_id "
+                                       "WHERE g.corpus=?", (src.corpus,)):
+            there = d.one("SELECT v.id FROM versions v JOIN groups g ON g.id=v.group_id WHERE g.corpus=? AND g.name=? "
+                          "AND v.number=?", (dst.corpus, name, number))
+            if there is None or checksum(_version_labels(d, there[0])) != checksum(_version_labels(s, vid)):
+                raise ValueError(f"verification failed for {name!r} version {number}: nothing was copied")
+            rep.verified += 1
+    return rep

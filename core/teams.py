@@ -1,0 +1,124 @@
+"""Team work on one corpus: topics with written guidelines assigned to several annotators, each building
+their own group for it; agreement between their groups; an adjudicated **gold** version.
+
+- A topic's annotator works in the group ``"<topic> · <annotator>"``; saving marks progress, submitting
+  says they are done. A *blind* topic (the default) shows nobody the others' labels until they submit.
+- Agreement is measured on the texts at least two of them reviewed (labelled included or excluded):
+  percent agreement, Cohen's kappa for two annotators (scikit-learn), Krippendorff's alpha for two or more
+  (the ``krippendorff`` package, nominal level, missing values allowed).
+- Only an adjudicator creates gold: a name in ``SEMANNO_ADJUDICATORS`` (comma-separated), or, when that
+  is not set, the topic's creator.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+GROUP_SEPARATOR = " · "
+GOLD = "gold"
+ADJUDICATORS = "SEMANNO_ADJUDICATORS"
+
+
+def topic_group(topic: str, annotator: str) -> str:
+    """The group an annotator builds for a topic."""
+    return f"{topic}{GROUP_SEPARATOR}{annotator}"
+
+
+def gold_group(topic: str) -> str:
+    return f"{topic}{GROUP_SEPARATOR}{GOLD}"
+
+
+@dataclass(frozen=True)
+class Topic:
+    name: str
+    guidelines: str
+    blind: bool
+    created_by: str
+    created_at: str
+
+
+@dataclass(frozen=True)
+class Assignment:
+    topic: str
+    annotator: str
+    group: str
+    submitted_at: str | None
+    reviewed: int  # texts labelled in the latest saved version of their group
+    included: int
+    last_activity: str | None  # the group's last save
+
+
+def may_adjudicate(who: str, topic: Topic, adjudicators: str | None = None) -> bool:
+    """Whether ``who`` may create the topic's gold: listed in SEMANNO_ADJUDICATORS, or, without that
+    list, the topic's creator."""
+    listed = adjudicators if adjudicators is not None else os.environ.get(ADJUDICATORS, "")
+    names = {n.strip() for n in listed.split(",") if n.strip()}
+    return who in names if names else who == topic.created_by
+
+
+def may_see(viewer: str, owner: str, topic: Topic, submitted: set[str], adjudicator: bool) -> bool:
+    """Whether ``viewer`` may see ``owner``'s group for the topic: their own; any once the topic is not
+    blind; otherwise only after the viewer submitted (or as the adjudicator)."""
+    return viewer == owner or not topic.blind or adjudicator or viewer in submitted
+
+
+@dataclass
+class Agreement:
+    annotators: list[str]
+    items: int  # texts at least two annotators reviewed
+    percent: float | None  # share of those texts on which all who reviewed it agree
+    kappa: float | None  # Cohen's kappa, two annotators, on the texts both reviewed
+    alpha: float | None  # Krippendorff's alpha (nominal), every annotator, missing values allowed
+    per_annotator: dict[str, dict[str, int]]  # annotator -> reviewed, included, excluded
+    disagreements: list[dict]  # item_id and each annotator's label (1, -1, or None: not reviewed)
+
+
+def agreement(labels: dict[str, dict[str, int]]) -> Agreement:
+    """Agreement between annotators' labels (annotator -> item id -> 1 included / -1 excluded) on the
+    texts at least two of them reviewed."""
+    from sklearn.metrics import cohen_kappa_score
+
+    names = sorted(labels)
+    per = {a: {"reviewed": len(v), "included": sum(1 for x in v.values() if x == 1),
+               "excluded": sum(1 for x in v.values() if x == -1)} for a, v in labels.items()}
+    items = sorted({i for v in labels.values() for i in v})
+    shared = [i for i in items if sum(i in labels[a] for a in names) >= 2]
+    disagreements = [{"item_id": i, **{a: labels[a].get(i) for a in names}} for i in shared
+                     if len({labels[a][i] for a in names if i in labels[a]}) > 1]
+    percent = 1 - len(disagreements) / len(shared) if shared else None
+    kappa = alpha = None
+    if len(names) == 2:
+        both = [i for i in shared if all(i in labels[a] for a in names)]
+        if both:
+            a, b = ([labels[n][i] for i in both] for n in names)
+            kappa = 1.0 if a == b else float(cohen_kappa_score(a, b))
+    if len(names) >= 2 and shared:
+        import krippendorff
+
+        data = np.array([[labels[a].get(i, np.nan) for i in shared] for a in names], dtype=float)
+        if len({x for x in data[~np.isnan(data)]}) > 1:
+            alpha = float(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"))
+        else:
+            alpha = 1.0  # every label the same: perfect agreement (alpha itself is undefined)
+    return Agreement(names, len(shared), percent, kappa, alpha, per, disagreements)
+
+
+def gold_labels(labels: dict[str, dict[str, int]], decisions: dict[str, int]) -> dict[str, int]:
+    """The gold labels: where everyone who reviewed a text agrees, their label; where they disagree, the
+    adjudicator's decision (1, -1, or 0: left out). A disagreement without a decision is an error."""
+    out: dict[str, int] = {}
+    for item in sorted({i for v in labels.values() for i in v}):
+        given = {v[item] for v in labels.values() if item in v}
+        if len(given) == 1:
+            out[item] = given.pop()
+        elif item in decisions:
+            if decisions[item] not in (1, -1, 0):
+                raise ValueError(f"a decision must be 1, -1 or 0, got {decisions[item]!r} for {item!r}")
+            if decisions[item]:
+                out[item] = decisions[item]
+        else:
+            raise ValueError(f"the annotators disagree on {item!r}: decide it before saving the gold version")
+    return out

@@ -1,0 +1,241 @@
+"""One store suite over both backends (SQLite and a real PostgreSQL server the run starts itself):
+groups and versions, drafts, the journal and its events (membership rebuilt, provenance), a save over
+a version someone else saved, concurrent saves, topics and assignments, agreement and gold."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from core.session import Session
+from core.store import GroupExists, GroupNotFound, VersionChanged
+
+
+def test_round_trip_versions_and_soft_delete(make_store):
+    s = make_store()
+    assert s.save("vaccines", ["a", "b"], ["c"], annotator="eva", notes="first", session_json='{"x": 1}') == 1
+    g = s.load("vaccines")
+    assert (g.included, g.excluded, g.number, g.annotator, g.notes, g.session_json) == (["a", "b"], ["c"], 1, "eva",
+                                                                                          "first", '{"x": 1}')
+    with pytest.raises(GroupExists):
+        s.save("vaccines", ["a"], [])
+    assert s.save("vaccines", ["a", "d"], ["b"], annotator="jan", overwrite=True) == 2
+    assert s.load("vaccines", version=1).included == ["a", "b"], "earlier versions are never lost"
+    info = s.list()[0]
+    assert (info.name, info.versions, info.n_included, info.n_excluded) == ("vaccines", 2, 2, 1)
+    s.delete("vaccines")
+    assert s.names() == [] and s.load("vaccines").included == ["a", "d"]
+    s.restore("vaccines")
+    assert s.names() == ["vaccines"]
+    with pytest.raises(GroupNotFound):
+        s.load("nope")
+
+
+def test_corpora_sharing_one_database_never_see_each_others_groups(make_store):
+    a, b = make_store("one"), make_store("two")
+    a.save("g", ["1"], [])
+    assert b.names() == [] and b.save("g", ["2"], []) == 1  # the same name in another corpus: its own group
+    assert a.load("g").included == ["1"] and b.load("g").included == ["2"]
+
+
+def test_drafts_belong_to_owner_and_writer_on_every_backend(make_store):
+    s = make_store()
+    step = {"kind": "search", "method": "keyword", "params": {}, "shown": [1], "scores": [], "changes": [[1, 0, 1]],
+            "at": "2026-01-01T00:00:00+00:00", "id": "s1"}
+    assert s.sync_draft("t", "alice", keep=0, steps=[step], n_included=1, n_excluded=0, saved=False, browser="A",
+                        writer="w1")
+    assert not s.sync_draft("t", "bob", keep=0, steps=[], n_included=0, n_excluded=0, saved=False, browser="B",
+                            writer="w2")
+    assert s.claim_draft("t", "alice", browser="B", writer="w3") is None
+    d = s.claim_draft("t", "alice", browser="A", writer="w3")
+    assert d.steps[0]["id"] == "s1" and not s.delete_draft("t", "bob") and s.delete_draft("t", "alice")
+
+
+def journal_of(session: Session, ids) -> list[dict]:
+    return [{**e, "changes": [(ids[r], old, new) for r, old, new in e["changes"]]} for e in session.unsynced_journal()]
+
+
+def test_a_version_is_rebuilt_from_its_events_with_undo_and_provenance(make_store):
+    s = make_store()
+    ids = [f"t{i}" for i in range(50)]
+    sess = Session()
+    sess.add_search("keyword", {"query": "flood"}, range(10))
+    s.append_journal("work1", "alice", journal_of(sess, ids))
+    sess.journal_synced = len(sess.journal)
+    sess.toggle(3)
+    sess.add_search("suggest", {}, range(10, 15))
+    sess.undo()  # Suggest's five are gone again
+    sess.toggle(4)
+    s.append_journal("work1", "alice", journal_of(sess, ids))
+    inc, exc = [ids[r] for r in sess.included], [ids[r] for r in sess.excluded]
+    assert s.save("floods", inc, exc, work="work1") == 1
+    sess.journal_synced = len(sess.journal)
+    sess.toggle(5)
+    s.append_journal("work1", "alice", journal_of(sess, ids))  # after the save: not part of version 1
+    got_inc, got_exc = s.membership("floods", 1)
+    assert sorted(got_inc) == sorted(inc) and sorted(got_exc) == sorted(exc) == ["t3", "t4"]
+    prov = s.provenance(["t0", "t3", "t12"], ["work1"])
+    assert prov["t0"].method == "keyword" and prov["t0"].params == {"query": "flood"} and prov["t0"].who == "alice"
+    assert prov["t3"].method == "toggle" and prov["t3"].label == -1
+    assert prov["t12"].label == 0  # brought in by Suggest, then undone: the last event says so
+    log = s.journal("work1")
+    assert [e["kind"] for e in log].count("undo") == 5 and all(e["who"] == "alice" for e in log)
+
+
+def test_saving_over_a_version_someone_saved_meanwhile_asks_first(make_store):
+    s = make_store()
+    s.save("g", ["1"], [], saved_by="alice")
+    s.save("g", ["1", "2"], [], overwrite=True, saved_by="bob", expect=1)  # bob had opened version 1
+    with pytest.raises(VersionChanged, match="changed by bob at .* \\(version 2\\)"):
+        s.save("g", ["1", "3"], [], overwrite=True, saved_by="alice", expect=1)  # alice had version 1 too
+    assert len(s.versions("g")) == 2, "nothing written"
+    assert s.save("g", ["1", "3"], [], overwrite=True, saved_by="alice", expect=2) == 3  # after seeing bob's
+
+
+def test_people_saving_one_group_at_once_lose_no_version(make_store):
+    s = make_store()
+    errors, numbers = [], []
+
+    def writer(tag: str) -> None:
+        try:
+            for i in range(15):
+                numbers.append(s.save("shared", [f"{tag}{i}"], [], overwrite=True, saved_by=tag))
+        except Exception as exc:  # pragma: no cover - the test fails with it
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=writer, args=(t,)) for t in "abcd"]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and sorted(numbers) == list(range(1, 61))
+    assert [v[0] for v in s.versions("shared")] == list(range(1, 61))
+
+
+def test_topics_assignments_progress_and_submission(make_store):
+    s = make_store()
+    s.create_topic("floods", "Tweets about floods, not rain in general.", created_by="lead")
+    with pytest.raises(ValueError, match="exists"):
+        s.create_topic("floods", "", created_by="lead")
+    assert s.assign("floods", "alice") == "floods · alice" and s.assign("floods", "bob") == "floods · bob"
+    s.save("floods · alice", ["1", "2"], ["3"], topic="floods")
+    with pytest.raises(ValueError, match="save your group"):
+        s.submit("floods", "bob")
+    s.submit("floods", "alice")
+    a = {x.annotator: x for x in s.assignments("floods")}
+    assert (a["alice"].reviewed, a["alice"].included, a["bob"].reviewed) == (3, 2, 0)
+    assert a["alice"].submitted_at and a["bob"].submitted_at is None
+    assert [t.name for t in s.topics()] == ["floods"] and s.topic("floods").blind
+
+
+def test_agreement_against_scikit_learn_and_krippendorff_and_by_hand():
+    import krippendorff
+    from sklearn.metrics import cohen_kappa_score
+
+    from core.teams import agreement, gold_labels
+
+    a = {"1": 1, "2": 1, "3": -1, "4": 1, "5": -1, "6": 1}
+    b = {"1": 1, "2": -1, "3": -1, "4": 1, "5": -1, "7": 1}  # 5 texts both reviewed, 1 disagreement
+    r = agreement({"alice": a, "bob": b})
+    assert r.items == 5 and r.percent == pytest.approx(4 / 5)
+    both = ["1", "2", "3", "4", "5"]
+    assert r.kappa == pytest.approx(cohen_kappa_score([a[i] for i in both], [b[i] for i in both]))
+    # by hand: po = 0.8; pe = (3/5 * 2/5) + (2/5 * 3/5) = 0.48; kappa = (0.8 - 0.48) / 0.52
+    assert r.kappa == pytest.approx((0.8 - 0.48) / 0.52)
+    c = {"1": 1, "2": 1, "3": 1, "6": 1}
+    r3 = agreement({"alice": a, "bob": b, "carl": c})
+    items = sorted({"1", "2", "3", "4", "5", "6"})
+    data = np.array([[x.get(i, np.nan) for i in items] for x in (a, b, c)], dtype=float)
+    assert r3.alpha == pytest.approx(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"))
+    assert r3.kappa is None and {d["item_id"] for d in r3.disagreements} == {"2", "3"}
+    gold = gold_labels({"alice": a, "bob": b}, {"2": -1})
+    assert gold == {"1": 1, "2": -1, "3": -1, "4": 1, "5": -1, "6": 1, "7": 1}
+    with pytest.raises(ValueError, match="disagree on '2'"):
+        gold_labels({"alice": a, "bob": b}, {})
+
+
+def test_only_an_adjudicator_creates_gold():
+    from core.teams import Topic, may_adjudicate, may_see
+
+    t = Topic("floods", "", True, "lead", "2026-01-01")
+    assert may_adjudicate("lead", t, "") and not may_adjudicate("alice", t, "")
+    assert may_adjudicate("alice", t, "alice, carol") and not may_adjudicate("lead", t, "alice, carol")
+    assert not may_see("bob", "alice", t, submitted=set(), adjudicator=False)
+    assert may_see("bob", "alice", t, submitted={"bob"}, adjudicator=False)
+    assert may_see("bob", "alice", Topic("open", "", False, "lead", ""), submitted=set(), adjudicator=False)
+
+
+def test_an_older_sqlite_file_is_brought_up_to_date_in_place(tmp_path):
+    """A groups.sqlite written before this schema (no corpus column, no journal, no schema_version)
+    keeps its groups and versions and gains the new tables."""
+    import sqlite3
+
+    from core.store import GroupStore
+
+    path = tmp_path / "old.sqlite"
+    con = sqlite3.connect(path)
+    con.executescript("""
+        CREATE TABLE groups (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, annotator TEXT NOT NULL DEFAULT '',
+            notes TEXT NOT NULL DEFAULT '', created_at TEXT NOT NULL, updated_at TEXT NOT NULL, deleted_at TEXT);
+        CREATE TABLE versions (id INTEGER PRIMARY KEY, group_id INTEGER NOT NULL REFERENCES groups(id),
+            number INTEGER NOT NULL, annotator TEXT NOT NULL DEFAULT '', created_at TEXT NOT NULL,
+            n_included INTEGER NOT NULL, n_excluded INTEGER NOT NULL, session_json TEXT, UNIQUE (group_id, number));
+        CREATE TABLE labels (version_id INTEGER NOT NULL REFERENCES versions(id), item_id TEXT NOT NULL,
+            label INTEGER NOT NULL CHECK (label IN (1, -1)), PRIMARY KEY (version_id, item_id));
+        CREATE TABLE drafts (token TEXT PRIMARY KEY, owner TEXT NOT NULL, updated_at TEXT NOT NULL,
+            n_included INTEGER NOT NULL, n_excluded INTEGER NOT NULL, saved INTEGER NOT NULL DEFAULT 0,
+            meta_json TEXT NOT NULL DEFAULT '{}', session_json TEXT NOT NULL);
+        INSERT INTO groups VALUES (1, 'old', 'eva', 'kept', '2025-01-01', '2025-01-01', NULL);
+        INSERT INTO versions VALUES (1, 1, 1, 'eva', '2025-01-01', 2, 1, NULL);
+        INSERT INTO labels VALUES (1, 'b', 1), (1, 'a', 1), (1, 'c', -1);
+    """)
+    con.commit()
+    con.close()
+    s = GroupStore(path)
+    g = s.load("old")
+    assert (g.included, g.excluded, g.notes) == (["b", "a"], ["c"], "kept")
+    assert s.save("old", ["a"], [], overwrite=True) == 2
+    assert sqlite3.connect(path).execute("SELECT version FROM schema_version").fetchone()[0] == 3
+
+
+def test_migrate_copies_everything_verifies_and_can_run_again(tmp_path, pg_server, monkeypatch):
+    """precompute.store migrate: a SQLite corpus's groups, versions, drafts, journal, topics and
+    assignments end up in PostgreSQL with the same content; a second run copies nothing; the SQLite
+    file keeps everything; membership rebuilt from events works on the copy."""
+    import uuid
+
+    from core.db import PostgreSQL
+    from core.store import GroupStore
+    from precompute import store as store_job
+
+    name = f"c{uuid.uuid4().hex[:8]}"
+    monkeypatch.setenv("SEMANNO_DATA", str(tmp_path))
+    src = GroupStore(tmp_path / name / "groups.sqlite")
+    ids = [f"t{i}" for i in range(20)]
+    sess = Session()
+    sess.add_search("keyword", {"query": "x"}, range(8))
+    sess.toggle(2)
+    src.append_journal("w1", "alice", journal_of(sess, ids))
+    src.save("g", [ids[r] for r in sess.included], [ids[r] for r in sess.excluded], work="w1", saved_by="alice")
+    src.save("g", ["t1"], ["t2"], overwrite=True)
+    src.save("deleted one", ["t5"], [])
+    src.delete("deleted one")
+    src.sync_draft("tok", "alice", keep=0, steps=[], n_included=0, n_excluded=0, saved=False, browser="", writer="w")
+    src.create_topic("floods", "guidelines", created_by="lead")
+    src.assign("floods", "alice")
+    assert store_job.main(["migrate", "--corpus", name, "--to", pg_server.dsn]) == 0
+    dst = GroupStore(PostgreSQL(pg_server.dsn), corpus=name)
+    assert dst.load("g", 1).included == src.load("g", 1).included and dst.load("g").excluded == ["t2"]
+    assert sorted(dst.membership("g", 1)[1]) == ["t2"]
+    assert [g.name for g in dst.list(include_deleted=True)] == [g.name for g in src.list(include_deleted=True)]
+    assert dst.load_draft("tok") is not None and [a.annotator for a in dst.assignments("floods")] == ["alice"]
+    assert store_job.main(["migrate", "--corpus", name, "--to", pg_server.dsn]) == 0  # again: nothing new
+    assert len(dst.versions("g")) == 2 and src.names() == ["g"], "the SQLite file keeps everything"
+    dst.save("g", ["other"], [], overwrite=True)
+    src.save("g", ["mine"], [], overwrite=True)  # version 3 differs on the two sides now
+    from precompute._cli import run_main
+
+    assert run_main(store_job.main, ["migrate", "--corpus", name, "--to", pg_server.dsn]) == 2
+    assert dst.load("g").included == ["other"], "refused, never overwritten"
