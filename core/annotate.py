@@ -208,3 +208,34 @@ def example_query(texts, sample: int = 3000, seed: int = 0, max_share: float = 0
     words = [f for f in (fold(w) for w, k in df.most_common(500) if k <= max_share * len(rows) and len(w) >= 5
                          and w.isalpha()) if f not in stop]
     return "|".join(list(dict.fromkeys(words))[:2])
+
+
+def provenance(session: Session, rows) -> dict[int, dict]:
+    """For each of ``rows``, the journal entry that last set its label in this session (method, params,
+    when; an opened group's texts point at the switch that opened it)."""
+    wanted, out = {int(r) for r in rows}, {}
+    for entry in reversed(session.journal):
+        if not wanted:
+            break
+        hit = wanted.intersection(row for row, _old, _new in entry["changes"]) if len(entry["changes"]) < 4 * len(wanted) \
+            else {row for row, _old, _new in entry["changes"] if row in wanted}
+        for row in hit:
+            out[row] = entry
+        wanted -= hit
+    return out
+
+
+def how_line(entry: dict | None, who: str) -> str:
+    """An entry of :func:`provenance` in words: ``by alice via KW ‘flood’ at 12:03``."""
+    if entry is None:
+        return ""
+    params = entry.get("params") or {}
+    if entry["method"] == "switch":
+        what = f"from group ‘{params['group']}’ v{params['version']}" if params.get("group") else f"{params.get('action')}"
+    elif entry["method"] in REGISTRY:
+        query = params.get("query")
+        what = f"via {REGISTRY[entry['method']].label}" + (f" ‘{query}’" if query else "")
+    else:
+        what = {"toggle": "by a click", "review": "in review"}.get(entry["method"], f"by {entry['method']}")
+    undone = " (undo)" if entry["kind"] == "undo" else ""
+    return f"{who} {what}{undone} at {entry['at'][11:16]}"

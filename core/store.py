@@ -315,12 +315,13 @@ class GroupStore:
             out[item] = Provenance(item, int(label), who, at, method, json.loads(params or "{}"))
         return out
 
-    def journal(self, work: str) -> list[dict]:
-        """A work's journal with its events, in order (for an export of a group's event log)."""
+    def journal(self, work: str, up_to: int | None = None) -> list[dict]:
+        """A work's journal with its events, in order (up to entry ``up_to``: a version's own events),
+        for an export of a group's event log."""
         with self.db.read() as db:
             rows = db.run("SELECT j.id, j.kind, j.step, j.at, j.who, j.method, j.params_json, e.item_id, e.old_label, "
-                          "e.label FROM journal j JOIN events e ON e.entry=j.id WHERE j.corpus=? AND j.work=? "
-                          "ORDER BY e.id", (self.corpus, work))
+                          "e.label FROM journal j JOIN events e ON e.entry=j.id WHERE j.corpus=? AND j.work=? AND j.id<=? "
+                          "ORDER BY e.id", (self.corpus, work, up_to if up_to is not None else 2 ** 62))
         return [{"entry": r[0], "kind": r[1], "step": r[2], "at": r[3], "who": r[4], "method": r[5],
                  "params": r[6], "item_id": r[7], "old_label": r[8], "label": r[9]} for r in rows]
 

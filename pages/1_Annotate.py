@@ -114,6 +114,8 @@ def _results() -> None:
                help="Off: a bulk action leaves the texts you labelled yourself as they are.")
     st.caption("Each text is included (✓, shown as written) or excluded (✕, struck through): click its button to "
                "switch. Texts are shown exactly as written.")
+    me = drafts.who(name)
+    how = {row: annotate.how_line(entry, me) for row, entry in annotate.provenance(session, table["row"]).items()}
     for r in table.itertuples(index=False):
         inc = r.label == "included"
         c1, c2 = st.container(border=True).columns([3, 17])
@@ -126,7 +128,7 @@ def _results() -> None:
             c2.text(r.text)
         else:
             c2.markdown(f":gray[~~{md(r.text, limit=5000)}~~]")
-        c2.caption(md(annotate.meta_line(r)))
+        c2.caption(md(annotate.meta_line(r) + ("  ·  " + how[r.row] if how.get(r.row) else "")))
 
 
 results()

@@ -113,7 +113,7 @@ if cluster is not None:
         said = group.switch_group(rows, [], "cluster")
         st.session_state.update(ann_msg=("success", f"Started a group from cluster {cluster}: {len(rows):,} texts "
                                          f"included.{said}"), ann_view="Included", ann_page=1)
-        st.switch_page("pages/1_Annotate.py", query_params=navigation.link_params())
+        navigation.go("pages/1_Annotate.py")
     cols = [c for c in ("id", "text", "date", "author") if c in corpus.frame.columns]
     st.dataframe(corpus.frame.iloc[rows[:500]][cols], hide_index=True, width="stretch")
     if corpus.has_dates:

@@ -29,7 +29,7 @@ def sidebar(corpus: Corpus, session: Session, store: GroupStore, say: Say) -> No
             n = store.save(m["name"], corpus.ids_of(session.included), corpus.ids_of(session.excluded),
                            annotator=who or m["annotator"], notes=m["notes"], session_json=session.to_json(),
                            overwrite=st.session_state.get("save_overwrite", False), saved_by=who,
-                           expect=group.expected_version(name), work=drafts.draft_token())
+                           expect=group.expected_version(name), work=drafts.draft_token(), topic=group.topic_of(name))
         except GroupExists as exc:
             return say("warning", f"A group named {quoted(exc.name)} exists: tick 'Overwrite' to save it as a "
                                   "new version.")

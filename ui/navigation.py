@@ -18,7 +18,9 @@ PAGES = [("streamlit_app.py", "Home", ":material/home:", ""),
          ("pages/3_Scatter.py", "Scatter", ":material/scatter_plot:", "LDA scatter of the corpus"),
          ("pages/4_Topics.py", "Topics", ":material/category:", "Topics: K-Means clusters and key lemmas"),
          ("pages/5_Groups.py", "Groups", ":material/folder_open:", "Saved groups"),
-         ("pages/6_DAC.py", "DAC", ":material/hub:", "DAC (Deep Amortized Clustering): a model's view of an anchor")]
+         ("pages/6_DAC.py", "DAC", ":material/hub:", "DAC (Deep Amortized Clustering): a model's view of an anchor"),
+         ("pages/7_Team.py", "Team", ":material/group:", "Team: topics assigned to several annotators"),
+         ("pages/8_Review.py", "Review", ":material/balance:", "Review: agreement, disagreements, gold")]
 
 
 def link_params() -> dict:
@@ -77,3 +79,14 @@ def database_or_stop(name: str) -> None:
         st.error(f"The groups' database cannot be used: {md(exc)}. The group you are building is kept in this tab; "
                  "reload the page once the database is back (saving works again then, and nothing is lost).")
         st.stop()
+
+
+def go(page: str) -> None:
+    """Switch to another page of the app, keeping the corpus and the draft in the URL. (A page run on its
+    own, as in AppTest, has no other page to go to: it stays.)"""
+    from streamlit.errors import StreamlitAPIException
+
+    try:
+        st.switch_page(page, query_params=link_params())
+    except StreamlitAPIException:
+        return

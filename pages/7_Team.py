@@ -1,0 +1,71 @@
+"""Team: topics with written guidelines, assigned to several annotators who each build their own group;
+who has done how much; open your group for a topic; submit it."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from core.store import GroupNotFound
+from core.teams import topic_group
+from ui import drafts, group, navigation, resources, team_panel
+from ui.text import md, quoted
+
+name, corpus = navigation.start_page("Team", "👥")
+store = resources.store(name)
+st.title("Team")
+me = team_panel.whoami(name, store)
+if "team_msg" in st.session_state:
+    kind, text = st.session_state.pop("team_msg")
+    getattr(st, kind)(text)
+
+with st.expander("New topic", expanded=not store.topics()):
+    team_panel.new_topic_form(store, me)
+
+topics = store.topics()
+if not topics:
+    st.info("No topic yet: make one above, with guidelines and the annotators who work on it.")
+    st.stop()
+topic = next(t for t in topics if t.name == st.selectbox("Topic", [t.name for t in topics], key="team_topic"))
+st.markdown("**Guidelines**")
+st.text(topic.guidelines or "(none written)")
+st.caption(("Blind: nobody sees the others' labels until they submit." if topic.blind else
+            "Open: everyone may see the others' labels.") + f" Made by {md(topic.created_by)} on {topic.created_at[:10]}.")
+rows = store.assignments(topic.name)
+st.dataframe(pd.DataFrame([{"annotator": a.annotator, "texts reviewed": a.reviewed, "included": a.included,
+                            "last save": (a.last_activity or "")[:16].replace("T", " "),
+                            "submitted": (a.submitted_at or "")[:16].replace("T", " ")} for a in rows]),
+             hide_index=True, width="stretch")
+
+mine = next((a for a in rows if a.annotator == me), None)
+if mine is None:
+    st.caption(f"You ({md(me)}) are not assigned to this topic.")
+    if st.button("Take part in this topic", key="team_join"):
+        store.assign(topic.name, me)
+        st.rerun()
+    st.stop()
+
+
+def on_work() -> None:
+    """Make this annotator's group for the topic the group being built (its latest version, or a new
+    empty group of that name), and go to Annotate."""
+    gname = topic_group(topic.name, me)
+    try:
+        said = group.open_group(corpus, store.load(gname))
+    except GroupNotFound:
+        said = "Started your group for the topic." + group.switch_group([], [], "new", name=gname)
+    st.session_state.update(group_topic=topic.name, ann_msg=("success", said), ann_view="Included", ann_page=1)
+
+
+c1, c2 = st.columns(2)
+if c1.button("Open my group for this topic", type="primary", key="team_work", on_click=on_work):
+    navigation.go("pages/1_Annotate.py")
+if c2.button("Submit my group", key="team_submit", disabled=bool(mine.submitted_at),
+             help="Say you are done: your saved group becomes part of the agreement (Review page)."):
+    try:
+        store.submit(topic.name, me)
+        st.session_state["team_msg"] = ("success", f"Submitted {quoted(mine.group)}.")
+    except (ValueError, GroupNotFound) as exc:
+        st.session_state["team_msg"] = ("error", md(exc))
+    st.rerun()
+drafts.autosave(name, corpus, group.session())

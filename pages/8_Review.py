@@ -1,0 +1,74 @@
+"""Review: how far a topic's annotators agree (percent, Cohen's kappa, Krippendorff's alpha), where they
+disagree and which search brought each text in; the adjudicator resolves the disagreements into a gold
+version, exported with the agreement report."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+from core.teams import agreement, gold_group, gold_labels, may_adjudicate, may_see
+from ui import navigation, resources, team_panel
+from ui.text import md, quoted
+
+name, corpus = navigation.start_page("Review", "⚖️")
+store = resources.store(name)
+st.title("Review")
+me = team_panel.whoami(name, store)
+topics = store.topics()
+if not topics:
+    st.info("No topic yet: make one on the Team page.")
+    st.stop()
+topic = next(t for t in topics if t.name == st.selectbox("Topic", [t.name for t in topics], key="rv_topic"))
+rows = store.assignments(topic.name)
+judge = may_adjudicate(me, topic)
+submitted = {a.annotator for a in rows if a.submitted_at}
+shown = [a for a in rows if a.submitted_at and a.reviewed and may_see(me, a.annotator, topic, submitted, judge)]
+if len(shown) < 2:
+    st.info(f"Agreement needs two or more submitted groups you may see ({len(submitted)} submitted of {len(rows)}"
+            + ("; the topic is blind: submit yours first" if topic.blind and me not in submitted and not judge else "")
+            + ").")
+    st.stop()
+versions = {a.annotator: store.load(a.group) for a in shown}
+labels = {who: {**{i: 1 for i in v.included}, **{i: -1 for i in v.excluded}} for who, v in versions.items()}
+ag = agreement(labels)
+cols = st.columns(4)
+cols[0].metric("Texts two or more reviewed", f"{ag.items:,}")
+cols[1].metric("Percent agreement", f"{ag.percent:.1%}" if ag.percent is not None else "-")
+cols[2].metric("Cohen's kappa", f"{ag.kappa:.3f}" if ag.kappa is not None else "- (2 annotators)")
+cols[3].metric("Krippendorff's alpha", f"{ag.alpha:.3f}" if ag.alpha is not None else "-")
+st.dataframe(pd.DataFrame([{"annotator": a, **c} for a, c in ag.per_annotator.items()]), hide_index=True)
+
+st.subheader(f"Disagreements ({len(ag.disagreements):,})")
+texts = dict(zip(corpus.frame["id"], corpus.frame["text"]))
+how = {who: store.provenance([d["item_id"] for d in ag.disagreements], [v.work]) for who, v in versions.items()}
+word = {1: "included", -1: "excluded", None: ""}
+table = pd.DataFrame([{"id": d["item_id"], "text": texts.get(d["item_id"], "(not in this import)"),
+                       **{who: word[d[who]] for who in ag.annotators},
+                       **{f"{who}: how": team_panel.how_line(how[who].get(d["item_id"])) for who in ag.annotators},
+                       "gold": ""} for d in ag.disagreements])
+if not judge:
+    st.dataframe(table.drop(columns="gold"), hide_index=True, width="stretch")
+    st.caption("Only an adjudicator makes the gold version (SEMANNO_ADJUDICATORS, or the topic's creator).")
+    st.stop()
+edited = st.data_editor(table, hide_index=True, width="stretch", key="rv_gold", disabled=[c for c in table.columns
+                                                                                        if c != "gold"],
+                        column_config={"gold": st.column_config.SelectboxColumn(
+                            "gold", options=["included", "excluded", "leave out"], required=False)})
+decisions = {r.id: {"included": 1, "excluded": -1, "leave out": 0}[r.gold] for r in edited.itertuples() if r.gold}
+report = {"topic": topic.name, "guidelines": topic.guidelines, "annotators": ag.annotators, "texts": ag.items,
+          "percent": ag.percent, "kappa": ag.kappa, "alpha": ag.alpha, "per_annotator": ag.per_annotator,
+          "disagreements": [{**d, "gold": decisions.get(d["item_id"])} for d in ag.disagreements], "adjudicator": me}
+st.download_button("Agreement report (JSON)", json.dumps(report, indent=1, default=str), file_name=f"{topic.name}-agreement.json",
+                   mime="application/json", key="rv_report")
+if st.button(f"Save the gold version ({len(decisions)} of {len(ag.disagreements)} decided)", type="primary",
+             key="rv_save", disabled=len(decisions) < len(ag.disagreements)):
+    gold = gold_labels(labels, decisions)
+    n = store.save(gold_group(topic.name), [i for i, v in gold.items() if v == 1], [i for i, v in gold.items() if v == -1],
+                   annotator=me, saved_by=me, overwrite=True, topic=topic.name, kind="gold",
+                   notes=f"gold of {topic.name}: {ag.items} texts, kappa {ag.kappa}, alpha {ag.alpha}",
+                   session_json=json.dumps(report, default=str))
+    st.success(f"Saved the gold version {quoted(gold_group(topic.name))} (version {n}); its notes and the report "
+               f"keep the agreement. {md(len(gold))} texts.")

@@ -1,0 +1,111 @@
+"""A team on one corpus, through the pages (AppTest): a topic with guidelines assigned to two people,
+each builds and submits their own group (blind until they submit), the Review page measures agreement
+(checked against scikit-learn), lists the disagreements with the search that brought each text in,
+and only the adjudicator saves the gold version."""
+
+from __future__ import annotations
+
+import pytest
+from sklearn.metrics import cohen_kappa_score
+from streamlit.runtime.context import StreamlitHeaders
+from streamlit.testing.v1 import AppTest
+
+from core.store import GroupStore
+from tests.conftest import ROOT
+
+SECRET = "team-secret-0123456789"
+
+
+def as_user(monkeypatch, who: str) -> None:
+    monkeypatch.setenv("SEMANNO_PROXY_USER_HEADER", "X-Remote-User")
+    monkeypatch.setenv("SEMANNO_PROXY_SECRET", SECRET)
+    monkeypatch.setattr("ui.access.request_headers",
+                        lambda: StreamlitHeaders([("X-Remote-User", who), ("X-Semanno-Proxy-Secret", SECRET)]))
+
+
+def app(page: str) -> AppTest:
+    return AppTest.from_file(str(ROOT / page), default_timeout=120)
+
+
+def work_on(monkeypatch, who: str, exclude: int) -> None:
+    """``who`` opens their group for the topic, takes 10 keyword hits, excludes the first ``exclude``,
+    saves and submits."""
+    as_user(monkeypatch, who)
+    team = app("pages/7_Team.py").run()
+    assert not team.exception, team.exception
+    team.button(key="team_work").click().run()
+    ann = app("pages/1_Annotate.py")
+    ann.session_state["session"] = team.session_state["session"]
+    for key in ("group_meta", "group_topic"):
+        ann.session_state[key] = team.session_state[key]
+    ann.run()
+    assert ann.text_input(key="save_name").value == f"floods · {who}"
+    ann.text_input(key="kw_query").set_value("ockovani")
+    ann.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
+    for key in [b.key for b in ann.button if b.key and b.key.startswith("tog_")][:exclude]:
+        ann.button(key=key).click().run()
+    ann.button(key="save_btn").click().run()
+    assert any("Saved group" in s.value for s in ann.success), [e.value for e in ann.error + ann.warning]
+    team = app("pages/7_Team.py").run()
+    team.button(key="team_submit").click().run()
+    assert not team.exception
+
+
+def test_two_annotators_agree_disagree_and_the_adjudicator_makes_gold(tweets, monkeypatch):
+    as_user(monkeypatch, "alice")
+    team = app("pages/7_Team.py").run()
+    assert any("No topic yet" in i.value for i in team.info)
+    team.text_input(key="team_new_name").set_value("floods")
+    team.text_area(key="team_new_guidelines").set_value("Tweets on vaccination, not on testing.")
+    team.text_input(key="team_new_people").set_value("alice, bob")
+    team.button(key="FormSubmitter:team_new-Create the topic").click().run()
+    assert not team.exception and any("Created the topic" in s.value for s in team.success)
+    work_on(monkeypatch, "alice", exclude=2)
+    as_user(monkeypatch, "bob")
+    review = app("pages/8_Review.py").run()
+    assert any("submit yours first" in i.value for i in review.info), "blind until bob submits"
+    work_on(monkeypatch, "bob", exclude=4)
+    store = GroupStore(tweets / "tweets" / "groups.sqlite")
+    a, b = store.load("floods · alice"), store.load("floods · bob")
+    progress = {x.annotator: x for x in store.assignments("floods")}
+    assert progress["alice"].reviewed == progress["bob"].reviewed == 10 and progress["bob"].submitted_at
+    review = app("pages/8_Review.py").run()  # bob: may see, may not adjudicate
+    assert not review.exception and not review.get("data_editor") and any("adjudicator" in c.value for c in review.caption)
+    la = {**{i: 1 for i in a.included}, **{i: -1 for i in a.excluded}}
+    lb = {**{i: 1 for i in b.included}, **{i: -1 for i in b.excluded}}
+    both = sorted(set(la) & set(lb))
+    kappa = next(m for m in review.metric if m.label == "Cohen's kappa").value
+    assert float(kappa) == pytest.approx(cohen_kappa_score([la[i] for i in both], [lb[i] for i in both]), abs=1e-3)
+    as_user(monkeypatch, "alice")
+    review = app("pages/8_Review.py").run()
+    table = review.get("data_editor")[0]
+    assert len(table.value) == 2 and len(both) == 10 and review.button(key="rv_save").disabled  # 2 disagreements, none decided yet
+    review.session_state["rv_gold"] = {"edited_rows": {0: {"gold": "excluded"}, 1: {"gold": "included"}},
+                                       "added_rows": [], "deleted_rows": []}
+    review.run()
+    review.button(key="rv_save").click().run()
+    assert not review.exception and any("Saved the gold version" in s.value for s in review.success)
+    gold = store.load("floods · gold")
+    assert gold.kind == "gold" and len(gold.included) + len(gold.excluded) == 10 and gold.saved_by == "alice"
+
+
+def test_annotate_says_who_labelled_a_text_and_how_and_the_event_log_exports(tweets, monkeypatch):
+    as_user(monkeypatch, "alice")
+    ann = app("pages/1_Annotate.py").run()
+    ann.text_input(key="kw_query").set_value("ockovani")
+    ann.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
+    first = [b.key for b in ann.button if b.key and b.key.startswith("tog_")][0]
+    ann.button(key=first).click().run()
+    lines = [c.value for c in ann.caption if "alice" in c.value]
+    assert sum("via KW ‘ockovani’" in line.replace("\\\\", "") for line in lines) == 9
+    assert sum("alice by a click" in line for line in lines) == 1
+    ann.text_input(key="save_name").set_value("vaccines")
+    ann.button(key="save_btn").click().run()
+    store = GroupStore(tweets / "tweets" / "groups.sqlite")
+    v = store.load("vaccines")
+    log = store.journal(v.work, v.last_entry)
+    assert {e["who"] for e in log} == {"alice"} and {e["method"] for e in log} == {"keyword", "toggle"}
+    inc, exc = store.membership("vaccines")
+    assert sorted(inc) == sorted(v.included) and sorted(exc) == sorted(v.excluded) and len(exc) == 1
+    groups = app("pages/5_Groups.py").run()
+    assert not groups.exception and groups.get("download_button")

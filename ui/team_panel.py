@@ -1,0 +1,63 @@
+"""The Team and Review pages' panels: who the user is (signed in, or a name chosen once per browser),
+the new-topic form, the adjudication table. The logic is core/teams.py and the store's."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.store import GroupStore
+from ui import access
+from ui.text import md, quoted
+
+
+def whoami(name: str, store: GroupStore) -> str:
+    """The user's name for team work: the signed-in identity; on a server without sign-in, a name
+    chosen once in this browser (asked for here, kept for this browser); st.stop() until there is one."""
+    who = access.identity()
+    if who:
+        return who
+    browser = access.browser_id()
+    known = store.person(browser)
+    with st.sidebar.form("team_name"):
+        typed = st.text_input("Your name (team work)", value=known or "", max_chars=60,
+                              help="Recorded with your labels and topics; kept for this browser.")
+        if st.form_submit_button("Use this name"):
+            try:
+                store.set_person(browser, typed)
+                st.rerun()
+            except ValueError as exc:
+                st.error(md(exc))
+    if not known:
+        st.info("Type your name in the sidebar first: it goes with your labels, topics and agreement.")
+        st.stop()
+    return known
+
+
+def new_topic_form(store: GroupStore, me: str) -> None:
+    with st.form("team_new", clear_on_submit=True):
+        topic = st.text_input("Topic name", max_chars=80, key="team_new_name")
+        guidelines = st.text_area("Guidelines", help="What belongs to the topic and what does not, with examples.",
+                                  key="team_new_guidelines")
+        people = st.text_input("Annotators (comma-separated names)", value=me, key="team_new_people")
+        blind = st.checkbox("Blind: nobody sees the others' labels until they submit", value=True, key="team_new_blind")
+        go = st.form_submit_button("Create the topic", type="primary")
+    if not go:
+        return
+    try:
+        store.create_topic(topic, guidelines, created_by=me, blind=blind)
+        for person in [p.strip() for p in people.split(",") if p.strip()]:
+            store.assign(topic.strip(), person)
+        st.session_state["team_msg"] = ("success", f"Created the topic {quoted(topic.strip())}.")
+        st.session_state["team_topic"] = topic.strip()
+        st.rerun()
+    except ValueError as exc:
+        st.error(md(exc))
+
+
+def how_line(p) -> str:
+    """A text's provenance in words: who, through which search (with its query), when."""
+    if p is None:
+        return ""
+    query = p.params.get("query") if isinstance(p.params, dict) else None
+    method = {"keyword": "KW", "toggle": "a click", "review": "review"}.get(p.method or "", p.method or "")
+    return f"{p.who}: {method}" + (f" ‘{query}’" if query else "") + f", {p.at[:16].replace('T', ' ')}"
