@@ -26,22 +26,54 @@ Parts:
   proxy's user); Bob opening Alice's draft URL, and on a server without sign-in another browser
   opening a tab's draft URL or a made-up one (nothing read, nothing overwritten, nothing offered).
 
+- team store (issue 28), on SQLite and on a throwaway PostgreSQL server (testbed/postgres.py, fsync on):
+  store_kills (a saving process SIGKILLed; no committed version lost), store_writers (1, 4 and 16
+  processes for --seconds each; p50/p99 of a save; 0 lost, 0 errors), postgres_restart (the server
+  stopped and started under a writer: errors named, nothing committed lost, saving resumes), rebuild
+  (a version's membership rebuilt from 1,000,000 label events: the time).
+
 The logic lives in testbed/reliability.py (shared with the tests); this is the command line."""
 
 from __future__ import annotations
+
 import argparse
 import json
 import sys
-from testbed.common import SCALE, emit, run_folder
+import tempfile
+from pathlib import Path
 
-from testbed.reliability import attacks, bad_inputs, import_kills, kills, regex, writers
+from testbed.common import SCALE, emit, run_folder
+from testbed.reliability import (attacks, bad_inputs, import_kills, kills, postgres_restart, rebuild, regex, store_kills,
+                                 store_writers, writers)
+
+TEAM = "store_kills,store_writers,postgres_restart,rebuild"
+
+
+def team_store(parts: list[str], kills_n: int, seconds: float, counts=(1, 4, 16), events: int = 1_000_000) -> list[dict]:
+    """The team-store parts on both backends: a SQLite file and a throwaway PostgreSQL server (fsync on,
+    as an operator's)."""
+    from testbed.postgres import throwaway_server
+
+    out = []
+    with tempfile.TemporaryDirectory() as tmp, throwaway_server(fsync=True) as server:
+        for where in (str(Path(tmp) / "g.sqlite"), server.dsn):
+            if "store_kills" in parts:
+                out.append(store_kills(where, kills_n))
+            if "store_writers" in parts:
+                for n in counts:
+                    out.append(store_writers(where + ("" if where.startswith("postgresql") else f".{n}"), n, seconds))
+            if "rebuild" in parts:
+                out.append(rebuild(where + ("" if where.startswith("postgresql") else ".events"), events))
+        if "postgres_restart" in parts:
+            out.append(postgres_restart(server, 12.0))
+    return out
 
 
 def main(argv=None) -> list[dict]:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--fast", action="store_true", help="the CI subset: 10 kills, 2 writers for 5 s, 3 import kills, "
                                                        "regex on 30k texts")
-    p.add_argument("--only", default="kills,writers,import_kills,bad_inputs,regex,attacks")
+    p.add_argument("--only", default="kills,writers,import_kills,bad_inputs,regex,attacks," + TEAM)
     p.add_argument("--kills", type=int, default=100)
     p.add_argument("--writers", type=int, default=4)
     p.add_argument("--seconds", type=float, default=60)
@@ -66,6 +98,9 @@ def main(argv=None) -> list[dict]:
         summary.append(regex(30_000 if a.fast else None))
     if "attacks" in parts:
         summary.append(attacks())
+    if set(parts) & set(TEAM.split(",")):
+        summary += team_store(parts, 5 if a.fast else 30, a.seconds, (1, 4) if a.fast else (1, 4, 16),
+                              100_000 if a.fast else 1_000_000)
     emit(summary=summary)
     if out is not None:
         (out / "summary.json").write_text(json.dumps(summary, indent=2))

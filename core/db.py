@@ -187,7 +187,7 @@ class PostgreSQL(Backend):
     _pools: dict[str, Any] = {}
     _lock = threading.Lock()
 
-    def __init__(self, dsn: str, timeout_s: float = 10.0):
+    def __init__(self, dsn: str, timeout_s: float = 3.0):
         self.dsn, self.timeout_s = dsn, timeout_s
         self.pool = self._pool(dsn, timeout_s)
         with self.tx() as db:
@@ -277,7 +277,14 @@ def _has_table(con: sqlite3.Connection, name: str) -> bool:
 def migrate_postgres(db: Runner, backend: PostgreSQL) -> None:
     """Bring a PostgreSQL database up to SCHEMA_VERSION (one transaction, under an advisory lock so two
     servers starting at once do not both migrate)."""
+    def current() -> int:
+        return _version(db) if db.one("SELECT to_regclass('schema_version')")[0] else 0
+
+    if current() >= SCHEMA_VERSION:  # the usual case: no DDL, so no table lock on a database in use
+        return
     db.run("SELECT pg_advisory_xact_lock(?)", (20261123,))
+    if current() >= SCHEMA_VERSION:  # another server migrated it while this one waited
+        return
     for statement in [s for s in backend.schema().split(";") if s.strip()]:
         db.run(statement)
     for table, column, definition in ADDED_COLUMNS:

@@ -122,3 +122,23 @@ def gold_labels(labels: dict[str, dict[str, int]], decisions: dict[str, int]) ->
         else:
             raise ValueError(f"the annotators disagree on {item!r}: decide it before saving the gold version")
     return out
+
+
+class NotAllowed(PermissionError):
+    """The user may not do this (create a topic's gold)."""
+
+
+def save_gold(store, topic: Topic, labels: dict[str, dict[str, int]], decisions: dict[str, int], who: str,
+              report: str = "") -> int:
+    """Save the topic's gold version (``gold_labels``), as ``who``, who must be allowed to adjudicate
+    (NotAllowed otherwise: nothing is written); returns its version number."""
+    if not may_adjudicate(who, topic):
+        raise NotAllowed(f"{who} may not adjudicate {topic.name!r}: an adjudicator is named in {ADJUDICATORS} "
+                         "(or, without it, is the topic's creator)")
+    gold = gold_labels(labels, decisions)
+    ag = agreement(labels)
+    return store.save(gold_group(topic.name), [i for i, v in gold.items() if v == 1],
+                      [i for i, v in gold.items() if v == -1], annotator=who, saved_by=who, overwrite=True,
+                      topic=topic.name, kind=GOLD, session_json=report or None,
+                      notes=f"gold of {topic.name}: {ag.items} texts reviewed by two or more, kappa {ag.kappa}, "
+                            f"alpha {ag.alpha}")

@@ -9,9 +9,9 @@ import json
 import pandas as pd
 import streamlit as st
 
-from core.teams import agreement, gold_group, gold_labels, may_adjudicate, may_see
+from core.teams import agreement, gold_group, may_adjudicate, may_see, save_gold
 from ui import navigation, resources, team_panel
-from ui.text import md, quoted
+from ui.text import quoted
 
 name, corpus = navigation.start_page("Review", "⚖️")
 store = resources.store(name)
@@ -65,10 +65,6 @@ st.download_button("Agreement report (JSON)", json.dumps(report, indent=1, defau
                    mime="application/json", key="rv_report")
 if st.button(f"Save the gold version ({len(decisions)} of {len(ag.disagreements)} decided)", type="primary",
              key="rv_save", disabled=len(decisions) < len(ag.disagreements)):
-    gold = gold_labels(labels, decisions)
-    n = store.save(gold_group(topic.name), [i for i, v in gold.items() if v == 1], [i for i, v in gold.items() if v == -1],
-                   annotator=me, saved_by=me, overwrite=True, topic=topic.name, kind="gold",
-                   notes=f"gold of {topic.name}: {ag.items} texts, kappa {ag.kappa}, alpha {ag.alpha}",
-                   session_json=json.dumps(report, default=str))
+    n = save_gold(store, topic, labels, decisions, me, json.dumps(report, default=str))
     st.success(f"Saved the gold version {quoted(gold_group(topic.name))} (version {n}); its notes and the report "
-               f"keep the agreement. {md(len(gold))} texts.")
+               "keep the agreement.")

@@ -44,8 +44,8 @@ def _free_port() -> int:
 
 
 class Server:
-    def __init__(self, folder: Path, port: int, bindir: Path, as_user: str | None):
-        self.folder, self.port, self.bindir, self.as_user = folder, port, bindir, as_user
+    def __init__(self, folder: Path, port: int, bindir: Path, as_user: str | None, fsync: bool = False):
+        self.folder, self.port, self.bindir, self.as_user, self.fsync = folder, port, bindir, as_user, fsync
         self.data, self.log = folder / "data", folder / "server.log"
 
     @property
@@ -64,7 +64,8 @@ class Server:
             raise Unavailable(f"initdb failed: {r.stderr.strip()[-400:]}")
 
     def start(self) -> None:
-        opts = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100"
+        opts = (f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c max_connections=100"
+                + ("" if self.fsync else " -c fsync=off"))  # tests need no durability; benchmarks measure with it
         r = self._run("pg_ctl", "-D", str(self.data), "-o", opts, "-l", str(self.log), "-w", "-t", "60", "start")
         if r.returncode:
             raise Unavailable(f"pg_ctl start failed: {r.stderr.strip()[-400:]} {self.log.read_text()[-400:]}")
@@ -80,14 +81,15 @@ class Server:
 
 
 @contextmanager
-def throwaway_server():
-    """A running server with an empty database ``semanno``; stopped and removed afterwards."""
+def throwaway_server(fsync: bool = False):
+    """A running server with an empty database ``semanno``; stopped and removed afterwards. ``fsync``:
+    durable commits, as an operator's server has (the benchmarks); tests run without."""
     bindir = bin_dir()
     as_user = "postgres" if os.geteuid() == 0 else None
     folder = Path(tempfile.mkdtemp(prefix="semanno-pg-"))
     if as_user:
         shutil.chown(folder, as_user)
-    server = Server(folder, _free_port(), bindir, as_user)
+    server = Server(folder, _free_port(), bindir, as_user, fsync)
     try:
         server.init()
         server.start()

@@ -439,3 +439,144 @@ def attacks() -> dict:
                            steps_before=len(before.steps), steps_after=len(after.steps), added_queries=bobs)
             browser.close()
     return {"part": "attacks", "trials": len(results), "failures": results.count(False)}
+
+
+# --- the group store on both backends (issue 28) -----------------------------------------------------
+
+OPEN = """
+import sys
+from core.db import PostgreSQL
+from core.store import GroupStore
+def open_store(where):
+    return GroupStore(PostgreSQL(where), corpus="c") if where.startswith("postgresql://") else GroupStore(where)
+"""
+
+TIMED_WRITER = OPEN + textwrap.dedent("""
+    import json, time
+    s = open_store(sys.argv[1])
+    tag, until = sys.argv[2], time.time() + float(sys.argv[3])
+    n = 0
+    while time.time() < until:
+        name = "shared" if n % 2 == 0 else f"{tag}-{n}"
+        t = time.perf_counter()
+        try:
+            v = s.save(name, [f"{tag}{n}-{i}" for i in range(50)], [], overwrite=True)
+            print(json.dumps({"name": name, "version": v, "first": f"{tag}{n}-0",
+                              "ms": (time.perf_counter() - t) * 1000}), flush=True)
+        except Exception as exc:
+            print(json.dumps({"error": repr(exc)[:200], "ms": (time.perf_counter() - t) * 1000}), flush=True)
+        n += 1
+""")
+
+STORE_SAVER = OPEN + textwrap.dedent("""
+    import random
+    s = open_store(sys.argv[1])
+    seed = int(sys.argv[2])
+    rng = random.Random(seed)
+    n = 0
+    while True:
+        size = rng.randint(1, 5_000)
+        v = s.save("g", [f"{seed}-{n}-{i}" for i in range(size)], [], overwrite=True)
+        print(v, size, flush=True)
+        n += 1
+""")
+
+
+def _store(where: str):
+    from core.db import PostgreSQL
+    from core.store import GroupStore
+
+    return GroupStore(PostgreSQL(where), corpus="c") if where.startswith("postgresql://") else GroupStore(where)
+
+
+def _backend_name(where: str) -> str:
+    return "postgresql" if where.startswith("postgresql://") else "sqlite"
+
+
+def store_kills(where: str, trials: int, seed: int = 0) -> dict:
+    """A process saving versions of 1-5,000 labels in a loop, SIGKILLed at a random moment: every version
+    it reported committed must load with all its labels (either backend)."""
+    rng, failures, committed = random.Random(seed), 0, {}
+    s = _store(where)
+    for t in range(trials):
+        proc = _run(STORE_SAVER, where, t)
+        time.sleep(rng.uniform(0.3, 1.5))
+        proc.send_signal(signal.SIGKILL)
+        out, _ = proc.communicate()
+        for line in out.splitlines(keepends=True):
+            if line.endswith("\n") and len(line.split()) == 2:
+                v, size = map(int, line.split())
+                committed[v] = size
+        counts = {n: inc + exc for n, _, _, inc, exc in s.versions("g")}
+        lost = [v for v, size in committed.items() if counts.get(v) != size]
+        failures += bool(lost)
+        emit(part="store_kills", backend=_backend_name(where), trial=t, versions=len(committed), lost=lost[:5])
+    return {"part": f"store_kills_{_backend_name(where)}", "trials": trials, "failures": failures}
+
+
+def store_writers(where: str, n: int, seconds: float) -> dict:
+    """``n`` processes saving 50-label versions for ``seconds`` (half to one shared group): no committed
+    version missing, no error; each save's latency (p50 / p99)."""
+    procs = [_run(TIMED_WRITER, where, f"w{i}", seconds) for i in range(n)]
+    lines = [json.loads(line) for p in procs for line in p.communicate()[0].splitlines() if line.strip()]
+    saved, errors = [x for x in lines if "version" in x], [x["error"] for x in lines if "error" in x]
+    s = _store(where)
+    missing = [x for x in saved if x["first"] not in set(s.load(x["name"], x["version"]).included)]
+    ms = np.array([x["ms"] for x in saved]) if saved else np.zeros(1)
+    emit(part="store_writers", backend=_backend_name(where), writers=n, seconds=seconds, saves=len(saved),
+         errors=errors[:3], missing=len(missing), p50_ms=round(float(np.percentile(ms, 50)), 1),
+         p99_ms=round(float(np.percentile(ms, 99)), 1), saves_per_s=round(len(saved) / seconds, 1))
+    return {"part": f"store_writers_{_backend_name(where)}_{n}", "trials": len(saved) + len(errors),
+            "failures": len(errors) + len(missing)}
+
+
+def postgres_restart(server, seconds: float = 12.0) -> dict:
+    """PostgreSQL stopped and started again while a writer saves every few milliseconds: saves during the
+    outage fail with a named error (never silently), every save reported committed is there afterwards,
+    and saving works again after the restart."""
+    proc = _run(TIMED_WRITER, server.dsn, "r", seconds)
+    time.sleep(seconds / 4)
+    server.stop("fast")
+    down = time.time()
+    time.sleep(seconds / 4)
+    server.start()
+    up = time.time()
+    lines = [json.loads(line) for line in proc.communicate()[0].splitlines() if line.strip()]
+    saved, errors = [x for x in lines if "version" in x], [x["error"] for x in lines if "error" in x]
+    s = _store(server.dsn)
+    missing = [x for x in saved if x["first"] not in set(s.load(x["name"], x["version"]).included)]
+    named = all("PostgreSQL at" in e and "password" not in e.lower() for e in errors)
+    after = sum(1 for x in lines[len(lines) // 2:] if "version" in x)
+    ok = not missing and named and bool(errors) and after > 0
+    emit(part="postgres_restart", saves=len(saved), errors_during_outage=len(errors), named=named,
+         missing=len(missing), down_s=round(up - down, 1), saves_after_restart=after, example=(errors or [""])[0][:160])
+    return {"part": "postgres_restart", "trials": 1, "failures": int(not ok)}
+
+
+def rebuild(where: str, events: int = 1_000_000) -> dict:
+    """A version whose work journal holds ``events`` label events (entries of 10,000 texts): the time to
+    rebuild its membership from them, and that it equals the saved labels."""
+    s = _store(where)
+    ids = [f"t{i}" for i in range(200_000)]
+    rng = np.random.default_rng(0)
+    state: dict[str, int] = {}
+    entries = []
+    for e in range(events // 10_000):
+        rows = rng.choice(len(ids), 10_000, replace=False)
+        new = rng.choice([1, -1], 10_000)
+        changes = [(ids[r], state.get(ids[r], 0), int(v)) for r, v in zip(rows, new)]
+        state.update({ids[r]: int(v) for r, v in zip(rows, new)})
+        entries.append({"kind": "apply", "step": f"s{e}", "at": "2026-11-23T00:00:00+00:00", "method": "bulk",
+                        "params": {}, "changes": changes})
+    t = time.perf_counter()
+    for chunk in range(0, len(entries), 10):
+        s.append_journal("big", "bench", entries[chunk:chunk + 10])
+    write_s = time.perf_counter() - t
+    s.save("big", [i for i, v in state.items() if v == 1], [i for i, v in state.items() if v == -1], work="big")
+    t = time.perf_counter()
+    inc, exc = s.membership("big")
+    rebuild_s = time.perf_counter() - t
+    ok = set(inc) == {i for i, v in state.items() if v == 1} and set(exc) == {i for i, v in state.items() if v == -1}
+    emit(part="rebuild", backend=_backend_name(where), events=events, write_s=round(write_s, 1),
+         rebuild_s=round(rebuild_s, 2), same_as_saved=ok)
+    return {"part": f"rebuild_{_backend_name(where)}", "trials": 1, "failures": int(not ok)}

@@ -71,3 +71,20 @@ def test_planted_files_claimed_names_and_others_drafts_get_nowhere(capsys):
     assert "refused to load the checkpoint state.pt" in trials["planted checkpoint resumed"]["message"]
     assert trials["through the proxy the save records the proxy's user"]["saved_by"] == "alice@example.org"
     assert trials["Bob opens Alice's draft URL and searches"]["owner_after"] == "alice@example.org"
+
+
+@pytest.mark.slow
+def test_the_team_store_on_postgresql_loses_nothing_to_kills_writers_or_a_restart(capsys, pg_server):
+    """On the session's PostgreSQL: kills of a saving process, 4 concurrent writers, the server stopped
+    and started under a writer, a version rebuilt from 100,000 events."""
+    reliability.store_kills(pg_server.dsn, 3)
+    assert all(t["versions"] > 0 and t["lost"] == [] for t in events(capsys, "store_kills", 3))
+    reliability.store_writers(pg_server.dsn, 4, 4)
+    (w,) = events(capsys, "store_writers", 1)
+    assert w["saves"] > 50 and w["errors"] == [] and w["missing"] == 0
+    reliability.postgres_restart(pg_server, 8.0)
+    (r,) = events(capsys, "postgres_restart", 1)
+    assert r["missing"] == 0 and r["named"] and r["errors_during_outage"] >= 1 and r["saves_after_restart"] > 0
+    reliability.rebuild(pg_server.dsn, 100_000)
+    (b,) = events(capsys, "rebuild", 1)
+    assert b["same_as_saved"]

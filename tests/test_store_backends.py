@@ -156,8 +156,15 @@ def test_agreement_against_scikit_learn_and_krippendorff_and_by_hand():
         gold_labels({"alice": a, "bob": b}, {})
 
 
-def test_only_an_adjudicator_creates_gold():
-    from core.teams import Topic, may_adjudicate, may_see
+def test_only_an_adjudicator_creates_gold(make_store):
+    from core.teams import NotAllowed, Topic, may_adjudicate, may_see, save_gold
+
+    s = make_store()
+    s.create_topic("t", "", created_by="lead")
+    labels = {"alice": {"1": 1}, "bob": {"1": 1}}
+    with pytest.raises(NotAllowed, match="may not adjudicate"):
+        save_gold(s, s.topic("t"), labels, {}, "alice")
+    assert s.names() == [] and save_gold(s, s.topic("t"), labels, {}, "lead") == 1
 
     t = Topic("floods", "", True, "lead", "2026-01-01")
     assert may_adjudicate("lead", t, "") and not may_adjudicate("alice", t, "")

@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.store import GroupStore
 from tests.conftest import ROOT
+from ui.text import unescape
 
 SECRET = "team-secret-0123456789"
 
@@ -109,3 +110,46 @@ def test_annotate_says_who_labelled_a_text_and_how_and_the_event_log_exports(twe
     assert sorted(inc) == sorted(v.included) and sorted(exc) == sorted(v.excluded) and len(exc) == 1
     groups = app("pages/5_Groups.py").run()
     assert not groups.exception and groups.get("download_button")
+
+
+def test_with_postgresql_down_the_page_says_so_keeps_the_group_and_saves_after_the_restart(tweets, pg_server,
+                                                                                          monkeypatch):
+    from core.db import PostgreSQL
+
+    monkeypatch.setenv("SEMANNO_DB", pg_server.dsn)
+    ann = app("pages/1_Annotate.py").run()
+    assert not ann.exception, ann.exception
+    ann.text_input(key="kw_query").set_value("ockovani")
+    ann.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
+    toggles = [b.key for b in ann.button if b.key and b.key.startswith("tog_")]
+    pg_server.stop("fast")
+    try:
+        ann.button(key=toggles[0]).click().run()  # labelled while the database is down
+        said = [unescape(e.value) for e in ann.error]
+        assert not ann.exception and any("cannot be used" in e and "127.0.0.1" in e and "kept in this tab" in e
+                                         for e in said), said
+        assert ann.session_state["session"].counts()["excluded"] == 1, "the click is kept in the tab"
+    finally:
+        pg_server.start()
+    ann.run()  # the database is back: the page, and the pending steps written
+    assert [m.value for m in ann.metric[:2]] == ["9", "1"]
+    ann.text_input(key="save_name").set_value("after the outage")
+    ann.button(key="save_btn").click().run()
+    assert any("Saved group" in s.value for s in ann.success), [e.value for e in ann.error]
+    from core.store import GroupStore
+
+    saved = GroupStore(PostgreSQL(pg_server.dsn), corpus="tweets").load("after the outage")
+    assert (len(saved.included), len(saved.excluded)) == (9, 1), "the click made during the outage is in"
+    inc, exc = GroupStore(PostgreSQL(pg_server.dsn), corpus="tweets").membership("after the outage")
+    assert sorted(exc) == sorted(saved.excluded), "and in the events, written once the database was back"
+
+
+def test_a_malformed_or_unreachable_database_address_stops_every_page_without_the_password(tweets, monkeypatch):
+    monkeypatch.setenv("SEMANNO_DB", "mysql://root:hunter2@db/x")
+    page = app("pages/1_Annotate.py").run()
+    said = " ".join(unescape(e.value) for e in page.error)
+    assert "SEMANNO_DB must be a postgresql://" in said and "hunter2" not in said
+    monkeypatch.setenv("SEMANNO_DB", "postgresql://semanno:hunter2@127.0.0.1:1/none")
+    page = app("pages/2_Timeline.py").run()
+    messages = " ".join(unescape(e.value) for e in page.error)
+    assert "cannot reach PostgreSQL at semanno@127.0.0.1:1/none" in messages and "hunter2" not in messages
