@@ -33,7 +33,7 @@ def main(argv=None) -> None:
     save_json(folder / "manifest.json", {
         "name": a.name, "source": {"path": str(SOURCE), "sha256": sha256_file(SOURCE)},
         "models": [{"name": "synthetic clustered unit vectors (benchmark only)", "dim": a.dim}],
-        "dim": a.dim, "rows": len(frame), "validation": report.__dict__,
+        "dim": a.dim, "rows": len(frame), "validation": report.record(),
         "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "tool_version": __version__})
     print(f"{a.name}: {len(frame):,} rows in {folder}")
 

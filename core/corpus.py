@@ -21,8 +21,8 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from core import __version__, languages, paths
-from core.atomic import Busy, exclusive, save_json, save_npy, save_parquet
+from core import __version__, brought, languages, paths, vectorstore
+from core.atomic import Busy, atomic_path, exclusive, save_json, save_npy, save_parquet
 from core.embed import DEFAULT_MODEL, combine, embed_model_chunked, load_model, model_dim
 from core.ingest import Columns, InputError, Options, read_table, sha256_file, validate
 from core.progress import Progress
@@ -38,15 +38,24 @@ class CorpusError(ValueError):
 class Corpus:
     name: str
     frame: pd.DataFrame  # id, text, [date], [author], extra columns; row i <-> embeddings[i]
-    embeddings: np.ndarray  # (N, D) float32, memory-mapped, read-only
+    embeddings: np.ndarray  # (N, D) float32 (embeddings.npy) or float16 (the fp16 store), memory-mapped, read-only
     manifest: dict
     folder: Path  # the corpus's folder: manifest.json, groups.sqlite
     data_folder: Path  # this import's generation: corpus.parquet, embeddings.npy, derived caches
-    row_of: dict[str, int] = field(default_factory=dict, repr=False)  # id -> row, built at load
+    id_index: pd.Index | None = field(default=None, repr=False)  # id -> row (a hash index, not a dict of 10M)
 
     def __post_init__(self) -> None:
-        if not self.row_of:
-            self.row_of = {v: i for i, v in enumerate(self.frame["id"].tolist())}
+        if self.id_index is None:
+            self.id_index = pd.Index(self.frame["id"])
+
+    @property
+    def vector_file(self) -> Path | None:
+        """The fp16 store (core/vectorstore.py) when the corpus keeps its vectors that way, else None."""
+        return self.data_folder / vectorstore.FILE if self.embeddings.dtype == np.float16 else None
+
+    def row_of(self, corpus_id: str) -> int | None:
+        rows = self.id_index.get_indexer([str(corpus_id)])
+        return int(rows[0]) if rows[0] >= 0 else None
 
     @property
     def n(self) -> int:
@@ -66,8 +75,8 @@ class Corpus:
 
     def rows_of(self, ids: Sequence[str]) -> np.ndarray:
         """Row positions of corpus ids; ids not in the corpus are dropped."""
-        rows = [self.row_of.get(str(i)) for i in ids]
-        return np.array([r for r in rows if r is not None], dtype=np.int64)
+        rows = self.id_index.get_indexer([str(i) for i in ids])
+        return rows[rows >= 0].astype(np.int64)
 
     def ids_of(self, rows) -> list[str]:
         ids = self.frame["id"].to_numpy()
@@ -115,7 +124,8 @@ _MANIFEST_FIELDS: dict[str, tuple[tuple[type, ...], bool]] = {
     "name": ((str,), False), "models": ((list,), True), "dim": ((int,), False), "rows": ((int,), False),
     "created_at": ((str,), False), "data_dir": ((str,), False), "source": ((dict,), False),
     "validation": ((dict,), False), "options": ((dict,), False), "pca": ((dict,), False),
-    "languages": ((dict,), False), "warnings": ((list,), False),
+    "languages": ((dict,), False), "warnings": ((list,), False), "store": ((dict,), False),
+    "vectors": ((dict,), False),
 }
 
 
@@ -144,8 +154,16 @@ def check_manifest(m: object, where: str) -> None:
     for w in m.get("warnings", []):
         if not isinstance(w, str):
             raise CorpusError(f"{where}: field 'warnings' should be a list of texts, got an item {str(w)[:40]!r}")
+    if m.get("store", {}).get("precision", "fp32") not in ("fp32", "fp16"):
+        raise CorpusError(f"{where}: field 'store' names precision {str(m['store'].get('precision'))[:20]!r}; "
+                          "expected fp32 or fp16")
     if "data_dir" in m and not _GENERATION_RE.match(m["data_dir"]):
         raise CorpusError(f"{where}: field 'data_dir' must be a folder name like 'gen-...', got {m['data_dir'][:40]!r}")
+
+
+def store_precision(manifest: dict) -> str:
+    """How the corpus keeps its vectors: "fp32" (embeddings.npy) or "fp16" (the memory-mapped store)."""
+    return manifest.get("store", {}).get("precision", "fp32") if isinstance(manifest.get("store"), dict) else "fp32"
 
 
 def load_corpus(name: str, root: Path | None = None, check: bool = True) -> Corpus:
@@ -153,15 +171,17 @@ def load_corpus(name: str, root: Path | None = None, check: bool = True) -> Corp
     manifest = load_manifest(name, root)
     folder = paths.corpus_dir(name, root)
     data = folder / manifest["data_dir"] if "data_dir" in manifest else folder  # older imports: flat
-    cf, ef = data / "corpus.parquet", data / "embeddings.npy"
+    cf = data / "corpus.parquet"
     try:
         frame = pd.read_parquet(cf)
     except Exception as exc:
         raise CorpusError(f"corpus {name!r}: corpus.parquet cannot be read: {exc}") from None
+    precision = store_precision(manifest)
+    ef = data / (vectorstore.FILE if precision == "fp16" else "embeddings.npy")
     try:
-        emb = np.load(ef, mmap_mode="r")
+        emb = vectorstore.codes(ef) if precision == "fp16" else np.load(ef, mmap_mode="r")
     except Exception as exc:
-        raise CorpusError(f"corpus {name!r}: embeddings.npy cannot be read: {exc}") from None
+        raise CorpusError(f"corpus {name!r}: {ef.name} cannot be read: {exc}") from None
     if "id" not in frame.columns:
         raise CorpusError(f"corpus {name!r}: corpus.parquet has no 'id' column")
     frame["id"] = frame["id"].astype(str)
@@ -172,36 +192,44 @@ def load_corpus(name: str, root: Path | None = None, check: bool = True) -> Corp
 
 
 def check_corpus(c: Corpus, norm_sample: int = 2000) -> None:
+    """Refuse a corpus whose parts disagree. Every row of embeddings.npy is checked for NaN (one NaN
+    row would poison every search); the fp16 store of a large corpus was checked row by row when it was
+    written, so only a sample is read here (opening 10 million rows must not read 7 GB)."""
     where = f"corpus {c.name!r}"
     for col in ("id", "text"):
         if col not in c.frame.columns:
             raise CorpusError(f"{where}: corpus.parquet has no {col!r} column")
-    if c.embeddings.ndim != 2 or c.embeddings.dtype != np.float32:
-        raise CorpusError(f"{where}: embeddings.npy must be a 2-D float32 array, "
+    mapped = c.vector_file is not None
+    file = vectorstore.FILE if mapped else "embeddings.npy"
+    if c.embeddings.ndim != 2 or c.embeddings.dtype not in (np.float32, np.float16) \
+            or (c.embeddings.dtype == np.float16) != mapped:
+        raise CorpusError(f"{where}: {file} must be a 2-D float32 array, "
                           f"got {c.embeddings.dtype} with shape {c.embeddings.shape}")
     n_rows, n_emb = len(c.frame), c.embeddings.shape[0]
     if n_rows != n_emb:
-        raise CorpusError(f"{where}: corpus.parquet has {n_rows} rows but embeddings.npy has {n_emb}")
+        raise CorpusError(f"{where}: corpus.parquet has {n_rows} rows but {file} has {n_emb}")
     if c.manifest.get("rows") not in (None, n_rows):
         raise CorpusError(f"{where}: manifest says {c.manifest['rows']} rows, corpus.parquet has {n_rows}")
     if c.manifest.get("dim") not in (None, c.dim):
         raise CorpusError(f"{where}: manifest says dimension {c.manifest['dim']}, embeddings have {c.dim}")
-    if c.frame["id"].duplicated().any():
+    if not c.id_index.is_unique:
         dup = c.frame["id"][c.frame["id"].duplicated()].head(3).tolist()
         raise CorpusError(f"{where}: duplicate ids in corpus.parquet, e.g. {dup}")
-    for start in range(0, n_emb, paths.ROWS_PER_BLOCK):  # every row: one NaN row would poison every search
-        block = np.asarray(c.embeddings[start:start + paths.ROWS_PER_BLOCK])
+    sample = np.linspace(0, n_emb - 1, min(norm_sample, n_emb)).astype(np.int64) if n_emb else np.zeros(0, np.int64)
+    blocks = [sample] if mapped else [np.arange(s, min(n_emb, s + paths.ROWS_PER_BLOCK))
+                                      for s in range(0, n_emb, paths.ROWS_PER_BLOCK)]
+    for rows in blocks:
+        block = np.asarray(c.embeddings[rows], dtype=np.float32)
         finite = np.isfinite(block).all(axis=1)
         if not finite.all():
-            row = start + int(np.flatnonzero(~finite)[0])
-            raise CorpusError(f"{where}: embeddings.npy has non-finite values (NaN or infinity) in row {row} "
+            row = int(rows[np.flatnonzero(~finite)[0]])
+            raise CorpusError(f"{where}: {file} has non-finite values (NaN or infinity) in row {row} "
                               f"(id {c.frame['id'].iat[row]!r}); re-run the import")
     if n_emb:
-        idx = np.linspace(0, n_emb - 1, min(norm_sample, n_emb)).astype(np.int64)
-        norms = np.linalg.norm(np.asarray(c.embeddings[idx]), axis=1)
-        bad = np.flatnonzero(np.abs(norms - 1) > 1e-3)
+        norms = np.linalg.norm(np.asarray(c.embeddings[sample], dtype=np.float32), axis=1)
+        bad = np.flatnonzero(np.abs(norms - 1) > (3e-3 if mapped else 1e-3))
         if bad.size:
-            raise CorpusError(f"{where}: embeddings are not unit length (row {int(idx[bad[0]])} "
+            raise CorpusError(f"{where}: embeddings are not unit length (row {int(sample[bad[0]])} "
                               f"has norm {norms[bad[0]]:.4f}); re-run the import")
 
 
@@ -230,6 +258,19 @@ class ImportSpec:
     overwrite: bool = False
     seed: int = 0
     label: str | None = None  # how messages name the input (an upload's name); default its path
+    vectors: Path | None = None  # vectors computed elsewhere (core/brought.py), instead of embedding here
+    vectors_model: str | None = None  # the model that computed them, for the manifest
+    vectors_column: str = brought.VECTOR_COLUMN  # their column in a Parquet file
+    precision: str = "auto"  # how the vectors are kept: fp32 (embeddings.npy), fp16 (memory-mapped store), auto
+
+
+FP16_FROM_ROWS = 1_000_000  # "auto" keeps larger corpora as fp16 (half the disk and page cache; cosines within ~1e-3)
+
+
+def storage_precision(precision: str, rows: int) -> str:
+    if precision not in ("auto", "fp16", "fp32"):
+        raise ValueError(f"precision must be auto, fp16 or fp32, got {precision!r}")
+    return ("fp16" if rows >= FP16_FROM_ROWS else "fp32") if precision == "auto" else precision
 
 
 def import_corpus(spec: ImportSpec, root: Path | None = None, progress: Progress | None = None,
@@ -254,8 +295,8 @@ def import_corpus(spec: ImportSpec, root: Path | None = None, progress: Progress
                          "finishes, then try again") from None
 
 
-# Long (~55 lines): the import's steps in order (read, check, languages, embed, manifest, write); each is
-# a function of its own, this is their sequence and the manifest they fill.
+# Long (~65 lines): the import's steps in order (read, check, languages, embed or bring, manifest, write);
+# each is a function of its own, this is their sequence and the manifest they fill.
 def _import_locked(spec: ImportSpec, name: str, root: Path, progress: Progress | None, model_loader: Callable | None,
                    notify: Callable[[str], None] | None) -> Corpus:
     """import_corpus's work, with the corpus's import lock held."""
@@ -264,53 +305,91 @@ def _import_locked(spec: ImportSpec, name: str, root: Path, progress: Progress |
         raise InputError(f"a corpus named {name!r} already exists; choose another name or pass --overwrite "
                          "(on the home page: tick 'Replace an existing corpus')")
     label = spec.label or str(spec.input)
+    storage_precision(spec.precision, 0)  # a wrong name fails before any work
 
     def stage(what: str) -> None:  # a step whose length cannot be counted: its name only (total 0)
         if progress:
             progress(0, 0, {"stage": what})
 
+    src = brought.probe(spec.vectors, column=spec.vectors_column) if spec.vectors else None
     stage("reading the file")
     table = read_table(spec.input, label)
     stage(f"checking {len(table):,} rows")
     frame, report = validate(table, label, spec.columns, spec.options)
+    del table
+    precision = storage_precision(spec.precision, len(frame))
     stage("detecting the languages")
     shares = languages.detect(frame["text"].tolist(), seed=spec.seed)
-    models = languages.choose_models(list(spec.models), shares)
-    if models != list(spec.models):
-        log.info("main language %s: embedding with %s", languages.main_language(shares), ", ".join(models))
-    spec = replace(spec, models=models)
-    warning = languages.coverage_warning(shares, models)
-    warnings = [warning] if warning else []
+    warnings: list[str] = []
+    if src is None:
+        models = languages.choose_models(list(spec.models), shares)
+        if models != list(spec.models):
+            log.info("main language %s: embedding with %s", languages.main_language(shares), ", ".join(models))
+        spec = replace(spec, models=models)
+        warning = languages.coverage_warning(shares, models)
+        warnings = [warning] if warning else []
     for w in warnings:
         log.warning("%s", w)
         if notify:
             notify(w)
     work = paths.work_dir(name, root)
     t0 = time.time()
-    emb, red, models_meta = _embed(spec, frame["text"].tolist(), work, progress, model_loader or load_model)
-    stage("writing the corpus")
-    manifest = {
-        "name": name,
-        "source": {"path": spec.label or str(Path(spec.input).resolve()), "sha256": sha256_file(Path(spec.input))},
-        "models": models_meta,
-        "concat_dim": red.input_dim,
-        "pca": {"target_dim": spec.dim, "applied": red.explained_variance is not None,
-                "explained_variance": red.explained_variance},
-        "dim": int(emb.shape[1]),
+    manifest = {"name": name,
+                "source": {"path": spec.label or str(Path(spec.input).resolve()), "sha256": sha256_file(Path(spec.input))}}
+    if src is None:
+        emb, red, models_meta = _embed(spec, frame["text"].tolist(), work, progress, model_loader or load_model)
+        manifest.update({"models": models_meta, "concat_dim": red.input_dim, "dim": int(emb.shape[1]),
+                         "pca": {"target_dim": spec.dim, "applied": red.explained_variance is not None,
+                                 "explained_variance": red.explained_variance}})
+        write_vectors = lambda data: _store_matrix(emb, data, precision)  # noqa: E731
+    else:
+        manifest.update({"models": [{"name": spec.vectors_model or "not named (brought with the corpus)",
+                                     "dim": src.dim}], "dim": src.dim})
+        write_vectors = lambda data: {"vectors": _store_brought(src, frame, report, data, precision,  # noqa: E731
+                                                                progress)}
+    manifest.update({
         "rows": len(frame),
+        "store": {"precision": precision},
         "languages": shares,
         "warnings": warnings,
-        "validation": report.__dict__,
+        "validation": report.record(),
         "options": {"columns": spec.columns.__dict__, **spec.options.__dict__,
                     "batch_size": spec.batch_size, "chunk_size": spec.chunk_size, "seed": spec.seed},
-        "embed_seconds": round(time.time() - t0, 2),
         "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "tool_version": __version__,
-    }
-    _write_generation(final, frame, emb, manifest)
+    })
+    if src is None:
+        manifest["embed_seconds"] = round(time.time() - t0, 2)
+    stage("writing the corpus")
+    _write_generation(final, frame, manifest, write_vectors)
     shutil.rmtree(work, ignore_errors=True)
-    log.info("corpus %s: %d rows, dim %d, written to %s", name, len(frame), emb.shape[1], final)
+    log.info("corpus %s: %d rows, dim %d, written to %s", name, len(frame), manifest["dim"], final)
     return load_corpus(name, root)
+
+
+def _store_matrix(emb: np.ndarray, data: Path, precision: str) -> dict:
+    if precision == "fp16":
+        blocks = (emb[s:s + paths.ROWS_PER_BLOCK] for s in range(0, len(emb), paths.ROWS_PER_BLOCK))
+        vectorstore.write(data / vectorstore.FILE, blocks, len(emb), emb.shape[1])
+    else:
+        save_npy(data / "embeddings.npy", emb)
+    return {}
+
+
+def _store_brought(src: "brought.Source", frame: pd.DataFrame, report, data: Path, precision: str,
+                   progress: Progress | None) -> dict:
+    """The brought vectors, checked and aligned, written straight into the corpus's vector file."""
+    n = len(frame)
+    target = data / (vectorstore.FILE if precision == "fp16" else "embeddings.npy")
+    each = (lambda done, total: progress(done, total, {"stage": f"reading the vectors of {src.label}",
+                                                       "unit": "vectors"})) if progress else None
+    with atomic_path(target) as tmp:
+        out = vectorstore.create(tmp, n, src.dim) if precision == "fp16" else \
+            np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(n, src.dim))
+        meta = brought.fill(src, out, frame["id"].to_numpy(), report.source_rows, report.rows_read, each)
+        out.flush()
+        del out
+    return meta
 
 
 def _embed(spec: ImportSpec, texts: list[str], work: Path, progress: Progress | None, model_loader: Callable):
@@ -333,16 +412,22 @@ def _embed(spec: ImportSpec, texts: list[str], work: Path, progress: Progress | 
     return emb, red, models_meta
 
 
-def _write_generation(final: Path, frame: pd.DataFrame, emb: np.ndarray, manifest: dict) -> None:
+def _write_generation(final: Path, frame: pd.DataFrame, manifest: dict,
+                      write_vectors: Callable[[Path], dict]) -> None:
     """The new data goes into a new generation folder beside the old one; replacing manifest.json
     (atomic) switches to it. groups.sqlite stays where it is and is never moved or copied: a kill
-    at any point leaves either the old corpus or the new one listed, with its saved groups."""
+    (or a full disk) at any point leaves either the old corpus or the new one listed, with its saved
+    groups. ``write_vectors(folder)`` writes the vectors there and returns what the manifest adds."""
     final.mkdir(parents=True, exist_ok=True)
     generation = f"gen-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
-    manifest["data_dir"] = generation
     data = final / generation
     data.mkdir()
-    save_parquet(data / "corpus.parquet", frame)
-    save_npy(data / "embeddings.npy", emb)
+    try:
+        save_parquet(data / "corpus.parquet", frame)
+        manifest.update(write_vectors(data))
+    except BaseException:
+        shutil.rmtree(data, ignore_errors=True)  # the previous generation and manifest are untouched
+        raise
+    manifest["data_dir"] = generation
     save_json(final / "manifest.json", manifest)
     remove_stale_generations(final, generation)

@@ -103,7 +103,7 @@ def load_vectors(corpus, name: str) -> np.ndarray:
 def with_set(corpus, name: str):
     """The corpus with the set's vectors as its embeddings (the same object for ``import``)."""
     return corpus if name == IMPORT else dataclasses.replace(corpus, embeddings=load_vectors(corpus, name),
-                                                              row_of=corpus.row_of)
+                                                              id_index=corpus.id_index)
 
 
 def save(corpus, name: str, vectors: np.ndarray, manifest: dict, model_dir: Path | None = None) -> EmbeddingSet:

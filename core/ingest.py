@@ -49,6 +49,11 @@ class Report:
     bad_dates_nulled: int = 0
     id_source: str = "column"
     notes: list[str] = field(default_factory=list)
+    source_rows: np.ndarray | None = field(default=None, repr=False)  # kept rows' positions in the file
+
+    def record(self) -> dict:
+        """What the manifest keeps (not the row positions)."""
+        return {k: v for k, v in self.__dict__.items() if k != "source_rows"}
 
 
 def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
@@ -301,6 +306,7 @@ def validate(frame: pd.DataFrame, source: str, columns: Columns = Columns(),
         if col not in used and col not in result.columns:
             result[col] = out[col]
     result = result[keep.values].reset_index(drop=True)
+    report.source_rows = np.flatnonzero(keep.values)  # each row's data row in the file (brought vectors)
     if result.empty:
         raise InputError(f"{source}: no rows left after validation ({'; '.join(report.notes)})")
     report.rows_kept = len(result)

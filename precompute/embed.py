@@ -43,6 +43,13 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--bad-dates", choices=["error", "drop", "null"], default="error")
     p.add_argument("--overwrite", action="store_true", help="replace an existing corpus of that name")
     p.add_argument("--seed", type=int, default=0, help="seed of the PCA")
+    p.add_argument("--vectors", type=Path, help="vectors computed elsewhere instead of embedding here: a .npy "
+                   "matrix (one row per data row of the input, in order) or Parquet with 'id' and a vector column")
+    p.add_argument("--vectors-model", help="the model that computed --vectors (recorded in the manifest)")
+    p.add_argument("--vectors-column", default="embedding", help="the vector column of a Parquet --vectors file")
+    p.add_argument("--precision", choices=["auto", "fp32", "fp16"], default="auto",
+                   help="how the vectors are kept: fp32 in embeddings.npy, or fp16 in a memory-mapped store "
+                        "(half the disk and memory; 'auto': fp16 from 1,000,000 rows)")
     return p.parse_args(argv)
 
 
@@ -55,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         columns=Columns(id=a.id_column or None, text=a.text_column, date=a.date_column or None,
                         author=a.author_column or None),
         options=Options(dedupe=a.dedupe, keep_empty=a.keep_empty, bad_dates=a.bad_dates),
+        vectors=a.vectors, vectors_model=a.vectors_model, vectors_column=a.vectors_column, precision=a.precision,
     )
     bars: dict[int, tqdm] = {}
 
@@ -65,8 +73,9 @@ def main(argv: list[str] | None = None) -> int:
         i = info.get("model_index", 0)
         bar = bars.get(i)
         if bar is None:
-            bar = bars[i] = tqdm(total=total, desc=f"embed [{i + 1}/{info.get('models', 1)}] {info.get('model')}",
-                                 unit="text", file=sys.stderr, initial=done)
+            desc = info["stage"] if "unit" in info else f"embed [{i + 1}/{info.get('models', 1)}] {info.get('model')}"
+            bar = bars[i] = tqdm(total=total, desc=desc, unit=info.get("unit", "text"), file=sys.stderr,
+                                 initial=done)
             if info.get("resumed_from"):
                 log.info("resumed: %d of %d rows were already embedded", info["resumed_from"], total)
         bar.update(done - bar.n)  # tqdm shows texts/s and the time left

@@ -72,8 +72,8 @@ def anchor_picker(name: str, corpus: Corpus, session: Session) -> tuple[np.ndarr
     elif how == "By id":
         wanted = st.text_input("Text id", key="am_id").strip()
         if wanted:
-            if wanted in corpus.row_of:
-                anchors = np.array([corpus.row_of[wanted]])
+            if (row := corpus.row_of(wanted)) is not None:
+                anchors = np.array([row])
             else:
                 st.warning(f"No text with id {md(wanted, limit=80)}.")
     elif how == "Keyword search":

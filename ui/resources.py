@@ -34,13 +34,18 @@ def _corpus(root: str, name: str, stamp: float) -> Corpus:
     return load_corpus(name, Path(root))
 
 
+def vector_index(c: Corpus, device: str) -> VectorIndex:
+    """A large corpus's fp16 store is searched where it lies (memory-mapped); others in memory."""
+    return VectorIndex.mapped(c.vector_file, device) if c.vector_file else VectorIndex(c.embeddings, device=device)
+
+
 @st.cache_resource(show_spinner="Building the search index…", max_entries=4)
 def _search_context(root: str, name: str, stamp: float) -> SearchContext:
     c = _corpus(root, name, stamp)
     device = pick_device("auto")
     texts = c.frame["text"].tolist()
     words = WordIndex(texts, c.data_folder / f"words-v{WORDS_VERSION}.npz")
-    return SearchContext(VectorIndex(c.embeddings, device=device), KeywordIndex(texts), c.frame,
+    return SearchContext(vector_index(c, device), KeywordIndex(texts), c.frame,
                          device=device, word_index=words)
 
 
@@ -120,7 +125,7 @@ def _search_context_with_set(root: str, name: str, stamp: float, set_name: str, 
     """The import's context with the set's vectors (the keyword and word indexes are shared)."""
     base = _search_context(root, name, stamp)
     c = _corpus_with_set(root, name, stamp, set_name, set_stamp)
-    return dataclasses.replace(base, index=VectorIndex(c.embeddings, device=base.device))
+    return dataclasses.replace(base, index=vector_index(c, base.device))
 
 
 @st.cache_data(max_entries=8, show_spinner="Loading the clustering…")

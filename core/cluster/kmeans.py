@@ -255,24 +255,56 @@ def objective(x: np.ndarray, labels: np.ndarray, centroids: np.ndarray) -> float
     return float((d * d).sum())
 
 
-DEFAULTS = {"niter": "auto", "init": "auto", "n_init": "auto", "neighbours": 64, "tol": 1e-3, "full_until": 0.05}
+DEFAULTS = {"niter": "auto", "init": "auto", "n_init": "auto", "neighbours": 64, "tol": 1e-3, "full_until": 0.05,
+            "sample": "auto"}
+SAMPLE = 1_000_000  # "auto": larger corpora are fitted on this many rows, then every row is assigned
+
+
+def assign_all(x, centroids: np.ndarray, block: int = 262_144) -> tuple[np.ndarray, float]:
+    """Nearest centroid of every row of ``x`` (an array or a memory-mapped fp16 store), in blocks:
+    (labels, sum of squared distances). Never holds more than one block in float32."""
+    import faiss
+
+    c = np.ascontiguousarray(centroids, np.float32)
+    labels, total = np.empty(len(x), np.int32), 0.0
+    for s in range(0, len(x), block):
+        d, i = faiss.knn(np.ascontiguousarray(x[s:s + block], np.float32), c, 1)
+        labels[s:s + block] = i[:, 0]
+        total += float(np.clip(d[:, 0], 0, None).sum(dtype=np.float64))
+    return labels, total
 
 
 def fit(ctx: ClusterContext, k: int | None, *, seed: int = 0, device: str = "cpu",
         progress: Progress | None = None, **params) -> Clustering:
     p = METHOD.params(params)
     k = check_k(k, ctx.n, "K-Means")
-    x = as_vectors(ctx.vectors)
+    size = SAMPLE if p["sample"] == "auto" else int(p["sample"])
+    rows = None
+    if 0 < size < ctx.n and size >= k:  # fit on a sample (seeded), assign every row after
+        rows = np.sort(np.random.default_rng(seed).choice(ctx.n, size, replace=False))
+        x = as_vectors(np.concatenate([np.asarray(ctx.vectors[rows[s:s + 262_144]], np.float32)
+                                       for s in range(0, size, 262_144)]))
+    else:
+        x = as_vectors(ctx.vectors)
     p["init"], p["n_init"], p["niter"] = resolve(len(x), k, x.shape[1], p["init"], p["n_init"], p["niter"])
     ck = Checkpoint(ctx.checkpoint, {"method": "kmeans", "k": k, "seed": seed, "params": p, "shape": x.shape})
-    r = kmeans(x, k, seed=seed, device=device, progress=progress, checkpoint=ck, **p)
+    settings = {key: v for key, v in p.items() if key != "sample"}
+    r = kmeans(x, k, seed=seed, device=device, progress=progress, checkpoint=ck, **settings)
     ck.clear()
     history = [{"iteration": i, "objective": o, "changed": c} for i, (o, c) in enumerate(zip(r.objective, r.changed))]
-    return Clustering(r.labels, r.centroids, "kmeans", k, p, history, r.seconds, seed, device)
+    labels = r.labels
+    if rows is not None:
+        t0 = time.perf_counter()
+        labels, total = assign_all(ctx.vectors, r.centroids)
+        r.seconds += time.perf_counter() - t0
+        history.append({"assigned_rows": ctx.n, "fitted_on": len(rows), "objective": total})
+    p["sample"] = len(rows) if rows is not None else 0
+    return Clustering(labels, r.centroids, "kmeans", k, p, history, r.seconds, seed, device)
 
 
 LIMITS = {"niter": (0, 100_000), "n_init": (1, 1000), "neighbours": (1, 100_000), "tol": (0.0, 1.0),
-          "full_until": (0.0, 1.0)}
+          "full_until": (0.0, 1.0), "sample": (0, 1_000_000_000)}
 
 METHOD = Method("kmeans", "K-Means", "Lloyd's K-Means on the embeddings (k-means++ starts and restarts for "
-                "small k; neighbour-restricted assignment for thousands of clusters).", fit, DEFAULTS, limits=LIMITS)
+                "small k; neighbour-restricted assignment for thousands of clusters); above a million rows fitted "
+                "on a sample of `sample` rows, then every row assigned.", fit, DEFAULTS, limits=LIMITS)

@@ -20,6 +20,9 @@ def _requires(ctx: SearchContext) -> str | None:
     if ctx.dac is None:
         return ("DAC needs a model trained for this corpus: pick (or train) one on the DAC page, "
                 "or train one with python -m precompute.dac train")
+    if ctx.index.precision == "fp16-mapped":
+        return (f"DAC reads every vector into memory, and this corpus ({ctx.index.n:,} rows) keeps its vectors as "
+                "fp16 on disk: DAC is not available at this size (the other methods are)")
     if ctx.dac.config.dim != ctx.vectors.shape[1]:
         return (f"DAC's model takes {ctx.dac.config.dim}-d vectors but this corpus's embeddings are "
                 f"{ctx.vectors.shape[1]}-d: train a model for them")

@@ -68,9 +68,65 @@ class VectorIndex:
             self._x = self._x.view()
             self._x.flags.writeable = False
 
+    @classmethod
+    def mapped(cls, path, device: str = "cpu") -> "VectorIndex":
+        """The index of a large corpus: its fp16 store (core/vectorstore.py) searched in place by FAISS,
+        memory-mapped; ``vectors`` are the same bytes as a read-only fp16 array. On CUDA the rows go to
+        the GPU as fp16 (the scan runs there)."""
+        from core import vectorstore
+
+        if device == "cuda":
+            return cls(vectorstore.codes(path), device=device, precision="fp16")
+        self = cls.__new__(cls)
+        self._x = vectorstore.codes(path)
+        self.n, self.dim = self._x.shape
+        self.device, self.precision, self._torch_x = device, "fp16-mapped", None
+        self._index = vectorstore.index(path)
+        return self
+
     @property
     def vectors(self) -> np.ndarray:
         return self._x
+
+    def scores(self, w: np.ndarray) -> np.ndarray:
+        """``vectors @ w`` for every row, float32. A mapped store answers through FAISS (one scan of the
+        fp16 rows in place, SIMD); in memory it is one matrix-vector product."""
+        w = np.ascontiguousarray(np.asarray(w, np.float32).reshape(self.dim))
+        if self._torch_x is not None:
+            import torch
+
+            return (self._torch_x @ torch.from_numpy(w).to(self._torch_x.device, self._torch_x.dtype)).float().cpu().numpy()
+        if self.precision != "fp16-mapped":
+            return np.asarray(self._x @ w, dtype=np.float32)
+        dist, rows = self._index.search(w[None], self.n)  # every row, sorted: scattered back into row order
+        out = np.empty(self.n, np.float32)
+        out[rows[0]] = dist[0]
+        return out
+
+    def take(self, rows) -> np.ndarray:
+        """The given rows as float32 (a copy; gathered in blocks from a mapped store)."""
+        rows = np.asarray(rows, np.int64)
+        return np.concatenate([np.asarray(self._x[rows[s:s + ROWS_PER_BLOCK]], np.float32)
+                               for s in range(0, len(rows), ROWS_PER_BLOCK)] or [np.zeros((0, self.dim), np.float32)])
+
+    def mean_of(self, rows) -> np.ndarray:
+        """Mean of the given rows, float32, without holding them all at once."""
+        rows = np.sort(np.asarray(rows, np.int64))
+        total = np.zeros(self.dim, np.float64)
+        for s in range(0, len(rows), ROWS_PER_BLOCK):
+            total += np.asarray(self._x[rows[s:s + ROWS_PER_BLOCK]], np.float32).sum(axis=0, dtype=np.float64)
+        return (total / max(1, len(rows))).astype(np.float32)
+
+    def scores_of(self, rows, w: np.ndarray) -> np.ndarray:
+        """``vectors[rows] @ w`` (float32), in blocks; for a large share of the corpus one full scan."""
+        rows = np.asarray(rows, np.int64)
+        if self.precision == "fp16-mapped" and len(rows) > self.n // 8:
+            return self.scores(w)[rows]
+        w = np.asarray(w, np.float32).reshape(self.dim)
+        out = np.empty(len(rows), np.float32)
+        for s in range(0, len(rows), ROWS_PER_BLOCK):
+            out[s:s + ROWS_PER_BLOCK] = np.asarray(self._x[rows[s:s + ROWS_PER_BLOCK]], np.float32) @ w
+        return out
 
     def topk(self, query: np.ndarray, k: int, exclude: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Rows with the k largest ``vectors @ query``, none of ``exclude``, best first."""

@@ -343,9 +343,8 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
     info = {"hits": int(len(hits)), "already_labelled": int(len(hits) - len(fresh))}
     if len(fresh) == 0:
         return Ranked(fresh, np.zeros(0, np.float32), "keyword", info)
-    x = ctx.vectors
-    centre = x[hits].mean(axis=0)
-    scores = (x[fresh] @ centre).astype(np.float32)
+    centre = ctx.index.mean_of(hits)
+    scores = ctx.index.scores_of(fresh, centre)
     order = np.argsort(-scores, kind="stable")
     if k is not None:
         order = order[:k]

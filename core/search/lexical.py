@@ -97,9 +97,10 @@ def _save(path: Path, m: sp.csr_matrix) -> None:
 
 
 def fit_scores(x: np.ndarray, words: sp.csr_matrix | None, pos: np.ndarray, neg: np.ndarray,
-               alpha: float = 0.5, c: float = 1.0) -> np.ndarray:
+               alpha: float = 0.5, c: float = 1.0, scan=None) -> np.ndarray:
     """Class-balanced, L2-regularised logistic regression of pos vs neg rows over
-    ``[alpha * x, words]``; returns the decision score of every row."""
+    ``[alpha * x, words]``; returns the decision score of every row. ``scan(w)`` gives ``x @ w`` for
+    every row (a VectorIndex's ``scores``: one pass over a memory-mapped store); default numpy."""
     from sklearn.linear_model import LogisticRegression
 
     rows = np.concatenate([pos, neg])
@@ -112,7 +113,8 @@ def fit_scores(x: np.ndarray, words: sp.csr_matrix | None, pos: np.ndarray, neg:
                                random_state=0).fit(feats, y)
     w = model.coef_[0].astype(np.float32)
     d = x.shape[1]
-    scores = np.asarray(x @ (alpha * w[:d]), dtype=np.float32)
+    direction = alpha * w[:d]
+    scores = np.asarray(scan(direction) if scan is not None else x @ direction, dtype=np.float32)
     if words is not None and words.shape[1]:
         scores += words @ w[d:]
     return scores + np.float32(model.intercept_[0])

@@ -53,7 +53,7 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
     info = {"background": int(len(neg) - len(exc))}
     x = ctx.vectors
     if words and ctx.word_index is not None:
-        scores = fit_scores(x, ctx.word_index.matrix, inc, neg, alpha=float(alpha), c=float(c))
+        scores = fit_scores(x, ctx.word_index.matrix, inc, neg, alpha=float(alpha), c=float(c), scan=ctx.index.scores)
         rows, top = top_unlabelled(scores, labelled, k)
         return Ranked(rows, top, "suggest", {"chosen": "words+embedding", **info})
     w = lda.fisher_direction(to_torch(np.asarray(x[inc]), ctx.device), to_torch(np.asarray(x[neg]), ctx.device))

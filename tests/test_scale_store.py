@@ -1,0 +1,207 @@
+"""Large-corpus storage (issue 29): vectors brought from elsewhere, checked and aligned by id; the fp16
+memory-mapped store searched in place with the same answers as the fp32 matrix."""
+
+from __future__ import annotations
+
+import errno
+import json
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from core import vectorstore
+from core.corpus import CorpusError, ImportSpec, import_corpus, load_corpus
+from core.ingest import InputError
+from core.search import REGISTRY as SEARCHES, SearchContext
+from core.search.index import VectorIndex
+from core.search.keyword import KeywordIndex
+from core.search.lexical import WordIndex
+
+
+def no_model(name, device):
+    raise AssertionError("a corpus with brought vectors must not load a model")
+
+
+@pytest.fixture
+def source(so_corpus, tmp_path):
+    """The 300 StackOverflow titles as an input file with one empty text (dropped by validation) at
+    row 10, and their real vectors as computed at import."""
+    frame = so_corpus.frame[["id", "text", "label"]].copy()
+    frame.loc[10, "text"] = ""
+    src = tmp_path / "so.csv"
+    frame.to_csv(src, index=False)
+    return src, frame, np.asarray(so_corpus.embeddings)
+
+
+def write_parquet(path, ids, vectors):
+    pq.write_table(pa.table({"id": pa.array([str(i) for i in ids]),
+                             "embedding": pa.array(list(map(list, np.asarray(vectors, np.float64))),
+                                                   pa.list_(pa.float32()))}), path, row_group_size=64)
+
+
+def test_brought_npy_follows_the_input_rows_and_records_where_it_came_from(source, tmp_path):
+    src, frame, x = source
+    np.save(tmp_path / "v.npy", x * 3.0)  # not unit length: normalised and counted
+    c = import_corpus(ImportSpec(input=src, name="brought", vectors=tmp_path / "v.npy", vectors_model="MiniLM (GPU box)"),
+                      root=tmp_path / "data", model_loader=no_model)
+    keep = np.r_[0:10, 11:len(frame)]
+    assert c.n == len(frame) - 1 and list(c.frame["id"]) == list(frame["id"].iloc[keep])
+    assert np.allclose(c.embeddings, x[keep], atol=1e-6)
+    v = c.manifest["vectors"]
+    assert v["path"].endswith("v.npy") and v["normalised_rows"] == len(frame) - 1 and v["rows_in_file"] == len(frame)
+    assert c.manifest["models"][0]["name"] == "MiniLM (GPU box)"
+
+
+def test_brought_parquet_is_aligned_by_id_in_any_order(source, tmp_path):
+    src, frame, x = source
+    order = np.random.default_rng(0).permutation(len(frame))
+    ids = list(frame["id"].iloc[order]) + ["not-in-the-corpus"]
+    write_parquet(tmp_path / "v.parquet", ids, np.vstack([x[order], x[:1]]))
+    c = import_corpus(ImportSpec(input=src, name="pq", vectors=tmp_path / "v.parquet"), root=tmp_path / "data",
+                      model_loader=no_model)
+    for i in (0, 5, 57, 299):
+        assert np.allclose(c.embeddings[c.row_of(frame["id"].iat[i])], x[i], atol=1e-6)
+    assert c.manifest["vectors"]["unused_rows"] == 2  # the unknown id and the dropped empty text
+
+
+@pytest.mark.parametrize("damage, says", [
+    ("short", "299 vectors for 300 data rows"),
+    ("missing_id", "no vector for 1 corpus ids"),
+    ("nan", "non-finite values"),
+    ("zero", "zero vectors"),
+    ("ragged", "do not hold 384 values"),
+    ("duplicate", "more than one vector"),
+])
+def test_vectors_that_do_not_fit_are_refused_naming_file_and_rows_and_the_old_corpus_stays(source, tmp_path,
+                                                                                         damage, says):
+    src, frame, x = source
+    root = tmp_path / "data"
+    np.save(tmp_path / "good.npy", x)
+    before = import_corpus(ImportSpec(input=src, name="c", vectors=tmp_path / "good.npy"), root=root,
+                           model_loader=no_model)
+    ids, v = list(frame["id"]), x.copy()
+    if damage == "short":
+        bad = tmp_path / "bad.npy"
+        np.save(bad, v[:-1])
+    else:
+        bad = tmp_path / "bad.parquet"
+        rows = [list(r) for r in v.astype(np.float64)]
+        if damage == "missing_id":
+            ids, rows = ids[1:], rows[1:]
+        elif damage == "nan":
+            rows[42][7] = float("nan")
+        elif damage == "zero":
+            rows[42] = [0.0] * len(rows[42])
+        elif damage == "ragged":
+            rows[42] = rows[42][:100]
+        elif damage == "duplicate":
+            ids[43] = ids[42]
+        pq.write_table(pa.table({"id": ids, "embedding": rows}), bad)
+    with pytest.raises(InputError) as err:
+        import_corpus(ImportSpec(input=src, name="c", vectors=bad, overwrite=True), root=root, model_loader=no_model)
+    message = str(err.value)
+    assert bad.name in message and says in message
+    if damage in ("nan", "zero"):
+        assert "42" in message or "43" in message  # the row (1-based) and its id
+        assert repr(frame["id"].iat[42]) in message
+    after = load_corpus("c", root)
+    assert after.manifest["data_dir"] == before.manifest["data_dir"] and np.allclose(after.embeddings, before.embeddings)
+
+
+def test_a_full_disk_while_writing_the_vectors_keeps_the_previous_corpus(source, tmp_path, monkeypatch):
+    src, frame, x = source
+    root = tmp_path / "data"
+    np.save(tmp_path / "v.npy", x)
+    import_corpus(ImportSpec(input=src, name="c", vectors=tmp_path / "v.npy"), root=root, model_loader=no_model)
+    from core import brought
+
+    def full(src_, out, *a, **k):
+        out[: len(out) // 2] = 0.5  # half written, then the disk is full
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(brought, "fill", full)
+    with pytest.raises(OSError):
+        import_corpus(ImportSpec(input=src, name="c", vectors=tmp_path / "v.npy", overwrite=True, precision="fp16"),
+                      root=root, model_loader=no_model)
+    c = load_corpus("c", root)
+    assert np.allclose(c.embeddings, x[np.r_[0:10, 11:len(frame)]], atol=1e-6)
+    assert [p.name for p in (root / "c").iterdir() if p.name.startswith("gen-")] == [c.manifest["data_dir"]]
+
+
+def test_fp16_store_is_memory_mapped_and_answers_like_fp32(source, tmp_path):
+    """The mapped scan gives exactly the in-memory answers for the same (fp16) vectors, and fp16 keeps
+    the answers of the fp32 vectors but for near-ties."""
+    src, frame, x = source
+    np.save(tmp_path / "v.npy", x)
+    np.save(tmp_path / "rounded.npy", x.astype(np.float16).astype(np.float32))
+    root = tmp_path / "data"
+    c16 = import_corpus(ImportSpec(input=src, name="half", vectors=tmp_path / "v.npy", precision="fp16"), root=root,
+                        model_loader=no_model)
+    c32 = import_corpus(ImportSpec(input=src, name="full", vectors=tmp_path / "v.npy", precision="fp32"), root=root,
+                        model_loader=no_model)
+    rounded = import_corpus(ImportSpec(input=src, name="rounded", vectors=tmp_path / "rounded.npy"), root=root,
+                            model_loader=no_model)
+    assert c16.vector_file.exists() and c16.embeddings.dtype == np.float16 and isinstance(c16.embeddings, np.memmap)
+    assert c16.manifest["store"] == {"precision": "fp16"} and c32.vector_file is None
+    texts = c32.frame["text"].tolist()
+    words = WordIndex(texts)
+
+    def context(c, index):
+        return SearchContext(index, KeywordIndex(texts), c.frame, word_index=words)
+
+    ctx16 = context(c16, VectorIndex.mapped(c16.vector_file))
+    ctx32, ctx_rounded = context(c32, VectorIndex(c32.embeddings)), context(rounded, VectorIndex(rounded.embeddings))
+    assert ctx16.index.precision == "fp16-mapped"
+    labels = so_labels(c32)
+    inc = np.flatnonzero(labels == labels[0])[:5]
+    exc = np.flatnonzero(labels != labels[0])[:5]
+    for name in ("cos", "lda", "nn1", "nn2", "suggest", "keyword"):
+        params = {"query": "excel"} if name == "keyword" else {}
+        a = SEARCHES[name].search(ctx16, inc, exc, 20, **params)
+        same = SEARCHES[name].search(ctx_rounded, inc, exc, 20, **params)
+        b = SEARCHES[name].search(ctx32, inc, exc, 20, **params)
+        assert len(a) == len(b) == len(same) > 0, name
+        assert list(a.rows) == list(same.rows) and np.allclose(a.scores, same.scores, atol=1e-4), name
+        assert len(set(a.rows) & set(b.rows)) >= len(b) * 3 // 4, name  # fp16 moves near-ties, not the topic
+    full = ctx16.index.scores(np.asarray(x[0], np.float32))
+    assert np.allclose(full, np.asarray(c32.embeddings) @ np.asarray(c32.embeddings[0]), atol=2e-3)
+
+
+def so_labels(corpus) -> np.ndarray:
+    return pd.factorize(corpus.frame["label"])[0]
+
+
+def test_a_truncated_store_is_refused_naming_the_file(source, tmp_path):
+    src, frame, x = source
+    np.save(tmp_path / "v.npy", x)
+    root = tmp_path / "data"
+    c = import_corpus(ImportSpec(input=src, name="half", vectors=tmp_path / "v.npy", precision="fp16"), root=root,
+                      model_loader=no_model)
+    with open(c.vector_file, "r+b") as fh:
+        fh.truncate(vectorstore.HEADER + 1000)
+    with pytest.raises(CorpusError, match=r"vectors\.f16\.faiss.*truncated"):
+        load_corpus("half", root)
+    manifest = json.loads((root / "half" / "manifest.json").read_text())
+    assert manifest["store"]["precision"] == "fp16"
+
+
+def test_kmeans_on_a_sample_assigns_every_row_of_a_mapped_store_and_finds_the_clusters(tmp_path):
+    from sklearn.metrics import adjusted_rand_score
+
+    from core.cluster import REGISTRY as CLUSTERINGS
+    from core.cluster.base import ClusterContext
+    from testbed.common import clustered
+
+    x, truth = clustered(6000, 32, clusters=12, seed=3)
+    path = tmp_path / vectorstore.FILE
+    vectorstore.write(path, [x[:2500], x[2500:]], len(x), x.shape[1])
+    mapped = vectorstore.codes(path)
+    sampled = CLUSTERINGS["kmeans"].fit(ClusterContext(mapped), 12, seed=0, sample=1500)
+    whole = CLUSTERINGS["kmeans"].fit(ClusterContext(x), 12, seed=0, sample=0)
+    assert sampled.labels.shape == (6000,) and sampled.labels.min() >= 0 and sampled.labels.max() < 12
+    assert sampled.params["sample"] == 1500 and sampled.history[-1]["assigned_rows"] == 6000
+    assert adjusted_rand_score(truth, sampled.labels) > 0.95
+    assert adjusted_rand_score(whole.labels, sampled.labels) > 0.95
