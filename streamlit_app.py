@@ -68,6 +68,11 @@ def run_import(spec: ImportSpec) -> None:
             bar.progress(0.0, text=f"{md(info.get('stage', 'working').capitalize())}… "
                                    f"({duration(clocks['all'].elapsed)} so far)")
             return
+        if "unit" in info:  # a counted step other than embedding (vectors brought, indexes)
+            clock = clocks.setdefault(info["stage"], Clock())
+            bar.progress(min(1.0, done / total), text=f"{md(info['stage'].capitalize())}: {done:,} / {total:,} "
+                                                      f"{info['unit']}; {clock.line(done, total)}")
+            return
         clock = clocks.setdefault(info.get("model_index", 0), Clock())
         first = info.get("resumed_from", 0)
         rate = f", {info['texts_per_s']:,.0f} texts/s" if info.get("texts_per_s") else ""

@@ -53,6 +53,14 @@ class Corpus:
         """The fp16 store (core/vectorstore.py) when the corpus keeps its vectors that way, else None."""
         return self.data_folder / vectorstore.FILE if self.embeddings.dtype == np.float16 else None
 
+    @property
+    def keyword_index_file(self) -> Path | None:
+        """The keyword index built at import (core/search/textindex.py), or None (searched in memory)."""
+        from core.search import textindex
+
+        f = self.data_folder / textindex.FILE
+        return f if "keyword" in self.manifest.get("indexes", {}) and f.exists() else None
+
     def row_of(self, corpus_id: str) -> int | None:
         rows = self.id_index.get_indexer([str(corpus_id)])
         return int(rows[0]) if rows[0] >= 0 else None
@@ -125,7 +133,7 @@ _MANIFEST_FIELDS: dict[str, tuple[tuple[type, ...], bool]] = {
     "created_at": ((str,), False), "data_dir": ((str,), False), "source": ((dict,), False),
     "validation": ((dict,), False), "options": ((dict,), False), "pca": ((dict,), False),
     "languages": ((dict,), False), "warnings": ((list,), False), "store": ((dict,), False),
-    "vectors": ((dict,), False),
+    "vectors": ((dict,), False), "indexes": ((dict,), False),
 }
 
 
@@ -262,8 +270,10 @@ class ImportSpec:
     vectors_model: str | None = None  # the model that computed them, for the manifest
     vectors_column: str = brought.VECTOR_COLUMN  # their column in a Parquet file
     precision: str = "auto"  # how the vectors are kept: fp32 (embeddings.npy), fp16 (memory-mapped store), auto
+    indexes: str = "auto"  # keyword and word indexes built at import: on, off, auto (from INDEXES_FROM_ROWS)
 
 
+INDEXES_FROM_ROWS = 1_000_000  # "auto" builds the keyword index (SQLite FTS5) and Suggest's word matrix at import
 FP16_FROM_ROWS = 1_000_000  # "auto" keeps larger corpora as fp16 (half the disk and page cache; cosines within ~1e-3)
 
 
@@ -360,11 +370,38 @@ def _import_locked(spec: ImportSpec, name: str, root: Path, progress: Progress |
     })
     if src is None:
         manifest["embed_seconds"] = round(time.time() - t0, 2)
+    if spec.indexes not in ("auto", "on", "off"):
+        raise ValueError(f"indexes must be auto, on or off, got {spec.indexes!r}")
+    if spec.indexes == "on" or (spec.indexes == "auto" and len(frame) >= INDEXES_FROM_ROWS):
+        write_data = lambda data: {**write_vectors(data), **_build_indexes(frame, data, progress)}  # noqa: E731
+    else:
+        write_data = write_vectors
     stage("writing the corpus")
-    _write_generation(final, frame, manifest, write_vectors)
+    _write_generation(final, frame, manifest, write_data)
     shutil.rmtree(work, ignore_errors=True)
     log.info("corpus %s: %d rows, dim %d, written to %s", name, len(frame), manifest["dim"], final)
     return load_corpus(name, root)
+
+
+def _build_indexes(frame: pd.DataFrame, data: Path, progress: Progress | None) -> dict:
+    """The keyword index and Suggest's word matrix, built now rather than on a user's first search
+    (minutes at ten million texts)."""
+    from core.search import textindex
+    from core.search.keyword import fold
+    from core.search.lexical import WORDS_VERSION, WordIndex
+
+    texts = frame["text"].tolist()
+    t0 = time.time()
+    each = (lambda done, total: progress(done, total, {"stage": "indexing the words for keyword search",
+                                                       "unit": "texts"})) if progress else None
+    textindex.build(data / textindex.FILE, texts, len(texts), fold, each)
+    t1 = time.time()
+    if progress:
+        progress(0, 0, {"stage": "building Suggest's word matrix"})
+    WordIndex(texts, data / f"words-v{WORDS_VERSION}.npz").matrix  # built and saved beside the corpus
+    return {"indexes": {"keyword": {"engine": "sqlite-fts5-trigram", "file": textindex.FILE,
+                                    "seconds": round(t1 - t0, 1)},
+                        "words": {"seconds": round(time.time() - t1, 1)}}}
 
 
 def _store_matrix(emb: np.ndarray, data: Path, precision: str) -> dict:

@@ -50,6 +50,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--precision", choices=["auto", "fp32", "fp16"], default="auto",
                    help="how the vectors are kept: fp32 in embeddings.npy, or fp16 in a memory-mapped store "
                         "(half the disk and memory; 'auto': fp16 from 1,000,000 rows)")
+    p.add_argument("--indexes", choices=["auto", "on", "off"], default="auto",
+                   help="build the keyword index (SQLite FTS5 trigrams) and Suggest's word matrix now; 'auto': "
+                        "from 1,000,000 rows (smaller corpora search in memory and build words on first use)")
     return p.parse_args(argv)
 
 
@@ -63,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
                         author=a.author_column or None),
         options=Options(dedupe=a.dedupe, keep_empty=a.keep_empty, bad_dates=a.bad_dates),
         vectors=a.vectors, vectors_model=a.vectors_model, vectors_column=a.vectors_column, precision=a.precision,
+        indexes=a.indexes,
     )
     bars: dict[int, tqdm] = {}
 

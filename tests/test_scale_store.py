@@ -205,3 +205,50 @@ def test_kmeans_on_a_sample_assigns_every_row_of_a_mapped_store_and_finds_the_cl
     assert sampled.params["sample"] == 1500 and sampled.history[-1]["assigned_rows"] == 6000
     assert adjusted_rand_score(truth, sampled.labels) > 0.95
     assert adjusted_rand_score(whole.labels, sampled.labels) > 0.95
+
+
+QUERIES = [  # (query, is_regex, case_insensitive, diacritics_insensitive)
+    ("trump", False, True, True), ("Trump", False, False, True), ("fake news", False, True, True),
+    ("očkování", False, True, True), ("očkování", False, True, False), ("vlád", False, True, True),
+    ("#maga", False, True, True), ('"fake news"', False, True, True), ("https://t.co", False, True, True),
+    (r"trump\w*", True, True, True), (r"^rt @\w+", True, True, True), (r"(hillary|bill) clinton", True, True, True),
+    (r"vakcín[ay]|očkován", True, True, True), (r"russia\w*\s+\w+", True, True, True), (r"Trump$", True, False, True),
+    (r"korea\W+\w+", True, True, False), ("breaking|obama|babiš", True, True, True),
+]
+
+
+def test_the_keyword_index_finds_the_same_texts_as_the_in_memory_engine(tmp_path):
+    from conftest import shared_file
+    from core.search import textindex
+    from core.search.keyword import find_rows, fold
+
+    en = pd.read_csv(shared_file("russian_troll_tweets_recent300k.csv"), usecols=["text"], dtype=str,
+                     keep_default_na=False, nrows=3000)
+    cz = pd.read_csv(shared_file("czech_politicians_tweets_2021.csv"), usecols=["text"], dtype=str,
+                     keep_default_na=False, nrows=3000)
+    texts = en["text"].tolist() + cz["text"].tolist() + ['he said "fake news"\nthen left', "Trump"]
+    textindex.build(tmp_path / textindex.FILE, texts, len(texts), fold)
+    memory = KeywordIndex(texts)
+    indexed = KeywordIndex(texts, text_index=textindex.TextIndex(tmp_path / textindex.FILE, len(texts)))
+    for query, is_regex, ci, di in QUERIES:
+        kw = {"is_regex": is_regex, "case_insensitive": ci, "diacritics_insensitive": di}
+        a, b = find_rows(memory, query, **kw), find_rows(indexed, query, **kw)
+        assert a.tolist() == b.tolist(), query
+        assert len(a) > 0, query  # each query finds something, or the comparison says little
+
+
+def test_indexes_built_at_import_are_what_the_server_searches(source, tmp_path):
+    from core.search.keyword import find_rows
+    from core.search.lexical import WORDS_VERSION
+    from ui.resources import keyword_index
+
+    src, frame, x = source
+    np.save(tmp_path / "v.npy", x)
+    c = import_corpus(ImportSpec(input=src, name="ix", vectors=tmp_path / "v.npy", indexes="on"),
+                      root=tmp_path / "data", model_loader=no_model)
+    assert c.keyword_index_file is not None and (c.data_folder / f"words-v{WORDS_VERSION}.npz").exists()
+    assert set(c.manifest["indexes"]) == {"keyword", "words"}
+    kindex = keyword_index(c, c.frame["text"].tolist())
+    assert kindex.text_index is not None
+    expected = [i for i, t in enumerate(c.frame["text"]) if "excel" in t.lower()]
+    assert find_rows(kindex, "Excel").tolist() == expected and expected

@@ -279,14 +279,25 @@ def test_suggest_finds_a_topic_defined_by_its_words():
 
 
 # --- keyword -------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def kctx():
+def keyword_index(texts, engine: str, folder) -> KeywordIndex:
+    """The in-memory engine, or a large corpus's on-disk trigram index (core/search/textindex.py)."""
+    if engine == "memory":
+        return KeywordIndex(texts)
+    from core.search import textindex
+    from core.search.keyword import fold
+
+    textindex.build(folder / textindex.FILE, texts, len(texts), fold)
+    return KeywordIndex(texts, text_index=textindex.TextIndex(folder / textindex.FILE, len(texts)))
+
+
+@pytest.fixture(scope="module", params=["memory", "index"])
+def kctx(request, tmp_path_factory):
     texts = ["Očkování proti covidu začíná", "OCKOVANI je dobrovolné", "volby 2021\nna podzim",
              "Vakcína a očkovací centrum", "nic", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!"]
     x, _ = clustered_unit_vectors(len(texts), 8, seed=1)
     dates = pd.to_datetime(["2021-01-01", "2021-02-01", "2021-03-01", "2021-04-01", "2021-05-01", "2021-06-01"])
     frame = pd.DataFrame({"id": list("abcdef"), "text": texts, "date": dates, "author": list("xyxyxy")})
-    return SearchContext(VectorIndex(x), KeywordIndex(texts), frame)
+    return SearchContext(VectorIndex(x), keyword_index(texts, request.param, tmp_path_factory.mktemp("kw")), frame)
 
 
 def kw(ctx, query, **kw):
@@ -323,6 +334,12 @@ def test_keyword_bad_and_catastrophic_patterns(kctx):
     with pytest.raises(KeywordError, match="type a word"):
         kw(kctx, "   ")
     assert kw(kctx, "(unclosed") == []  # as a plain substring it is fine
+    if kctx.keyword_index.text_index is not None:  # the index refuses what it cannot narrow, saying why
+        with pytest.raises(KeywordError, match="at least 3 characters"):
+            kw(kctx, "oc")
+        with pytest.raises(KeywordError, match="plain part of at least 3 characters"):
+            kw(kctx, r"(a+)+$", is_regex=True)
+        return
     long = KeywordIndex(["a" * 30 + "!"] * 50 + ["a" * 5000 + "!"])
     with pytest.raises(KeywordError, match="longer than 0.3 s"):  # deadlines: tests/test_hostile_queries.py
         find_rows(long, r"(a+)+$", is_regex=True, timeout_s=0.3)

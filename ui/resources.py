@@ -39,13 +39,21 @@ def vector_index(c: Corpus, device: str) -> VectorIndex:
     return VectorIndex.mapped(c.vector_file, device) if c.vector_file else VectorIndex(c.embeddings, device=device)
 
 
+def keyword_index(c: Corpus, texts: list[str]) -> KeywordIndex:
+    """A large corpus's keyword index on disk (built at import); otherwise the texts joined in memory."""
+    from core.search.textindex import TextIndex
+
+    f = c.keyword_index_file
+    return KeywordIndex(texts, text_index=TextIndex(f, c.n) if f else None)
+
+
 @st.cache_resource(show_spinner="Building the search index…", max_entries=4)
 def _search_context(root: str, name: str, stamp: float) -> SearchContext:
     c = _corpus(root, name, stamp)
     device = pick_device("auto")
     texts = c.frame["text"].tolist()
     words = WordIndex(texts, c.data_folder / f"words-v{WORDS_VERSION}.npz")
-    return SearchContext(vector_index(c, device), KeywordIndex(texts), c.frame,
+    return SearchContext(vector_index(c, device), keyword_index(c, texts), c.frame,
                          device=device, word_index=words)
 
 

@@ -81,11 +81,15 @@ class KeywordIndex:
     users' requests keep answering, or on first use if that comes first. Each is built once, under
     its own lock. Nothing else changes after construction."""
 
-    def __init__(self, texts: Sequence[str], prebuild: bool | None = None):
+    def __init__(self, texts: Sequence[str], prebuild: bool | None = None, text_index=None):
         self._texts = [t.replace("\n", " ").replace("\r", " ") for t in texts]
         self.n = len(self._texts)
         self._variants: dict[tuple[bool, bool], tuple[str, np.ndarray]] = {}
         self._locks = {key: threading.Lock() for key in ((True, True), (False, True), (True, False), (False, False))}
+        # a large corpus's on-disk index (core/search/textindex.py): then nothing is joined in memory
+        self.text_index = text_index
+        if text_index is not None:
+            return
         self.variant(True, True)
         if prebuild is None:
             prebuild = sum(len(t) for t in self._texts) <= PREBUILD_MAX_CHARS
@@ -280,6 +284,8 @@ def find_rows(kindex: KeywordIndex, query: str, *, is_regex: bool = False,
     """Sorted rows whose text matches; KeywordError on a bad or oversized pattern, or when the
     deadline (``timeout_s`` for the whole search) passes."""
     deadline = _Deadline(timeout_s)
+    if kindex.text_index is not None:
+        return _find_indexed(kindex, query, is_regex, case_insensitive, diacritics_insensitive, deadline)
     joined, ends = kindex.variant(case_insensitive, diacritics_insensitive)
     branches = literal_branches(query) if is_regex else [query]
     if branches is not None:
@@ -298,6 +304,53 @@ def find_rows(kindex: KeywordIndex, query: str, *, is_regex: bool = False,
         return job.result(timeout=max(0.0, deadline.at - time.monotonic()))
     except FutureTimeout:
         job.cancel()
+        raise deadline.expired() from None
+
+
+def _find_indexed(kindex: KeywordIndex, query: str, is_regex: bool, case: bool, diacritics: bool,
+                  deadline: _Deadline) -> np.ndarray:
+    """find_rows through the corpus's trigram index: candidates from the index (folded texts), each
+    tested with the query as the in-memory engine would test it; the same rows."""
+    from core.search import textindex
+
+    tix = kindex.text_index
+    default = case and diacritics  # the index holds exactly this variant: its texts need no folding here
+
+    def test(rows: np.ndarray, hit) -> np.ndarray:
+        keep = []
+        for i, r in enumerate(rows):
+            if hit(fold(kindex.texts[int(r)], case=case, diacritics=diacritics)):
+                keep.append(int(r))
+            if i % 2048 == 2047:
+                deadline.left()
+        return np.asarray(keep, np.int64)
+
+    branches = literal_branches(query) if is_regex else [query]
+    if branches is not None:
+        check_limits(query, is_regex)
+        found = []
+        for b in branches:
+            needle = fold_literal(b, case, diacritics)
+            key = fold(needle)
+            if len(key) < textindex.MIN_CHARS:
+                raise KeywordError(textindex.too_short(b))
+            rows = tix.containing([[key]], deadline)
+            found.append(rows if default else test(rows, lambda text, n=needle: n in text))
+        deadline.left()
+        return np.unique(np.concatenate(found))
+    pattern = compile_query(query, True, case, diacritics)  # checks the limits
+    plan = [[k for k in (fold(r) for r in needles) if len(k) >= textindex.MIN_CHARS]
+            for needles in textindex.literal_plan(pattern.pattern)]
+    if not plan or not all(plan):
+        raise KeywordError(textindex.NO_LITERAL)
+    try:
+        if default:
+            rows = [r for r, body in tix.bodies(plan, deadline)
+                    if pattern.search(body, timeout=deadline.left(), concurrent=True)]
+            return np.asarray(sorted(rows), np.int64)
+        return test(tix.containing(plan, deadline),
+                    lambda text: pattern.search(text, timeout=deadline.left(), concurrent=True))
+    except TimeoutError:
         raise deadline.expired() from None
 
 

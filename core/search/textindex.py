@@ -1,0 +1,156 @@
+"""The keyword index of a large corpus: SQLite FTS5 with the trigram tokenizer over the folded texts
+(case and diacritics folded, line breaks as spaces, exactly as the in-memory engine folds them),
+built once at import (``keywords.fts`` in the corpus's generation folder).
+
+A trigram index answers substring queries, which is what the keyword search means (``vax`` finds
+``vaxxed``): a phrase of three or more characters matches exactly the texts that contain it, so a
+word, a phrase or a prefix answers from the index alone. A regular expression is reduced to the
+literal runs every match must contain (three characters or more); the index gives the texts holding
+all of them, and only those are tested with the pattern. A pattern with no such run, or a query of
+fewer than three characters, is refused with the reason: at this size a scan of every text would not
+answer within the deadline. The deadline still guards everything (SQLite's progress handler stops a
+query that runs past it).
+
+Chosen by measurement (bench/RESULTS.md, issue 29): in Python's standard library (no new
+dependency), the same result sets as the in-memory engine on the keyword tests, and at 300k texts a
+word query in 37 ms against 129 ms for the scan.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+
+FILE = "keywords.fts"
+MIN_CHARS = 3  # a trigram index cannot look up less
+_BATCH = 20_000
+
+
+def build(path: Path, texts: Iterable[str], n: int, fold: Callable[[str], str],
+          progress: Callable[[int, int], None] | None = None) -> None:
+    """Index ``n`` texts (row i = rowid i), folded by ``fold``, into a new file at ``path`` (atomic)."""
+    from core.atomic import atomic_path
+
+    with atomic_path(Path(path)) as tmp:
+        tmp.unlink()
+        conn = sqlite3.connect(tmp)
+        try:
+            conn.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-262144;"
+                               "CREATE VIRTUAL TABLE t USING fts5(body, tokenize='trigram case_sensitive 1', "
+                               "columnsize=0);")
+            row, batch = 0, []
+            for text in texts:
+                batch.append((row, fold(text.replace("\n", " ").replace("\r", " "))))
+                row += 1
+                if len(batch) == _BATCH:
+                    conn.executemany("INSERT INTO t(rowid, body) VALUES (?, ?)", batch)
+                    batch = []
+                    if progress:
+                        progress(row, n)
+            if batch:
+                conn.executemany("INSERT INTO t(rowid, body) VALUES (?, ?)", batch)
+            if row != n:
+                raise ValueError(f"{row:,} texts were indexed where {n:,} were announced")
+            conn.execute("INSERT INTO t(t) VALUES ('optimize')")  # one segment: fewer lookups per query
+            conn.commit()
+            if progress:
+                progress(n, n)
+        finally:
+            conn.close()
+
+
+def literal_plan(pattern: str) -> list[list[str]]:
+    """What the index can look up for ``pattern``: alternatives (one per top-level branch ``a|b``), each
+    the literal runs of at least MIN_CHARS that every match of that branch contains; [] when some
+    branch has none (then the index cannot narrow the texts) or the pattern cannot be read (Python's
+    own regex parser does not know the ``regex`` package's extras such as ``\\p{L}``)."""
+    try:
+        from re import _constants as c, _parser as parser  # the standard library's parser (3.11+)
+
+        tree = list(parser.parse(pattern))
+    except Exception:
+        return []
+    repeats = {c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", c.MAX_REPEAT)}
+
+    def runs_of(items) -> list[str]:
+        runs: list[str] = []
+        cur: list[str] = []
+        for op, av in items:
+            if op is c.LITERAL:
+                cur.append(chr(av))
+                continue
+            if cur:  # anything else ends a run; what it holds is required only where it must match
+                runs.append("".join(cur))
+                cur = []
+            if op is c.SUBPATTERN:
+                runs += runs_of(av[-1])
+            elif op in repeats and av[0] >= 1:
+                runs += runs_of(av[2])
+        if cur:
+            runs.append("".join(cur))
+        return [r for r in runs if len(r) >= MIN_CHARS]
+
+    while len(tree) == 1 and tree[0][0] is c.SUBPATTERN:  # (a|b) as a whole: its branches
+        tree = list(tree[0][1][-1])
+    branches = tree[0][1][1] if len(tree) == 1 and tree[0][0] is c.BRANCH else [tree]
+    plan = [runs_of(b) for b in branches]
+    return plan if all(plan) else []
+
+
+def _phrase(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+class TextIndex:
+    """Read-only lookups in a built index; one SQLite connection per thread (server sessions are threads)."""
+
+    def __init__(self, path: Path, n: int):
+        self.path, self.n = Path(path), n
+        self._local = threading.local()
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._local.conn = sqlite3.connect(f"file:{self.path}?mode=ro&immutable=1", uri=True,
+                                                      check_same_thread=False)
+        return conn
+
+    def _query(self, sql: str, args: tuple, deadline) -> list[tuple]:
+        conn = self._conn()
+        conn.set_progress_handler(lambda: 1 if time.monotonic() > deadline.at else 0, 20_000)
+        try:
+            return conn.execute(sql, args).fetchall()
+        except sqlite3.OperationalError as exc:
+            if "interrupted" in str(exc):
+                raise deadline.expired() from None
+            raise
+        finally:
+            conn.set_progress_handler(None, 0)
+
+    @staticmethod
+    def _match(plan: Sequence[Sequence[str]]) -> str:
+        return " OR ".join("(" + " AND ".join(_phrase(s) for s in needles) + ")" for needles in plan)
+
+    def containing(self, plan: Sequence[Sequence[str]], deadline) -> np.ndarray:
+        """Sorted rows whose folded text contains every needle of some alternative of ``plan``."""
+        rows = self._query("SELECT rowid FROM t WHERE t MATCH ?", (self._match(plan),), deadline)
+        return np.sort(np.fromiter((r[0] for r in rows), np.int64, len(rows)))
+
+    def bodies(self, plan: Sequence[Sequence[str]], deadline) -> list[tuple[int, str]]:
+        """(row, folded text) of the texts ``containing`` finds."""
+        return self._query("SELECT rowid, body FROM t WHERE t MATCH ?", (self._match(plan),), deadline)
+
+
+def too_short(needle: str) -> str:
+    return (f"at this corpus size a search needs at least {MIN_CHARS} characters (the keyword index is made of "
+            f"3-character pieces); {needle!r} has {len(needle)}")
+
+
+NO_LITERAL = ("at this corpus size a regular expression needs a plain part of at least 3 characters that every "
+              "match contains (for example vacc\\w+ rather than \\w+ine), so that the keyword index can narrow "
+              "the texts it is tried on")
