@@ -120,25 +120,113 @@ def timeline(frame: pd.DataFrame, bin_name: str = "auto", top: int = 20,
     return Timeline(fig, mode, bin_name, len(f))
 
 
+RASTER_FROM = 400_000  # above this many texts the unlabelled ones are drawn as a density image
+GRID = (600, 400)  # the density image's cells (x, y)
+
+
+@dataclass
+class Raster:
+    """Where every row lies in the density image, for selections over all rows (not only drawn points)."""
+
+    xy: np.ndarray  # (N, 2) float32
+    x_edges: np.ndarray
+    y_edges: np.ndarray
+    cell: np.ndarray  # (N,) int32: cell of each row, x-major
+    order: np.ndarray  # rows sorted by cell
+    starts: np.ndarray  # order[starts[c]:starts[c + 1]] are the rows of cell c
+
+
 @dataclass
 class Scatter:
     figure: go.Figure
     trace_rows: list[np.ndarray]  # corpus rows of each trace's points, in order (for selections)
     hover_rows: int  # how many points carry their text
+    raster: Raster | None = None  # set when the unlabelled texts are an image
 
 
-def scatter(xy: np.ndarray, labels: np.ndarray, texts=None, hover_sample: int = 5000, seed: int = 0) -> Scatter:
+def _raster(xy: np.ndarray, grid: tuple[int, int] = GRID) -> Raster:
+    nx, ny = grid
+    lo, hi = xy.min(axis=0), xy.max(axis=0)
+    span = np.where(hi > lo, hi - lo, 1.0)
+    x_edges = np.linspace(lo[0], lo[0] + span[0], nx + 1, dtype=np.float64)
+    y_edges = np.linspace(lo[1], lo[1] + span[1], ny + 1, dtype=np.float64)
+    gx = np.clip(((xy[:, 0] - lo[0]) / span[0] * nx).astype(np.int32), 0, nx - 1)
+    gy = np.clip(((xy[:, 1] - lo[1]) / span[1] * ny).astype(np.int32), 0, ny - 1)
+    cell = gx * ny + gy
+    order = np.argsort(cell, kind="stable").astype(np.int64)
+    starts = np.searchsorted(cell[order], np.arange(nx * ny + 1))
+    return Raster(xy, x_edges, y_edges, cell, order, starts)
+
+
+def points_in_polygon(px: np.ndarray, py: np.ndarray, vx, vy) -> np.ndarray:
+    """Even-odd rule, one numpy pass per polygon edge."""
+    vx, vy = np.asarray(vx, np.float64), np.asarray(vy, np.float64)
+    inside = np.zeros(len(px), dtype=bool)
+    for i in range(len(vx)):
+        x1, y1, x2, y2 = vx[i - 1], vy[i - 1], vx[i], vy[i]
+        if y1 == y2:
+            continue
+        crosses = (py >= min(y1, y2)) & (py < max(y1, y2))
+        xc = x1 + (py - y1) * (x2 - x1) / (y2 - y1)
+        inside ^= crosses & (px < xc)
+    return inside
+
+
+def rows_in_shape(r: Raster, vx, vy) -> np.ndarray:
+    """Rows whose point lies inside the polygon (vx, vy): cells wholly inside take all their rows at
+    once; only the rows of cells the outline crosses are tested one by one. Exact, and fast at 10M."""
+    vx, vy = np.asarray(vx, np.float64), np.asarray(vy, np.float64)
+    if len(vx) < 3:
+        return np.zeros(0, np.int64)
+    nx, ny = len(r.x_edges) - 1, len(r.y_edges) - 1
+    cx, cy = 0.5 * (r.x_edges[:-1] + r.x_edges[1:]), 0.5 * (r.y_edges[:-1] + r.y_edges[1:])
+    gx, gy = np.meshgrid(np.arange(nx), np.arange(ny), indexing="ij")
+    centre_in = points_in_polygon(cx[gx.ravel()], cy[gy.ravel()], vx, vy)
+    # cells the outline passes through: walk each edge in steps smaller than a cell
+    dx, dy = r.x_edges[1] - r.x_edges[0], r.y_edges[1] - r.y_edges[0]
+    border = np.zeros(nx * ny, dtype=bool)
+    for i in range(len(vx)):
+        x1, y1, x2, y2 = vx[i - 1], vy[i - 1], vx[i], vy[i]
+        steps = int(max(abs(x2 - x1) / dx, abs(y2 - y1) / dy) * 2) + 2
+        t = np.linspace(0, 1, steps)
+        ix = np.clip(((x1 + t * (x2 - x1) - r.x_edges[0]) / dx).astype(np.int64), 0, nx - 1)
+        iy = np.clip(((y1 + t * (y2 - y1) - r.y_edges[0]) / dy).astype(np.int64), 0, ny - 1)
+        near_x = np.clip(np.stack([ix - 1, ix, ix + 1]), 0, nx - 1)  # and their neighbours: no cell missed
+        near_y = np.clip(np.stack([iy - 1, iy, iy + 1]), 0, ny - 1)
+        border[(near_x[:, None, :] * ny + near_y[None, :, :]).ravel()] = True
+    whole = np.flatnonzero(centre_in & ~border)
+    tested = np.flatnonzero(border)
+
+    def rows_of(cells: np.ndarray) -> np.ndarray:
+        if not len(cells):
+            return np.zeros(0, np.int64)
+        return np.concatenate([r.order[r.starts[c]:r.starts[c + 1]] for c in cells])
+
+    candidates = rows_of(tested)
+    pts = r.xy[candidates]
+    hit = candidates[points_in_polygon(pts[:, 0].astype(np.float64), pts[:, 1].astype(np.float64), vx, vy)]
+    return np.unique(np.concatenate([rows_of(whole), hit]))
+
+
+def scatter(xy: np.ndarray, labels: np.ndarray, texts=None, hover_sample: int = 5000, seed: int = 0,
+            raster_from: int = RASTER_FROM) -> Scatter:
     """WebGL scatter of every row: yellow unlabelled, red excluded, green included.
 
     Coordinates go out as float32 arrays (Plotly sends numpy arrays base64-encoded); hover text is
-    carried for labelled rows and a sample of ``hover_sample`` unlabelled rows only.
+    carried for labelled rows and a sample of ``hover_sample`` unlabelled rows only. Above
+    ``raster_from`` rows the unlabelled ones are a density image made here (a browser cannot draw
+    ten million points), the sample and the labelled rows points over it; a lasso or box then
+    selects over every row (:func:`selected_rows` with the selection's shapes).
     """
     xy = np.asarray(xy, dtype=np.float32)
     labels = np.asarray(labels)
     rng = np.random.default_rng(seed)
     unl = np.flatnonzero(labels == 0)
     sample = np.sort(rng.choice(unl, min(hover_sample, len(unl)), replace=False)) if texts is not None else unl[:0]
-    bulk = np.setdiff1d(unl, sample, assume_unique=True)
+    scale = min(1.0, float(np.sqrt(len(xy) / 2_000_000)))  # fewer texts, coarser cells: still visible
+    raster = _raster(xy, (max(80, int(GRID[0] * scale)), max(50, int(GRID[1] * scale)))) \
+        if len(xy) > raster_from else None
+    bulk = np.setdiff1d(unl, sample, assume_unique=True) if raster is None else unl[:0]
     fig = go.Figure()
     trace_rows = []
 
@@ -153,19 +241,35 @@ def scatter(xy: np.ndarray, labels: np.ndarray, texts=None, hover_sample: int = 
                                    showlegend=legend, **kw))
         trace_rows.append(rows)
 
-    add(bulk, "unlabelled", UNLABELLED_COLOUR, 3, False)
-    add(sample, "unlabelled (with text)", UNLABELLED_COLOUR, 3, True, legend=False)
+    if raster is not None:
+        nx, ny = len(raster.x_edges) - 1, len(raster.y_edges) - 1
+        counts = np.bincount(raster.cell[unl], minlength=nx * ny).reshape(nx, ny).T.astype(np.float32)
+        z = np.where(counts > 0, np.log1p(counts), np.nan).astype(np.float32)
+        fig.add_trace(go.Heatmap(z=z, x0=float(raster.x_edges[0] + 0.5 * (raster.x_edges[1] - raster.x_edges[0])),
+                                 dx=float(raster.x_edges[1] - raster.x_edges[0]),
+                                 y0=float(raster.y_edges[0] + 0.5 * (raster.y_edges[1] - raster.y_edges[0])),
+                                 dy=float(raster.y_edges[1] - raster.y_edges[0]),
+                                 colorscale=[[0, "#f7d04a"], [1, "#7a5c00"]], showscale=False, hoverinfo="skip",
+                                 name="unlabelled (density)"))
+        trace_rows.append(np.zeros(0, np.int64))  # an image: its selection comes from the shapes
+        for axis, edges in (("xaxis", raster.x_edges), ("yaxis", raster.y_edges)):  # a margin, as points get
+            pad = 0.04 * (edges[-1] - edges[0])
+            fig.update_layout({axis: {"range": [float(edges[0] - pad), float(edges[-1] + pad)]}})
+    else:
+        add(bulk, "unlabelled", UNLABELLED_COLOUR, 3, False)
+    add(sample, "unlabelled (with text)", UNLABELLED_COLOUR, 3, True, legend=raster is not None)
     add(np.flatnonzero(labels < 0), "excluded", EXCLUDED_COLOUR, 6, True)
     add(np.flatnonzero(labels > 0), "included", INCLUDED_COLOUR, 6, True)
     # The template is set here and the page draws with theme=None: Streamlit's theming rewrites the
     # whole figure JSON in the browser, which cost about 1 s of the 300k scatter's draw time.
     fig.update_layout(dragmode="lasso", xaxis_title="LD1", yaxis_title="LD2", margin={"t": 30},
                       legend={"orientation": "h"}, hoverlabel={"align": "left"}, template="plotly_white")
-    return Scatter(fig, trace_rows, int(len(sample) + (labels != 0).sum()))
+    return Scatter(fig, trace_rows, int(len(sample) + (labels != 0).sum()), raster)
 
 
-def selected_rows(result: Scatter, points: list[dict]) -> np.ndarray:
-    """Corpus rows of the points in a Streamlit Plotly selection event."""
+def selected_rows(result: Scatter, points: list[dict], shapes: dict | None = None) -> np.ndarray:
+    """Corpus rows of a Streamlit Plotly selection event: its points, and for a density image every
+    row inside its lasso or box (``shapes``: the event's ``{"lasso": [...], "box": [...]}``)."""
     rows = []
     for p in points:
         curve = p.get("curve_number")
@@ -173,9 +277,16 @@ def selected_rows(result: Scatter, points: list[dict]) -> np.ndarray:
         if curve is None or idx is None or curve >= len(result.trace_rows):
             continue
         tr = result.trace_rows[curve]
-        if 0 <= idx < len(tr):
+        if isinstance(idx, int) and 0 <= idx < len(tr):
             rows.append(int(tr[idx]))
-    return np.unique(np.asarray(rows, dtype=np.int64))
+    found = [np.asarray(rows, dtype=np.int64)]
+    if result.raster is not None and shapes:
+        for lasso in shapes.get("lasso", []) or []:
+            found.append(rows_in_shape(result.raster, lasso.get("x", []), lasso.get("y", [])))
+        for box in shapes.get("box", []) or []:
+            (x0, x1), (y0, y1) = box.get("x", [0, 0])[:2], box.get("y", [0, 0])[:2]
+            found.append(rows_in_shape(result.raster, [x0, x1, x1, x0], [y0, y0, y1, y1]))
+    return np.unique(np.concatenate(found))
 
 
 def size_histogram(sizes: np.ndarray, edges=(1, 2, 5, 10, 30, 100, 300, 1000, 3000, 10**9)) -> go.Figure:

@@ -3,6 +3,8 @@ Select points (box or lasso) to include or exclude them."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import streamlit as st
 
@@ -15,7 +17,9 @@ name, corpus = navigation.start_page("LDA scatter", "✨")
 session = group.session()
 group.counters(session)
 st.title("LDA scatter")
-HOVER_SAMPLE = 5000
+HOVER_SAMPLE = int(os.environ.get("SEMANNO_SCATTER_HOVER_SAMPLE", 5000))
+# above this many texts the unlabelled ones are a density image (tests lower it to see that form)
+RASTER_FROM = int(os.environ.get("SEMANNO_SCATTER_RASTER_FROM", plots.RASTER_FROM))
 
 
 @st.cache_data(max_entries=8, show_spinner="Projecting the corpus…")
@@ -39,19 +43,26 @@ def figure(corpus_name: str, stamp: str, included: tuple, excluded: tuple) -> pl
     xy = coordinates(corpus_name, stamp, included, excluded)
     labels = np.zeros(len(xy), dtype=np.int8)
     labels[list(included)], labels[list(excluded)] = INCLUDED, EXCLUDED
-    return plots.scatter(xy, labels, resources.corpus(corpus_name).frame["text"].to_numpy(), hover_sample=HOVER_SAMPLE)
+    return plots.scatter(xy, labels, resources.corpus(corpus_name).frame["text"].to_numpy(), hover_sample=HOVER_SAMPLE,
+                         raster_from=RASTER_FROM)
 
 
 sc = figure(name, str(resources.stamp(name)), tuple(inc.tolist()), tuple(exc.tolist()))
-st.caption(f"All {corpus.n:,} texts: green included, red excluded, yellow unlabelled. Hover shows the text "
-           f"of {sc.hover_rows:,} texts: the labelled ones and a sample of up to {HOVER_SAMPLE:,} unlabelled ones "
-           "(the rest are drawn without text, to keep the page light at 300k texts). Drag a lasso (or pick "
-           "box select in the chart's toolbar) to select texts, then include or exclude them.")
+if sc.raster is None:
+    st.caption(f"All {corpus.n:,} texts: green included, red excluded, yellow unlabelled. Hover shows the text "
+               f"of {sc.hover_rows:,} texts: the labelled ones and a sample of up to {HOVER_SAMPLE:,} unlabelled "
+               "ones (the rest are drawn without text, to keep the page light at 300k texts). Drag a lasso (or "
+               "pick box select in the chart's toolbar) to select texts, then include or exclude them.")
+else:
+    st.caption(f"All {corpus.n:,} texts: the unlabelled ones as a density (darker: more texts), a sample of "
+               f"{HOVER_SAMPLE:,} of them as yellow points with their text on hover, green included, red "
+               "excluded. A lasso or box selects every text inside it, drawn as a point or not.")
 # theme=None (our template is in the figure) and WebGL at 1x pixel ratio (Plotly's default is 2x):
 # together about 1.5 s less to draw 300k points where WebGL has no GPU (bench/RESULTS.md).
 event = st.plotly_chart(sc.figure, width="stretch", key="scatter", on_select="rerun", theme=None,
                         selection_mode=("box", "lasso"), config={"plotGlPixelRatio": 1})
-picked = plots.selected_rows(sc, (event or {}).get("selection", {}).get("points", []))
+selection = (event or {}).get("selection", {})
+picked = plots.selected_rows(sc, selection.get("points", []), selection)
 
 
 def on_bulk(rows, label: int) -> None:

@@ -311,6 +311,25 @@ def test_hostile_texts_names_and_urls_stay_inert(hostile):
         assert_inert(page, dialogs, requests)
 
 
+def test_scatter_as_a_density_image_selects_every_text_inside_the_lasso(tmp_path, tweets_root):
+    """The large-corpus form (issue 29), forced on 2,000 texts: the unlabelled texts are an image with
+    only 50 of them drawn as points, and a lasso round the whole chart still selects all of them."""
+    require_browser()
+    root = tmp_path / "d"
+    shutil.copytree(tweets_root / "tweets", root / "tweets")
+    env = {"SEMANNO_SCATTER_RASTER_FROM": "100", "SEMANNO_SCATTER_HOVER_SAMPLE": "50"}
+    with streamlit_server(root, env) as (url, _proc), browser_page() as page:
+        open_annotate(page, url)
+        keyword_search(page, "ockovani")
+        untick_row(page, 0, 1)
+        page.get_by_role("link", name="Scatter").click()
+        page.get_by_text("as a density").wait_for()
+        chart = page.locator('[data-testid="stPlotlyChart"]')
+        counts = colour_counts(chart.screenshot())
+        assert counts["yellow"] > 200 and counts["green"] > 20, counts
+        assert lasso_all(page) == 2000
+
+
 def test_scatter_draws_and_excludes_by_lasso(server):
     url, _ = server
     with browser_page() as page:
