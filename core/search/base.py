@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
@@ -100,6 +102,35 @@ class SearchContext:
     @property
     def vectors(self) -> np.ndarray:
         return self.index.vectors
+
+
+_THREADS_LOCK = threading.Lock()
+_THREADS_USERS = [0, 0]  # [fits running now, torch's thread count before the first of them]
+
+
+@contextmanager
+def one_thread():
+    """Run a fit on the labelled rows with one thread (torch and BLAS). Such fits are small; on two
+    threads their thread pools spin-wait on each other and, worse, on any busy process beside the
+    server: with a training running, LDA took 0.68 s on two threads against 0.05 s on one
+    (bench/RESULTS.md, issue 29). Counted across a server's sessions (threads): the first fit in sets
+    one thread, the last one out restores the count."""
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    with _THREADS_LOCK:
+        if _THREADS_USERS[0] == 0:
+            _THREADS_USERS[1] = torch.get_num_threads()
+            torch.set_num_threads(1)
+        _THREADS_USERS[0] += 1
+    try:
+        with threadpool_limits(1, user_api="blas"):
+            yield
+    finally:
+        with _THREADS_LOCK:
+            _THREADS_USERS[0] -= 1
+            if _THREADS_USERS[0] == 0:
+                torch.set_num_threads(_THREADS_USERS[1])
 
 
 def as_rows(x) -> np.ndarray:

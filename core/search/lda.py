@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from core.search.base import Method, Ranked, SearchContext
+from core.search.base import Method, Ranked, SearchContext, one_thread
 from core.search.linear import labelled, rank_by_direction, to_torch
 
 
@@ -51,8 +51,9 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
            ) -> Ranked:
     inc, exc, xi, xe = labelled(ctx, included, excluded)
     METHOD.check(inc, exc)
-    w = fisher_direction(to_torch(xi, ctx.device), to_torch(xe, ctx.device))
-    w = w / w.norm()
+    with one_thread():
+        w = fisher_direction(to_torch(xi, ctx.device), to_torch(xe, ctx.device))
+        w = w / w.norm()
     return rank_by_direction(ctx, w.float().cpu().numpy(), inc, exc, k, "lda")
 
 

@@ -109,8 +109,11 @@ def fit_scores(x: np.ndarray, words: sp.csr_matrix | None, pos: np.ndarray, neg:
     feats = sp.hstack([sp.csr_matrix(dense), words[rows]]).tocsr() if words is not None else dense
     # random_state fixed: liblinear shuffles with numpy's global generator otherwise (shared by every
     # user of a server, and a second answer for the same labels)
-    model = LogisticRegression(C=c, class_weight="balanced", solver="liblinear", max_iter=300,
-                               random_state=0).fit(feats, y)
+    from core.search.base import one_thread
+
+    with one_thread():
+        model = LogisticRegression(C=c, class_weight="balanced", solver="liblinear", max_iter=300,
+                                   random_state=0).fit(feats, y)
     w = model.coef_[0].astype(np.float32)
     d = x.shape[1]
     direction = alpha * w[:d]

@@ -7,7 +7,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from core.search.base import Method, Ranked, SearchContext
+from core.search.base import Method, Ranked, SearchContext, one_thread
 from core.search.linear import labelled, rank_by_direction, to_torch
 
 
@@ -47,7 +47,8 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
            *, steps: int = 100) -> Ranked:
     inc, exc, xi, xe = labelled(ctx, included, excluded)
     METHOD.check(inc, exc)
-    w = train(to_torch(xi, ctx.device), to_torch(xe, ctx.device), steps=steps)
+    with one_thread():
+        w = train(to_torch(xi, ctx.device), to_torch(xe, ctx.device), steps=steps)
     return rank_by_direction(ctx, w.cpu().numpy(), inc, exc, k, "nn1")
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from core.search.base import Method, Ranked, SearchContext
+from core.search.base import Method, Ranked, SearchContext, one_thread
 from core.search.linear import labelled, rank_by_direction, to_torch
 
 
@@ -48,7 +48,8 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
            *, l2: float = 1e-3) -> Ranked:
     inc, exc, xi, xe = labelled(ctx, included, excluded)
     METHOD.check(inc, exc)
-    model = train(to_torch(xi, ctx.device), to_torch(xe, ctx.device), l2=l2)
+    with one_thread():
+        model = train(to_torch(xi, ctx.device), to_torch(xe, ctx.device), l2=l2)
     w = model.linear.weight.detach()[0].cpu().numpy()
     b = float(model.linear.bias.detach().cpu()[0])
     return rank_by_direction(ctx, w, inc, exc, k, "nn2", bias=b,

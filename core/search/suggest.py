@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from core.search import cos, lda
-from core.search.base import Method, Ranked, SearchContext, as_rows
+from core.search.base import Method, Ranked, SearchContext, as_rows, one_thread
 from core.search.lexical import fit_scores
 from core.search.linear import rank_by_direction, to_torch
 
@@ -56,8 +56,9 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
         scores = fit_scores(x, ctx.word_index.matrix, inc, neg, alpha=float(alpha), c=float(c), scan=ctx.index.scores)
         rows, top = top_unlabelled(scores, labelled, k)
         return Ranked(rows, top, "suggest", {"chosen": "words+embedding", **info})
-    w = lda.fisher_direction(to_torch(np.asarray(x[inc]), ctx.device), to_torch(np.asarray(x[neg]), ctx.device))
-    w = (w / w.norm()).cpu().numpy()
+    with one_thread():
+        w = lda.fisher_direction(to_torch(np.asarray(x[inc]), ctx.device), to_torch(np.asarray(x[neg]), ctx.device))
+        w = (w / w.norm()).cpu().numpy()
     r = rank_by_direction(ctx, w, inc, exc, k, "suggest")
     return Ranked(r.rows, r.scores, "suggest", {"chosen": "lda", **info})
 
