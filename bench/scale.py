@@ -26,6 +26,7 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -201,6 +202,8 @@ def main(argv=None) -> None:
     p.add_argument("--k", type=int, default=1000, help="K-Means clusters")
     p.add_argument("--load", type=int, default=3, help="heavy processes beside the searches (0: skip)")
     p.add_argument("--reimport", action="store_true", help="import again even when scale-N exists")
+    p.add_argument("--with", dest="earlier", nargs="*", default=[], type=Path,
+                   help="run folders of earlier sizes to include in the growth exponents")
     p.add_argument("--probe", help=argparse.SUPPRESS)
     p.add_argument("--searches-only", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--heavy", type=float, help=argparse.SUPPRESS)
@@ -249,6 +252,11 @@ def main(argv=None) -> None:
                     h.kill()
         emit(**line)
         rows.append(line)
+    for folder in a.earlier:  # sizes measured in an earlier run (one size per run is a long job at 10M)
+        rows += [json.loads(line) for line in (folder / "lines.jsonl").read_text().splitlines()
+                 if '"quiet"' in line]
+    rows.sort(key=lambda r: r["rows"])
+    sizes = [r["rows"] for r in rows]
     figures = sorted({key for r in rows for key, v in r["quiet"].items() if key.endswith("_s") and
                       isinstance(v, (int, float))} | {"import_s"})
     growth = {}

@@ -22,6 +22,11 @@ st.caption("A Set Transformer (Deep Amortized Clustering) reads an anchor text w
            "predicts which of them belong to the anchor's cluster. The Annotate page's DAC button uses it with "
            "your included texts as the anchors.")
 session = group.session()
+if corpus.vector_file is not None:
+    st.info(f"This corpus ({corpus.n:,} texts) keeps its vectors as fp16 on disk, memory-mapped; DAC reads every "
+            "vector into memory, so it is not available at this size. Annotate's other methods, the scatter and "
+            "K-Means work as usual.")
+    st.stop()
 
 listed = models.listing(name)
 if "am_trained" in st.session_state:
