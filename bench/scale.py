@@ -102,7 +102,7 @@ def probe(name: str, repeat: int, k: int, searches_only: bool) -> dict:
     ctx = SearchContext(vector_index(c, "cpu"), keyword_index(c, texts), c.frame, device="cpu",
                         word_index=WordIndex(texts, c.data_folder / f"words-v{WORDS_VERSION}.npz"))
     ctx.word_index.matrix  # noqa: B018 -- loaded (or built, below 1M rows) as the first Suggest would
-    out: dict = {"rows": c.n, "open_s": round(time.perf_counter() - t0, 2), "store": ctx.index.precision,
+    out: dict = {"rows": c.n, "open_s": round(time.perf_counter() - t0, 2), "index": ctx.index.precision,
                  "keyword_engine": "sqlite-fts5-trigram" if ctx.keyword_index.text_index else "in-memory scan"}
     x = ctx.index.vectors
     rng = np.random.default_rng(0)

@@ -172,6 +172,25 @@ def points_in_polygon(px: np.ndarray, py: np.ndarray, vx, vy) -> np.ndarray:
     return inside
 
 
+def _clip(x1: float, y1: float, x2: float, y2: float, xmin: float, xmax: float, ymin: float, ymax: float):
+    """The part of a segment inside a box (Liang-Barsky), or None."""
+    dx, dy = x2 - x1, y2 - y1
+    t0, t1 = 0.0, 1.0
+    for p, q in ((-dx, x1 - xmin), (dx, xmax - x1), (-dy, y1 - ymin), (dy, ymax - y1)):
+        if p == 0:
+            if q < 0:
+                return None
+            continue
+        t = q / p
+        if p < 0:
+            t0 = max(t0, t)
+        else:
+            t1 = min(t1, t)
+    if t0 > t1:
+        return None
+    return x1 + t0 * dx, y1 + t0 * dy, x1 + t1 * dx, y1 + t1 * dy
+
+
 def rows_in_shape(r: Raster, vx, vy) -> np.ndarray:
     """Rows whose point lies inside the polygon (vx, vy): cells wholly inside take all their rows at
     once; only the rows of cells the outline crosses are tested one by one. Exact, and fast at 10M."""
@@ -186,7 +205,10 @@ def rows_in_shape(r: Raster, vx, vy) -> np.ndarray:
     dx, dy = r.x_edges[1] - r.x_edges[0], r.y_edges[1] - r.y_edges[0]
     border = np.zeros(nx * ny, dtype=bool)
     for i in range(len(vx)):
-        x1, y1, x2, y2 = vx[i - 1], vy[i - 1], vx[i], vy[i]
+        edge = _clip(vx[i - 1], vy[i - 1], vx[i], vy[i], r.x_edges[0], r.x_edges[-1], r.y_edges[0], r.y_edges[-1])
+        if edge is None:  # wholly outside the image: it crosses no cell
+            continue
+        x1, y1, x2, y2 = edge
         steps = int(max(abs(x2 - x1) / dx, abs(y2 - y1) / dy) * 2) + 2
         t = np.linspace(0, 1, steps)
         ix = np.clip(((x1 + t * (x2 - x1) - r.x_edges[0]) / dx).astype(np.int64), 0, nx - 1)

@@ -156,7 +156,8 @@ def test_a_lasso_over_the_density_image_selects_exactly_the_rows_inside_it():
     radius = np.where(np.arange(10) % 2 == 0, 2.5, 0.8)  # concave: a five-pointed star
     shapes = [(0.2 + radius * np.cos(star), -0.1 + radius * np.sin(star)),
               ([-1, 3.2, 3.2, -1], [-0.5, -0.5, 3.1, 3.1]),  # a box
-              ([2.9, 3.05, 3.0], [2.9, 2.95, 3.1])]  # a sliver inside one or two cells
+              ([2.9, 3.05, 3.0], [2.9, 2.95, 3.1]),  # a sliver inside one or two cells
+              ([-1e9, 1e9, 0.5], [-1e9, -1e9, 1e9])]  # far past the image on every side
     for vx, vy in shapes:
         expected = np.flatnonzero(points_in_polygon(xy[:, 0].astype(float), xy[:, 1].astype(float), vx, vy))
         reference = np.flatnonzero(Path(np.c_[vx, vy]).contains_points(xy.astype(float)))
