@@ -271,6 +271,9 @@ class ImportSpec:
     vectors_column: str = brought.VECTOR_COLUMN  # their column in a Parquet file
     precision: str = "auto"  # how the vectors are kept: fp32 (embeddings.npy), fp16 (memory-mapped store), auto
     indexes: str = "auto"  # keyword and word indexes built at import: on, off, auto (from INDEXES_FROM_ROWS)
+    engine: str = "process"  # embedding: "process" (here) or "ray" (a Ray Data job, core/embed_ray.py)
+    ray_address: str | None = None  # a Ray cluster; None starts Ray locally
+    ray_actors: int | None = None  # embedding actors (default: one per GPU, else one per two CPUs)
 
 
 INDEXES_FROM_ROWS = 1_000_000  # "auto" builds the keyword index (SQLite FTS5) and Suggest's word matrix at import
@@ -434,11 +437,24 @@ def _embed(spec: ImportSpec, texts: list[str], work: Path, progress: Progress | 
     the models' names and dimensions)."""
     work.mkdir(parents=True, exist_ok=True)
     parts, models_meta = [], []
+    if spec.engine not in ("process", "ray"):
+        raise ValueError(f"engine must be process or ray, got {spec.engine!r}")
     for i, model_name in enumerate(spec.models):
+        each = (lambda done, total, info, n=len(spec.models): progress(done, total, {**info, "models": n})) if progress else None
+        if spec.engine == "ray":  # the actors load the model; nothing is loaded here
+            from core.embed_ray import embed_model_ray
+
+            if progress:
+                progress(0, 0, {"stage": f"starting Ray and its actors ({model_name})"})
+            arr = embed_model_ray(texts, model_name, work, address=spec.ray_address, chunk_size=spec.chunk_size,
+                                  batch_size=spec.batch_size, device=spec.device, progress=each, model_index=i,
+                                  actors=spec.ray_actors)
+            parts.append(arr)
+            models_meta.append({"name": model_name, "dim": int(arr.shape[1]), "engine": "ray"})
+            continue
         if progress:
             progress(0, 0, {"stage": f"loading the model {model_name}"})
         model = model_loader(model_name, spec.device)
-        each = (lambda done, total, info, n=len(spec.models): progress(done, total, {**info, "models": n})) if progress else None
         arr = embed_model_chunked(texts, model, model_name, work, chunk_size=spec.chunk_size,
                                   batch_size=spec.batch_size, progress=each, model_index=i)
         parts.append(arr)

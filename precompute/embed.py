@@ -50,6 +50,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--precision", choices=["auto", "fp32", "fp16"], default="auto",
                    help="how the vectors are kept: fp32 in embeddings.npy, or fp16 in a memory-mapped store "
                         "(half the disk and memory; 'auto': fp16 from 1,000,000 rows)")
+    p.add_argument("--engine", choices=["process", "ray"], default="process",
+                   help="embed here (default) or as a Ray Data job: a local Ray, or the cluster at --ray-address "
+                        "(needs pip install -r requirements-ray.txt)")
+    p.add_argument("--ray-address", help="a Ray cluster (e.g. ray://head:10001 or head:6379); default: start Ray here")
+    p.add_argument("--ray-actors", type=int, help="embedding actors (default: one per GPU, else one per 2 CPUs)")
     p.add_argument("--indexes", choices=["auto", "on", "off"], default="auto",
                    help="build the keyword index (SQLite FTS5 trigrams) and Suggest's word matrix now; 'auto': "
                         "from 1,000,000 rows (smaller corpora search in memory and build words on first use)")
@@ -66,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
                         author=a.author_column or None),
         options=Options(dedupe=a.dedupe, keep_empty=a.keep_empty, bad_dates=a.bad_dates),
         vectors=a.vectors, vectors_model=a.vectors_model, vectors_column=a.vectors_column, precision=a.precision,
-        indexes=a.indexes,
+        indexes=a.indexes, engine=a.engine, ray_address=a.ray_address, ray_actors=a.ray_actors,
     )
     bars: dict[int, tqdm] = {}
 

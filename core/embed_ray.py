@@ -1,0 +1,164 @@
+"""The import's embedding step as a Ray Data job (``precompute.embed --engine ray``): the same chunks,
+the same checkpoint files and the same vectors as the in-process path, computed by Ray actors that
+load the model once each (one per GPU where the cluster has GPUs, else CPU actors), on this machine
+(Ray started locally) or on a cluster (``--ray-address``).
+
+The work is the list of chunks (``chunk_size`` texts each) not yet on disk: a killed job, or a killed
+worker, resumes from the chunks already written, by either engine. The driver writes each chunk as
+its vectors arrive (atomically, in the import's work folder), so a cluster needs no shared disk.
+Ray is optional (``pip install -r requirements-ray.txt``); without it the import says so.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from core.atomic import save_npy
+from core.embed import _chunk_dir, texts_digest
+from core.ingest import InputError
+from core.progress import Progress
+
+log = logging.getLogger(__name__)
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _ray():
+    try:
+        import ray
+    except ImportError:
+        raise InputError("--engine ray needs Ray, which is not installed: pip install -r requirements-ray.txt "
+                         "(or use the default engine, in process)") from None
+    return ray
+
+
+def connect(address: str | None, num_cpus: int | None = None):
+    """Start Ray locally (no address) or join the cluster at ``address``; a clear error when neither works."""
+    ray = _ray()
+    if ray.is_initialized():
+        return ray
+    if address:
+        reachable(address)
+    env = {"env_vars": {"PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                        "HF_HUB_OFFLINE": os.environ.get("HF_HUB_OFFLINE", "1")}}
+    try:
+        if address:
+            ray.init(address=address, runtime_env=env, log_to_driver=False, logging_level=logging.WARNING)
+        else:
+            ray.init(num_cpus=num_cpus, runtime_env=env, include_dashboard=False, log_to_driver=False,
+                     logging_level=logging.WARNING)
+    except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
+        where = f"the Ray cluster at {address!r}" if address else "a local Ray"
+        raise InputError(f"could not start or reach {where}: {str(exc).splitlines()[0][:300]}") from None
+    return ray
+
+
+def reachable(address: str, timeout: float = 10.0) -> None:
+    """Fail fast when nothing listens at a cluster's address: Ray itself retries for many minutes."""
+    import socket
+
+    if address == "auto":
+        return  # Ray finds the local cluster itself
+    where = address.split("://", 1)[-1]
+    host, _, port = where.rpartition(":")
+    if not host or not port.isdigit():
+        host, port = where, "6379" if "://" not in address else "10001"  # Ray's default ports
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise InputError(f"could not reach the Ray cluster at {address!r}: nothing answers at {host}:{port} "
+                         f"({exc.strerror or exc}); start it with 'ray start --head' there, or leave out "
+                         "--ray-address to run Ray on this machine") from None
+
+
+class Embedder:
+    """A Ray actor: loads the model once, then embeds one chunk per call."""
+
+    def __init__(self, model_name: str, device: str, batch_size: int):
+        from core.embed import load_model
+
+        self.model = load_model(model_name, device)
+        self.batch_size = batch_size
+
+    def __call__(self, batch: dict) -> dict:
+        out = {"chunk": [], "rows": [], "data": []}
+        for chunk, texts in zip(batch["chunk"], batch["texts"]):
+            texts = list(texts)
+            x = np.ascontiguousarray(self.model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
+                                                       show_progress_bar=False), dtype=np.float32)
+            out["chunk"].append(int(chunk))
+            out["rows"].append(x.shape[0])
+            out["data"].append(x.tobytes())
+        return {"chunk": np.array(out["chunk"], np.int64), "rows": np.array(out["rows"], np.int64),
+                "data": np.array(out["data"], dtype=object)}
+
+
+def cluster_resources(ray) -> tuple[int, int]:
+    res = ray.cluster_resources()
+    return int(res.get("CPU", 1)), int(res.get("GPU", 0))
+
+
+# Long (~60 lines): the job (what is left, the actors, the stream of chunks written as they come,
+# progress) is one sequence around one Ray Data pipeline.
+def embed_model_ray(texts: Sequence[str], model_name: str, work: Path, *, address: str | None = None,
+                    chunk_size: int = 2048, batch_size: int = 32, device: str = "auto",
+                    progress: Progress | None = None, model_index: int = 0, actors: int | None = None,
+                    num_cpus: int | None = None) -> np.ndarray:
+    """Embed ``texts`` with one model as a Ray Data job; returns (N, D) float32 in the order of ``texts``,
+    the same array ``core.embed.embed_model_chunked`` returns (same chunk files)."""
+    n = len(texts)
+    cdir = _chunk_dir(Path(work), model_name, texts_digest(texts), chunk_size)
+    cdir.mkdir(parents=True, exist_ok=True)
+    chunks = [(i, s, min(s + chunk_size, n)) for i, s in enumerate(range(0, n, chunk_size))]
+
+    def done_file(i: int) -> Path:
+        return cdir / f"chunk_{i:06d}.npy"
+
+    def valid(i: int, rows: int) -> bool:
+        try:
+            a = np.load(done_file(i), mmap_mode="r")
+            return a.shape[0] == rows and a.dtype == np.float32
+        except (OSError, ValueError):
+            return False
+
+    todo = [(i, s, e) for i, s, e in chunks if not valid(i, e - s)]
+    already = n - sum(e - s for _, s, e in todo)
+    t0 = time.monotonic()
+
+    def report(done: int) -> None:
+        if progress:
+            fresh, secs = done - already, time.monotonic() - t0
+            progress(done, n, {"stage": "embedding", "model": model_name, "model_index": model_index,
+                               "resumed_from": already, "engine": "ray",
+                               "texts_per_s": fresh / secs if fresh > 0 and secs > 0 else None})
+
+    report(already)
+    if todo:
+        if already:
+            log.info("resuming %s: %d of %d rows already embedded", model_name, already, n)
+        ray = connect(address, num_cpus)
+        cpus, gpus = cluster_resources(ray)
+        use_gpu = gpus > 0 and device in ("auto", "cuda")
+        count = actors or (gpus if use_gpu else max(1, cpus // 2))
+        count = max(1, min(count, len(todo)))
+        log.info("Ray: %d %s actor(s) for %d chunks of %s", count, "GPU" if use_gpu else "CPU", len(todo), model_name)
+        items = [{"chunk": i, "texts": list(texts[s:e])} for i, s, e in todo]
+        ds = ray.data.from_items(items, override_num_blocks=len(items))
+        ds = ds.map_batches(Embedder, fn_constructor_kwargs={"model_name": model_name, "device": "cuda" if use_gpu else "cpu",
+                                                              "batch_size": batch_size},
+                            batch_size=1, compute=ray.data.ActorPoolStrategy(size=count), num_gpus=1 if use_gpu else 0,
+                            num_cpus=0 if use_gpu else max(1, cpus // count))
+        done = already
+        for row in ds.iter_rows():
+            i, rows = int(row["chunk"]), int(row["rows"])
+            x = np.frombuffer(row["data"], dtype=np.float32).reshape(rows, -1)
+            save_npy(done_file(i), x)
+            done += rows
+            report(done)
+    parts = [np.load(done_file(i)) for i, _, _ in chunks]
+    return np.concatenate(parts, axis=0) if parts else np.zeros((0, 0), np.float32)
