@@ -534,11 +534,12 @@ def postgres_restart(server, seconds: float = 12.0) -> dict:
     """PostgreSQL stopped and started again while a writer saves every few milliseconds: saves during the
     outage fail with a named error (never silently), every save reported committed is there afterwards,
     and saving works again after the restart."""
-    proc = _run(TIMED_WRITER, server.dsn, "r", seconds)
+    outage = max(seconds / 4, 6.0)  # longer than the store's 3 s wait for a connection, so saves must fail
+    proc = _run(TIMED_WRITER, server.dsn, "r", seconds + outage)
     time.sleep(seconds / 4)
     server.stop("fast")
     down = time.time()
-    time.sleep(seconds / 4)
+    time.sleep(outage)
     server.start()
     up = time.time()
     lines = [json.loads(line) for line in proc.communicate()[0].splitlines() if line.strip()]
