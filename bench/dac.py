@@ -5,6 +5,7 @@ saw, and can its clustering match K-Means?
     python -m bench.dac run --npz DIR/NAME.npz [...] [--device auto] [--save-models DIR]
     python -m bench.dac run --corpus NAME [...]                                 # straight from the data root
     python -m bench.dac speed --corpus NAME --model MODEL                       # one DAC search, ms
+    python -m bench.dac baselines --corpus NAME [--seeds 0 1 2]                 # issue 31's baselines (CPU)
 
 Protocol (per corpus, per seed): the classes are split in two halves; a model is trained on the
 first half only (stage pretrain, then stage labels), so every figure below is on classes the model
@@ -72,16 +73,22 @@ def best_threshold(scores: np.ndarray, truth: np.ndarray) -> float:
     return float(s[i] - 1e-6)
 
 
-def anchored(model, x: torch.Tensor, labels: np.ndarray, classes: np.ndarray, n_anchors: int, bag: int, set_size: int,
-             seed: int, threshold: float | None) -> tuple[dict, dict, float]:
-    """Anchors from ``classes``; model and cosine figures over their bags."""
+def anchor_sets(labels: np.ndarray, classes: np.ndarray, n_anchors: int, set_size: int, seed: int):
+    """``n_anchors`` times: a random row of ``classes`` and ``set_size - 1`` more of its class (seeded)."""
     gen = np.random.default_rng(seed)
     pool = np.flatnonzero(np.isin(labels, classes))
-    probs, coss, truths = [], [], []
     for _ in range(n_anchors):
         first = int(gen.choice(pool))
         same = np.flatnonzero(labels == labels[first])
-        anchors = np.unique(np.concatenate([[first], gen.choice(same, set_size - 1, replace=False)])) if set_size > 1 else np.array([first])
+        extra = gen.choice(same, set_size - 1, replace=False) if set_size > 1 else np.array([], dtype=np.int64)
+        yield first, np.unique(np.concatenate([[first], extra])).astype(np.int64)
+
+
+def anchored(model, x: torch.Tensor, labels: np.ndarray, classes: np.ndarray, n_anchors: int, bag: int, set_size: int,
+             seed: int, threshold: float | None) -> tuple[dict, dict, float]:
+    """Anchors from ``classes``; model and cosine figures over their bags."""
+    probs, coss, truths = [], [], []
+    for first, anchors in anchor_sets(labels, classes, n_anchors, set_size, seed):
         rows, p = infer.members(model, x, anchors, bag=bag)
         centre = x[torch.as_tensor(anchors, device=x.device)].mean(0)
         cos = (x[torch.as_tensor(rows, device=x.device)] @ centre).cpu().numpy() / float(centre.norm())
@@ -144,6 +151,88 @@ def one_run(name: str, x_np: np.ndarray, labels: np.ndarray, seed: int, a: argpa
                                  epochs=a.epochs, steps=a.steps, batch=a.batch, lr=a.lr)
         tr.save(unsup, a.save_models / f"{name}-kmeans.pt")
         emit(kind="saved", corpus=name, kmeans_k=k, val=unsup.history[-1])
+
+
+def prf_scores(x: torch.Tensor, anchors: np.ndarray, rows: np.ndarray, feedback: int = 100) -> np.ndarray:
+    """Pseudo-relevance feedback: the centre of the anchors and their ``feedback`` nearest rows of the
+    whole corpus; the rows' cosine to it."""
+    a = torch.as_tensor(anchors, device=x.device)
+    centre = x[a].mean(0)
+    near = (x @ centre).topk(min(len(x), feedback + len(anchors))).indices
+    centre = x[torch.unique(torch.cat([a, near]))].mean(0)
+    return ((x[torch.as_tensor(rows, device=x.device)] @ centre) / centre.norm()).cpu().numpy()
+
+
+def bag_judgements(x: torch.Tensor, labels: np.ndarray, classes: np.ndarray, n_anchors: int, bag: int, set_size: int,
+                   seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The same anchors and bags as ``anchored`` (same seeds): cosine to the anchors' centre, the PRF
+    score, and the truth, over every bag row."""
+    coss, prfs, truths = [], [], []
+    for first, anchors in anchor_sets(labels, classes, n_anchors, set_size, seed):
+        rows = np.concatenate([anchors, infer.neighbourhood(x, anchors, bag - len(anchors))])
+        centre = x[torch.as_tensor(anchors, device=x.device)].mean(0)
+        coss.append((x[torch.as_tensor(rows, device=x.device)] @ centre).cpu().numpy() / float(centre.norm()))
+        prfs.append(prf_scores(x, anchors, rows))
+        truths.append(labels[rows] == labels[first])
+    return np.concatenate(coss), np.concatenate(prfs), np.concatenate(truths)
+
+
+def chosen_k(x: np.ndarray, ks: list[int], seed: int, sample: int = 4000) -> tuple[int, dict]:
+    """K-Means with the k of the best silhouette (cosine, on a sample): no labels used."""
+    from sklearn.cluster import KMeans
+    from sklearn.metrics import silhouette_score
+
+    gen = np.random.default_rng(seed)
+    pick = gen.choice(len(x), min(sample, len(x)), replace=False)
+    sil = {}
+    for k in ks:
+        lab = KMeans(k, n_init=3, random_state=seed).fit(x).labels_
+        sil[k] = float(silhouette_score(x[pick], lab[pick], metric="cosine")) if len(np.unique(lab[pick])) > 1 else -1.0
+    return max(sil, key=sil.get), sil
+
+
+def baselines(a: argparse.Namespace) -> None:
+    """The baselines every DAC figure must be read beside (issue 31), on the same unseen halves: the
+    PRF rule against plain cosine (1 and 5 anchors, same bags), and clustering where k is unknown
+    (K-Means with k chosen by silhouette; HDBSCAN) beside K-Means given the true k."""
+    from sklearn.cluster import HDBSCAN, KMeans
+
+    name, x_np, labels = load_data(a)
+    if a.subset and a.subset < len(x_np):
+        pick = np.sort(np.random.default_rng(0).choice(len(x_np), a.subset, replace=False))
+        x_np, labels = x_np[pick], labels[pick]
+    run_folder(f"dac-baselines-{name}", sys.argv)
+    x = torch_rows(x_np, "cpu")
+    for seed in a.seeds:
+        seen, unseen = sampling.split_classes(labels, 0.5, seed)
+        for set_size in (1, 5):
+            cs, ps, ts = bag_judgements(x, labels, seen, a.anchors // 2, a.bag, set_size, seed + 1)
+            cut_cos, cut_prf = best_threshold(cs, ts), best_threshold(ps, ts)
+            cu, pu, tu = bag_judgements(x, labels, unseen, a.anchors, a.bag, set_size, seed + 2)
+            emit(kind="anchored-baselines", corpus=name, seed=seed, anchors_per_bag=set_size, bag=a.bag,
+                 cosine={k: round(v, 4) for k, v in tr.scores(cu, tu, threshold=cut_cos).items()},
+                 prf={k: round(v, 4) for k, v in tr.scores(pu, tu, threshold=cut_prf).items()},
+                 cuts={"cosine": round(cut_cos, 4), "prf": round(cut_prf, 4)})
+        rows = np.flatnonzero(np.isin(labels, unseen))
+        xs, y, k_true = x_np[rows], labels[rows], len(unseen)
+        t = time.perf_counter()
+        km = KMeans(k_true, n_init=10, random_state=seed).fit(xs).labels_
+        emit(kind="cluster", corpus=name, seed=seed, method="kmeans-true-k", k_true=k_true, k_found=k_true,
+             seconds=round(time.perf_counter() - t, 1), **{m: round(v, 4) for m, v in label_scores(y, km).items()})
+        t = time.perf_counter()
+        ks = sorted({k for k in (2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40) if k < len(rows)})
+        k, sil = chosen_k(xs, ks, seed)
+        lab = KMeans(k, n_init=10, random_state=seed).fit(xs).labels_
+        emit(kind="cluster", corpus=name, seed=seed, method="kmeans-silhouette-k", k_true=k_true, k_found=k,
+             silhouettes={str(kk): round(v, 4) for kk, v in sil.items()}, seconds=round(time.perf_counter() - t, 1),
+             **{m: round(v, 4) for m, v in label_scores(y, lab).items()})
+        for size in a.hdbscan_min_size:
+            t = time.perf_counter()
+            hd = HDBSCAN(min_cluster_size=size, copy=True).fit(xs).labels_  # euclidean on unit rows: cosine's order
+            noise = float((hd < 0).mean())
+            emit(kind="cluster", corpus=name, seed=seed, method=f"hdbscan-{size}", k_true=k_true,
+                 k_found=int(hd.max()) + 1, noise_share=round(noise, 4), seconds=round(time.perf_counter() - t, 1),
+                 **{m: round(v, 4) for m, v in label_scores(y, hd).items()})
 
 
 def run(a: argparse.Namespace) -> None:
@@ -213,6 +302,15 @@ def main(argv=None) -> None:
     r.add_argument("--consensus-anchors", type=int, default=2000)
     r.add_argument("--min-size", type=int, default=10)
     r.add_argument("--save-models", type=Path)
+    b = sub.add_parser("baselines", help="PRF, K-Means with a chosen k and HDBSCAN on the unseen halves (CPU)")
+    b.add_argument("--npz", type=Path)
+    b.add_argument("--corpus")
+    b.add_argument("--label-column", default="label")
+    b.add_argument("--subset", type=int, help="a random sample of this many rows")
+    b.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    b.add_argument("--bag", type=int, default=800)
+    b.add_argument("--anchors", type=int, default=200)
+    b.add_argument("--hdbscan-min-size", type=int, nargs="+", default=[10, 50])
     sp = sub.add_parser("speed")
     sp.add_argument("--corpus", required=True)
     sp.add_argument("--model", default="dac")
@@ -222,6 +320,10 @@ def main(argv=None) -> None:
         export(a)
     elif a.command == "speed":
         speed(a)
+    elif a.command == "baselines":
+        if not (a.npz or a.corpus):
+            p.error("baselines needs --npz or --corpus")
+        baselines(a)
     else:
         if not (a.npz or a.corpus):
             p.error("run needs --npz or --corpus")

@@ -288,3 +288,27 @@ def test_the_pages_references_score_the_predicted_members_against_cluster_group_
     assert (cluster["precision"], cluster["recall"]) == (pytest.approx(2 / 3), pytest.approx(2 / 3))
     assert (group["precision"], group["recall"]) == (pytest.approx(1 / 3), 1.0)
     assert label["accuracy"] == 1.0 and label["reference size in bag"] == 3
+
+
+def test_the_baselines_every_dac_figure_stands_beside(tmp_path, monkeypatch, capsys):
+    """bench.dac baselines (issue 31) on 8 well-separated classes: the unseen half's k is found
+    without labels by the silhouette, K-Means and HDBSCAN recover the classes, and the PRF rule and
+    cosine rank the bag's members first."""
+    import json
+
+    from bench import dac as bench_dac
+
+    x, labels = clustered_unit_vectors(800, 32, clusters=8, seed=3, spread=0.15)
+    np.savez(tmp_path / "toy.npz", x=x, labels=labels)
+    monkeypatch.setenv("SEMANNO_BENCH_RESULTS", str(tmp_path / "runs"))
+    bench_dac.main(["baselines", "--npz", str(tmp_path / "toy.npz"), "--seeds", "0", "--bag", "150",
+                    "--anchors", "20", "--hdbscan-min-size", "10"])
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    anchored = [r for r in lines if r.get("kind") == "anchored-baselines"]
+    assert [r["anchors_per_bag"] for r in anchored] == [1, 5]
+    for r in anchored:
+        assert r["prf"]["average_precision"] > 0.95 and r["cosine"]["average_precision"] > 0.95
+    clusters = {r["method"]: r for r in lines if r.get("kind") == "cluster"}
+    assert clusters["kmeans-true-k"]["k_true"] == 4
+    assert clusters["kmeans-silhouette-k"]["k_found"] == 4  # chosen without the labels
+    assert clusters["kmeans-silhouette-k"]["nmi"] > 0.95 and clusters["hdbscan-10"]["nmi"] > 0.9
