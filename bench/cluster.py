@@ -10,7 +10,7 @@ method from the registry with its defaults (``sklearn`` = scikit-learn's ``KMean
 the reference our K-Means must match), NMI / ACC x 100 as mean and standard deviation over seeds.
 ``speed``: with ``--corpora``, the stored embeddings of those corpora stacked (real texts);
 without, synthetic clustered unit vectors of ``--n`` x ``--dim``. Both write a run folder under
-bench/results/ (run.json + lines.jsonl) and print one JSON object per line, then a table.
+results/ (run.json + lines.jsonl) and print one JSON object per line, then a table.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Recall against class size, from the raw lines of simulated-annotator runs (bench/results/annotator-*).
+"""Recall against class size, from the raw lines of simulated-annotator runs (results/annotator-*).
 
-    python -m bench.plot_bands RUN [RUN ...] [--multiple 1.0] [--out bench/results/recall_by_size.png]
+    python -m bench.plot_bands RUN [RUN ...] [--multiple 1.0] [--out results/recall_by_size.png]
     python -m bench.plot_bands RUN [RUN ...] --table
 
 RUN: a run folder (or its lines.jsonl). One panel per run, one line per method: the mean recall at
@@ -25,7 +25,7 @@ def main(argv=None) -> None:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("runs", nargs="+", type=Path)
     p.add_argument("--multiple", type=float, default=1.0)
-    p.add_argument("--out", type=Path, default=Path("bench/results/recall_by_size.png"))
+    p.add_argument("--out", type=Path, default=Path("results/recall_by_size.png"))
     p.add_argument("--table", action="store_true", help="print a Markdown table of recall by band instead")
     a = p.parse_args(argv)
     if a.table:

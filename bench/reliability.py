@@ -5,7 +5,7 @@
     python -m bench.reliability --only kills,writers --kills 100 --writers 4 --seconds 60
 
 Each trial prints one JSON line; the last line is the summary: trials and failures per part.
-A run writes bench/results/reliability-<date>/ with run.json (commit, command, machine) and the
+A run writes results/reliability-<date>/ with run.json (commit, command, machine) and the
 raw lines.
 
 Parts:
@@ -79,7 +79,7 @@ def main(argv=None) -> list[dict]:
     p.add_argument("--seconds", type=float, default=60)
     p.add_argument("--import-kills", type=int, default=10)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--no-record", action="store_true", help="do not write bench/results/reliability-*")
+    p.add_argument("--no-record", action="store_true", help="do not write results/reliability-*")
     a = p.parse_args(argv)
     if a.fast:
         a.kills, a.writers, a.seconds, a.import_kills = 10, 2, 5, 3

@@ -37,7 +37,7 @@ def emit(**fields) -> None:
 
 
 def run_folder(name: str, argv: list[str]) -> Path:
-    """bench/results/<name>-<UTC time>/ ($SEMANNO_BENCH_RESULTS instead of bench/results when set,
+    """results/<name>-<UTC time>/ ($SEMANNO_BENCH_RESULTS instead of results when set,
     as the tests do) with run.json (what ran, where, when); emit() also writes
     every line to its lines.jsonl. Figures in RESULTS.md cite these folders."""
     import subprocess
@@ -45,7 +45,7 @@ def run_folder(name: str, argv: list[str]) -> Path:
     from importlib import metadata
 
     now = datetime.now(timezone.utc)
-    base = Path(os.environ.get("SEMANNO_BENCH_RESULTS") or Path(__file__).resolve().parents[1] / "bench" / "results")
+    base = Path(os.environ.get("SEMANNO_BENCH_RESULTS") or Path(__file__).resolve().parents[1] / "results")
     folder = base / f"{name}-{now:%Y%m%dT%H%M%SZ}"
     folder.mkdir(parents=True, exist_ok=True)
     root = Path(__file__).resolve().parents[1]

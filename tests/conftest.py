@@ -19,7 +19,7 @@ os.environ.setdefault("STREAMLIT_CLIENT_SHOW_ERROR_DETAILS", "full")
 @pytest.fixture(autouse=True)
 def _bench_runs_out_of_the_repository(tmp_path_factory, monkeypatch):
     """A test that calls a benchmark's main() writes its run folder to a temporary place, not
-    into bench/results (which holds only the runs RESULTS.md cites)."""
+    into results (which holds only the runs RESULTS.md cites)."""
     monkeypatch.setenv("SEMANNO_BENCH_RESULTS", str(tmp_path_factory.getbasetemp() / "bench-results"))
 
 
