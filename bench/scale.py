@@ -150,7 +150,7 @@ def scatter(c, ctx, inc, exc) -> dict:
     projected = time.perf_counter() - t
     labels = np.zeros(c.n, np.int8)
     labels[inc], labels[exc] = 1, -1
-    sc = plots.scatter(xy, labels, c.frame["text"].to_numpy(), hover_sample=5000)
+    sc = plots.scatter(xy, labels, c.frame["text"], hover_sample=5000)  # as the page does
     payload = sc.figure.to_json()
     ready = time.perf_counter() - t
     t = time.perf_counter()

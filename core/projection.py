@@ -18,7 +18,9 @@ def lda_directions(x: np.ndarray, included: np.ndarray, excluded: np.ndarray, n_
         raise ValueError(f"the scatter needs at least 1 included and 1 excluded text, "
                          f"got {len(included)} included and {len(excluded)} excluded")
     rng = np.random.default_rng(seed)
-    rest = np.setdiff1d(np.arange(len(x)), np.r_[included, excluded])
+    free = np.ones(len(x), dtype=bool)  # the same rows as setdiff1d, without its sort (3.2 s at 3M rows)
+    free[np.r_[included, excluded]] = False
+    rest = np.flatnonzero(free)
     sample = rng.choice(rest, min(n_unlabelled, len(rest)), replace=False) if len(rest) else rest
     groups = [g for g in (included, excluded, np.sort(sample)) if len(g)]
     xs = [torch.from_numpy(np.asarray(x[g], dtype=np.float32)).to(device) for g in groups]
@@ -38,6 +40,16 @@ def lda_directions(x: np.ndarray, included: np.ndarray, excluded: np.ndarray, n_
 def project(x: np.ndarray, w: np.ndarray, chunk: int = ROWS_PER_BLOCK) -> np.ndarray:
     """Rows of x (possibly memory-mapped) times w, chunked; float32 (N, 2)."""
     out = np.empty((len(x), w.shape[1]), dtype=np.float32)
+    if getattr(x, "dtype", None) == np.float16 and len(x):
+        # numpy widens fp16 element by element (1.6 s a million rows); torch converts in bulk (0.6 s).
+        # Each block is copied into a writable buffer first: the memory-mapped store is read-only.
+        wt = torch.from_numpy(np.ascontiguousarray(w, dtype=np.float32))
+        buf = np.empty((min(chunk, len(x)), x.shape[1]), dtype=np.float16)
+        for s in range(0, len(x), chunk):
+            block = buf[:min(chunk, len(x) - s)]
+            np.copyto(block, x[s:s + len(block)])
+            out[s:s + len(block)] = (torch.from_numpy(block).float() @ wt).numpy()
+        return out
     for s in range(0, len(x), chunk):
         out[s:s + chunk] = np.asarray(x[s:s + chunk], dtype=np.float32) @ w
     return out

@@ -43,7 +43,7 @@ def figure(corpus_name: str, stamp: str, included: tuple, excluded: tuple) -> pl
     xy = coordinates(corpus_name, stamp, included, excluded)
     labels = np.zeros(len(xy), dtype=np.int8)
     labels[list(included)], labels[list(excluded)] = INCLUDED, EXCLUDED
-    return plots.scatter(xy, labels, resources.corpus(corpus_name).frame["text"].to_numpy(), hover_sample=HOVER_SAMPLE,
+    return plots.scatter(xy, labels, resources.corpus(corpus_name).frame["text"], hover_sample=HOVER_SAMPLE,
                          raster_from=RASTER_FROM)
 
 

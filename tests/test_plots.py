@@ -164,3 +164,18 @@ def test_a_lasso_over_the_density_image_selects_exactly_the_rows_inside_it():
         assert len(np.setxor1d(expected, reference)) <= 2  # matplotlib's own test (edge points may differ)
         got = rows_in_shape(r, vx, vy)
         assert got.tolist() == expected.tolist() and len(expected) > 0
+
+
+def test_scatter_hover_reads_texts_by_position_from_a_series():
+    """The page hands the corpus's text column (a Series) without turning a million texts into an
+    array: hover texts must still be the rows' own, whatever the Series's index."""
+    xy = np.random.default_rng(1).standard_normal((500, 2)).astype(np.float32)
+    labels = np.zeros(500, np.int8)
+    labels[[7, 400]], labels[[3]] = 1, -1
+    texts = pd.Series([f"text <{i}>" for i in range(500)], index=np.arange(500) + 10_000, dtype="string")
+    sc = plots.scatter(xy, labels, texts, hover_sample=20)
+    by_name = {t.name: t for t in sc.figure.data}
+    assert list(by_name["included"].hovertext) == ["text &lt;7&gt;", "text &lt;400&gt;"]
+    assert list(by_name["excluded"].hovertext) == ["text &lt;3&gt;"]
+    sample = sc.trace_rows[[t.name for t in sc.figure.data].index("unlabelled (with text)")]
+    assert list(by_name["unlabelled (with text)"].hovertext) == [f"text &lt;{r}&gt;" for r in sample]
