@@ -201,13 +201,19 @@ def build(f: E5File | None = None):
 
 
 def bf16_is_fast(device: str) -> bool:
-    """Whether bfloat16 matmuls are native here (a CUDA GPU, or a CPU with AVX-512 BF16 / AMX)."""
+    """Whether bfloat16 beats float32 here: on a CUDA GPU, and on a CPU with AMX tiles. AVX-512 BF16
+    alone is not enough: on the 2-core Xeon that has it (no AMX), bf16 embedded 34-41 Czech tweets/s
+    against fp32's 63-66 (bench/RESULTS.md, 2026-11-24)."""
     import torch
 
     if device.startswith("cuda"):
         return True
     try:
-        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+        flags = Path("/proc/cpuinfo").read_text().split()
+    except OSError:
+        return False
+    try:
+        return "amx_bf16" in flags and bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
     except (AttributeError, RuntimeError):
         return False
 
