@@ -536,18 +536,25 @@ def postgres_restart(server, seconds: float = 12.0) -> dict:
     and saving works again after the restart."""
     outage = max(seconds / 4, 6.0)  # longer than the store's 3 s wait for a connection, so saves must fail
     proc = _run(TIMED_WRITER, server.dsn, "r", seconds + outage)
+    # stop the server only once the writer is up and saving: a writer still starting (a busy machine)
+    # would find the server down at its first connection and exit before saving anything
+    first = proc.stdout.readline()
     time.sleep(seconds / 4)
     server.stop("fast")
     down = time.time()
     time.sleep(outage)
     server.start()
     up = time.time()
-    lines = [json.loads(line) for line in proc.communicate()[0].splitlines() if line.strip()]
+    out, err = proc.communicate()
+    lines = [json.loads(line) for line in [first, *out.splitlines()] if line.strip()]
     saved, errors = [x for x in lines if "version" in x], [x["error"] for x in lines if "error" in x]
     s = _store(server.dsn)
     missing = [x for x in saved if x["first"] not in set(s.load(x["name"], x["version"]).included)]
     named = all("PostgreSQL at" in e and "password" not in e.lower() for e in errors)
-    after = sum(1 for x in lines[len(lines) // 2:] if "version" in x)
+    last_error = max((i for i, x in enumerate(lines) if "error" in x), default=len(lines))
+    after = sum(1 for x in lines[last_error + 1:] if "version" in x)  # saves once the server was back
+    if not lines:
+        errors = [f"the writer saved nothing: {err.strip().splitlines()[-1] if err.strip() else 'no output'}"]
     ok = not missing and named and bool(errors) and after > 0
     emit(part="postgres_restart", saves=len(saved), errors_during_outage=len(errors), named=named,
          missing=len(missing), down_s=round(up - down, 1), saves_after_restart=after, example=(errors or [""])[0][:160])
