@@ -9,7 +9,7 @@ import hashlib
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -117,8 +117,43 @@ def _chunk_dir(work: Path, model_name: str, digest: str, chunk_size: int) -> Pat
     return work / f"model-{key}"
 
 
-# Long (~55 lines): the resumable chunk loop (skip what a killed run saved, embed in slices for the
-# progress bar, save each chunk atomically) reads best as one loop.
+class ChunkPlan:
+    """Where one model's chunks of one text list live in an import's work folder, and which are done:
+    shared by the in-process loop and the Ray job, so a run killed under either resumes under either."""
+
+    def __init__(self, texts: Sequence[str], model_name: str, work: Path, chunk_size: int):
+        self.n = len(texts)
+        self.folder = _chunk_dir(Path(work), model_name, texts_digest(texts), chunk_size)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.spans = [(i, s, min(s + chunk_size, self.n)) for i, s in enumerate(range(0, self.n, chunk_size))]
+
+    def file(self, i: int) -> Path:
+        return self.folder / f"chunk_{i:06d}.npy"
+
+    def saved(self, i: int, rows: int) -> np.ndarray | None:
+        """Chunk ``i`` as a killed run left it, or None when absent, short or corrupt (then recomputed)."""
+        try:
+            a = np.load(self.file(i), mmap_mode="r")
+        except (OSError, ValueError):
+            return None
+        return a if a.shape[0] == rows and a.dtype == np.float32 else None
+
+    def reporter(self, progress: Progress | None, already: int, model_name: str, model_index: int,
+                 **extra) -> Callable[[int], None]:
+        """``report(done)``: the import's progress for this model, with the rate of this run's texts."""
+        import time
+
+        t0 = time.monotonic()
+
+        def report(done: int) -> None:
+            if progress:
+                fresh, secs = done - already, time.monotonic() - t0
+                progress(done, self.n, {"stage": "embedding", "model": model_name, "model_index": model_index,
+                                        "resumed_from": already, **extra,
+                                        "texts_per_s": fresh / secs if fresh > 0 and secs > 0 else None})
+        return report
+
+
 def embed_model_chunked(texts: Sequence[str], model, model_name: str, work: Path, *,
                         chunk_size: int = 2048, batch_size: int = 64,
                         progress: Progress | None = None, model_index: int = 0) -> np.ndarray:
@@ -129,35 +164,16 @@ def embed_model_chunked(texts: Sequence[str], model, model_name: str, work: Path
     slice: ``info`` has the stage ("embedding"), the model, its index, ``resumed_from`` (rows a killed
     run had embedded) and ``texts_per_s`` (of the texts embedded in this run).
     """
-    import time
-    n = len(texts)
-    cdir = _chunk_dir(Path(work), model_name, texts_digest(texts), chunk_size)
-    cdir.mkdir(parents=True, exist_ok=True)
-    parts: list[np.ndarray] = []
-    already = sum(min(chunk_size, n - start) for start in range(0, n, chunk_size)
-                  if (cdir / f"chunk_{start // chunk_size:06d}.npy").exists())
+    plan = ChunkPlan(texts, model_name, work, chunk_size)
+    saved = {i: plan.saved(i, stop - start) for i, start, stop in plan.spans}
+    already = sum(stop - start for i, start, stop in plan.spans if saved[i] is not None)
     if already:
-        log.info("resuming %s: %d of %d rows already embedded", model_name, already, n)
-    t0 = time.monotonic()
-
-    def report(done: int) -> None:
-        if progress:
-            fresh, secs = done - already, time.monotonic() - t0
-            progress(done, n, {"stage": "embedding", "model": model_name, "model_index": model_index,
-                               "resumed_from": already, "texts_per_s": fresh / secs if fresh > 0 and secs > 0 else None})
-
+        log.info("resuming %s: %d of %d rows already embedded", model_name, already, plan.n)
+    report = plan.reporter(progress, already, model_name, model_index)
     report(already)  # a resumed import starts where the last one stopped
-    for start in range(0, n, chunk_size):
-        stop = min(start + chunk_size, n)
-        path = cdir / f"chunk_{start // chunk_size:06d}.npy"
-        arr = None
-        if path.exists():
-            try:
-                arr = np.load(path)
-                if arr.shape[0] != stop - start or arr.dtype != np.float32:
-                    arr = None
-            except (ValueError, OSError):
-                arr = None  # a corrupt checkpoint is simply recomputed
+    parts: list[np.ndarray] = []
+    for i, start, stop in plan.spans:
+        arr = saved[i]
         if arr is None:
             # encode in slices so that the progress bar moves inside a chunk
             step = max(batch_size * 4, 256)
@@ -168,8 +184,8 @@ def embed_model_chunked(texts: Sequence[str], model, model_name: str, work: Path
                                            convert_to_numpy=True, show_progress_bar=False))
                 report(max(e, already))
             arr = np.ascontiguousarray(np.concatenate(pieces, axis=0), dtype=np.float32)
-            save_npy(path, arr)
-            log.debug("embedded chunk %s", path.name)
+            save_npy(plan.file(i), arr)
+            log.debug("embedded chunk %s", plan.file(i).name)
         parts.append(arr)
         report(max(stop, already))
     return np.concatenate(parts, axis=0) if parts else np.zeros((0, 0), np.float32)

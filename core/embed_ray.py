@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import logging
 import os
-import time
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
 from core.atomic import save_npy
-from core.embed import _chunk_dir, texts_digest
+from core.embed import ChunkPlan
 from core.ingest import InputError
 from core.progress import Progress
 
@@ -103,7 +102,7 @@ def cluster_resources(ray) -> tuple[int, int]:
     return int(res.get("CPU", 1)), int(res.get("GPU", 0))
 
 
-# Long (~60 lines): the job (what is left, the actors, the stream of chunks written as they come,
+# Long (~45 lines): the job (what is left, the actors, the stream of chunks written as they come,
 # progress) is one sequence around one Ray Data pipeline.
 def embed_model_ray(texts: Sequence[str], model_name: str, work: Path, *, address: str | None = None,
                     chunk_size: int = 2048, batch_size: int = 32, device: str = "auto",
@@ -111,31 +110,11 @@ def embed_model_ray(texts: Sequence[str], model_name: str, work: Path, *, addres
                     num_cpus: int | None = None) -> np.ndarray:
     """Embed ``texts`` with one model as a Ray Data job; returns (N, D) float32 in the order of ``texts``,
     the same array ``core.embed.embed_model_chunked`` returns (same chunk files)."""
-    n = len(texts)
-    cdir = _chunk_dir(Path(work), model_name, texts_digest(texts), chunk_size)
-    cdir.mkdir(parents=True, exist_ok=True)
-    chunks = [(i, s, min(s + chunk_size, n)) for i, s in enumerate(range(0, n, chunk_size))]
-
-    def done_file(i: int) -> Path:
-        return cdir / f"chunk_{i:06d}.npy"
-
-    def valid(i: int, rows: int) -> bool:
-        try:
-            a = np.load(done_file(i), mmap_mode="r")
-            return a.shape[0] == rows and a.dtype == np.float32
-        except (OSError, ValueError):
-            return False
-
-    todo = [(i, s, e) for i, s, e in chunks if not valid(i, e - s)]
+    plan = ChunkPlan(texts, model_name, work, chunk_size)
+    n = plan.n
+    todo = [(i, s, e) for i, s, e in plan.spans if plan.saved(i, e - s) is None]
     already = n - sum(e - s for _, s, e in todo)
-    t0 = time.monotonic()
-
-    def report(done: int) -> None:
-        if progress:
-            fresh, secs = done - already, time.monotonic() - t0
-            progress(done, n, {"stage": "embedding", "model": model_name, "model_index": model_index,
-                               "resumed_from": already, "engine": "ray",
-                               "texts_per_s": fresh / secs if fresh > 0 and secs > 0 else None})
+    report = plan.reporter(progress, already, model_name, model_index, engine="ray")
 
     report(already)
     if todo:
@@ -157,8 +136,8 @@ def embed_model_ray(texts: Sequence[str], model_name: str, work: Path, *, addres
         for row in ds.iter_rows():
             i, rows = int(row["chunk"]), int(row["rows"])
             x = np.frombuffer(row["data"], dtype=np.float32).reshape(rows, -1)
-            save_npy(done_file(i), x)
+            save_npy(plan.file(i), x)
             done += rows
             report(done)
-    parts = [np.load(done_file(i)) for i, _, _ in chunks]
+    parts = [np.load(plan.file(i)) for i, _, _ in plan.spans]
     return np.concatenate(parts, axis=0) if parts else np.zeros((0, 0), np.float32)
