@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -72,6 +73,21 @@ IMPORTER = textwrap.dedent("""
 def _run(code: str, *args: str, **kw) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-c", code, *map(str, args)], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, **kw)
+
+
+def _drain(procs: list[subprocess.Popen]) -> list[tuple[str, str]]:
+    """Each process's (stdout, stderr), read concurrently as they come: a pipe left unread fills at
+    64 KB and its writer then waits in print(), no longer doing what is measured."""
+    outs: list[list[str]] = [[] for _ in range(2 * len(procs))]
+    threads = [threading.Thread(target=outs[2 * i + j].extend, args=(stream,), daemon=True)
+               for i, p in enumerate(procs) for j, stream in enumerate((p.stdout, p.stderr))]
+    for t in threads:
+        t.start()
+    for p in procs:
+        p.wait()
+    for t in threads:
+        t.join()
+    return [("".join(outs[2 * i]), "".join(outs[2 * i + 1])) for i in range(len(procs))]
 
 
 def integrity(db: Path) -> str:
@@ -518,7 +534,7 @@ def store_writers(where: str, n: int, seconds: float) -> dict:
     """``n`` processes saving 50-label versions for ``seconds`` (half to one shared group): no committed
     version missing, no error; each save's latency (p50 / p99)."""
     procs = [_run(TIMED_WRITER, where, f"w{i}", seconds) for i in range(n)]
-    lines = [json.loads(line) for p in procs for line in p.communicate()[0].splitlines() if line.strip()]
+    lines = [json.loads(line) for out, _ in _drain(procs) for line in out.splitlines() if line.strip()]
     saved, errors = [x for x in lines if "version" in x], [x["error"] for x in lines if "error" in x]
     s = _store(where)
     missing = [x for x in saved if x["first"] not in set(s.load(x["name"], x["version"]).included)]
@@ -536,16 +552,22 @@ def postgres_restart(server, seconds: float = 12.0) -> dict:
     and saving works again after the restart."""
     outage = max(seconds / 4, 6.0)  # longer than the store's 3 s wait for a connection, so saves must fail
     proc = _run(TIMED_WRITER, server.dsn, "r", seconds + outage)
+    # its output is read as it comes (_drain): left in the pipe, a fast writer filled the pipe within two
+    # seconds and waited in print() through the whole outage, never seeing the server down (CI: 0 errors)
     # stop the server only once the writer is up and saving: a writer still starting (a busy machine)
     # would find the server down at its first connection and exit before saving anything
     first = proc.stdout.readline()
+    drained: list = []
+    reader = threading.Thread(target=lambda: drained.extend(_drain([proc])), daemon=True)
+    reader.start()
     time.sleep(seconds / 4)
     server.stop("fast")
     down = time.time()
     time.sleep(outage)
     server.start()
     up = time.time()
-    out, err = proc.communicate()
+    reader.join()
+    ((out, err),) = drained
     lines = [json.loads(line) for line in [first, *out.splitlines()] if line.strip()]
     saved, errors = [x for x in lines if "version" in x], [x["error"] for x in lines if "error" in x]
     s = _store(server.dsn)

@@ -84,7 +84,7 @@ def test_the_team_store_on_postgresql_loses_nothing_to_kills_writers_or_a_restar
     assert w["saves"] > 50 and w["errors"] == [] and w["missing"] == 0
     reliability.postgres_restart(pg_server, 8.0)
     (r,) = events(capsys, "postgres_restart", 1)
-    assert r["missing"] == 0 and r["named"] and r["errors_during_outage"] >= 1 and r["saves_after_restart"] > 0
+    assert r["missing"] == 0 and r["named"] and r["errors_during_outage"] >= 1 and r["saves_after_restart"] > 0, r
     reliability.rebuild(pg_server.dsn, 100_000)
     (b,) = events(capsys, "rebuild", 1)
     assert b["same_as_saved"]
