@@ -85,47 +85,69 @@ def anchor_sets(labels: np.ndarray, classes: np.ndarray, n_anchors: int, set_siz
 
 
 def anchored(model, x: torch.Tensor, labels: np.ndarray, classes: np.ndarray, n_anchors: int, bag: int, set_size: int,
-             seed: int, threshold: float | None) -> tuple[dict, dict, float]:
-    """Anchors from ``classes``; model and cosine figures over their bags."""
-    probs, coss, truths = [], [], []
+             seed: int) -> dict[str, np.ndarray]:
+    """Anchors from ``classes``; over their bags (the model's bag rows, anchors left out): the model's
+    probabilities, cosine to the anchors' centre, the PRF score and the truth."""
+    out: dict[str, list] = {"dac": [], "cosine": [], "prf": [], "truth": []}
     for first, anchors in anchor_sets(labels, classes, n_anchors, set_size, seed):
         rows, p = infer.members(model, x, anchors, bag=bag)
         centre = x[torch.as_tensor(anchors, device=x.device)].mean(0)
-        cos = (x[torch.as_tensor(rows, device=x.device)] @ centre).cpu().numpy() / float(centre.norm())
-        probs.append(p)
-        coss.append(cos)
-        truths.append(labels[rows] == labels[first])
-    p, c, t = np.concatenate(probs), np.concatenate(coss), np.concatenate(truths)
-    cut = best_threshold(c, t) if threshold is None else threshold
-    return tr.scores(p, t), tr.scores(c, t, threshold=cut), cut
+        out["dac"].append(p)
+        out["cosine"].append((x[torch.as_tensor(rows, device=x.device)] @ centre).cpu().numpy() / float(centre.norm()))
+        out["prf"].append(prf_scores(x, anchors, rows))
+        out["truth"].append(labels[rows] == labels[first])
+    return {k: np.concatenate(v) for k, v in out.items()}
 
 
+def calibration_classes(seen: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray, str]:
+    """The seen classes the model trains on and those its cut is chosen on: a quarter of the seen
+    classes held out when there are at least four; with fewer (AgNews and SearchSnippets have 2 seen)
+    the cut is chosen on the training classes' own bags (and the run says so)."""
+    if len(seen) >= 4:
+        gen = np.random.default_rng(seed + 7)
+        perm = gen.permutation(seen)
+        n = max(1, len(seen) // 4)
+        return np.sort(perm[n:]), np.sort(perm[:n]), "held-out seen classes"
+    return seen, seen, "the training classes (fewer than 4 seen classes)"
+
+
+# Long (~70 lines): one seed's whole protocol (train, calibrate, membership, clustering) in the order
+# the figures are read; the pieces (anchored, calibrate, the procedures) are functions of their own.
 def one_run(name: str, x_np: np.ndarray, labels: np.ndarray, seed: int, a: argparse.Namespace, device: str) -> None:
     from sklearn.cluster import KMeans
 
     x = torch_rows(x_np, device)  # read-only (memory-mapped) rows shared, not copied, without torch's warning
     seen, unseen = sampling.split_classes(labels, 0.5, seed)
+    fit, calib, calib_on = calibration_classes(seen, seed)
     cfg = Config(dim=x.shape[1], hidden=a.hidden, inducing=a.inducing, n1=a.n1, n2=a.n2)
     t0 = time.perf_counter()
     pre = stages.fit_stage(x_np, "pretrain", config=cfg, bag=a.bag, seed=seed, device=device,
                            epochs=a.pretrain_epochs, steps=a.steps, batch=a.batch, lr=a.lr)
     # stage labels on the seen half: the unseen classes' rows never appear in a training bag
-    model = tr.train(x, sampling.Labelled(x, labels, seen, bag=a.bag, episode_share=0.5),
+    model = tr.train(x, sampling.Labelled(x, labels, fit, bag=a.bag, episode_share=0.5),
                      stage="labels", start=pre, seed=seed, device=device, epochs=a.epochs, steps=a.steps,
                      batch=a.batch, lr=a.lr)
     train_s = time.perf_counter() - t0
+    model.calibration = tr.calibrate(model.model, x, sampling.Labelled(x, labels, calib, bag=a.bag), seed=seed)
     steps = (a.pretrain_epochs + a.epochs) * a.steps
-    emit(kind="train", corpus=name, seed=seed, seen=seen.tolist(), unseen=unseen.tolist(), seconds=round(train_s, 1),
-         steps=steps, ms_per_step=round(1000 * train_s / steps, 1), device=device,
-         final_loss=round(model.history[-1]["loss"], 4))
+    emit(kind="train", corpus=name, seed=seed, seen=seen.tolist(), unseen=unseen.tolist(), trained_on=fit.tolist(),
+         seconds=round(train_s, 1), steps=steps, ms_per_step=round(1000 * train_s / steps, 1), device=device,
+         final_loss=round(model.history[-1]["loss"], 4), calibration={**model.calibration, "on": calib_on})
     for set_size in (1, 5):
-        _, cos_seen, cut = anchored(model.model, x, labels, seen, a.anchors // 2, a.bag, set_size, seed + 1, None)
+        on_seen = anchored(model.model, x, labels, seen, a.anchors // 2, a.bag, set_size, seed + 1)
+        cuts = {"dac": model.cut, "dac_0.5": 0.5, "cosine": best_threshold(on_seen["cosine"], on_seen["truth"]),
+                "prf": best_threshold(on_seen["prf"], on_seen["truth"])}
         t1 = time.perf_counter()
-        dac, cos, _ = anchored(model.model, x, labels, unseen, a.anchors, a.bag, set_size, seed + 2, cut)
+        got = anchored(model.model, x, labels, unseen, a.anchors, a.bag, set_size, seed + 2)
         per_bag_ms = 1000 * (time.perf_counter() - t1) / a.anchors
-        emit(kind="anchored", corpus=name, seed=seed, anchors_per_bag=set_size, bag=a.bag,
-             dac={k: round(v, 4) for k, v in dac.items()}, cosine={k: round(v, 4) for k, v in cos.items()},
-             cosine_threshold=round(cut, 4), ms_per_bag=round(per_bag_ms, 1))
+        figures = {}
+        for rule, cut in cuts.items():
+            f = tr.scores(got[rule.split("_")[0]], got["truth"], threshold=cut)
+            f["best_f1"] = tr.scores(got[rule.split("_")[0]], got["truth"],
+                                     threshold=tr.best_cut(got[rule.split("_")[0]], got["truth"], "f1"))["f1"]
+            figures[rule] = {k: round(v, 4) for k, v in f.items()}
+        emit(kind="anchored", corpus=name, seed=seed, anchors_per_bag=set_size, bag=a.bag, **figures,
+             cuts={k: round(v, 4) for k, v in cuts.items()}, ms_per_bag=round(per_bag_ms, 1))
     rows = np.flatnonzero(np.isin(labels, unseen))
     y = labels[rows]
     k_true = len(unseen)
@@ -133,13 +155,15 @@ def one_run(name: str, x_np: np.ndarray, labels: np.ndarray, seed: int, a: argpa
     emit(kind="cluster", corpus=name, seed=seed, method="kmeans", k_true=k_true, k_found=k_true,
          **{m: round(v, 4) for m, v in label_scores(y, km).items()})
     xs = x[torch.as_tensor(rows, device=x.device)]
-    for proc in ("iterative", "consensus"):
+    for proc in a.procedures:
         t1 = time.perf_counter()
-        run = infer.iterative if proc == "iterative" else infer.consensus
+        run = getattr(infer, {"iterative": "iterative", "consensus": "consensus", "grow": "grown"}[proc])
         extra = {"anchors": min(a.consensus_anchors, len(rows))} if proc == "consensus" else {}
-        lab, info = run(model.model, xs, bag=a.bag, min_size=a.min_size, seed=seed, **extra)
+        if proc == "grow":
+            extra = {"grow_cut": model.grow_cut}
+        lab, info = run(model.model, xs, bag=a.bag, min_size=a.min_size, seed=seed, threshold=model.cut, **extra)
         emit(kind="cluster", corpus=name, seed=seed, method=f"dac-{proc}", k_true=k_true, k_found=int(lab.max()) + 1,
-             seconds=round(time.perf_counter() - t1, 1),
+             seconds=round(time.perf_counter() - t1, 1), threshold=round(model.cut, 4), info=info,
              **{m: round(v, 4) for m, v in label_scores(y, lab).items()})
     if a.save_models and seed == a.seeds[0]:
         a.save_models.mkdir(parents=True, exist_ok=True)
@@ -301,6 +325,8 @@ def main(argv=None) -> None:
     r.add_argument("--anchors", type=int, default=200, help="anchors drawn from the unseen classes")
     r.add_argument("--consensus-anchors", type=int, default=2000)
     r.add_argument("--min-size", type=int, default=10)
+    r.add_argument("--procedures", nargs="+", default=["iterative", "consensus", "grow"],
+                   choices=["iterative", "consensus", "grow"])
     r.add_argument("--save-models", type=Path)
     b = sub.add_parser("baselines", help="PRF, K-Means with a chosen k and HDBSCAN on the unseen halves (CPU)")
     b.add_argument("--npz", type=Path)

@@ -47,10 +47,12 @@ st.selectbox("Model", names, key="dac_model", index=None, placeholder="Choose a 
 if not st.session_state.get("dac_model"):
     st.info("Pick a model to see what it makes of an anchor (and to use it for the Annotate page's DAC button).")
     st.stop()
-model, why_not = resources.picked_model(name, st.session_state["dac_model"])
+picked_name = st.session_state["dac_model"]
+model, why_not = resources.picked_model(name, picked_name)
 if model is None:
     st.error(f"This model cannot be used here: {why_not}.")
     st.stop()
+st.info(dac_panel.trust_line(model.calibration), icon="🎯")
 with st.expander("Model card"):
     st.dataframe([{k: s.get(k) for k in ("stage", "epochs", "steps", "batch", "lr", "seed", "device", "seconds")}
                   for s in model.stages], hide_index=True)
@@ -64,7 +66,11 @@ if not len(anchors):
     st.stop()
 c = st.columns(2)
 bag = c[0].number_input("Bag size (the anchors' nearest texts)", 20, 5000, 800, step=100, key="am_bag")
-threshold = c[1].slider("Membership threshold", 0.05, 0.95, 0.5, 0.05, key="am_threshold")
+if st.session_state.get("am_threshold_of") != picked_name:  # a newly picked model starts at its own cut
+    st.session_state["am_threshold"] = round(min(0.99, max(0.01, model.cut)), 2)
+    st.session_state["am_threshold_of"] = picked_name
+threshold = c[1].slider("Membership threshold", 0.01, 0.99, step=0.01, key="am_threshold",
+                        help="Starts at the model's calibrated cut (its card) when it has one, else 0.5.")
 
 
 @st.cache_data(max_entries=16, show_spinner="Reading the bag…")

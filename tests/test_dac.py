@@ -218,6 +218,62 @@ def test_whole_corpus_clustering_finds_the_topics(topics, procedure):
     assert 9 <= labels.max() + 1 <= 24  # the iterative procedure splits some topics (the study saw it too)
 
 
+@pytest.mark.parametrize("bag", [40, 60])
+def test_grown_clusters_outgrow_the_bag_where_the_studys_procedure_splits_them(topics, bag):
+    """Topics of ~125 texts, bags of 40 or 60: the study's procedure can never make a cluster larger
+    than its bag and splits every topic; growing (members anchor the next bag) finds the twelve."""
+    from sklearn.metrics import normalized_mutual_info_score
+
+    x, y, t = topics
+    split, _ = infer.iterative(t.model, x, bag=bag, min_size=10, seed=0)
+    grown, info = infer.grown(t.model, x, bag=bag, min_size=10, seed=0)
+    assert np.bincount(grown).max() > 2 * bag  # clusters larger than any bag
+    assert normalized_mutual_info_score(y, grown) > 0.9
+    assert normalized_mutual_info_score(y, grown) > normalized_mutual_info_score(y, split) + 0.1
+    assert 10 <= grown.max() + 1 <= 16 and info["rounds"] > info["anchors"]
+
+
+def test_growth_stops_at_the_topic_and_knows_its_rejected_rows(topics):
+    x, y, t = topics
+    anchor = int(np.flatnonzero(y == 10)[0])
+    group, info = infer.grow(t.model, x, [anchor], bag=50)
+    assert anchor in group and info["added"][-1] == 0  # stopped because nothing more joined
+    truth = y[group] == 10
+    assert truth.mean() > 0.9 and len(group) > 0.8 * (y == 10).sum() and len(group) > 50
+
+
+def test_best_cut_on_a_known_case():
+    p, t = np.array([0.9, 0.8, 0.6, 0.3, 0.2]), np.array([1, 1, 0, 1, 0], bool)
+    assert tr.best_cut(p, t, "accuracy") == pytest.approx(0.7)  # top 2: 4 of 5 right (top 4 too: the first is kept)
+    assert tr.best_cut(p, t, "f1") == pytest.approx(0.25)  # top 4: F1 6/7
+    assert tr.best_cut(p, t, "precision", 0.9) == pytest.approx(0.7)
+    assert tr.best_cut(p, t, "precision", 0.75) == pytest.approx(0.25)  # top 4: 3 of 4 right
+
+
+def test_the_cut_is_calibrated_on_held_out_classes_and_travels_on_the_models_card(tmp_path):
+    """Stage labels holds classes out; the cut chosen on their bags is in the card, saved and loaded with
+    the model, used by the clusterings and the search; a card with a cut outside [0, 1] is refused."""
+    from core import safeload
+
+    x, y = clustered_unit_vectors(900, 16, clusters=9, seed=3, spread=0.45)
+    t = stages.fit_stage(x, "labels", y, config=Config(dim=16, **TINY), held_out=0.34, bag=250, seed=0,
+                         epochs=2, steps=15, batch=4, lr=3e-3)
+    cal = t.calibration
+    held = t.stages[-1]["validation_classes"]
+    assert cal["classes"] == len(held) == 3 and cal["stage"] == "labels"
+    assert 0.0 < cal["cut"] < 1.0 and t.cut == cal["cut"] and cal["cut"] <= cal["grow_cut"] < 1.0
+    assert cal["accuracy"] >= cal["accuracy_at_0.5"] and cal["average_precision"] > 0.5
+    back = tr.load(tr.save(t, tmp_path / "m.pt"))
+    assert back.calibration == cal and back.card["calibration"] == cal and back.cut == t.cut
+    blob = safeload.load(tmp_path / "m.pt", "DAC model")
+    blob["calibration"]["cut"] = 2.0
+    safeload.save(blob, tmp_path / "bad.pt")
+    with pytest.raises(tr.ModelError, match="bad.pt.*cut"):
+        tr.load(tmp_path / "bad.pt")
+    pre = stages.fit_stage(x, "pretrain", config=Config(dim=16, **TINY), bag=100, epochs=1, steps=2, batch=2)
+    assert pre.calibration == {} and pre.cut == 0.5  # nothing held out: no calibration claimed
+
+
 def test_labels_from_a_column_and_from_groups():
     import pandas as pd
 
@@ -258,6 +314,14 @@ def test_cli_trains_stages_then_clusters_and_searches_with_the_model(so_copy):
     ctx = SearchContext(VectorIndex(corpus.embeddings), dac=t)
     r = REGISTRY["dac"].search(ctx, np.array([0, 1]), np.array([5]), 10)
     assert len(r) == 10 and not set(r.rows) & {0, 1, 5}
+    assert r.info["cut"] == t.cut  # the members it reports are counted at the model's calibrated cut
+    assert cluster.main(["--corpus", "so", "--method", "dac", "--param", "model='m2'", "--param", "procedure='grow'",
+                         "--param", "bag=60", "--no-terms"]) == 0
+    grown = [s for s in store.listing("so") if s.method == "dac" and s.meta["params"]["procedure"] == "grow"]
+    assert grown and grown[0].meta["rows"] == 300
+    with pytest.raises(ValueError, match="'threshold' must be a number between 0 and 1"):
+        cluster.main(["--corpus", "so", "--method", "dac", "--param", "model='m2'", "--param", "threshold=1.5",
+                      "--no-terms"])
 
 
 def test_dac_search_without_a_model_says_how_to_get_one():

@@ -303,6 +303,22 @@ def test_dac_page_trains_a_model_then_inspects_an_anchor_and_annotate_uses_it(tw
     assert table["probability"].between(0, 1).all()
     specs = [c.proto.spec for c in at.get("plotly_chart")]
     assert any("P(member)" in spec for spec in specs)  # the bag, coloured by membership
+    # how far to trust it: a pretrain model has no calibrated cut, and the page says so
+    assert any("Not calibrated" in i.value for i in at.info) and at.slider(key="am_threshold").value == 0.5
+    # a model whose card holds a cut chosen on held-out classes starts the threshold there
+    from core.corpus import load_corpus
+
+    trained = models.load("tweets", "dac-small")
+    trained.calibration = {"cut": 0.37, "grow_cut": 0.8, "classes": 3, "rows": 4000, "accuracy": 0.86,
+                           "precision": 0.8, "recall": 0.9, "accuracy_at_0.5": 0.7, "average_precision": 0.91}
+    models.save(load_corpus("tweets"), "calibrated", trained)
+    at.run()  # the page lists the models anew
+    at.selectbox(key="dac_model").set_value("calibrated").run()
+    assert not at.exception
+    assert abs(at.slider(key="am_threshold").value - 0.37) < 1e-9
+    assert any("Calibrated on 3 held-out classes" in i.value and "0.37" in i.value and "86%" in i.value
+               for i in at.info)
+    at.selectbox(key="dac_model").set_value("dac-small").run()
     # another tab: no model is loaded until the user picks one (never "the newest file")
     other = app("pages/1_Annotate.py").run()
     other.text_input(key="kw_query").set_value("ockovani")

@@ -90,3 +90,17 @@ def anchor_picker(name: str, corpus: Corpus, session: Session) -> tuple[np.ndarr
         if not len(anchors):
             st.info("The group being built has no included text yet (Annotate page).")
     return anchors, non_members
+
+
+def trust_line(calibration: dict) -> str:
+    """How far to trust the model's memberships, from its card: the cut chosen on held-out classes and
+    what it gave there (or why there is none)."""
+    if "cut" not in calibration:
+        why = calibration.get("note") or "it was trained without held-out classes (stage pretrain, or an older model)"
+        return (f"**Not calibrated**: {md(why)}. The membership threshold starts at 0.5, which a model's "
+                "classes may not share: check the predicted members below before trusting them.")
+    return (f"**Calibrated on {calibration.get('classes', '?')} held-out classes** (never trained on; "
+            f"{calibration.get('rows', 0):,} judged texts): threshold **{calibration['cut']:.2f}** gave accuracy "
+            f"{calibration['accuracy']:.0%} (precision {calibration['precision']:.0%}, recall {calibration['recall']:.0%}; "
+            f"at 0.5: {calibration['accuracy_at_0.5']:.0%}), average precision {calibration['average_precision']:.2f}. "
+            "On topics unlike those classes expect less.")

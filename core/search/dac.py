@@ -40,7 +40,8 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
     rows, p = members(ctx.dac.model, ctx.vectors, inc, bag=int(bag), non_members=exc,
                       max_anchors=int(max_anchors), max_known=int(max_known), seed=ctx.seed + len(inc) + len(exc))
     k = len(rows) if k is None else min(int(k), len(rows))
-    return Ranked(rows[:k], p[:k], "dac", {"bag": int(len(rows)), "members": int((p > 0.5).sum())})
+    cut = ctx.dac.cut  # the model's calibrated cut (0.5 for a model without one)
+    return Ranked(rows[:k], p[:k], "dac", {"bag": int(len(rows)), "members": int((p > cut).sum()), "cut": cut})
 
 
 METHOD = Method("dac", "DAC", "Deep Amortized Clustering: a Set Transformer trained for this corpus reads the "

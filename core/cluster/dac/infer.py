@@ -12,7 +12,13 @@ ways to cluster a whole corpus with it.
   anchors give it the highest mean probability. (Joining anchors that predict each other, as
   connected components, chained toy topics together: NMI 0.37 where this gives 0.9+.)
 
-Both dissolve clusters smaller than ``min_size`` into their rows' next best cluster, and find the
+- :func:`grown` (issue 31): the iterative procedure with clusters that outgrow the bag: an anchor's
+  predicted members become the anchors of the next bag (:func:`grow`), until nothing new joins. With a
+  perfect membership oracle the study's procedure reaches NMI 0.52 on AgNews's unseen half (a cluster
+  can never hold more than its bag) where growing reaches 0.99. Growth steps use a stricter cut than
+  the first bag (``grow_cut``) so a cluster does not chain into its neighbours.
+
+All dissolve clusters smaller than ``min_size`` into their rows' next best cluster, and find the
 number of clusters themselves.
 """
 
@@ -154,6 +160,63 @@ def iterative(model: AnchoredFilter, x, *, bag: int = 800, threshold: float = 0.
             progress(n - left + len(take), n, {"clusters": k})
     out = _dissolve_small(labels, x, min_size)
     return out, {"anchors": k, "seconds": time.perf_counter() - t0}  # each anchor gave one cluster before the merge
+
+
+def grow(model: AnchoredFilter, x, anchors, *, bag: int = 800, cut: float = 0.5, grow_cut: float | None = None,
+         non_members=(), max_rounds: int = 50, max_anchors: int = 8, reject: bool = True, seed: int = 0,
+         available: torch.Tensor | None = None) -> tuple[np.ndarray, dict]:
+    """The anchors' cluster, grown past one bag: the rows of the anchors' bag with p > ``cut`` join,
+    then (with p > ``grow_cut``, default ``cut``) the rows of the bag around the cluster so far, the
+    cluster's members its anchors (``max_anchors`` sampled each round: as many as training showed the
+    model); until a round adds nothing or ``max_rounds``. ``reject``: rows a round scored below
+    ``cut / 2`` go into later bags as known non-members (on twelve toy topics, without it the clusters
+    chained into 6, NMI 0.69; with it 13, NMI 0.91, where the study's procedure gave 0.88). Returns the
+    cluster's rows (anchors included, sorted) and {"rounds", "added"}."""
+    x = as_tensor(x, model)
+    group = np.unique(np.asarray(anchors, np.int64))
+    if len(group) == 0:
+        raise ValueError("at least one anchor is needed")
+    grow_cut = cut if grow_cut is None else grow_cut
+    rejected = np.asarray(non_members, np.int64)
+    added = []
+    for r in range(max_rounds):
+        cand, p = members(model, x, group, bag=bag, non_members=rejected, seed=seed + r, available=available,
+                          max_anchors=max_anchors)
+        new = cand[p > (cut if r == 0 else grow_cut)]
+        added.append(int(len(new)))
+        if not len(new):
+            break
+        group = np.union1d(group, new)
+        if reject:  # rows the cluster's bag clearly left out are its known non-members from now on
+            rejected = np.union1d(rejected, cand[p < cut / 2])
+    return group, {"rounds": len(added), "added": added}
+
+
+def grown(model: AnchoredFilter, x, *, bag: int = 800, threshold: float = 0.5, grow_cut: float | None = None,
+          reject: bool = True, min_size: int = 5, max_rounds: int = 50, seed: int = 0, progress: Progress | None = None
+          ) -> tuple[np.ndarray, dict]:
+    """The iterative procedure with growing clusters: an anchor drawn among the unclustered rows, its
+    cluster grown (:func:`grow`) among the unclustered rows, removed; repeat. Returns (labels, info)."""
+    t0 = time.perf_counter()
+    x = as_tensor(x, model)
+    n = len(x)
+    gen = np.random.default_rng(seed)
+    labels = np.full(n, -1, np.int64)
+    free = torch.ones(n, dtype=torch.bool, device=x.device)
+    k, rounds = 0, 0
+    while (left := int(free.sum())) > 0:
+        pool = torch.nonzero(free).squeeze(1).cpu().numpy()
+        a = int(pool[gen.integers(len(pool))])
+        free[a] = False
+        group, info = grow(model, x, [a], bag=bag, cut=threshold, grow_cut=grow_cut, max_rounds=max_rounds, reject=reject,
+                           seed=seed + k, available=free)
+        labels[group] = k
+        free[torch.as_tensor(group, device=x.device)] = False
+        k, rounds = k + 1, rounds + info["rounds"]
+        if progress:
+            progress(n - left + len(group), n, {"clusters": k})
+    out = _dissolve_small(labels, x, min_size)
+    return out, {"anchors": k, "rounds": rounds, "seconds": time.perf_counter() - t0}
 
 
 # Long (~60 lines) on purpose: one algorithm (anchors, co-membership, linkage, assignment) read top to

@@ -5,8 +5,11 @@ data/NAME/dac/; ``python -m precompute.dac train``); without one,
 a small model is first trained on the corpus's own neighbourhoods (stage ``pretrain``, no labels:
 a row's ``train_cluster_size`` nearest rows are its cluster, the next ones not), which sets the scale
 of the clusters it finds.
-``procedure``: ``consensus`` (default; many anchors, mutual memberships) or ``iterative`` (the study's
-anchor-remove-repeat). See :mod:`core.cluster.dac`.
+``procedure``: ``consensus`` (default; many anchors, mutual memberships), ``iterative`` (the study's
+anchor-remove-repeat) or ``grow`` (iterative, each cluster grown past its bag: its members anchor the
+next bag). ``threshold``: the membership cut; by default the model's calibrated cut (chosen on held-out
+classes, on its card), else 0.5. ``grow_cut``: the stricter cut of growth steps (default the card's
+cut of precision 0.9 on those classes, else half-way from the cut to 1). See :mod:`core.cluster.dac`.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import numpy as np
 
 from core.cluster.base import ClusterContext, Clustering, Method, Progress, as_vectors
 
-DEFAULTS = {"model": None, "procedure": "consensus", "bag": 800, "anchors": 2000, "threshold": 0.5,
+DEFAULTS = {"model": None, "procedure": "consensus", "bag": 800, "anchors": 2000, "threshold": None, "grow_cut": None,
             "min_size": 5, "train_epochs": 5, "train_steps": 60, "train_batch": 8, "train_lr": 1e-3, "train_cluster_size": 100,
             "hidden": 128}
 
@@ -56,8 +59,12 @@ def fit(ctx: ClusterContext, k: int | None = None, *, seed: int = 0, device: str
     p = METHOD.params(params)
     if k is not None:
         raise ValueError("DAC finds the number of clusters itself: give no k")
-    if p["procedure"] not in ("consensus", "iterative"):
-        raise ValueError(f"procedure must be 'consensus' or 'iterative', got {p['procedure']!r}")
+    if p["procedure"] not in PROCEDURES:
+        raise ValueError(f"procedure must be one of {', '.join(map(repr, PROCEDURES))}, got {p['procedure']!r}")
+    for cut in ("threshold", "grow_cut"):
+        if p[cut] is not None and not (isinstance(p[cut], (int, float)) and not isinstance(p[cut], bool)
+                                       and 0.0 <= float(p[cut]) <= 1.0):
+            raise ValueError(f"DAC: parameter {cut!r} must be a number between 0 and 1, got {str(p[cut])[:40]!r}")
     t0 = time.perf_counter()
     x = as_vectors(ctx.vectors)
     xt = torch.from_numpy(x).to(device)
@@ -81,8 +88,11 @@ def fit(ctx: ClusterContext, k: int | None = None, *, seed: int = 0, device: str
         history += trained.history
     if trained.config.dim != x.shape[1]:
         raise ValueError(f"the model takes {trained.config.dim}-d vectors, the corpus has {x.shape[1]}-d embeddings")
-    run = infer.consensus if p["procedure"] == "consensus" else infer.iterative
+    run = getattr(infer, PROCEDURES[p["procedure"]])
+    cut = trained.cut if p["threshold"] is None else float(p["threshold"])
     extra = {"anchors": p["anchors"]} if p["procedure"] == "consensus" else {}
+    if p["procedure"] == "grow":
+        extra = {"grow_cut": trained.grow_cut if p["grow_cut"] is None else float(p["grow_cut"])}
     # identical texts (retweets, copies) have identical vectors: cluster each distinct vector once,
     # so copies always share a cluster
     distinct, first, inverse = np.unique(x, axis=0, return_index=True, return_inverse=True)
@@ -90,10 +100,10 @@ def fit(ctx: ClusterContext, k: int | None = None, *, seed: int = 0, device: str
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order))
     xd = xt[torch.from_numpy(np.sort(first)).to(device)]
-    labels, info = run(trained.model, xd, bag=min(p["bag"], len(xd)), threshold=p["threshold"],
+    labels, info = run(trained.model, xd, bag=min(p["bag"], len(xd)), threshold=cut,
                        min_size=p["min_size"], seed=seed, **extra)
     labels = labels[rank[inverse.ravel()]]
-    info["distinct_rows"] = int(len(distinct))
+    info.update(distinct_rows=int(len(distinct)), threshold=cut, calibrated=p["threshold"] is None and bool(trained.calibration))
     history.append({"phase": p["procedure"], **info})
     found = int(labels.max()) + 1
     if progress:
@@ -103,7 +113,8 @@ def fit(ctx: ClusterContext, k: int | None = None, *, seed: int = 0, device: str
                       time.perf_counter() - t0, seed, device)
 
 
-LIMITS = {"bag": (2, 100_000), "anchors": (1, 10_000_000), "threshold": (0.0, 1.0), "min_size": (1, 10_000_000),
+PROCEDURES = {"consensus": "consensus", "iterative": "iterative", "grow": "grown"}  # name -> core.cluster.dac.infer's
+LIMITS = {"bag": (2, 100_000), "anchors": (1, 10_000_000), "min_size": (1, 10_000_000),
           "train_epochs": (1, 10_000), "train_steps": (1, 1_000_000), "train_batch": (1, 10_000),
           "train_lr": (1e-12, 10.0), "train_cluster_size": (2, 100_000), "hidden": (1, 4096)}
 

@@ -106,6 +106,10 @@ def fit_stage(vectors, stage: str, labels: np.ndarray | None = None, *, start: t
                        device=device, checkpoint=checkpoint, progress=progress, **train_params)
     if stage != "pretrain" and held_out > 0:
         trained.stages[-1]["validation_classes"] = [int(c) for c in val_classes]
+        # the membership cut, chosen on the held-out classes' bags (as the search and the clusterings
+        # will meet them: an anchor's nearest rows), goes into the model's card
+        trained.calibration = {**tr.calibrate(trained.model, x, sampling.Labelled(x, labels, val_classes, bag=bag),
+                                              seed=seed), "stage": stage}
     return trained
 
 

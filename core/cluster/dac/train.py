@@ -33,13 +33,27 @@ class Trained:
     stages: list[dict] = field(default_factory=list)  # each stage: name, sampler, epochs, steps, seed, device, ...
     # the corpus it was trained on: {"name", "generation", "rows", "dim"} (empty for older files)
     corpus: dict = field(default_factory=dict)
+    # the membership cut chosen on held-out classes and what it gave there (:func:`calibrate`); empty
+    # for a model trained without held-out classes (stage pretrain) or saved before calibration existed
+    calibration: dict = field(default_factory=dict)
 
     @property
     def card(self) -> dict:
         last = self.history[-1] if self.history else {}
         return {"config": self.config.as_dict(), "stages": self.stages, "history": self.history, "corpus": self.corpus,
                 "parameters": sum(p.numel() for p in self.model.parameters()),
-                "val_accuracy": last.get("val_accuracy")}
+                "val_accuracy": last.get("val_accuracy"), "calibration": self.calibration}
+
+    @property
+    def cut(self) -> float:
+        """The membership cut to use: the calibrated one, else 0.5."""
+        return float(self.calibration.get("cut", 0.5))
+
+    @property
+    def grow_cut(self) -> float:
+        """The stricter cut of a cluster's growth steps: the calibrated one (precision 0.9 on the held-out
+        classes), else half-way from the cut to 1."""
+        return float(self.calibration.get("grow_cut", (1.0 + self.cut) / 2))
 
 
 def new_model(cfg: Config, seed: int, device: str) -> AnchoredFilter:
@@ -69,6 +83,59 @@ def scores(prob: np.ndarray, truth: np.ndarray, threshold: float = 0.5) -> dict:
     return {"accuracy": float((pred == truth).mean()), "precision": precision, "recall": recall,
             "f1": 2 * precision * recall / max(1e-12, precision + recall),
             "average_precision": float(average_precision_score(truth, prob)) if truth.any() and not truth.all() else float("nan")}
+
+
+def best_cut(prob: np.ndarray, truth: np.ndarray, criterion: str = "accuracy", precision: float = 0.9) -> float:
+    """The cut on ``prob`` with the best accuracy (or F1) against ``truth``: members are ``prob > cut``;
+    criterion ``precision``: the lowest cut whose members are still right ``precision`` of the time (the
+    highest probability's when none is). Half-way between the last member's and the next row's
+    probability, so it transfers to new rows."""
+    order = np.argsort(-prob, kind="stable")
+    p, t = prob[order], truth[order].astype(bool)
+    tp, fp = np.cumsum(t), np.cumsum(~t)
+    called = np.arange(1, len(t) + 1)  # the top i+1 called members
+    if criterion == "accuracy":
+        gain = (tp + (len(t) - t.sum() - fp)) / len(t)
+    elif criterion == "f1":
+        gain = 2 * tp / (called + t.sum())  # F1 = 2 TP / (called + true)
+    else:
+        ok = np.flatnonzero(tp / called >= precision)
+        gain = np.zeros(len(t))
+        gain[ok[-1] if len(ok) else 0] = 1.0
+    i = int(np.argmax(gain))
+    if i + 1 < len(p):
+        return float((p[i] + p[i + 1]) / 2)
+    return float(p[i] - 1e-6)
+
+
+def calibrate(model: AnchoredFilter, x, sampler, *, bags: int = 64, batch: int = 8, seed: int = 0) -> dict:
+    """Choose the membership cut on bags of ``sampler`` (held-out classes: never the training ones,
+    never the classes a user will meet): the cut of best accuracy, and what it gives there beside
+    0.5's, the best-F1 cut and the average precision. Stored in the model's card."""
+    xt = torch_rows(x, str(next(model.parameters()).device))
+    drawn = [sampler.sample(batch, np.random.default_rng(seed + 20_000 + i)) for i in range(max(1, bags // batch))]
+    model.eval()
+    probs, truths = [], []
+    with torch.no_grad():
+        for b in drawn:
+            b = b.to(xt.device)
+            _, logits, judged = bag_loss(model, xt, b)
+            probs.append(torch.sigmoid(logits[judged]).cpu().numpy())
+            truths.append(b.target[judged].cpu().numpy().astype(bool))
+    p, t = np.concatenate(probs), np.concatenate(truths)
+    if t.all() or not t.any():  # nothing to separate: any cut looks perfect, none is learnt from it
+        return {"note": f"not calibrated: the held-out classes' bags held only {'members' if t.any() else 'non-members'} "
+                        "(bags smaller than their classes?)", "classes": int(len(getattr(sampler, "classes", []))),
+                "rows": int(len(t))}
+    cut, f1_cut = best_cut(p, t, "accuracy"), best_cut(p, t, "f1")
+    grow_cut = max(cut, best_cut(p, t, "precision", 0.9))
+    at, at_half, at_f1 = scores(p, t, cut), scores(p, t, 0.5), scores(p, t, f1_cut)
+    return {"cut": round(cut, 4), "criterion": "accuracy", "f1_cut": round(f1_cut, 4),
+            "grow_cut": round(grow_cut, 4), "grow_precision": round(scores(p, t, grow_cut)["precision"], 4),
+            "classes": int(len(getattr(sampler, "classes", []))), "bags": len(drawn) * batch, "rows": int(len(t)),
+            "average_precision": round(at["average_precision"], 4), "accuracy": round(at["accuracy"], 4),
+            "precision": round(at["precision"], 4), "recall": round(at["recall"], 4),
+            "accuracy_at_0.5": round(at_half["accuracy"], 4), "best_f1": round(at_f1["f1"], 4)}
 
 
 def evaluate(model: AnchoredFilter, x: torch.Tensor, bags: list[Bags]) -> dict:
@@ -149,6 +216,7 @@ def train(x: np.ndarray | torch.Tensor, sampler, *, stage: str, config: Config |
     ck.clear()
     stages.append({**stage_info, "seconds": round(time.perf_counter() - t0, 2)})
     model.eval()
+    # a further stage changes the model: an earlier stage's calibration no longer holds
     return Trained(model, cfg, history, stages, dict(start.corpus) if start is not None else {})
 
 
@@ -163,7 +231,8 @@ def save(trained: Trained, path: Path, corpus: dict | None = None) -> Path:
     corpus = corpus if corpus is not None else trained.corpus
     with atomic_path(path) as tmp:
         safeload.save({"format": 2, "config": trained.config.as_dict(), "state": trained.model.state_dict(),
-                       "history": trained.history, "stages": trained.stages, "corpus": corpus or {}}, tmp)
+                       "history": trained.history, "stages": trained.stages, "corpus": corpus or {},
+                       "calibration": trained.calibration}, tmp)
     trained.corpus = corpus or {}
     return path
 
@@ -194,4 +263,10 @@ def load(path: Path, device: str = "cpu") -> Trained:
                          f"{str(exc)[:200]}); train it again") from exc
     model.eval()
     corpus = blob.get("corpus") if isinstance(blob.get("corpus"), dict) else {}
-    return Trained(model, cfg, blob.get("history", []), blob.get("stages", []), corpus)
+    calibration = blob.get("calibration") if isinstance(blob.get("calibration"), dict) else {}
+    for key in ("cut", "grow_cut"):
+        value = calibration.get(key, 0.5)
+        if not (isinstance(value, (int, float)) and not isinstance(value, bool) and 0.0 <= value <= 1.0):
+            raise ModelError(f"{path.name} has a calibration whose {key} is not a number in [0, 1] ({value!r}); "
+                             "train it again")
+    return Trained(model, cfg, blob.get("history", []), blob.get("stages", []), corpus, calibration)
