@@ -128,7 +128,9 @@ def one_run(name: str, x_np: np.ndarray, labels: np.ndarray, seed: int, a: argpa
                      stage="labels", start=pre, seed=seed, device=device, epochs=a.epochs, steps=a.steps,
                      batch=a.batch, lr=a.lr)
     train_s = time.perf_counter() - t0
-    model.calibration = tr.calibrate(model.model, x, sampling.Labelled(x, labels, calib, bag=a.bag), seed=seed)
+    # bags around the held-out seen classes' anchors, drawn from every seen row (never an unseen one)
+    model.calibration = tr.calibrate(model.model, x, sampling.Labelled(x, labels, seen, bag=a.bag, anchor_classes=calib),
+                                     seed=seed)
     steps = (a.pretrain_epochs + a.epochs) * a.steps
     emit(kind="train", corpus=name, seed=seed, seen=seen.tolist(), unseen=unseen.tolist(), trained_on=fit.tolist(),
          seconds=round(train_s, 1), steps=steps, ms_per_step=round(1000 * train_s / steps, 1), device=device,

@@ -114,6 +114,21 @@ def test_held_out_classes_never_appear_in_training_bags():
     assert (b.target[b.role == ANCHOR] == 1).all() and (b.target[b.role == NON_MEMBER] == 0).all()
 
 
+def test_calibration_bags_are_drawn_around_held_out_anchors_from_every_row():
+    """As the search meets them: an anchor of a held-out class among its nearest rows of any class
+    (bags of the held-out classes alone held mostly members and set the cut far too low)."""
+    x, y = clustered_unit_vectors(600, 16, clusters=6, seed=2, spread=0.9)
+    s = sampling.Labelled(torch.from_numpy(x), y, bag=150, anchor_classes=[4, 5])
+    b = s.sample(16, np.random.default_rng(0))
+    for i in range(16):
+        rows, role, target = b.rows[i][b.mask[i]].numpy(), b.role[i][b.mask[i]].numpy(), b.target[i][b.mask[i]].numpy()
+        anchor_class = y[rows[role == ANCHOR]][0]
+        assert anchor_class in (4, 5) and np.array_equal(target == 1, y[rows] == anchor_class)
+        assert set(y[rows]) - {4, 5}  # other classes' rows are in the bag too
+    with pytest.raises(ValueError, match="anchor classes"):
+        sampling.Labelled(torch.from_numpy(x), y, [0, 1], bag=50, anchor_classes=[4])
+
+
 def test_pretrain_bags_hold_the_first_centres_neighbours_as_members():
     x, _ = clustered_unit_vectors(300, 16, clusters=5, seed=1)
     xt = torch.from_numpy(x)

@@ -116,7 +116,8 @@ class Labelled:
 
     def __init__(self, x: torch.Tensor, labels: np.ndarray, classes: np.ndarray | None = None, *,
                  bag: int = 800, episode_share: float = 0.0, background: float = 0.5,
-                 max_anchors: int = 8, max_known: int = 16, min_class: int = 2):
+                 max_anchors: int = 8, max_known: int = 16, min_class: int = 2,
+                 anchor_classes: np.ndarray | None = None):
         labels = np.asarray(labels, np.int64)
         if len(labels) != len(x):
             raise ValueError(f"{len(labels)} labels for {len(x)} rows")
@@ -126,6 +127,11 @@ class Labelled:
         if len(classes) == 0:
             raise ValueError(f"no class with at least {min_class} rows to train on")
         self.x, self.labels, self.classes = x, labels, classes
+        # the classes an anchor's bag is drawn around (all of ``classes`` by default): calibration draws
+        # bags around held-out classes' anchors from every row the model may see, as the search does
+        self.anchor_classes = classes if anchor_classes is None else np.intersect1d(np.asarray(anchor_classes), classes)
+        if len(self.anchor_classes) == 0:
+            raise ValueError("none of the anchor classes is among the classes with rows")
         allowed = np.isin(labels, classes) | (labels < 0)
         self.pool = np.flatnonzero(allowed)
         self.pool_t = torch.from_numpy(self.pool).to(x.device)
@@ -136,7 +142,7 @@ class Labelled:
         self.max_anchors, self.max_known = max_anchors, max_known
 
     def _knn(self, gen: np.random.Generator):
-        c = int(gen.choice(self.classes))
+        c = int(gen.choice(self.anchor_classes))
         members = self.by_class[c]
         seed = members[gen.integers(len(members))]
         rows = nearest(self.x, self.x[int(seed):int(seed) + 1], self.bag, self.pool_t)[0].cpu().numpy()

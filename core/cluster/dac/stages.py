@@ -108,8 +108,8 @@ def fit_stage(vectors, stage: str, labels: np.ndarray | None = None, *, start: t
         trained.stages[-1]["validation_classes"] = [int(c) for c in val_classes]
         # the membership cut, chosen on the held-out classes' bags (as the search and the clusterings
         # will meet them: an anchor's nearest rows), goes into the model's card
-        trained.calibration = {**tr.calibrate(trained.model, x, sampling.Labelled(x, labels, val_classes, bag=bag),
-                                              seed=seed), "stage": stage}
+        around_held_out = sampling.Labelled(x, labels, bag=bag, anchor_classes=val_classes)
+        trained.calibration = {**tr.calibrate(trained.model, x, around_held_out, seed=seed), "stage": stage}
     return trained
 
 
