@@ -332,6 +332,7 @@ def test_dac_page_trains_a_model_then_inspects_an_anchor_and_annotate_uses_it(tw
     ann.text_input(key="kw_query").set_value("ockovani")
     ann.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
     assert not ann.button(key="btn_dac").disabled
+    assert "below Suggest" in ann.button(key="btn_dac").help  # the page says how it measured against Suggest
     n = int(ann.metric[0].value)
     ann.button(key="btn_dac").click().run()
     assert not ann.exception
