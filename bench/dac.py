@@ -166,6 +166,7 @@ def one_run(name: str, x_np: np.ndarray, labels: np.ndarray, seed: int, a: argpa
         lab, info = run(model.model, xs, bag=a.bag, min_size=a.min_size, seed=seed, threshold=model.cut, **extra)
         emit(kind="cluster", corpus=name, seed=seed, method=f"dac-{proc}", k_true=k_true, k_found=int(lab.max()) + 1,
              seconds=round(time.perf_counter() - t1, 1), threshold=round(model.cut, 4), info=info,
+             grow_cut=round(extra["grow_cut"], 4) if proc == "grow" else None,
              **{m: round(v, 4) for m, v in label_scores(y, lab).items()})
     if a.save_models and seed == a.seeds[0]:
         a.save_models.mkdir(parents=True, exist_ok=True)
