@@ -137,29 +137,41 @@ def _dissolve_small(labels: np.ndarray, x: torch.Tensor, min_size: int) -> np.nd
     return remap[labels].astype(np.int32)
 
 
-def iterative(model: AnchoredFilter, x, *, bag: int = 800, threshold: float = 0.5, min_size: int = 5,
-              seed: int = 0, progress: Progress | None = None) -> tuple[np.ndarray, dict]:
-    """The study's procedure; returns (labels, info with the number of anchors used and seconds)."""
+def _anchor_remove_repeat(x: torch.Tensor, cluster_of, min_size: int, seed: int, progress: Progress | None
+                          ) -> tuple[np.ndarray, dict]:
+    """An anchor drawn among the unclustered rows, its cluster (``cluster_of(anchor, k, free)`` ->
+    (rows, rounds)) taken among the unclustered rows and removed; repeat until every row is taken."""
     t0 = time.perf_counter()
-    x = as_tensor(x, model)
     n = len(x)
     gen = np.random.default_rng(seed)
     labels = np.full(n, -1, np.int64)
     free = torch.ones(n, dtype=torch.bool, device=x.device)
-    k = 0
+    k, rounds = 0, 0
     while (left := int(free.sum())) > 0:
         pool = torch.nonzero(free).squeeze(1).cpu().numpy()
         a = int(pool[gen.integers(len(pool))])
         free[a] = False
-        cand, p = members(model, x, [a], bag=bag, seed=seed + k, available=free)
-        take = np.concatenate([[a], cand[p > threshold]])
+        take, r = cluster_of(a, k, free)
         labels[take] = k
         free[torch.as_tensor(take, device=x.device)] = False
-        k += 1
+        k, rounds = k + 1, rounds + r
         if progress:
             progress(n - left + len(take), n, {"clusters": k})
     out = _dissolve_small(labels, x, min_size)
-    return out, {"anchors": k, "seconds": time.perf_counter() - t0}  # each anchor gave one cluster before the merge
+    # each anchor gave one cluster before the merge of the small ones
+    return out, {"anchors": k, "rounds": rounds, "seconds": time.perf_counter() - t0}
+
+
+def iterative(model: AnchoredFilter, x, *, bag: int = 800, threshold: float = 0.5, min_size: int = 5,
+              seed: int = 0, progress: Progress | None = None) -> tuple[np.ndarray, dict]:
+    """The study's procedure; returns (labels, info with the number of anchors used and seconds)."""
+    x = as_tensor(x, model)
+
+    def one_bag(a: int, k: int, free: torch.Tensor) -> tuple[np.ndarray, int]:
+        cand, p = members(model, x, [a], bag=bag, seed=seed + k, available=free)
+        return np.concatenate([[a], cand[p > threshold]]), 1
+
+    return _anchor_remove_repeat(x, one_bag, min_size, seed, progress)
 
 
 def grow(model: AnchoredFilter, x, anchors, *, bag: int = 800, cut: float = 0.5, grow_cut: float | None = None,
@@ -197,26 +209,14 @@ def grown(model: AnchoredFilter, x, *, bag: int = 800, threshold: float = 0.5, g
           ) -> tuple[np.ndarray, dict]:
     """The iterative procedure with growing clusters: an anchor drawn among the unclustered rows, its
     cluster grown (:func:`grow`) among the unclustered rows, removed; repeat. Returns (labels, info)."""
-    t0 = time.perf_counter()
     x = as_tensor(x, model)
-    n = len(x)
-    gen = np.random.default_rng(seed)
-    labels = np.full(n, -1, np.int64)
-    free = torch.ones(n, dtype=torch.bool, device=x.device)
-    k, rounds = 0, 0
-    while (left := int(free.sum())) > 0:
-        pool = torch.nonzero(free).squeeze(1).cpu().numpy()
-        a = int(pool[gen.integers(len(pool))])
-        free[a] = False
-        group, info = grow(model, x, [a], bag=bag, cut=threshold, grow_cut=grow_cut, max_rounds=max_rounds, reject=reject,
-                           seed=seed + k, available=free)
-        labels[group] = k
-        free[torch.as_tensor(group, device=x.device)] = False
-        k, rounds = k + 1, rounds + info["rounds"]
-        if progress:
-            progress(n - left + len(group), n, {"clusters": k})
-    out = _dissolve_small(labels, x, min_size)
-    return out, {"anchors": k, "rounds": rounds, "seconds": time.perf_counter() - t0}
+
+    def grown_from(a: int, k: int, free: torch.Tensor) -> tuple[np.ndarray, int]:
+        group, info = grow(model, x, [a], bag=bag, cut=threshold, grow_cut=grow_cut, max_rounds=max_rounds,
+                           reject=reject, seed=seed + k, available=free)
+        return group, info["rounds"]
+
+    return _anchor_remove_repeat(x, grown_from, min_size, seed, progress)
 
 
 # Long (~60 lines) on purpose: one algorithm (anchors, co-membership, linkage, assignment) read top to
