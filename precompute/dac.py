@@ -90,6 +90,13 @@ def train(a: argparse.Namespace) -> int:
     log.info("stage %s: %d epochs in %.0f s on %s; last loss %.4f, validation accuracy %s -> %s", a.stage, a.epochs,
              trained.stages[-1]["seconds"], device, last.get("loss", float("nan")),
              f"{last['val_accuracy']:.3f}" if "val_accuracy" in last else "n/a", path)
+    cal = trained.calibration
+    if "cut" in cal:
+        log.info("membership cut %.3f, calibrated on %d held-out classes: accuracy %.3f there (%.3f at 0.5), "
+                 "average precision %.3f", cal["cut"], cal["classes"], cal["accuracy"], cal["accuracy_at_0.5"],
+                 cal["average_precision"])
+    else:
+        log.info("no calibrated membership cut (%s): 0.5 is used", cal.get("note", "no classes held out"))
     return 0
 
 
