@@ -391,3 +391,35 @@ def test_the_baselines_every_dac_figure_stands_beside(tmp_path, monkeypatch, cap
     assert clusters["kmeans-true-k"]["k_true"] == 4
     assert clusters["kmeans-silhouette-k"]["k_found"] == 4  # chosen without the labels
     assert clusters["kmeans-silhouette-k"]["nmi"] > 0.95 and clusters["hdbscan-10"]["nmi"] > 0.9
+
+
+def test_the_dac_run_calibrates_without_the_unseen_classes_and_reports_every_rule(tmp_path, monkeypatch, capsys):
+    """bench.dac run (issue 31) on 12 toy classes: the model trains on three quarters of the seen half,
+    its cut is chosen on the other quarter (never an unseen class), and each anchored row reports DAC at
+    that cut and at 0.5 beside cosine and PRF; the three procedures cluster the unseen half."""
+    import json
+
+    from bench import dac as bench_dac
+
+    x, labels = clustered_unit_vectors(1200, 16, clusters=12, seed=5, spread=0.3)
+    np.savez(tmp_path / "toy.npz", x=x, labels=labels)
+    monkeypatch.setenv("SEMANNO_BENCH_RESULTS", str(tmp_path / "runs"))
+    bench_dac.main(["run", "--npz", str(tmp_path / "toy.npz"), "--seeds", "0", "--device", "cpu", "--bag", "120",
+                    "--hidden", "32", "--inducing", "8", "--n1", "1", "--n2", "1", "--pretrain-epochs", "1",
+                    "--epochs", "2", "--steps", "10", "--batch", "4", "--lr", "3e-3", "--anchors", "10",
+                    "--consensus-anchors", "100"])
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    (train,) = [r for r in lines if r.get("kind") == "train"]
+    seen, unseen, fit = set(train["seen"]), set(train["unseen"]), set(train["trained_on"])
+    assert not seen & unseen and fit < seen and len(seen - fit) == 1  # a quarter of 6 seen classes held out
+    cal = train["calibration"]
+    assert cal["on"] == "held-out seen classes" and cal["classes"] == 1 and 0 < cal["cut"] < 1
+    anchored = [r for r in lines if r.get("kind") == "anchored"]
+    assert [r["anchors_per_bag"] for r in anchored] == [1, 5]
+    for r in anchored:
+        assert r["cuts"]["dac"] == pytest.approx(cal["cut"], abs=1e-4) and r["cuts"]["dac_0.5"] == 0.5
+        for rule in ("dac", "dac_0.5", "cosine", "prf"):
+            assert 0 <= r[rule]["accuracy"] <= 1 and r[rule]["best_f1"] >= r[rule]["f1"] - 1e-9
+    methods = {r["method"]: r for r in lines if r.get("kind") == "cluster"}
+    assert set(methods) == {"kmeans", "dac-iterative", "dac-consensus", "dac-grow"}
+    assert methods["dac-grow"]["grow_cut"] >= methods["dac-grow"]["threshold"]
