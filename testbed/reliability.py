@@ -75,7 +75,7 @@ def _run(code: str, *args: str, **kw) -> subprocess.Popen:
                             stderr=subprocess.PIPE, text=True, **kw)
 
 
-def _drain(procs: list[subprocess.Popen]) -> list[tuple[str, str]]:
+def _drain(procs: list[subprocess.Popen], timeout: float | None = None) -> list[tuple[str, str]]:
     """Each process's (stdout, stderr), read concurrently as they come: a pipe left unread fills at
     64 KB and its writer then waits in print(), no longer doing what is measured."""
     outs: list[list[str]] = [[] for _ in range(2 * len(procs))]
@@ -84,7 +84,7 @@ def _drain(procs: list[subprocess.Popen]) -> list[tuple[str, str]]:
     for t in threads:
         t.start()
     for p in procs:
-        p.wait()
+        p.wait(timeout)
     for t in threads:
         t.join()
     return [("".join(outs[2 * i]), "".join(outs[2 * i + 1])) for i in range(len(procs))]
@@ -143,7 +143,7 @@ def writers(n: int, seconds: float) -> dict:
         db = Path(tmp) / "g.sqlite"
         GroupStore(db)
         procs = [_run(WRITER, db, f"w{i}", seconds) for i in range(n)]
-        results = [json.loads(line) for p in procs for line in p.communicate(timeout=seconds + 120)[0].splitlines()]
+        results = [json.loads(line) for out, _ in _drain(procs, timeout=seconds + 120) for line in out.splitlines()]
         store = GroupStore(db)
         errors = [r["error"] for r in results if "error" in r]
         saved = [r for r in results if "error" not in r]
