@@ -37,6 +37,7 @@ import torch
 from testbed.common import emit, run_folder
 from core.cluster.dac import infer, sampling, stages
 from core.cluster.dac import train as tr
+from core.cluster.dac.method import PROCEDURES
 from core.cluster.dac.model import Config
 from core.cluster.base import torch_rows
 from core.cluster.evaluate import label_scores
@@ -63,14 +64,8 @@ def load_data(a: argparse.Namespace) -> tuple[str, np.ndarray, np.ndarray]:
 
 
 def best_threshold(scores: np.ndarray, truth: np.ndarray) -> float:
-    """The cut with the best accuracy on these (training-class) scores."""
-    order = np.argsort(-scores)
-    s, t = scores[order], truth[order].astype(bool)
-    tp = np.cumsum(t)
-    fp = np.cumsum(~t)
-    acc = (tp + (len(t) - t.sum() - fp)) / len(t)  # predicting the top i+1 as members
-    i = int(np.argmax(acc))
-    return float(s[i] - 1e-6)
+    """The cut with the best accuracy on these (training-class) scores (core.cluster.dac.train.best_cut)."""
+    return tr.best_cut(scores, truth, "accuracy")
 
 
 def anchor_sets(labels: np.ndarray, classes: np.ndarray, n_anchors: int, set_size: int, seed: int):
@@ -144,9 +139,9 @@ def one_run(name: str, x_np: np.ndarray, labels: np.ndarray, seed: int, a: argpa
         per_bag_ms = 1000 * (time.perf_counter() - t1) / a.anchors
         figures = {}
         for rule, cut in cuts.items():
-            f = tr.scores(got[rule.split("_")[0]], got["truth"], threshold=cut)
-            f["best_f1"] = tr.scores(got[rule.split("_")[0]], got["truth"],
-                                     threshold=tr.best_cut(got[rule.split("_")[0]], got["truth"], "f1"))["f1"]
+            score = got[rule.split("_")[0]]  # "dac_0.5" reads the model's scores at another cut
+            f = tr.scores(score, got["truth"], threshold=cut)
+            f["best_f1"] = tr.scores(score, got["truth"], threshold=tr.best_cut(score, got["truth"], "f1"))["f1"]
             figures[rule] = {k: round(v, 4) for k, v in f.items()}
         emit(kind="anchored", corpus=name, seed=seed, anchors_per_bag=set_size, bag=a.bag, **figures,
              cuts={k: round(v, 4) for k, v in cuts.items()}, ms_per_bag=round(per_bag_ms, 1))
@@ -159,7 +154,7 @@ def one_run(name: str, x_np: np.ndarray, labels: np.ndarray, seed: int, a: argpa
     xs = x[torch.as_tensor(rows, device=x.device)]
     for proc in a.procedures:
         t1 = time.perf_counter()
-        run = getattr(infer, {"iterative": "iterative", "consensus": "consensus", "grow": "grown"}[proc])
+        run = getattr(infer, PROCEDURES[proc])
         extra = {"anchors": min(a.consensus_anchors, len(rows))} if proc == "consensus" else {}
         if proc == "grow":
             extra = {"grow_cut": model.grow_cut}
@@ -328,8 +323,7 @@ def main(argv=None) -> None:
     r.add_argument("--anchors", type=int, default=200, help="anchors drawn from the unseen classes")
     r.add_argument("--consensus-anchors", type=int, default=2000)
     r.add_argument("--min-size", type=int, default=10)
-    r.add_argument("--procedures", nargs="+", default=["iterative", "consensus", "grow"],
-                   choices=["iterative", "consensus", "grow"])
+    r.add_argument("--procedures", nargs="+", default=list(PROCEDURES), choices=list(PROCEDURES))
     r.add_argument("--save-models", type=Path)
     b = sub.add_parser("baselines", help="PRF, K-Means with a chosen k and HDBSCAN on the unseen halves (CPU)")
     b.add_argument("--npz", type=Path)

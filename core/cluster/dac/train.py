@@ -125,18 +125,16 @@ def calibrate(model: AnchoredFilter, x, sampler, *, bags: int = 64, batch: int =
             probs.append(torch.sigmoid(logits[judged]).cpu().numpy())
             truths.append(b.target[judged].cpu().numpy().astype(bool))
     p, t = np.concatenate(probs), np.concatenate(truths)
+    classes = int(len(getattr(sampler, "anchor_classes", getattr(sampler, "classes", []))))
     if t.all() or not t.any():  # nothing to separate: any cut looks perfect, none is learnt from it
         return {"note": f"not calibrated: the held-out classes' bags held only {'members' if t.any() else 'non-members'} "
-                        "(bags smaller than their classes?)",
-                "classes": int(len(getattr(sampler, "anchor_classes", getattr(sampler, "classes", [])))),
-                "rows": int(len(t))}
+                        "(bags smaller than their classes?)", "classes": classes, "rows": int(len(t))}
     cut, f1_cut = best_cut(p, t, "accuracy"), best_cut(p, t, "f1")
     grow_cut = max(cut, best_cut(p, t, "precision", 0.9))
     at, at_half, at_f1 = scores(p, t, cut), scores(p, t, 0.5), scores(p, t, f1_cut)
     return {"cut": round(cut, 4), "criterion": "accuracy", "f1_cut": round(f1_cut, 4),
             "grow_cut": round(grow_cut, 4), "grow_precision": round(scores(p, t, grow_cut)["precision"], 4),
-            "classes": int(len(getattr(sampler, "anchor_classes", getattr(sampler, "classes", [])))),
-            "bags": len(drawn) * batch, "rows": int(len(t)),
+            "classes": classes, "bags": len(drawn) * batch, "rows": int(len(t)),
             "average_precision": round(at["average_precision"], 4), "accuracy": round(at["accuracy"], 4),
             "precision": round(at["precision"], 4), "recall": round(at["recall"], 4),
             "accuracy_at_0.5": round(at_half["accuracy"], 4), "best_f1": round(at_f1["f1"], 4)}
