@@ -16,7 +16,8 @@ from tests.conftest import shared_file
 
 TINY = dict(tsdae_epochs=1, cluster_rounds=1, cluster_epochs=1, harden_epochs=1, batch_size=16, max_length=24)
 TINY_FOR = {"clusterbert": TINY, "dec_mlm": dict(epochs=3, batch_size=16, max_length=24),
-            "dec_crl": dict(epochs=3, batch_size=16, max_length=24, vocab=200)}
+            "dec_crl": dict(epochs=3, batch_size=16, max_length=24, vocab=200),
+            "sccl": dict(epochs=3, batch_size=16, max_length=24)}
 ADAPTING = sorted(TINY_FOR)  # the methods that fine-tune the encoder
 
 
@@ -40,7 +41,7 @@ def test_dec_crl_parts_contrast_partners_keep_words_and_make_distributions():
     near = a + 0.05 * torch.randn(32, 16, generator=g)
     # partners that agree give a lower loss than the same views paired at random
     assert nt_xent(a, near, 0.5) < nt_xent(a, near[torch.randperm(32, generator=g)], 0.5)
-    heads = Heads(16, {**DEFAULTS, "proj_dim": 8, "topics": 3, "word_dim": 4}, vocab=30)
+    heads = Heads(16, {**DEFAULTS, "space": "projection", "proj_dim": 8, "topics": 3, "word_dim": 4}, vocab=30)
     beta = heads.topic_word(torch.randn(5, 8, generator=g))
     assert beta.shape == (5, 3, 30)
     torch.testing.assert_close(beta.sum(-1), torch.ones(5, 3))
@@ -49,6 +50,27 @@ def test_dec_crl_parts_contrast_partners_keep_words_and_make_distributions():
     bow[:3, :4] = 1  # the 4th text has no vocabulary word: left out, not a NaN
     loss = heads.reconstruction_loss(torch.randn(4, 8, generator=g), q, torch.randn(5, 8, generator=g), bow)
     assert torch.isfinite(loss) and loss > 0
+
+
+def test_warm_up_then_decay_to_zero_and_batch_targets_are_sharper_distributions():
+    from core.cluster.deep import batch_or_epoch_target, warmup_decay
+
+    w = torch.nn.Parameter(torch.zeros(1))
+    opt = torch.optim.SGD([w], lr=1.0)
+    sched = warmup_decay(opt, 20, 0.1)
+    lrs = []
+    for _ in range(20):
+        lrs.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    assert lrs[0] < lrs[1] == max(lrs) == 1.0  # two warm-up steps, then the full rate
+    assert all(a >= b for a, b in zip(lrs[1:], lrs[2:])) and lrs[-1] < 0.1  # then down towards zero
+    q = torch.softmax(torch.randn(8, 4, generator=torch.Generator().manual_seed(0)), 1)
+    t = batch_or_epoch_target(q, np.arange(8), None)
+    torch.testing.assert_close(t.sum(1), torch.ones(8))
+    assert (t.max(1).values >= q.max(1).values - 1e-6).all()  # the target sharpens each row
+    whole = torch.softmax(torch.randn(20, 4), 1)
+    torch.testing.assert_close(batch_or_epoch_target(q, np.array([3, 7]), whole), whole[[3, 7]])
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +88,7 @@ class Killed(Exception):
 @pytest.mark.parametrize("method", ADAPTING)
 def test_adapting_methods_resume_after_a_kill_to_the_same_result(titles, tmp_path, method):
     texts, _ = titles
-    if method in ("dec_mlm", "dec_crl"):
+    if method in ("dec_mlm", "dec_crl", "sccl"):
         texts = texts[::2]  # 60 titles: the MLM head (three passes per step for DEC-CRL) makes each step dearer
     x = np.zeros((len(texts), 1), np.float32)
     ctx = ClusterContext(x, texts, checkpoint=tmp_path / "ck")
@@ -99,7 +121,7 @@ def test_cli_writes_a_loadable_clustering_and_embedding_set(so_copy, method):
     from precompute import cluster
 
     args = ["--corpus", "so", "--method", method, "--k", "20", "--no-terms"]
-    for key, value in {**TINY_FOR[method], **({"epochs": 1} if method in ("dec_mlm", "dec_crl") else {})}.items():
+    for key, value in {**TINY_FOR[method], **({"epochs": 1} if method != "clusterbert" else {})}.items():
         args += ["--param", f"{key}={value}"]
     assert cluster.main(args) == 0
     corpus = load_corpus("so")
@@ -165,3 +187,37 @@ def test_switching_the_embedding_set_changes_what_cos_returns(tweets):
     fresh.selectbox(key="embedding_set").set_value("shuffled").run()
     second = cos_hits(fresh)
     assert first and second and first != second
+
+
+@pytest.mark.slow  # fine-tunes multilingual-e5-small: about half a minute
+def test_sccl_adapts_multilingual_e5_and_an_mlm_method_says_e5_has_no_mlm_head(titles):
+    texts, y = titles
+    texts, y = texts[::3], y[::3]  # 40 titles
+    x = np.zeros((len(texts), 1), np.float32)
+    r = REGISTRY["sccl"].fit(ClusterContext(x, texts), 4, model="multilingual-e5-small", epochs=1, batch_size=20,
+                             max_length=24)
+    assert r.embeddings.shape == (len(texts), 384) and r.labels.max() < 4
+    np.testing.assert_allclose(np.linalg.norm(r.embeddings, axis=1), 1, atol=1e-4)
+    from core.embed import load_model
+
+    base = load_model("multilingual-e5-small", "cpu").encode(texts)
+    agree = (base * r.embeddings).sum(1)
+    assert 0.5 < agree.min() and agree.mean() < 0.99999  # moved by training, still the same encoder
+    assert (r.model_dir / "config.json").exists()
+    with pytest.raises(ValueError, match="masked-LM head"):
+        REGISTRY["dec_mlm"].fit(ClusterContext(x, texts), 4, model="multilingual-e5-small", epochs=1)
+    for method, name, bad in (("sccl", "target", "corpus"), ("dec_crl", "space", "both"), ("dec_mlm", "target", "x")):
+        with pytest.raises(ValueError, match=name):
+            REGISTRY[method].fit(ClusterContext(x, texts), 4, **{name: bad})
+
+
+def test_bench_adapt_routes_parameters_and_tables_mean_and_sd():
+    from bench.adapt import method_params, table
+
+    pairs = [("epochs", 2), ("sccl:eta", 5.0), ("dec_crl:lambda_c", 3.0), ("mlm_weight", 0.0)]
+    assert method_params(pairs, "sccl") == {"epochs": 2, "eta": 5.0}
+    assert method_params(pairs, "dec_mlm") == {"epochs": 2, "mlm_weight": 0.0}
+    rows = [dict(dataset="so", model="default", method="SCCL", nmi=n, acc=a, device="cpu", minutes_per_epoch_per_10k=m)
+            for n, a, m in ((0.70, 0.60, 3.0), (0.74, 0.66, 5.0))]
+    line = next(x for x in table(rows).splitlines() if "| SCCL |" in x)
+    assert "| 2 | 72.0±2.8 | 63.0±4.2 | 4.00 | cpu |" in line

@@ -8,16 +8,21 @@ via learning cluster-level representations": the sentence encoder is fine-tuned 
   substitution with BERT and RoBERTa, which are not available offline here; we use what is: view 1
   deletes words (``delete_ratio``), view 2 swaps neighbouring words (``swap_ratio``), and both pass
   the encoder in training mode, so dropout adds SimCSE's noise on top.
-- **L_Cluster**, DEC's KL(P || Q) on a cluster projection of the clean text's embedding, Student's t
-  to ``k`` centroids (from K-Means on the projected base embeddings), the target P recomputed from
-  the whole corpus at the start of every epoch (:func:`core.cluster.dec.target_distribution`).
+- **L_Cluster**, DEC's KL(P || Q), Student's t to ``k`` centroids, on the clean text's embedding in
+  the encoder's own space (``space="embedding"``, centroids from K-Means on the base embeddings, as
+  SCCL does) or on a learnt cluster projection (``space="projection"``, K-Means on the randomly
+  initialised projection: what this module did first, measured worse); the target P is the whole
+  corpus's, recomputed at the start of every epoch (``target="epoch"``), or each batch's own
+  (``target="batch"``). ``lambda_c`` weighs it: the KL term is ~1/1000 of the contrastive loss, so at
+  weight 1 it did not steer the encoder (bench/RESULTS.md, issue 32); the SCCL family weighs it ~10.
 - **L_RC**, cluster-level reconstruction, an embedded topic model: each centroid generates
   ``topics`` topic embeddings (a linear map of the centroid), a topic's distribution over the
   corpus's ``vocab`` most frequent words is softmax(topic embedding . word embeddings), and each text's
   bag of words is reconstructed from its soft cluster assignment Q and its own topic proportions
   within a cluster; L_RC is the negative log-likelihood per word.
 
-Checkpoint after every epoch (a killed run resumes to the same result for a fixed seed), CUDA when
+The encoder's learning rate warms up over ``warmup`` of the steps and decays linearly to zero;
+gradients are clipped to ``clip``. Checkpoint after every epoch (a killed run resumes to the same result for a fixed seed), CUDA when
 asked, and the adapted encoder and its embeddings come back as an embedding set, like ClusterBERT and
 DEC-MLM.
 """
@@ -31,22 +36,13 @@ import torch
 from torch import nn
 
 from core.cluster.base import Checkpoint, ClusterContext, Clustering, Method, Progress
-from core.cluster.deep import (Encoder, Runner, delete_words, kl_to_target, seeded_fit, soft_assign, swap_words,
-                               target_distribution, texts_and_k)
+from core.cluster.deep import (Encoder, Runner, batch_or_epoch_target, delete_words, kl_to_target, nt_xent,  # noqa: F401
+                               seeded_fit, soft_assign, step, swap_words, target_distribution, texts_and_k, warmup_decay)
 
-DEFAULTS = {"model": "default", "epochs": 3, "batch_size": 32, "lr": 2e-5, "head_lr": 1e-3, "temperature": 0.5,
-            "lambda_c": 1.0, "lambda_r": 0.1, "topics": 5, "vocab": 2000, "word_dim": 64, "proj_dim": 128,
-            "delete_ratio": 0.1, "swap_ratio": 0.1, "max_length": 64, "alpha": 1.0, "scale": 10.0}
-
-
-def nt_xent(a: torch.Tensor, b: torch.Tensor, temperature: float) -> torch.Tensor:
-    """Normalised-temperature cross entropy: each view must pick its partner among the other 2B - 1."""
-    z = nn.functional.normalize(torch.cat([a, b]), dim=1)
-    sim = z @ z.T / temperature
-    n = len(a)
-    sim.fill_diagonal_(float("-inf"))
-    partner = torch.cat([torch.arange(n, 2 * n), torch.arange(0, n)]).to(a.device)
-    return nn.functional.cross_entropy(sim, partner)
+DEFAULTS = {"model": "default", "epochs": 3, "batch_size": 64, "lr": 2e-5, "head_lr": 1e-3, "temperature": 0.5,
+            "lambda_c": 10.0, "lambda_r": 0.1, "space": "embedding", "target": "epoch", "topics": 5, "vocab": 2000,
+            "word_dim": 64, "proj_dim": 128, "delete_ratio": 0.1, "swap_ratio": 0.1, "warmup": 0.1, "clip": 1.0,
+            "max_length": 64, "alpha": 1.0, "scale": 10.0}
 
 
 class Heads(nn.Module):
@@ -58,10 +54,13 @@ class Heads(nn.Module):
         super().__init__()
         proj, t, e = int(p["proj_dim"]), int(p["topics"]), int(p["word_dim"])
         self.instance = nn.Sequential(nn.Linear(dim, dim), nn.ReLU(), nn.Linear(dim, proj))
-        self.cluster = nn.Sequential(nn.Linear(dim, dim), nn.ReLU(), nn.Linear(dim, proj))
+        # the space DEC's loss works in: the embedding itself, or a learnt projection
+        self.cluster = (nn.Identity() if p.get("space", "projection") == "embedding"
+                        else nn.Sequential(nn.Linear(dim, dim), nn.ReLU(), nn.Linear(dim, proj)))
+        space = dim if p.get("space", "projection") == "embedding" else proj
         self.words = nn.Parameter(torch.randn(vocab, e) * 0.1)
-        self.topic_gen = nn.Linear(proj, t * e)
-        self.proportions = nn.Linear(proj, t)
+        self.topic_gen = nn.Linear(space, t * e)
+        self.proportions = nn.Linear(space, t)
         self.t, self.e = t, e
 
     def topic_word(self, mu: torch.Tensor) -> torch.Tensor:
@@ -98,35 +97,40 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     from core.cluster.kmeans import kmeans
 
     p = METHOD.params(params)
+    for name, allowed in (("space", ("embedding", "projection")), ("target", ("epoch", "batch"))):
+        if p[name] not in allowed:
+            raise ValueError(f"DEC-CRL's {name} must be one of {', '.join(allowed)}, got {p[name]!r}")
     texts, k = texts_and_k(ctx, k, "DEC-CRL")
     t0 = time.perf_counter()
     run = Encoder(texts, p, seed, device, mlm=False)
     bow = bag_of_words(texts, p["vocab"])
     heads = Heads(run.encoder.config.hidden_size, p, bow.shape[1] if bow is not None else 1).to(device)
     gen = np.random.default_rng(seed)
-    mu = nn.Parameter(torch.zeros(k, int(p["proj_dim"]), device=device))
+    space = run.encoder.config.hidden_size if p["space"] == "embedding" else int(p["proj_dim"])
+    mu = nn.Parameter(torch.zeros(k, space, device=device))
     opt = torch.optim.AdamW([{"params": run.model.parameters(), "lr": p["lr"]},
                              {"params": list(heads.parameters()) + [mu], "lr": p["head_lr"]}])
+    n, bs = len(texts), max(2, min(int(p["batch_size"]), len(texts)))
+    sched = warmup_decay(opt, sum(1 for i in range(0, n, bs) if min(bs, n - i) >= 2) * int(p["epochs"]), p["warmup"])
     runner = Runner(Checkpoint(ctx.checkpoint, {"method": "dec_crl", "k": k, "seed": seed, "params": p,
                                                 "rows": len(texts)}),
-                    {"encoder": run.model, "heads": heads, "opt": opt}, gen, device, total=int(p["epochs"]),
-                    progress=progress)
+                    {"encoder": run.model, "heads": heads, "opt": opt, "sched": sched}, gen, device,
+                    total=int(p["epochs"]), progress=progress)
     if (state := runner.resume()) is None:
         with torch.no_grad():
             start = kmeans(heads.cluster(run.encode()).cpu().numpy(), k, seed=seed, device=device).centroids
     with torch.no_grad():
         mu.copy_(torch.as_tensor(state["mu"] if state is not None else start).to(device))
     run.model.train()
-    n, bs = len(texts), max(2, min(int(p["batch_size"]), len(texts)))
     for _ in runner.units():
         with torch.no_grad():
             q_all = soft_assign(heads.cluster(run.encode()), mu, p["alpha"])
-            target = target_distribution(q_all)
+            target = target_distribution(q_all) if p["target"] == "epoch" else None
         sizes = torch.bincount(q_all.argmax(1), minlength=k)
         parts = {"cl": [], "cluster": [], "rc": []}
         for idx in np.array_split(gen.permutation(n), range(bs, n, bs)):
             if len(idx) >= 2:  # a contrastive batch needs two texts
-                _step(run, heads, mu, target, bow, [texts[j] for j in idx], idx, gen, opt, parts)
+                _step(run, heads, mu, target, bow, [texts[j] for j in idx], idx, gen, (opt, sched), parts)
         runner.record({"epoch": runner.done + 1, **{name: float(np.mean(v)) for name, v in parts.items() if v},
                        "largest_share_before": round(float(sizes.max()) / n, 4),
                        "clusters_before": int((sizes > 0).sum())}, mu=mu.detach().cpu())
@@ -141,8 +145,8 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
                       embeddings=emb, model_dir=model_dir)
 
 
-def _step(run: Encoder, heads: Heads, mu: torch.Tensor, target: torch.Tensor, bow, batch: list[str], idx: np.ndarray,
-          gen: np.random.Generator, opt, parts: dict) -> None:
+def _step(run: Encoder, heads: Heads, mu: torch.Tensor, target: torch.Tensor | None, bow, batch: list[str],
+          idx: np.ndarray, gen: np.random.Generator, optimise: tuple, parts: dict) -> None:
     """One batch: NT-Xent between a word-deletion and a word-swap view, DEC's KL on the clean text's
     cluster projection, the topic model's reconstruction of its words; the terms go into ``parts``."""
     p, device = run.p, run.device
@@ -152,15 +156,14 @@ def _step(run: Encoder, heads: Heads, mu: torch.Tensor, target: torch.Tensor, bo
     cl = nt_xent(heads.instance(z1), heads.instance(z2), p["temperature"])
     c = heads.cluster(z)
     q = soft_assign(c, mu, p["alpha"])
-    dec = kl_to_target(q, target[torch.from_numpy(idx).to(device)])
+    dec = kl_to_target(q, batch_or_epoch_target(q, idx, target))
     loss = cl + p["lambda_c"] * dec
     if bow is not None and p["lambda_r"] > 0:
         rc = heads.reconstruction_loss(c, q, mu, torch.from_numpy(bow[idx].toarray()).float().to(device))
         loss = loss + p["lambda_r"] * rc
         parts["rc"].append(rc.item())
-    opt.zero_grad()
-    loss.backward()
-    opt.step()
+    opt, sched = optimise
+    step(loss, opt, [w for group in opt.param_groups for w in group["params"]], p["clip"], sched)
     parts["cl"].append(cl.item())
     parts["cluster"].append(dec.item())
 
@@ -168,6 +171,7 @@ def _step(run: Encoder, heads: Heads, mu: torch.Tensor, target: torch.Tensor, bo
 fit = seeded_fit(_fit)
 
 LIMITS = {"epochs": (0, 1000), "batch_size": (2, 100_000), "lr": (1e-12, 10.0), "head_lr": (1e-12, 10.0),
+          "warmup": (0.0, 1.0), "clip": (0.0, 1e6),
           "temperature": (1e-6, 1e6), "lambda_c": (0.0, 1e6), "lambda_r": (0.0, 1e6), "topics": (1, 1000),
           "vocab": (1, 1_000_000), "word_dim": (1, 4096), "proj_dim": (1, 4096), "delete_ratio": (0.0, 1.0),
           "swap_ratio": (0.0, 1.0), "max_length": (4, 8192), "alpha": (1e-6, 1e6), "scale": (1e-6, 1e6)}

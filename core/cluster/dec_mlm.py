@@ -4,9 +4,12 @@ mean-pooled sentence embeddings, so the encoder itself moves, plus ``mlm_weight`
 model loss over the same texts (15% of tokens masked), which that README reports keeps the clusters
 from degenerating within one epoch. ``mlm_weight=0`` is the ablation without it.
 
-Per epoch: DEC's target P is recomputed from the whole corpus (Student's t soft assignment to the
-centroids, sharpened; :func:`core.cluster.dec.target_distribution`), then the encoder and the
-centroids are trained on KL(P || Q) (+ the MLM loss). Centroids start from K-Means on the base
+DEC's target P is recomputed from the whole corpus at each epoch's start (``target="epoch"``: Student's
+t soft assignment to the centroids, sharpened; :func:`core.cluster.deep.target_distribution`) or from
+each batch's own assignments (``target="batch"``, the reference code's way); the encoder and the
+centroids are trained on KL(P || Q) (+ the MLM loss), the encoder's learning rate warming up over
+``warmup`` of the steps and decaying linearly to zero (0: constant), gradients clipped to ``clip``
+(0: not clipped; the reference code clips at 0.1). Centroids start from K-Means on the base
 embeddings. History records each epoch's loss, the largest cluster's share and the number of
 non-empty clusters (degeneration shows there). Like ClusterBERT, the adapted encoder and its
 embeddings come back for an embedding set; a checkpoint after every epoch makes a killed run resume
@@ -22,10 +25,12 @@ import torch
 from torch import nn
 
 from core.cluster.base import Checkpoint, ClusterContext, Clustering, Method, Progress
-from core.cluster.deep import Encoder, Runner, kl_to_target, seeded_fit, soft_assign, target_distribution, texts_and_k
+from core.cluster.deep import (Encoder, Runner, batch_or_epoch_target, kl_to_target, seeded_fit, soft_assign, step,
+                               target_distribution, texts_and_k, warmup_decay)
 
 DEFAULTS = {"model": "default", "epochs": 3, "batch_size": 32, "lr": 2e-5, "cluster_lr": 1e-3, "mlm_weight": 1.0,
-            "mask_ratio": 0.15, "max_length": 64, "alpha": 1.0, "scale": 10.0}
+            "mask_ratio": 0.15, "target": "epoch", "warmup": 0.0, "clip": 0.0, "max_length": 64, "alpha": 1.0,
+            "scale": 10.0}
 
 
 def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress: Progress | None,
@@ -33,38 +38,42 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     from core.cluster.kmeans import kmeans
 
     p = METHOD.params(params)
+    if p["target"] not in ("epoch", "batch"):
+        raise ValueError(f"DEC-MLM's target must be 'epoch' or 'batch', got {p['target']!r}")
     texts, k = texts_and_k(ctx, k, "DEC-MLM")
     t0 = time.perf_counter()
     run = Encoder(texts, p, seed, device)
     gen = np.random.default_rng(seed)
     mu = nn.Parameter(torch.zeros(k, run.encoder.config.hidden_size, device=device))
     opt = torch.optim.AdamW([{"params": run.model.parameters(), "lr": p["lr"]}, {"params": [mu], "lr": p["cluster_lr"]}])
+    n, bs = len(texts), min(p["batch_size"], len(texts))
+    sched = warmup_decay(opt, -(-n // bs) * p["epochs"], p["warmup"]) if p["warmup"] > 0 else None
     runner = Runner(Checkpoint(ctx.checkpoint, {"method": "dec_mlm", "k": k, "seed": seed, "params": p,
                                                 "rows": len(texts)}),
-                    {"mlm": run.model, "opt": opt}, gen, device, total=p["epochs"], progress=progress)
+                    {"mlm": run.model, "opt": opt, **({"sched": sched} if sched else {})}, gen, device,
+                    total=p["epochs"], progress=progress)
     state = runner.resume()
     start = state["mu"] if state is not None else kmeans(run.encode().cpu().numpy(), k, seed=seed, device=device).centroids
     with torch.no_grad():
         mu.copy_(torch.as_tensor(start).to(device))
     run.model.train()
-    n, bs = len(texts), min(p["batch_size"], len(texts))
+    params_all = [*run.model.parameters(), mu]
     for _ in runner.units():
         with torch.no_grad():
             q_all = soft_assign(run.encode(), mu, p["alpha"])
-            target = target_distribution(q_all)  # once per epoch, from the whole corpus
+        target = target_distribution(q_all) if p["target"] == "epoch" else None  # from the whole corpus
         sizes = torch.bincount(q_all.argmax(1), minlength=k)
         dec_losses, mlm_losses = [], []
         for idx in np.array_split(gen.permutation(n), range(bs, n, bs)):
             b = run.batch([texts[j] for j in idx])
-            dec = kl_to_target(soft_assign(run.embed(b), mu, p["alpha"]), target[torch.from_numpy(idx).to(device)])
+            q = soft_assign(run.embed(b), mu, p["alpha"])
+            dec = kl_to_target(q, batch_or_epoch_target(q, idx, target))
             loss = dec
             if p["mlm_weight"] > 0:
                 m = run.mlm_loss(b)
                 loss = loss + p["mlm_weight"] * m
                 mlm_losses.append(m.item())
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
+            step(loss, opt, params_all, p["clip"], sched)
             dec_losses.append(dec.item())
         runner.record({"epoch": runner.done + 1, "loss": float(np.mean(dec_losses)),
                        **({"mlm": float(np.mean(mlm_losses))} if mlm_losses else {}),
@@ -82,7 +91,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
 fit = seeded_fit(_fit)
 
 LIMITS = {"epochs": (0, 1000), "batch_size": (1, 100_000), "lr": (1e-12, 10.0), "cluster_lr": (1e-12, 10.0),
-          "mlm_weight": (0.0, 1e6), "mask_ratio": (0.0, 1.0), "max_length": (4, 8192), "alpha": (1e-6, 1e6),
+          "mlm_weight": (0.0, 1e6), "mask_ratio": (0.0, 1.0), "warmup": (0.0, 1.0), "clip": (0.0, 1e6), "max_length": (4, 8192), "alpha": (1e-6, 1e6),
           "scale": (1e-6, 1e6)}
 
 METHOD = Method("dec_mlm", "DEC-MLM", "DEC's loss on the transformer's own embeddings plus a masked-language-model "
