@@ -6,6 +6,7 @@ every method x base encoder x benchmark x seed, beside K-Means and DEC on the sa
         [--method sccl dec_crl ...] [--model default multilingual-e5-small ...] [--seeds 0 1 2]
         [--param name=value | --param method:name=value ...] [--device auto] [--subset N]
         [--threads T] [--save-embeddings DIR]
+    python -m bench.adapt table results/adapt-A results/adapt-B ...   (one table from several runs)
 
 k = the number of classes. For each method: NMI / ACC of its own assignment and of K-Means on its
 adapted embeddings, seconds and minutes per epoch per 10k texts; the run folder's ``table.md`` is
@@ -162,7 +163,7 @@ def _adapt(a, method, model, texts, y, k, seed, device, base, score, common) -> 
                minutes_per_epoch_per_10k=round(seconds / 60 / max(1, epochs) / (len(texts) / 10_000), 3))
     emit(kind="history", **common, method=method, seed=seed, history=r.history)
     score(**common, seed=seed, method=label, params=params, **per, **_scores(label_scores(y, r.labels)))
-    score(**common, seed=seed, method=f"K-Means on {label}'s embeddings",
+    score(**common, seed=seed, method=f"K-Means on {label}'s embeddings", params=params,
           **_scores(kmeans_scores(r.embeddings, y, k, seed)))
     if a.save_embeddings:
         a.save_embeddings.mkdir(parents=True, exist_ok=True)
@@ -190,7 +191,35 @@ def parse_param(text: str):
         return key, value
 
 
+def merge(folders: list[Path]) -> str:
+    """One table from several runs' ``lines.jsonl`` (grids split over processes or sessions). Runs with
+    other parameters for a method are kept apart by labelling the method with its parameters."""
+    import json
+
+    rows, seen = [], set()
+    for folder in folders:
+        last_params: dict = {}
+        for line in (folder / "lines.jsonl").read_text(encoding="utf-8").splitlines():
+            r = json.loads(line)
+            if r.get("kind") != "score":
+                continue
+            if r["method"].startswith("K-Means on "):  # the K-Means of the fit just before (older lines lack params)
+                r.setdefault("params", last_params)
+            elif "params" in r:
+                last_params = r["params"]
+            if r.get("params"):
+                r["method"] += " (" + ", ".join(f"{k}={v}" for k, v in sorted(r["params"].items())) + ")"
+            key = (r["dataset"], r["model"], r["method"], r["seed"])
+            if key not in seen:  # the same baseline (same texts, seed) run again by another process: once
+                seen.add(key)
+                rows.append(r)
+    return table(rows)
+
+
 def main(argv=None) -> None:
+    if (argv or sys.argv[1:])[:1] == ["table"]:
+        print(merge([Path(f) for f in (argv or sys.argv[1:])[1:]]), end="")
+        return
     if (argv or sys.argv[1:])[:1] == ["import-set"]:
         p = argparse.ArgumentParser(prog="python -m bench.adapt import-set")
         p.add_argument("cmd")

@@ -221,3 +221,25 @@ def test_bench_adapt_routes_parameters_and_tables_mean_and_sd():
             for n, a, m in ((0.70, 0.60, 3.0), (0.74, 0.66, 5.0))]
     line = next(x for x in table(rows).splitlines() if "| SCCL |" in x)
     assert "| 2 | 72.0±2.8 | 63.0±4.2 | 4.00 | cpu |" in line
+
+
+def test_bench_adapt_merges_runs_once_per_seed_and_keeps_parameter_sets_apart(tmp_path):
+    import json
+
+    from bench.adapt import merge
+
+    def run(name, lines):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "lines.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+        return tmp_path / name
+
+    base = dict(kind="score", dataset="so", model="default", device="cpu", seed=0)
+    a = run("a", [{**base, "method": "K-Means", "nmi": 0.7, "acc": 0.7},
+                  {**base, "method": "SCCL", "params": {"eta": 1.0}, "nmi": 0.6, "acc": 0.6},
+                  {**base, "method": "K-Means on SCCL's embeddings", "nmi": 0.65, "acc": 0.65}])
+    b = run("b", [{**base, "method": "K-Means", "nmi": 0.7, "acc": 0.7},  # the same baseline again
+                  {**base, "method": "SCCL", "params": {}, "nmi": 0.8, "acc": 0.8}])
+    out = merge([a, b])
+    assert "| K-Means | 1 | 70.0 | 70.0 |" in out
+    assert "| SCCL (eta=1.0) | 1 | 60.0 |" in out and "| SCCL | 1 | 80.0 |" in out
+    assert "| K-Means on SCCL's embeddings (eta=1.0) | 1 | 65.0 |" in out
