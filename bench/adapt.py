@@ -179,7 +179,7 @@ def import_set(a: argparse.Namespace) -> None:
     corpus = load_corpus(a.corpus)
     x = np.load(a.npy).astype(np.float32)
     x /= np.linalg.norm(x, axis=1, keepdims=True)
-    s = embedsets.save(corpus, a.name, x, {"method": "clusterbert", "source": str(a.npy), "note": a.note})
+    s = embedsets.save(corpus, a.name, x, {"method": a.method, "source": str(a.npy), "note": a.note})
     print(s.path)
 
 
@@ -227,6 +227,7 @@ def main(argv=None) -> None:
         p.add_argument("--npy", type=Path, required=True)
         p.add_argument("--name", required=True)
         p.add_argument("--note", default="")
+        p.add_argument("--method", default="clusterbert", help="the method that adapted the embeddings")
         import_set(p.parse_args(argv))
         return
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
