@@ -199,10 +199,14 @@ def merge(folders: list[Path]) -> str:
     rows, seen = [], set()
     for folder in folders:
         last_params: dict = {}
+        rows_of: dict[str, int] = {}
         for line in (folder / "lines.jsonl").read_text(encoding="utf-8").splitlines():
             r = json.loads(line)
+            if r.get("kind") == "config":  # a subset and the full corpus are different tables
+                rows_of[r["dataset"]] = r["rows"]
             if r.get("kind") != "score":
                 continue
+            r["dataset"] = f"{r['dataset']} ({rows_of.get(r['dataset'], '?')} texts)"
             if r["method"].startswith("K-Means on "):  # the K-Means of the fit just before (older lines lack params)
                 r.setdefault("params", last_params)
             elif "params" in r:

@@ -234,12 +234,15 @@ def test_bench_adapt_merges_runs_once_per_seed_and_keeps_parameter_sets_apart(tm
         return tmp_path / name
 
     base = dict(kind="score", dataset="so", model="default", device="cpu", seed=0)
-    a = run("a", [{**base, "method": "K-Means", "nmi": 0.7, "acc": 0.7},
+    config = dict(kind="config", dataset="so", rows=1000)
+    a = run("a", [config, {**base, "method": "K-Means", "nmi": 0.7, "acc": 0.7},
                   {**base, "method": "SCCL", "params": {"eta": 1.0}, "nmi": 0.6, "acc": 0.6},
                   {**base, "method": "K-Means on SCCL's embeddings", "nmi": 0.65, "acc": 0.65}])
-    b = run("b", [{**base, "method": "K-Means", "nmi": 0.7, "acc": 0.7},  # the same baseline again
+    b = run("b", [config, {**base, "method": "K-Means", "nmi": 0.7, "acc": 0.7},  # the same baseline again
                   {**base, "method": "SCCL", "params": {}, "nmi": 0.8, "acc": 0.8}])
-    out = merge([a, b])
-    assert "| K-Means | 1 | 70.0 | 70.0 |" in out
+    full = run("c", [{**config, "rows": 20000}, {**base, "method": "K-Means", "nmi": 0.6, "acc": 0.6}])
+    out = merge([a, b, full])
+    assert "| so (1000 texts) | default | K-Means | 1 | 70.0 | 70.0 |" in out
+    assert "| so (20000 texts) | default | K-Means | 1 | 60.0 | 60.0 |" in out
     assert "| SCCL (eta=1.0) | 1 | 60.0 |" in out and "| SCCL | 1 | 80.0 |" in out
     assert "| K-Means on SCCL's embeddings (eta=1.0) | 1 | 65.0 |" in out
