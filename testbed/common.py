@@ -47,7 +47,12 @@ def run_folder(name: str, argv: list[str]) -> Path:
     now = datetime.now(timezone.utc)
     base = Path(os.environ.get("SEMANNO_BENCH_RESULTS") or Path(__file__).resolve().parents[1] / "results")
     folder = base / f"{name}-{now:%Y%m%dT%H%M%SZ}"
-    folder.mkdir(parents=True, exist_ok=True)
+    for n in range(2, 1000):  # two runs started in the same second get folders of their own
+        try:
+            folder.mkdir(parents=True)
+            break
+        except FileExistsError:
+            folder = base / f"{name}-{now:%Y%m%dT%H%M%SZ}-{n}"
     root = Path(__file__).resolve().parents[1]
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True).stdout.strip()

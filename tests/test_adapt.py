@@ -246,3 +246,12 @@ def test_bench_adapt_merges_runs_once_per_seed_and_keeps_parameter_sets_apart(tm
     assert "| so (20000 texts) | default | K-Means | 1 | 60.0 | 60.0 |" in out
     assert "| SCCL (eta=1.0) | 1 | 60.0 |" in out and "| SCCL | 1 | 80.0 |" in out
     assert "| K-Means on SCCL's embeddings (eta=1.0) | 1 | 65.0 |" in out
+
+
+def test_two_benchmark_runs_started_in_the_same_second_get_folders_of_their_own(tmp_path, monkeypatch):
+    from testbed import common
+
+    monkeypatch.setenv("SEMANNO_BENCH_RESULTS", str(tmp_path))
+    monkeypatch.setattr(common, "_RUN_LOG", [], raising=False)
+    first, second = common.run_folder("same", ["x"]), common.run_folder("same", ["y"])  # milliseconds apart
+    assert first != second and (first / "run.json").exists() and (second / "run.json").exists()
