@@ -131,7 +131,7 @@ class E5Tokenizer:
     """The file's unigram vocabulary run by ``tokenizers`` (Viterbi, like the engine), after the
     file's per-codepoint normalisation, with runs of spaces collapsed and ``▁`` for spaces."""
 
-    def __init__(self, f: E5File):
+    def __init__(self, f: E5File, max_len: int | None = None):
         from tokenizers import Tokenizer, models, pre_tokenizers
 
         self._table = str.maketrans(f.norm)
@@ -140,15 +140,27 @@ class E5Tokenizer:
         tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always")
         self._tok = tok
         self.bos, self.eos, self.pad = f.bos, f.eos, f.pad
-        self.max_len = f.max_pos
+        self.max_len = min(f.max_pos, max_len) if max_len else f.max_pos
 
     def normalise(self, text: str) -> str:
         return _SPACES.sub(" ", text.translate(self._table))
 
     def __call__(self, texts: Sequence[str]) -> list[list[int]]:
-        """Token ids of each text with <s> ... </s>, cut to the model's 512 positions."""
+        """Token ids of each text with <s> ... </s>, cut to ``max_len`` (the model's 512 positions)."""
         enc = self._tok.encode_batch([self.normalise(PREFIX + t) for t in texts], add_special_tokens=False)
         return [[self.bos, *e.ids[:self.max_len - 2], self.eos] for e in enc]
+
+    def padded(self, ids: Sequence[Sequence[int]]):
+        """(input_ids, attention_mask) long tensors of a batch of id lists, padded to the longest."""
+        import torch
+
+        width = max(len(x) for x in ids)
+        batch = torch.full((len(ids), width), self.pad, dtype=torch.long)
+        mask = torch.zeros((len(ids), width), dtype=torch.long)
+        for j, x in enumerate(ids):
+            batch[j, :len(x)] = torch.tensor(x)
+            mask[j, :len(x)] = 1
+        return batch, mask
 
 
 def build(f: E5File | None = None):
@@ -252,12 +264,7 @@ class TorchE5:
         with torch.inference_mode(), torch.autocast(kind, dtype=torch.bfloat16, enabled=self.bf16):
             for s in range(0, len(order), batch_size):
                 rows = order[s:s + batch_size]
-                width = max(len(ids[r]) for r in rows)
-                batch = torch.full((len(rows), width), self.tokenizer.pad, dtype=torch.long)
-                mask = torch.zeros((len(rows), width), dtype=torch.long)
-                for j, r in enumerate(rows):
-                    batch[j, :len(ids[r])] = torch.tensor(ids[r])
-                    mask[j, :len(ids[r])] = 1
+                batch, mask = self.tokenizer.padded([ids[r] for r in rows])
                 batch, mask = batch.to(self.device), mask.to(self.device)
                 hidden = self.model(input_ids=batch, attention_mask=mask).last_hidden_state.float()
                 m = mask.unsqueeze(-1).float()

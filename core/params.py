@@ -13,7 +13,8 @@ MAX_COUNT = 10_000_000  # the largest whole-number parameter any method takes (e
 
 def check_param(label: str, name: str, value: Any, default: Any, limits: tuple | None = None) -> None:
     """ValueError naming the parameter when ``value`` is not of the kind its default is, not a finite
-    number, or outside ``limits`` (inclusive) and the generic bound on counts."""
+    number, or outside ``limits`` (inclusive; for a word, a frozenset of the words allowed) and the
+    generic bound on counts."""
     import math
 
     def fail(why: str):
@@ -40,6 +41,8 @@ def check_param(label: str, name: str, value: Any, default: Any, limits: tuple |
     elif isinstance(default, str):
         if not (isinstance(value, str) or (default == "auto" and isinstance(value, int) and not isinstance(value, bool))):
             fail("must be a word" + (" or a whole number" if default == "auto" else ""))
+        if isinstance(limits, frozenset) and value not in limits:  # a word from a fixed list
+            fail("must be one of " + ", ".join(sorted(limits)))
     if number:
         if not math.isfinite(value):
             fail("must be a finite number")

@@ -30,7 +30,8 @@ def test_word_deletion_keeps_at_least_one_word_and_deletes_about_the_ratio():
 
 
 def test_dec_crl_parts_contrast_partners_keep_words_and_make_distributions():
-    from core.cluster.dec_crl import Heads, DEFAULTS, nt_xent
+    from core.cluster.dec_crl import Heads, DEFAULTS
+    from core.cluster.deep import nt_xent
 
     gen = np.random.default_rng(0)
     text = " ".join(f"w{i}" for i in range(50))

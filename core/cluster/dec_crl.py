@@ -22,9 +22,9 @@ via learning cluster-level representations": the sentence encoder is fine-tuned 
   within a cluster; L_RC is the negative log-likelihood per word.
 
 The encoder's learning rate warms up over ``warmup`` of the steps and decays linearly to zero;
-gradients are clipped to ``clip``. Checkpoint after every epoch (a killed run resumes to the same result for a fixed seed), CUDA when
-asked, and the adapted encoder and its embeddings come back as an embedding set, like ClusterBERT and
-DEC-MLM.
+gradients are clipped to ``clip``. Checkpoint after every epoch (a killed run resumes to the same
+result for a fixed seed), CUDA when asked, and the adapted encoder and its embeddings come back as an
+embedding set, like ClusterBERT and DEC-MLM.
 """
 
 from __future__ import annotations
@@ -36,8 +36,9 @@ import torch
 from torch import nn
 
 from core.cluster.base import Checkpoint, ClusterContext, Clustering, Method, Progress
-from core.cluster.deep import (Encoder, Runner, batch_or_epoch_target, delete_words, kl_to_target, nt_xent,  # noqa: F401
-                               seeded_fit, soft_assign, step, swap_words, target_distribution, texts_and_k, warmup_decay)
+from core.cluster.deep import (Encoder, Runner, batch_or_epoch_target, batches, delete_words, kl_to_target, nt_xent,
+                               seeded_fit, soft_assign, step, steps_per_epoch, swap_words, target_distribution,
+                               texts_and_k, warmup_decay)
 
 DEFAULTS = {"model": "default", "epochs": 3, "batch_size": 64, "lr": 2e-5, "head_lr": 1e-3, "temperature": 0.5,
             "lambda_c": 10.0, "lambda_r": 0.1, "space": "embedding", "target": "epoch", "topics": 5, "vocab": 2000,
@@ -55,9 +56,10 @@ class Heads(nn.Module):
         proj, t, e = int(p["proj_dim"]), int(p["topics"]), int(p["word_dim"])
         self.instance = nn.Sequential(nn.Linear(dim, dim), nn.ReLU(), nn.Linear(dim, proj))
         # the space DEC's loss works in: the embedding itself, or a learnt projection
-        self.cluster = (nn.Identity() if p.get("space", "projection") == "embedding"
+        embedding = p["space"] == "embedding"
+        self.cluster = (nn.Identity() if embedding
                         else nn.Sequential(nn.Linear(dim, dim), nn.ReLU(), nn.Linear(dim, proj)))
-        space = dim if p.get("space", "projection") == "embedding" else proj
+        space = dim if embedding else proj
         self.words = nn.Parameter(torch.randn(vocab, e) * 0.1)
         self.topic_gen = nn.Linear(space, t * e)
         self.proportions = nn.Linear(space, t)
@@ -97,9 +99,6 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     from core.cluster.kmeans import kmeans
 
     p = METHOD.params(params)
-    for name, allowed in (("space", ("embedding", "projection")), ("target", ("epoch", "batch"))):
-        if p[name] not in allowed:
-            raise ValueError(f"DEC-CRL's {name} must be one of {', '.join(allowed)}, got {p[name]!r}")
     texts, k = texts_and_k(ctx, k, "DEC-CRL")
     t0 = time.perf_counter()
     run = Encoder(texts, p, seed, device, mlm=False)
@@ -111,7 +110,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     opt = torch.optim.AdamW([{"params": run.model.parameters(), "lr": p["lr"]},
                              {"params": list(heads.parameters()) + [mu], "lr": p["head_lr"]}])
     n, bs = len(texts), max(2, min(int(p["batch_size"]), len(texts)))
-    sched = warmup_decay(opt, sum(1 for i in range(0, n, bs) if min(bs, n - i) >= 2) * int(p["epochs"]), p["warmup"])
+    sched = warmup_decay(opt, steps_per_epoch(n, bs, smallest=2) * int(p["epochs"]), p["warmup"])
     runner = Runner(Checkpoint(ctx.checkpoint, {"method": "dec_crl", "k": k, "seed": seed, "params": p,
                                                 "rows": len(texts)}),
                     {"encoder": run.model, "heads": heads, "opt": opt, "sched": sched}, gen, device,
@@ -128,9 +127,8 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
             target = target_distribution(q_all) if p["target"] == "epoch" else None
         sizes = torch.bincount(q_all.argmax(1), minlength=k)
         parts = {"cl": [], "cluster": [], "rc": []}
-        for idx in np.array_split(gen.permutation(n), range(bs, n, bs)):
-            if len(idx) >= 2:  # a contrastive batch needs two texts
-                _step(run, heads, mu, target, bow, [texts[j] for j in idx], idx, gen, (opt, sched), parts)
+        for idx in batches(gen.permutation(n), bs, smallest=2):  # a contrastive batch needs two texts
+            _step(run, heads, mu, target, bow, [texts[j] for j in idx], idx, gen, (opt, sched), parts)
         runner.record({"epoch": runner.done + 1, **{name: float(np.mean(v)) for name, v in parts.items() if v},
                        "largest_share_before": round(float(sizes.max()) / n, 4),
                        "clusters_before": int((sizes > 0).sum())}, mu=mu.detach().cpu())
@@ -170,7 +168,8 @@ def _step(run: Encoder, heads: Heads, mu: torch.Tensor, target: torch.Tensor | N
 
 fit = seeded_fit(_fit)
 
-LIMITS = {"epochs": (0, 1000), "batch_size": (2, 100_000), "lr": (1e-12, 10.0), "head_lr": (1e-12, 10.0),
+LIMITS = {"target": frozenset({"epoch", "batch"}), "space": frozenset({"embedding", "projection"}),
+          "epochs": (0, 1000), "batch_size": (2, 100_000), "lr": (1e-12, 10.0), "head_lr": (1e-12, 10.0),
           "warmup": (0.0, 1.0), "clip": (0.0, 1e6),
           "temperature": (1e-6, 1e6), "lambda_c": (0.0, 1e6), "lambda_r": (0.0, 1e6), "topics": (1, 1000),
           "vocab": (1, 1_000_000), "word_dim": (1, 4096), "proj_dim": (1, 4096), "delete_ratio": (0.0, 1.0),

@@ -25,8 +25,8 @@ import torch
 from torch import nn
 
 from core.cluster.base import Checkpoint, ClusterContext, Clustering, Method, Progress
-from core.cluster.deep import (Encoder, Runner, batch_or_epoch_target, kl_to_target, seeded_fit, soft_assign, step,
-                               target_distribution, texts_and_k, warmup_decay)
+from core.cluster.deep import (Encoder, Runner, batch_or_epoch_target, batches, kl_to_target, seeded_fit, soft_assign,
+                               step, steps_per_epoch, target_distribution, texts_and_k, warmup_decay)
 
 DEFAULTS = {"model": "default", "epochs": 3, "batch_size": 32, "lr": 2e-5, "cluster_lr": 1e-3, "mlm_weight": 1.0,
             "mask_ratio": 0.15, "target": "epoch", "warmup": 0.0, "clip": 0.0, "max_length": 64, "alpha": 1.0,
@@ -38,8 +38,6 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     from core.cluster.kmeans import kmeans
 
     p = METHOD.params(params)
-    if p["target"] not in ("epoch", "batch"):
-        raise ValueError(f"DEC-MLM's target must be 'epoch' or 'batch', got {p['target']!r}")
     texts, k = texts_and_k(ctx, k, "DEC-MLM")
     t0 = time.perf_counter()
     run = Encoder(texts, p, seed, device)
@@ -47,7 +45,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     mu = nn.Parameter(torch.zeros(k, run.encoder.config.hidden_size, device=device))
     opt = torch.optim.AdamW([{"params": run.model.parameters(), "lr": p["lr"]}, {"params": [mu], "lr": p["cluster_lr"]}])
     n, bs = len(texts), min(p["batch_size"], len(texts))
-    sched = warmup_decay(opt, -(-n // bs) * p["epochs"], p["warmup"]) if p["warmup"] > 0 else None
+    sched = warmup_decay(opt, steps_per_epoch(n, bs) * p["epochs"], p["warmup"]) if p["warmup"] > 0 else None
     runner = Runner(Checkpoint(ctx.checkpoint, {"method": "dec_mlm", "k": k, "seed": seed, "params": p,
                                                 "rows": len(texts)}),
                     {"mlm": run.model, "opt": opt, **({"sched": sched} if sched else {})}, gen, device,
@@ -64,7 +62,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
         target = target_distribution(q_all) if p["target"] == "epoch" else None  # from the whole corpus
         sizes = torch.bincount(q_all.argmax(1), minlength=k)
         dec_losses, mlm_losses = [], []
-        for idx in np.array_split(gen.permutation(n), range(bs, n, bs)):
+        for idx in batches(gen.permutation(n), bs):
             b = run.batch([texts[j] for j in idx])
             q = soft_assign(run.embed(b), mu, p["alpha"])
             dec = kl_to_target(q, batch_or_epoch_target(q, idx, target))
@@ -90,9 +88,10 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
 
 fit = seeded_fit(_fit)
 
-LIMITS = {"epochs": (0, 1000), "batch_size": (1, 100_000), "lr": (1e-12, 10.0), "cluster_lr": (1e-12, 10.0),
-          "mlm_weight": (0.0, 1e6), "mask_ratio": (0.0, 1.0), "warmup": (0.0, 1.0), "clip": (0.0, 1e6), "max_length": (4, 8192), "alpha": (1e-6, 1e6),
-          "scale": (1e-6, 1e6)}
+LIMITS = {"target": frozenset({"epoch", "batch"}),
+          "epochs": (0, 1000), "batch_size": (1, 100_000), "lr": (1e-12, 10.0), "cluster_lr": (1e-12, 10.0),
+          "mlm_weight": (0.0, 1e6), "mask_ratio": (0.0, 1.0), "warmup": (0.0, 1.0), "clip": (0.0, 1e6),
+          "max_length": (4, 8192), "alpha": (1e-6, 1e6), "scale": (1e-6, 1e6)}
 
 METHOD = Method("dec_mlm", "DEC-MLM", "DEC's loss on the transformer's own embeddings plus a masked-language-model "
                 "loss (mlm_weight=0: without it); adapts the encoder and gives an embedding set.", fit, DEFAULTS,

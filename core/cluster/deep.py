@@ -70,6 +70,17 @@ def nt_xent(a: torch.Tensor, b: torch.Tensor, temperature: float) -> torch.Tenso
 
 # --- optimisation shared by the encoder-adapting methods ------------------------------------------------
 
+def batches(order: np.ndarray, size: int, smallest: int = 1) -> list[np.ndarray]:
+    """``order`` (an epoch's permutation of the rows) cut into batches of ``size``, the last one shorter;
+    a batch below ``smallest`` rows is dropped (a contrastive batch needs two texts)."""
+    return [idx for idx in np.array_split(order, range(size, len(order), size)) if len(idx) >= smallest]
+
+
+def steps_per_epoch(n: int, size: int, smallest: int = 1) -> int:
+    """How many batches :func:`batches` makes of ``n`` rows (the schedule's length is this x epochs)."""
+    return len(batches(np.arange(n), size, smallest))
+
+
 def warmup_decay(opt: torch.optim.Optimizer, total_steps: int, warmup: float) -> torch.optim.lr_scheduler.LambdaLR:
     """Linear warm-up over the first ``warmup`` share of the steps, then linear decay to zero (the
     schedule of the BERT-clustering and SCCL reference code). ``warmup=0`` and a decay-free run are
@@ -152,7 +163,7 @@ class Encoder:
                 raise ValueError("multilingual-e5-small comes without its masked-LM head: a method with an MLM "
                                  "term (DEC-MLM) needs a sentence-transformers model; SCCL and DEC-CRL take e5")
             f = e5torch.read()
-            self.tok = e5torch.E5Tokenizer(f)
+            self.tok = e5torch.E5Tokenizer(f, max_len=int(p["max_length"]))
             self.model = e5torch.build(f).to(device).train()
         else:
             from transformers import AutoModel, AutoModelForMaskedLM, AutoTokenizer
@@ -166,12 +177,7 @@ class Encoder:
 
     def batch(self, texts: list[str]) -> dict:
         if self.e5:
-            ids = [x[:self.p["max_length"] - 1] + x[-1:] if len(x) > self.p["max_length"] else x for x in self.tok(texts)]
-            width = max(len(x) for x in ids)
-            input_ids = torch.full((len(ids), width), self.tok.pad, dtype=torch.long)
-            mask = torch.zeros((len(ids), width), dtype=torch.long)
-            for j, x in enumerate(ids):
-                input_ids[j, :len(x)], mask[j, :len(x)] = torch.tensor(x), 1
+            input_ids, mask = self.tok.padded(self.tok(texts))
             return {"input_ids": input_ids.to(self.device), "attention_mask": mask.to(self.device)}
         b = self.tok(texts, padding=True, truncation=True, max_length=self.p["max_length"], return_tensors="pt")
         return {k: v.to(self.device) for k, v in b.items()}

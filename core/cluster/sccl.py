@@ -31,8 +31,9 @@ import torch
 from torch import nn
 
 from core.cluster.base import Checkpoint, ClusterContext, Clustering, Method, Progress
-from core.cluster.deep import (Encoder, Runner, batch_or_epoch_target, delete_words, kl_to_target, nt_xent, seeded_fit,
-                               soft_assign, step, swap_words, target_distribution, texts_and_k, warmup_decay)
+from core.cluster.deep import (Encoder, Runner, batch_or_epoch_target, batches, delete_words, kl_to_target, nt_xent,
+                               seeded_fit, soft_assign, step, steps_per_epoch, swap_words, target_distribution,
+                               texts_and_k, warmup_decay)
 
 DEFAULTS = {"model": "default", "epochs": 5, "batch_size": 128, "lr": 1e-5, "head_lr": 1e-3, "temperature": 0.5,
             "eta": 10.0, "target": "batch", "delete_ratio": 0.2, "swap_ratio": 0.1, "proj_dim": 128, "warmup": 0.1,
@@ -53,18 +54,15 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     from core.cluster.kmeans import kmeans
 
     p = METHOD.params(params)
-    if p["target"] not in ("batch", "epoch"):
-        raise ValueError(f"SCCL's target must be 'batch' or 'epoch', got {p['target']!r}")
     texts, k = texts_and_k(ctx, k, "SCCL")
     t0 = time.perf_counter()
     run = Encoder(texts, p, seed, device, mlm=False)
     gen = np.random.default_rng(seed)
     heads = Heads(run.encoder.config.hidden_size, k, int(p["proj_dim"])).to(device)
     n, bs = len(texts), max(2, min(int(p["batch_size"]), len(texts)))
-    batches = [idx for idx in np.array_split(np.arange(n), range(bs, n, bs)) if len(idx) >= 2]
     opt = torch.optim.AdamW([{"params": run.model.parameters(), "lr": p["lr"]},
                              {"params": heads.parameters(), "lr": p["head_lr"]}])
-    sched = warmup_decay(opt, len(batches) * int(p["epochs"]), p["warmup"])
+    sched = warmup_decay(opt, steps_per_epoch(n, bs, smallest=2) * int(p["epochs"]), p["warmup"])
     runner = Runner(Checkpoint(ctx.checkpoint, {"method": "sccl", "k": k, "seed": seed, "params": p, "rows": n}),
                     {"encoder": run.model, "heads": heads, "opt": opt, "sched": sched}, gen, device,
                     total=int(p["epochs"]), progress=progress)
@@ -79,9 +77,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
         epoch_target = target_distribution(q_all) if p["target"] == "epoch" else None
         sizes = torch.bincount(q_all.argmax(1), minlength=k)
         parts: dict[str, list] = {"instance": [], "cluster": []}
-        for idx in np.array_split(gen.permutation(n), range(bs, n, bs)):
-            if len(idx) < 2:  # a contrastive batch needs two texts
-                continue
+        for idx in batches(gen.permutation(n), bs, smallest=2):  # a contrastive batch needs two texts
             batch = [texts[j] for j in idx]
             augmented = [swap_words(delete_words(t, p["delete_ratio"], gen), p["swap_ratio"], gen) for t in batch]
             z1, z2 = run.embed(run.batch(batch)), run.embed(run.batch(augmented))
@@ -106,7 +102,8 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
 
 fit = seeded_fit(_fit)
 
-LIMITS = {"epochs": (0, 1000), "batch_size": (2, 100_000), "lr": (1e-12, 10.0), "head_lr": (1e-12, 10.0),
+LIMITS = {"target": frozenset({"epoch", "batch"}),
+          "epochs": (0, 1000), "batch_size": (2, 100_000), "lr": (1e-12, 10.0), "head_lr": (1e-12, 10.0),
           "temperature": (1e-6, 1e6), "eta": (0.0, 1e6), "delete_ratio": (0.0, 1.0), "swap_ratio": (0.0, 1.0),
           "proj_dim": (1, 4096), "warmup": (0.0, 1.0), "clip": (0.0, 1e6), "max_length": (4, 8192),
           "alpha": (1e-6, 1e6), "scale": (1e-6, 1e6)}
