@@ -15,6 +15,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
+from core.rows import unique_rows
+
 INCLUDED_COLOUR, EXCLUDED_COLOUR, UNLABELLED_COLOUR = "#2ca02c", "#d62728", "#f2c200"
 PER_TEXT_LIMIT = 3000  # above this many texts the timeline shows counts per bin and author
 BINS = {"day": "D", "week": "W-MON", "month": "MS"}
@@ -232,7 +234,7 @@ def rows_in_shape(r: Raster, vx, vy) -> np.ndarray:
     candidates = rows_of(tested)
     pts = r.xy[candidates]
     hit = candidates[points_in_polygon(pts[:, 0].astype(np.float64), pts[:, 1].astype(np.float64), vx, vy)]
-    return np.unique(np.concatenate([rows_of(whole), hit]))
+    return unique_rows(rows_of(whole), hit)
 
 
 def scatter(xy: np.ndarray, labels: np.ndarray, texts=None, hover_sample: int = 5000, seed: int = 0,
@@ -317,7 +319,7 @@ def selected_rows(result: Scatter, points: list[dict], shapes: dict | None = Non
         for box in shapes.get("box", []) or []:
             (x0, x1), (y0, y1) = box.get("x", [0, 0])[:2], box.get("y", [0, 0])[:2]
             found.append(rows_in_shape(result.raster, [x0, x1, x1, x0], [y0, y0, y1, y1]))
-    return np.unique(np.concatenate(found))
+    return unique_rows(*found)
 
 
 def size_histogram(sizes: np.ndarray, edges=(1, 2, 5, 10, 30, 100, 300, 1000, 3000, 10**9)) -> go.Figure:

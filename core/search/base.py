@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 import numpy as np
 
 from core.params import keyword_defaults, resolve
+from core.rows import as_rows, rows_without, unique_rows  # noqa: F401  (re-exported: the methods import them from here)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -131,8 +132,3 @@ def one_thread():
             _THREADS_USERS[0] -= 1
             if _THREADS_USERS[0] == 0:
                 torch.set_num_threads(_THREADS_USERS[1])
-
-
-def as_rows(x) -> np.ndarray:
-    return np.asarray(list(x) if not isinstance(x, np.ndarray) else x, dtype=np.int64).reshape(-1)
-

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from core.paths import ROWS_PER_BLOCK
+from core.rows import unique_rows
 
 
 def _faiss():
@@ -132,7 +133,7 @@ class VectorIndex:
         """Rows with the k largest ``vectors @ query``, none of ``exclude``, best first."""
         q = np.ascontiguousarray(np.asarray(query, dtype=np.float32).reshape(1, self.dim))
         exclude = np.zeros(0, np.int64) if exclude is None else np.asarray(exclude, np.int64)
-        k = int(min(k, self.n - len(np.unique(exclude))))
+        k = int(min(k, self.n - len(unique_rows(exclude))))
         if k <= 0:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
         if self._torch_x is not None:

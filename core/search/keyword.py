@@ -28,7 +28,7 @@ from typing import Sequence
 import numpy as np
 import regex
 
-from core.search.base import Method, NotApplicable, Ranked, SearchContext, as_rows
+from core.search.base import Method, NotApplicable, Ranked, SearchContext, as_rows, rows_without, unique_rows
 
 DEFAULT_TIMEOUT_S = 2.0
 MAX_QUERY_CHARS = 1000
@@ -243,8 +243,9 @@ def _chunks(ends: np.ndarray, size: int = CHUNK_CHARS):
             start = stop
 
 
-def _scan(pattern, joined: str, ends: np.ndarray, deadline: _Deadline, kindex: KeywordIndex,
-          case: bool, diacritics: bool) -> np.ndarray:
+def _scan(pattern, joined: str, ends: np.ndarray, deadline: _Deadline, text_of) -> np.ndarray:
+    """Lines of ``joined`` (line i ends at ``ends[i]``) that ``pattern`` matches, sorted; ``text_of(i)``
+    gives line i on its own, to test a line that a match running across a line break touched."""
     starts: list[int] = []
     recheck: set[int] = set()
     try:
@@ -257,7 +258,7 @@ def _scan(pattern, joined: str, ends: np.ndarray, deadline: _Deadline, kindex: K
                     starts.append(m.start())
         rows = set(np.searchsorted(ends, np.asarray(starts, np.int64)).tolist()) if starts else set()
         for r in sorted(recheck - rows):
-            if pattern.search(kindex.text_of(r, case, diacritics), timeout=deadline.left(), concurrent=True):
+            if pattern.search(text_of(r), timeout=deadline.left(), concurrent=True):
                 rows.add(r)
     except TimeoutError:
         raise deadline.expired() from None
@@ -292,14 +293,15 @@ def find_rows(kindex: KeywordIndex, query: str, *, is_regex: bool = False,
         check_limits(query, is_regex)
         found = [_find_literal(fold_literal(b, case_insensitive, diacritics_insensitive), joined, ends, deadline)
                  for b in branches if deadline.left()]
-        rows = np.unique(np.concatenate(found))
+        rows = unique_rows(*found)
         deadline.left()
         return rows
     pattern = compile_query(query, True, case_insensitive, diacritics_insensitive)  # checks the limits
     # The scan runs in a worker thread and the caller waits at most until the deadline: the regex
     # engine checks its own timeout only every so many steps (late by up to a second on a busy
     # machine), so the answer comes on time and the worker stops shortly after by itself.
-    job = _SCANNERS.submit(_scan, pattern, joined, ends, deadline, kindex, case_insensitive, diacritics_insensitive)
+    job = _SCANNERS.submit(_scan, pattern, joined, ends, deadline,
+                           lambda r: kindex.text_of(r, case_insensitive, diacritics_insensitive))
     try:
         return job.result(timeout=max(0.0, deadline.at - time.monotonic()))
     except FutureTimeout:
@@ -337,17 +339,23 @@ def _find_indexed(kindex: KeywordIndex, query: str, is_regex: bool, case: bool, 
             rows = tix.containing([[key]], deadline)
             found.append(rows if default else test(rows, lambda text, n=needle: n in text))
         deadline.left()
-        return np.unique(np.concatenate(found))
+        return unique_rows(*found)
     pattern = compile_query(query, True, case, diacritics)  # checks the limits
     plan = [[k for k in (fold(r) for r in needles) if len(k) >= textindex.MIN_CHARS]
             for needles in textindex.literal_plan(pattern.pattern)]
     if not plan or not all(plan):
         raise KeywordError(textindex.NO_LITERAL)
     try:
-        if default:
-            rows = [r for r, body in tix.bodies(plan, deadline)
-                    if pattern.search(body, timeout=deadline.left(), concurrent=True)]
-            return np.asarray(sorted(rows), np.int64)
+        if default:  # the candidates' folded texts joined, one per line, and scanned at once (C, not a call a text)
+            found = tix.bodies(plan, deadline)
+            if not found:
+                return np.zeros(0, np.int64)
+            rows = np.fromiter((r for r, _ in found), np.int64, len(found))
+            bodies = [b for _, b in found]
+            joined = "\n".join(bodies) + "\n"
+            ends = np.cumsum(np.fromiter((len(b) + 1 for b in bodies), np.int64, len(bodies))) - 1
+            deadline.left()
+            return np.sort(rows[_scan(pattern, joined, ends, deadline, bodies.__getitem__)])
         return test(tix.containing(plan, deadline),
                     lambda text: pattern.search(text, timeout=deadline.left(), concurrent=True))
     except TimeoutError:
@@ -391,8 +399,7 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
     hits = find_rows(ctx.keyword_index, query, is_regex=is_regex, case_insensitive=case_insensitive,
                      diacritics_insensitive=diacritics_insensitive, timeout_s=timeout_s)
     hits = _filter(hits, ctx.frame, date_from, date_to, authors)
-    labelled = np.union1d(as_rows(included), as_rows(excluded))
-    fresh = np.setdiff1d(hits, labelled, assume_unique=True)
+    fresh = rows_without(hits, unique_rows(included, excluded))
     info = {"hits": int(len(hits)), "already_labelled": int(len(hits) - len(fresh))}
     if len(fresh) == 0:
         return Ranked(fresh, np.zeros(0, np.float32), "keyword", info)

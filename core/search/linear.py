@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from core.search.base import Ranked, SearchContext, as_rows
+from core.search.base import Ranked, SearchContext, as_rows, unique_rows
 
 
 def labelled(ctx: SearchContext, included, excluded) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -21,7 +21,7 @@ def to_torch(a: np.ndarray, device: str) -> torch.Tensor:
 def rank_by_direction(ctx: SearchContext, w: np.ndarray, included, excluded, k: int | None,
                       method: str, bias: float = 0.0, squash=None, info: dict | None = None) -> Ranked:
     """Top-k unlabelled rows by ``X @ w + bias`` (optionally passed through ``squash``)."""
-    exclude = np.union1d(as_rows(included), as_rows(excluded))
+    exclude = unique_rows(included, excluded)
     rows, scores = ctx.index.topk(w, k if k is not None else ctx.index.n, exclude=exclude)
     scores = scores + np.float32(bias)
     if squash is not None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from core.search import cos, lda
-from core.search.base import Method, Ranked, SearchContext, as_rows, one_thread
+from core.search.base import Method, Ranked, SearchContext, as_rows, one_thread, rows_without, unique_rows
 from core.search.lexical import fit_scores
 from core.search.linear import rank_by_direction, to_torch
 
@@ -24,7 +24,7 @@ BACKGROUND = 300
 def background_sample(n: int, labelled: np.ndarray, size: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     pick = rng.choice(n, min(n, size + len(labelled)), replace=False)
-    return np.setdiff1d(pick, labelled)[:size]
+    return rows_without(pick, labelled)[:size]
 
 
 def top_unlabelled(scores: np.ndarray, labelled: np.ndarray, k: int | None) -> tuple[np.ndarray, np.ndarray]:
@@ -47,9 +47,9 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
     if len(exc) < lda.METHOD.min_excluded:
         r = cos.search(ctx, inc, exc, k)
         return Ranked(r.rows, r.scores, "suggest", {"chosen": "cos"})
-    labelled = np.union1d(inc, exc)
+    labelled = unique_rows(inc, exc)
     # seeded by the number of labels: the same state gives the same suggestion
-    neg = np.union1d(exc, background_sample(ctx.index.n, labelled, int(background), ctx.seed + len(labelled)))
+    neg = unique_rows(exc, background_sample(ctx.index.n, labelled, int(background), ctx.seed + len(labelled)))
     info = {"background": int(len(neg) - len(exc))}
     x = ctx.vectors
     if words and ctx.word_index is not None:
