@@ -91,16 +91,13 @@ def probe(name: str, repeat: int, k: int, searches_only: bool) -> dict:
     from core.cluster import REGISTRY as CLUSTERINGS
     from core.cluster.base import ClusterContext
     from core.corpus import load_corpus
-    from core.search import REGISTRY, SearchContext
+    from core.search import REGISTRY
     from core.search.keyword import find_rows
-    from core.search.lexical import WORDS_VERSION, WordIndex
-    from ui.resources import keyword_index, vector_index
+    from ui.resources import search_context_of
 
     t0 = time.perf_counter()
     c = load_corpus(name)
-    texts = c.frame["text"].tolist()
-    ctx = SearchContext(vector_index(c, "cpu"), keyword_index(c, texts), c.frame, device="cpu",
-                        word_index=WordIndex(texts, c.data_folder / f"words-v{WORDS_VERSION}.npz"))
+    ctx = search_context_of(c, "cpu")
     ctx.word_index.matrix  # noqa: B018 -- loaded (or built, below 1M rows) as the first Suggest would
     out: dict = {"rows": c.n, "open_s": round(time.perf_counter() - t0, 2), "index": ctx.index.precision,
                  "keyword_engine": "sqlite-fts5-trigram" if ctx.keyword_index.text_index else "in-memory scan"}

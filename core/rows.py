@@ -1,6 +1,9 @@
-"""Row numbers and sets of them (numpy only: imported by pages as well as by the search methods)."""
+"""Row numbers and sets of them, and a text column read by row (numpy only: imported by pages as well as
+by the search methods)."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -28,3 +31,31 @@ def rows_without(rows, drop) -> np.ndarray:
     """The distinct rows of ``rows`` that are not in ``drop``, sorted (np.setdiff1d)."""
     rows = unique_rows(rows)
     return rows[~np.isin(rows, unique_rows(drop), assume_unique=True)]
+
+
+class TextColumn(Sequence):
+    """A corpus's texts read by row from its frame's column (pandas' Arrow-backed strings) rather than
+    held as one Python string per text: at 10M texts that list alone is ~1.5 GB of a server's memory.
+    For the large corpora whose keyword index is on disk, where nothing needs every text at once;
+    ``list(column)`` still gives them all, a block at a time."""
+
+    _BLOCK = 65_536
+
+    def __init__(self, column):
+        self._col = column
+
+    def __len__(self) -> int:
+        return len(self._col)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return self._col.iloc[i].tolist()
+        return self._col.iat[int(i)]
+
+    def __iter__(self):
+        for s in range(0, len(self._col), self._BLOCK):
+            yield from self._col.iloc[s:s + self._BLOCK].tolist()
+
+    def take(self, rows) -> list[str]:
+        """The texts of ``rows``, in that order, in one call."""
+        return self._col.take(np.asarray(rows, np.int64)).tolist()

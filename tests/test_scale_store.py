@@ -19,6 +19,7 @@ from core.search import REGISTRY as SEARCHES, SearchContext
 from core.search.index import VectorIndex
 from core.search.keyword import KeywordIndex
 from core.search.lexical import WordIndex
+from core.rows import TextColumn
 
 
 def no_model(name, device):
@@ -233,7 +234,9 @@ def test_the_keyword_index_finds_the_same_texts_as_the_in_memory_engine(tmp_path
     texts = en["text"].tolist() + cz["text"].tolist() + ['he said "fake news"\nthen left', "Trump"]
     textindex.build(tmp_path / textindex.FILE, texts, len(texts), fold)
     memory = KeywordIndex(texts)
-    indexed = KeywordIndex(texts, text_index=textindex.TextIndex(tmp_path / textindex.FILE, len(texts)))
+    # the server's large-corpus form: the texts read by row from the frame's column, never a list
+    indexed = KeywordIndex(TextColumn(pd.Series(texts)), text_index=textindex.TextIndex(tmp_path / textindex.FILE,
+                                                                                       len(texts)))
     for query, is_regex, ci, di in QUERIES:
         kw = {"is_regex": is_regex, "case_insensitive": ci, "diacritics_insensitive": di}
         a, b = find_rows(memory, query, **kw), find_rows(indexed, query, **kw)
@@ -244,7 +247,7 @@ def test_the_keyword_index_finds_the_same_texts_as_the_in_memory_engine(tmp_path
 def test_indexes_built_at_import_are_what_the_server_searches(source, tmp_path):
     from core.search.keyword import find_rows
     from core.search.lexical import WORDS_VERSION
-    from ui.resources import keyword_index
+    from ui.resources import search_context_of
 
     src, frame, x = source
     np.save(tmp_path / "v.npy", x)
@@ -252,7 +255,15 @@ def test_indexes_built_at_import_are_what_the_server_searches(source, tmp_path):
                       root=tmp_path / "data", model_loader=no_model)
     assert c.keyword_index_file is not None and (c.data_folder / f"words-v{WORDS_VERSION}.npz").exists()
     assert set(c.manifest["indexes"]) == {"keyword", "words"}
-    kindex = keyword_index(c, c.frame["text"].tolist())
+    ctx = search_context_of(c, "cpu")
+    kindex = ctx.keyword_index
     assert kindex.text_index is not None
+    assert isinstance(kindex.texts, TextColumn) and not isinstance(kindex.texts, list)  # no copy of every text
     expected = [i for i, t in enumerate(c.frame["text"]) if "excel" in t.lower()]
     assert find_rows(kindex, "Excel").tolist() == expected and expected
+    for query in ("Excel", "excel"):  # Match case tests the index's candidates on the texts read by row
+        cased = [i for i, t in enumerate(c.frame["text"]) if query in t]
+        assert find_rows(kindex, query, case_insensitive=False).tolist() == cased
+    assert cased != expected  # the case mattered
+    assert ctx.word_index.matrix.shape[0] == c.n  # Suggest's words from the file made at import
+    assert len(SEARCHES["suggest"].search(ctx, expected[:3], [i for i in range(20) if i not in expected][:3], 5)) == 5

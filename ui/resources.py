@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 import streamlit as st
@@ -39,7 +40,7 @@ def vector_index(c: Corpus, device: str) -> VectorIndex:
     return VectorIndex.mapped(c.vector_file, device) if c.vector_file else VectorIndex(c.embeddings, device=device)
 
 
-def keyword_index(c: Corpus, texts: list[str]) -> KeywordIndex:
+def keyword_index(c: Corpus, texts: Sequence[str]) -> KeywordIndex:
     """A large corpus's keyword index on disk (built at import); otherwise the texts joined in memory."""
     from core.search.textindex import TextIndex
 
@@ -47,14 +48,21 @@ def keyword_index(c: Corpus, texts: list[str]) -> KeywordIndex:
     return KeywordIndex(texts, text_index=TextIndex(f, c.n) if f else None)
 
 
-@st.cache_resource(show_spinner="Building the search index…", max_entries=4)
-def _search_context(root: str, name: str, stamp: float) -> SearchContext:
-    c = _corpus(root, name, stamp)
-    device = pick_device("auto")
-    texts = c.frame["text"].tolist()
+def search_context_of(c: Corpus, device: str) -> SearchContext:
+    """What the server searches a corpus with. A large corpus (its keyword index on disk, its word
+    matrix built at import) keeps its texts in the frame's column, read by row; a smaller one gets
+    them as a list, joined in memory for the keyword scan."""
+    from core.rows import TextColumn
+
+    texts = TextColumn(c.frame["text"]) if c.keyword_index_file else c.frame["text"].tolist()
     words = WordIndex(texts, c.data_folder / f"words-v{WORDS_VERSION}.npz")
     return SearchContext(vector_index(c, device), keyword_index(c, texts), c.frame,
                          device=device, word_index=words)
+
+
+@st.cache_resource(show_spinner="Building the search index…", max_entries=4)
+def _search_context(root: str, name: str, stamp: float) -> SearchContext:
+    return search_context_of(_corpus(root, name, stamp), pick_device("auto"))
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)

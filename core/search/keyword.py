@@ -82,14 +82,16 @@ class KeywordIndex:
     its own lock. Nothing else changes after construction."""
 
     def __init__(self, texts: Sequence[str], prebuild: bool | None = None, text_index=None):
-        self._texts = [t.replace("\n", " ").replace("\r", " ") for t in texts]
-        self.n = len(self._texts)
         self._variants: dict[tuple[bool, bool], tuple[str, np.ndarray]] = {}
         self._locks = {key: threading.Lock() for key in ((True, True), (False, True), (True, False), (False, False))}
-        # a large corpus's on-disk index (core/search/textindex.py): then nothing is joined in memory
+        # a large corpus's on-disk index (core/search/textindex.py): then nothing is joined in memory, and
+        # the texts (a core.rows.TextColumn there) are read only for the candidates a search tests
         self.text_index = text_index
+        self.n = len(texts)
         if text_index is not None:
+            self._texts = texts
             return
+        self._texts = [t.replace("\n", " ").replace("\r", " ") for t in texts]
         self.variant(True, True)
         if prebuild is None:
             prebuild = sum(len(t) for t in self._texts) <= PREBUILD_MAX_CHARS
@@ -320,11 +322,14 @@ def _find_indexed(kindex: KeywordIndex, query: str, is_regex: bool, case: bool, 
 
     def test(rows: np.ndarray, hit) -> np.ndarray:
         keep = []
-        for i, r in enumerate(rows):
-            if hit(fold(kindex.texts[int(r)], case=case, diacritics=diacritics)):
-                keep.append(int(r))
-            if i % 2048 == 2047:
-                deadline.left()
+        texts = kindex.texts
+        for s in range(0, len(rows), 2048):
+            part = rows[s:s + 2048]
+            got = texts.take(part) if hasattr(texts, "take") else [texts[int(r)] for r in part]
+            for r, text in zip(part, got):
+                if hit(fold(text.replace("\n", " ").replace("\r", " "), case=case, diacritics=diacritics)):
+                    keep.append(int(r))
+            deadline.left()
         return np.asarray(keep, np.int64)
 
     branches = literal_branches(query) if is_regex else [query]
