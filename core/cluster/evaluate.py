@@ -8,6 +8,8 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 
+from core.rows import unique_rows
+
 
 def accuracy(labels_true: Sequence, labels_pred: Sequence) -> float:
     """Clustering accuracy: the best one-to-one matching of clusters to classes (Hungarian)."""
@@ -38,7 +40,7 @@ def group_iou(groups: Mapping[str, Sequence[int]], clusters: np.ndarray) -> dict
     sizes = np.bincount(clusters)
     per_group = {}
     for name, rows in groups.items():
-        rows = np.unique(np.asarray(rows, dtype=np.int64))
+        rows = unique_rows(rows)
         if not len(rows):
             continue
         inter = np.bincount(clusters[rows], minlength=len(sizes))
