@@ -237,10 +237,18 @@ def test_the_keyword_index_finds_the_same_texts_as_the_in_memory_engine(tmp_path
     # the server's large-corpus form: the texts read by row from the frame's column, never a list
     indexed = KeywordIndex(TextColumn(pd.Series(texts)), text_index=textindex.TextIndex(tmp_path / textindex.FILE,
                                                                                        len(texts)))
+    assert indexed.text_index.folded() is not None  # a regex's candidates come from the folded column
+    # an index built before the folded column existed reads its candidates from SQLite: the same rows
+    earlier = tmp_path / "earlier" / textindex.FILE
+    earlier.parent.mkdir()
+    textindex.build(earlier, texts, len(texts), fold)
+    textindex.folded_file(earlier).unlink()
+    without = KeywordIndex(texts, text_index=textindex.TextIndex(earlier, len(texts)))
+    assert without.text_index.folded() is None
     for query, is_regex, ci, di in QUERIES:
         kw = {"is_regex": is_regex, "case_insensitive": ci, "diacritics_insensitive": di}
-        a, b = find_rows(memory, query, **kw), find_rows(indexed, query, **kw)
-        assert a.tolist() == b.tolist(), query
+        a, b, c = find_rows(memory, query, **kw), find_rows(indexed, query, **kw), find_rows(without, query, **kw)
+        assert a.tolist() == b.tolist() == c.tolist(), query
         assert len(a) > 0, query  # each query finds something, or the comparison says little
 
 

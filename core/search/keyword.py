@@ -352,15 +352,12 @@ def _find_indexed(kindex: KeywordIndex, query: str, is_regex: bool, case: bool, 
         raise KeywordError(textindex.NO_LITERAL)
     try:
         if default:  # the candidates' folded texts joined, one per line, and scanned at once (C, not a call a text)
-            found = tix.bodies(plan, deadline)
-            if not found:
+            rows, joined, ends = tix.joined(plan, deadline)
+            if not len(rows):
                 return np.zeros(0, np.int64)
-            rows = np.fromiter((r for r, _ in found), np.int64, len(found))
-            bodies = [b for _, b in found]
-            joined = "\n".join(bodies) + "\n"
-            ends = np.cumsum(np.fromiter((len(b) + 1 for b in bodies), np.int64, len(bodies))) - 1
             deadline.left()
-            return np.sort(rows[_scan(pattern, joined, ends, deadline, bodies.__getitem__)])
+            starts = np.r_[0, ends[:-1] + 1]
+            return np.sort(rows[_scan(pattern, joined, ends, deadline, lambda i: joined[starts[i]:ends[i]])])
         return test(tix.containing(plan, deadline),
                     lambda text: pattern.search(text, timeout=deadline.left(), concurrent=True))
     except TimeoutError:
