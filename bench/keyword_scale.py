@@ -1,0 +1,86 @@
+"""Keyword search through the large-corpus index (SQLite FTS5 trigrams, core/search/textindex.py) at
+1M-10M texts, without importing a whole corpus: the texts of ``bench.make_scale_corpus`` (derived from
+../shared/data with the same variation), folded and indexed as an import would index them.
+
+    python -m bench.keyword_scale [--rows 1000000 3000000] [--repeat 7]
+
+For each size: the index build time (once; the index is kept in data/.scale-input/keywords-N/ and reused), then
+``find_rows`` for bench.scale's queries (a word, a phrase, a prefix, two regexes) and ``the`` (the
+commonest trigrams), each the median of ``--repeat`` runs with the hit count. Also runs as a file
+(``python /path/to/bench/keyword_scale.py``) from another checkout's folder, to measure an earlier
+tree's engine on the same index in the same sitting.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path.cwd()))  # the checkout measured is the current folder's
+
+from bench.make_scale_corpus import _vary, source_pool  # noqa: E402
+from core import paths  # noqa: E402
+from core.search import textindex  # noqa: E402
+from core.search.keyword import KeywordError, KeywordIndex, find_rows, fold  # noqa: E402
+from testbed.common import emit, run_folder  # noqa: E402
+
+QUERIES = {"word": ("trump", False), "phrase": ("fake news", False), "prefix": ("vacc", False),
+           "regex_1": (r"trump\w*\s+(said|says|is)", True), "regex_2": (r"#\w*covid\w*", True),
+           "commonest": ("the", False)}
+
+
+def texts(rows: int, seed: int = 0) -> list[str]:
+    """``rows`` texts varied from the real corpora as make_scale_corpus varies them (authors aside)."""
+    pool = source_pool()
+    rng = np.random.default_rng(seed)
+    src = rng.integers(0, len(pool), rows)
+    return _vary(pool["text"].to_numpy(object)[src], np.full(rows, "user", object), rng.integers(0, 6, rows), rng)
+
+
+def index_for(rows: int) -> tuple[Path, float | None]:
+    """The index of ``rows`` texts (built now, with the seconds it took, or reused: None)."""
+    path = paths.data_root() / ".scale-input" / f"keywords-{rows}" / textindex.FILE  # a folder each: the folded column sits beside
+    if path.exists():
+        if hasattr(textindex, "build_folded") and not textindex.folded_file(path).exists():
+            textindex.build_folded(path, texts(rows), fold)  # an index made before the folded column
+            # (an earlier tree measured here has no build_folded: it reads SQLite as it always did)
+        return path, None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    made = texts(rows)
+    t0 = time.perf_counter()
+    textindex.build(path, made, rows, fold)
+    return path, time.perf_counter() - t0
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 3_000_000])
+    ap.add_argument("--repeat", type=int, default=7)
+    args = ap.parse_args(argv)
+    folder = run_folder("keyword-scale", sys.argv)
+    for rows in args.rows:
+        path, build_s = index_for(rows)
+        kindex = KeywordIndex([""] * rows, text_index=textindex.TextIndex(path, rows))
+        folded = getattr(kindex.text_index, "folded", lambda: None)() is not None
+        out = {"rows": rows, "index_build_s": None if build_s is None else round(build_s, 1), "tree": str(Path.cwd()),
+               "folded_column": folded}
+        for label, (query, is_regex) in QUERIES.items():
+            times, hits = [], None
+            for _ in range(args.repeat):
+                t0 = time.perf_counter()
+                try:
+                    hits = len(find_rows(kindex, query, is_regex=is_regex))
+                except KeywordError as exc:
+                    hits = f"stopped: {exc}"[:60]
+                times.append(time.perf_counter() - t0)
+            out[f"{label}_ms"], out[f"{label}_hits"] = round(1000 * statistics.median(times), 1), hits
+        emit(kind="keyword_scale", folder=str(folder), **out)
+
+
+if __name__ == "__main__":
+    main()
