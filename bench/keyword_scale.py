@@ -3,6 +3,7 @@
 ../shared/data with the same variation), folded and indexed as an import would index them.
 
     python -m bench.keyword_scale [--rows 1000000 3000000] [--repeat 7]
+    python -m bench.keyword_scale --in-memory     (the engine of corpora under 1M rows, 300k real tweets)
 
 For each size: the index build time (once; the index is kept in data/.scale-input/keywords-N/ and reused), then
 ``find_rows`` for bench.scale's queries (a word, a phrase, a prefix, two regexes) and ``the`` (the
@@ -61,25 +62,40 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 3_000_000])
     ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--in-memory", action="store_true",
+                    help="instead: the in-memory engine (corpora under 1M rows) over the 300k real tweets")
     args = ap.parse_args(argv)
     folder = run_folder("keyword-scale", sys.argv)
+    if args.in_memory:
+        import pandas as pd
+        from testbed.common import SCALE
+
+        real = pd.read_csv(SCALE, usecols=["text"], dtype=str, keep_default_na=False)["text"].tolist()
+        emit(kind="keyword_scale", folder=str(folder), rows=len(real), engine="in-memory", tree=str(Path.cwd()),
+             **measure(KeywordIndex(real, prebuild=False), args.repeat))
+        return
     for rows in args.rows:
         path, build_s = index_for(rows)
         kindex = KeywordIndex([""] * rows, text_index=textindex.TextIndex(path, rows))
         folded = getattr(kindex.text_index, "folded", lambda: None)() is not None
-        out = {"rows": rows, "index_build_s": None if build_s is None else round(build_s, 1), "tree": str(Path.cwd()),
-               "folded_column": folded}
-        for label, (query, is_regex) in QUERIES.items():
-            times, hits = [], None
-            for _ in range(args.repeat):
-                t0 = time.perf_counter()
-                try:
-                    hits = len(find_rows(kindex, query, is_regex=is_regex))
-                except KeywordError as exc:
-                    hits = f"stopped: {exc}"[:60]
-                times.append(time.perf_counter() - t0)
-            out[f"{label}_ms"], out[f"{label}_hits"] = round(1000 * statistics.median(times), 1), hits
-        emit(kind="keyword_scale", folder=str(folder), **out)
+        emit(kind="keyword_scale", folder=str(folder), rows=rows, engine="sqlite-fts5-trigram",
+             index_build_s=None if build_s is None else round(build_s, 1), tree=str(Path.cwd()),
+             folded_column=folded, **measure(kindex, args.repeat))
+
+
+def measure(kindex: KeywordIndex, repeat: int) -> dict:
+    out = {}
+    for label, (query, is_regex) in QUERIES.items():
+        times, hits = [], None
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            try:
+                hits = len(find_rows(kindex, query, is_regex=is_regex))
+            except KeywordError as exc:
+                hits = f"stopped: {exc}"[:60]
+            times.append(time.perf_counter() - t0)
+        out[f"{label}_ms"], out[f"{label}_hits"] = round(1000 * statistics.median(times), 1), hits
+    return out
 
 
 if __name__ == "__main__":
