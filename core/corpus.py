@@ -403,7 +403,7 @@ def _build_indexes(frame: pd.DataFrame, data: Path, progress: Progress | None) -
         progress(0, 0, {"stage": "building Suggest's word matrix"})
     WordIndex(texts, data / f"words-v{WORDS_VERSION}.npz").matrix  # built and saved beside the corpus
     return {"indexes": {"keyword": {"engine": "sqlite-fts5-trigram", "file": textindex.FILE,
-                                    "seconds": round(t1 - t0, 1)},
+                                    "folded": textindex.FOLDED, "seconds": round(t1 - t0, 1)},
                         "words": {"seconds": round(time.time() - t1, 1)}}}
 
 

@@ -267,6 +267,7 @@ def test_indexes_built_at_import_are_what_the_server_searches(source, tmp_path):
     kindex = ctx.keyword_index
     assert kindex.text_index is not None
     assert isinstance(kindex.texts, TextColumn) and not isinstance(kindex.texts, list)  # no copy of every text
+    assert kindex.text_index.folded() is not None and c.manifest["indexes"]["keyword"]["folded"]
     expected = [i for i, t in enumerate(c.frame["text"]) if "excel" in t.lower()]
     assert find_rows(kindex, "Excel").tolist() == expected and expected
     for query in ("Excel", "excel"):  # Match case tests the index's candidates on the texts read by row
