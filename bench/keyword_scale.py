@@ -50,6 +50,10 @@ def index_for(rows: int) -> tuple[Path, float | None]:
         if hasattr(textindex, "build_folded") and not textindex.folded_file(path).exists():
             textindex.build_folded(path, texts(rows), fold)  # an index made before the folded column
             # (an earlier tree measured here has no build_folded: it reads SQLite as it always did)
+        if hasattr(textindex, "build_words") and not textindex.words_files(path)[0].exists():
+            t0 = time.perf_counter()
+            textindex.build_words(path)  # likewise the word postings
+            print(f"word postings built in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
         return path, None
     path.parent.mkdir(parents=True, exist_ok=True)
     made = texts(rows)
@@ -78,9 +82,10 @@ def main(argv=None) -> None:
         path, build_s = index_for(rows)
         kindex = KeywordIndex([""] * rows, text_index=textindex.TextIndex(path, rows))
         folded = getattr(kindex.text_index, "folded", lambda: None)() is not None
+        words = getattr(kindex.text_index, "_words", lambda: None)() is not None
         emit(kind="keyword_scale", folder=str(folder), rows=rows, engine="sqlite-fts5-trigram",
              index_build_s=None if build_s is None else round(build_s, 1), tree=str(Path.cwd()),
-             folded_column=folded, **measure(kindex, args.repeat))
+             folded_column=folded, word_postings=words, **measure(kindex, args.repeat))
 
 
 def measure(kindex: KeywordIndex, repeat: int) -> dict:

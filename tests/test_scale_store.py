@@ -225,7 +225,7 @@ QUERIES = [  # (query, is_regex, case_insensitive, diacritics_insensitive)
 def test_the_keyword_index_finds_the_same_texts_as_the_in_memory_engine(tmp_path):
     from conftest import shared_file
     from core.search import textindex
-    from core.search.keyword import find_rows, fold
+    from core.search.keyword import _Deadline, find_rows, fold
 
     en = pd.read_csv(shared_file("russian_troll_tweets_recent300k.csv"), usecols=["text"], dtype=str,
                      keep_default_na=False, nrows=3000)
@@ -238,13 +238,21 @@ def test_the_keyword_index_finds_the_same_texts_as_the_in_memory_engine(tmp_path
     indexed = KeywordIndex(TextColumn(pd.Series(texts)), text_index=textindex.TextIndex(tmp_path / textindex.FILE,
                                                                                        len(texts)))
     assert indexed.text_index.folded() is not None  # a regex's candidates come from the folded column
-    # an index built before the folded column existed reads its candidates from SQLite: the same rows
+    # a word-characters-only query answers from the word postings, as FTS5 would
+    tix, deadline = indexed.text_index, _Deadline(10)
+    for key in ("trump", "the", "ockovani", "vlad", "tru", "ing", "zzzqqq"):
+        assert tix.word_rows(key, deadline).tolist() == tix.containing([[key]], deadline).tolist(), key
+    assert tix.word_rows("fake news", deadline) is None and tix.word_rows("#maga", deadline) is None
+    for plan in ([["trump", "said"]], [["hillary"], ["clinton", "bill"]], [["fake news"]]):  # a regex's candidates
+        assert tix.candidates(plan, deadline).tolist() == tix.containing(plan, deadline).tolist(), plan
+    # an index built before the folded column and the word postings existed reads SQLite: the same rows
     earlier = tmp_path / "earlier" / textindex.FILE
     earlier.parent.mkdir()
     textindex.build(earlier, texts, len(texts), fold)
-    textindex.folded_file(earlier).unlink()
+    for f in [textindex.folded_file(earlier), *textindex.words_files(earlier)]:
+        f.unlink()
     without = KeywordIndex(texts, text_index=textindex.TextIndex(earlier, len(texts)))
-    assert without.text_index.folded() is None
+    assert without.text_index.folded() is None and without.text_index.word_rows("trump", deadline) is None
     for query, is_regex, ci, di in QUERIES:
         kw = {"is_regex": is_regex, "case_insensitive": ci, "diacritics_insensitive": di}
         a, b, c = find_rows(memory, query, **kw), find_rows(indexed, query, **kw), find_rows(without, query, **kw)

@@ -341,7 +341,9 @@ def _find_indexed(kindex: KeywordIndex, query: str, is_regex: bool, case: bool, 
             key = fold(needle)
             if len(key) < textindex.MIN_CHARS:
                 raise KeywordError(textindex.too_short(b))
-            rows = tix.containing([[key]], deadline)
+            rows = tix.word_rows(key, deadline)
+            if rows is None:  # not a word-characters-only key, or an index without word postings
+                rows = tix.containing([[key]], deadline)
             found.append(rows if default else test(rows, lambda text, n=needle: n in text))
         deadline.left()
         return unique_rows(*found)
@@ -358,7 +360,7 @@ def _find_indexed(kindex: KeywordIndex, query: str, is_regex: bool, case: bool, 
             deadline.left()
             starts = np.r_[0, ends[:-1] + 1]
             return np.sort(rows[_scan(pattern, joined, ends, deadline, lambda i: joined[starts[i]:ends[i]])])
-        return test(tix.containing(plan, deadline),
+        return test(tix.candidates(plan, deadline),
                     lambda text: pattern.search(text, timeout=deadline.left(), concurrent=True))
     except TimeoutError:
         raise deadline.expired() from None
