@@ -28,7 +28,7 @@ from typing import Sequence
 import numpy as np
 import regex
 
-from core.search.base import Method, NotApplicable, Ranked, SearchContext, as_rows, rows_without, unique_rows
+from core.search.base import Method, NotApplicable, Ranked, SearchContext, rows_without, unique_rows
 
 DEFAULT_TIMEOUT_S = 2.0
 MAX_QUERY_CHARS = 1000
