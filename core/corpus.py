@@ -87,8 +87,10 @@ class Corpus:
         return rows[rows >= 0].astype(np.int64)
 
     def ids_of(self, rows) -> list[str]:
-        ids = self.frame["id"].to_numpy()
-        return [str(ids[int(r)]) for r in rows]
+        """The ids of the given rows, in order (only those rows read: the whole id column as Python strings
+        took 108 ms at 1M rows)."""
+        rows = np.asarray(rows, np.int64).reshape(-1)
+        return [str(i) for i in self.frame["id"].take(rows).tolist()] if len(rows) else []
 
 
 LEGACY_DATA = ("corpus.parquet", "embeddings.npy")  # imports before generations kept these flat

@@ -26,9 +26,12 @@ import unicodedata
 from typing import Sequence
 
 import numpy as np
+import pandas as pd
 import regex
 
+from core.rows import TextColumn
 from core.search.base import Method, NotApplicable, Ranked, SearchContext, rows_without, unique_rows
+from core.search.textindex import one_line
 
 DEFAULT_TIMEOUT_S = 2.0
 MAX_QUERY_CHARS = 1000
@@ -89,9 +92,9 @@ class KeywordIndex:
         self.text_index = text_index
         self.n = len(texts)
         if text_index is not None:
-            self._texts = texts
+            self._texts = texts if isinstance(texts, TextColumn) else TextColumn(pd.Series(list(texts), dtype="str"))
             return
-        self._texts = [t.replace("\n", " ").replace("\r", " ") for t in texts]
+        self._texts = [one_line(t) for t in texts]
         self.variant(True, True)
         if prebuild is None:
             prebuild = sum(len(t) for t in self._texts) <= PREBUILD_MAX_CHARS
@@ -197,7 +200,7 @@ def check_limits(query: str, is_regex: bool) -> None:
 
 def fold_literal(text: str, case_insensitive: bool, diacritics_insensitive: bool) -> str:
     """A plain query folded like the index it is looked up in (its line breaks are spaces there)."""
-    return fold(text.replace("\n", " ").replace("\r", " "), case=case_insensitive, diacritics=diacritics_insensitive)
+    return fold(one_line(text), case=case_insensitive, diacritics=diacritics_insensitive)
 
 
 def compile_query(query: str, is_regex: bool, case_insensitive: bool, diacritics_insensitive: bool):
@@ -322,12 +325,10 @@ def _find_indexed(kindex: KeywordIndex, query: str, is_regex: bool, case: bool, 
 
     def test(rows: np.ndarray, hit) -> np.ndarray:
         keep = []
-        texts = kindex.texts
         for s in range(0, len(rows), 2048):
             part = rows[s:s + 2048]
-            got = texts.take(part) if hasattr(texts, "take") else [texts[int(r)] for r in part]
-            for r, text in zip(part, got):
-                if hit(fold(text.replace("\n", " ").replace("\r", " "), case=case, diacritics=diacritics)):
+            for r, text in zip(part, kindex.texts.take(part)):
+                if hit(fold(one_line(text), case=case, diacritics=diacritics)):
                     keep.append(int(r))
             deadline.left()
         return np.asarray(keep, np.int64)

@@ -51,6 +51,22 @@ def folded_file(path: Path) -> Path:
     return Path(path).with_name(FOLDED)
 
 
+def one_line(text: str) -> str:
+    """A text as the index and both engines read it: line breaks as spaces."""
+    return text.replace("\n", " ").replace("\r", " ")
+
+
+def _folded_batches(texts: Iterable[str], fold: Callable[[str], str]) -> Iterable[list[str]]:
+    batch = []
+    for text in texts:
+        batch.append(fold(one_line(text)))
+        if len(batch) == _BATCH:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
 def words_files(path: Path) -> list[Path]:
     return [Path(path).with_name(f) for f in WORDS]
 
@@ -116,22 +132,15 @@ def build(path: Path, texts: Iterable[str], n: int, fold: Callable[[str], str],
             conn.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-262144;"
                                "CREATE VIRTUAL TABLE t USING fts5(body, tokenize='trigram case_sensitive 1', "
                                "columnsize=0);")
-            row, batch, words = 0, [], _Words()
+            row, words = 0, _Words()
             with _ColumnWriter(column) as out:
-                for text in texts:
-                    batch.append((row, fold(text.replace("\n", " ").replace("\r", " "))))
-                    row += 1
-                    if len(batch) == _BATCH:
-                        conn.executemany("INSERT INTO t(rowid, body) VALUES (?, ?)", batch)
-                        out.write([b for _, b in batch])
-                        words.add(batch[0][0], [b for _, b in batch])
-                        batch = []
-                        if progress:
-                            progress(row, n)
-                if batch:
-                    conn.executemany("INSERT INTO t(rowid, body) VALUES (?, ?)", batch)
-                    out.write([b for _, b in batch])
-                    words.add(batch[0][0], [b for _, b in batch])
+                for batch in _folded_batches(texts, fold):
+                    conn.executemany("INSERT INTO t(rowid, body) VALUES (?, ?)", enumerate(batch, row))
+                    out.write(batch)
+                    words.add(row, batch)
+                    row += len(batch)
+                    if progress:
+                        progress(row, n)
             if row != n:
                 raise ValueError(f"{row:,} texts were indexed where {n:,} were announced")
             conn.execute("INSERT INTO t(t) VALUES ('optimize')")  # one segment: fewer lookups per query
@@ -170,13 +179,7 @@ def build_folded(path: Path, texts: Iterable[str], fold: Callable[[str], str]) -
     from core.atomic import atomic_path
 
     with atomic_path(folded_file(path)) as column, _ColumnWriter(column) as out:
-        batch = []
-        for text in texts:
-            batch.append(fold(text.replace("\n", " ").replace("\r", " ")))
-            if len(batch) == _BATCH:
-                out.write(batch)
-                batch = []
-        if batch:
+        for batch in _folded_batches(texts, fold):
             out.write(batch)
 
 
@@ -228,45 +231,50 @@ class TextIndex:
     def __init__(self, path: Path, n: int):
         self.path, self.n = Path(path), n
         self._local = threading.local()
-        self._folded = None  # the folded column, memory-mapped on first use (None: not there, read SQLite)
-        self._folded_lock = threading.Lock()
+        self._loaded: dict[str, object] = {}  # the folded column and the word postings, read on first use
+        self._load_lock = threading.Lock()
+
+    def _once(self, name: str, load):
+        if name not in self._loaded:
+            with self._load_lock:
+                if name not in self._loaded:
+                    self._loaded[name] = load()
+        return self._loaded[name]
 
     def folded(self):
         """The folded texts as a memory-mapped Arrow column, or None where the index has none (built by
         an earlier version) or it does not hold one text a row."""
-        if self._folded is None:
-            with self._folded_lock:
-                if self._folded is None:
-                    self._folded = False
-                    f = folded_file(self.path)
-                    if f.exists():
-                        import pyarrow as pa
+        def load():
+            f = folded_file(self.path)
+            if not f.exists():
+                return None
+            import pyarrow as pa
 
-                        try:
-                            col = pa.ipc.open_file(pa.memory_map(str(f))).read_all().column(0)
-                        except (OSError, pa.ArrowInvalid):
-                            col = None
-                        if col is not None and len(col) == self.n:
-                            self._folded = col
-        return self._folded or None
+            try:
+                col = pa.ipc.open_file(pa.memory_map(str(f))).read_all().column(0)
+            except (OSError, pa.ArrowInvalid):
+                return None
+            return col if len(col) == self.n else None
+
+        return self._once("folded", load)
 
     def _words(self):
-        if getattr(self, "_word_index", None) is None:
-            with self._folded_lock:
-                if getattr(self, "_word_index", None) is None:
-                    self._word_index = False
-                    vocab_f, ends_f, starts_f, rows_f = words_files(self.path)
-                    if vocab_f.exists():
-                        try:
-                            vocab = vocab_f.read_text(encoding="utf-8")
-                            ends, starts = np.load(ends_f), np.load(starts_f)
-                            rows = np.load(rows_f, mmap_mode="r")
-                        except (OSError, ValueError):
-                            vocab = None
-                        if vocab is not None and len(starts) == len(ends) + 1 and int(starts[-1]) == len(rows) \
-                                and (not len(ends) or int(ends[-1]) == len(vocab) - 1):
-                            self._word_index = (vocab, ends, starts, rows)
-        return self._word_index or None
+        """(vocabulary, its words' ends, each word's first posting, the postings) or None (none readable)."""
+        def load():
+            vocab_f, ends_f, starts_f, rows_f = words_files(self.path)
+            if not vocab_f.exists():
+                return None
+            try:
+                vocab = vocab_f.read_text(encoding="utf-8")
+                ends, starts = np.load(ends_f), np.load(starts_f)
+                rows = np.load(rows_f, mmap_mode="r")
+            except (OSError, ValueError):
+                return None
+            whole = len(starts) == len(ends) + 1 and int(starts[-1]) == len(rows) \
+                and (not len(ends) or int(ends[-1]) == len(vocab) - 1)
+            return (vocab, ends, starts, rows) if whole else None
+
+        return self._once("words", load)
 
     def word_rows(self, key: str, deadline) -> np.ndarray | None:
         """Sorted rows whose folded text contains ``key`` (folded), from the word postings; None where
