@@ -6,6 +6,7 @@ saw, and can its clustering match K-Means?
     python -m bench.dac run --corpus NAME [...]                                 # straight from the data root
     python -m bench.dac speed --corpus NAME --model MODEL                       # one DAC search, ms
     python -m bench.dac baselines --corpus NAME [--seeds 0 1 2]                 # issue 31's baselines (CPU)
+    python -m bench.dac pooled --targets A B ... [--extra C ...] [--seeds 0 1 2]  # many tasks, leave one corpus out
 
 Protocol (per corpus, per seed): the classes are split in two halves; a model is trained on the
 first half only (stage pretrain, then stage labels), so every figure below is on classes the model
@@ -257,6 +258,147 @@ def baselines(a: argparse.Namespace) -> None:
                  **{m: round(v, 4) for m, v in label_scores(y, hd).items()})
 
 
+def pseudo_labels(x: np.ndarray, ks: list[int], seed: int) -> list[np.ndarray]:
+    """K-Means pseudo-classes of one corpus at several k (no labels used): cluster sizes that vary."""
+    from sklearn.cluster import KMeans
+
+    return [KMeans(k, n_init=1, random_state=seed).fit(x).labels_.astype(np.int64) for k in ks if k < len(x)]
+
+
+# Long (~70 lines): the pooled model's sources in one place, as the protocol reads: every other corpus's
+# classes (a quarter held out for the cut), every corpus's K-Means pseudo-classes, the target's included.
+def pooled_model(data: dict, target: str, seed: int, a: argparse.Namespace, device: str):
+    """A model trained on many tasks without one label of ``target``: the classes of every other
+    labelled corpus (a quarter of each held out to choose the cut on) and K-Means pseudo-classes at
+    several k of every corpus (the target's too: no labels). Returns (trained, sources)."""
+    names = list(data)
+    offsets = np.cumsum([0] + [len(data[n][0]) for n in names])
+    big = np.concatenate([data[n][0] for n in names]).astype(np.float32)
+    X = torch_rows(big, device)
+    samplers, weights, calib, sources = [], [], [], []
+    next_class = 0
+    for i, n in enumerate(names):
+        x_n, y_n = data[n]
+        within = np.arange(offsets[i], offsets[i + 1])
+        if n != target:
+            y = np.full(len(big), -2, np.int64)
+            y[within] = np.where(y_n >= 0, y_n + next_class, -1)
+            next_class += int(y_n.max()) + 1
+            fit, held = sampling.split_classes(y[within][y[within] >= 0], 0.25, seed)
+            samplers.append(sampling.Labelled(X, y, fit, bag=a.bag, episode_share=0.5, within=within,
+                                              concentration=a.concentration))
+            weights.append(a.label_weight)
+            calib.append(sampling.Labelled(X, y, bag=a.bag, anchor_classes=held, within=within))
+            sources.append({"corpus": n, "kind": "labels", "classes": int(len(fit)), "held_out": int(len(held))})
+        for k, lab in zip(a.pseudo_k, pseudo_labels(x_n, a.pseudo_k, seed)):
+            y = np.full(len(big), -2, np.int64)
+            y[within] = lab + next_class
+            next_class += int(lab.max()) + 1
+            samplers.append(sampling.Labelled(X, y, bag=a.bag, episode_share=0.5, within=within,
+                                              concentration=a.concentration))
+            weights.append(1.0 / len(a.pseudo_k))
+            sources.append({"corpus": n, "kind": f"kmeans-{k}"})
+    cfg = Config(dim=X.shape[1], hidden=a.hidden, inducing=a.inducing, n1=a.n1, n2=a.n2, prf=a.prf)
+    t0 = time.perf_counter()
+    model = tr.train(X, sampling.Pooled(samplers, weights), stage="pooled", config=cfg, seed=seed, device=device,
+                     epochs=a.pooled_epochs, steps=a.pooled_steps, batch=a.batch, lr=a.lr, schedule="cosine")
+    seconds = time.perf_counter() - t0
+    model.calibration = tr.calibrate(model.model, X, sampling.Pooled(calib), bags=max(64, 16 * len(calib)), seed=seed)
+    return model, sources, seconds
+
+
+def own_model(x_np: np.ndarray, labels: np.ndarray, seed: int, a: argparse.Namespace, device: str, prf: int):
+    """The per-corpus recipe of ``run``: pretrain on the corpus, then its seen classes (a quarter held out
+    for the cut where there are four or more)."""
+    x = torch_rows(x_np, device)
+    seen, _ = sampling.split_classes(labels, 0.5, seed)
+    fit, calib, _ = calibration_classes(seen, seed)
+    cfg = Config(dim=x.shape[1], hidden=a.hidden, inducing=a.inducing, n1=a.n1, n2=a.n2, prf=prf)
+    t0 = time.perf_counter()
+    pre = stages.fit_stage(x_np, "pretrain", config=cfg, bag=a.bag, seed=seed, device=device,
+                           epochs=a.pretrain_epochs, steps=a.steps, batch=a.batch, lr=a.lr)
+    model = tr.train(x, sampling.Labelled(x, labels, fit, bag=a.bag, episode_share=0.5), stage="labels", start=pre,
+                     seed=seed, device=device, epochs=a.epochs, steps=a.steps, batch=a.batch, lr=a.lr)
+    seconds = time.perf_counter() - t0
+    model.calibration = tr.calibrate(model.model, x, sampling.Labelled(x, labels, seen, bag=a.bag, anchor_classes=calib),
+                                     seed=seed)
+    return model, seconds
+
+
+# Long (~60 lines): one target and seed, the whole comparison in the order it is read (models, then
+# membership, then clustering); the pieces are the functions above.
+def pooled_one(data: dict, target: str, seed: int, a: argparse.Namespace, device: str) -> None:
+    from sklearn.cluster import KMeans
+
+    x_np, labels = data[target]
+    x = torch_rows(x_np, device)
+    seen, unseen = sampling.split_classes(labels, 0.5, seed)
+    models = {}
+    for variant in a.own:
+        m, secs = own_model(x_np, labels, seed, a, device, a.prf if variant == "own-prf" else 0)
+        models[variant] = m
+        emit(kind="train", target=target, seed=seed, model=variant, seconds=round(secs, 1), calibration=m.calibration)
+    m, sources, secs = pooled_model(data, target, seed, a, device)
+    models["pooled"] = m
+    emit(kind="train", target=target, seed=seed, model="pooled", seconds=round(secs, 1), sources=sources,
+         calibration=m.calibration, final_loss=round(m.history[-1]["loss"], 4))
+    for set_size in (1, 5):
+        figures, cuts = {}, {}
+        for name, m in models.items():
+            got = anchored(m.model, x, labels, unseen, a.anchors, a.bag, set_size, seed + 2)
+            f = tr.scores(got["dac"], got["truth"], threshold=m.cut)
+            f["best_f1"] = tr.scores(got["dac"], got["truth"], threshold=tr.best_cut(got["dac"], got["truth"], "f1"))["f1"]
+            figures[name], cuts[name] = {k: round(v, 4) for k, v in f.items()}, round(m.cut, 4)
+        on_seen = anchored(models["pooled"].model, x, labels, seen, a.anchors // 2, a.bag, set_size, seed + 1)
+        for rule in ("cosine", "prf"):  # the rules' cuts chosen on the seen classes, as in ``run``
+            cut = best_threshold(on_seen[rule], on_seen["truth"])
+            figures[rule] = {k: round(v, 4) for k, v in tr.scores(got[rule], got["truth"], threshold=cut).items()}
+            cuts[rule] = round(cut, 4)
+        emit(kind="anchored", target=target, seed=seed, anchors_per_bag=set_size, bag=a.bag, cuts=cuts, **figures)
+    rows = np.flatnonzero(np.isin(labels, unseen))
+    xs, y, k_true = x_np[rows], labels[rows], len(unseen)
+    km = KMeans(k_true, n_init=10, random_state=seed).fit(xs).labels_
+    emit(kind="cluster", target=target, seed=seed, method="kmeans-true-k", k_true=k_true, k_found=k_true,
+         **{m: round(v, 4) for m, v in label_scores(y, km).items()})
+    ks = sorted({k for k in (2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40) if k < len(rows)})
+    k, _ = chosen_k(xs, ks, seed)
+    lab = KMeans(k, n_init=10, random_state=seed).fit(xs).labels_
+    emit(kind="cluster", target=target, seed=seed, method="kmeans-silhouette-k", k_true=k_true, k_found=k,
+         **{m: round(v, 4) for m, v in label_scores(y, lab).items()})
+    xr = x[torch.as_tensor(rows, device=x.device)]
+    for name, m in models.items():
+        for proc in a.procedures:
+            t1 = time.perf_counter()
+            lab, info = getattr(infer, PROCEDURES[proc])(m.model, xr, bag=a.bag, min_size=a.min_size, seed=seed,
+                                                          threshold=m.cut)
+            emit(kind="cluster", target=target, seed=seed, method=f"{name}-{proc}", k_true=k_true,
+                 k_found=int(lab.max()) + 1, threshold=round(m.cut, 4), seconds=round(time.perf_counter() - t1, 1),
+                 info={k: v for k, v in info.items() if k != "seconds"},
+                 **{mm: round(v, 4) for mm, v in label_scores(y, lab).items()})
+
+
+def pooled(a: argparse.Namespace) -> None:
+    """Issue 31, items 2 and 4: for each target corpus, a model pooled over many tasks that never saw
+    a label of it, beside models trained on its own seen classes (with and without the PRF feature),
+    the PRF rule and cosine; clustering by merging K-Means micro-clusters, beside K-Means."""
+    from argparse import Namespace
+
+    device = a.device if a.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
+    data = {}
+    for n in list(dict.fromkeys(a.targets + a.extra)):
+        name, x, y = load_data(Namespace(npz=None, corpus=n, label_column=a.label_column))
+        if a.subset and a.subset < len(x):
+            pick = np.sort(np.random.default_rng(0).choice(len(x), a.subset, replace=False))
+            x, y = x[pick], y[pick]
+        data[name] = (x, y)
+    run_folder("dac-pooled", sys.argv)
+    emit(kind="config", device_used=device, rows={n: len(v[0]) for n, v in data.items()},
+         **{k: (str(v) if isinstance(v, Path) else v) for k, v in vars(a).items()})
+    for seed in a.seeds:
+        for target in a.targets:
+            pooled_one(data, target, seed, a, device)
+
+
 def run(a: argparse.Namespace) -> None:
     name, x, labels = load_data(a)
     if a.subset and a.subset < len(x):
@@ -334,6 +476,33 @@ def main(argv=None) -> None:
     b.add_argument("--bag", type=int, default=800)
     b.add_argument("--anchors", type=int, default=200)
     b.add_argument("--hdbscan-min-size", type=int, nargs="+", default=[10, 50])
+    po = sub.add_parser("pooled", help="many-task training, leave one corpus out, micro-cluster merging (issue 31)")
+    po.add_argument("--targets", nargs="+", required=True, help="imported corpora with labels, evaluated in turn")
+    po.add_argument("--extra", nargs="*", default=[], help="more labelled corpora, only trained on")
+    po.add_argument("--label-column", default="label")
+    po.add_argument("--subset", type=int, help="a random sample of this many rows of each corpus")
+    po.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    po.add_argument("--device", default="auto")
+    po.add_argument("--bag", type=int, default=400)
+    po.add_argument("--hidden", type=int, default=128)
+    po.add_argument("--inducing", type=int, default=32)
+    po.add_argument("--n1", type=int, default=2)
+    po.add_argument("--n2", type=int, default=2)
+    po.add_argument("--prf", type=int, default=100, help="the PRF feature's feedback rows (0: off)")
+    po.add_argument("--own", nargs="*", default=["own-prf", "own"], choices=["own-prf", "own"])
+    po.add_argument("--pretrain-epochs", type=int, default=2)
+    po.add_argument("--epochs", type=int, default=10)
+    po.add_argument("--steps", type=int, default=50)
+    po.add_argument("--pooled-epochs", type=int, default=10)
+    po.add_argument("--pooled-steps", type=int, default=100)
+    po.add_argument("--batch", type=int, default=8)
+    po.add_argument("--lr", type=float, default=3e-4)
+    po.add_argument("--concentration", type=float, default=5.0, help="Dirichlet concentration of episodes")
+    po.add_argument("--label-weight", type=float, default=2.0, help="a labelled corpus's weight (pseudo: 1 a corpus)")
+    po.add_argument("--pseudo-k", type=int, nargs="+", default=[10, 40, 150])
+    po.add_argument("--anchors", type=int, default=200)
+    po.add_argument("--min-size", type=int, default=10)
+    po.add_argument("--procedures", nargs="+", default=["merge", "iterative"], choices=list(PROCEDURES))
     sp = sub.add_parser("speed")
     sp.add_argument("--corpus", required=True)
     sp.add_argument("--model", default="dac")
@@ -343,6 +512,8 @@ def main(argv=None) -> None:
         export(a)
     elif a.command == "speed":
         speed(a)
+    elif a.command == "pooled":
+        pooled(a)
     elif a.command == "baselines":
         if not (a.npz or a.corpus):
             p.error("baselines needs --npz or --corpus")

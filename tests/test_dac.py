@@ -35,10 +35,10 @@ def test_sab_and_isab_are_permutation_equivariant_and_pma_invariant(seed, n):
 
 
 @settings(max_examples=10, deadline=None)
-@given(seed=st.integers(0, 10_000), n=st.integers(3, 30), pad=st.integers(1, 20))
-def test_padded_rows_never_change_the_real_rows_outputs(seed, n, pad):
+@given(seed=st.integers(0, 10_000), n=st.integers(3, 30), pad=st.integers(1, 20), prf=st.sampled_from([0, 4]))
+def test_padded_rows_never_change_the_real_rows_outputs(seed, n, pad, prf):
     torch.manual_seed(seed)
-    model = AnchoredFilter(Config(dim=16, **TINY)).eval()
+    model = AnchoredFilter(Config(dim=16, prf=prf, **TINY)).eval()
     x = _x(seed, 1, n)
     role = torch.zeros(1, n, dtype=torch.long)
     role[0, 0] = ANCHOR
@@ -55,9 +55,10 @@ def test_padded_rows_never_change_the_real_rows_outputs(seed, n, pad):
     torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
 
 
-def test_the_model_is_equivariant_over_the_rows_of_a_bag():
+@pytest.mark.parametrize("prf", [0, 5])
+def test_the_model_is_equivariant_over_the_rows_of_a_bag(prf):
     torch.manual_seed(0)
-    model = AnchoredFilter(Config(dim=16, **TINY)).eval()
+    model = AnchoredFilter(Config(dim=16, prf=prf, **TINY)).eval()
     x = _x(1, 1, 25)
     role = torch.zeros(1, 25, dtype=torch.long)
     role[0, 3] = ANCHOR
@@ -421,5 +422,132 @@ def test_the_dac_run_calibrates_without_the_unseen_classes_and_reports_every_rul
         for rule in ("dac", "dac_0.5", "cosine", "prf"):
             assert 0 <= r[rule]["accuracy"] <= 1 and r[rule]["best_f1"] >= r[rule]["f1"] - 1e-9
     methods = {r["method"]: r for r in lines if r.get("kind") == "cluster"}
-    assert set(methods) == {"kmeans", "dac-iterative", "dac-consensus", "dac-grow"}
+    assert set(methods) == {"kmeans", "dac-iterative", "dac-consensus", "dac-grow", "dac-merge"}
     assert methods["dac-grow"]["grow_cut"] >= methods["dac-grow"]["threshold"]
+
+
+def test_the_prf_feature_is_the_cosine_to_the_feedback_centre_and_starts_the_model_at_the_prf_rule():
+    """Issue 31: the fourth feature is each row's cosine to the mean of the anchor and its nearest rows
+    of the bag (padding never among them); the untrained model ranks a bag as the PRF rule does."""
+    from core.cluster.dac.model import similarities
+
+    gen = torch.Generator().manual_seed(0)
+    x = torch.nn.functional.normalize(torch.randn(1, 12, 16, generator=gen), dim=-1)
+    pad = torch.cat([x, 50 * torch.ones(1, 4, 16)], 1)  # padding close to nothing, far from everything
+    mask = torch.cat([torch.ones(1, 12, dtype=torch.bool), torch.zeros(1, 4, dtype=torch.bool)], 1)
+    anchor = torch.zeros(1, 16, dtype=torch.bool)
+    anchor[0, 2] = True
+    f = similarities(pad, anchor, torch.zeros_like(anchor), mask, prf=3)
+    assert f.shape == (1, 16, 8)
+    near = (x[0] @ x[0, 2]).clone()
+    near[2] = -9
+    feedback = near.topk(3).indices
+    centre = torch.nn.functional.normalize(x[0, torch.cat([torch.tensor([2]), feedback])].mean(0), dim=0)
+    torch.testing.assert_close(f[0, :12, 3], x[0] @ centre, atol=1e-5, rtol=1e-5)
+    z = f[0, :12, 7]
+    assert abs(float(z.mean())) < 1e-5 and float(f[0, 12:, 4:].abs().max()) == 0.0  # z over real rows only
+    model = AnchoredFilter(Config(dim=16, prf=3, **TINY)).eval()
+    with torch.no_grad():
+        logits = model(pad, mask, anchor.long())[0, :12]
+    assert torch.corrcoef(torch.stack([logits, x[0] @ centre]))[0, 1] > 0.5  # begins near the rule
+
+
+def test_old_models_without_the_prf_feature_load_and_answer_as_before(tmp_path):
+    x, y = two_blobs()
+    t = tr.train(torch.from_numpy(x), sampling.Labelled(torch.from_numpy(x), y, bag=60), stage="labels",
+                 config=Config(dim=16, **TINY), seed=0, epochs=1, steps=2, batch=2)
+    path = tr.save(t, tmp_path / "old.pt")
+    from core import safeload
+
+    blob = safeload.load(path, "DAC model")
+    del blob["config"]["prf"]  # as a file written before the field existed
+    safeload.save(blob, path)
+    back = tr.load(path)
+    assert back.config.prf == 0 and back.model.direct is None
+    np.testing.assert_allclose(infer.members(back.model, x, [0], bag=60)[1], infer.members(t.model, x, [0], bag=60)[1],
+                               rtol=1e-5)
+
+
+def test_pooled_bags_never_mix_corpora_and_follow_their_weights():
+    """Issue 31, item 4: corpora stacked in one matrix; each bag is drawn within one corpus's rows
+    (classes and background of that corpus only), the corpus chosen by weight."""
+    xa, ya = clustered_unit_vectors(300, 16, clusters=4, seed=1)
+    xb, yb = clustered_unit_vectors(200, 16, clusters=3, seed=2)
+    x = torch.from_numpy(np.concatenate([xa, xb]))
+    a_rows, b_rows = np.arange(300), np.arange(300, 500)
+    la = np.full(500, -2)
+    la[a_rows] = ya
+    la[a_rows[:30]] = -1  # background of corpus A
+    lb = np.full(500, -2)
+    lb[b_rows] = yb + 10
+    s = sampling.Pooled([sampling.Labelled(x, la, bag=60, episode_share=0.5, within=a_rows, concentration=5.0),
+                         sampling.Labelled(x, lb, bag=60, episode_share=0.5, within=b_rows)], weights=[3, 1])
+    bags = s.sample(200, np.random.default_rng(0))
+    from_a = 0
+    for rows, mask in zip(bags.rows.numpy(), bags.mask.numpy()):
+        r = rows[mask]
+        in_a = r < 300
+        assert in_a.all() or not in_a.any()
+        from_a += bool(in_a.all())
+    assert 0.65 < from_a / 200 < 0.85
+    assert bags.target.sum(1).min() >= 1  # every bag has members of the anchors' class
+    with pytest.raises(ValueError, match="weight"):
+        sampling.Pooled([s.samplers[0]], weights=[0])
+
+
+def test_the_cosine_schedule_ends_near_zero_and_training_takes_it():
+    assert tr.step_lr(1e-3, "cosine", 0, 100) == pytest.approx(1e-3)
+    assert tr.step_lr(1e-3, "cosine", 50, 100) == pytest.approx(5e-4)
+    assert tr.step_lr(1e-3, "cosine", 99, 100) < 1e-5 and tr.step_lr(1e-3, "constant", 99, 100) == 1e-3
+    x, y = two_blobs()
+    xt = torch.from_numpy(x)
+    with pytest.raises(ValueError, match="schedule"):
+        tr.train(xt, sampling.Labelled(xt, y, bag=60), stage="labels", config=Config(dim=16, **TINY), schedule="step")
+
+
+def test_merged_micro_clusters_find_topics_larger_than_any_bag(topics):
+    """Issue 31, item 2: K-Means micro-clusters merged where the model says they claim each other:
+    topics of ~125 texts found whole with bags of 40, where the study's procedure splits them."""
+    from sklearn.metrics import normalized_mutual_info_score
+
+    x, y, t = topics
+    split, _ = infer.iterative(t.model, x, bag=40, min_size=10, seed=0)
+    merged, info = infer.merged(t.model, x, bag=40, micro=60, per=4, min_size=10, seed=0)
+    assert info["micro_clusters"] == 60 and info["merges"][-1] == 0  # stopped: no pair claimed each other
+    assert np.bincount(merged).max() > 2 * 40
+    assert normalized_mutual_info_score(y, merged) > 0.9
+    assert normalized_mutual_info_score(y, merged) > normalized_mutual_info_score(y, split) + 0.1
+    assert 9 <= merged.max() + 1 <= 16
+
+
+def test_the_pooled_bench_never_trains_on_the_target_corpus_labels(tmp_path, monkeypatch, capsys):
+    """bench.dac pooled: the pooled model's labelled sources are the other corpora; the target gives
+    only K-Means pseudo-classes; every model and rule is reported on the target's unseen classes."""
+    import json
+
+    from bench import dac as bench_dac
+
+    data = {}
+    for i, name in enumerate(("toya", "toyb")):
+        x, y = clustered_unit_vectors(600, 16, clusters=8, seed=20 + i, spread=0.3)
+        data[name] = (x, y)
+    monkeypatch.setattr(bench_dac, "load_data", lambda a: (a.corpus, *data[a.corpus]))
+    monkeypatch.setenv("SEMANNO_BENCH_RESULTS", str(tmp_path / "runs"))
+    bench_dac.main(["pooled", "--targets", "toya", "--extra", "toyb", "--seeds", "0", "--device", "cpu",
+                    "--bag", "200", "--hidden", "32", "--inducing", "8", "--n1", "1", "--n2", "1", "--prf", "10",
+                    "--pretrain-epochs", "1", "--epochs", "1", "--steps", "5", "--pooled-epochs", "1",
+                    "--pooled-steps", "10", "--batch", "4", "--anchors", "6", "--pseudo-k", "5", "20",
+                    "--procedures", "merge"])
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    (pooled,) = [r for r in lines if r.get("kind") == "train" and r["model"] == "pooled"]
+    labelled = [s for s in pooled["sources"] if s["kind"] == "labels"]
+    assert [s["corpus"] for s in labelled] == ["toyb"]
+    assert {s["corpus"] for s in pooled["sources"] if s["kind"].startswith("kmeans")} == {"toya", "toyb"}
+    assert 0 < pooled["calibration"]["cut"] < 1
+    anchored = [r for r in lines if r.get("kind") == "anchored"]
+    assert [r["anchors_per_bag"] for r in anchored] == [1, 5]
+    for r in anchored:
+        for rule in ("own-prf", "own", "pooled", "cosine", "prf"):
+            assert 0 < r[rule]["average_precision"] <= 1
+    methods = {r["method"] for r in lines if r.get("kind") == "cluster"}
+    assert methods == {"kmeans-true-k", "kmeans-silhouette-k", "own-prf-merge", "own-merge", "pooled-merge"}

@@ -18,6 +18,12 @@ ways to cluster a whole corpus with it.
   can never hold more than its bag) where growing reaches 0.99. Growth steps use a stricter cut than
   the first bag (``grow_cut``) so a cluster does not chain into its neighbours.
 
+- :func:`merged` (issue 31): over-cluster with K-Means into many micro-clusters, then let the model
+  decide which merge: each cluster's rows anchor a bag of samples of its nearest clusters, a cluster's
+  affinity to another is the mean membership of that one's sampled rows, and pairs that claim each
+  other (both ways above the cut) merge, best first, round after round, until none do. Clusters are
+  never capped by the bag: a bag holds samples of clusters, not whole clusters.
+
 All dissolve clusters smaller than ``min_size`` into their rows' next best cluster, and find the
 number of clusters themselves.
 """
@@ -279,3 +285,95 @@ def consensus(model: AnchoredFilter, x, *, anchors: int = 2000, bag: int = 800, 
     out = _dissolve_small(labels, x, min_size)
     return out, {"anchors": len(picked), "clusters_before_merge": int(ncomp), "unseen_rows": int(len(unseen)),
                  "seconds": time.perf_counter() - t0}
+
+
+def _merge_bags(x: torch.Tensor, groups: list[np.ndarray], cent: torch.Tensor, bag: int, anchors: int, per: int,
+                gen: np.random.Generator) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """For each cluster: (rows, roles, which cluster each row was sampled from): ``anchors`` of its rows
+    as anchors, ``per`` more of its own rows, and ``per`` rows of each of its nearest clusters by centroid,
+    as many as the bag holds."""
+    sims = (cent @ cent.T).cpu().numpy()
+    out = []
+    for c, g in enumerate(groups):
+        a = gen.choice(g, min(anchors, len(g)), replace=False)
+        rest = np.setdiff1d(g, a)
+        own = gen.choice(rest, min(per, len(rest)), replace=False) if len(rest) else np.zeros(0, np.int64)
+        rows, src = [own], [np.full(len(own), c)]
+        room = bag - len(a) - len(own)
+        for d in np.argsort(-sims[c], kind="stable"):
+            if d == c:
+                continue
+            take = min(per, len(groups[d]), room)
+            if take <= 0:
+                break
+            rows.append(gen.choice(groups[d], take, replace=False))
+            src.append(np.full(take, d))
+            room -= take
+        r, sr = np.concatenate(rows).astype(np.int64), np.concatenate(src)
+        out.append((np.concatenate([a, r]), np.concatenate([np.full(len(a), ANCHOR), np.full(len(r), UNKNOWN)]),
+                    np.concatenate([np.full(len(a), -1), sr])))
+    return out
+
+
+# Long (~55 lines) on purpose: one algorithm (micro-clusters, rounds of bags, mutual claims, merges) read
+# top to bottom as in its description.
+def merged(model: AnchoredFilter, x, *, micro: int | None = None, bag: int = 800, threshold: float = 0.5,
+           min_size: int = 5, anchors: int = 8, per: int = 20, max_rounds: int = 50, batch: int = 16, seed: int = 0,
+           progress: Progress | None = None) -> tuple[np.ndarray, dict]:
+    """Micro-clusters (K-Means, ``micro`` of them; by default one per 50 rows, 8 to 400) merged where
+    the model says so (see the module's description); returns (labels, info)."""
+    from sklearn.cluster import KMeans
+
+    t0 = time.perf_counter()
+    x = as_tensor(x, model)
+    n = len(x)
+    gen = np.random.default_rng(seed)
+    k = int(micro or min(400, max(8, n // 50)))
+    k = max(1, min(k, n))
+    xn = x.detach().cpu().numpy().astype(np.float32, copy=False)
+    lab = KMeans(k, n_init=1, random_state=seed).fit(xn).labels_
+    groups = [np.flatnonzero(lab == c) for c in range(k) if (lab == c).any()]
+    micro_found = len(groups)
+    rounds, merges = 0, []
+    while len(groups) > 1 and rounds < max_rounds:
+        cent = nn_normalize(torch.stack([x[torch.as_tensor(g, device=x.device)].mean(0) for g in groups]))
+        bags = _merge_bags(x, groups, cent, bag, anchors, per, gen)
+        aff = np.zeros((len(groups), len(groups)), np.float32)
+        for s in range(0, len(bags), batch):
+            chunk = bags[s:s + batch]
+            for c, p in zip(range(s, s + len(chunk)), predict(model, x, [(r, ro) for r, ro, _ in chunk])):
+                src = chunk[c - s][2]
+                judged = src >= 0
+                sums = np.bincount(src[judged], weights=p[judged], minlength=len(groups))
+                cnt = np.bincount(src[judged], minlength=len(groups))
+                aff[c] = np.where(cnt > 0, sums / np.maximum(cnt, 1), 0.0)
+        mutual = np.minimum(aff, aff.T)
+        np.fill_diagonal(mutual, 0.0)
+        i, j = np.triu_indices(len(groups), 1)
+        order = np.argsort(-mutual[i, j], kind="stable")
+        used, pairs = set(), []
+        for o in order:
+            a, b = int(i[o]), int(j[o])
+            if mutual[a, b] <= threshold:
+                break
+            if a in used or b in used:
+                continue
+            used.update((a, b))
+            pairs.append((a, b))
+        rounds += 1
+        merges.append(len(pairs))
+        if progress:
+            progress(rounds, max_rounds, {"phase": "merge", "clusters": len(groups) - len(pairs)})
+        if not pairs:
+            break
+        joined = [np.concatenate([groups[a], groups[b]]) for a, b in pairs]
+        groups = [g for c, g in enumerate(groups) if c not in used] + joined
+    labels = np.empty(n, np.int64)
+    for c, g in enumerate(groups):
+        labels[g] = c
+    out = _dissolve_small(labels, x, min_size)
+    return out, {"micro_clusters": micro_found, "rounds": rounds, "merges": merges, "seconds": time.perf_counter() - t0}
+
+
+def nn_normalize(t: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.normalize(t, dim=-1)

@@ -12,8 +12,12 @@ says which rows belong to the anchors' cluster. Samplers (the training stages of
 - :class:`Labelled` (stages ``kmeans``, ``labels``, ``groups``): rows with a class (a K-Means cluster, a
   label column, a saved group), only the classes given (a held-out class never appears in a training
   bag). Two kinds of bag, mixed by ``episode_share``: ``knn``, the anchors' L nearest rows (what
-  inference sees); ``episode``, DAC's own sampler: classes kept with probability 1/2, Dirichlet(1)
-  proportions, a bag size between 0.3 and 1 times L, plus background rows of no class.
+  inference sees); ``episode``, DAC's own sampler: classes kept with probability 1/2, Dirichlet
+  proportions (``concentration``, 1 by default; the authors' recipe uses 5), a bag size between 0.3 and
+  1 times L, plus background rows of no class. ``within``: only these rows (one corpus of several
+  stacked in one matrix).
+- :class:`Pooled` (issue 31, item 4): many tasks at once; each bag comes from one of several samplers
+  (corpora, their label columns, K-Means pseudo-classes at several k), drawn by weight.
 """
 
 from __future__ import annotations
@@ -117,10 +121,15 @@ class Labelled:
     def __init__(self, x: torch.Tensor, labels: np.ndarray, classes: np.ndarray | None = None, *,
                  bag: int = 800, episode_share: float = 0.0, background: float = 0.5,
                  max_anchors: int = 8, max_known: int = 16, min_class: int = 2,
-                 anchor_classes: np.ndarray | None = None):
+                 anchor_classes: np.ndarray | None = None, within: np.ndarray | None = None,
+                 concentration: float = 1.0):
         labels = np.asarray(labels, np.int64)
         if len(labels) != len(x):
             raise ValueError(f"{len(labels)} labels for {len(x)} rows")
+        if within is not None:  # rows outside are neither a class nor background: never in a bag
+            outside = np.ones(len(labels), bool)
+            outside[np.asarray(within, np.int64)] = False
+            labels = np.where(outside, -2, labels)
         present, counts = np.unique(labels[labels >= 0], return_counts=True)
         classes = present if classes is None else np.intersect1d(np.asarray(classes), present)
         classes = classes[np.isin(classes, present[counts >= min_class])]
@@ -132,11 +141,12 @@ class Labelled:
         self.anchor_classes = classes if anchor_classes is None else np.intersect1d(np.asarray(anchor_classes), classes)
         if len(self.anchor_classes) == 0:
             raise ValueError("none of the anchor classes is among the classes with rows")
-        allowed = np.isin(labels, classes) | (labels < 0)
+        allowed = np.isin(labels, classes) | (labels == -1)
         self.pool = np.flatnonzero(allowed)
         self.pool_t = torch.from_numpy(self.pool).to(x.device)
         self.by_class = {int(c): np.flatnonzero(labels == c) for c in classes}
-        self.background_rows = np.flatnonzero(labels < 0)
+        self.background_rows = np.flatnonzero(labels == -1)
+        self.concentration = concentration
         self.bag = min(bag, len(self.pool))
         self.episode_share, self.background = episode_share, background
         self.max_anchors, self.max_known = max_anchors, max_known
@@ -159,7 +169,7 @@ class Labelled:
             kept = gen.choice(self.classes, min(2, len(self.classes)), replace=False)
         size = int(self.bag * gen.uniform(0.3, 1.0))
         n_bg = int(size * self.background * gen.random()) if len(self.background_rows) else 0
-        share = gen.dirichlet(np.ones(len(kept)))
+        share = gen.dirichlet(np.full(len(kept), self.concentration))
         counts = np.maximum(1, np.round(share * (size - n_bg))).astype(int)
         parts = [gen.choice(self.by_class[int(c)], min(int(n), len(self.by_class[int(c)])), replace=False)
                  for c, n in zip(kept, counts)]
@@ -174,6 +184,32 @@ class Labelled:
 
     def sample(self, batch: int, gen: np.random.Generator) -> Bags:
         out = [self._episode(gen) if gen.random() < self.episode_share else self._knn(gen) for _ in range(batch)]
+        return stack(out, self.bag)
+
+
+class Pooled:
+    """Bags from several samplers over one matrix (corpora stacked, each sampler ``within`` its own
+    rows): each bag from one sampler, drawn with probability proportional to ``weights`` (equal by
+    default). All samplers must use the same bag size."""
+
+    def __init__(self, samplers: list, weights: list[float] | None = None):
+        if not samplers:
+            raise ValueError("no sampler to pool")
+        self.samplers = list(samplers)
+        w = np.ones(len(samplers)) if weights is None else np.asarray(weights, float)
+        if len(w) != len(samplers) or (w < 0).any() or w.sum() <= 0:
+            raise ValueError("one non-negative weight per sampler, not all zero")
+        self.weights = w / w.sum()
+        self.bag = max(s.bag for s in self.samplers)
+        self.classes = np.concatenate([np.asarray(getattr(s, "classes", []), np.int64) for s in self.samplers])
+
+    def sample(self, batch: int, gen: np.random.Generator) -> Bags:
+        out = []
+        for _ in range(batch):
+            s = self.samplers[int(gen.choice(len(self.samplers), p=self.weights))]
+            one = s.sample(1, gen)
+            n = int(one.mask[0].sum())
+            out.append((one.rows[0, :n].numpy(), one.role[0, :n].numpy(), one.target[0, :n].numpy()))
         return stack(out, self.bag)
 
 

@@ -22,7 +22,15 @@ from core.cluster.base import Checkpoint, torch_rows
 from core.progress import Progress
 
 
-DEFAULTS = {"epochs": 10, "steps": 100, "batch": 8, "lr": 3e-4}
+DEFAULTS = {"epochs": 10, "steps": 100, "batch": 8, "lr": 3e-4, "schedule": "constant"}
+SCHEDULES = ("constant", "cosine")  # cosine: lr * (1 + cos(pi t / T)) / 2 over the stage's T steps (the authors')
+
+
+def step_lr(lr: float, schedule: str, step: int, total: int) -> float:
+    """The learning rate of step ``step`` (0-based) of ``total``."""
+    if schedule == "cosine":
+        return lr * 0.5 * (1.0 + float(np.cos(np.pi * step / max(1, total))))
+    return lr
 
 
 @dataclass
@@ -168,6 +176,8 @@ def train(x: np.ndarray | torch.Tensor, sampler, *, stage: str, config: Config |
     if unknown:
         raise ValueError(f"training has no parameter {', '.join(map(repr, unknown))}; it takes {', '.join(DEFAULTS)}")
     p = {**DEFAULTS, **params}
+    if p["schedule"] not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}, got {p['schedule']!r}")
     t0 = time.perf_counter()
     xt = torch_rows(x, device)
     if start is not None:
@@ -199,6 +209,8 @@ def train(x: np.ndarray | torch.Tensor, sampler, *, stage: str, config: Config |
     for epoch in range(first, p["epochs"]):
         losses = []
         for s in range(p["steps"]):
+            for group in opt.param_groups:
+                group["lr"] = step_lr(p["lr"], p["schedule"], epoch * p["steps"] + s, total)
             loss = bag_loss(model, xt, sampler.sample(p["batch"], gen).to(device))[0]
             opt.zero_grad()
             loss.backward()
