@@ -58,6 +58,8 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--n2", type=whole(0), default=2, help="ISAB blocks after the anchor")
     t.add_argument("--tied", action="store_true", help="one ISAB applied n times (the DAC authors' code)")
     t.add_argument("--anchor-pool", choices=["pma", "row"], default="pma")
+    t.add_argument("--prf", type=whole(0), default=0,
+                   help="feedback rows of the PRF-centre input feature (0: off; 100 in bench.dac pooled)")
     t.add_argument("--episode-share", type=number(0, 1), help="share of DAC episode bags (default 0.5 for labels, else 0)")
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
@@ -72,7 +74,7 @@ def train(a: argparse.Namespace) -> int:
     device = pick_device(a.device)
     start = models.load(a.corpus, a.start, device) if a.start else None
     config = None if start else Config(dim=corpus.dim, hidden=a.hidden, heads=a.heads, inducing=a.inducing,
-                                       n1=a.n1, n2=a.n2, tied=a.tied, anchor_pool=a.anchor_pool)
+                                       n1=a.n1, n2=a.n2, tied=a.tied, anchor_pool=a.anchor_pool, prf=a.prf)
     bar = tqdm(total=a.epochs * a.steps, desc=f"DAC {a.stage}", unit="step", file=sys.stderr)
 
     def progress(step: int, total: int, info: dict) -> None:

@@ -537,7 +537,7 @@ def test_the_pooled_bench_never_trains_on_the_target_corpus_labels(tmp_path, mon
                     "--bag", "200", "--hidden", "32", "--inducing", "8", "--n1", "1", "--n2", "1", "--prf", "10",
                     "--pretrain-epochs", "1", "--epochs", "1", "--steps", "5", "--pooled-epochs", "1",
                     "--pooled-steps", "10", "--batch", "4", "--anchors", "6", "--pseudo-k", "5", "20",
-                    "--procedures", "merge"])
+                    "--procedures", "merge", "merge-strict"])
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
     (pooled,) = [r for r in lines if r.get("kind") == "train" and r["model"] == "pooled"]
     labelled = [s for s in pooled["sources"] if s["kind"] == "labels"]
@@ -550,4 +550,5 @@ def test_the_pooled_bench_never_trains_on_the_target_corpus_labels(tmp_path, mon
         for rule in ("own-prf", "own", "pooled", "cosine", "prf"):
             assert 0 < r[rule]["average_precision"] <= 1
     methods = {r["method"] for r in lines if r.get("kind") == "cluster"}
-    assert methods == {"kmeans-true-k", "kmeans-silhouette-k", "own-prf-merge", "own-merge", "pooled-merge"}
+    merges = {f"{m}-{p}" for m in ("own-prf", "own", "pooled") for p in ("merge", "merge-strict")}
+    assert methods == {"kmeans-true-k", "kmeans-silhouette-k"} | merges
