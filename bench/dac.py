@@ -258,53 +258,16 @@ def baselines(a: argparse.Namespace) -> None:
                  **{m: round(v, 4) for m, v in label_scores(y, hd).items()})
 
 
-def pseudo_labels(x: np.ndarray, ks: list[int], seed: int) -> list[np.ndarray]:
-    """K-Means pseudo-classes of one corpus at several k (no labels used): cluster sizes that vary."""
-    from sklearn.cluster import KMeans
-
-    return [KMeans(k, n_init=1, random_state=seed).fit(x).labels_.astype(np.int64) for k in ks if k < len(x)]
-
-
-# Long (~70 lines): the pooled model's sources in one place, as the protocol reads: every other corpus's
-# classes (a quarter held out for the cut), every corpus's K-Means pseudo-classes, the target's included.
 def pooled_model(data: dict, target: str, seed: int, a: argparse.Namespace, device: str):
-    """A model trained on many tasks without one label of ``target``: the classes of every other
-    labelled corpus (a quarter of each held out to choose the cut on) and K-Means pseudo-classes at
-    several k of every corpus (the target's too: no labels). Returns (trained, sources)."""
-    names = list(data)
-    offsets = np.cumsum([0] + [len(data[n][0]) for n in names])
-    big = np.concatenate([data[n][0] for n in names]).astype(np.float32)
-    X = torch_rows(big, device)
-    samplers, weights, calib, sources = [], [], [], []
-    next_class = 0
-    for i, n in enumerate(names):
-        x_n, y_n = data[n]
-        within = np.arange(offsets[i], offsets[i + 1])
-        if n != target:
-            y = np.full(len(big), -2, np.int64)
-            y[within] = np.where(y_n >= 0, y_n + next_class, -1)
-            next_class += int(y_n.max()) + 1
-            fit, held = sampling.split_classes(y[within][y[within] >= 0], 0.25, seed)
-            samplers.append(sampling.Labelled(X, y, fit, bag=a.bag, episode_share=0.5, within=within,
-                                              concentration=a.concentration))
-            weights.append(a.label_weight)
-            calib.append(sampling.Labelled(X, y, bag=a.bag, anchor_classes=held, within=within))
-            sources.append({"corpus": n, "kind": "labels", "classes": int(len(fit)), "held_out": int(len(held))})
-        for k, lab in zip(a.pseudo_k, pseudo_labels(x_n, a.pseudo_k, seed)):
-            y = np.full(len(big), -2, np.int64)
-            y[within] = lab + next_class
-            next_class += int(lab.max()) + 1
-            samplers.append(sampling.Labelled(X, y, bag=a.bag, episode_share=0.5, within=within,
-                                              concentration=a.concentration))
-            weights.append(1.0 / len(a.pseudo_k))
-            sources.append({"corpus": n, "kind": f"kmeans-{k}"})
-    cfg = Config(dim=X.shape[1], hidden=a.hidden, inducing=a.inducing, n1=a.n1, n2=a.n2, prf=a.prf)
-    t0 = time.perf_counter()
-    model = tr.train(X, sampling.Pooled(samplers, weights), stage="pooled", config=cfg, seed=seed, device=device,
-                     epochs=a.pooled_epochs, steps=a.pooled_steps, batch=a.batch, lr=a.lr, schedule="cosine")
-    seconds = time.perf_counter() - t0
-    model.calibration = tr.calibrate(model.model, X, sampling.Pooled(calib), bags=max(64, 16 * len(calib)), seed=seed)
-    return model, sources, seconds
+    """A model trained on many tasks without one label of ``target`` (core.cluster.dac.stages.fit_pooled):
+    the classes of every other labelled corpus and K-Means pseudo-classes of every corpus, the target's
+    too. Returns (trained, sources, seconds)."""
+    corpora = {n: (x, None if n == target else y) for n, (x, y) in data.items()}
+    cfg = Config(dim=data[target][0].shape[1], hidden=a.hidden, inducing=a.inducing, n1=a.n1, n2=a.n2, prf=a.prf)
+    model = stages.fit_pooled(corpora, config=cfg, seed=seed, bag=a.bag, pseudo_k=a.pseudo_k,
+                              label_weight=a.label_weight, concentration=a.concentration, device=device,
+                              epochs=a.pooled_epochs, steps=a.pooled_steps, batch=a.batch, lr=a.lr)
+    return model, model.stages[-1]["sources"], model.stages[-1]["seconds"]  # the training alone
 
 
 def own_model(x_np: np.ndarray, labels: np.ndarray, seed: int, a: argparse.Namespace, device: str, prf: int):

@@ -4,10 +4,15 @@
         [--model MODEL] [--from MODEL] [--clustering STEM] [--label-column label] [--held-out 0.25]
         [--epochs 10] [--steps 100] [--batch 8] [--lr 3e-4] [--bag 800] [--hidden 128] [--inducing 32]
         [--n1 2] [--n2 2] [--tied] [--anchor-pool pma|row] [--seed 0] [--device auto]
+    python -m precompute.dac train --corpus NAME --stage pooled --pool A B ... [--label-column label]
+        [--pseudo-k 10 40 150] [--prf 100] [...]
     python -m precompute.dac list --corpus NAME
 
 Stages continue one model: ``--stage pretrain`` then ``--stage kmeans --from MODEL`` (and ``labels`` or
-``groups`` where the corpus has them). The model is written atomically to
+``groups`` where the corpus has them). ``--stage pooled`` trains a new model on many tasks at once: the
+label classes of the corpora named by ``--pool`` (embedded by the same model as NAME) and K-Means
+pseudo-classes of each and of NAME, which needs no labels (issue 31; bench.dac pooled measures it on
+corpora it never saw). The model is written atomically to
 data/NAME/dac/MODEL.pt with its card (stages, epochs, losses, validation scores per epoch). A
 checkpoint is kept after every epoch under the data root's .work folder: after a kill, the same
 command resumes there. Cluster with it: ``python -m precompute.cluster --corpus NAME --method dac
@@ -40,7 +45,11 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     t = sub.add_parser("train", help="train (or go on training) a model for a corpus")
     t.add_argument("--corpus", required=True)
-    t.add_argument("--stage", choices=stages.STAGES, required=True)
+    t.add_argument("--stage", choices=stages.STAGES + ("pooled",), required=True)
+    t.add_argument("--pool", nargs="+", default=[], metavar="CORPUS",
+                   help="stage pooled: labelled corpora whose classes it learns from (with --label-column)")
+    t.add_argument("--pseudo-k", type=whole(2), nargs="+", default=[10, 40, 150],
+                   help="stage pooled: the k of each corpus's K-Means pseudo-classes")
     t.add_argument("--model", default="dac", help="name of the model to write (default: dac)")
     t.add_argument("--from", dest="start", help="go on training this model (the previous stage's)")
     t.add_argument("--clustering", help="stage kmeans: the stored clustering to learn (default: the first K-Means one)")
@@ -58,8 +67,8 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--n2", type=whole(0), default=2, help="ISAB blocks after the anchor")
     t.add_argument("--tied", action="store_true", help="one ISAB applied n times (the DAC authors' code)")
     t.add_argument("--anchor-pool", choices=["pma", "row"], default="pma")
-    t.add_argument("--prf", type=whole(0), default=0,
-                   help="feedback rows of the PRF-centre input feature (0: off; 100 in bench.dac pooled)")
+    t.add_argument("--prf", type=whole(0), help="feedback rows of the PRF-centre input feature (0: off; "
+                   "default 100 for stage pooled, else 0)")
     t.add_argument("--episode-share", type=number(0, 1), help="share of DAC episode bags (default 0.5 for labels, else 0)")
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
@@ -73,19 +82,31 @@ def train(a: argparse.Namespace) -> int:
     corpus = load_corpus(a.corpus)
     device = pick_device(a.device)
     start = models.load(a.corpus, a.start, device) if a.start else None
+    prf = a.prf if a.prf is not None else (100 if a.stage == "pooled" else 0)
     config = None if start else Config(dim=corpus.dim, hidden=a.hidden, heads=a.heads, inducing=a.inducing,
-                                       n1=a.n1, n2=a.n2, tied=a.tied, anchor_pool=a.anchor_pool, prf=a.prf)
+                                       n1=a.n1, n2=a.n2, tied=a.tied, anchor_pool=a.anchor_pool, prf=prf)
     bar = tqdm(total=a.epochs * a.steps, desc=f"DAC {a.stage}", unit="step", file=sys.stderr)
 
     def progress(step: int, total: int, info: dict) -> None:
         bar.set_postfix({k: f"{v:.3f}" for k, v in info.items() if k in ("loss", "val_loss", "val_accuracy")})
         bar.update(step - bar.n)
 
-    trained = stages.train_for_corpus(corpus, a.stage, label_column=a.label_column, clustering=a.clustering,
-                                      start=start, config=config, held_out=a.held_out, bag=a.bag,
-                                      episode_share=a.episode_share, seed=a.seed, device=device, progress=progress,
-                                      checkpoint=paths.work_dir(a.corpus) / f"dac-{a.model}-{a.stage}",
-                                      epochs=a.epochs, steps=a.steps, batch=a.batch, lr=a.lr)
+    checkpoint = paths.work_dir(a.corpus) / f"dac-{a.model}-{a.stage}"
+    if a.stage == "pooled":
+        if start is not None:
+            raise SystemExit("stage pooled trains a new model: give no --from")
+        if not a.pool:
+            raise SystemExit("stage pooled needs --pool: one or more labelled corpora to learn classes from")
+        trained = stages.fit_pooled(stages.pooled_corpora(corpus, a.pool, a.label_column), config=config,
+                                    seed=a.seed, bag=a.bag, pseudo_k=a.pseudo_k, device=device, progress=progress,
+                                    checkpoint=checkpoint, epochs=a.epochs, steps=a.steps, batch=a.batch, lr=a.lr)
+        trained.stages[-1].update({"corpus": corpus.name, "embedding_model": corpus.manifest.get("models"),
+                                   "pool": list(a.pool), "label_column": a.label_column})
+    else:
+        trained = stages.train_for_corpus(corpus, a.stage, label_column=a.label_column, clustering=a.clustering,
+                                          start=start, config=config, held_out=a.held_out, bag=a.bag,
+                                          episode_share=a.episode_share, seed=a.seed, device=device, progress=progress,
+                                          checkpoint=checkpoint, epochs=a.epochs, steps=a.steps, batch=a.batch, lr=a.lr)
     bar.close()
     path = models.save(corpus, a.model, trained)
     last = trained.history[-1] if trained.history else {}

@@ -552,3 +552,35 @@ def test_the_pooled_bench_never_trains_on_the_target_corpus_labels(tmp_path, mon
     methods = {r["method"] for r in lines if r.get("kind") == "cluster"}
     merges = {f"{m}-{p}" for m in ("own-prf", "own", "pooled") for p in ("merge", "merge-strict")}
     assert methods == {"kmeans-true-k", "kmeans-silhouette-k"} | merges
+
+
+def test_cli_trains_a_pooled_model_from_other_corpora_and_clusters_by_merging(so_copy):
+    """precompute.dac train --stage pooled (issue 31): classes from the pooled corpora, K-Means
+    pseudo-classes of the target too, the PRF feature on, a cut on the pooled corpora's held-out
+    classes; then the merge procedure clusters the target with it."""
+    import shutil
+
+    from core.cluster import store
+    from core.cluster.dac import store as models
+    from precompute import cluster
+    from precompute import dac as dac_job
+
+    shutil.copytree(so_copy / "so", so_copy / "other")  # a second labelled corpus, same embedding model
+    small = ["--epochs", "2", "--steps", "4", "--batch", "2", "--bag", "120", "--hidden", "32", "--inducing", "8"]
+    assert dac_job.main(["train", "--corpus", "so", "--stage", "pooled", "--pool", "other", "--model", "p",
+                         "--pseudo-k", "5", "20", *small]) == 0
+    t = models.load("so", "p")
+    assert t.config.prf == 100 and [s["stage"] for s in t.stages] == ["pooled"]
+    kinds = {(s["corpus"], s["kind"]) for s in t.stages[-1]["sources"]}
+    assert kinds == {("so", "kmeans-5"), ("so", "kmeans-20"), ("other", "labels"), ("other", "kmeans-5"),
+                     ("other", "kmeans-20")}  # no label of the target
+    assert 0 < t.calibration["cut"] < 1 and t.stages[-1]["schedule"] == "cosine"
+    with pytest.raises(SystemExit, match="needs --pool"):
+        dac_job.main(["train", "--corpus", "so", "--stage", "pooled", *small])
+    with pytest.raises(ValueError, match="'other' has no column 'nope'"):
+        dac_job.main(["train", "--corpus", "so", "--stage", "pooled", "--pool", "other", "--label-column", "nope",
+                      *small])
+    assert cluster.main(["--corpus", "so", "--method", "dac", "--param", "model='p'", "--param", "procedure='merge'",
+                         "--param", "bag=120", "--no-terms"]) == 0
+    merged = [s for s in store.listing("so") if s.method == "dac" and s.meta["params"]["procedure"] == "merge"]
+    assert merged and merged[0].meta["rows"] == 300

@@ -8,6 +8,12 @@ which sampler it uses; one function trains a stage on a corpus.
 
 Stages with classes hold some classes out (``held_out``) and validate on those alone, so the
 validation figures are for clusters the model never saw.
+
+- ``pooled`` (issue 31, item 4; :func:`fit_pooled`): many tasks at once, from several corpora embedded
+  by the same model: the label classes of every labelled corpus given (a quarter of each held out to
+  choose the cut on) and K-Means pseudo-classes at several k of every corpus, the target's included
+  (no labels of it are needed). Trained from scratch with DAC's episode recipe (Dirichlet(5)
+  proportions) and a cosine schedule.
 """
 
 from __future__ import annotations
@@ -144,3 +150,95 @@ def train_for_corpus(corpus, stage: str, *, label_column: str = "label", cluster
     trained.stages[-1].update({"corpus": corpus.name, "embedding_model": corpus.manifest.get("models"),
                                "clustering": clustering, "label_column": label_column if stage == "labels" else None})
     return trained
+
+
+def pseudo_labels(x: np.ndarray, ks, seed: int) -> list[tuple[int, np.ndarray]]:
+    """K-Means pseudo-classes of one corpus at several k (no labels used): clusters of many sizes."""
+    from sklearn.cluster import KMeans
+
+    return [(int(k), KMeans(int(k), n_init=1, random_state=seed).fit(x).labels_.astype(np.int64))
+            for k in ks if k < len(x)]
+
+
+# Long (~45 lines): the pooled stage's sources in one place, as its description reads: every labelled
+# corpus's classes (a quarter held out for the cut), every corpus's K-Means pseudo-classes.
+def pooled_sources(corpora: dict, *, seed: int = 0, bag: int = 400, pseudo_k=(10, 40, 150), label_weight: float = 2.0,
+                   concentration: float = 5.0, device: str = "cpu"):
+    """``corpora``: name -> (vectors (N, D), labels (N,) with -1 for no class, or None for a corpus whose
+    labels are not to be used). Returns (the stacked matrix, the training sampler, the calibration
+    sampler or None, a list describing each source)."""
+    names = list(corpora)
+    if not names:
+        raise ValueError("the pooled stage needs at least one corpus")
+    dims = {np.asarray(corpora[n][0]).shape[1] for n in names}
+    if len(dims) > 1:
+        raise ValueError(f"the corpora have vectors of different sizes ({sorted(dims)}): pool corpora embedded by one model")
+    offsets = np.cumsum([0] + [len(corpora[n][0]) for n in names])
+    X = torch_rows(np.concatenate([np.asarray(corpora[n][0], np.float32) for n in names]), device)
+    samplers, weights, calib, sources = [], [], [], []
+    next_class = 0
+    for i, n in enumerate(names):
+        x_n, y_n = corpora[n]
+        within = np.arange(offsets[i], offsets[i + 1])
+        if y_n is not None and (np.asarray(y_n) >= 0).any():
+            y = np.full(len(X), -2, np.int64)
+            y[within] = np.where(y_n >= 0, y_n + next_class, -1)
+            next_class += int(np.max(y_n)) + 1
+            fit, held = sampling.split_classes(y[within][y[within] >= 0], 0.25, seed)
+            samplers.append(sampling.Labelled(X, y, fit, bag=bag, episode_share=0.5, within=within,
+                                              concentration=concentration))
+            weights.append(label_weight)
+            calib.append(sampling.Labelled(X, y, bag=bag, anchor_classes=held, within=within))
+            sources.append({"corpus": n, "kind": "labels", "classes": int(len(fit)), "held_out": int(len(held))})
+        for k, lab in pseudo_labels(np.asarray(x_n, np.float32), pseudo_k, seed):
+            y = np.full(len(X), -2, np.int64)
+            y[within] = lab + next_class
+            next_class += int(lab.max()) + 1
+            samplers.append(sampling.Labelled(X, y, bag=bag, episode_share=0.5, within=within,
+                                              concentration=concentration))
+            weights.append(1.0 / len(pseudo_k))
+            sources.append({"corpus": n, "kind": f"kmeans-{k}"})
+    if not samplers:
+        raise ValueError("no source to train on: every corpus is smaller than the smallest pseudo-class k")
+    return X, sampling.Pooled(samplers, weights), (sampling.Pooled(calib) if calib else None), sources
+
+
+def fit_pooled(corpora: dict, *, config: Config | None = None, seed: int = 0, bag: int = 400, pseudo_k=(10, 40, 150),
+               label_weight: float = 2.0, concentration: float = 5.0, device: str = "cpu", progress=None,
+               checkpoint: Path | None = None, **train_params) -> tr.Trained:
+    """The pooled stage (see the module's description): a new model trained on ``corpora``'s tasks
+    (:func:`pooled_sources`), its cut chosen on the labelled corpora's held-out classes (none given: 0.5)."""
+    X, sampler, calib, sources = pooled_sources(corpora, seed=seed, bag=bag, pseudo_k=pseudo_k,
+                                                label_weight=label_weight, concentration=concentration, device=device)
+    check_rows(len(X))
+    cfg = config or Config(dim=X.shape[1], prf=100)
+    params = {"schedule": "cosine", **train_params}
+    trained = tr.train(X, sampler, stage="pooled", config=cfg, seed=seed, device=device, checkpoint=checkpoint,
+                       progress=progress, **params)
+    trained.stages[-1]["sources"] = sources
+    if calib is not None:
+        n_cal = len(calib.samplers)
+        trained.calibration = {**tr.calibrate(trained.model, X, calib, bags=max(64, 16 * n_cal), seed=seed),
+                               "stage": "pooled"}
+    return trained
+
+
+def pooled_corpora(target, pool: list[str], label_column: str = "label") -> dict:
+    """The pooled stage's corpora for ``target`` (a loaded corpus; its labels are not used): ``pool``'s
+    corpora by name with their ``label_column``; ValueError naming a corpus that lacks the column or
+    was embedded by another model (its vectors would not be comparable)."""
+    from core.corpus import load_corpus
+
+    out = {target.name: (np.asarray(target.embeddings, np.float32), None)}
+    for name in pool:
+        if name == target.name:
+            continue
+        c = load_corpus(name, target.folder.parent)
+        if label_column not in c.frame.columns:
+            raise ValueError(f"corpus {name!r} has no column {label_column!r} to learn classes from")
+        if c.manifest.get("models") != target.manifest.get("models") or c.dim != target.dim:
+            raise ValueError(f"corpus {name!r} was embedded by {c.manifest.get('models')} ({c.dim}-d), "
+                             f"{target.name!r} by {target.manifest.get('models')} ({target.dim}-d): pool corpora "
+                             "embedded by the same model")
+        out[name] = (np.asarray(c.embeddings, np.float32), labels_from_column(c.frame[label_column]))
+    return out
