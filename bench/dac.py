@@ -7,6 +7,7 @@ saw, and can its clustering match K-Means?
     python -m bench.dac speed --corpus NAME --model MODEL                       # one DAC search, ms
     python -m bench.dac baselines --corpus NAME [--seeds 0 1 2]                 # issue 31's baselines (CPU)
     python -m bench.dac pooled --targets A B ... [--extra C ...] [--seeds 0 1 2]  # many tasks, leave one corpus out
+    python -m bench.dac table RUN_FOLDER ...                                     # pooled runs' means, as markdown
 
 Protocol (per corpus, per seed): the classes are split in two halves; a model is trained on the
 first half only (stage pretrain, then stage labels), so every figure below is on classes the model
@@ -366,6 +367,42 @@ def pooled(a: argparse.Namespace) -> None:
             pooled_one(data, target, seed, a, device)
 
 
+def pooled_table(folders: list[Path]) -> str:
+    """Markdown tables of ``pooled`` runs: means over the seeds found, per target (membership: AP and
+    accuracy at each model's cut and the rules' seen-class cuts; clustering: NMI / ACC and k found)."""
+    import json
+    from collections import defaultdict
+
+    lines = [json.loads(line) for f in folders for line in (Path(f) / "lines.jsonl").read_text().splitlines()]
+    rules = ("own", "own-prf", "pooled", "cosine", "prf")
+    anch, clus = defaultdict(list), defaultdict(list)
+    for r in lines:
+        if r.get("kind") == "anchored":
+            anch[(r["target"], r["anchors_per_bag"])].append(r)
+        elif r.get("kind") == "cluster":
+            clus[(r["target"], r["method"])].append(r)
+
+    def mean(rs, *keys):
+        vals = [r for r in rs]
+        for k in keys:
+            vals = [v.get(k) if isinstance(v, dict) else None for v in vals]
+        vals = [v for v in vals if v is not None]
+        return float(np.mean(vals)) if vals else float("nan")
+
+    out = ["| corpus | anchors | seeds | AP " + " / ".join(rules) + " | accuracy at cut " + " / ".join(rules) + " |",
+           "|---|---|---|---|---|"]
+    for (t, k), rs in sorted(anch.items()):
+        ap = " / ".join(f"{mean(rs, r, 'average_precision'):.3f}" for r in rules)
+        acc = " / ".join(f"{mean(rs, r, 'accuracy'):.3f}" for r in rules)
+        out.append(f"| {t} | {k} | {len(rs)} | {ap} | {acc} |")
+    out += ["", "| corpus | method | seeds | NMI | ACC | k found (true) |", "|---|---|---|---|---|---|"]
+    for (t, m), rs in sorted(clus.items()):
+        ks = "/".join(str(r["k_found"]) for r in rs)
+        out.append(f"| {t} | {m} | {len(rs)} | {100 * mean(rs, 'nmi'):.1f} | {100 * mean(rs, 'acc'):.1f} | "
+                   f"{ks} ({rs[0]['k_true']}) |")
+    return "\n".join(out)
+
+
 def run(a: argparse.Namespace) -> None:
     name, x, labels = load_data(a)
     if a.subset and a.subset < len(x):
@@ -472,6 +509,8 @@ def main(argv=None) -> None:
     po.add_argument("--min-size", type=int, default=10)
     po.add_argument("--procedures", nargs="+", default=["merge", "merge-strict"],
                     choices=list(PROCEDURES) + ["merge-strict"])
+    tb = sub.add_parser("table", help="markdown means of pooled runs' folders")
+    tb.add_argument("folders", nargs="+", type=Path)
     sp = sub.add_parser("speed")
     sp.add_argument("--corpus", required=True)
     sp.add_argument("--model", default="dac")
@@ -481,6 +520,8 @@ def main(argv=None) -> None:
         export(a)
     elif a.command == "speed":
         speed(a)
+    elif a.command == "table":
+        print(pooled_table(a.folders))
     elif a.command == "pooled":
         pooled(a)
     elif a.command == "baselines":

@@ -552,6 +552,11 @@ def test_the_pooled_bench_never_trains_on_the_target_corpus_labels(tmp_path, mon
     methods = {r["method"] for r in lines if r.get("kind") == "cluster"}
     merges = {f"{m}-{p}" for m in ("own-prf", "own", "pooled") for p in ("merge", "merge-strict")}
     assert methods == {"kmeans-true-k", "kmeans-silhouette-k"} | merges
+    (folder,) = (tmp_path / "runs").iterdir()
+    table = bench_dac.pooled_table([folder]).splitlines()
+    ap_row = next(line for line in table if line.startswith("| toya | 1 | 1 |"))
+    assert f"{anchored[0]['pooled']['average_precision']:.3f}" in ap_row  # the run's own figure, as a mean of one
+    assert any(line.startswith("| toya | pooled-merge | 1 |") for line in table)
 
 
 def test_cli_trains_a_pooled_model_from_other_corpora_and_clusters_by_merging(so_copy):
