@@ -58,6 +58,9 @@ with st.expander("Model card"):
                   for s in model.stages], hide_index=True)
     st.caption(md(f"{model.card['parameters']:,} parameters; " + ", ".join(f"{k} {v}" for k, v in
                                                                            model.config.as_dict().items())))
+    for s in model.stages:  # a pooled model: what it learnt from
+        if s.get("sources"):
+            st.caption(md("Learnt from (stage pooled): " + ", ".join(f"{x['corpus']} {x['kind']}" for x in s["sources"])))
     st.plotly_chart(plots.training_curves(inspect.curves(model.history)), width="stretch", key="am_curves")
 
 # ---- the anchor ------------------------------------------------------------------------------

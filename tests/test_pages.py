@@ -319,6 +319,16 @@ def test_dac_page_trains_a_model_then_inspects_an_anchor_and_annotate_uses_it(tw
     assert abs(at.slider(key="am_threshold").value - 0.37) < 1e-9
     assert any("Calibrated on 3 held-out classes" in i.value and "0.37" in i.value and "86%" in i.value
                for i in at.info)
+    # a pooled model's card says what it learnt from (issue 31)
+    trained.stages = [*trained.stages, {"stage": "pooled", "sources": [{"corpus": "stackoverflow", "kind": "labels"},
+                                                                        {"corpus": "tweets", "kind": "kmeans-40"}]}]
+    models.save(load_corpus("tweets"), "pooled", trained)
+    at.run()
+    at.selectbox(key="dac_model").set_value("pooled").run()
+    from ui.text import unescape
+
+    assert any("Learnt from (stage pooled): stackoverflow labels, tweets kmeans-40" in unescape(c.value)
+               for c in at.caption)
     at.selectbox(key="dac_model").set_value("dac-small").run()
     # another tab: no model is loaded until the user picks one (never "the newest file")
     other = app("pages/1_Annotate.py").run()
