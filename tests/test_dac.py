@@ -580,6 +580,8 @@ def test_cli_trains_a_pooled_model_from_other_corpora_and_clusters_by_merging(so
     assert kinds == {("so", "kmeans-5"), ("so", "kmeans-20"), ("other", "labels"), ("other", "kmeans-5"),
                      ("other", "kmeans-20")}  # no label of the target
     assert 0 < t.calibration["cut"] < 1 and t.stages[-1]["schedule"] == "cosine"
+    held_out = sum(s.get("held_out", 0) for s in t.stages[-1]["sources"])
+    assert t.calibration["classes"] == held_out  # the card counts the held-out classes, not every class
     with pytest.raises(SystemExit, match="needs --pool"):
         dac_job.main(["train", "--corpus", "so", "--stage", "pooled", *small])
     with pytest.raises(ValueError, match="'other' has no column 'nope'"):

@@ -336,7 +336,8 @@ def merged(model: AnchoredFilter, x, *, micro: int | None = None, bag: int = 800
     micro_found = len(groups)
     rounds, merges = 0, []
     while len(groups) > 1 and rounds < max_rounds:
-        cent = nn_normalize(torch.stack([x[torch.as_tensor(g, device=x.device)].mean(0) for g in groups]))
+        means = [x[torch.as_tensor(g, device=x.device)].mean(0) for g in groups]
+        cent = torch.nn.functional.normalize(torch.stack(means), dim=-1)
         bags = _merge_bags(x, groups, cent, bag, anchors, per, gen)
         aff = np.zeros((len(groups), len(groups)), np.float32)
         for s in range(0, len(bags), batch):
@@ -374,6 +375,3 @@ def merged(model: AnchoredFilter, x, *, micro: int | None = None, bag: int = 800
     out = _dissolve_small(labels, x, min_size)
     return out, {"micro_clusters": micro_found, "rounds": rounds, "merges": merges, "seconds": time.perf_counter() - t0}
 
-
-def nn_normalize(t: torch.Tensor) -> torch.Tensor:
-    return torch.nn.functional.normalize(t, dim=-1)

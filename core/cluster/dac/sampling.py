@@ -202,6 +202,9 @@ class Pooled:
         self.weights = w / w.sum()
         self.bag = max(s.bag for s in self.samplers)
         self.classes = np.concatenate([np.asarray(getattr(s, "classes", []), np.int64) for s in self.samplers])
+        # the classes bags are drawn around (a calibration pool: the held-out ones), as calibrate counts them
+        self.anchor_classes = np.concatenate([np.asarray(getattr(s, "anchor_classes", getattr(s, "classes", [])),
+                                                         np.int64) for s in self.samplers])
 
     def sample(self, batch: int, gen: np.random.Generator) -> Bags:
         out = []
