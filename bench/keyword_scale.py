@@ -1,11 +1,12 @@
-"""Keyword search through the large-corpus index (SQLite FTS5 trigrams, core/search/textindex.py) at
+"""Keyword search through the large-corpus index (word postings and folded texts, core/search/textindex.py) at
 1M-10M texts, without importing a whole corpus: the texts of ``bench.make_scale_corpus`` (derived from
 ../shared/data with the same variation), folded and indexed as an import would index them.
 
-    python -m bench.keyword_scale [--rows 1000000 3000000] [--repeat 7]
+    python -m bench.keyword_scale [--rows 1000000 3000000] [--repeat 7] [--fts]
     python -m bench.keyword_scale --in-memory     (the engine of corpora under 1M rows, 300k real tweets)
 
-For each size: the index build time (once; the index is kept in data/.scale-input/keywords-N/ and reused), then
+For each size: the index build time (once; the index is kept in data/.scale-input/keywords-N-words/ and reused;
+with ``--fts`` the earlier form with a SQLite FTS5 trigram index beside it, in keywords-N/), then
 ``find_rows`` for bench.scale's queries (a word, a phrase, a prefix, two regexes) and ``the`` (the
 commonest trigrams), each the median of ``--repeat`` runs with the hit count. Also runs as a file
 (``python /path/to/bench/keyword_scale.py``) from another checkout's folder, to measure an earlier
@@ -43,9 +44,18 @@ def texts(rows: int, seed: int = 0) -> list[str]:
     return _vary(pool["text"].to_numpy(object)[src], np.full(rows, "user", object), rng.integers(0, 6, rows), rng)
 
 
-def index_for(rows: int) -> tuple[Path, float | None]:
+def index_for(rows: int, fts: bool = True) -> tuple[Path, float | None]:
     """The index of ``rows`` texts (built now, with the seconds it took, or reused: None)."""
-    path = paths.data_root() / ".scale-input" / f"keywords-{rows}" / textindex.FILE  # a folder each: the folded column sits beside
+    # a folder each: the folded column and the postings sit beside
+    path = paths.data_root() / ".scale-input" / (f"keywords-{rows}" if fts else f"keywords-{rows}-words") / textindex.FILE
+    if not fts:
+        if not textindex.exists(path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            made = texts(rows)
+            t0 = time.perf_counter()
+            textindex.build(path, made, rows, fold)
+            return path, time.perf_counter() - t0
+        return path, None
     if path.exists():
         if hasattr(textindex, "build_folded") and not textindex.folded_file(path).exists():
             textindex.build_folded(path, texts(rows), fold)  # an index made before the folded column
@@ -58,7 +68,10 @@ def index_for(rows: int) -> tuple[Path, float | None]:
     path.parent.mkdir(parents=True, exist_ok=True)
     made = texts(rows)
     t0 = time.perf_counter()
-    textindex.build(path, made, rows, fold)
+    if "fts" in textindex.build.__code__.co_varnames:  # this tree builds no FTS5 file unless asked
+        textindex.build(path, made, rows, fold, fts=True)
+    else:
+        textindex.build(path, made, rows, fold)
     return path, time.perf_counter() - t0
 
 
@@ -66,6 +79,8 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 3_000_000])
     ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--fts", action="store_true", help="the earlier index with SQLite FTS5 trigrams (as an earlier "
+                    "tree, run from its folder, builds it)")
     ap.add_argument("--in-memory", action="store_true",
                     help="instead: the in-memory engine (corpora under 1M rows) over the 300k real tweets")
     args = ap.parse_args(argv)
@@ -79,11 +94,12 @@ def main(argv=None) -> None:
              **measure(KeywordIndex(real, prebuild=False), args.repeat))
         return
     for rows in args.rows:
-        path, build_s = index_for(rows)
+        fts = args.fts or not hasattr(textindex, "exists")  # an earlier tree knows only the FTS5 form
+        path, build_s = index_for(rows, fts)
         kindex = KeywordIndex([""] * rows, text_index=textindex.TextIndex(path, rows))
         folded = getattr(kindex.text_index, "folded", lambda: None)() is not None
         words = getattr(kindex.text_index, "_words", lambda: None)() is not None
-        emit(kind="keyword_scale", folder=str(folder), rows=rows, engine="sqlite-fts5-trigram",
+        emit(kind="keyword_scale", folder=str(folder), rows=rows, engine="sqlite-fts5-trigram" if path.exists() else "word-postings",
              index_build_s=None if build_s is None else round(build_s, 1), tree=str(Path.cwd()),
              folded_column=folded, word_postings=words, **measure(kindex, args.repeat))
 

@@ -100,7 +100,7 @@ def probe(name: str, repeat: int, k: int, searches_only: bool) -> dict:
     ctx = search_context_of(c, "cpu")
     ctx.word_index.matrix  # noqa: B018 -- loaded (or built, below 1M rows) as the first Suggest would
     out: dict = {"rows": c.n, "open_s": round(time.perf_counter() - t0, 2), "index": ctx.index.precision,
-                 "keyword_engine": "sqlite-fts5-trigram" if ctx.keyword_index.text_index else "in-memory scan"}
+                 "keyword_engine": _engine(ctx.keyword_index.text_index)}
     x = ctx.index.vectors
     rng = np.random.default_rng(0)
     anchor = int(rng.integers(c.n))
@@ -135,6 +135,12 @@ def probe(name: str, repeat: int, k: int, searches_only: bool) -> dict:
     out["kmeans_k"], out["kmeans_fitted_on"] = k, int(fitted.params.get("sample") or c.n)
     out["memory_after_mb"] = memory(str(c.vector_file) if c.vector_file else None)
     return out
+
+
+def _engine(tix) -> str:
+    if tix is None:
+        return "in-memory scan"
+    return "sqlite-fts5-trigram" if tix.path.exists() else "word postings + folded column"
 
 
 def scatter(c, ctx, inc, exc) -> dict:

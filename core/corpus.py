@@ -59,7 +59,7 @@ class Corpus:
         from core.search import textindex
 
         f = self.data_folder / textindex.FILE
-        return f if "keyword" in self.manifest.get("indexes", {}) and f.exists() else None
+        return f if "keyword" in self.manifest.get("indexes", {}) and textindex.exists(f) else None
 
     def row_of(self, corpus_id: str) -> int | None:
         rows = self.id_index.get_indexer([str(corpus_id)])
@@ -278,7 +278,7 @@ class ImportSpec:
     ray_actors: int | None = None  # embedding actors (default: one per GPU, else one per two CPUs)
 
 
-INDEXES_FROM_ROWS = 1_000_000  # "auto" builds the keyword index (SQLite FTS5) and Suggest's word matrix at import
+INDEXES_FROM_ROWS = 1_000_000  # "auto" builds the keyword index (word postings) and Suggest's word matrix at import
 FP16_FROM_ROWS = 1_000_000  # "auto" keeps larger corpora as fp16 (half the disk and page cache; cosines within ~1e-3)
 
 
@@ -404,8 +404,8 @@ def _build_indexes(frame: pd.DataFrame, data: Path, progress: Progress | None) -
     if progress:
         progress(0, 0, {"stage": "building Suggest's word matrix"})
     WordIndex(texts, data / f"words-v{WORDS_VERSION}.npz").matrix  # built and saved beside the corpus
-    return {"indexes": {"keyword": {"engine": "sqlite-fts5-trigram", "file": textindex.FILE,
-                                    "folded": textindex.FOLDED, "seconds": round(t1 - t0, 1)},
+    return {"indexes": {"keyword": {"engine": "word-postings", "file": textindex.FILE, "folded": textindex.FOLDED,
+                                    "words": list(textindex.WORDS), "seconds": round(t1 - t0, 1)},
                         "words": {"seconds": round(time.time() - t1, 1)}}}
 
 

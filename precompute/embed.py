@@ -56,7 +56,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--ray-address", help="a Ray cluster (e.g. ray://head:10001 or head:6379); default: start Ray here")
     p.add_argument("--ray-actors", type=int, help="embedding actors (default: one per GPU, else one per 2 CPUs)")
     p.add_argument("--indexes", choices=["auto", "on", "off"], default="auto",
-                   help="build the keyword index (SQLite FTS5 trigrams) and Suggest's word matrix now; 'auto': "
+                   help="build the keyword index (word postings and folded texts) and Suggest's word matrix now; 'auto': "
                         "from 1,000,000 rows (smaller corpora search in memory and build words on first use)")
     return p.parse_args(argv)
 

@@ -219,6 +219,7 @@ QUERIES = [  # (query, is_regex, case_insensitive, diacritics_insensitive)
     (r"trump\w*", True, True, True), (r"^rt @\w+", True, True, True), (r"(hillary|bill) clinton", True, True, True),
     (r"vakcín[ay]|očkován", True, True, True), (r"russia\w*\s+\w+", True, True, True), (r"Trump$", True, False, True),
     (r"korea\W+\w+", True, True, False), ("breaking|obama|babiš", True, True, True),
+    ("rt @", False, True, True), ("RT @", False, False, True),  # no word run of 3: every folded text tested
 ]
 
 
@@ -233,22 +234,29 @@ def test_the_keyword_index_finds_the_same_texts_as_the_in_memory_engine(tmp_path
                      keep_default_na=False, nrows=3000)
     texts = en["text"].tolist() + cz["text"].tolist() + ['he said "fake news"\nthen left', "Trump"]
     textindex.build(tmp_path / textindex.FILE, texts, len(texts), fold)
+    assert not (tmp_path / textindex.FILE).exists()  # no FTS5 file: postings and the folded column only
     memory = KeywordIndex(texts)
     # the server's large-corpus form: the texts read by row from the frame's column, never a list
     indexed = KeywordIndex(TextColumn(pd.Series(texts)), text_index=textindex.TextIndex(tmp_path / textindex.FILE,
                                                                                        len(texts)))
     assert indexed.text_index.folded() is not None  # a regex's candidates come from the folded column
-    # a word-characters-only query answers from the word postings, as FTS5 would
-    tix, deadline = indexed.text_index, _Deadline(10)
-    for key in ("trump", "the", "ockovani", "vlad", "tru", "ing", "zzzqqq"):
-        assert tix.word_rows(key, deadline).tolist() == tix.containing([[key]], deadline).tolist(), key
-    assert tix.word_rows("fake news", deadline) is None and tix.word_rows("#maga", deadline) is None
-    for plan in ([["trump", "said"]], [["hillary"], ["clinton", "bill"]], [["fake news"]]):  # a regex's candidates
-        assert tix.candidates(plan, deadline).tolist() == tix.containing(plan, deadline).tolist(), plan
+    # an index of the earlier form (SQLite FTS5 trigrams beside them) answers every lookup alike
+    fts_path = tmp_path / "fts" / textindex.FILE
+    fts_path.parent.mkdir()
+    textindex.build(fts_path, texts, len(texts), fold, fts=True)
+    fts = KeywordIndex(texts, text_index=textindex.TextIndex(fts_path, len(texts)))
+    tix, ftx, deadline = indexed.text_index, fts.text_index, _Deadline(10)
+    for key in ("trump", "the", "ockovani", "vlad", "tru", "ing", "zzzqqq"):  # words answer from the postings
+        assert tix.word_rows(key, deadline).tolist() == ftx.containing([[key]], deadline).tolist(), key
+    for key in ("fake news", "#maga", "https://t.co", "rt @", "e n", "news fake"):
+        assert tix.word_rows(key, deadline) is None
+        assert tix.containing([[key]], deadline).tolist() == ftx.containing([[key]], deadline).tolist(), key
+    for plan in ([["trump", "said"]], [["hillary"], ["clinton", "bill"]], [["fake news"]], [["rt @", "trump"]]):
+        assert tix.candidates(plan, deadline).tolist() == ftx.containing(plan, deadline).tolist(), plan
     # an index built before the folded column and the word postings existed reads SQLite: the same rows
     earlier = tmp_path / "earlier" / textindex.FILE
     earlier.parent.mkdir()
-    textindex.build(earlier, texts, len(texts), fold)
+    textindex.build(earlier, texts, len(texts), fold, fts=True)
     for f in [textindex.folded_file(earlier), *textindex.words_files(earlier)]:
         f.unlink()
     without = KeywordIndex(texts, text_index=textindex.TextIndex(earlier, len(texts)))
@@ -256,7 +264,7 @@ def test_the_keyword_index_finds_the_same_texts_as_the_in_memory_engine(tmp_path
     for query, is_regex, ci, di in QUERIES:
         kw = {"is_regex": is_regex, "case_insensitive": ci, "diacritics_insensitive": di}
         a, b, c = find_rows(memory, query, **kw), find_rows(indexed, query, **kw), find_rows(without, query, **kw)
-        assert a.tolist() == b.tolist() == c.tolist(), query
+        assert a.tolist() == b.tolist() == c.tolist() == find_rows(fts, query, **kw).tolist(), query
         assert len(a) > 0, query  # each query finds something, or the comparison says little
 
 

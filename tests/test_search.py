@@ -280,17 +280,18 @@ def test_suggest_finds_a_topic_defined_by_its_words():
 
 # --- keyword -------------------------------------------------------------------------------
 def keyword_index(texts, engine: str, folder) -> KeywordIndex:
-    """The in-memory engine, or a large corpus's on-disk trigram index (core/search/textindex.py)."""
+    """The in-memory engine, or a large corpus's on-disk index (core/search/textindex.py): word postings and
+    the folded column ("index"), or with the SQLite FTS5 trigram index of earlier imports ("fts")."""
     if engine == "memory":
         return KeywordIndex(texts)
     from core.search import textindex
     from core.search.keyword import fold
 
-    textindex.build(folder / textindex.FILE, texts, len(texts), fold)
+    textindex.build(folder / textindex.FILE, texts, len(texts), fold, fts=engine == "fts")
     return KeywordIndex(texts, text_index=textindex.TextIndex(folder / textindex.FILE, len(texts)))
 
 
-@pytest.fixture(scope="module", params=["memory", "index"])
+@pytest.fixture(scope="module", params=["memory", "index", "fts"])
 def kctx(request, tmp_path_factory):
     texts = ["Očkování proti covidu začíná", "OCKOVANI je dobrovolné", "volby 2021\nna podzim",
              "Vakcína a očkovací centrum", "nic", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!"]

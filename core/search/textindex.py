@@ -1,19 +1,20 @@
-"""The keyword index of a large corpus: SQLite FTS5 with the trigram tokenizer over the folded texts
-(case and diacritics folded, line breaks as spaces, exactly as the in-memory engine folds them),
-built once at import (``keywords.fts`` in the corpus's generation folder).
+"""The keyword index of a large corpus, built once at import in the corpus's generation folder: the folded
+texts (case and diacritics folded, line breaks as spaces, exactly as the in-memory engine folds them) as
+one memory-mapped Arrow column, and every word of them (a maximal run of ``\w``) with the rows holding it.
 
-A trigram index answers substring queries, which is what the keyword search means (``vax`` finds
-``vaxxed``): a phrase of three or more characters matches exactly the texts that contain it, so a
-word, a phrase or a prefix answers from the index alone. A regular expression is reduced to the
-literal runs every match must contain (three characters or more); the index gives the texts holding
-all of them, and only those are tested with the pattern. A pattern with no such run, or a query of
-fewer than three characters, is refused with the reason: at this size a scan of every text would not
-answer within the deadline. The deadline still guards everything (SQLite's progress handler stops a
-query that runs past it).
+A query of word characters only occurs only inside words, so its rows are the union of the rows of
+every word that contains it: exactly the substring answer (``vax`` finds ``vaxxed``) without reading a
+text. Any other query (a phrase, ``#maga``, a URL) and a regular expression's literal runs (three
+characters or more that every match contains) are narrowed by the postings of the word runs they hold,
+and the candidates' folded texts are then tested in one pyarrow call (a phrase) or one scan of the
+regex engine (a pattern). A query of fewer than three characters, or a pattern with no such run, is
+refused with the reason: at this size a scan of every text would not answer within the deadline. The
+deadline still guards everything.
 
-Chosen by measurement (bench/RESULTS.md, issue 29): in Python's standard library (no new
-dependency), the same result sets as the in-memory engine on the keyword tests, and at 300k texts a
-word query in 37 ms against 129 ms for the scan.
+Chosen by measurement (bench/RESULTS.md, issue 29). An earlier form also wrote a SQLite FTS5 trigram
+index (``keywords.fts``) for phrases; it took most of a large import's time (272 s of 456 at 3M rows)
+and is no longer built, but corpora imported with it are still read through it (``fts=True`` builds
+one, for the comparison tests).
 """
 
 from __future__ import annotations
@@ -120,22 +121,29 @@ def build_words(path: Path) -> None:
 
 
 def build(path: Path, texts: Iterable[str], n: int, fold: Callable[[str], str],
-          progress: Callable[[int, int], None] | None = None) -> None:
-    """Index ``n`` texts (row i = rowid i), folded by ``fold``, into a new file at ``path``, their folded
-    form into FOLDED and their words' postings into WORDS beside it (each written atomically)."""
+          progress: Callable[[int, int], None] | None = None, fts: bool = False) -> None:
+    """Index ``n`` texts (row i = rowid i), folded by ``fold``: their folded form into FOLDED and their
+    words' postings into WORDS beside ``path`` (each written atomically); with ``fts``, also the SQLite
+    FTS5 trigram index of earlier versions at ``path`` itself."""
+    from contextlib import nullcontext
+
     from core.atomic import atomic_path
 
-    with atomic_path(folded_file(path)) as column, atomic_path(Path(path)) as tmp:
-        tmp.unlink()
-        conn = sqlite3.connect(tmp)
+    with atomic_path(folded_file(path)) as column, (atomic_path(Path(path)) if fts else nullcontext()) as tmp:
+        conn = None
+        if fts:
+            tmp.unlink()
+            conn = sqlite3.connect(tmp)
         try:
-            conn.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-262144;"
-                               "CREATE VIRTUAL TABLE t USING fts5(body, tokenize='trigram case_sensitive 1', "
-                               "columnsize=0);")
+            if conn is not None:
+                conn.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-262144;"
+                                   "CREATE VIRTUAL TABLE t USING fts5(body, tokenize='trigram case_sensitive 1', "
+                                   "columnsize=0);")
             row, words = 0, _Words()
             with _ColumnWriter(column) as out:
                 for batch in _folded_batches(texts, fold):
-                    conn.executemany("INSERT INTO t(rowid, body) VALUES (?, ?)", enumerate(batch, row))
+                    if conn is not None:
+                        conn.executemany("INSERT INTO t(rowid, body) VALUES (?, ?)", enumerate(batch, row))
                     out.write(batch)
                     words.add(row, batch)
                     row += len(batch)
@@ -143,13 +151,20 @@ def build(path: Path, texts: Iterable[str], n: int, fold: Callable[[str], str],
                         progress(row, n)
             if row != n:
                 raise ValueError(f"{row:,} texts were indexed where {n:,} were announced")
-            conn.execute("INSERT INTO t(t) VALUES ('optimize')")  # one segment: fewer lookups per query
-            conn.commit()
+            if conn is not None:
+                conn.execute("INSERT INTO t(t) VALUES ('optimize')")  # one segment: fewer lookups per query
+                conn.commit()
             words.save(path)
             if progress:
                 progress(n, n)
         finally:
-            conn.close()
+            if conn is not None:
+                conn.close()
+
+
+def exists(path: Path) -> bool:
+    """Whether an index was built at ``path``: the word postings and the folded column, or an FTS5 file."""
+    return Path(path).exists() or (folded_file(path).exists() and words_files(path)[0].exists())
 
 
 class _ColumnWriter:
@@ -276,27 +291,33 @@ class TextIndex:
 
         return self._once("words", load)
 
-    def word_rows(self, key: str, deadline) -> np.ndarray | None:
-        """Sorted rows whose folded text contains ``key`` (folded), from the word postings; None where
-        ``key`` is not made of word characters only, or the index has no postings (then ``containing``)."""
-        found = self._words()
-        if found is None or not _WORD.fullmatch(key):
-            return None
-        vocab, ends, starts, rows = found
+    def _spans(self, key: str, deadline) -> tuple[np.ndarray, np.ndarray]:
+        """(first posting, number of postings) of every word that contains ``key``; postings present."""
+        vocab, ends, starts, _ = self._words()
         at = []
         for i, m in enumerate(re.finditer(re.escape(key) + "[^\n]*", vocab)):  # every word holding the key
             at.append(m.start())
             if i % 4096 == 4095:
                 deadline.left()
-        if not at:
-            return np.zeros(0, np.int64)
         ids = np.searchsorted(ends, np.asarray(at, np.int64))
-        lo, hi = starts[ids], starts[ids + 1]
-        sizes = hi - lo
+        return starts[ids], starts[ids + 1] - starts[ids]
+
+    def _gather(self, lo: np.ndarray, sizes: np.ndarray, deadline) -> np.ndarray:
+        """The sorted, distinct rows of the postings spans ``lo`` .. ``lo + sizes``."""
+        rows = self._words()[3]
+        if not len(lo):
+            return np.zeros(0, np.int64)
         offsets = np.repeat(lo - np.concatenate(([0], np.cumsum(sizes)[:-1])), sizes)
         hit = np.asarray(rows[offsets + np.arange(int(sizes.sum()))], np.int64)
         deadline.left()
-        return hit if len(ids) == 1 else unique_rows(hit)
+        return hit if len(lo) == 1 else unique_rows(hit)
+
+    def word_rows(self, key: str, deadline) -> np.ndarray | None:
+        """Sorted rows whose folded text contains ``key`` (folded), from the word postings; None where
+        ``key`` is not made of word characters only, or the index has no postings (then ``containing``)."""
+        if self._words() is None or not _WORD.fullmatch(key):
+            return None
+        return self._gather(*self._spans(key, deadline), deadline)
 
     def candidates(self, plan: Sequence[Sequence[str]], deadline) -> np.ndarray:
         """``containing``'s rows, from the word postings where every needle is made of word characters."""
@@ -310,6 +331,47 @@ class TextIndex:
                 rows = np.intersect1d(rows, more, assume_unique=True)
             found.append(rows)
         return unique_rows(*found)
+
+    def _narrowed(self, needles: Sequence[str], deadline) -> np.ndarray | None:
+        """Sorted rows that may hold every needle: those holding its rarest two word runs of MIN_CHARS or
+        more (each run lies inside some word of a text that holds the needle); None where no needle has
+        such a run (every row may)."""
+        runs = {r for k in needles for r in _WORD.findall(k) if len(r) >= MIN_CHARS}
+        spans = sorted((self._spans(r, deadline) for r in runs), key=lambda sp: int(sp[1].sum()))
+        if not spans:
+            return None
+        rows = self._gather(*spans[0], deadline)
+        if len(spans) > 1 and len(rows):
+            other = self._gather(*spans[1], deadline)
+            at = np.minimum(np.searchsorted(other, rows), max(len(other) - 1, 0))
+            rows = rows[other[at] == rows] if len(other) else other
+        return rows
+
+    def _having(self, rows: np.ndarray | None, needles: Sequence[str], deadline) -> np.ndarray:
+        """Those of ``rows`` (None: every row) whose folded text contains every needle, tested on the folded
+        column in blocks (pyarrow's substring search, in C)."""
+        import pyarrow.compute as pc
+
+        def mask(texts) -> np.ndarray:
+            m = None
+            for k in needles:
+                hit = pc.match_substring(texts, k)
+                m = hit if m is None else pc.and_(m, hit)
+            return m.to_numpy(zero_copy_only=False)
+
+        col, keep = self.folded(), []
+        if rows is None:
+            start = 0
+            for chunk in col.chunks:
+                keep.append(np.flatnonzero(mask(chunk)) + start)
+                start += len(chunk)
+                deadline.left()
+        else:
+            for s in range(0, len(rows), 262_144):
+                part = rows[s:s + 262_144]
+                keep.append(part[mask(col.take(part).combine_chunks())])
+                deadline.left()
+        return np.concatenate(keep).astype(np.int64) if keep else np.zeros(0, np.int64)
 
     def joined(self, plan: Sequence[Sequence[str]], deadline) -> tuple[np.ndarray, str, np.ndarray]:
         """(rows, their folded texts joined one per line, each line's end) for the texts ``containing``
@@ -358,6 +420,9 @@ class TextIndex:
 
     def containing(self, plan: Sequence[Sequence[str]], deadline) -> np.ndarray:
         """Sorted rows whose folded text contains every needle of some alternative of ``plan``."""
+        if not self.path.exists():  # no FTS5 file: the word postings narrow, the folded column decides
+            return unique_rows(*(self._having(self._narrowed(needles, deadline), needles, deadline)
+                                 for needles in plan))
         # one string of row numbers rather than a Python tuple per row: at 300,000 hits 129 ms against 436 ms
         joined = self._query("SELECT group_concat(rowid) FROM t WHERE t MATCH ?", (self._match(plan),), deadline)[0][0]
         return np.sort(np.fromstring(joined, np.int64, sep=",")) if joined else np.zeros(0, np.int64)
