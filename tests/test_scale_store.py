@@ -223,7 +223,7 @@ QUERIES = [  # (query, is_regex, case_insensitive, diacritics_insensitive)
 ]
 
 
-def test_the_keyword_index_finds_the_same_texts_as_the_in_memory_engine(tmp_path):
+def test_the_keyword_index_finds_the_same_texts_as_the_in_memory_engine(tmp_path, monkeypatch):
     from conftest import shared_file
     from core.search import textindex
     from core.search.keyword import _Deadline, find_rows, fold
@@ -233,7 +233,9 @@ def test_the_keyword_index_finds_the_same_texts_as_the_in_memory_engine(tmp_path
     cz = pd.read_csv(shared_file("czech_politicians_tweets_2021.csv"), usecols=["text"], dtype=str,
                      keep_default_na=False, nrows=3000)
     texts = en["text"].tolist() + cz["text"].tolist() + ['he said "fake news"\nthen left', "Trump"]
-    textindex.build(tmp_path / textindex.FILE, texts, len(texts), fold)
+    with monkeypatch.context() as m:  # a column of several chunks, as at scale (one per 20,000 texts there)
+        m.setattr(textindex, "_BATCH", 777)
+        textindex.build(tmp_path / textindex.FILE, texts, len(texts), fold)
     assert not (tmp_path / textindex.FILE).exists()  # no FTS5 file: postings and the folded column only
     memory = KeywordIndex(texts)
     # the server's large-corpus form: the texts read by row from the frame's column, never a list
@@ -253,6 +255,13 @@ def test_the_keyword_index_finds_the_same_texts_as_the_in_memory_engine(tmp_path
         assert tix.containing([[key]], deadline).tolist() == ftx.containing([[key]], deadline).tolist(), key
     for plan in ([["trump", "said"]], [["hillary"], ["clinton", "bill"]], [["fake news"]], [["rt @", "trump"]]):
         assert tix.candidates(plan, deadline).tolist() == ftx.containing(plan, deadline).tolist(), plan
+    assert tix.folded().num_chunks == 8
+    rows = tix.candidates([["the"]], deadline)  # taken across chunks and joined a block at a time
+    blocks = list(tix.joined([["the"]], deadline, block=500))
+    assert len(blocks) == -(-len(rows) // 500) and np.concatenate([b[0] for b in blocks]).tolist() == rows.tolist()
+    for part, joined, ends in blocks:
+        assert joined.split("\n")[:-1] == [fold(textindex.one_line(texts[r])) for r in part]
+        assert [joined[e] for e in ends] == ["\n"] * len(part)
     # an index built before the folded column and the word postings existed reads SQLite: the same rows
     earlier = tmp_path / "earlier" / textindex.FILE
     earlier.parent.mkdir()

@@ -354,13 +354,14 @@ def _find_indexed(kindex: KeywordIndex, query: str, is_regex: bool, case: bool, 
     if not plan or not all(plan):
         raise KeywordError(textindex.NO_LITERAL)
     try:
-        if default:  # the candidates' folded texts joined, one per line, and scanned at once (C, not a call a text)
-            rows, joined, ends = tix.joined(plan, deadline)
-            if not len(rows):
-                return np.zeros(0, np.int64)
-            deadline.left()
-            starts = np.r_[0, ends[:-1] + 1]
-            return np.sort(rows[_scan(pattern, joined, ends, deadline, lambda i: joined[starts[i]:ends[i]])])
+        if default:  # the candidates' folded texts joined, one per line, and scanned a block at a time (C, not a call a text)
+            found = []
+            for rows, joined, ends in tix.joined(plan, deadline):
+                if len(rows):
+                    starts = np.r_[0, ends[:-1] + 1]
+                    found.append(rows[_scan(pattern, joined, ends, deadline,
+                                            lambda i, j=joined, a=starts, b=ends: j[a[i]:b[i]])])
+            return np.sort(np.concatenate(found)) if found else np.zeros(0, np.int64)
         return test(tix.candidates(plan, deadline),
                     lambda text: pattern.search(text, timeout=deadline.left(), concurrent=True))
     except TimeoutError:
