@@ -51,9 +51,27 @@ def bin_start(dates: pd.Series, bin_name: str) -> pd.Series:
 BIN_MS = {"day": 86_400_000, "week": 7 * 86_400_000, "month": int(30.44 * 86_400_000)}  # a bin's length
 
 
+def author_codes(authors: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(each row's author number, the authors' names, their numbers of texts), the authors ranked by
+    texts (most first, ties by name); a missing or empty author is "unknown". Counted on codes, not
+    strings: three string value_counts of ten million authors took 4.3 s of a 7.5 s timeline."""
+    codes, uniques = pd.factorize(authors.reset_index(drop=True), use_na_sentinel=True)
+    names = np.array(["unknown" if str(u) == "" else str(u) for u in uniques] + ["unknown"], dtype=object)
+    codes = np.where(codes < 0, len(uniques), codes)  # missing: the "unknown" appended last
+    merged, names = pd.factorize(names)  # "" and missing both "unknown": one author
+    codes = merged[codes]
+    counts = np.bincount(codes, minlength=len(names))
+    ranked = pd.DataFrame({"a": np.asarray(names, dtype=object), "n": counts}).sort_values(
+        ["n", "a"], ascending=[False, True], kind="mergesort").index.to_numpy()
+    rank = np.empty(len(ranked), np.int64)
+    rank[ranked] = np.arange(len(ranked))
+    present = counts[ranked] > 0
+    return rank[codes], np.asarray(names, dtype=object)[ranked][present], counts[ranked][present]
+
+
 def top_authors(authors: pd.Series, top: int = 20) -> pd.Series:
-    keep = set(authors.value_counts().head(top).index)
-    return authors.where(authors.isin(keep), "other")
+    codes, names, _ = author_codes(authors)
+    return pd.Series(np.where(codes < top, names[np.minimum(codes, len(names) - 1)], "other"), index=authors.index)
 
 
 @dataclass
@@ -73,9 +91,7 @@ def author_colours(authors: pd.Series) -> dict[str, str]:
     """One colour per author for a whole corpus, the same on every page: the most prolific
     authors get distinct colours in order of their number of texts (ties by name); past the
     palette, colours repeat only among the least prolific."""
-    counts = authors.astype(str).replace("", "unknown").value_counts()
-    ranked = pd.DataFrame({"a": counts.index.astype(object), "n": counts.to_numpy()})
-    ranked = ranked.sort_values(["n", "a"], ascending=[False, True], kind="mergesort")["a"]
+    _, ranked, _ = author_codes(authors)
     return {a: AUTHOR_PALETTE[i % len(AUTHOR_PALETTE)] for i, a in enumerate(ranked)}
 
 
@@ -90,41 +106,68 @@ def timeline(frame: pd.DataFrame, bin_name: str = "auto", top: int = 20,
         raise ValueError("this corpus has no dates: a timeline needs a date column")
     dated = frame["date"].notna()
     mode = "per text" if int(dated.sum()) <= per_text_limit else "counts"
-    # only the columns drawn: filtering a million rows' texts once per author took seconds
-    f = frame.loc[dated, ["date", "text"] if mode == "per text" else ["date"]]
-    authors = frame.loc[dated, "author"].astype(str).replace("", "unknown") if "author" in frame.columns \
-        else pd.Series("all", index=f.index)
+    bin_name = auto_bin(frame.loc[dated, "date"]) if bin_name == "auto" else bin_name
+    fig = go.Figure()
+    # each bar spans its own bin (from its start), however far apart the bins with texts are: Plotly
+    # otherwise sizes bars by the gap between them (a month bar four months wide on sparse data)
+    span = {"width": 0.9 * BIN_MS[bin_name], "offset": 0.05 * BIN_MS[bin_name]}
+    if mode == "counts":
+        tallest, n = _counts_bars(fig, frame, dated, bin_name, top, colours, span)
+    else:
+        tallest, n = _per_text_boxes(fig, frame, dated, bin_name, top, colours, span)
+    fig.update_layout(barmode="stack", bargap=0.05, xaxis_title=f"date ({bin_name})", yaxis_title="texts",
+                      legend_title="author", hoverlabel={"align": "left"}, margin={"t": 30})
+    fig.update_yaxes(tickformat=",d", rangemode="tozero", **({"dtick": 1} if tallest <= 10 else {}))  # counts: whole
+    return Timeline(fig, mode, bin_name, n)
+
+
+def _authors_of(frame: pd.DataFrame, dated: pd.Series) -> pd.Series:
+    return frame.loc[dated, "author"] if "author" in frame.columns else pd.Series("all", index=frame.index[dated])
+
+
+def _per_text_boxes(fig, frame, dated, bin_name, top, colours, span) -> tuple[int, int]:
+    """One box per text (hover: date, author, the text), stacked by author; (tallest bin, texts)."""
+    f = frame.loc[dated, ["date", "text"]]
+    authors = _authors_of(frame, dated).astype(str).replace("", "unknown")
     f = f.assign(who=top_authors(authors, top))
-    bin_name = auto_bin(f["date"]) if bin_name == "auto" else bin_name
     f["bin"] = bin_start(f["date"], bin_name)
     order = list(f["who"].value_counts().index)
     if "other" in order:
         order.remove("other")
         order.append("other")
-    fig = go.Figure()
-    # each bar spans its own bin (from its start), however far apart the bins with texts are: Plotly
-    # otherwise sizes bars by the gap between them (a month bar four months wide on sparse data)
-    span = {"width": 0.9 * BIN_MS[bin_name], "offset": 0.05 * BIN_MS[bin_name]}
     colours = colours if colours is not None else author_colours(authors)
-    per_bin = f.groupby(["who", "bin"]).size() if mode == "counts" else None
     for who in order:
         colour = OTHER_COLOUR if who == "other" else colours.get(str(who), OTHER_COLOUR)
-        if mode == "per text":
-            part = f[f["who"] == who].sort_values("date")
-            hover = [f"{d:%Y-%m-%d %H:%M}<br>{html.escape(str(a))}<br>{safe_hover(t)}"
-                     for d, a, t in zip(part["date"], authors[part.index], part["text"])]
-            fig.add_bar(x=part["bin"], y=np.ones(len(part), dtype=np.int8), name=html.escape(str(who)),
-                        hovertext=hover, hoverinfo="text", marker_line_width=0.5, marker_line_color="white",
-                        marker_color=colour, **span)
+        part = f[f["who"] == who].sort_values("date")
+        hover = [f"{d:%Y-%m-%d %H:%M}<br>{html.escape(str(a))}<br>{safe_hover(t)}"
+                 for d, a, t in zip(part["date"], authors[part.index], part["text"])]
+        fig.add_bar(x=part["bin"], y=np.ones(len(part), dtype=np.int8), name=html.escape(str(who)),
+                    hovertext=hover, hoverinfo="text", marker_line_width=0.5, marker_line_color="white",
+                    marker_color=colour, **span)
+    return (int(f.groupby("bin").size().max()) if len(f) else 0), len(f)
+
+
+def _counts_bars(fig, frame, dated, bin_name, top, colours, span) -> tuple[int, int]:
+    """One bar per bin and author with its count (top ``top`` authors, the rest "other"), counted on integer
+    codes (no string per row); (tallest bin, texts)."""
+    codes, names, _ = author_codes(_authors_of(frame, dated))
+    who = np.minimum(codes, top)  # the top authors keep their rank; everyone else is "other" (= top)
+    bins, edges = pd.factorize(bin_start(frame.loc[dated, "date"], bin_name), sort=True)
+    per = np.bincount(who * len(edges) + bins, minlength=(top + 1) * len(edges)).reshape(top + 1, len(edges))
+    totals = per.sum(axis=1)
+    order = [w for w in np.argsort(-totals[:top], kind="stable") if totals[w]] + ([top] if totals[top] else [])
+    for w in order:
+        name = "other" if w == top else str(names[w])
+        if w == top:
+            colour = OTHER_COLOUR
+        elif colours is None:  # this frame's own ranking: what author_colours(these authors) would give
+            colour = AUTHOR_PALETTE[w % len(AUTHOR_PALETTE)]
         else:
-            counts = per_bin.loc[who]
-            fig.add_bar(x=counts.index, y=counts.to_numpy(), name=html.escape(str(who)), marker_color=colour,
-                        hovertemplate="%{x|%Y-%m-%d}<br>" + html.escape(str(who)) + ": %{y} texts<extra></extra>", **span)
-    fig.update_layout(barmode="stack", bargap=0.05, xaxis_title=f"date ({bin_name})", yaxis_title="texts",
-                      legend_title="author", hoverlabel={"align": "left"}, margin={"t": 30})
-    tallest = int(f.groupby("bin").size().max()) if len(f) else 0
-    fig.update_yaxes(tickformat=",d", rangemode="tozero", **({"dtick": 1} if tallest <= 10 else {}))  # counts: whole
-    return Timeline(fig, mode, bin_name, len(f))
+            colour = colours.get(name, OTHER_COLOUR)
+        keep = per[w] > 0
+        fig.add_bar(x=edges[keep], y=per[w][keep], name=html.escape(name), marker_color=colour,
+                    hovertemplate="%{x|%Y-%m-%d}<br>" + html.escape(name) + ": %{y} texts<extra></extra>", **span)
+    return int(per.sum(axis=0).max()) if len(codes) else 0, len(codes)
 
 
 RASTER_FROM = 400_000  # above this many texts the unlabelled ones are drawn as a density image

@@ -41,14 +41,16 @@ def project(x: np.ndarray, w: np.ndarray, chunk: int = ROWS_PER_BLOCK) -> np.nda
     """Rows of x (possibly memory-mapped) times w, chunked; float32 (N, 2)."""
     out = np.empty((len(x), w.shape[1]), dtype=np.float32)
     if getattr(x, "dtype", None) == np.float16 and len(x):
-        # numpy widens fp16 element by element (1.6 s a million rows); torch converts in bulk (0.6 s).
-        # Each block is copied into a writable buffer first: the memory-mapped store is read-only.
-        wt = torch.from_numpy(np.ascontiguousarray(w, dtype=np.float32))
+        # numpy widens fp16 element by element (1.6 s a million rows); torch multiplies the fp16 rows as they
+        # are (10M rows: 4.9 s, against 13.7 s widening each block to float32 first; coordinates within
+        # 2e-4 of the float32 product's). Each block is copied into a writable buffer first: the
+        # memory-mapped store is read-only.
+        wt = torch.from_numpy(np.ascontiguousarray(w, dtype=np.float32)).half()
         buf = np.empty((min(chunk, len(x)), x.shape[1]), dtype=np.float16)
         for s in range(0, len(x), chunk):
             block = buf[:min(chunk, len(x) - s)]
             np.copyto(block, x[s:s + len(block)])
-            out[s:s + len(block)] = (torch.from_numpy(block).float() @ wt).numpy()
+            out[s:s + len(block)] = (torch.from_numpy(block) @ wt).float().numpy()
         return out
     for s in range(0, len(x), chunk):
         out[s:s + chunk] = np.asarray(x[s:s + chunk], dtype=np.float32) @ w

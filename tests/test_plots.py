@@ -179,3 +179,15 @@ def test_scatter_hover_reads_texts_by_position_from_a_series():
     assert list(by_name["excluded"].hovertext) == ["text &lt;3&gt;"]
     sample = sc.trace_rows[[t.name for t in sc.figure.data].index("unlabelled (with text)")]
     assert list(by_name["unlabelled (with text)"].hovertext) == [f"text &lt;{r}&gt;" for r in sample]
+
+
+def test_projection_of_an_fp16_store_matches_the_float32_product(so_corpus):
+    """A large corpus's fp16 rows are multiplied as they are (blocks of a memory-mapped store): the same
+    coordinates as widening them to float32 first, to within fp16's own rounding."""
+    x16 = np.asarray(so_corpus.embeddings, np.float16)
+    w = lda_directions(np.asarray(so_corpus.embeddings), np.arange(8), np.arange(100, 140), n_unlabelled=100)
+    exact = x16.astype(np.float32) @ w
+    xy = project(x16, w, chunk=1000)  # several blocks, the last one short
+    assert xy.dtype == np.float32 and xy.shape == exact.shape
+    assert np.abs(xy - exact).max() <= 2e-3 * np.abs(exact).max()
+    assert np.array_equal(np.sign(xy[np.abs(exact) > 1e-2]), np.sign(exact[np.abs(exact) > 1e-2]))
