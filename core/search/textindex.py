@@ -347,6 +347,10 @@ class TextIndex:
             rows = rows[other[at] == rows] if len(other) else other
         return rows
 
+    def _bounds(self) -> np.ndarray:
+        """The folded column's first row of each chunk, and its length last."""
+        return self._once("bounds", lambda: np.cumsum([0] + [len(c) for c in self.folded().chunks]))
+
     def take(self, rows: np.ndarray):
         """The folded texts of ``rows`` (sorted) as one Arrow array, taken chunk by chunk: the column is one
         chunk per written batch, and pyarrow's take over a chunked array joins every chunk first (2 s for
@@ -354,7 +358,7 @@ class TextIndex:
         import pyarrow as pa
 
         col = self.folded()
-        bounds = self._once("bounds", lambda: np.cumsum([0] + [len(c) for c in col.chunks]))
+        bounds = self._bounds()
         which = np.searchsorted(bounds, rows, side="right") - 1
         cut = np.flatnonzero(np.diff(which)) + 1
         parts = [col.chunk(int(which[s])).take(pa.array(rows[s:e] - bounds[which[s]]))
@@ -378,7 +382,7 @@ class TextIndex:
             import os
             from concurrent.futures import ThreadPoolExecutor
 
-            bounds = self._once("bounds", lambda: np.cumsum([0] + [len(c) for c in col.chunks]))
+            bounds = self._bounds()
             with ThreadPoolExecutor(max(1, min(8, os.cpu_count() or 1))) as pool:
                 for i, m in enumerate(pool.map(mask, col.chunks)):
                     keep.append(np.flatnonzero(m) + bounds[i])
