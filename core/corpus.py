@@ -195,6 +195,11 @@ def load_corpus(name: str, root: Path | None = None, check: bool = True) -> Corp
     if "id" not in frame.columns:
         raise CorpusError(f"corpus {name!r}: corpus.parquet has no 'id' column")
     frame["id"] = frame["id"].astype(str)
+    if "author" in frame.columns:
+        # dictionary-encoded: each row an integer code into the (sorted) authors. Counting authors then
+        # needs no hashing of strings (10M rows: the timeline spent 2.8 s factorizing them per draw); the
+        # encoding is paid once here (about 2 s at 10M) and the column takes codes, not 10M strings.
+        frame["author"] = frame["author"].astype("category")
     corpus = Corpus(name, frame, emb, manifest, folder, data)
     if check:
         check_corpus(corpus)

@@ -20,6 +20,8 @@ def group_frame(corpus: Corpus, included: Sequence[str], excluded: Sequence[str]
     mask = f["id"].isin(labels.keys())
     cols = ["id", "text"] + [c for c in ("date", "author") if c in f.columns]
     out = f.loc[mask, cols].copy()
+    if "author" in out.columns and isinstance(out["author"].dtype, pd.CategoricalDtype):
+        out["author"] = out["author"].astype(out["author"].cat.categories.dtype)  # plain text, as imported
     out.insert(2, "label", out["id"].map(labels))
     missing = set(labels) - set(out["id"])
     if missing:  # ids of a group saved on an earlier import of the corpus: keep them, say so

@@ -48,25 +48,78 @@ def bin_start(dates: pd.Series, bin_name: str) -> pd.Series:
     raise ValueError(f"bin must be day, week or month, got {bin_name!r}")
 
 
+def bin_codes(dates: pd.Series, bin_name: str) -> tuple[np.ndarray, pd.DatetimeIndex]:
+    """(each date's bin number, the bins' starts in order): :func:`bin_start` factorized, in integer
+    arithmetic on the datetime64 values where the dates are naive (ten million dates: 0.2 s instead of
+    1.5 s through pandas' calendar methods)."""
+    values = dates.to_numpy()
+    if bin_name not in BINS:
+        raise ValueError(f"bin must be day, week or month, got {bin_name!r}")
+    if values.dtype.kind != "M" or not len(values):  # time-zone aware (object) or empty: pandas' way
+        codes, edges = pd.factorize(bin_start(dates, bin_name), sort=True)
+        return codes, pd.DatetimeIndex(edges)
+    per_day = int(np.timedelta64(1, "D") // np.timedelta64(1, np.datetime_data(values.dtype)[0]))
+    key = values.view(np.int64) // per_day  # days since 1970, floored: before 1970 too
+    unit = "datetime64[D]"
+    if bin_name != "day" and int(key.max()) - int(key.min()) <= 4 * len(key) + 100_000:
+        # each day of the span mapped once to its week or month, then looked up (numpy's month
+        # conversion of ten million dates took 0.3 s)
+        first = int(key.min())
+        days = np.arange(first, int(key.max()) + 1)
+        table = days - (days + 3) % 7 if bin_name == "week" else \
+            days.astype("datetime64[D]").astype("datetime64[M]").astype("datetime64[D]").astype(np.int64)
+        key = table[key - first]
+    elif bin_name == "week":
+        key = key - (key + 3) % 7  # 1970-01-01 was a Thursday: back to the Monday
+    elif bin_name == "month":
+        key = key.astype("datetime64[D]").astype("datetime64[M]").astype("datetime64[D]").astype(np.int64)
+    lo = int(key.min())
+    key = key - lo
+    if int(key.max()) > 4 * len(key) + 100_000:  # a few dates centuries apart: sort instead of a table per bin
+        uniq, codes = np.unique(key, return_inverse=True)
+        return codes.reshape(-1), pd.DatetimeIndex((uniq + lo).astype(unit).astype(values.dtype))
+    seen = np.bincount(key) > 0
+    lookup = np.cumsum(seen) - 1
+    starts = (np.flatnonzero(seen) + lo).astype(unit).astype(values.dtype)
+    return lookup[key], pd.DatetimeIndex(starts)
+
+
 BIN_MS = {"day": 86_400_000, "week": 7 * 86_400_000, "month": int(30.44 * 86_400_000)}  # a bin's length
 
 
 def author_codes(authors: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """(each row's author number, the authors' names), the authors ranked by
     texts (most first, ties by name); a missing or empty author is "unknown". Counted on codes, not
-    strings: three string value_counts of ten million authors took 4.3 s of a 7.5 s timeline."""
-    codes, uniques = pd.factorize(authors.reset_index(drop=True), use_na_sentinel=True)
-    names = np.array(["unknown" if str(u) == "" else str(u) for u in uniques] + ["unknown"], dtype=object)
-    codes = np.where(codes < 0, len(uniques), codes)  # missing: the "unknown" appended last
-    merged, names = pd.factorize(names)  # "" and missing both "unknown": one author
-    codes = merged[codes]
-    counts = np.bincount(codes, minlength=len(names))
-    ranked = pd.DataFrame({"a": np.asarray(names, dtype=object), "n": counts}).sort_values(
-        ["n", "a"], ascending=[False, True], kind="mergesort").index.to_numpy()
+    strings: a dictionary-encoded column (as a loaded corpus keeps its authors) gives its codes as they
+    are, and only the authors present in these rows are named and ranked (ten million rows: 0.5 s,
+    where factorizing the strings took 2.8 s)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    s = authors.reset_index(drop=True)
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        codes, uniques = s.cat.codes.to_numpy(), s.cat.categories
+    else:
+        codes, uniques = pd.factorize(s, use_na_sentinel=True)
+    n_u = len(uniques)
+    codes = np.where(codes < 0, n_u, codes)  # missing: an "unknown" appended last
+    counts = np.bincount(codes, minlength=n_u + 1)
+    present = np.flatnonzero(counts)
+    named = pd.Series(pd.Index(uniques).take(present[present < n_u]), dtype=object).astype(str)
+    named = named.where(~pd.Index(uniques).take(present[present < n_u]).isna() & (named != ""), "unknown")
+    named = np.append(named.to_numpy(dtype=object), ["unknown"] * int(len(present) > 0 and present[-1] == n_u))
+    if (named == "unknown").sum() > 1:  # "" and missing both "unknown": one author
+        merged, names = pd.factorize(named)
+    else:
+        merged, names = np.arange(len(named)), named
+    n = np.bincount(merged, weights=counts[present], minlength=len(names)).astype(np.int64)
+    ranked = pc.sort_indices(pa.table({"n": n, "a": pa.array(np.asarray(names, dtype=object), pa.string())}),
+                             sort_keys=[("n", "descending"), ("a", "ascending")]).to_numpy()
     rank = np.empty(len(ranked), np.int64)
     rank[ranked] = np.arange(len(ranked))
-    present = counts[ranked] > 0
-    return rank[codes], np.asarray(names, dtype=object)[ranked][present]
+    table = np.zeros(n_u + 1, np.int64)
+    table[present] = rank[merged]
+    return table[codes], np.asarray(names, dtype=object)[ranked]
 
 
 def top_authors(authors: pd.Series, top: int = 20) -> pd.Series:
@@ -152,7 +205,7 @@ def _counts_bars(fig, frame, dated, bin_name, top, colours, span) -> tuple[int, 
     codes (no string per row); (tallest bin, texts)."""
     codes, names = author_codes(_authors_of(frame, dated))
     who = np.minimum(codes, top)  # the top authors keep their rank; everyone else is "other" (= top)
-    bins, edges = pd.factorize(bin_start(frame.loc[dated, "date"], bin_name), sort=True)
+    bins, edges = bin_codes(frame.loc[dated, "date"], bin_name)
     per = np.bincount(who * len(edges) + bins, minlength=(top + 1) * len(edges)).reshape(top + 1, len(edges))
     totals = per.sum(axis=1)
     order = [w for w in np.argsort(-totals[:top], kind="stable") if totals[w]] + ([top] if totals[top] else [])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import torch
 import pandas as pd
@@ -325,6 +327,9 @@ def test_keyword_regex_anchors_are_per_text(kctx):
 def test_keyword_filters_and_labelled_rows(kctx):
     assert kw(kctx, "ockov", date_from="2021-02-01", date_to="2021-03-31") == [1]
     assert kw(kctx, "ockov", authors=["y"]) == [1, 3]
+    coded = dataclasses.replace(kctx, frame=kctx.frame.assign(author=kctx.frame["author"].astype("category")))
+    assert kw(coded, "ockov", authors=["y"]) == [1, 3]  # a loaded corpus keeps its authors as codes
+    assert kw(coded, "ockov", authors=["nobody"]) == []
     r = REGISTRY["keyword"].search(kctx, np.array([0]), np.array([3]), None, query="ockov")
     assert r.rows.tolist() == [1] and r.info == {"hits": 3, "already_labelled": 2}
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from core import embedsets, paths, plots
@@ -80,7 +81,10 @@ def _date_range(root: str, name: str, stamp: float):
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def _authors(root: str, name: str, stamp: float) -> list[str]:
-    return sorted(_corpus(root, name, stamp).frame["author"].dropna().astype(str).unique().tolist())
+    authors = _corpus(root, name, stamp).frame["author"]
+    if isinstance(authors.dtype, pd.CategoricalDtype):  # a loaded corpus: its authors are the categories
+        return sorted(str(a) for a in authors.cat.remove_unused_categories().cat.categories)
+    return sorted(authors.dropna().astype(str).unique().tolist())
 
 
 @st.cache_data(max_entries=8, show_spinner=False)

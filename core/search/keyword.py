@@ -391,7 +391,7 @@ def _filter(rows: np.ndarray, frame, date_from=None, date_to=None, authors=None)
         if date_to is not None:  # inclusive of the whole end day
             keep &= np.asarray(d < pd.Timestamp(date_to) + pd.Timedelta(days=1))
     if authors and "author" in frame.columns:
-        keep &= np.isin(frame["author"].to_numpy()[rows], list(authors))
+        keep &= frame["author"].take(rows).isin(list(authors)).to_numpy()  # the hits' authors, not all rows
     return rows[keep]
 
 
