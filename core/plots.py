@@ -235,8 +235,6 @@ class Raster:
     x_edges: np.ndarray
     y_edges: np.ndarray
     cell: np.ndarray  # (N,) int32: cell of each row, x-major
-    order: np.ndarray  # rows sorted by cell
-    starts: np.ndarray  # order[starts[c]:starts[c + 1]] are the rows of cell c
 
 
 @dataclass
@@ -248,17 +246,20 @@ class Scatter:
 
 
 def _raster(xy: np.ndarray, grid: tuple[int, int] = GRID) -> Raster:
+    """Each row's cell. No sort of the rows by cell: a selection finds its cells' rows in one pass over
+    ``cell`` (the stable argsort it replaced took 1.4-1.8 s of the 10M scatter's time to ready)."""
     nx, ny = grid
-    lo, hi = xy.min(axis=0), xy.max(axis=0)
+    px, py = xy[:, 0], xy[:, 1]
+    lo = np.array([px.min(), py.min()], dtype=np.float64)
+    hi = np.array([px.max(), py.max()], dtype=np.float64)
     span = np.where(hi > lo, hi - lo, 1.0)
     x_edges = np.linspace(lo[0], lo[0] + span[0], nx + 1, dtype=np.float64)
     y_edges = np.linspace(lo[1], lo[1] + span[1], ny + 1, dtype=np.float64)
-    gx = np.clip(((xy[:, 0] - lo[0]) / span[0] * nx).astype(np.int32), 0, nx - 1)
-    gy = np.clip(((xy[:, 1] - lo[1]) / span[1] * ny).astype(np.int32), 0, ny - 1)
-    cell = gx * ny + gy
-    order = np.argsort(cell, kind="stable").astype(np.int64)
-    starts = np.searchsorted(cell[order], np.arange(nx * ny + 1))
-    return Raster(xy, x_edges, y_edges, cell, order, starts)
+    gx = np.clip(((px - np.float32(lo[0])) * np.float32(nx / span[0])).astype(np.int32), 0, nx - 1)
+    gy = np.clip(((py - np.float32(lo[1])) * np.float32(ny / span[1])).astype(np.int32), 0, ny - 1)
+    gx *= ny
+    gx += gy
+    return Raster(xy, x_edges, y_edges, gx)
 
 
 def points_in_polygon(px: np.ndarray, py: np.ndarray, vx, vy) -> np.ndarray:
@@ -319,18 +320,14 @@ def rows_in_shape(r: Raster, vx, vy) -> np.ndarray:
         near_x = np.clip(np.stack([ix - 1, ix, ix + 1]), 0, nx - 1)  # and their neighbours: no cell missed
         near_y = np.clip(np.stack([iy - 1, iy, iy + 1]), 0, ny - 1)
         border[(near_x[:, None, :] * ny + near_y[None, :, :]).ravel()] = True
-    whole = np.flatnonzero(centre_in & ~border)
-    tested = np.flatnonzero(border)
-
-    def rows_of(cells: np.ndarray) -> np.ndarray:
-        if not len(cells):
-            return np.zeros(0, np.int64)
-        return np.concatenate([r.order[r.starts[c]:r.starts[c + 1]] for c in cells])
-
-    candidates = rows_of(tested)
+    kind = np.zeros(nx * ny, np.int8)  # 1: the cell lies wholly inside; 2: the outline crosses it
+    kind[centre_in & ~border] = 1
+    kind[border] = 2
+    of_row = kind[r.cell]
+    candidates = np.flatnonzero(of_row == 2)
     pts = r.xy[candidates]
     hit = candidates[points_in_polygon(pts[:, 0].astype(np.float64), pts[:, 1].astype(np.float64), vx, vy)]
-    return unique_rows(rows_of(whole), hit)
+    return unique_rows(np.flatnonzero(of_row == 1), hit)
 
 
 def scatter(xy: np.ndarray, labels: np.ndarray, texts=None, hover_sample: int = 5000, seed: int = 0,
@@ -372,7 +369,9 @@ def scatter(xy: np.ndarray, labels: np.ndarray, texts=None, hover_sample: int = 
 
     if raster is not None:
         nx, ny = len(raster.x_edges) - 1, len(raster.y_edges) - 1
-        counts = np.bincount(raster.cell[unl], minlength=nx * ny).reshape(nx, ny).T.astype(np.float32)
+        counts = np.bincount(raster.cell, minlength=nx * ny)  # every row, less the labelled ones
+        counts -= np.bincount(raster.cell[np.flatnonzero(labels)], minlength=nx * ny)
+        counts = counts.reshape(nx, ny).T.astype(np.float32)
         z = np.where(counts > 0, np.log1p(counts), np.nan).astype(np.float32)
         fig.add_trace(go.Heatmap(z=z, x0=float(raster.x_edges[0] + 0.5 * (raster.x_edges[1] - raster.x_edges[0])),
                                  dx=float(raster.x_edges[1] - raster.x_edges[0]),

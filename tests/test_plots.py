@@ -166,6 +166,24 @@ def test_a_lasso_over_the_density_image_selects_exactly_the_rows_inside_it():
         assert got.tolist() == expected.tolist() and len(expected) > 0
 
 
+def test_density_image_counts_the_unlabelled_texts_of_each_cell():
+    """Above ``raster_from`` rows the unlabelled texts are an image: each cell's count (log-scaled) is
+    the number of unlabelled texts whose point lies in it; labelled texts are points, not counted."""
+    rng = np.random.default_rng(2)
+    xy = np.vstack([rng.normal(0, 1, (3000, 2)), rng.normal(4, 0.5, (1000, 2))]).astype(np.float32)
+    labels = np.zeros(len(xy), np.int8)
+    labels[rng.choice(len(xy), 60, replace=False)] = 1
+    labels[np.flatnonzero(labels == 0)[:40]] = -1
+    sc = plots.scatter(xy, labels, None, raster_from=1000)
+    image = next(t for t in sc.figure.data if t.type == "heatmap")
+    z = np.nan_to_num(np.expm1(np.asarray(image.z, np.float64)))  # (y cells, x cells)
+    x_edges, y_edges = sc.raster.x_edges, sc.raster.y_edges
+    unl = xy[labels == 0].astype(np.float64)
+    expected, _, _ = np.histogram2d(unl[:, 1], unl[:, 0], bins=[y_edges, x_edges])
+    assert np.abs(z - expected).max() < 1e-3 and round(z.sum()) == (labels == 0).sum()
+    assert sc.raster.cell.shape == (len(xy),)
+
+
 def test_scatter_hover_reads_texts_by_position_from_a_series():
     """The page hands the corpus's text column (a Series) without turning a million texts into an
     array: hover texts must still be the rows' own, whatever the Series's index."""
@@ -181,13 +199,59 @@ def test_scatter_hover_reads_texts_by_position_from_a_series():
     assert list(by_name["unlabelled (with text)"].hovertext) == [f"text &lt;{r}&gt;" for r in sample]
 
 
-def test_projection_of_an_fp16_store_matches_the_float32_product(so_corpus):
-    """A large corpus's fp16 rows are multiplied as they are (blocks of a memory-mapped store): the same
-    coordinates as widening them to float32 first, to within fp16's own rounding."""
-    x16 = np.asarray(so_corpus.embeddings, np.float16)
+def test_projection_of_an_fp16_store_matches_the_float32_product(so_corpus, monkeypatch):
+    """A large corpus's fp16 rows are widened a few thousand at a time (blocks of a memory-mapped
+    store, never written): the coordinates of the float32 product, every row once."""
+    import core.projection
+
+    monkeypatch.setattr(core.projection, "FP16_STEP", 64)  # many steps, the last one short
+    x16 = np.asarray(so_corpus.embeddings, np.float16)[:1000]
+    x16.setflags(write=False)  # as the memory-mapped store is
     w = lda_directions(np.asarray(so_corpus.embeddings), np.arange(8), np.arange(100, 140), n_unlabelled=100)
     exact = x16.astype(np.float32) @ w
-    xy = project(x16, w, chunk=1000)  # several blocks, the last one short
+    xy = project(x16, w)
     assert xy.dtype == np.float32 and xy.shape == exact.shape
-    assert np.abs(xy - exact).max() <= 2e-3 * np.abs(exact).max()
-    assert np.array_equal(np.sign(xy[np.abs(exact) > 1e-2]), np.sign(exact[np.abs(exact) > 1e-2]))
+    assert np.abs(xy - exact).max() <= 1e-5 * np.abs(exact).max()
+
+
+@pytest.mark.filterwarnings("ignore:Converting to PeriodArray")
+@pytest.mark.parametrize("unit", ["ms", "ns"])
+def test_timeline_bins_by_integer_arithmetic_are_the_calendar_bins(unit):
+    """Days, Monday-started weeks and months counted on the dates' integers (ten million dates) are
+    the bins pandas' calendar gives, before 1970 too, and time-zone aware dates keep pandas' way."""
+    rng = np.random.default_rng(3)
+    dates = pd.Series(pd.Timestamp("1969-11-20") + pd.to_timedelta(rng.integers(0, 900 * 86_400, 5_000), unit="s"))
+    for d in (dates.astype(f"datetime64[{unit}]"), dates.dt.tz_localize("UTC").dt.tz_convert("Europe/Prague")):
+        for name in ("day", "week", "month"):
+            codes, starts = plots.bin_codes(d, name)
+            assert starts.is_monotonic_increasing and starts.is_unique
+            if name == "month" and d.dt.tz is not None:
+                continue  # pandas' own months of aware dates (it warns that it drops the zone)
+            expected = plots.bin_start(d, name)
+            assert (pd.Series(starts[codes]).reset_index(drop=True) == expected.reset_index(drop=True)).all(), name
+    weeks = plots.bin_codes(dates, "week")[1]
+    assert (weeks.weekday == 0).all() and (weeks.hour == 0).all()
+    far = pd.Series(pd.to_datetime(["1700-01-01", "2021-05-03", "2021-05-04"]))  # centuries apart: no huge table
+    codes, starts = plots.bin_codes(far, "day")
+    assert codes.tolist() == [0, 1, 2] and starts[0] == pd.Timestamp("1700-01-01")
+
+
+def test_author_codes_are_the_same_from_dictionary_codes_as_from_strings(tweets):
+    """A loaded corpus keeps its authors dictionary-encoded: ranks, names and the timeline are those of
+    the strings; a part of the corpus names and ranks only the authors it has."""
+    authors = tweets["author"].astype("string")
+    authors.iloc[[5, 9]] = ""  # no author: "unknown", one author however it is missing
+    authors.iloc[[11]] = pd.NA
+    coded = authors.astype("category")
+    for part in (slice(None), slice(0, 120)):
+        c1, n1 = plots.author_codes(authors.iloc[part])
+        c2, n2 = plots.author_codes(coded.iloc[part])
+        assert c1.tolist() == c2.tolist() and n1.tolist() == n2.tolist()
+        assert len(n2) == authors.iloc[part].replace("", pd.NA).fillna("unknown").nunique()
+        counts = pd.Series(n2[c2]).value_counts()
+        assert counts.is_monotonic_decreasing and counts[n2[0]] == counts.max()
+    assert "unknown" in n1 and (n1[c1[[5, 9, 11]]] == "unknown").all()
+    for bin_name in ("day", "week", "month"):
+        a = plots.timeline(tweets.assign(author=authors), bin_name, per_text_limit=50).figure
+        b = plots.timeline(tweets.assign(author=coded), bin_name, per_text_limit=50).figure
+        assert a.to_json() == b.to_json()
