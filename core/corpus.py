@@ -20,9 +20,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 
 from core import __version__, brought, languages, paths, vectorstore
 from core.atomic import Busy, atomic_path, exclusive, save_json, save_npy, save_parquet
+from core.idindex import IdIndex
 from core.embed import DEFAULT_MODEL, combine, embed_model_chunked, load_model, model_dim
 from core.ingest import Columns, InputError, Options, read_table, sha256_file, validate
 from core.progress import Progress
@@ -42,11 +44,11 @@ class Corpus:
     manifest: dict
     folder: Path  # the corpus's folder: manifest.json, groups.sqlite
     data_folder: Path  # this import's generation: corpus.parquet, embeddings.npy, derived caches
-    id_index: pd.Index | None = field(default=None, repr=False)  # id -> row (a hash index, not a dict of 10M)
+    id_index: IdIndex | None = field(default=None, repr=False)  # id -> row (sorted 64-bit hashes, not 10M strings)
 
     def __post_init__(self) -> None:
         if self.id_index is None:
-            self.id_index = pd.Index(self.frame["id"])
+            self.id_index = IdIndex(self.frame["id"])
 
     @property
     def vector_file(self) -> Path | None:
@@ -176,6 +178,9 @@ def store_precision(manifest: dict) -> str:
     return manifest.get("store", {}).get("precision", "fp32") if isinstance(manifest.get("store"), dict) else "fp32"
 
 
+SERVER_SKIPS = ("text_raw",)  # columns of corpus.parquet that a loaded corpus does not hold
+
+
 def load_corpus(name: str, root: Path | None = None, check: bool = True) -> Corpus:
     """Load a corpus with its embeddings memory-mapped; raise CorpusError on any mismatch."""
     manifest = load_manifest(name, root)
@@ -183,7 +188,10 @@ def load_corpus(name: str, root: Path | None = None, check: bool = True) -> Corp
     data = folder / manifest["data_dir"] if "data_dir" in manifest else folder  # older imports: flat
     cf = data / "corpus.parquet"
     try:
-        frame = pd.read_parquet(cf)
+        # text_raw (the texts as the file had them, before HTML entities were unescaped) stays on disk: no
+        # page shows it, and held in memory it was a second copy of every text (1.3 GB at 10M rows)
+        columns = [c for c in pq.read_schema(cf).names if c not in SERVER_SKIPS]
+        frame = pd.read_parquet(cf, columns=columns)
     except Exception as exc:
         raise CorpusError(f"corpus {name!r}: corpus.parquet cannot be read: {exc}") from None
     precision = store_precision(manifest)
@@ -228,7 +236,7 @@ def check_corpus(c: Corpus, norm_sample: int = 2000) -> None:
     if c.manifest.get("dim") not in (None, c.dim):
         raise CorpusError(f"{where}: manifest says dimension {c.manifest['dim']}, embeddings have {c.dim}")
     if not c.id_index.is_unique:
-        dup = c.frame["id"][c.frame["id"].duplicated()].head(3).tolist()
+        dup = c.id_index.duplicated(3)
         raise CorpusError(f"{where}: duplicate ids in corpus.parquet, e.g. {dup}")
     sample = np.linspace(0, n_emb - 1, min(norm_sample, n_emb)).astype(np.int64) if n_emb else np.zeros(0, np.int64)
     blocks = [sample] if mapped else [np.arange(s, min(n_emb, s + paths.ROWS_PER_BLOCK))

@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from core import vectorstore
-from core.corpus import CorpusError, ImportSpec, import_corpus, load_corpus
+from core.corpus import CorpusError, ImportSpec, import_corpus, load_corpus, summary
 from core.ingest import InputError
 from core.search import REGISTRY as SEARCHES, SearchContext
 from core.search.index import VectorIndex
@@ -301,3 +301,23 @@ def test_indexes_built_at_import_are_what_the_server_searches(source, tmp_path):
     assert cased != expected  # the case mattered
     assert ctx.word_index.matrix.shape[0] == c.n  # Suggest's words from the file made at import
     assert len(SEARCHES["suggest"].search(ctx, expected[:3], [i for i in range(20) if i not in expected][:3], 5)) == 5
+
+
+def test_a_loaded_corpus_holds_one_copy_of_its_texts_and_its_authors_as_codes(source, tmp_path):
+    """The texts as the file had them (before HTML entities were unescaped) stay in corpus.parquet for
+    whoever needs them, but the server holds one copy of the texts (at 10M rows the second was 1.3 GB);
+    authors are held as codes into their names."""
+    src, frame, x = source
+    frame = frame.assign(author=[f"user{i % 7}" for i in range(len(frame))])
+    frame.loc[3, "text"] = "Johnson &amp; Johnson"
+    frame.to_csv(src, index=False)
+    np.save(tmp_path / "v.npy", x)
+    c = import_corpus(ImportSpec(input=src, name="raw", vectors=tmp_path / "v.npy"), root=tmp_path / "data",
+                      model_loader=no_model)
+    assert "text_raw" not in c.frame.columns and c.frame["text"].iloc[3] == "Johnson & Johnson"
+    on_disk = pd.read_parquet(c.data_folder / "corpus.parquet")
+    assert on_disk["text_raw"].iloc[3] == "Johnson &amp; Johnson"
+    assert isinstance(c.frame["author"].dtype, pd.CategoricalDtype)
+    assert c.frame["author"].astype(str).tolist() == on_disk["author"].tolist()
+    info = summary(c)
+    assert c.has_authors and info["authors"] == 7 and info["top_authors"].sum() == c.n
