@@ -239,6 +239,16 @@ def test_word_matrix_folds_case_and_diacritics():
     assert word_matrix(["a b", "c d"]).shape == (2, 0)  # nothing repeats: no columns, no error
 
 
+def _mapped_from_file(a) -> bool:
+    import mmap
+
+    while a is not None:
+        if isinstance(a, (np.memmap, mmap.mmap)):
+            return True
+        a = getattr(a, "base", None)
+    return False
+
+
 def test_word_matrix_is_kept_on_disk_and_a_bad_copy_is_rebuilt(tmp_path, monkeypatch, caplog):
     from core.search import lexical
 
@@ -250,8 +260,16 @@ def test_word_matrix_is_kept_on_disk_and_a_bad_copy_is_rebuilt(tmp_path, monkeyp
     assert first.built and file.exists()
     # a restarted app loads it instead of reading the texts again
     monkeypatch.setattr(lexical, "word_matrix", lambda t: (_ for _ in ()).throw(AssertionError("rebuilt")))
-    assert (WordIndex(texts, file).matrix != built).nnz == 0
+    loaded = WordIndex(texts, file).matrix
+    assert (loaded != built).nnz == 0
+    assert all(_mapped_from_file(a) for a in (loaded.data, loaded.indices, loaded.indptr)), \
+        "the saved matrix is memory-mapped, not read into the heap (1.2 GB at 10M texts)"
     monkeypatch.undo()
+    import scipy.sparse as sp
+
+    sp.save_npz(file, built, compressed=True)  # a compressed copy cannot be mapped: read whole, the same matrix
+    loaded = WordIndex(texts, file).matrix
+    assert (loaded != built).nnz == 0 and not _mapped_from_file(loaded.data)
     # a corrupt file, or one of another corpus, is rebuilt (with a warning), never fatal
     for bad in (b"not a matrix", None):
         if bad is None:  # a matrix with the wrong number of rows

@@ -75,7 +75,8 @@ def _load(path: Path, rows: int) -> sp.csr_matrix | None:
     if not path.exists():
         return None
     try:
-        m = sp.load_npz(path).tocsr()
+        m = _mapped(path)
+        m = m if m is not None else sp.load_npz(path).tocsr()
     except Exception as exc:  # a corrupt cache is rebuilt, never fatal
         log.warning("%s is unreadable (%s); rebuilding the word matrix", path, exc)
         return None
@@ -83,6 +84,46 @@ def _load(path: Path, rows: int) -> sp.csr_matrix | None:
         log.warning("%s has %d rows, the corpus %d; rebuilding the word matrix", path, m.shape[0], rows)
         return None
     return m
+
+
+def _mapped(path: Path) -> sp.csr_matrix | None:
+    """The saved matrix with its arrays memory-mapped from the file, not read into the heap: the file is
+    an uncompressed .npz (a zip whose members are stored .npy files), so each array lies at a fixed
+    offset. At 10M texts that keeps 1.2 GB of the server's private memory as file pages the kernel can
+    drop and read again (and several server processes share). None where the file is not of that form
+    (then it is read whole)."""
+    import struct
+    import zipfile
+
+    arrays = {}
+    with zipfile.ZipFile(path) as z, open(path, "rb") as fh:
+        for info in z.infolist():
+            key = info.filename.removesuffix(".npy")
+            if info.compress_type != zipfile.ZIP_STORED:
+                return None
+            if key in ("format", "shape"):  # a few bytes: read as they are
+                arrays[key] = np.load(z.open(info), allow_pickle=False)
+                continue
+            fh.seek(info.header_offset)
+            local = fh.read(30)
+            if local[:4] != b"PK\x03\x04":
+                return None
+            name_len, extra_len = struct.unpack("<HH", local[26:30])
+            fh.seek(info.header_offset + 30 + name_len + extra_len)
+            version = np.lib.format.read_magic(fh)
+            read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) \
+                else np.lib.format.read_array_header_2_0
+            shape, fortran, dtype = read_header(fh)
+            if fortran or dtype.hasobject or len(shape) != 1:
+                return None
+            arrays[key] = np.memmap(path, dtype=dtype, mode="r", offset=fh.tell(), shape=shape)
+    if set(arrays) != {"data", "indices", "indptr", "format", "shape"}:
+        return None
+    fmt = arrays["format"].item()
+    if (fmt.decode() if isinstance(fmt, bytes) else str(fmt)) != "csr":
+        return None
+    return sp.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]),
+                         shape=tuple(int(v) for v in arrays["shape"]), copy=False)
 
 
 def _save(path: Path, m: sp.csr_matrix) -> None:
