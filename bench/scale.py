@@ -39,8 +39,11 @@ KEYWORDS = {"word": ("trump", False), "phrase": ("fake news", False), "prefix": 
 
 
 def memory(vector_file: str | None) -> dict:
-    """USS (private) and RSS of this process in MB, with the mapped vector store's pages apart."""
-    total = {"uss": 0, "rss": 0, "vectors_rss": 0}
+    """USS (private) and RSS of this process in MB, with the mapped vector store's pages apart; ``anon``
+    is the private memory that is not a file's pages (the heap: frames, matrices), ``mapped_files``
+    the private pages of other memory-mapped files (the keyword index's column and postings), which the
+    kernel can drop and re-read."""
+    total = {"uss": 0, "rss": 0, "vectors_rss": 0, "anon": 0, "mapped_files": 0}
     current = None
     with open("/proc/self/smaps") as fh:
         for line in fh:
@@ -49,13 +52,19 @@ def memory(vector_file: str | None) -> dict:
                 current = line.split()[-1] if len(line.split()) >= 6 else ""
                 continue
             key = first.rstrip(":")
-            if key not in ("Rss", "Private_Clean", "Private_Dirty"):
+            if key not in ("Rss", "Private_Clean", "Private_Dirty", "Anonymous"):
                 continue
             kb = int(line.split()[1])
             if vector_file and current == vector_file:
                 total["vectors_rss"] += kb if key == "Rss" else 0
                 continue
+            if key == "Anonymous":
+                total["anon"] += kb
+                continue
             total["rss" if key == "Rss" else "uss"] += kb
+            if key == "Private_Clean" and current.startswith("/") and not current.endswith(".so") \
+                    and ".so." not in current:
+                total["mapped_files"] += kb
     return {k: round(v / 1024, 1) for k, v in total.items()}
 
 
