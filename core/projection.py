@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from core import vectorstore
 from core.paths import ROWS_PER_BLOCK
 from core.search.lda import within_scatter
 
@@ -41,33 +42,7 @@ def project(x: np.ndarray, w: np.ndarray, chunk: int = ROWS_PER_BLOCK) -> np.nda
     """Rows of x (possibly memory-mapped) times w, chunked; float32 (N, 2)."""
     out = np.empty((len(x), w.shape[1]), dtype=np.float32)
     if getattr(x, "dtype", None) == np.float16 and len(x):
-        _project_fp16(x, np.asarray(w, dtype=np.float32), out)
-        return out
+        return vectorstore.times(x, w)  # exact, one pass, ~2.5 s at 10M (see there)
     for s in range(0, len(x), chunk):
         out[s:s + chunk] = np.asarray(x[s:s + chunk], dtype=np.float32) @ w
     return out
-
-
-FP16_STEP = 4096  # rows widened at a time: 6 MB of float32, in cache for the product that follows
-
-
-def _project_fp16(x: np.ndarray, w: np.ndarray, out: np.ndarray) -> None:
-    """fp16 rows times w, a few thousand rows at a time: torch widens them to float32 (its vectorised
-    conversion; numpy widens element by element, 1.6 s a million rows) into one reused buffer, then
-    ``w.T @ rows.T``. That form matters: torch's (rows @ w) with two columns runs a slow general
-    product (2 ms a step, against 0.3 ms), and numpy's BLAS threads beside torch's fought over the two
-    cores (20 s at 10M). Ten million rows: about 2 s warm, against 4.9 s for torch's fp16 product, and as
-    exact as the float32 product, which the fp16 product was not (within 2e-4). The memory-mapped store
-    is read-only: rows are copied into a buffer, never written back."""
-    n, dim, step = len(x), x.shape[1], FP16_STEP
-    raw = np.empty((min(step, n), dim), dtype=np.float16)
-    wide = torch.empty((min(step, n), dim), dtype=torch.float32)
-    wt = torch.from_numpy(np.ascontiguousarray(w.T))
-    part = torch.empty((w.shape[1], min(step, n)), dtype=torch.float32)
-    res = torch.from_numpy(out)
-    for s in range(0, n, step):
-        m = min(step, n - s)
-        np.copyto(raw[:m], x[s:s + m])
-        wide[:m].copy_(torch.from_numpy(raw[:m]))
-        torch.matmul(wt, wide[:m].t(), out=part[:, :m])
-        res[s:s + m] = part[:, :m].t()

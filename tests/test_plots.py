@@ -202,9 +202,9 @@ def test_scatter_hover_reads_texts_by_position_from_a_series():
 def test_projection_of_an_fp16_store_matches_the_float32_product(so_corpus, monkeypatch):
     """A large corpus's fp16 rows are widened a few thousand at a time (blocks of a memory-mapped
     store, never written): the coordinates of the float32 product, every row once."""
-    import core.projection
+    from core import vectorstore
 
-    monkeypatch.setattr(core.projection, "FP16_STEP", 64)  # many steps, the last one short
+    monkeypatch.setattr(vectorstore, "STEP", 64)  # many steps, the last one short
     x16 = np.asarray(so_corpus.embeddings, np.float16)[:1000]
     x16.setflags(write=False)  # as the memory-mapped store is
     w = lda_directions(np.asarray(so_corpus.embeddings), np.arange(8), np.arange(100, 140), n_unlabelled=100)

@@ -321,3 +321,26 @@ def test_a_loaded_corpus_holds_one_copy_of_its_texts_and_its_authors_as_codes(so
     assert c.frame["author"].astype(str).tolist() == on_disk["author"].tolist()
     info = summary(c)
     assert c.has_authors and info["authors"] == 7 and info["top_authors"].sum() == c.n
+
+
+def test_mapped_store_scores_and_means_of_many_rows_in_one_pass(tmp_path, monkeypatch):
+    """A keyword with a large share of the corpus (1.7M hits of 10M) orders its hits by a mean and a scan
+    of every row in one sequential pass over the fp16 store, not row by row: the same numbers as the
+    float32 arithmetic on those fp16 rows."""
+    monkeypatch.setattr(vectorstore, "STEP", 100)  # many blocks, the last one short
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2_050, 24)).astype(np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    path = tmp_path / vectorstore.FILE
+    vectorstore.write(path, [x[:1000], x[1000:]], len(x), x.shape[1])
+    index = VectorIndex.mapped(path)
+    rounded = x.astype(np.float16).astype(np.float32)
+    w = rng.standard_normal(24).astype(np.float32)
+    assert np.allclose(index.scores(w), rounded @ w, atol=1e-5)
+    many = np.sort(rng.choice(len(x), 900, replace=False))  # more than an eighth: the one-pass way
+    few = many[:40]
+    for rows in (many, few):
+        assert np.allclose(index.mean_of(rows), rounded[rows].mean(axis=0), atol=1e-6)
+        assert np.allclose(index.scores_of(rows, w), rounded[rows] @ w, atol=1e-5)
+    twice = np.r_[many, many[:5]]  # a row given twice counts twice, as when the rows are gathered
+    assert np.allclose(index.mean_of(twice), rounded[twice].mean(axis=0), atol=1e-6)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from core import vectorstore
 from core.paths import ROWS_PER_BLOCK
 from core.rows import unique_rows
 
@@ -99,10 +100,7 @@ class VectorIndex:
             return (self._torch_x @ torch.from_numpy(w).to(self._torch_x.device, self._torch_x.dtype)).float().cpu().numpy()
         if self.precision != "fp16-mapped":
             return np.asarray(self._x @ w, dtype=np.float32)
-        dist, rows = self._index.search(w[None], self.n)  # every row, sorted: scattered back into row order
-        out = np.empty(self.n, np.float32)
-        out[rows[0]] = dist[0]
-        return out
+        return vectorstore.times(self._x, w)  # one pass; FAISS's search with k = N also sorted (8 s at 10M)
 
     def take(self, rows) -> np.ndarray:
         """The given rows as float32 (a copy; gathered in blocks from a mapped store)."""
@@ -113,6 +111,8 @@ class VectorIndex:
     def mean_of(self, rows) -> np.ndarray:
         """Mean of the given rows, float32, without holding them all at once."""
         rows = np.sort(np.asarray(rows, np.int64))
+        if self.precision == "fp16-mapped" and len(rows) > self.n // 8:  # a large share: one sequential pass
+            return (vectorstore.row_sum(self._x, rows) / max(1, len(rows))).astype(np.float32)
         total = np.zeros(self.dim, np.float64)
         for s in range(0, len(rows), ROWS_PER_BLOCK):
             total += np.asarray(self._x[rows[s:s + ROWS_PER_BLOCK]], np.float32).sum(axis=0, dtype=np.float64)
