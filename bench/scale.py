@@ -136,7 +136,8 @@ def probe(name: str, repeat: int, k: int, searches_only: bool) -> dict:
         except Exception as exc_:  # a refused or timed-out query is a figure too
             out[f"kw_{label}_error"] = str(exc_)[:200]
     runs = [scatter(c, ctx, inc, exc) for _ in range(max(1, repeat))]  # the first reads the store cold
-    out.update({k: (float(np.median([r[k] for r in runs])) if k.endswith("_s") else v) for k, v in runs[0].items()})
+    out.update({k: (float(np.median([r[k] for r in runs])) if k.endswith("_s") and v is not None else v)
+                for k, v in runs[0].items()})  # (no lasso figure below the density image's size)
     out["scatter_first_ready_s"] = runs[0]["scatter_ready_s"]
     from core import plots
 
