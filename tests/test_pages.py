@@ -357,3 +357,31 @@ def test_annotate_dac_button_says_a_model_is_needed(tweets):
     at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
     b = at.button(key="btn_dac")
     assert b.disabled and "trained" in b.help and "pick" in b.help
+
+
+def test_author_filter_of_a_corpus_with_very_many_authors_lists_the_most_prolific_and_takes_any_typed(
+        tweets, monkeypatch):
+    """At 10M tweets (500,000 authors) a multiselect of every author broke in the browser ("Maximum call
+    stack size exceeded" in place of the form): past a limit the most prolific are listed, any other author
+    can be typed in, and a name that is no author of the corpus is said so."""
+    import pandas as pd
+
+    from ui import keyword_form
+
+    monkeypatch.setattr(keyword_form, "AUTHOR_OPTIONS", 3)
+    frame = pd.read_parquet(next((tweets / "tweets").glob("gen-*/corpus.parquet")))
+    counts = frame["author"].value_counts()
+    rare = counts.index[-1]  # an author far from the top 3
+    at = app("pages/1_Annotate.py").run()
+    box = at.multiselect(key="kw_authors")
+    assert len(box.options) == 3 and set(box.options) <= set(counts.index[:6])
+    assert "authors: the 3 with the most texts are listed" in box.help
+    at.multiselect(key="kw_authors").set_value([rare])
+    at.text_input(key="kw_query").set_value(frame.loc[frame["author"] == rare, "text"].iloc[0].split()[0])
+    at.number_input(key="kw_limit").set_value(0)
+    at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
+    assert not at.exception and not at.warning
+    assert 0 < int(at.metric[0].value) <= counts[rare]
+    at.multiselect(key="kw_authors").set_value(["nobody@all"])  # in the form: sent with the submit
+    at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
+    assert not at.exception and any("Not an author of this corpus" in w.value and "nobody@all" in w.value for w in at.warning)

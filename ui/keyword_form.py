@@ -41,4 +41,32 @@ def draw(name: str, corpus: Corpus, on_submit) -> None:
                                "are not. Measured: this finds more per text reviewed than adding every hit "
                                "(bench/RESULTS.md, issue 17). 0 adds all hits at once.")
         if corpus.has_authors:
-            st.multiselect("Authors (none = all)", resources.authors(name), key="kw_authors")
+            _authors(name)
+
+
+AUTHOR_OPTIONS = 2_000  # more options than this: the most prolific listed, any other typed (see _authors)
+
+
+def _authors(name: str) -> None:
+    """The author filter. A list of every author broke the browser's multiselect at 10M tweets (500,000
+    authors: "Maximum call stack size exceeded" in place of the form); above ``AUTHOR_OPTIONS`` it lists
+    the most prolific and takes any other author typed in, checked against the corpus's authors."""
+    every = resources.authors(name)
+    if len(every) <= AUTHOR_OPTIONS:
+        st.multiselect("Authors (none = all)", every, key="kw_authors")
+        return
+    st.multiselect("Authors (none = all)", resources.top_authors(name, AUTHOR_OPTIONS), key="kw_authors",
+                   accept_new_options=True,
+                   help=f"This corpus has {len(every):,} authors: the {AUTHOR_OPTIONS:,} with the most texts are "
+                        "listed; type any other author's name and press Enter.")
+    unknown = [a for a in st.session_state.get("kw_authors") or [] if not _is_in(every, a)]
+    if unknown:
+        st.warning("Not an author of this corpus (no text will match): "
+                   + ", ".join("`" + str(a).replace("`", "'") + "`" for a in unknown[:5]))
+
+
+def _is_in(sorted_names: list[str], name: str) -> bool:
+    from bisect import bisect_left
+
+    i = bisect_left(sorted_names, name)
+    return i < len(sorted_names) and sorted_names[i] == name

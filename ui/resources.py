@@ -108,6 +108,11 @@ def date_range(name: str):
     return _date_range(*_key(name))
 
 
+def top_authors(name: str, n: int) -> list[str]:
+    """The corpus's ``n`` authors with the most texts, most first (the order of their colours)."""
+    return list(author_colours(name))[:n]
+
+
 def authors(name: str) -> list[str]:
     """The corpus's authors, sorted (computed once per import)."""
     return _authors(*_key(name))
