@@ -181,6 +181,29 @@ def store_precision(manifest: dict) -> str:
 SERVER_SKIPS = ("text_raw",)  # columns of corpus.parquet that a loaded corpus does not hold
 
 
+def _one_chunk(frame: pd.DataFrame) -> None:
+    """Each Arrow-backed text column as one contiguous array. Parquet gives one piece per row group, and
+    pyarrow's take over a column of many pieces joins them first: the ten rows of a label toggle took
+    0.24 s (2 s cold) from the 77 pieces of a 10M corpus, against 0.03 s from one. Joined once here
+    (0.25 s at 10M; the pieces' memory is handed back, so the peak is brief)."""
+    import pyarrow as pa
+
+    joined = False
+    for col in frame.columns:
+        values = frame[col].array
+        if isinstance(frame[col].dtype, pd.CategoricalDtype) or not hasattr(values, "__arrow_array__") \
+                or not pd.api.types.is_string_dtype(frame[col].dtype):
+            continue
+        pieces = values.__arrow_array__()
+        if isinstance(pieces, pa.ChunkedArray) and pieces.num_chunks > 1:
+            if pieces.type == pa.string():  # offsets past 2 GB of text need 64 bits
+                pieces = pieces.cast(pa.large_string())
+            frame[col] = pd.array(pa.chunked_array([pieces.combine_chunks()]), dtype=frame[col].dtype)
+            joined = True
+    if joined:
+        pa.default_memory_pool().release_unused()
+
+
 def load_corpus(name: str, root: Path | None = None, check: bool = True) -> Corpus:
     """Load a corpus with its embeddings memory-mapped; raise CorpusError on any mismatch."""
     manifest = load_manifest(name, root)
@@ -203,6 +226,7 @@ def load_corpus(name: str, root: Path | None = None, check: bool = True) -> Corp
     if "id" not in frame.columns:
         raise CorpusError(f"corpus {name!r}: corpus.parquet has no 'id' column")
     frame["id"] = frame["id"].astype(str)
+    _one_chunk(frame)
     if "author" in frame.columns:
         # dictionary-encoded: each row an integer code into the (sorted) authors. Counting authors then
         # needs no hashing of strings (10M rows: the timeline spent 2.8 s factorizing them per draw); the
