@@ -15,6 +15,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from core.rows import unique_rows
+
 _FNV_OFFSET, _FNV_PRIME = np.uint64(0xCBF29CE484222325), np.uint64(0x100000001B3)
 HEAD, TAIL = 48, 16  # bytes hashed from each id's start, and from its end past those
 
@@ -43,7 +45,7 @@ def hash_ids(ids) -> np.ndarray:
         data = np.frombuffer(chunk.buffers()[2], np.uint8) if chunk.buffers()[2] is not None else np.zeros(1, np.uint8)
         start, length = offsets[:-1], np.diff(offsets)
         h = np.full(n, _FNV_OFFSET, np.uint64) ^ length.astype(np.uint64)
-        longest = int(length.max()) if n else 0
+        longest = int(length.max())
         last = np.maximum(start + length - 1, 0)
         for j in range(min(longest, HEAD)):  # byte j of each id that has one
             has = length > j
@@ -79,7 +81,7 @@ class IdIndex:
         runs = self._same_hash_runs()
         if not len(runs):
             return []
-        rows = self._order[np.union1d(runs, runs + 1)]
+        rows = self._order[unique_rows(runs, runs + 1)]
         ids = self._ids.take(rows).astype(str)
         return ids[ids.duplicated()].drop_duplicates().head(limit).tolist()
 

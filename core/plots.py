@@ -59,29 +59,29 @@ def bin_codes(dates: pd.Series, bin_name: str) -> tuple[np.ndarray, pd.DatetimeI
         codes, edges = pd.factorize(bin_start(dates, bin_name), sort=True)
         return codes, pd.DatetimeIndex(edges)
     per_day = int(np.timedelta64(1, "D") // np.timedelta64(1, np.datetime_data(values.dtype)[0]))
-    key = values.view(np.int64) // per_day  # days since 1970, floored: before 1970 too
+    days = values.view(np.int64) // per_day  # days since 1970, floored: before 1970 too
+    first, last = int(days.min()), int(days.max())
+    small = last - first <= 4 * len(days) + 100_000  # else a few dates centuries apart: no table per day or bin
+    # each day of the span binned once and looked up (numpy's month conversion of 10M dates took 0.3 s)
+    key = _day_bins(np.arange(first, last + 1), bin_name)[days - first] if small else _day_bins(days, bin_name)
     unit = "datetime64[D]"
-    if bin_name != "day" and int(key.max()) - int(key.min()) <= 4 * len(key) + 100_000:
-        # each day of the span mapped once to its week or month, then looked up (numpy's month
-        # conversion of ten million dates took 0.3 s)
-        first = int(key.min())
-        days = np.arange(first, int(key.max()) + 1)
-        table = days - (days + 3) % 7 if bin_name == "week" else \
-            days.astype("datetime64[D]").astype("datetime64[M]").astype("datetime64[D]").astype(np.int64)
-        key = table[key - first]
-    elif bin_name == "week":
-        key = key - (key + 3) % 7  # 1970-01-01 was a Thursday: back to the Monday
-    elif bin_name == "month":
-        key = key.astype("datetime64[D]").astype("datetime64[M]").astype("datetime64[D]").astype(np.int64)
-    lo = int(key.min())
-    key = key - lo
-    if int(key.max()) > 4 * len(key) + 100_000:  # a few dates centuries apart: sort instead of a table per bin
+    if not small:
         uniq, codes = np.unique(key, return_inverse=True)
-        return codes.reshape(-1), pd.DatetimeIndex((uniq + lo).astype(unit).astype(values.dtype))
-    seen = np.bincount(key) > 0
+        return codes.reshape(-1), pd.DatetimeIndex(uniq.astype(unit).astype(values.dtype))
+    lo = int(key.min())
+    seen = np.bincount(key - lo) > 0
     lookup = np.cumsum(seen) - 1
     starts = (np.flatnonzero(seen) + lo).astype(unit).astype(values.dtype)
-    return lookup[key], pd.DatetimeIndex(starts)
+    return lookup[key - lo], pd.DatetimeIndex(starts)
+
+
+def _day_bins(days: np.ndarray, bin_name: str) -> np.ndarray:
+    """The first day (days since 1970) of each day's bin."""
+    if bin_name == "week":
+        return days - (days + 3) % 7  # 1970-01-01 was a Thursday: back to the Monday
+    if bin_name == "month":
+        return days.astype("datetime64[D]").astype("datetime64[M]").astype("datetime64[D]").astype(np.int64)
+    return days
 
 
 BIN_MS = {"day": 86_400_000, "week": 7 * 86_400_000, "month": int(30.44 * 86_400_000)}  # a bin's length
@@ -105,8 +105,9 @@ def author_codes(authors: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     codes = np.where(codes < 0, n_u, codes)  # missing: an "unknown" appended last
     counts = np.bincount(codes, minlength=n_u + 1)
     present = np.flatnonzero(counts)
-    named = pd.Series(pd.Index(uniques).take(present[present < n_u]), dtype=object).astype(str)
-    named = named.where(~pd.Index(uniques).take(present[present < n_u]).isna() & (named != ""), "unknown")
+    kept = pd.Index(uniques).take(present[present < n_u])
+    named = pd.Series(kept, dtype=object).astype(str)
+    named = named.where(~kept.isna() & (named != ""), "unknown")
     named = np.append(named.to_numpy(dtype=object), ["unknown"] * int(len(present) > 0 and present[-1] == n_u))
     if (named == "unknown").sum() > 1:  # "" and missing both "unknown": one author
         merged, names = pd.factorize(named)

@@ -40,9 +40,9 @@ def lda_directions(x: np.ndarray, included: np.ndarray, excluded: np.ndarray, n_
 
 def project(x: np.ndarray, w: np.ndarray, chunk: int = ROWS_PER_BLOCK) -> np.ndarray:
     """Rows of x (possibly memory-mapped) times w, chunked; float32 (N, 2)."""
-    out = np.empty((len(x), w.shape[1]), dtype=np.float32)
     if getattr(x, "dtype", None) == np.float16 and len(x):
         return vectorstore.times(x, w)  # exact, one pass, ~2.5 s at 10M (see there)
+    out = np.empty((len(x), w.shape[1]), dtype=np.float32)
     for s in range(0, len(x), chunk):
         out[s:s + chunk] = np.asarray(x[s:s + chunk], dtype=np.float32) @ w
     return out

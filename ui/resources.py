@@ -5,6 +5,7 @@ frames, the DAC model the user picked, export files. Everything a page reads fro
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from pathlib import Path
 from typing import Sequence
 
@@ -110,7 +111,7 @@ def date_range(name: str):
 
 def top_authors(name: str, n: int) -> list[str]:
     """The corpus's ``n`` authors with the most texts, most first (the order of their colours)."""
-    return list(author_colours(name))[:n]
+    return list(itertools.islice(author_colours(name), n))  # not a list of every author, each rerun
 
 
 def authors(name: str) -> list[str]:
