@@ -43,17 +43,24 @@ def connect(address: str | None, num_cpus: int | None = None):
         return ray
     if address:
         reachable(address)
-    env = {"env_vars": {"PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-                        "HF_HUB_OFFLINE": os.environ.get("HF_HUB_OFFLINE", "1")}}
+    # A local Ray's workers inherit this process's environment. A job-wide runtime_env would make every
+    # worker "special": Ray could not hand the actor one of the workers it prestarted, and spawns a new
+    # one (~2 s on 2 cores). A cluster's workers run elsewhere and get the variables as a runtime_env.
+    env = {"PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+           "HF_HUB_OFFLINE": os.environ.get("HF_HUB_OFFLINE", "1")}
     try:
         if address:
-            ray.init(address=address, runtime_env=env, log_to_driver=False, logging_level=logging.WARNING)
-        else:
-            ray.init(num_cpus=num_cpus, runtime_env=env, include_dashboard=False, log_to_driver=False,
+            ray.init(address=address, runtime_env={"env_vars": env}, log_to_driver=False,
                      logging_level=logging.WARNING)
+        else:
+            os.environ.update(env)
+            ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
     except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
         where = f"the Ray cluster at {address!r}" if address else "a local Ray"
         raise InputError(f"could not start or reach {where}: {str(exc).splitlines()[0][:300]}") from None
+    import ray.data  # noqa: F401  (a second of imports, taken while the caller's other work runs)
+
+    ray.data.DataContext.get_current().enable_progress_bars = False  # the import shows its own progress
     return ray
 
 
@@ -87,7 +94,7 @@ class Embedder:
     def __call__(self, batch: dict) -> dict:
         out = {"chunk": [], "rows": [], "data": []}
         for chunk, texts in zip(batch["chunk"], batch["texts"]):
-            texts = list(texts)
+            texts = [str(t) for t in texts]
             x = np.ascontiguousarray(self.model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
                                                        show_progress_bar=False), dtype=np.float32)
             out["chunk"].append(int(chunk))
