@@ -86,6 +86,7 @@ def main(argv=None) -> None:
                 box.fill(a.query)
                 secs, nb = timed(page, lambda: box.press("Enter"), lambda: page.get_by_text("KW:").first.wait_for(), counter)
                 record("keyword", secs, nb)
+                wait_idle(page)  # the counters are redrawn after the hits: read them once the page is still
                 n = int(metrics(page)[0])
                 # label toggles: click a row's button until the Excluded counter moves (polled from
                 # Python: a page function waiting on the counter missed the change on older pages)
@@ -93,7 +94,7 @@ def main(argv=None) -> None:
                     before = metrics(page)[1]
 
                     def moved(before=before):
-                        while metrics(page)[1] == before:
+                        while metrics(page)[1:2] in ([before], []):  # [] while the counters redraw
                             page.wait_for_timeout(20)
 
                     secs, nb = timed(page, lambda i=i: page.locator("[class*='st-key-tog_'] button:visible").nth(i).click(),

@@ -57,6 +57,7 @@ def start_page(title: str, icon: str) -> tuple[str, Corpus]:
     that they carry the draft's token."""
     st.set_page_config(page_title=title, page_icon=icon, layout="wide")
     access.gate()
+    resources.settle_page(title)
     nav = st.sidebar.container()
     try:
         name = picker.pick_corpus()
