@@ -379,8 +379,8 @@ def _import_locked(spec: ImportSpec, name: str, root: Path, progress: Progress |
     frame, report = validate(table, label, spec.columns, spec.options)
     del table
     precision = storage_precision(spec.precision, len(frame))
-    stage("detecting the languages" + (" and starting Ray" if spec.engine == "ray" and src is None else ""))
-    shares = _detect_languages(frame["text"].tolist(), spec, start_ray=src is None)
+    stage("detecting the languages")
+    shares = languages.detect(frame["text"].tolist(), seed=spec.seed)
     warnings: list[str] = []
     if src is None:
         models = languages.choose_models(list(spec.models), shares)
@@ -432,22 +432,6 @@ def _import_locked(spec: ImportSpec, name: str, root: Path, progress: Progress |
     shutil.rmtree(work, ignore_errors=True)
     log.info("corpus %s: %d rows, dim %d, written to %s", name, len(frame), manifest["dim"], final)
     return load_corpus(name, root)
-
-
-def _detect_languages(texts: list[str], spec: ImportSpec, start_ray: bool) -> dict[str, float]:
-    """The languages' shares. For the Ray engine, Ray starts (or joins its cluster) at the same time: the
-    detection is Python on one core and Ray's start is mostly waiting on its processes, so an import
-    gains the ~2 s of the shorter of the two (issue 30's overhead)."""
-    if spec.engine != "ray" or not start_ray:
-        return languages.detect(texts, seed=spec.seed)
-    from concurrent.futures import ThreadPoolExecutor
-
-    from core.embed_ray import connect
-
-    with ThreadPoolExecutor(1, thread_name_prefix="languages") as pool:
-        shares = pool.submit(languages.detect, texts, seed=spec.seed)
-        connect(spec.ray_address)  # Ray wants its driver's main thread; the detection takes the other
-        return shares.result()
 
 
 def _build_indexes(frame: pd.DataFrame, data: Path, progress: Progress | None) -> dict:

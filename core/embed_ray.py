@@ -58,7 +58,7 @@ def connect(address: str | None, num_cpus: int | None = None):
     except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
         where = f"the Ray cluster at {address!r}" if address else "a local Ray"
         raise InputError(f"could not start or reach {where}: {str(exc).splitlines()[0][:300]}") from None
-    import ray.data  # noqa: F401  (a second of imports, taken while the caller's other work runs)
+    import ray.data  # noqa: F401
 
     ray.data.DataContext.get_current().enable_progress_bars = False  # the import shows its own progress
     return ray
@@ -94,7 +94,7 @@ class Embedder:
     def __call__(self, batch: dict) -> dict:
         out = {"chunk": [], "rows": [], "data": []}
         for chunk, texts in zip(batch["chunk"], batch["texts"]):
-            texts = [str(t) for t in texts]
+            texts = list(texts)
             x = np.ascontiguousarray(self.model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
                                                        show_progress_bar=False), dtype=np.float32)
             out["chunk"].append(int(chunk))

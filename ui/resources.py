@@ -50,7 +50,7 @@ def settle_page(page: str) -> None:
     methods) leave the garbage collector's view too (see _settled): once per page and process."""
     _RUNS[page] = _RUNS.get(page, 0) + 1
     if _RUNS[page] == 2:
-        gc.freeze()
+        _settled(None)
 
 
 @st.cache_resource(show_spinner="Loading corpus…", max_entries=4)
