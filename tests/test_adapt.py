@@ -112,6 +112,28 @@ def test_adapting_methods_resume_after_a_kill_to_the_same_result(titles, tmp_pat
         assert [h["phase"] for h in whole.history] == ["tsdae", "cluster", "harden"]
 
 
+@pytest.mark.slow  # fine-tunes a transformer: about half a minute
+def test_clusterbert_without_the_reconstruction_builds_no_decoder_and_still_adapts(titles, tmp_path, monkeypatch):
+    """With no TSDAE stage and lambda = 1 the decoder is never built (it is most of the cost on a CPU),
+    the stages run, and the encoder moves away from the packaged model."""
+    from sentence_transformers import SentenceTransformer, losses
+
+    from core.embed import resolve_model
+
+    def no_decoder(*args, **kwargs):
+        raise AssertionError("the TSDAE decoder was built although nothing weighs its loss")
+
+    monkeypatch.setattr(losses, "DenoisingAutoEncoderLoss", no_decoder)
+    texts, _ = titles
+    p = {**TINY, "tsdae_epochs": 0, "lam_cluster": 1.0, "lam_harden": 1.0}
+    out = REGISTRY["clusterbert"].fit(ClusterContext(np.zeros((len(texts), 1), np.float32), texts,
+                                                     checkpoint=tmp_path / "ck"), 4, seed=0, **p)
+    assert [h["phase"] for h in out.history] == ["cluster", "harden"]
+    base = SentenceTransformer(resolve_model("default"), device="cpu").encode(texts, normalize_embeddings=True)
+    moved = 1 - (base * out.embeddings).sum(1)
+    assert moved.mean() > 1e-3 and len(set(out.labels.tolist())) > 1
+
+
 @pytest.mark.slow  # fine-tunes a transformer
 @pytest.mark.parametrize("method", ADAPTING)
 def test_cli_writes_a_loadable_clustering_and_embedding_set(so_copy, method):

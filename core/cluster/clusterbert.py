@@ -37,6 +37,12 @@ DEFAULTS = {"model": "default", "tsdae_epochs": 2, "cluster_rounds": 2, "cluster
             "delete_ratio": 0.6, "max_length": 64, "temperature": 0.05}
 
 
+def uses_reconstruction(p: dict) -> bool:
+    """Whether any epoch of the run weighs TSDAE's reconstruction loss (only then is its decoder built)."""
+    return bool(p["tsdae_epochs"] or (p["cluster_rounds"] * p["cluster_epochs"] and p["lam_cluster"] < 1)
+                or (p["harden_epochs"] and p["lam_harden"] < 1))
+
+
 def schedule(p: dict) -> list[tuple[str, int, int]]:
     """Every epoch of the run, in order: (stage, round, epoch)."""
     out = [("tsdae", 0, e) for e in range(p["tsdae_epochs"])]
@@ -57,8 +63,10 @@ class _Run:
             torch.manual_seed(seed)
             self.model = SentenceTransformer(path, device=device)
             self.model.max_seq_length = p["max_length"]
-            self.rec = losses.DenoisingAutoEncoderLoss(self.model, decoder_name_or_path=path,
-                                                       tie_encoder_decoder=True).to(device)  # its decoder loads on the CPU
+            # the decoder exists only where a stage weighs the reconstruction (lambda < 1 or a TSDAE stage)
+            self.rec = (losses.DenoisingAutoEncoderLoss(self.model, decoder_name_or_path=path,
+                                                        tie_encoder_decoder=True).to(device)  # decoder loads on the CPU
+                        if uses_reconstruction(p) else None)
             dim = getattr(self.model, "get_embedding_dimension", self.model.get_sentence_embedding_dimension)()
             self.head = nn.Linear(dim, k).to(device)
         self.gen = np.random.default_rng(seed)
@@ -73,6 +81,10 @@ class _Run:
 
     def rec_loss(self, noisy: list[str], clean: list[str]) -> torch.Tensor:
         return self.rec([self.features(noisy), self.features(clean)], None)
+
+    def trained(self) -> nn.Module:
+        """The module whose parameters the encoder's optimisers move (the encoder, tied decoder included)."""
+        return self.rec if self.rec is not None else self.model
 
     @torch.no_grad()
     def encode(self) -> np.ndarray:
@@ -109,11 +121,12 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     t0 = time.perf_counter()
     run = _Run(texts, k, p, seed, device)
     plan = schedule(p)
-    opt_enc = torch.optim.AdamW(run.rec.parameters(), lr=p["tsdae_lr"])
-    opt_clu = torch.optim.AdamW([*run.rec.parameters(), *run.head.parameters()], lr=p["lr"])
+    opt_enc = torch.optim.AdamW(run.trained().parameters(), lr=p["tsdae_lr"])
+    opt_clu = torch.optim.AdamW([*run.trained().parameters(), *run.head.parameters()], lr=p["lr"])
     runner = Runner(Checkpoint(ctx.checkpoint, {"method": "clusterbert", "k": k, "seed": seed, "params": p,
                                                 "rows": len(texts)}),
-                    {"rec": run.rec, "head": run.head, "opt_enc": opt_enc, "opt_clu": opt_clu}, run.gen, device,
+                    {"rec" if run.rec is not None else "model": run.trained(), "head": run.head, "opt_enc": opt_enc,
+                     "opt_clu": opt_clu}, run.gen, device,
                     total=len(plan), progress=progress)
     if (state := runner.resume()) is not None:
         run.labels = np.asarray(tensor_to_numpy(state["labels"]))
@@ -146,18 +159,17 @@ def _step(run: _Run, stage: str, clean: list[str], idx: np.ndarray, target: torc
     """One batch of one stage: TSDAE's reconstruction of each text from its word-deleted copy, plus (after
     the TSDAE stage) the cross-entropy to the pseudo-labels or the KL to the hardened target."""
     noisy = [delete_words(t, run.p["delete_ratio"], run.gen) for t in clean]
-    rec = run.rec_loss(noisy, clean)
+    lam = {"tsdae": 0.0, "cluster": run.p["lam_cluster"], "harden": run.p["lam_harden"]}[stage]
+    rec = run.rec_loss(noisy, clean) if lam < 1 else None  # not built at all where its weight is 0
     if stage == "tsdae":
         loss, opt = rec, opt_enc
     else:
         logp = torch.log_softmax(run.logits(run.embed_batch(noisy)), dim=1)
         if stage == "cluster":
             part = nn.functional.nll_loss(logp, torch.from_numpy(run.labels[idx]).to(run.device))
-            lam = run.p["lam_cluster"]
         else:
             part = nn.functional.kl_div(logp, target[torch.from_numpy(idx).to(run.device)], reduction="batchmean")
-            lam = run.p["lam_harden"]
-        loss, opt = lam * part + (1 - lam) * rec, opt_clu
+        loss, opt = (lam * part + (1 - lam) * rec if rec is not None else part), opt_clu
     opt.zero_grad()
     loss.backward()
     opt.step()
