@@ -266,7 +266,8 @@ def pooled_model(data: dict, target: str, seed: int, a: argparse.Namespace, devi
     corpora = {n: (x, None if n == target else y) for n, (x, y) in data.items()}
     cfg = Config(dim=data[target][0].shape[1], hidden=a.hidden, inducing=a.inducing, n1=a.n1, n2=a.n2, prf=a.prf)
     model = stages.fit_pooled(corpora, config=cfg, seed=seed, bag=a.bag, pseudo_k=a.pseudo_k,
-                              label_weight=a.label_weight, concentration=a.concentration, device=device,
+                              label_weight=a.label_weight, concentration=a.concentration,
+                              mixup=getattr(a, "mixup", 0), device=device,
                               epochs=a.pooled_epochs, steps=a.pooled_steps, batch=a.batch, lr=a.lr)
     return model, model.stages[-1]["sources"], model.stages[-1]["seconds"]  # the training alone
 
@@ -505,6 +506,8 @@ def main(argv=None) -> None:
     po.add_argument("--concentration", type=float, default=5.0, help="Dirichlet concentration of episodes")
     po.add_argument("--label-weight", type=float, default=2.0, help="a labelled corpus's weight (pseudo: 1 a corpus)")
     po.add_argument("--pseudo-k", type=int, nargs="+", default=[10, 40, 150])
+    po.add_argument("--mixup", type=int, default=0, help="synthetic classes mixed from pairs of each labelled "
+                    "corpus's training classes (0: none)")
     po.add_argument("--anchors", type=int, default=200)
     po.add_argument("--min-size", type=int, default=10)
     po.add_argument("--procedures", nargs="+", default=["merge", "merge-strict"],

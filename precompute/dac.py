@@ -5,7 +5,7 @@
         [--epochs 10] [--steps 100] [--batch 8] [--lr 3e-4] [--bag 800] [--hidden 128] [--inducing 32]
         [--n1 2] [--n2 2] [--tied] [--anchor-pool pma|row] [--seed 0] [--device auto]
     python -m precompute.dac train --corpus NAME --stage pooled --pool A B ... [--label-column label]
-        [--pseudo-k 10 40 150] [--prf 100] [...]
+        [--pseudo-k 10 40 150] [--mixup 0] [--prf 100] [...]
     python -m precompute.dac list --corpus NAME
 
 Stages continue one model: ``--stage pretrain`` then ``--stage kmeans --from MODEL`` (and ``labels`` or
@@ -50,6 +50,8 @@ def parser() -> argparse.ArgumentParser:
                    help="stage pooled: labelled corpora whose classes it learns from (with --label-column)")
     t.add_argument("--pseudo-k", type=whole(2), nargs="+", default=[10, 40, 150],
                    help="stage pooled: the k of each corpus's K-Means pseudo-classes")
+    t.add_argument("--mixup", type=whole(0), default=0,
+                   help="stage pooled: synthetic classes mixed from pairs of each pooled corpus's training classes")
     t.add_argument("--model", default="dac", help="name of the model to write (default: dac)")
     t.add_argument("--from", dest="start", help="go on training this model (the previous stage's)")
     t.add_argument("--clustering", help="stage kmeans: the stored clustering to learn (default: the first K-Means one)")
@@ -98,8 +100,9 @@ def train(a: argparse.Namespace) -> int:
         if not a.pool:
             raise SystemExit("stage pooled needs --pool: one or more labelled corpora to learn classes from")
         trained = stages.fit_pooled(stages.pooled_corpora(corpus, a.pool, a.label_column), config=config,
-                                    seed=a.seed, bag=a.bag, pseudo_k=a.pseudo_k, device=device, progress=progress,
-                                    checkpoint=checkpoint, epochs=a.epochs, steps=a.steps, batch=a.batch, lr=a.lr)
+                                    seed=a.seed, bag=a.bag, pseudo_k=a.pseudo_k, mixup=a.mixup, device=device,
+                                    progress=progress, checkpoint=checkpoint, epochs=a.epochs, steps=a.steps,
+                                    batch=a.batch, lr=a.lr)
         trained.stages[-1].update({"corpus": corpus.name, "embedding_model": corpus.manifest.get("models"),
                                    "pool": list(a.pool), "label_column": a.label_column})
     else:

@@ -495,6 +495,33 @@ def test_pooled_bags_never_mix_corpora_and_follow_their_weights():
         sampling.Pooled([s.samplers[0]], weights=[0])
 
 
+def test_mixed_classes_lie_between_two_training_classes_never_a_held_out_one():
+    """Issue 31, item 4 (mixup of classes): the pooled stage's synthetic classes are unit vectors between
+    their two parents, drawn only from a corpus's training classes (its held-out ones choose the cut),
+    and bags of them come from their own rows only; mixup=0 leaves the sources as they were."""
+    xa, ya = clustered_unit_vectors(400, 16, clusters=8, seed=1)
+    xb, _ = clustered_unit_vectors(200, 16, clusters=3, seed=2)
+    corpora = {"a": (xa, ya), "b": (xb, None)}
+    X, sampler, _, sources = stages.pooled_sources(corpora, seed=3, bag=60, pseudo_k=(3,), mixup=5, mixup_rows=40)
+    (mix,) = [s for s in sources if s["kind"] == "mixup"]
+    fit, held = sampling.split_classes(ya, 0.25, 3)
+    parents = np.array(mix["parents"])
+    assert mix["classes"] == 5 and mix["rows"] == 200 and len(X) == 600 + 200
+    assert np.isin(parents, fit).all() and not np.isin(parents, held).any()
+    synth = X[600:].numpy()
+    np.testing.assert_allclose(np.linalg.norm(synth, axis=1), 1, atol=1e-5)
+    centre = np.stack([xa[ya == c].mean(0) for c in range(8)])
+    centre /= np.linalg.norm(centre, axis=1, keepdims=True)
+    for j, (a, b) in enumerate(parents):
+        cos = synth[40 * j:40 * (j + 1)].mean(0) @ centre.T
+        assert set(np.argsort(cos)[-2:]) == {a, b}  # nearest to its two parents, of all eight classes
+    mixed_sampler = sampler.samplers[[s["kind"] for s in sources].index("mixup")]
+    bags = mixed_sampler.sample(20, np.random.default_rng(0))
+    assert (bags.rows[bags.mask] >= 600).all() and bags.target.sum(1).min() >= 1
+    _, _, _, plain = stages.pooled_sources(corpora, seed=3, bag=60, pseudo_k=(3,))
+    assert [s for s in sources if s["kind"] != "mixup"] == plain
+
+
 def test_the_cosine_schedule_ends_near_zero_and_training_takes_it():
     assert tr.step_lr(1e-3, "cosine", 0, 100) == pytest.approx(1e-3)
     assert tr.step_lr(1e-3, "cosine", 50, 100) == pytest.approx(5e-4)
@@ -573,12 +600,12 @@ def test_cli_trains_a_pooled_model_from_other_corpora_and_clusters_by_merging(so
     shutil.copytree(so_copy / "so", so_copy / "other")  # a second labelled corpus, same embedding model
     small = ["--epochs", "2", "--steps", "4", "--batch", "2", "--bag", "120", "--hidden", "32", "--inducing", "8"]
     assert dac_job.main(["train", "--corpus", "so", "--stage", "pooled", "--pool", "other", "--model", "p",
-                         "--pseudo-k", "5", "20", *small]) == 0
+                         "--pseudo-k", "5", "20", "--mixup", "3", *small]) == 0
     t = models.load("so", "p")
     assert t.config.prf == 100 and [s["stage"] for s in t.stages] == ["pooled"]
     kinds = {(s["corpus"], s["kind"]) for s in t.stages[-1]["sources"]}
     assert kinds == {("so", "kmeans-5"), ("so", "kmeans-20"), ("other", "labels"), ("other", "kmeans-5"),
-                     ("other", "kmeans-20")}  # no label of the target
+                     ("other", "kmeans-20"), ("other", "mixup")}  # no label of the target, mixed classes of the pool
     assert 0 < t.calibration["cut"] < 1 and t.stages[-1]["schedule"] == "cosine"
     held_out = sum(s.get("held_out", 0) for s in t.stages[-1]["sources"])
     assert t.calibration["classes"] == held_out  # the card counts the held-out classes, not every class

@@ -160,30 +160,67 @@ def pseudo_labels(x: np.ndarray, ks, seed: int) -> list[tuple[int, np.ndarray]]:
             for k in ks if k < len(x)]
 
 
-# Long (~45 lines): the pooled stage's sources in one place, as its description reads: every labelled
-# corpus's classes (a quarter held out for the cut), every corpus's K-Means pseudo-classes.
+def mixed_classes(x: np.ndarray, labels: np.ndarray, classes: np.ndarray, n_new: int, rows: int,
+                  gen: np.random.Generator) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int]]]:
+    """Mixup of classes: ``n_new`` synthetic classes of ``rows`` unit vectors each, class j from a pair
+    (a, b) of ``classes``: row i = normalise(lam_i x_a + (1 - lam_i) x_b) for random members of a and b,
+    lam_i around a per-class mixing weight drawn from U(0.3, 0.7). The new clusters lie between real ones
+    with sizes and spreads the corpus does not show, more tasks for a model trained on few classes.
+    Returns (vectors (n_new * rows, D) float32, their class 0..n_new-1, the parent pairs)."""
+    classes = np.asarray(classes)
+    if len(classes) < 2 or n_new < 1 or rows < 1:
+        return np.zeros((0, x.shape[1]), np.float32), np.zeros(0, np.int64), []
+    members = {int(c): np.flatnonzero(labels == c) for c in classes}
+    out, lab, pairs = [], [], []
+    for j in range(n_new):
+        a, b = (int(c) for c in gen.choice(classes, 2, replace=False))
+        lam = np.clip(gen.uniform(0.3, 0.7) + gen.normal(0, 0.05, rows), 0.05, 0.95)[:, None]
+        v = lam * x[gen.choice(members[a], rows)] + (1 - lam) * x[gen.choice(members[b], rows)]
+        out.append(v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12))
+        lab.append(np.full(rows, j, np.int64))
+        pairs.append((a, b))
+    return np.concatenate(out).astype(np.float32), np.concatenate(lab), pairs
+
+
+# Long (~60 lines): the pooled stage's sources in one place, as its description reads: every labelled
+# corpus's classes (a quarter held out for the cut), every corpus's K-Means pseudo-classes, mixed classes.
 def pooled_sources(corpora: dict, *, seed: int = 0, bag: int = 400, pseudo_k=(10, 40, 150), label_weight: float = 2.0,
-                   concentration: float = 5.0, device: str = "cpu"):
+                   concentration: float = 5.0, mixup: int = 0, mixup_rows: int = 100, device: str = "cpu"):
     """``corpora``: name -> (vectors (N, D), labels (N,) with -1 for no class, or None for a corpus whose
-    labels are not to be used). Returns (the stacked matrix, the training sampler, the calibration
-    sampler or None, a list describing each source)."""
+    labels are not to be used). ``mixup``: synthetic classes mixed from pairs of each labelled corpus's
+    training classes (:func:`mixed_classes`; never from its held-out ones), as one more source per corpus.
+    Returns (the stacked matrix, the training sampler, the calibration sampler or None, a list describing
+    each source)."""
     names = list(corpora)
     if not names:
         raise ValueError("the pooled stage needs at least one corpus")
     dims = {np.asarray(corpora[n][0]).shape[1] for n in names}
     if len(dims) > 1:
         raise ValueError(f"the corpora have vectors of different sizes ({sorted(dims)}): pool corpora embedded by one model")
-    offsets = np.cumsum([0] + [len(corpora[n][0]) for n in names])
-    X = torch_rows(np.concatenate([np.asarray(corpora[n][0], np.float32) for n in names]), device)
+    # each labelled corpus's split first: the mixed classes come from its training classes only
+    splits = {n: sampling.split_classes(np.asarray(y)[np.asarray(y) >= 0], 0.25, seed)
+              for n, (_, y) in corpora.items() if y is not None and (np.asarray(y) >= 0).any()}
+    gen = np.random.default_rng([seed, 31])
+    mixed = {n: mixed_classes(np.asarray(corpora[n][0], np.float32), np.asarray(corpora[n][1]), fit, mixup,
+                              mixup_rows, gen) for n, (fit, _) in splits.items()} if mixup > 0 else {}
+    blocks = [np.asarray(corpora[n][0], np.float32) for n in names] + [m[0] for m in mixed.values()]
+    offsets = np.cumsum([0] + [len(b) for b in blocks])
+    X = torch_rows(np.concatenate(blocks), device)
     samplers, weights, calib, sources = [], [], [], []
     next_class = 0
+
+    def classes_within(within: np.ndarray, lab: np.ndarray) -> np.ndarray:
+        nonlocal next_class
+        y = np.full(len(X), -2, np.int64)
+        y[within] = np.where(lab >= 0, lab + next_class, -1)
+        next_class += int(np.max(lab)) + 1
+        return y
+
     for i, n in enumerate(names):
         x_n, y_n = corpora[n]
         within = np.arange(offsets[i], offsets[i + 1])
-        if y_n is not None and (np.asarray(y_n) >= 0).any():
-            y = np.full(len(X), -2, np.int64)
-            y[within] = np.where(y_n >= 0, y_n + next_class, -1)
-            next_class += int(np.max(y_n)) + 1
+        if n in splits:
+            y = classes_within(within, np.asarray(y_n))
             fit, held = sampling.split_classes(y[within][y[within] >= 0], 0.25, seed)
             samplers.append(sampling.Labelled(X, y, fit, bag=bag, episode_share=0.5, within=within,
                                               concentration=concentration))
@@ -191,25 +228,32 @@ def pooled_sources(corpora: dict, *, seed: int = 0, bag: int = 400, pseudo_k=(10
             calib.append(sampling.Labelled(X, y, bag=bag, anchor_classes=held, within=within))
             sources.append({"corpus": n, "kind": "labels", "classes": int(len(fit)), "held_out": int(len(held))})
         for k, lab in pseudo_labels(np.asarray(x_n, np.float32), pseudo_k, seed):
-            y = np.full(len(X), -2, np.int64)
-            y[within] = lab + next_class
-            next_class += int(lab.max()) + 1
-            samplers.append(sampling.Labelled(X, y, bag=bag, episode_share=0.5, within=within,
-                                              concentration=concentration))
+            samplers.append(sampling.Labelled(X, classes_within(within, lab), bag=bag, episode_share=0.5,
+                                              within=within, concentration=concentration))
             weights.append(1.0 / len(pseudo_k))
             sources.append({"corpus": n, "kind": f"kmeans-{k}"})
+    for j, (n, (_, lab, pairs)) in enumerate(mixed.items()):
+        if not len(lab):
+            continue
+        within = np.arange(offsets[len(names) + j], offsets[len(names) + j + 1])
+        samplers.append(sampling.Labelled(X, classes_within(within, lab), bag=bag, episode_share=1.0,
+                                          within=within, concentration=concentration))
+        weights.append(label_weight / 2)
+        sources.append({"corpus": n, "kind": "mixup", "classes": len(pairs), "rows": int(len(lab)),
+                        "parents": [list(p) for p in pairs]})
     if not samplers:
         raise ValueError("no source to train on: every corpus is smaller than the smallest pseudo-class k")
     return X, sampling.Pooled(samplers, weights), (sampling.Pooled(calib) if calib else None), sources
 
 
 def fit_pooled(corpora: dict, *, config: Config | None = None, seed: int = 0, bag: int = 400, pseudo_k=(10, 40, 150),
-               label_weight: float = 2.0, concentration: float = 5.0, device: str = "cpu", progress=None,
-               checkpoint: Path | None = None, **train_params) -> tr.Trained:
+               label_weight: float = 2.0, concentration: float = 5.0, mixup: int = 0, device: str = "cpu",
+               progress=None, checkpoint: Path | None = None, **train_params) -> tr.Trained:
     """The pooled stage (see the module's description): a new model trained on ``corpora``'s tasks
     (:func:`pooled_sources`), its cut chosen on the labelled corpora's held-out classes (none given: 0.5)."""
     X, sampler, calib, sources = pooled_sources(corpora, seed=seed, bag=bag, pseudo_k=pseudo_k,
-                                                label_weight=label_weight, concentration=concentration, device=device)
+                                                label_weight=label_weight, concentration=concentration, mixup=mixup,
+                                                device=device)
     check_rows(len(X))
     cfg = config or Config(dim=X.shape[1], prf=100)
     params = {"schedule": "cosine", **train_params}
