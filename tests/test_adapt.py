@@ -134,6 +134,20 @@ def test_clusterbert_without_the_reconstruction_builds_no_decoder_and_still_adap
     assert moved.mean() > 1e-3 and len(set(out.labels.tolist())) > 1
 
 
+@pytest.mark.slow  # fine-tunes multilingual-e5-small: about a minute
+def test_clusterbert_adapts_multilingual_e5_without_tsdae_and_names_the_missing_decoder(titles, tmp_path):
+    texts, _ = titles
+    texts = texts[::2]
+    ctx = ClusterContext(np.zeros((len(texts), 1), np.float32), texts, checkpoint=tmp_path / "ck")
+    small = dict(cluster_rounds=1, cluster_epochs=1, harden_epochs=1, batch_size=16, max_length=24)
+    with pytest.raises(ValueError, match="without the decoder"):
+        REGISTRY["clusterbert"].fit(ctx, 4, seed=0, model="multilingual-e5-small", tsdae_epochs=1, **small)
+    out = REGISTRY["clusterbert"].fit(ctx, 4, seed=0, model="multilingual-e5-small", **small)
+    assert out.embeddings.shape == (len(texts), 384) and len(set(out.labels.tolist())) > 1
+    np.testing.assert_allclose(np.linalg.norm(out.embeddings, axis=1), 1, atol=1e-4)
+    assert (out.model_dir / "tokenizer.txt").exists()  # saved as an adapted e5, as SCCL's
+
+
 @pytest.mark.slow  # fine-tunes a transformer
 @pytest.mark.parametrize("method", ADAPTING)
 def test_cli_writes_a_loadable_clustering_and_embedding_set(so_copy, method):
