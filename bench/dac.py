@@ -392,9 +392,12 @@ def pooled_table(folders: list[Path]) -> str:
 
     out = ["| corpus | anchors | seeds | AP " + " / ".join(rules) + " | accuracy at cut " + " / ".join(rules) + " |",
            "|---|---|---|---|---|"]
+    def cell(value: float) -> str:  # a model the run did not train (``--own`` left out) shows "-"
+        return "-" if np.isnan(value) else f"{value:.3f}"
+
     for (t, k), rs in sorted(anch.items()):
-        ap = " / ".join(f"{mean(rs, r, 'average_precision'):.3f}" for r in rules)
-        acc = " / ".join(f"{mean(rs, r, 'accuracy'):.3f}" for r in rules)
+        ap = " / ".join(cell(mean(rs, r, "average_precision")) for r in rules)
+        acc = " / ".join(cell(mean(rs, r, "accuracy")) for r in rules)
         out.append(f"| {t} | {k} | {len(rs)} | {ap} | {acc} |")
     out += ["", "| corpus | method | seeds | NMI | ACC | k found (true) |", "|---|---|---|---|---|---|"]
     for (t, m), rs in sorted(clus.items()):
