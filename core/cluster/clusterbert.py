@@ -16,7 +16,7 @@ reconstruction term (``tsdae_epochs`` 0, both lambdas 1), so the run is stages 2
 themselves. On short, stop-word-stripped texts the reconstruction lowered K-Means on the adapted
 embeddings whatever the deletion rate or batch, and the paper's recipe end to end clustered Biomedical
 at 29.1 NMI against K-Means's 41.8 (1,000 texts, seed 0); without it ClusterBERT beat K-Means in NMI
-and ACC on all four benchmarks over three seeds, at a third to a fifth of the cost. The paper's recipe:
+and ACC on all four benchmarks over three seeds, at about half the cost per epoch. The paper's recipe:
 ``--param tsdae_epochs=2 --param lam_cluster=0.8 --param lam_harden=0.75`` (the decoder is built only
 then; multilingual-e5-small, which has no decoder, takes ClusterBERT without it).
 
