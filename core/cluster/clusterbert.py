@@ -168,7 +168,10 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     with torch.no_grad():
         labels = run.logits(torch.from_numpy(emb).to(device)).argmax(1).cpu().numpy().astype(np.int32)
     model_dir = model_folder(ctx, "clusterbert-")
-    run.e5.save_model(model_dir) if run.e5 is not None else run.model.save(str(model_dir))
+    if run.e5 is not None:
+        run.e5.save_model(model_dir)  # an adapted e5 folder, as SCCL writes it
+    else:
+        run.model.save(str(model_dir))
     runner.finish()
     centroids = nn.functional.normalize(run.head.weight.detach(), dim=-1).cpu().numpy().astype(np.float32)
     return Clustering(labels, centroids, "clusterbert", k, dict(p), runner.history, time.perf_counter() - t0, seed,
