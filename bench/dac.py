@@ -267,7 +267,7 @@ def pooled_model(data: dict, target: str, seed: int, a: argparse.Namespace, devi
     cfg = Config(dim=data[target][0].shape[1], hidden=a.hidden, inducing=a.inducing, n1=a.n1, n2=a.n2, prf=a.prf)
     model = stages.fit_pooled(corpora, config=cfg, seed=seed, bag=a.bag, pseudo_k=a.pseudo_k,
                               label_weight=a.label_weight, concentration=a.concentration,
-                              mixup=getattr(a, "mixup", 0), device=device,
+                              mixup=a.mixup, device=device,
                               epochs=a.pooled_epochs, steps=a.pooled_steps, batch=a.batch, lr=a.lr)
     return model, model.stages[-1]["sources"], model.stages[-1]["seconds"]  # the training alone
 
@@ -390,11 +390,11 @@ def pooled_table(folders: list[Path]) -> str:
         vals = [v for v in vals if v is not None]
         return float(np.mean(vals)) if vals else float("nan")
 
-    out = ["| corpus | anchors | seeds | AP " + " / ".join(rules) + " | accuracy at cut " + " / ".join(rules) + " |",
-           "|---|---|---|---|---|"]
     def cell(value: float) -> str:  # a model the run did not train (``--own`` left out) shows "-"
         return "-" if np.isnan(value) else f"{value:.3f}"
 
+    out = ["| corpus | anchors | seeds | AP " + " / ".join(rules) + " | accuracy at cut " + " / ".join(rules) + " |",
+           "|---|---|---|---|---|"]
     for (t, k), rs in sorted(anch.items()):
         ap = " / ".join(cell(mean(rs, r, "average_precision")) for r in rules)
         acc = " / ".join(cell(mean(rs, r, "accuracy")) for r in rules)

@@ -220,8 +220,9 @@ def pooled_sources(corpora: dict, *, seed: int = 0, bag: int = 400, pseudo_k=(10
         x_n, y_n = corpora[n]
         within = np.arange(offsets[i], offsets[i + 1])
         if n in splits:
+            first = next_class  # the corpus's class c is first + c in the stacked numbering
             y = classes_within(within, np.asarray(y_n))
-            fit, held = sampling.split_classes(y[within][y[within] >= 0], 0.25, seed)
+            fit, held = (first + c for c in splits[n])
             samplers.append(sampling.Labelled(X, y, fit, bag=bag, episode_share=0.5, within=within,
                                               concentration=concentration))
             weights.append(label_weight)
