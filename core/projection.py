@@ -24,7 +24,7 @@ def lda_directions(x: np.ndarray, included: np.ndarray, excluded: np.ndarray, n_
     rest = np.flatnonzero(free)
     sample = rng.choice(rest, min(n_unlabelled, len(rest)), replace=False) if len(rest) else rest
     groups = [g for g in (included, excluded, np.sort(sample)) if len(g)]
-    xs = [torch.from_numpy(np.asarray(x[g], dtype=np.float32)).to(device) for g in groups]
+    xs = [torch.from_numpy(vectorstore.take(x, g)).to(device) for g in groups]  # a cold store's reads at once
     n = sum(len(g) for g in xs)
     mean = torch.cat(xs).mean(0)
     sw = within_scatter(xs)

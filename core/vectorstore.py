@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import struct
+import threading
 from pathlib import Path
 from typing import Iterable
 
@@ -103,11 +104,19 @@ def _blocks(x: np.ndarray):
     n, dim = x.shape
     raw = np.empty((min(STEP, n), dim), dtype=np.float16)
     wide = torch.empty((min(STEP, n), dim), dtype=torch.float32)
-    for s in range(0, n, STEP):
-        m = min(STEP, n - s)
-        np.copyto(raw[:m], x[s:s + m])
-        wide[:m].copy_(torch.from_numpy(raw[:m]))
-        yield s, wide[:m]
+    where = _mapped_file(x) if n > STEP else None
+    ahead = _Ahead(where[0], where[1], where[1] + x.nbytes) if where else None
+    try:
+        for s in range(0, n, STEP):
+            m = min(STEP, n - s)
+            if ahead is not None:
+                ahead.at(where[1] + s * raw.strides[0])
+            np.copyto(raw[:m], x[s:s + m])
+            wide[:m].copy_(torch.from_numpy(raw[:m]))
+            yield s, wide[:m]
+    finally:
+        if ahead is not None:
+            ahead.stop()
 
 
 def times(x: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -143,3 +152,170 @@ def row_sum(x: np.ndarray, rows: np.ndarray) -> np.ndarray:
     for s, block in _blocks(x):
         total += (wt[s:s + len(block)] @ block).double()
     return total.numpy()
+
+
+PAGE = 4096
+
+
+def _mapped_file(x) -> tuple[str, int] | None:
+    """(file, byte offset of row 0) when ``x`` is a whole memory-mapped file past its header (a view of
+    part of one carries its parent's offset, so it is not taken for one)."""
+    name, offset = getattr(x, "filename", None), getattr(x, "offset", None)
+    if not isinstance(x, np.memmap) or name is None or offset is None or not x.flags.c_contiguous:
+        return None
+    try:
+        whole = os.path.getsize(name) == int(offset) + x.nbytes
+    except OSError:
+        return None
+    return (name, int(offset)) if whole else None
+
+
+def take(x: np.ndarray, rows) -> np.ndarray:
+    """``x[rows]`` as float32. For a memory-mapped store the rows' pages are first asked of the kernel all
+    at once (``posix_fadvise WILLNEED``, one call per run of pages), so the disk reads them in parallel
+    rather than one page fault after another: a cold 10M store answered 2,000 scattered rows in ~6 s,
+    one random read at a time (the scatter's LDA sample, the corpus check at open)."""
+    rows = np.asarray(rows, np.int64)
+    where = _mapped_file(x) if len(rows) else None
+    if where is not None and hasattr(os, "posix_fadvise"):
+        name, offset = where
+        row_bytes = x.shape[1] * x.itemsize
+        first = (offset + rows * row_bytes) // PAGE
+        last = (offset + (rows + 1) * row_bytes - 1) // PAGE
+        pages = np.unique(np.concatenate([first, last]))  # a row may straddle two pages
+        runs = np.split(pages, np.flatnonzero(np.diff(pages) > 1) + 1)
+        fd = os.open(name, os.O_RDONLY)
+        try:
+            for run in runs:
+                os.posix_fadvise(fd, int(run[0]) * PAGE, (int(run[-1]) - int(run[0]) + 1) * PAGE,
+                                 os.POSIX_FADV_WILLNEED)
+        finally:
+            os.close(fd)
+    return np.asarray(x[rows], dtype=np.float32)
+
+
+def _available_bytes() -> int | None:
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+WARM_CHUNK = 64 << 20  # bytes read into the page cache at a time
+
+
+def _libc():
+    """libc's mmap/munmap through ctypes, which lets go of the GIL during the call (Python's own
+    ``mmap.mmap`` with MAP_POPULATE held it for the whole read: the server's other threads stalled).
+    None where the platform has no MAP_POPULATE."""
+    global _LIBC
+    if _LIBC is None:
+        import ctypes
+        import mmap
+
+        if not hasattr(mmap, "MAP_POPULATE"):
+            _LIBC = False
+        else:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.mmap.restype = ctypes.c_void_p
+            libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                                  ctypes.c_long]
+            libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+            _LIBC = libc
+    return _LIBC or None
+
+
+_LIBC = None
+_MAP_FAILED = (1 << 64) - 1  # (void *) -1
+
+
+def populate(fd: int, start: int, length: int) -> bool:
+    """Read bytes [start, start + length) of an open file into the page cache and return once they are
+    there, without copying them into this process: a shared read-only mapping made with MAP_POPULATE
+    (the kernel reads the range in large requests) and dropped at once. A cold 10M store (7.7 GB) is read
+    in ~3.5 s this way on this machine, where a scan's page faults took 11-16 s and ``posix_fadvise
+    WILLNEED`` read only the first 232 MB. False where it cannot (no MAP_POPULATE; the hint is then given
+    instead)."""
+    import mmap
+
+    libc = _libc()
+    length += start % mmap.ALLOCATIONGRANULARITY  # a mapping starts at a multiple of the granularity
+    start -= start % mmap.ALLOCATIONGRANULARITY
+    if libc is None:
+        if hasattr(os, "posix_fadvise"):
+            os.posix_fadvise(fd, start, length, os.POSIX_FADV_WILLNEED)
+        return False
+    addr = libc.mmap(None, length, mmap.PROT_READ, mmap.MAP_SHARED | mmap.MAP_POPULATE, fd, start)
+    if addr is None or addr == _MAP_FAILED:
+        return False
+    libc.munmap(addr, length)
+    return True
+
+
+def _read_ahead(path: Path, size: int, start: int = 0, limit=None) -> None:
+    """Read the file from ``start`` into the page cache chunk by chunk; ``limit(position)`` may block to keep
+    the read a bounded distance ahead of a scan, and returns False to stop."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        for pos in range(start, size, WARM_CHUNK):
+            if limit is not None and not limit(pos):
+                return
+            populate(fd, pos, min(WARM_CHUNK, size - pos))
+    except OSError:
+        pass  # reading ahead is a hint: a file replaced or gone meanwhile is not an error
+    finally:
+        os.close(fd)
+
+
+READ_AHEAD = 512 << 20  # how far (bytes) a scan's reader may run ahead of it
+
+
+class _Ahead:
+    """A scan's reader: a daemon thread reads the mapped file into the page cache (``populate``) at most
+    ``READ_AHEAD`` bytes ahead of where the scan is, so a cold store is read in large requests while the
+    scan computes, instead of page fault by page fault (a cold 10M projection: 11-16 s, the store's
+    7.7 GB read at ~0.5-0.7 GB/s). On pages already cached it costs next to nothing (0.05 s for 7.7 GB)."""
+
+    def __init__(self, path: str, start: int, stop: int):
+        self._pos, self._stopped = start, False
+        self._cond = threading.Condition()
+        self.thread = threading.Thread(target=_read_ahead, args=(Path(path), stop, start, self._wait),
+                                       name="read ahead", daemon=True)
+        self.thread.start()
+
+    def _wait(self, pos: int) -> bool:
+        with self._cond:
+            self._cond.wait_for(lambda: self._stopped or pos - self._pos <= READ_AHEAD)
+            return not self._stopped
+
+    def at(self, pos: int) -> None:
+        with self._cond:
+            self._pos = pos
+            self._cond.notify_all()
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopped = True
+            self._cond.notify_all()
+
+
+def warm(path: Path, share: float = 0.5) -> threading.Thread | None:
+    """Read the store into the page cache in the background (a daemon thread, see ``populate``), so the
+    first scan after the server opens a corpus (the scatter's projection, a search) does not wait for the
+    disk: at 10M rows that is 7.7 GB. Skipped when the file is larger than ``share`` of the memory
+    available now, where it would only push other pages out. Returns the thread (None when skipped)."""
+    size = os.path.getsize(path)
+    avail = _available_bytes()
+    if avail is None or size > share * avail:
+        return None
+    thread = threading.Thread(target=_read_ahead, args=(Path(path), size), name=f"warm {Path(path).name}",
+                              daemon=True)
+    thread.start()
+    return thread
