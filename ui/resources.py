@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import embedsets, paths, plots
+from core import embedsets, paths, plots, vectorstore
 from core.corpus import Corpus, load_corpus
 from core.export import group_frame, to_bytes
 from core.embed import pick_device
@@ -55,7 +55,10 @@ def settle_page(page: str) -> None:
 
 @st.cache_resource(show_spinner="Loading corpus…", max_entries=4)
 def _corpus(root: str, name: str, stamp: float) -> Corpus:
-    return _settled(load_corpus(name, Path(root)))
+    c = load_corpus(name, Path(root))
+    if c.vector_file is not None:  # a large corpus: its store read into the page cache while the user looks
+        vectorstore.warm(c.vector_file)
+    return _settled(c)
 
 
 def vector_index(c: Corpus, device: str) -> VectorIndex:
