@@ -6,7 +6,10 @@ from __future__ import annotations
 import errno
 import html
 import json
+import os
+import sys
 import threading
+import time
 
 import numpy as np
 import pandas as pd
@@ -410,6 +413,37 @@ def test_a_large_store_is_read_into_the_page_cache_in_the_background_when_it_fit
     assert vectorstore.warm(path) is None and asked == []
 
 
+def test_the_background_read_yields_to_a_scan_of_the_same_store_and_runs_at_the_lowest_priority(tmp_path, monkeypatch):
+    """At 10M the background read beside the corpus's opening and the first scatter's own reader took the two
+    cores from them (open 8.6 -> 11.1 s, first scatter +2 s): it now runs at nice 19 and waits while a scan
+    reads the same file ahead of itself, then reads the rest."""
+    path = tmp_path / vectorstore.FILE
+    x = np.ones((5_000, 16), np.float32) / 4
+    vectorstore.write(path, [x], len(x), 16)
+    monkeypatch.setattr(vectorstore, "WARM_CHUNK", 64 << 10)
+    monkeypatch.setattr(vectorstore, "_available_bytes", lambda: 10 * path.stat().st_size)
+    asked, nice, real = [], [], vectorstore.populate
+
+    def spy(fd, start, n):
+        asked.append((start, n))
+        if sys.platform.startswith("linux"):
+            nice.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+        return real(fd, start, n)
+
+    monkeypatch.setattr(vectorstore, "populate", spy)
+    scan = vectorstore._Ahead(str(path), vectorstore.HEADER, vectorstore.HEADER)  # a scan under way, nothing to read
+    thread = vectorstore.warm(path)
+    time.sleep(0.3)
+    assert thread.is_alive() and asked == []  # waits while the scan reads
+    scan.stop()
+    scan.stop()  # stopping twice counts once
+    thread.join(10)
+    assert not thread.is_alive() and sum(n for _, n in asked) == path.stat().st_size
+    assert vectorstore._SCANS.get(os.path.realpath(path)) == 0
+    if sys.platform.startswith("linux"):
+        assert set(nice) == {19}
+
+
 def test_a_scan_of_a_mapped_store_reads_ahead_of_itself_a_bounded_distance_and_gives_the_same_numbers(
         tmp_path, monkeypatch):
     """A cold projection of 10M rows took 11-16 s in page faults: a reader thread now reads the file in large
@@ -426,7 +460,8 @@ def test_a_scan_of_a_mapped_store_reads_ahead_of_itself_a_bounded_distance_and_g
     events, real, real_at = [], vectorstore.populate, vectorstore._Ahead.at
     monkeypatch.setattr(vectorstore, "populate", lambda fd, start, n: (events.append(("read", start)),
                                                                        real(fd, start, n))[1])
-    monkeypatch.setattr(vectorstore._Ahead, "at", lambda self, pos: (events.append(("scan", pos)), real_at(self, pos))[1])
+    monkeypatch.setattr(vectorstore._Ahead, "at", lambda self, pos: (events.append(("scan", pos)), real_at(self, pos),
+                                                                     time.sleep(0.002))[1])  # the reader gets a turn
     w = rng.standard_normal((64, 2)).astype(np.float32)
     got = vectorstore.times(store, w)
     assert np.allclose(got, x.astype(np.float16).astype(np.float32) @ w, atol=1e-5)
