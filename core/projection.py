@@ -46,3 +46,49 @@ def project(x: np.ndarray, w: np.ndarray, chunk: int = ROWS_PER_BLOCK) -> np.nda
     for s in range(0, len(x), chunk):
         out[s:s + chunk] = np.asarray(x[s:s + chunk], dtype=np.float32) @ w
     return out
+
+
+def preview_starts(n: int, share: float, block: int = ROWS_PER_BLOCK) -> np.ndarray:
+    """First rows of the blocks of a preview: whole blocks of ``block`` rows spread evenly over the corpus
+    (its start, its end and between; contiguous reads of the store), about ``share`` of the rows."""
+    blocks = -(-n // block)
+    k = min(blocks, max(1, int(round(blocks * share))))
+    return np.unique(np.linspace(0, blocks - 1, k).round().astype(np.int64)) * block
+
+
+def project_preview(x: np.ndarray, w: np.ndarray, share: float, block: int = ROWS_PER_BLOCK
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, their coordinates) for a first look at a large corpus: ``project`` of the rows of
+    :func:`preview_starts` only, their pages asked of the disk at once. At 10M rows and a share of 1/8 it
+    reads ~1 GB of the store instead of 7.7 GB."""
+    starts = preview_starts(len(x), share, block)
+    vectorstore.advise_blocks(x, starts, block)
+    rows = np.concatenate([np.arange(s, min(len(x), s + block)) for s in starts])
+    xy = np.concatenate([np.asarray(x[s:s + block], dtype=np.float32) @ w for s in starts])
+    return rows, xy
+
+
+class _Texts:
+    """The texts of some rows, read only where a figure asks (its hover sample)."""
+
+    def __init__(self, texts, rows: np.ndarray):
+        self.texts, self.rows = texts, rows
+
+    def take(self, local):
+        return self.texts.take(self.rows[np.asarray(local, np.int64)])
+
+
+def preview_scatter(x: np.ndarray, w: np.ndarray, included, excluded, texts, share: float = 1 / 8, **scatter_kw):
+    """A first look at a large corpus's scatter: the rows of :func:`project_preview` and every labelled row,
+    on the axes ``w`` of the full one. Returns (``plots.Scatter``, the rows drawn)."""
+    from core import plots
+    from core.session import EXCLUDED, INCLUDED
+
+    included, excluded = np.asarray(included, np.int64), np.asarray(excluded, np.int64)
+    rows, xy = project_preview(x, w, share)
+    extra = np.setdiff1d(np.r_[included, excluded], rows)
+    rows, xy = np.r_[rows, extra], np.vstack([xy, vectorstore.take(x, extra) @ w])
+    labels = np.zeros(len(rows), dtype=np.int8)
+    labels[np.isin(rows, included)] = INCLUDED
+    labels[np.isin(rows, excluded)] = EXCLUDED
+    return plots.scatter(xy, labels, _Texts(texts, rows), **scatter_kw), rows

@@ -178,21 +178,37 @@ def take(x: np.ndarray, rows) -> np.ndarray:
     one random read at a time (the scatter's LDA sample, the corpus check at open)."""
     rows = np.asarray(rows, np.int64)
     where = _mapped_file(x) if len(rows) else None
-    if where is not None and hasattr(os, "posix_fadvise"):
+    if where is not None:
         name, offset = where
         row_bytes = x.shape[1] * x.itemsize
         first = (offset + rows * row_bytes) // PAGE
         last = (offset + (rows + 1) * row_bytes - 1) // PAGE
         pages = np.unique(np.concatenate([first, last]))  # a row may straddle two pages
         runs = np.split(pages, np.flatnonzero(np.diff(pages) > 1) + 1)
-        fd = os.open(name, os.O_RDONLY)
-        try:
-            for run in runs:
-                os.posix_fadvise(fd, int(run[0]) * PAGE, (int(run[-1]) - int(run[0]) + 1) * PAGE,
-                                 os.POSIX_FADV_WILLNEED)
-        finally:
-            os.close(fd)
+        _advise(name, [(int(run[0]) * PAGE, (int(run[-1]) - int(run[0]) + 1) * PAGE) for run in runs])
     return np.asarray(x[rows], dtype=np.float32)
+
+
+def _advise(name: str, ranges) -> None:
+    """``posix_fadvise WILLNEED`` for each (start, length) byte range of a file: the kernel starts reading
+    them all at once."""
+    if not hasattr(os, "posix_fadvise"):
+        return
+    fd = os.open(name, os.O_RDONLY)
+    try:
+        for start, length in ranges:
+            os.posix_fadvise(fd, start, length, os.POSIX_FADV_WILLNEED)
+    finally:
+        os.close(fd)
+
+
+def advise_blocks(x: np.ndarray, starts, length: int) -> None:
+    """Ask for the rows [s, s + length) of each start of a mapped store at once (nothing for other arrays)."""
+    where = _mapped_file(x)
+    if where is not None:
+        name, offset = where
+        row_bytes = x.shape[1] * x.itemsize
+        _advise(name, [(offset + int(s) * row_bytes, int(min(length, len(x) - s)) * row_bytes) for s in starts])
 
 
 def _available_bytes() -> int | None:

@@ -509,3 +509,44 @@ def test_a_page_puts_its_long_lived_objects_out_of_the_collectors_view_once_and_
     finally:
         gc.unfreeze()
         resources._RUNS.pop("A page of this test", None)
+
+
+def test_a_preview_projects_evenly_spread_whole_blocks_asked_of_the_disk_at_once(tmp_path, monkeypatch):
+    """The first look at a 10M scatter reads about an eighth of the store: whole blocks from its start to its
+    end, asked of the kernel at once, with the coordinates the full projection gives those rows."""
+    from core.projection import preview_starts, project, project_preview
+
+    starts = preview_starts(10_000, 1 / 8, block=100)
+    assert starts[0] == 0 and starts[-1] == 9_900 and len(starts) == 12  # 100 blocks: an eighth, ends included
+    assert np.all(np.diff(starts) >= 800) and np.all(np.diff(starts) <= 1000) and np.all(starts % 100 == 0)
+    assert list(preview_starts(250, 1 / 8, block=100)) == [0]  # a small corpus: one block
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((10_050, 32)).astype(np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    path = tmp_path / vectorstore.FILE
+    vectorstore.write(path, [x], len(x), x.shape[1])
+    store = vectorstore.codes(path)
+    asked, real = [], vectorstore.os.posix_fadvise
+    monkeypatch.setattr(vectorstore.os, "posix_fadvise",
+                        lambda fd, off, n, advice: (asked.append((off, n)), real(fd, off, n, advice))[1])
+    w = rng.standard_normal((32, 2)).astype(np.float32)
+    rows, xy = project_preview(store, w, 1 / 8, block=100)
+    full = project(store, w)
+    assert len(rows) == len(set(rows.tolist())) and rows[0] == 0 and rows[-1] == 10_049  # the last, short block
+    assert 0.1 < len(rows) / len(x) < 0.16
+    assert np.allclose(xy, full[rows], atol=1e-5)
+    row_bytes = 32 * 2
+    assert sorted(asked) == [(vectorstore.HEADER + int(s) * row_bytes, min(100, len(x) - int(s)) * row_bytes)
+                             for s in preview_starts(len(x), 1 / 8, block=100)]
+    asked.clear()
+    rows2, xy2 = project_preview(x, w, 1 / 8, block=100)  # a plain array: the same rows, no hint
+    assert np.array_equal(rows2, rows) and np.allclose(xy2, x[rows] @ w, atol=1e-5) and asked == []
+    from core.projection import preview_scatter
+
+    texts = pd.Series([f"text {i}" for i in range(len(x))])
+    sc, drawn = preview_scatter(store, w, [5_000, 5_001], [7_777], texts, 1 / 8, hover_sample=50, raster_from=100)
+    assert {5_000, 5_001, 7_777} <= set(drawn.tolist()) and set(rows.tolist()) <= set(drawn.tolist())
+    traces = {tr.name: rr for tr, rr in zip(sc.figure.data, sc.trace_rows)}
+    labelled = {int(drawn[r]) for name, rr in traces.items() if name and "nclud" in name for r in rr}
+    assert labelled == {5_000, 5_001}  # the included trace holds exactly the included rows
+    assert sc.raster is not None  # the unlabelled rows as a density, as in the full scatter
