@@ -9,7 +9,7 @@ import numpy as np
 import streamlit as st
 
 from core import annotate, plots
-from core.projection import lda_directions, project
+from core.projection import lda_directions, preview_scatter, project
 from core.session import EXCLUDED, INCLUDED
 from ui import drafts, group, navigation, resources
 
@@ -22,11 +22,22 @@ HOVER_SAMPLE = int(os.environ.get("SEMANNO_SCATTER_HOVER_SAMPLE", 5000))
 RASTER_FROM = int(os.environ.get("SEMANNO_SCATTER_RASTER_FROM", plots.RASTER_FROM))
 
 
+# from this many texts the first view of a group state is a preview from evenly spread blocks of the corpus
+# (PREVIEW_SHARE of it), drawn while the whole corpus is projected (a cold 10M store: 7.7 GB to read)
+PREVIEW_FROM = int(os.environ.get("SEMANNO_SCATTER_PREVIEW_FROM", 2_000_000))
+PREVIEW_SHARE = 1 / 8
+
+
+@st.cache_data(max_entries=8, show_spinner="Fitting the discriminant…")
+def directions(corpus_name: str, stamp: str, included: tuple, excluded: tuple) -> np.ndarray:
+    vectors = resources.search_context(corpus_name).vectors
+    return lda_directions(vectors, np.array(included, np.int64), np.array(excluded, np.int64))
+
+
 @st.cache_data(max_entries=8, show_spinner="Projecting the corpus…")
 def coordinates(corpus_name: str, stamp: str, included: tuple, excluded: tuple) -> np.ndarray:
     vectors = resources.search_context(corpus_name).vectors
-    w = lda_directions(vectors, np.array(included, np.int64), np.array(excluded, np.int64))
-    return project(vectors, w)
+    return project(vectors, directions(corpus_name, stamp, included, excluded))
 
 
 inc, exc = session.included, session.excluded
@@ -47,7 +58,36 @@ def figure(corpus_name: str, stamp: str, included: tuple, excluded: tuple) -> pl
                          raster_from=RASTER_FROM)
 
 
-sc = figure(name, str(resources.stamp(name)), tuple(inc.tolist()), tuple(exc.tolist()))
+def preview(corpus_name: str, stamp: str, included: tuple, excluded: tuple) -> tuple[plots.Scatter, int]:
+    """A first look on the axes of the full scatter; shown once per group state, so not cached."""
+    sc, rows = preview_scatter(resources.search_context(corpus_name).vectors,
+                               directions(corpus_name, stamp, included, excluded), included, excluded,
+                               resources.corpus(corpus_name).frame["text"], PREVIEW_SHARE,
+                               hover_sample=HOVER_SAMPLE, raster_from=RASTER_FROM)
+    return sc, len(rows)
+
+
+@st.cache_resource(show_spinner=False)
+def _drawn() -> set:
+    """Group states whose full scatter this server has made (they need no preview again)."""
+    return set()
+
+
+key = (name, str(resources.stamp(name)), tuple(inc.tolist()), tuple(exc.tolist()))
+slot = st.empty()
+if corpus.n >= PREVIEW_FROM and key not in _drawn():
+    with slot.container():
+        with st.spinner("A first look at the corpus…"):
+            first, shown = preview(*key)
+        st.caption(f"A first look from {shown:,} of {corpus.n:,} texts (blocks spread evenly over the corpus). "
+                   "The full scatter, where a lasso selects every text, is being computed and replaces it.")
+        st.plotly_chart(first.figure, width="stretch", key="scatter_preview", theme=None,
+                        config={"plotGlPixelRatio": 1})
+sc = figure(*key)
+if len(_drawn()) > 256:  # a memory of recent states, not a log
+    _drawn().clear()
+_drawn().add(key)
+slot.empty()
 if sc.raster is None:
     st.caption(f"All {corpus.n:,} texts: green included, red excluded, yellow unlabelled. Hover shows the text "
                f"of {sc.hover_rows:,} texts: the labelled ones and a sample of up to {HOVER_SAMPLE:,} unlabelled "
