@@ -550,3 +550,18 @@ def test_a_preview_projects_evenly_spread_whole_blocks_asked_of_the_disk_at_once
     labelled = {int(drawn[r]) for name, rr in traces.items() if name and "nclud" in name for r in rr}
     assert labelled == {5_000, 5_001}  # the included trace holds exactly the included rows
     assert sc.raster is not None  # the unlabelled rows as a density, as in the full scatter
+
+
+def test_the_share_of_a_store_in_the_page_cache_is_read_from_the_kernel(tmp_path):
+    """The Scatter page shows its preview only while the store is mostly not in the page cache: the share
+    comes from ``mincore`` over the store's mapping (None for what is not a mapped store)."""
+    path = tmp_path / vectorstore.FILE
+    x = np.ones((20_000, 64), np.float32) / 8
+    vectorstore.write(path, [x], len(x), 64)
+    store = vectorstore.codes(path)
+    float(np.asarray(store, np.float32).sum())  # every page read just now
+    share = vectorstore.resident_share(store)
+    if share is None:
+        pytest.skip("this platform has no MAP_POPULATE/mincore through libc")
+    assert share == 1.0
+    assert vectorstore.resident_share(x) is None and vectorstore.resident_share(store[10:]) is None
