@@ -8,7 +8,7 @@ import os
 import numpy as np
 import streamlit as st
 
-from core import annotate, plots
+from core import annotate, plots, vectorstore
 from core.projection import lda_directions, preview_scatter, project
 from core.session import EXCLUDED, INCLUDED
 from ui import drafts, group, navigation, resources
@@ -26,6 +26,9 @@ RASTER_FROM = int(os.environ.get("SEMANNO_SCATTER_RASTER_FROM", plots.RASTER_FRO
 # (PREVIEW_SHARE of it), drawn while the whole corpus is projected (a cold 10M store: 7.7 GB to read)
 PREVIEW_FROM = int(os.environ.get("SEMANNO_SCATTER_PREVIEW_FROM", 2_000_000))
 PREVIEW_SHARE = 1 / 8
+# ... and only while less than this share of its vector store is in the page cache (warm, the full one is
+# ready in ~3-5 s at 10M and a preview would only delay it)
+PREVIEW_BELOW = float(os.environ.get("SEMANNO_SCATTER_PREVIEW_BELOW", 0.9))
 
 
 @st.cache_data(max_entries=8, show_spinner="Fitting the discriminant…")
@@ -75,7 +78,13 @@ def _drawn() -> set:
 
 key = (name, str(resources.stamp(name)), tuple(inc.tolist()), tuple(exc.tolist()))
 slot = st.empty()
-if corpus.n >= PREVIEW_FROM and key not in _drawn():
+
+def cold(corpus_name: str) -> bool:
+    share = vectorstore.resident_share(resources.search_context(corpus_name).vectors)
+    return share is not None and share < PREVIEW_BELOW
+
+
+if corpus.n >= PREVIEW_FROM and key not in _drawn() and cold(name):
     with slot.container():
         with st.spinner("A first look at the corpus…"):
             first, shown = preview(*key)

@@ -202,13 +202,17 @@ def test_scatter_page(tweets):
 
 
 def test_scatter_page_of_a_large_corpus_shows_a_first_look_then_the_full_scatter(tweets, monkeypatch):
-    """From SEMANNO_SCATTER_PREVIEW_FROM texts (2M by default) the first view of a group state is a preview
-    from spread blocks of the corpus, replaced in the same run by the full, selectable scatter; the same
-    state again needs no preview."""
+    """From SEMANNO_SCATTER_PREVIEW_FROM texts (2M by default), with the vector store not in the page cache,
+    the first view of a group state is a preview from spread blocks of the corpus, replaced in the same run
+    by the full, selectable scatter; the same state again, or a store in the cache, needs no preview."""
     import core.projection as projection
 
     calls, real = [], projection.preview_scatter
     monkeypatch.setattr(projection, "preview_scatter", lambda *a, **k: (calls.append(1), real(*a, **k))[1])
+    from core import vectorstore
+
+    share = {"now": 0.2}  # of the store in the page cache (the kernel's answer is tested in test_scale_store)
+    monkeypatch.setattr(vectorstore, "resident_share", lambda x: share["now"])
     monkeypatch.setenv("SEMANNO_SCATTER_PREVIEW_FROM", "1000")
     at = with_group(app("pages/3_Scatter.py"), range(0, 37), range(37, 60)).run()  # a state of this test only
     assert not at.exception and calls == [1]
@@ -216,6 +220,10 @@ def test_scatter_page_of_a_large_corpus_shows_a_first_look_then_the_full_scatter
     assert not any("first look" in c.value for c in at.caption)
     at.run()  # a rerun of the same group state (a selection is one): the full scatter at once
     assert not at.exception and calls == [1]
+    share["now"] = 0.95  # a store in the page cache: no preview
+    at = with_group(app("pages/3_Scatter.py"), range(0, 39), range(39, 60)).run()
+    assert not at.exception and calls == [1]
+    share["now"] = 0.2
     monkeypatch.setenv("SEMANNO_SCATTER_PREVIEW_FROM", "5000")  # a corpus below the threshold: never a preview
     at = with_group(app("pages/3_Scatter.py"), range(0, 38), range(38, 60)).run()
     assert not at.exception and calls == [1]
