@@ -11,8 +11,8 @@ store from the disk.
         after ``delay`` seconds (0: the user asks for the scatter the moment the corpus is open), the
         scatter's LDA directions, projection of every row and figure, timed. ``--trees`` runs the same
         probe with the code of other checkouts (an earlier commit's worktree), alternating, in one run.
-        ``--preview`` first times the Scatter page's first look of a large corpus (LDA directions, an
-        eighth of the rows in spread blocks, its figure), then the full scatter as before (which fits
+        ``--preview`` first times the Scatter page's first look of a large corpus (LDA directions, a
+        sixteenth of the rows in spread blocks, its figure), then the full scatter as before (which fits
         the directions again; the page reuses them).
 """
 
@@ -84,7 +84,7 @@ def first_scatter(corpus: str, delay: float, preview: bool = False) -> dict:
 
         t = time.perf_counter()
         w = lda_directions(ctx.index.vectors, inc, exc)
-        sc, rows = projection.preview_scatter(ctx.index.vectors, w, inc, exc, c.frame["text"], hover_sample=5000)
+        sc, rows = projection.preview_scatter(ctx.index.vectors, w, inc, exc, c.frame["text"])  # as the page
         sc.figure.to_json()
         out.update(preview_ready_s=round(time.perf_counter() - t, 2), preview_rows=int(len(rows)))
     first = scatter(c, ctx, inc, exc)
@@ -131,7 +131,8 @@ def main(argv=None) -> None:
                  warmed=r[0]["warmed"], **{k: round(statistics.median(x[k] for x in r), 2) for k in
                                              ("open_s", "preview_ready_s", "scatter_ready_s", "scatter_projection_s")
                                              if k in r[0]},
-                 runs=[x["scatter_ready_s"] for x in r])
+                 runs=[x["scatter_ready_s"] for x in r],
+                 **({"preview_runs": [x["preview_ready_s"] for x in r]} if "preview_ready_s" in r[0] else {}))
         return
     runs_s: dict = {}
     for _ in range(a.repeat):

@@ -9,7 +9,7 @@ import numpy as np
 import streamlit as st
 
 from core import annotate, plots, vectorstore
-from core.projection import lda_directions, preview_scatter, project
+from core.projection import PREVIEW_HOVER, PREVIEW_SHARE, lda_directions, preview_scatter, project
 from core.session import EXCLUDED, INCLUDED
 from ui import drafts, group, navigation, resources
 
@@ -23,9 +23,8 @@ RASTER_FROM = int(os.environ.get("SEMANNO_SCATTER_RASTER_FROM", plots.RASTER_FRO
 
 
 # from this many texts the first view of a group state is a preview from evenly spread blocks of the corpus
-# (PREVIEW_SHARE of it), drawn while the whole corpus is projected (a cold 10M store: 7.7 GB to read)
+# (projection.PREVIEW_SHARE of it), drawn while the whole corpus is projected (a cold 10M store: 7.7 GB to read)
 PREVIEW_FROM = int(os.environ.get("SEMANNO_SCATTER_PREVIEW_FROM", 2_000_000))
-PREVIEW_SHARE = 1 / 8
 # ... and only while less than this share of its vector store is in the page cache (warm, the full one is
 # ready in ~3-5 s at 10M and a preview would only delay it)
 PREVIEW_BELOW = float(os.environ.get("SEMANNO_SCATTER_PREVIEW_BELOW", 0.9))
@@ -66,7 +65,7 @@ def preview(corpus_name: str, stamp: str, included: tuple, excluded: tuple) -> t
     sc, rows = preview_scatter(resources.search_context(corpus_name).vectors,
                                directions(corpus_name, stamp, included, excluded), included, excluded,
                                resources.corpus(corpus_name).frame["text"], PREVIEW_SHARE,
-                               hover_sample=HOVER_SAMPLE, raster_from=RASTER_FROM)
+                               hover_sample=min(HOVER_SAMPLE, PREVIEW_HOVER), raster_from=RASTER_FROM)
     return sc, len(rows)
 
 
@@ -88,7 +87,8 @@ if corpus.n >= PREVIEW_FROM and key not in _drawn() and cold(name):
     with slot.container():
         with st.spinner("A first look at the corpus…"):
             first, shown = preview(*key)
-        st.caption(f"A first look from {shown:,} of {corpus.n:,} texts (blocks spread evenly over the corpus). "
+        st.caption(f"A first look from {shown:,} of {corpus.n:,} texts (blocks spread evenly over the corpus; "
+                   f"{min(HOVER_SAMPLE, PREVIEW_HOVER):,} of them with their text on hover). "
                    "The full scatter, where a lasso selects every text, is being computed and replaces it.")
         st.plotly_chart(first.figure, width="stretch", key="scatter_preview", theme=None,
                         config={"plotGlPixelRatio": 1})
