@@ -275,7 +275,7 @@ def check_corpus(c: Corpus, norm_sample: int = 2000) -> None:
     blocks = [sample] if mapped else [np.arange(s, min(n_emb, s + paths.ROWS_PER_BLOCK))
                                       for s in range(0, n_emb, paths.ROWS_PER_BLOCK)]
     for rows in blocks:
-        block = vectorstore.take(c.embeddings, rows) if mapped else np.asarray(c.embeddings[rows], dtype=np.float32)
+        block = vectorstore.take(c.embeddings, rows)
         finite = np.isfinite(block).all(axis=1)
         if not finite.all():
             row = int(rows[np.flatnonzero(~finite)[0]])

@@ -8,6 +8,7 @@ import torch
 
 from core import vectorstore
 from core.paths import ROWS_PER_BLOCK
+from core.rows import rows_without
 from core.search.lda import within_scatter
 
 
@@ -92,7 +93,7 @@ def preview_scatter(x: np.ndarray, w: np.ndarray, included, excluded, texts, sha
 
     included, excluded = np.asarray(included, np.int64), np.asarray(excluded, np.int64)
     rows, xy = project_preview(x, w, share)
-    extra = np.setdiff1d(np.r_[included, excluded], rows)
+    extra = rows_without(np.r_[included, excluded], rows)  # (np.setdiff1d: a hash table over 625k rows)
     rows, xy = np.r_[rows, extra], np.vstack([xy, vectorstore.take(x, extra) @ w])
     labels = np.zeros(len(rows), dtype=np.int8)
     labels[np.isin(rows, included)] = INCLUDED

@@ -19,6 +19,8 @@ from typing import Iterable
 
 import numpy as np
 
+from core.rows import unique_rows
+
 FILE = "vectors.f16.faiss"
 HEADER = 81  # bytes before the codes, for an fp16 IndexScalarQuantizer (magic, d, ntotal, ..., code bytes)
 _NTOTAL, _CODE_BYTES = slice(8, 16), slice(73, 81)
@@ -183,7 +185,7 @@ def take(x: np.ndarray, rows) -> np.ndarray:
         row_bytes = x.shape[1] * x.itemsize
         first = (offset + rows * row_bytes) // PAGE
         last = (offset + (rows + 1) * row_bytes - 1) // PAGE
-        pages = np.unique(np.concatenate([first, last]))  # a row may straddle two pages
+        pages = unique_rows(first, last)  # a row may straddle two pages
         runs = np.split(pages, np.flatnonzero(np.diff(pages) > 1) + 1)
         _advise(name, [(int(run[0]) * PAGE, (int(run[-1]) - int(run[0]) + 1) * PAGE) for run in runs])
     return np.asarray(x[rows], dtype=np.float32)
@@ -214,14 +216,9 @@ def advise_blocks(x: np.ndarray, starts, length: int) -> None:
 def resident_share(x: np.ndarray) -> float | None:
     """The share of a memory-mapped store's pages in the page cache now (``mincore``), None for an array
     that is not one (or where the platform cannot say). A 10M store: a 1.9 MB answer, milliseconds."""
-    if _mapped_file(x) is None or _libc() is None or not x.nbytes:
-        return None
-    import ctypes
-
     libc = _libc()
-    if not hasattr(libc.mincore, "_checked"):
-        libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
-        libc.mincore._checked = True
+    if libc is None or _mapped_file(x) is None or not x.nbytes:
+        return None
     start = x.ctypes.data - x.ctypes.data % PAGE
     length = x.ctypes.data + x.nbytes - start
     vec = np.zeros(-(-length // PAGE), np.uint8)
@@ -244,8 +241,12 @@ def _available_bytes() -> int | None:
 WARM_CHUNK = 64 << 20  # bytes read into the page cache at a time
 
 
+_LIBC = None
+_MAP_FAILED = (1 << 64) - 1  # (void *) -1
+
+
 def _libc():
-    """libc's mmap/munmap through ctypes, which lets go of the GIL during the call (Python's own
+    """libc's mmap/munmap/mincore through ctypes, which lets go of the GIL during the call (Python's own
     ``mmap.mmap`` with MAP_POPULATE held it for the whole read: the server's other threads stalled).
     None where the platform has no MAP_POPULATE."""
     global _LIBC
@@ -261,12 +262,9 @@ def _libc():
             libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
                                   ctypes.c_long]
             libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+            libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
             _LIBC = libc
     return _LIBC or None
-
-
-_LIBC = None
-_MAP_FAILED = (1 << 64) - 1  # (void *) -1
 
 
 def populate(fd: int, start: int, length: int) -> bool:

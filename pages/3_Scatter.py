@@ -60,13 +60,22 @@ def figure(corpus_name: str, stamp: str, included: tuple, excluded: tuple) -> pl
                          raster_from=RASTER_FROM)
 
 
+PREVIEW_HOVER_SAMPLE = min(HOVER_SAMPLE, PREVIEW_HOVER)
+
+
 def preview(corpus_name: str, stamp: str, included: tuple, excluded: tuple) -> tuple[plots.Scatter, int]:
     """A first look on the axes of the full scatter; shown once per group state, so not cached."""
     sc, rows = preview_scatter(resources.search_context(corpus_name).vectors,
                                directions(corpus_name, stamp, included, excluded), included, excluded,
                                resources.corpus(corpus_name).frame["text"], PREVIEW_SHARE,
-                               hover_sample=min(HOVER_SAMPLE, PREVIEW_HOVER), raster_from=RASTER_FROM)
+                               hover_sample=PREVIEW_HOVER_SAMPLE, raster_from=RASTER_FROM)
     return sc, len(rows)
+
+
+def cold(corpus_name: str) -> bool:
+    """Whether most of the corpus's vector store is out of the page cache (never for an in-memory matrix)."""
+    share = vectorstore.resident_share(resources.search_context(corpus_name).vectors)
+    return share is not None and share < PREVIEW_BELOW
 
 
 @st.cache_resource(show_spinner=False)
@@ -76,26 +85,21 @@ def _drawn() -> set:
 
 
 key = (name, str(resources.stamp(name)), tuple(inc.tolist()), tuple(exc.tolist()))
+drawn = _drawn()
 slot = st.empty()
-
-def cold(corpus_name: str) -> bool:
-    share = vectorstore.resident_share(resources.search_context(corpus_name).vectors)
-    return share is not None and share < PREVIEW_BELOW
-
-
-if corpus.n >= PREVIEW_FROM and key not in _drawn() and cold(name):
+if corpus.n >= PREVIEW_FROM and key not in drawn and cold(name):
     with slot.container():
         with st.spinner("A first look at the corpus…"):
             first, shown = preview(*key)
         st.caption(f"A first look from {shown:,} of {corpus.n:,} texts (blocks spread evenly over the corpus; "
-                   f"{min(HOVER_SAMPLE, PREVIEW_HOVER):,} of them with their text on hover). "
+                   f"{PREVIEW_HOVER_SAMPLE:,} of them with their text on hover). "
                    "The full scatter, where a lasso selects every text, is being computed and replaces it.")
         st.plotly_chart(first.figure, width="stretch", key="scatter_preview", theme=None,
                         config={"plotGlPixelRatio": 1})
 sc = figure(*key)
-if len(_drawn()) > 256:  # a memory of recent states, not a log
-    _drawn().clear()
-_drawn().add(key)
+if len(drawn) > 256:  # a memory of recent states, not a log
+    drawn.clear()
+drawn.add(key)
 slot.empty()
 if sc.raster is None:
     st.caption(f"All {corpus.n:,} texts: green included, red excluded, yellow unlabelled. Hover shows the text "
