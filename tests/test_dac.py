@@ -221,6 +221,40 @@ def test_set_anchors_and_known_non_members(topics):
     assert ((p > 0.5) == (y[rows] == 10)).mean() > 0.85
 
 
+def test_members_of_given_candidates_ranks_those_rows_and_no_labelled_one(topics):
+    x, y, t = topics
+    inc, exc = np.flatnonzero(y == 10)[:6], np.flatnonzero(y != 10)[:5]
+    cand = np.concatenate([np.flatnonzero(y == 10)[6:40], np.flatnonzero(y == 3)[:40], inc[:2], exc[:2]])
+    rows, p = infer.members(t.model, x, inc, non_members=exc, candidates=cand, bag=20)  # bag does not cap them
+    assert sorted(rows.tolist()) == sorted(set(cand.tolist()) - set(inc.tolist()) - set(exc.tolist()))
+    assert np.all(np.diff(p) <= 1e-6)
+    assert ((p > 0.5) == (y[rows] == 10)).mean() > 0.85
+
+
+def test_suggest_re_ranked_by_dac_orders_suggests_best_by_the_models_membership(topics):
+    from core.search import suggest
+    from core.search.base import SearchContext
+    from core.search.index import VectorIndex
+
+    x, y, t = topics
+    ctx, bare = SearchContext(VectorIndex(x), dac=t), SearchContext(VectorIndex(x))
+    inc, exc = np.flatnonzero(y == 10)[:6], np.flatnonzero(y != 10)[:20]
+    plain = suggest.search(ctx, inc, exc, 10)
+    assert plain.info["chosen"] == "lda"
+    head = suggest.search(ctx, inc, exc, 100)
+    # off by default, and without a model the weight changes nothing
+    np.testing.assert_array_equal(suggest.search(bare, inc, exc, 10, dac=1.0).rows, plain.rows)
+    re = suggest.search(ctx, inc, exc, 10, dac=1000.0, rerank=100)
+    assert "DAC re-rank" in re.info["chosen"] and len(re) == 10
+    assert set(re.rows) <= set(head.rows) and not set(re.rows) & (set(inc) | set(exc))
+    assert np.all(np.diff(re.scores) <= 1e-6)
+    # a weight that swamps Suggest's own score: the order is the model's over Suggest's best 100
+    rows, p = infer.members(t.model, x, inc, non_members=exc, candidates=head.rows,
+                            seed=ctx.seed + len(inc) + len(exc))
+    prob = dict(zip(rows.tolist(), p.tolist()))
+    np.testing.assert_allclose([prob[r] for r in re.rows.tolist()], np.sort(p)[::-1][:10], atol=1e-6)
+
+
 @pytest.mark.parametrize("procedure", ["iterative", "consensus"])
 def test_whole_corpus_clustering_finds_the_topics(topics, procedure):
     from sklearn.metrics import normalized_mutual_info_score

@@ -37,6 +37,7 @@ import torch
 
 from core.cluster.dac.model import ANCHOR, NON_MEMBER, UNKNOWN, AnchoredFilter
 from core.cluster.base import torch_rows
+from core.rows import rows_without
 from core.progress import Progress
 
 
@@ -100,10 +101,13 @@ def neighbourhood(x: torch.Tensor, anchors: np.ndarray, size: int, *, avoid: np.
 
 
 def members(model: AnchoredFilter, x, anchors, *, bag: int = 800, non_members=(), max_anchors: int = 64,
-            max_known: int = 64, seed: int = 0, available: torch.Tensor | None = None) -> tuple[np.ndarray, np.ndarray]:
+            max_known: int = 64, seed: int = 0, available: torch.Tensor | None = None,
+            candidates: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Rows of the anchors' bag (anchors and known non-members left out) and their membership
     probability, best first. At most ``max_anchors`` anchors and ``max_known`` known non-members
-    (those nearest the anchors) go into the bag; ``bag`` counts every row in it."""
+    (those nearest the anchors) go into the bag; ``bag`` counts every row in it. ``candidates``: the
+    unlabelled rows of the bag, given (another ranker's best, in any order) instead of the anchors'
+    neighbourhood; ``bag`` does not cap them."""
     x = as_tensor(x, model)
     gen = np.random.default_rng(seed)
     anchors = np.unique(np.asarray(anchors, np.int64))
@@ -115,8 +119,13 @@ def members(model: AnchoredFilter, x, anchors, *, bag: int = 800, non_members=()
     if len(known) > max_known:
         sim = (x[torch.as_tensor(known, device=x.device)] @ x[torch.as_tensor(a, device=x.device)].mean(0)).cpu().numpy()
         known = known[np.argsort(-sim)[:max_known]]
-    cand = neighbourhood(x, a, max(0, bag - len(a) - len(known)), avoid=np.concatenate([anchors, non_members]),
-                         available=available)
+    if candidates is None:
+        cand = neighbourhood(x, a, max(0, bag - len(a) - len(known)), avoid=np.concatenate([anchors, non_members]),
+                             available=available)
+    else:
+        cand = rows_without(candidates, np.concatenate([anchors, non_members]))
+        if len(cand) == 0:
+            return cand, np.zeros(0, np.float32)
     rows = np.concatenate([a, known, cand])
     role = np.concatenate([np.full(len(a), ANCHOR), np.full(len(known), NON_MEMBER), np.full(len(cand), UNKNOWN)])
     p = predict(model, x, [(rows, role)])[0][len(a) + len(known):]
