@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core import annotate
-from core.search import REGISTRY, SEMANTIC, NotApplicable
+from core.search import BUTTONS, REGISTRY, NotApplicable
 from core.search.keyword import KeywordError
 from core.session import EXCLUDED, INCLUDED
 from ui import drafts, group, group_panel, keyword_form, navigation, resources
@@ -16,7 +16,7 @@ ctx = resources.search_context(name)
 store = resources.store(name)
 session = group.session()
 PER_PAGE = 50
-SHORTCUTS = {"cos": "Alt+1", "lda": "Alt+2", "nn1": "Alt+3", "nn2": "Alt+4", "suggest": "Alt+S", "dac": "Alt+D"}
+SHORTCUTS = {"cos": "Alt+1", "lda": "Alt+2", "nn1": "Alt+3", "nn2": "Alt+4", "suggest": "Alt+S"}
 
 
 def say(kind: str, text: str) -> None:
@@ -70,14 +70,14 @@ def results() -> None:
 def _results() -> None:
     group.counters(session, st)
     avail = annotate.availability(session, ctx)
-    b = st.columns([1.2] + [1.5] * len(SEMANTIC), vertical_alignment="bottom")
+    b = st.columns([1.2] + [1.5] * len(BUTTONS), vertical_alignment="bottom")
     k = b[0].number_input("Texts per search", 1, 500, 10, key="sem_k")
-    for col, method in zip(b[1:], SEMANTIC):
+    for col, method in zip(b[1:], BUTTONS):
         m = REGISTRY[method]
         col.button(m.label, key=f"btn_{method}", disabled=avail[method] is not None, on_click=run,
                    help=avail[method] or m.help, args=(method, int(k)), width="stretch",
                    type="primary" if method == "suggest" else "secondary", shortcut=SHORTCUTS.get(method))
-    reasons = sorted({r for m, r in avail.items() if r and m in SEMANTIC})
+    reasons = sorted({r for m, r in avail.items() if r and m in BUTTONS})
     if reasons:
         st.caption(" · ".join(reasons))
     if "ann_msg" in st.session_state:
@@ -102,7 +102,7 @@ def _results() -> None:
     if not len(table):
         if session.is_empty():
             st.info("Start with a keyword search; its hits come in as included. Click the ones that are off-topic "
-                    "to exclude them, then ask COS, LDA, NN1, NN2, Suggest or DAC for more.")
+                    "to exclude them, then ask COS, LDA, NN1, NN2 or Suggest for more.")
         else:
             st.info(f"Nothing to show under '{view}'. The group has {len(session.included):,} included and "
                     f"{len(session.excluded):,} excluded texts: pick another view, or search.")

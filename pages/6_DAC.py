@@ -19,8 +19,9 @@ from ui.text import md
 name, corpus = navigation.start_page("DAC", "🧩")
 st.title("DAC: Deep Amortized Clustering")
 st.caption("A Set Transformer (Deep Amortized Clustering) reads an anchor text with its nearest texts and "
-           "predicts which of them belong to the anchor's cluster. The Annotate page's DAC button uses it with "
-           "your included texts as the anchors.")
+           "predicts which of them belong to the anchor's cluster. The Annotate page has no DAC button: in the "
+           "simulated annotator DAC found less of a topic than Suggest, alone and as a re-ranking of Suggest's "
+           "best (bench/RESULTS.md); here it gives an analyst the model's view of a text or of the group.")
 session = group.session()
 if corpus.vector_file is not None:
     st.info(f"This corpus ({corpus.n:,} texts) keeps its vectors as fp16 on disk, memory-mapped; DAC reads every "
@@ -43,9 +44,9 @@ names = [m.name for m in listed]
 if st.session_state.get("dac_model") not in names:
     st.session_state.pop("dac_model", None)
 st.selectbox("Model", names, key="dac_model", index=None, placeholder="Choose a model",
-             help="Also the model of the Annotate page's DAC button. Only the model you pick is ever loaded.")
+             help="Only the model you pick is ever loaded.")
 if not st.session_state.get("dac_model"):
-    st.info("Pick a model to see what it makes of an anchor (and to use it for the Annotate page's DAC button).")
+    st.info("Pick a model to see what it makes of an anchor.")
     st.stop()
 picked_name = st.session_state["dac_model"]
 model, why_not = resources.picked_model(name, picked_name)

@@ -16,8 +16,7 @@ corpora it never saw). The model is written atomically to
 data/NAME/dac/MODEL.pt with its card (stages, epochs, losses, validation scores per epoch). A
 checkpoint is kept after every epoch under the data root's .work folder: after a kill, the same
 command resumes there. Cluster with it: ``python -m precompute.cluster --corpus NAME --method dac
---param model=MODEL``; the Annotate page's DAC button uses the model picked on the Amortized
-clustering page. A model records the corpus and import it was trained on; it is refused for another.
+--param model=MODEL``; the DAC page shows what a picked model makes of an anchor or a group. A model records the corpus and import it was trained on; it is refused for another.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""DAC (button "DAC", key "dac"): set-anchored filtering with a trained Deep Amortized Clustering model.
+"""DAC (key "dac"; no button on Annotate, see core/search/__init__.py): set-anchored filtering with a trained Deep Amortized Clustering model.
 
 The included texts are the anchors (at most ``max_anchors``, sampled), the excluded ones nearest to
 them go into the bag as known non-members; the rest of the bag (``bag`` rows in all) are the
