@@ -7,6 +7,14 @@ Measures, from the click (or Enter) until the result is on screen: the keyword s
 on the Annotate page; the LDA scatter and the timeline of the resulting group (about 2,000 texts);
 bytes the browser received over Streamlit's websocket for each; the Streamlit process's peak
 resident memory (VmHWM). One JSON object per line.
+
+    python -m bench.browser --corpus scale-10000000 --cold-scatter
+
+instead times a server's first scatter after a restart: a group built and left as a draft, the server
+stopped, the corpus's vector store dropped from the page cache, a new server, the draft restored on
+Annotate, then the Scatter link: the time from the click until the first look (a preview, from 2M
+texts while the store is mostly out of the cache) and until the full, selectable scatter, with a
+screenshot of each in the run folder.
 """
 
 from __future__ import annotations
@@ -65,8 +73,12 @@ def main(argv=None) -> None:
                         "at 300k gives ~100,000 labels, for the toggle's cost at that size")
     p.add_argument("--steps", default="keyword,toggle,cos,lda,scatter,timeline",
                    help="which steps to time after opening Annotate (comma-separated)")
+    p.add_argument("--cold-scatter", action="store_true",
+                   help="only the Scatter page, opened first on a fresh server with the store out of the page cache")
     a = p.parse_args(argv)
-    run_folder("browser", sys.argv if argv is None else ["bench.browser", *argv])
+    folder = run_folder("browser", sys.argv if argv is None else ["bench.browser", *argv])
+    if a.cold_scatter:
+        return cold_scatter(a, folder)
     root = paths.data_root()
     results: dict[str, list] = {}
 
@@ -118,6 +130,55 @@ def main(argv=None) -> None:
              bytes_received=int(statistics.median(r[1] for r in runs)), runs=len(runs), corpus=a.corpus,
              group_size=n, app=a.label)
     emit(op="streamlit_peak_rss", mb=round(peak, 1), corpus=a.corpus, app=a.label)
+
+
+def cold_scatter(a, folder: Path) -> None:
+    """A group is built on one server (keyword hits included, one excluded: the page's draft keeps it);
+    the store is dropped from the page cache; a second server starts, the group is restored from its
+    draft on Annotate, and the Scatter link is clicked."""
+    from bench.open_cold import _drop
+
+    served = {"app_root": a.app.resolve()} if a.app else {}
+    for rep in range(a.repeat):
+        with browser_page() as page:  # one browser for both servers: its draft is offered to it (a cookie)
+            with streamlit_server(paths.data_root(), **served) as (url, _proc):
+                page.goto(f"{url}/Annotate?corpus={a.corpus}")
+                box = page.get_by_label("Keyword or regular expression")
+                box.wait_for(timeout=300_000)
+                wait_idle(page)  # typed into a page still running, the Enter is lost
+                box.fill(a.query)
+                box.press("Enter")
+                try:
+                    page.locator("[class*='st-key-tog_'] button:visible").nth(rep).wait_for(timeout=120_000)
+                except Exception:
+                    page.screenshot(path=str(folder / "failed.png"))
+                    raise
+                wait_idle(page)
+                page.locator("[class*='st-key-tog_'] button:visible").nth(rep).click()
+                wait_idle(page)
+                page.wait_for_timeout(2000)  # the draft is saved with every change
+            _drop(a.corpus)  # no server maps the store now: none of its pages stays in the cache
+            with streamlit_server(paths.data_root(), **served) as (url, _proc):
+                page.goto(f"{url}/Annotate?corpus={a.corpus}")
+                page.locator(".st-key-draft_restore button").click(timeout=300_000)
+                wait_idle(page)
+                t = time.perf_counter()
+                page.get_by_role("link", name="Scatter").click()
+                first = page.get_by_text("A first look from")
+                full = page.locator("[class*='st-key-scatter'] .nsewdrag")
+                shown_first = None
+                while time.perf_counter() - t < 300:
+                    if shown_first is None and first.count() and page.locator(".plotly").count():
+                        shown_first = time.perf_counter() - t
+                        page.screenshot(path=str(folder / f"scatter-first-look-{rep}.png"))
+                    if full.count() and not first.count():
+                        break
+                    page.wait_for_timeout(50)
+                shown_full = time.perf_counter() - t
+                wait_idle(page)
+                page.screenshot(path=str(folder / f"scatter-full-{rep}.png"))
+                emit(op="scatter_cold", rep=rep, first_look_s=None if shown_first is None else round(shown_first, 2),
+                     full_s=round(shown_full, 2), corpus=a.corpus, app=a.label)
 
 
 if __name__ == "__main__":
