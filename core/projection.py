@@ -63,9 +63,10 @@ def project_preview(x: np.ndarray, w: np.ndarray, share: float, block: int = ROW
     :func:`preview_starts` only, their pages asked of the disk at once. At 10M rows and a share of 1/8 it
     reads ~1 GB of the store instead of 7.7 GB."""
     starts = preview_starts(len(x), share, block)
-    vectorstore.advise_blocks(x, starts, block)
-    rows = np.concatenate([np.arange(s, min(len(x), s + block)) for s in starts])
-    xy = np.concatenate([np.asarray(x[s:s + block], dtype=np.float32) @ w for s in starts])
+    with vectorstore.foreground(x):  # the server's background read of the store waits meanwhile
+        vectorstore.advise_blocks(x, starts, block)
+        rows = np.concatenate([np.arange(s, min(len(x), s + block)) for s in starts])
+        xy = np.concatenate([np.asarray(x[s:s + block], dtype=np.float32) @ w for s in starts])
     return rows, xy
 
 

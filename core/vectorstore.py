@@ -14,6 +14,7 @@ import os
 import struct
 import sys
 import threading
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable
 
@@ -173,6 +174,26 @@ def _mapped_file(x) -> tuple[str, int] | None:
     return (name, int(offset)) if whole else None
 
 
+@contextmanager
+def foreground(x: np.ndarray):
+    """While a page reads part of a mapped store itself (a sample's rows, a preview's blocks), the
+    background read of the same file (``warm``) waits, as it does for a scan: both read one disk, and
+    this reader is on the user's path. Nothing for an array that is not a mapped store."""
+    where = _mapped_file(x)
+    if where is None:
+        yield
+        return
+    path = os.path.realpath(where[0])
+    with _SCANNING:
+        _SCANS[path] = _SCANS.get(path, 0) + 1
+    try:
+        yield
+    finally:
+        with _SCANNING:
+            _SCANS[path] -= 1
+            _SCANNING.notify_all()
+
+
 def take(x: np.ndarray, rows) -> np.ndarray:
     """``x[rows]`` as float32. For a memory-mapped store the rows' pages are first asked of the kernel all
     at once (``posix_fadvise WILLNEED``, one call per run of pages), so the disk reads them in parallel
@@ -187,7 +208,9 @@ def take(x: np.ndarray, rows) -> np.ndarray:
         last = (offset + (rows + 1) * row_bytes - 1) // PAGE
         pages = unique_rows(first, last)  # a row may straddle two pages
         runs = np.split(pages, np.flatnonzero(np.diff(pages) > 1) + 1)
-        _advise(name, [(int(run[0]) * PAGE, (int(run[-1]) - int(run[0]) + 1) * PAGE) for run in runs])
+        with foreground(x):
+            _advise(name, [(int(run[0]) * PAGE, (int(run[-1]) - int(run[0]) + 1) * PAGE) for run in runs])
+            return np.asarray(x[rows], dtype=np.float32)
     return np.asarray(x[rows], dtype=np.float32)
 
 

@@ -442,6 +442,15 @@ def test_the_background_read_yields_to_a_scan_of_the_same_store_and_runs_at_the_
     assert vectorstore._SCANS.get(os.path.realpath(path)) == 0
     if sys.platform.startswith("linux"):
         assert set(nice) == {19}
+    # so it does while a page reads part of the store itself (a sample, the scatter's preview)
+    asked.clear()
+    with vectorstore.foreground(vectorstore.codes(path)):
+        thread = vectorstore.warm(path)
+        time.sleep(0.3)
+        assert thread.is_alive() and asked == []
+    thread.join(10)
+    assert not thread.is_alive() and sum(n for _, n in asked) == path.stat().st_size
+    assert vectorstore._SCANS.get(os.path.realpath(path)) == 0
 
 
 def test_a_scan_of_a_mapped_store_reads_ahead_of_itself_a_bounded_distance_and_gives_the_same_numbers(

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 import regex
 
+from core import vectorstore
 from core.rows import TextColumn
 from core.search.base import Method, NotApplicable, Ranked, SearchContext, rows_without, unique_rows
 from core.search.textindex import one_line
@@ -219,13 +220,19 @@ def compile_query(query: str, is_regex: bool, case_insensitive: bool, diacritics
 
 
 class _Deadline:
-    def __init__(self, seconds: float):
-        self.seconds = seconds
+    def __init__(self, seconds: float, is_regex: bool = True):
+        self.seconds, self.is_regex = seconds, is_regex
         self.at = time.monotonic() + seconds
 
     def expired(self) -> KeywordError:
-        return KeywordError(f"the search took longer than {self.seconds:g} s and was stopped; simplify "
-                            "the pattern (nested repeats such as (a+)+ are the usual cause) or narrow it")
+        if self.is_regex:
+            return KeywordError(f"the search took longer than {self.seconds:g} s and was stopped; simplify "
+                                "the pattern (nested repeats such as (a+)+ are the usual cause) or narrow it")
+        # a word or phrase has no pattern to blame: on a large corpus the first searches after the server
+        # starts read its keyword index from disk (a 10M corpus's first "fake news" in the browser)
+        return KeywordError(f"the search took longer than {self.seconds:g} s and was stopped: the first searches "
+                            "after the server opens a large corpus read its index from disk, so try again in a "
+                            "moment; a longer or rarer word also answers sooner")
 
     def left(self) -> float:
         """Seconds left; the deadline's KeywordError once there are none."""
@@ -289,7 +296,7 @@ def find_rows(kindex: KeywordIndex, query: str, *, is_regex: bool = False,
               timeout_s: float = DEFAULT_TIMEOUT_S) -> np.ndarray:
     """Sorted rows whose text matches; KeywordError on a bad or oversized pattern, or when the
     deadline (``timeout_s`` for the whole search) passes."""
-    deadline = _Deadline(timeout_s)
+    deadline = _Deadline(timeout_s, is_regex)
     if kindex.text_index is not None:
         return _find_indexed(kindex, query, is_regex, case_insensitive, diacritics_insensitive, deadline)
     joined, ends = kindex.variant(case_insensitive, diacritics_insensitive)
@@ -402,8 +409,12 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
     """All unlabelled hits (or the first k), ordered by cosine to the hits' centre."""
     if ctx.keyword_index is None:
         raise NotApplicable("keyword search needs the corpus texts")
-    hits = find_rows(ctx.keyword_index, query, is_regex=is_regex, case_insensitive=case_insensitive,
-                     diacritics_insensitive=diacritics_insensitive, timeout_s=timeout_s)
+    # the server's background read of a large store waits meanwhile: the index's first reads after the
+    # corpus opens come from the same disk, and the search has a deadline (a 10M corpus's first phrase
+    # searches in the browser ran past it three times in a row while the store was being read)
+    with vectorstore.foreground(ctx.vectors):
+        hits = find_rows(ctx.keyword_index, query, is_regex=is_regex, case_insensitive=case_insensitive,
+                         diacritics_insensitive=diacritics_insensitive, timeout_s=timeout_s)
     hits = _filter(hits, ctx.frame, date_from, date_to, authors)
     fresh = rows_without(hits, unique_rows(included, excluded))
     info = {"hits": int(len(hits)), "already_labelled": int(len(hits) - len(fresh))}
