@@ -184,14 +184,11 @@ def foreground(x: np.ndarray):
         yield
         return
     path = os.path.realpath(where[0])
-    with _SCANNING:
-        _SCANS[path] = _SCANS.get(path, 0) + 1
+    _scan_started(path)
     try:
         yield
     finally:
-        with _SCANNING:
-            _SCANS[path] -= 1
-            _SCANNING.notify_all()
+        _scan_ended(path)
 
 
 def take(x: np.ndarray, rows) -> np.ndarray:
@@ -201,17 +198,17 @@ def take(x: np.ndarray, rows) -> np.ndarray:
     one random read at a time (the scatter's LDA sample, the corpus check at open)."""
     rows = np.asarray(rows, np.int64)
     where = _mapped_file(x) if len(rows) else None
-    if where is not None:
-        name, offset = where
-        row_bytes = x.shape[1] * x.itemsize
-        first = (offset + rows * row_bytes) // PAGE
-        last = (offset + (rows + 1) * row_bytes - 1) // PAGE
-        pages = unique_rows(first, last)  # a row may straddle two pages
-        runs = np.split(pages, np.flatnonzero(np.diff(pages) > 1) + 1)
-        with foreground(x):
-            _advise(name, [(int(run[0]) * PAGE, (int(run[-1]) - int(run[0]) + 1) * PAGE) for run in runs])
-            return np.asarray(x[rows], dtype=np.float32)
-    return np.asarray(x[rows], dtype=np.float32)
+    if where is None:
+        return np.asarray(x[rows], dtype=np.float32)
+    name, offset = where
+    row_bytes = x.shape[1] * x.itemsize
+    first = (offset + rows * row_bytes) // PAGE
+    last = (offset + (rows + 1) * row_bytes - 1) // PAGE
+    pages = unique_rows(first, last)  # a row may straddle two pages
+    runs = np.split(pages, np.flatnonzero(np.diff(pages) > 1) + 1)
+    with foreground(x):
+        _advise(name, [(int(run[0]) * PAGE, (int(run[-1]) - int(run[0]) + 1) * PAGE) for run in runs])
+        return np.asarray(x[rows], dtype=np.float32)
 
 
 def _advise(name: str, ranges) -> None:
@@ -343,8 +340,7 @@ class _Ahead:
     def __init__(self, path: str, start: int, stop: int):
         self._pos, self._stopped, self._path = start, False, os.path.realpath(path)
         self._cond = threading.Condition()
-        with _SCANNING:
-            _SCANS[self._path] = _SCANS.get(self._path, 0) + 1
+        _scan_started(self._path)
         self.thread = threading.Thread(target=_read_ahead, args=(Path(path), stop, start, self._wait),
                                        name="read ahead", daemon=True)
         self.thread.start()
@@ -365,13 +361,23 @@ class _Ahead:
                 return
             self._stopped = True
             self._cond.notify_all()
-        with _SCANNING:
-            _SCANS[self._path] -= 1
-            _SCANNING.notify_all()
+        _scan_ended(self._path)
 
 
-_SCANS: dict[str, int] = {}  # file -> scans reading it ahead now
+_SCANS: dict[str, int] = {}  # file -> readers on the user's path now (scans, foreground reads)
 _SCANNING = threading.Condition()
+
+
+def _scan_started(path: str) -> None:
+    with _SCANNING:
+        _SCANS[path] = _SCANS.get(path, 0) + 1
+
+
+def _scan_ended(path: str) -> None:
+    """One reader of ``path`` done; a background read waiting on the file goes on once none is left."""
+    with _SCANNING:
+        _SCANS[path] -= 1
+        _SCANNING.notify_all()
 
 
 def _after_scans(path: str):

@@ -293,12 +293,12 @@ def keyword_rows(name: str, query: str, limit: int = 20) -> list[int]:
 
 
 def search_context(name: str) -> SearchContext:
-    """The corpus's search context (cached) over the picked embedding set, with the DAC model the
-    user picked, if any."""
+    """The corpus's search context (cached) over the picked embedding set. No DAC model in it: no page
+    search uses one (the Annotate page has no DAC button, Suggest's DAC re-rank is off: bench/RESULTS.md,
+    issue 31); the DAC page loads the picked model itself (``picked_model``)."""
     set_name = embedding_set(name)
-    base = (_search_context(*_key(name)) if set_name == embedsets.IMPORT
+    return (_search_context(*_key(name)) if set_name == embedsets.IMPORT
             else _search_context_with_set(*_key(name), set_name, _set_stamp(name, set_name)))
-    return dataclasses.replace(base, dac=dac_model(name))
 
 
 def store(name: str) -> GroupStore:

@@ -44,7 +44,7 @@ def _standard(v: np.ndarray) -> np.ndarray:
 
 
 def dac_rerank(ctx: SearchContext, inc: np.ndarray, exc: np.ndarray, rows: np.ndarray, scores: np.ndarray,
-               weight: float, k: int | None) -> tuple[np.ndarray, np.ndarray]:
+               weight: float, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Suggest's best ``rows`` (with their ``scores``) re-ordered by their score plus ``weight`` times
     the DAC model's logit of belonging with the included texts (both standardised over these rows):
     the rows go into one DAC bag as its unlabelled part, the included texts as anchors, the excluded
@@ -55,7 +55,7 @@ def dac_rerank(ctx: SearchContext, inc: np.ndarray, exc: np.ndarray, rows: np.nd
     prob = dict(zip(cand.tolist(), p.tolist()))
     pr = np.clip(np.array([prob[r] for r in rows.tolist()]), 1e-6, 1 - 1e-6)
     combined = _standard(scores) + weight * _standard(np.log(pr / (1 - pr)))
-    order = np.argsort(-combined, kind="stable")[: len(rows) if k is None else k]
+    order = np.argsort(-combined, kind="stable")[:k]
     return rows[order], combined[order].astype(np.float32)
 
 
