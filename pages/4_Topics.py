@@ -10,7 +10,7 @@ from core import paths, plots
 from core.cluster import REGISTRY, store
 from core.cluster.evaluate import agreement, best_matches, group_iou
 from core.cluster.topics import SUGGESTED_ADAPTING, adapting_hint, filter_clusters, suggested_k
-from ui import group, navigation, resources
+from ui import group, navigation, resources, topics_panel
 from ui.text import md
 
 name, corpus = navigation.start_page("Topics", "🧭")
@@ -22,13 +22,18 @@ usable = [s for s in stored if not s.stale(generation)]
 if len(usable) < len(stored):
     st.caption(f"{len(stored) - len(usable)} clustering(s) computed on an earlier import of this corpus are "
                "hidden; rerun them with `python -m precompute.cluster ... --force`.")
+if "tp_done" in st.session_state:
+    st.success(st.session_state.pop("tp_done"))
 if not usable:
     # corpus names and stored clusterings' names are checked to hold only [A-Za-z0-9_.-]: safe in code spans
-    st.info("No clustering yet. In a terminal run\n\n"
+    st.info("No clustering yet. Run K-Means here, or in a terminal\n\n"
             f"`python -m precompute.cluster --corpus {name} --method kmeans --k {suggested_k(corpus.n)}`\n\n"
             f"(methods: {', '.join(REGISTRY)}; key lemmas are computed with it).\n\n"
             f"Or: {adapting_hint(name, corpus.n)}.")
+    topics_panel.cluster_form(name, corpus)
     st.stop()
+with st.expander("Cluster here (K-Means)"):
+    topics_panel.cluster_form(name, corpus)
 
 
 def loaded(stem: str):
@@ -45,6 +50,8 @@ def compared(root: str, corpus_name: str, stem: str, other: str, stamps: tuple) 
 
 
 by_stem = {s.stem: s for s in usable}
+if st.session_state.get("tp_pick") in by_stem:  # a clustering just made here
+    st.session_state["tp_k"] = st.session_state.pop("tp_pick")
 chosen = by_stem[st.selectbox("Clustering", list(by_stem), format_func=lambda v: by_stem[v].describe(), key="tp_k")]
 try:
     labels, table, has_terms = loaded(chosen.stem)
@@ -63,7 +70,8 @@ st.caption(md(f"{meta.get('iterations')} steps, {meta.get('seconds')} s on {meta
               f"{meta.get('seed')}{objective}; computed {chosen.created_at[:16].replace('T', ' ')} UTC."))
 st.plotly_chart(plots.size_histogram(table["size"].to_numpy()), width="stretch", key="tp_hist")
 with st.popover("Delete this clustering"):
-    st.caption("Its file and key lemmas are removed; rerun `python -m precompute.cluster` to get it back.")
+    st.caption("Its file and key lemmas are removed; run it again (here or with `python -m precompute.cluster`) "
+               "to get it back.")
     if st.button("Delete", key="tp_delete", disabled=not st.checkbox("Yes, delete it", key="tp_sure")):
         store.delete(name, chosen.stem)
         st.session_state.pop("tp_k", None)

@@ -19,10 +19,9 @@ import sys
 
 from tqdm import tqdm
 
-from core import embedsets, paths
-from core.cluster import REGISTRY, ClusterContext
-from core.cluster import store
-from core.cluster.keyterms import key_terms
+from core import embedsets
+from core.cluster import REGISTRY, store
+from core.cluster.jobs import cluster_corpus
 from core.corpus import load_corpus
 from core.embed import pick_device
 from precompute._cli import run_main
@@ -79,8 +78,6 @@ def run(a: argparse.Namespace) -> int:
         if k is not None and stem in listed and not a.force and not listed[stem].stale(generation):
             log.info("%s already done (%s); --force recomputes it", stem, store.clustering_file(a.corpus, stem))
             continue
-        ctx = ClusterContext(corpus.embeddings, corpus.frame["text"].tolist() if method.needs_texts else None,
-                             checkpoint=paths.work_dir(a.corpus) / f"cluster-{stem}", folder=corpus.folder)
         bar = tqdm(desc=f"{method.label} k={k}", unit="step", file=sys.stderr)
 
         def progress(step: int, total: int, info: dict) -> None:
@@ -88,34 +85,14 @@ def run(a: argparse.Namespace) -> int:
             bar.set_postfix({key: (f"{v:.4g}" if isinstance(v, float) else v) for key, v in info.items()})
             bar.update(step - bar.n)
 
-        result = method.fit(ctx, k, seed=a.seed, device=device, progress=progress, **params)
+        cluster_corpus(corpus, method.name, k, seed=a.seed, device=device, params=params, tag=a.tag,
+                               embedding_set=a.embedding_set, progress=progress,
+                               lang=None if a.no_terms else a.lang)
         if bar.total and bar.n < bar.total:  # converged before its planned steps: the bar ends at 100% all the same
             bar.total = bar.n
             bar.set_postfix_str("converged early", refresh=False)
         bar.close()
-        extra = {"embedding_set": a.embedding_set}
-        if result.embeddings is not None:  # an adapted encoder: its embeddings become a set of the corpus
-            made = embedsets.save(corpus, stem, result.embeddings, {
-                "method": method.name, "base_model": params.get("model"), "params": result.params, "seed": a.seed,
-                "device": device, "seconds": round(result.seconds, 1), "from_set": a.embedding_set},
-                model_dir=result.model_dir)
-            result.embeddings, extra["adapted_set"] = None, made.name
-            log.info("adapted embeddings -> embedding set %r (%s)", made.name, made.path)
-        saved = store.save(a.corpus, result, generation=generation, tag=a.tag, extra=extra)
-        log.info("%s: %.1f s, objective %s, cluster sizes %s -> %s", stem, result.seconds, saved.objective,
-                 saved.meta["sizes"], store.clustering_file(a.corpus, stem))
-        if not a.no_terms:
-            terms(corpus, stem, a.lang, labels=result.labels)
     return 0
-
-
-def terms(corpus, stem: str, lang: str = "auto", labels=None, **options) -> None:
-    """Key lemmas of a stored clustering (``labels``: its labels when already in hand)."""
-    labels = store.labels_for(corpus, stem) if labels is None else labels
-    kt = key_terms(corpus.frame["text"].tolist(), labels, lang=lang, **options)
-    store.save_terms(corpus.name, stem, kt.table)
-    log.info("key lemmas of %d clusters (language %s) -> %s", len(kt.table), kt.lang,
-             store.terms_file(corpus.name, stem))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,7 +14,7 @@ import sys
 from core.cluster import store
 from core.corpus import load_corpus
 from precompute._cli import run_main
-from precompute.cluster import terms
+from core.cluster.jobs import terms
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -309,6 +309,38 @@ def test_topics_page(tweets):
     assert not store.clustering_file("tweets", "kmeans-k5").exists()
 
 
+def test_topics_page_clusters_here(tweets):
+    """An analyst without a terminal: K-Means from the page, with key lemmas, picked at once; the same k
+    is not computed twice unless asked; the stored clustering is the command line's."""
+    from core.cluster import store
+
+    at = app("pages/4_Topics.py").run()
+    assert not at.exception
+    k_box = next(n for n in at.number_input if n.label == "Clusters (k)")
+    assert k_box.value == 32  # about sqrt(2,000 / 2)
+    k_box.set_value(12)
+    at.button(key="FormSubmitter:tp_cluster-Run K-Means").click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert any("K-Means into 12 clusters stored as `kmeans-k12`" in s.value and "key lemmas" in s.value
+               for s in at.success)
+    assert at.selectbox(key="tp_k").value == "kmeans-k12"
+    table = next(d.value for d in at.dataframe if "ctfidf_terms" in d.value)  # the topic browser's table
+    stored, _ = store.load("tweets", "kmeans-k12")
+    assert sorted(table["size"].tolist()) == sorted(np.bincount(stored.labels, minlength=12).tolist())
+    assert (table["ctfidf_terms"].str.len() > 0).all()  # key lemmas came with it
+    assert not at.warning
+    first = store.clustering_file("tweets", "kmeans-k12").stat().st_mtime_ns
+    # the same k again: refused without the tick, replaced with it
+    next(n for n in at.number_input if n.label == "Clusters (k)").set_value(12)
+    at.button(key="FormSubmitter:tp_cluster-Run K-Means").click().run()
+    assert any("already stored" in w.value for w in at.warning)
+    assert store.clustering_file("tweets", "kmeans-k12").stat().st_mtime_ns == first
+    at.checkbox(key="tp_replace").check()
+    at.button(key="FormSubmitter:tp_cluster-Run K-Means").click().run()
+    assert not at.exception and store.clustering_file("tweets", "kmeans-k12").stat().st_mtime_ns != first
+
+
 def test_dac_page_trains_a_model_then_inspects_an_anchor_and_annotate_uses_it(tweets):
     from core.cluster.dac import store as models
 
