@@ -14,11 +14,16 @@ from core.search.lda import within_scatter
 
 def lda_directions(x: np.ndarray, included: np.ndarray, excluded: np.ndarray, n_unlabelled: int = 2000,
                    seed: int = 0, device: str = "cpu") -> np.ndarray:
-    """(D, 2) projection maximising between-class over within-class scatter of the three classes."""
+    """(D, 2) projection maximising between-class over within-class scatter of the three classes.
+
+    With no excluded text yet (keyword hits come in included) the classes are two, the included and
+    the sample of the rest, and their discriminant is one direction: the second axis is then the
+    direction along which the fitted texts vary most, apart from it (their top principal direction
+    orthogonal to the first)."""
     included, excluded = np.asarray(included, np.int64), np.asarray(excluded, np.int64)
-    if len(included) < 1 or len(excluded) < 1:
-        raise ValueError(f"the scatter needs at least 1 included and 1 excluded text, "
-                         f"got {len(included)} included and {len(excluded)} excluded")
+    if len(included) < 1:
+        raise ValueError(f"the scatter needs at least 1 included text, got {len(included)} included "
+                         f"and {len(excluded)} excluded")
     rng = np.random.default_rng(seed)
     free = np.ones(len(x), dtype=bool)  # the same rows as setdiff1d, without its sort (3.2 s at 3M rows)
     free[np.r_[included, excluded]] = False
@@ -34,7 +39,17 @@ def lda_directions(x: np.ndarray, included: np.ndarray, excluded: np.ndarray, n_
     chol = torch.linalg.cholesky(sw)
     inv = torch.linalg.inv(chol)
     evals, evecs = torch.linalg.eigh(inv @ sb @ inv.T)
-    w = inv.T @ evecs[:, -2:].flip(1)  # the two largest
+    if len(xs) > 2:
+        w = inv.T @ evecs[:, -2:].flip(1)  # the two largest
+    else:  # one discriminant: the second axis is the texts' own largest spread orthogonal to it
+        first = inv.T @ evecs[:, -1]
+        first = first / first.norm() * torch.sign((xs[0].mean(0) - mean) @ first + 1e-12)  # included: right
+        # (the plain covariance of the fitted rows: the shrunk one is near a multiple of the identity
+        # where a class has few texts, and its top direction could lie outside the texts altogether)
+        centred = torch.cat(xs) - mean
+        centred = centred - torch.outer(centred @ first, first)
+        spread = torch.linalg.eigh(centred.T @ centred).eigenvectors[:, -1]
+        w = torch.stack([first, spread], dim=1)
     w = w / w.norm(dim=0, keepdim=True)
     return w.cpu().numpy().astype(np.float32)
 

@@ -43,10 +43,14 @@ def coordinates(corpus_name: str, stamp: str, included: tuple, excluded: tuple) 
 
 
 inc, exc = session.included, session.excluded
-if len(inc) < 1 or len(exc) < 1:
-    st.info(f"The scatter needs at least 1 included and 1 excluded text in the group being built "
-            f"(now {len(inc)} included, {len(exc)} excluded). Build the group on the Annotate page.")
+if len(inc) < 1:
+    st.info(f"The scatter needs at least 1 included text in the group being built (now none, {len(exc)} excluded). "
+            "Build the group on the Annotate page: a keyword search brings its hits in as included.")
     st.stop()
+if len(exc) < 1:
+    st.caption("Nothing is excluded yet: the horizontal axis sets the included texts (to the right) apart from "
+               "the rest of the corpus, the vertical one is the texts' largest spread beside it. Exclude texts "
+               "to make the first axis also separate them.")
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)

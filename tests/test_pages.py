@@ -194,7 +194,11 @@ def test_timeline_page_without_dates(tmp_path, monkeypatch, so_corpus):
 def test_scatter_page(tweets):
     at = app("pages/3_Scatter.py").run()
     assert not at.exception
-    assert any("needs at least 1 included and 1 excluded" in i.value for i in at.info)
+    assert any("needs at least 1 included text" in i.value for i in at.info)
+    at = with_group(app("pages/3_Scatter.py"), range(0, 40), []).run()  # keyword hits only, nothing excluded
+    assert not at.exception
+    assert any("All 2,000 texts" in c.value for c in at.caption)
+    assert any("Nothing is excluded yet" in c.value for c in at.caption)
     at = with_group(app("pages/3_Scatter.py"), range(0, 40), range(40, 60)).run()
     assert not at.exception
     assert any("All 2,000 texts" in c.value for c in at.caption)

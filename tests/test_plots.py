@@ -108,8 +108,26 @@ def test_projection_separates_included_from_excluded(so_corpus):
     assert near_included(inc).mean() == 1.0 and (~near_included(exc)).mean() >= 0.95
     # ... and unseen texts of the topic land on the included side far more often than others
     assert near_included(members[8:]).mean() >= near_included(others[40:]).mean() + 0.4
-    with pytest.raises(ValueError, match="at least 1 included and 1 excluded"):
-        lda_directions(x, inc, np.zeros(0, np.int64))
+    with pytest.raises(ValueError, match="at least 1 included text"):
+        lda_directions(x, np.zeros(0, np.int64), exc)
+
+
+def test_projection_with_included_texts_only(so_corpus):
+    """Keyword hits come in included: before anything is excluded the scatter sets the included texts
+    apart from the rest of the corpus, to the right, and its second axis still spreads the texts."""
+    x = np.asarray(so_corpus.embeddings)
+    labels = so_corpus.frame["label"].to_numpy()
+    members, others = np.flatnonzero(labels == labels[0]), np.flatnonzero(labels != labels[0])
+    inc = members[:8]
+    w = lda_directions(x, inc, np.zeros(0, np.int64), n_unlabelled=500)
+    xy = project(x, w)
+    assert np.isfinite(xy).all()
+    assert xy[inc, 0].mean() > np.median(xy[:, 0])  # included to the right
+    # unseen texts of the topic lie to the right of the others on the first axis
+    assert np.median(xy[members[8:], 0]) > np.quantile(xy[others, 0], 0.75)
+    # the second axis is a direction of its own (orthogonal to the first) along which texts vary
+    assert abs(float(w[:, 0] @ w[:, 1])) < 1e-3
+    assert xy[:, 1].std() > 0.5 * xy[:, 0].std()
 
 
 def test_size_histogram_counts():
