@@ -202,8 +202,10 @@ def example_query(texts, sample: int = 3000, seed: int = 0, max_share: float = 0
     from core.search.keyword import fold
 
     n = len(texts)
-    rows = np.random.default_rng(seed).choice(n, min(n, sample), replace=False) if n else []
-    df = Counter(w for r in rows for w in set(tokens(str(texts[int(r)]))))
+    rows = np.sort(np.random.default_rng(seed).choice(n, min(n, sample), replace=False)) if n else []
+    # only the sampled texts are read (a 10M corpus's column made into Python strings took seconds, holding
+    # the interpreter while another page ran); ``take`` serves a numpy array and a pandas column alike
+    df = Counter(w for t in texts.take(np.asarray(rows, np.int64)) for w in set(tokens(str(t))))
     stop = ENGLISH_STOP_WORDS | TWITTER_WORDS | CS_FUNCTION_WORDS
     words = [f for f in (fold(w) for w, k in df.most_common(500) if k <= max_share * len(rows) and len(w) >= 5
                          and w.isalpha()) if f not in stop]

@@ -42,7 +42,7 @@ cols[3].metric("Krippendorff's alpha", f"{ag.alpha:.3f}" if ag.alpha is not None
 st.dataframe(pd.DataFrame([{"annotator": a, **c} for a, c in ag.per_annotator.items()]), hide_index=True)
 
 st.subheader(f"Disagreements ({len(ag.disagreements):,})")
-texts = dict(zip(corpus.frame["id"], corpus.frame["text"]))
+texts = corpus.texts_by_id([d["item_id"] for d in ag.disagreements])
 how = {who: store.provenance([d["item_id"] for d in ag.disagreements], [v.work]) for who, v in versions.items()}
 word = {1: "included", -1: "excluded", None: ""}
 table = pd.DataFrame([{"id": d["item_id"], "text": texts.get(d["item_id"], "(not in this import)"),

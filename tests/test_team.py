@@ -81,6 +81,13 @@ def test_two_annotators_agree_disagree_and_the_adjudicator_makes_gold(tweets, mo
     review = app("pages/8_Review.py").run()
     table = review.get("data_editor")[0]
     assert len(table.value) == 2 and len(both) == 10 and review.button(key="rv_save").disabled  # 2 disagreements, none decided yet
+    from core.corpus import load_corpus
+
+    corpus = load_corpus("tweets")
+    truth = dict(zip(corpus.frame["id"], corpus.frame["text"]))
+    assert table.value["text"].tolist() == [truth[i] for i in table.value["id"]]  # each disagreement's own text
+    asked = [table.value["id"].iloc[1], "no-such-id", table.value["id"].iloc[0]]
+    assert corpus.texts_by_id(asked) == {i: truth[i] for i in (asked[0], asked[2])}
     review.session_state["rv_gold"] = {"edited_rows": {0: {"gold": "excluded"}, 1: {"gold": "included"}},
                                        "added_rows": [], "deleted_rows": []}
     review.run()

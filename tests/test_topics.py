@@ -95,3 +95,17 @@ def test_the_lemma_filter_finds_the_demos_flood_events_by_the_word_flood():
     fires = sorted(events[c] for c in filter_clusters(table, lemma="wildfire")["cluster"])
     assert fires and all("wildfire" in e.lower() for e in fires), fires  # no flood event named by 'wildfire'
     assert hashtag_parts("Help #COflood and #BoulderFlood") == ["oflood", "boulder", "flood"]
+
+
+def test_cluster_table_without_key_lemmas_sizes_lengths_and_a_sample_text():
+    """The table a clustering shows before its key lemmas exist: the same from a corpus's text column
+    (what the page passes: only the sample rows are read) as from a plain array."""
+    from core.cluster.topics import cluster_table
+
+    texts = ["a", "bb", "ccc", "dddd", "eeeee", "ffffff"]
+    labels = np.array([2, 0, 2, 0, 2, 0])  # cluster 1 is empty
+    for given in (pd.Series(texts, dtype="str"), np.array(texts, dtype=object)):
+        table = cluster_table(labels, given, None)
+        assert table["size"].tolist() == [3, 0, 3]
+        assert table["mean_len"].tolist() == [4.0, 0.0, 3.0]  # (2+4+6)/3 and (1+3+5)/3
+        assert table["sample_text"].tolist() == ["bb", "", "a"]  # each cluster's first text

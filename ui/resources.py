@@ -216,7 +216,7 @@ def _cluster_view(root: str, name: str, stamp: float, stem: str, files: tuple):
 
     labels = _clustering_labels(root, name, stamp, stem, files)
     terms = clusterings.load_terms(name, stem)
-    return cluster_table(labels, _corpus(root, name, stamp).frame["text"].to_numpy(), terms), terms is not None
+    return cluster_table(labels, _corpus(root, name, stamp).frame["text"], terms), terms is not None
 
 
 def cluster_view(name: str, stem: str):
@@ -277,7 +277,7 @@ def dac_model(name: str, model: str | None = None):
 def _keyword_example(root: str, name: str, stamp: float) -> str:
     from core.annotate import example_query
 
-    return example_query(_corpus(root, name, stamp).frame["text"].to_numpy())
+    return example_query(_corpus(root, name, stamp).frame["text"])
 
 
 def keyword_example(name: str) -> str:

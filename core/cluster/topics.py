@@ -22,12 +22,15 @@ def cluster_table(labels: np.ndarray, texts, terms: pd.DataFrame | None) -> pd.D
             t["forms"] = t["forms"].map(lambda v: "; ".join(v))
         return t
     sizes = np.bincount(labels, minlength=k)
-    lengths = np.bincount(labels, weights=[len(str(x)) for x in texts], minlength=k)
+    # a column's own string lengths and only the sample rows read (10M texts as Python strings: seconds)
+    texts = texts if isinstance(texts, pd.Series) else pd.Series(np.asarray(texts, dtype=object))
+    lengths = np.bincount(labels, weights=texts.str.len().fillna(0).to_numpy(np.float64), minlength=k)
     first = pd.Series(np.arange(len(labels))).groupby(labels).first()
+    sample = dict(zip(first.index, texts.take(first.to_numpy(np.int64)).tolist()))
     return pd.DataFrame({"cluster": np.arange(k), "size": sizes,
                          "mean_len": np.round(lengths / np.maximum(sizes, 1), 1),
                          "rule_terms": "", "ctfidf_terms": "",
-                         "sample_text": [str(texts[first[c]]) if c in first.index else "" for c in range(k)]})
+                         "sample_text": [str(sample[c]) if c in sample else "" for c in range(k)]})
 
 
 def filter_clusters(table: pd.DataFrame, size_range: tuple[int, int] | None = None, min_mean_len: float = 0,
