@@ -345,6 +345,23 @@ def test_topics_page_clusters_here(tweets):
     assert not at.exception and store.clustering_file("tweets", "kmeans-k12").stat().st_mtime_ns != first
 
 
+def test_topics_page_keeps_a_clustering_whose_key_lemmas_fail(tweets, monkeypatch):
+    from core.cluster import jobs, store
+
+    def broken(*args, **kwargs):
+        raise ValueError("no words to count")
+
+    monkeypatch.setattr(jobs, "key_terms", broken)
+    at = app("pages/4_Topics.py").run()
+    next(n for n in at.number_input if n.label == "Clusters (k)").set_value(7)
+    at.button(key="FormSubmitter:tp_cluster-Run K-Means").click().run()
+    assert not at.exception, at.exception
+    assert any("stored as `kmeans-k7`" in s.value and "key lemmas failed (no words to count)" in s.value
+               for s in at.success)
+    assert store.clustering_file("tweets", "kmeans-k7").exists()  # the K-Means is kept
+    assert any("No key lemmas for this clustering yet" in w.value for w in at.warning)
+
+
 def test_dac_page_trains_a_model_then_inspects_an_anchor_and_annotate_uses_it(tweets):
     from core.cluster.dac import store as models
 

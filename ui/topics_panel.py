@@ -7,7 +7,7 @@ import streamlit as st
 
 from core import embedsets
 from core.cluster import store
-from core.cluster.jobs import cluster_corpus
+from core.cluster.jobs import cluster_corpus, terms
 from core.cluster.topics import suggested_k
 from core.corpus import Corpus
 from core.embed import pick_device
@@ -36,7 +36,7 @@ def cluster_form(name: str, corpus: Corpus) -> None:
     st.caption(("Above a million texts K-Means is fitted on a sample of a million and every text assigned "
                 "(about 3 minutes for 10 million texts and k = 1,000 on two cores); key lemmas are then "
                 f"computed on the command line: `python -m precompute.keyterms --corpus {name} --clustering "
-                "kmeans-kK`.") if big else
+                "kmeans-k<k>`.") if big else
                "Key lemmas are computed with it. Other methods (DEC, IDEC, encoder adaptation, DAC) run on "
                "the command line: they train for minutes to hours.")
     if not go:
@@ -57,12 +57,22 @@ def cluster_form(name: str, corpus: Corpus) -> None:
 
     try:
         saved = cluster_corpus(corpus, "kmeans", k, device=pick_device("auto"), progress=progress, tag=tag,
-                               embedding_set=on_set, lang=None if big else "auto")
+                               embedding_set=on_set, lang=None)
     except (ValueError, MemoryError) as exc:
         bar.empty()
         st.error(f"K-Means with k = {k:,} did not run: {md(exc)}")
         return
+    lemmas = ""
+    if not big:
+        bar.progress(1.0, text=f"K-Means done in {duration(clock.elapsed)}; now the key lemmas of its "
+                               f"{k:,} clusters…")
+        try:
+            terms(corpus, saved.stem)
+            lemmas = ", with its key lemmas"
+        except (ValueError, MemoryError) as exc:  # the clustering is stored all the same
+            lemmas = (f"; its key lemmas failed ({md(exc)}): `python -m precompute.keyterms --corpus {name} "
+                      f"--clustering {saved.stem}` makes them")
     st.session_state["tp_pick"] = saved.stem  # the page picks it before its selectbox is drawn
     st.session_state["tp_done"] = (f"K-Means into {k:,} clusters stored as `{saved.stem}` in "
-                                   f"{duration(clock.elapsed)}" + ("" if big else ", with its key lemmas") + ".")
+                                   f"{duration(clock.elapsed)}{lemmas}.")
     st.rerun()
