@@ -332,8 +332,9 @@ def rows_in_shape(r: Raster, vx, vy) -> np.ndarray:
 
 
 def scatter(xy: np.ndarray, labels: np.ndarray, texts=None, hover_sample: int = 5000, seed: int = 0,
-            raster_from: int = RASTER_FROM) -> Scatter:
-    """WebGL scatter of every row: yellow unlabelled, red excluded, green included.
+            raster_from: int = RASTER_FROM, axes: tuple[str, str] = ("LD1", "LD2")) -> Scatter:
+    """WebGL scatter of every row: yellow unlabelled, red excluded, green included; ``axes`` names the
+    two directions.
 
     Coordinates go out as float32 arrays (Plotly sends numpy arrays base64-encoded); hover text is
     carried for labelled rows and a sample of ``hover_sample`` unlabelled rows only. Above
@@ -391,7 +392,7 @@ def scatter(xy: np.ndarray, labels: np.ndarray, texts=None, hover_sample: int = 
     add(np.flatnonzero(labels > 0), "included", INCLUDED_COLOUR, 6, True)
     # The template is set here and the page draws with theme=None: Streamlit's theming rewrites the
     # whole figure JSON in the browser, which cost about 1 s of the 300k scatter's draw time.
-    fig.update_layout(dragmode="lasso", xaxis_title="LD1", yaxis_title="LD2", margin={"t": 30},
+    fig.update_layout(dragmode="lasso", xaxis_title=axes[0], yaxis_title=axes[1], margin={"t": 30},
                       legend={"orientation": "h"}, hoverlabel={"align": "left"}, template="plotly_white")
     return Scatter(fig, trace_rows, int(len(sample) + (labels != 0).sum()), raster)
 

@@ -53,6 +53,11 @@ if len(exc) < 1:
                "to make the first axis also separate them.")
 
 
+def axes(excluded: tuple) -> tuple[str, str]:
+    """The directions' names: with nothing excluded the second is not a discriminant (core.projection)."""
+    return ("LD1", "LD2") if excluded else ("included vs the rest", "the texts' largest spread beside it")
+
+
 @st.cache_resource(max_entries=4, show_spinner=False)
 def figure(corpus_name: str, stamp: str, included: tuple, excluded: tuple) -> plots.Scatter:
     """The figure of one group state: reruns (a selection event is one) reuse it. A resource, not
@@ -61,7 +66,7 @@ def figure(corpus_name: str, stamp: str, included: tuple, excluded: tuple) -> pl
     labels = np.zeros(len(xy), dtype=np.int8)
     labels[list(included)], labels[list(excluded)] = INCLUDED, EXCLUDED
     return plots.scatter(xy, labels, resources.corpus(corpus_name).frame["text"], hover_sample=HOVER_SAMPLE,
-                         raster_from=RASTER_FROM)
+                         raster_from=RASTER_FROM, axes=axes(excluded))
 
 
 PREVIEW_HOVER_SAMPLE = min(HOVER_SAMPLE, PREVIEW_HOVER)
@@ -72,7 +77,7 @@ def preview(corpus_name: str, stamp: str, included: tuple, excluded: tuple) -> t
     sc, rows = preview_scatter(resources.search_context(corpus_name).vectors,
                                directions(corpus_name, stamp, included, excluded), included, excluded,
                                resources.corpus(corpus_name).frame["text"], PREVIEW_SHARE,
-                               hover_sample=PREVIEW_HOVER_SAMPLE, raster_from=RASTER_FROM)
+                               hover_sample=PREVIEW_HOVER_SAMPLE, raster_from=RASTER_FROM, axes=axes(excluded))
     return sc, len(rows)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import numpy as np
@@ -199,6 +200,8 @@ def test_scatter_page(tweets):
     assert not at.exception
     assert any("All 2,000 texts" in c.value for c in at.caption)
     assert any("Nothing is excluded yet" in c.value for c in at.caption)
+    layout = json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]
+    assert layout["xaxis"]["title"]["text"] == "included vs the rest"  # not called a second discriminant
     at = with_group(app("pages/3_Scatter.py"), range(0, 40), range(40, 60)).run()
     assert not at.exception
     assert any("All 2,000 texts" in c.value for c in at.caption)
