@@ -202,7 +202,7 @@ def example_query(texts, sample: int = 3000, seed: int = 0, max_share: float = 0
     from core.search.keyword import fold
 
     n = len(texts)
-    rows = np.sort(np.random.default_rng(seed).choice(n, min(n, sample), replace=False)) if n else []
+    rows = np.random.default_rng(seed).choice(n, min(n, sample), replace=False) if n else []
     # only the sampled texts are read (a 10M corpus's column made into Python strings took seconds, holding
     # the interpreter while another page ran); ``take`` serves a numpy array and a pandas column alike
     df = Counter(w for t in texts.take(np.asarray(rows, np.int64)) for w in set(tokens(str(t))))
