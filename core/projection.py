@@ -54,6 +54,11 @@ def lda_directions(x: np.ndarray, included: np.ndarray, excluded: np.ndarray, n_
     return w.cpu().numpy().astype(np.float32)
 
 
+def axis_titles(n_excluded: int) -> tuple[str, str]:
+    """What the two directions of :func:`lda_directions` are, for a figure's axes."""
+    return ("LD1", "LD2") if n_excluded else ("included vs the rest", "the texts' largest spread beside it")
+
+
 def project(x: np.ndarray, w: np.ndarray, chunk: int = ROWS_PER_BLOCK) -> np.ndarray:
     """Rows of x (possibly memory-mapped) times w, chunked; float32 (N, 2)."""
     if getattr(x, "dtype", None) == np.float16 and len(x):

@@ -9,7 +9,8 @@ import numpy as np
 import streamlit as st
 
 from core import annotate, plots, vectorstore
-from core.projection import PREVIEW_HOVER, PREVIEW_SHARE, lda_directions, preview_scatter, project
+from core.projection import (PREVIEW_HOVER, PREVIEW_SHARE, axis_titles, lda_directions, preview_scatter,
+                             project)
 from core.session import EXCLUDED, INCLUDED
 from ui import drafts, group, navigation, resources
 
@@ -53,11 +54,6 @@ if len(exc) < 1:
                "to make the first axis also separate them.")
 
 
-def axes(excluded: tuple) -> tuple[str, str]:
-    """The directions' names: with nothing excluded the second is not a discriminant (core.projection)."""
-    return ("LD1", "LD2") if excluded else ("included vs the rest", "the texts' largest spread beside it")
-
-
 @st.cache_resource(max_entries=4, show_spinner=False)
 def figure(corpus_name: str, stamp: str, included: tuple, excluded: tuple) -> plots.Scatter:
     """The figure of one group state: reruns (a selection event is one) reuse it. A resource, not
@@ -66,7 +62,7 @@ def figure(corpus_name: str, stamp: str, included: tuple, excluded: tuple) -> pl
     labels = np.zeros(len(xy), dtype=np.int8)
     labels[list(included)], labels[list(excluded)] = INCLUDED, EXCLUDED
     return plots.scatter(xy, labels, resources.corpus(corpus_name).frame["text"], hover_sample=HOVER_SAMPLE,
-                         raster_from=RASTER_FROM, axes=axes(excluded))
+                         raster_from=RASTER_FROM, axes=axis_titles(len(excluded)))
 
 
 PREVIEW_HOVER_SAMPLE = min(HOVER_SAMPLE, PREVIEW_HOVER)
@@ -77,7 +73,8 @@ def preview(corpus_name: str, stamp: str, included: tuple, excluded: tuple) -> t
     sc, rows = preview_scatter(resources.search_context(corpus_name).vectors,
                                directions(corpus_name, stamp, included, excluded), included, excluded,
                                resources.corpus(corpus_name).frame["text"], PREVIEW_SHARE,
-                               hover_sample=PREVIEW_HOVER_SAMPLE, raster_from=RASTER_FROM, axes=axes(excluded))
+                               hover_sample=PREVIEW_HOVER_SAMPLE, raster_from=RASTER_FROM,
+                               axes=axis_titles(len(excluded)))
     return sc, len(rows)
 
 

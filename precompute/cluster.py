@@ -67,15 +67,14 @@ def run(a: argparse.Namespace) -> int:
     if ks is None:
         raise ValueError(f"{method.label} needs --k")
     corpus = embedsets.with_set(load_corpus(a.corpus), a.embedding_set)
-    if a.embedding_set != embedsets.IMPORT and a.tag is None:  # never overwrite the import's clustering
-        a.tag = a.embedding_set.replace("-", "_")[:32]
+    if a.tag is None:
+        a.tag = store.set_tag(a.embedding_set)
     device = pick_device(a.device)
     generation = store.generation_of(corpus)
     store.migrate_legacy(a.corpus)
-    listed = {s.stem: s for s in store.listing(a.corpus)}
     for k in ks:
         stem = store.stem_of(method.name, k, a.tag)
-        if k is not None and stem in listed and not a.force and not listed[stem].stale(generation):
+        if k is not None and not a.force and store.current(a.corpus, stem, generation):
             log.info("%s already done (%s); --force recomputes it", stem, store.clustering_file(a.corpus, stem))
             continue
         bar = tqdm(desc=f"{method.label} k={k}", unit="step", file=sys.stderr)
@@ -86,8 +85,7 @@ def run(a: argparse.Namespace) -> int:
             bar.update(step - bar.n)
 
         cluster_corpus(corpus, method.name, k, seed=a.seed, device=device, params=params, tag=a.tag,
-                               embedding_set=a.embedding_set, progress=progress,
-                               lang=None if a.no_terms else a.lang)
+                       embedding_set=a.embedding_set, progress=progress, lang=None if a.no_terms else a.lang)
         if bar.total and bar.n < bar.total:  # converged before its planned steps: the bar ends at 100% all the same
             bar.total = bar.n
             bar.set_postfix_str("converged early", refresh=False)

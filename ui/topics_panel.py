@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import embedsets
 from core.cluster import store
 from core.cluster.jobs import cluster_corpus, terms
 from core.cluster.topics import suggested_k
@@ -42,11 +41,9 @@ def cluster_form(name: str, corpus: Corpus) -> None:
     if not go:
         return
     on_set = resources.embedding_set(name)
-    # as the command line: a clustering of another embedding set never replaces the import's
-    tag = None if on_set == embedsets.IMPORT else on_set.replace("-", "_")[:32]
+    tag = store.set_tag(on_set)  # as the command line: never replaces the import's clustering
     stem = store.stem_of("kmeans", k, tag)
-    stored = {s.stem: s for s in store.listing(name)}
-    if stem in stored and not stored[stem].stale(store.generation_of(corpus)) and not replace:
+    if not replace and store.current(name, stem, store.generation_of(corpus)):
         st.warning(f"`{stem}` is already stored: pick it under Clustering, or tick *Replace* to compute it again.")
         return
     bar, clock = st.progress(0.0, text="Starting K-Means…"), Clock()

@@ -43,6 +43,19 @@ def stem_of(method: str, k: int | None, tag: str | None = None) -> str:
     return f"{method}-k{'auto' if k is None else int(k)}" + (f"-{tag}" if tag else "")
 
 
+def set_tag(embedding_set: str) -> str | None:
+    """The tag of a clustering of an embedding set other than the import's (so it never replaces the
+    import's clustering of the same method and k); None for the import's."""
+    from core import embedsets
+
+    return None if embedding_set == embedsets.IMPORT else embedding_set.replace("-", "_")[:32]
+
+
+def current(name: str, stem: str, generation: str | None) -> bool:
+    """Whether ``stem`` is stored for the corpus and was computed on its present import."""
+    return any(s.stem == stem and not s.stale(generation) for s in listing(name))
+
+
 def clustering_file(name: str, stem: str) -> Path:
     return folder(name) / f"{stem}.npz"
 
