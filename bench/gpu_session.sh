@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# One call on a borrowed GPU box (the device tool, 15 minutes a session): issue 30's GPU figures, then
+# SCCL (issue 32) on the four labelled benchmarks, seeds in turn, for what is left of BUDGET seconds.
+# Prepared here with
+#   python -m bench.gpu pack --out .gpu     (MiniLM as fp16 weights; restored to fp32 there)
+#   gzip -9c ../shared/data/NAME.csv > .gpu/data/NAME.csv.gz   (the four benchmarks)
+#   + .gpu/data/tweets20k.csv.gz (the first 20,000 texts of the scale corpus, as bench/embed.py reads them)
+# and run there with `bash bench/gpu_session.sh` carrying .gpu; everything comes back as $OUT/results.tgz.
+set -u
+START=$(date +%s)
+BUDGET=${BUDGET:-480}
+SIZES=${SIZES:-"1000000 10000000"}   # smaller (and DEVICE=cpu, SCCL_ARGS="--subset 200 --param epochs=1") to try it here
+DEVICE=${DEVICE:-cuda}
+SCCL_ARGS=${SCCL_ARGS:-}
+OUT=${OUT:-/tmp/out}
+export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false PYTHONPATH=.
+export SEMANNO_BENCH_RESULTS=/tmp/results
+mkdir -p "$OUT" /tmp/results /tmp/data
+elapsed() { echo $(( $(date +%s) - START )); }
+pack() { tar czf "$OUT/results.tgz" -C /tmp results; }
+
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv || true
+python3 -c "import sys, torch, sentence_transformers, transformers, sklearn, numpy; print('python', sys.version.split()[0], 'torch', torch.__version__, 'st', sentence_transformers.__version__, 'transformers', transformers.__version__, 'sklearn', sklearn.__version__, 'numpy', numpy.__version__)"
+python3 -c "import faiss; print('faiss', faiss.__version__)" 2>&1 | tail -1
+echo "cores $(nproc)"; free -g | head -2
+
+python3 -m bench.gpu restore --src .gpu/minilm --dst /tmp/minilm || exit 1
+for f in .gpu/data/*.csv.gz; do gunzip -c "$f" > "/tmp/data/$(basename "$f" .gz)"; done
+echo "ready at $(elapsed) s"
+
+# 1. texts/s of MiniLM on the GPU: fp32, fp16, bf16 x batch sizes (issue 30, item 4)
+timeout 120 python3 -m bench.gpu embed --model minilm=/tmp/minilm --texts /tmp/data/tweets20k.csv --n 20000 \
+    --batch-size 128 256 512 1024 --repeat 2 2> /tmp/results/embed.err
+echo "embed done at $(elapsed) s"; pack
+
+# 2. every search at 1M and 10M x 384 on CUDA, K-Means k = 12,000 (issue 30, item 4)
+timeout 210 python3 -m bench.gpu search --sizes $SIZES --k 12000 --deadline 110 2>&1
+echo "search done at $(elapsed) s"; pack
+
+# 3. SCCL on the whole benchmarks, MiniLM, the default recipe; seeds 0, 1, 2 in turn, four corpora at once
+left=$(( BUDGET - $(elapsed) - 15 ))
+echo "SCCL gets ${left} s"
+if [ "$left" -gt 60 ]; then
+  for d in stackoverflow biomedical searchsnippets agnews8000; do
+    OMP_NUM_THREADS=4 timeout "$left" python3 -m bench.adapt --data "/tmp/data/$d.csv" --method sccl --model /tmp/minilm \
+        --seeds 0 1 2 --device "$DEVICE" --threads 4 $SCCL_ARGS > "/tmp/results/sccl-$d.log" 2>&1 &
+  done
+  wait
+fi
+grep -h '"kind": "score"' /tmp/results/adapt-*/lines.jsonl 2>/dev/null | cut -c1-200
+echo "all done at $(elapsed) s"; pack
