@@ -109,6 +109,24 @@ def test_preconditions_raise_the_reason(ctx, method):
     assert m.reason_not_applicable(5, 5) is None
 
 
+@pytest.mark.parametrize("method", ["lda", "nn1", "nn2", "suggest"])
+def test_fits_of_a_few_labelled_rows_stay_on_the_cpu_when_the_corpus_sits_on_a_gpu(ctx, method, monkeypatch):
+    """A corpus on CUDA fits its direction on the CPU (small fits are launch-bound on a GPU); only the scan
+    goes to the index's device. Here the context says "cuda" over a CPU index: the rankers must still answer,
+    with the same rows as on the CPU, until the fit is large enough to go to the device."""
+    from core.search import linear
+
+    inc, exc = labelled_sets(ctx)
+    on_gpu = dataclasses.replace(ctx, device="cuda")
+    want = REGISTRY[method].search(ctx, inc, exc, 10)
+    got = REGISTRY[method].search(on_gpu, inc, exc, 10)
+    np.testing.assert_array_equal(got.rows, want.rows)
+    if not torch.cuda.is_available():
+        monkeypatch.setattr(linear, "GPU_FIT_FROM", 1)  # now every fit asks for the (absent) GPU
+        with pytest.raises((AssertionError, RuntimeError)):
+            REGISTRY[method].search(dataclasses.replace(ctx, device="cuda", word_index=None), inc, exc, 10)
+
+
 def test_cos_matches_brute_force(ctx):
     inc, exc = labelled_sets(ctx)
     x = ctx.vectors

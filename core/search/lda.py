@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from core.search.base import Method, Ranked, SearchContext, one_thread
-from core.search.linear import labelled, rank_by_direction, to_torch
+from core.search.linear import fit_device, labelled, rank_by_direction, to_torch
 
 
 def ledoit_wolf_cov(z: torch.Tensor) -> torch.Tensor:
@@ -52,7 +52,8 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
     inc, exc, xi, xe = labelled(ctx, included, excluded)
     METHOD.check(inc, exc)
     with one_thread():
-        w = fisher_direction(to_torch(xi, ctx.device), to_torch(xe, ctx.device))
+        dev = fit_device(ctx, len(xi) + len(xe))
+        w = fisher_direction(to_torch(xi, dev), to_torch(xe, dev))
         w = w / w.norm()
     return rank_by_direction(ctx, w.float().cpu().numpy(), inc, exc, k, "lda")
 

@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from core.search.base import Method, Ranked, SearchContext, one_thread
-from core.search.linear import labelled, rank_by_direction, to_torch
+from core.search.linear import fit_device, labelled, rank_by_direction, to_torch
 
 
 class FisherProjection(nn.Module):
@@ -48,7 +48,8 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
     inc, exc, xi, xe = labelled(ctx, included, excluded)
     METHOD.check(inc, exc)
     with one_thread():
-        w = train(to_torch(xi, ctx.device), to_torch(xe, ctx.device), steps=steps)
+        dev = fit_device(ctx, len(xi) + len(xe))
+        w = train(to_torch(xi, dev), to_torch(xe, dev), steps=steps)
     return rank_by_direction(ctx, w.cpu().numpy(), inc, exc, k, "nn1")
 
 

@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from core.search.base import Method, Ranked, SearchContext, one_thread
-from core.search.linear import labelled, rank_by_direction, to_torch
+from core.search.linear import fit_device, labelled, rank_by_direction, to_torch
 
 
 class BalancedLogistic(nn.Module):
@@ -49,7 +49,8 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
     inc, exc, xi, xe = labelled(ctx, included, excluded)
     METHOD.check(inc, exc)
     with one_thread():
-        model = train(to_torch(xi, ctx.device), to_torch(xe, ctx.device), l2=l2)
+        dev = fit_device(ctx, len(xi) + len(xe))
+        model = train(to_torch(xi, dev), to_torch(xe, dev), l2=l2)
     w = model.linear.weight.detach()[0].cpu().numpy()
     b = float(model.linear.bias.detach().cpu()[0])
     return rank_by_direction(ctx, w, inc, exc, k, "nn2", bias=b,

@@ -16,7 +16,7 @@ import numpy as np
 from core.search import cos, lda
 from core.search.base import Method, Ranked, SearchContext, as_rows, one_thread, rows_without, unique_rows
 from core.search.lexical import fit_scores
-from core.search.linear import rank_by_direction, to_torch
+from core.search.linear import fit_device, rank_by_direction, to_torch
 
 BACKGROUND = 300
 
@@ -84,7 +84,8 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
         info["chosen"] = "words+embedding"
     else:
         with one_thread():
-            w = lda.fisher_direction(to_torch(np.asarray(x[inc]), ctx.device), to_torch(np.asarray(x[neg]), ctx.device))
+            dev = fit_device(ctx, len(inc) + len(neg))
+            w = lda.fisher_direction(to_torch(np.asarray(x[inc]), dev), to_torch(np.asarray(x[neg]), dev))
             w = (w / w.norm()).cpu().numpy()
         r = rank_by_direction(ctx, w, inc, exc, head, "suggest")
         rows, top = r.rows, r.scores
