@@ -172,10 +172,12 @@ def cold_scatter(a, folder: Path) -> None:
                 t = time.perf_counter()
                 page.get_by_role("link", name="Scatter").click()
                 first = page.get_by_text("A first look from")
+                # the preview's own drawn axes, not any chart on the page
+                first_drawn = page.locator("[class*='st-key-scatter_preview'] .nsewdrag")
                 full = page.locator("[class*='st-key-scatter'] .nsewdrag")
                 shown_first = None
                 while time.perf_counter() - t < 300:
-                    if shown_first is None and first.count() and page.locator(".plotly").count():
+                    if shown_first is None and first.count() and first_drawn.count():
                         shown_first = time.perf_counter() - t
                         page.screenshot(path=str(folder / f"scatter-first-look-{rep}.png"))
                     if full.count() and not first.count():
