@@ -9,7 +9,7 @@ import streamlit as st
 from core import paths, plots
 from core.cluster import REGISTRY, store
 from core.cluster.evaluate import agreement, best_matches, group_iou
-from core.cluster.topics import SUGGESTED_ADAPTING, adapting_hint, filter_clusters, suggested_k
+from core.cluster.topics import SUGGESTED, filter_clusters, sharper_hint, suggested_k
 from ui import group, navigation, resources, topics_panel
 from ui.text import md
 
@@ -29,10 +29,10 @@ if not usable:
     st.info("No clustering yet. Run K-Means here, or in a terminal\n\n"
             f"`python -m precompute.cluster --corpus {name} --method kmeans --k {suggested_k(corpus.n)}`\n\n"
             f"(methods: {', '.join(REGISTRY)}; key lemmas are computed with it).\n\n"
-            f"Or: {adapting_hint(name, corpus.n)}.")
+            f"Sharper topics: {sharper_hint(name, corpus.n)}.")
     topics_panel.cluster_form(name, corpus)
     st.stop()
-with st.expander("Cluster here (K-Means)"):
+with st.expander("Cluster here (K-Means, DEC)"):
     topics_panel.cluster_form(name, corpus)
 
 
@@ -64,8 +64,8 @@ if not has_terms:
                f"--clustering {chosen.stem}`")
 objective = (f", {meta.get('objective_kind') or 'objective'} {meta['objective']:,.4g}"
              if meta.get("objective") is not None else "")
-if not any(s.meta.get("method") == SUGGESTED_ADAPTING for s in usable):
-    st.caption(f"Sharper topics: {adapting_hint(name, corpus.n)}.")
+if not any(s.meta.get("method") == SUGGESTED for s in usable):
+    st.caption(f"Sharper topics: {sharper_hint(name, corpus.n)}.")
 st.caption(md(f"{meta.get('iterations')} steps, {meta.get('seconds')} s on {meta.get('device')}, seed "
               f"{meta.get('seed')}{objective}; computed {chosen.created_at[:16].replace('T', ' ')} UTC."))
 st.plotly_chart(plots.size_histogram(table["size"].to_numpy()), width="stretch", key="tp_hist")

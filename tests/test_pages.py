@@ -326,7 +326,7 @@ def test_topics_page_clusters_here(tweets):
     k_box = next(n for n in at.number_input if n.label == "Clusters (k)")
     assert k_box.value == 32  # about sqrt(2,000 / 2)
     k_box.set_value(12)
-    at.button(key="FormSubmitter:tp_cluster-Run K-Means").click().run()
+    at.button(key="FormSubmitter:tp_cluster-Run").click().run()
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
     assert any("K-Means into 12 clusters stored as `kmeans-k12`" in s.value and "key lemmas" in s.value
@@ -340,12 +340,34 @@ def test_topics_page_clusters_here(tweets):
     first = store.clustering_file("tweets", "kmeans-k12").stat().st_mtime_ns
     # the same k again: refused without the tick, replaced with it
     next(n for n in at.number_input if n.label == "Clusters (k)").set_value(12)
-    at.button(key="FormSubmitter:tp_cluster-Run K-Means").click().run()
+    at.button(key="FormSubmitter:tp_cluster-Run").click().run()
     assert any("already stored" in w.value for w in at.warning)
     assert store.clustering_file("tweets", "kmeans-k12").stat().st_mtime_ns == first
     at.checkbox(key="tp_replace").check()
-    at.button(key="FormSubmitter:tp_cluster-Run K-Means").click().run()
+    at.button(key="FormSubmitter:tp_cluster-Run").click().run()
     assert not at.exception and store.clustering_file("tweets", "kmeans-k12").stat().st_mtime_ns != first
+
+
+def test_topics_page_runs_dec_the_suggested_method_from_the_form(tweets):
+    """DEC from the same form: stored as the command line stores it, picked, with key lemmas; the page's
+    "sharper topics" hint names DEC until a DEC clustering exists."""
+    from core.cluster import store
+
+    at = app("pages/4_Topics.py").run()
+    assert any("Sharper topics: DEC" in i.value for i in at.info)
+    assert at.selectbox(key="tp_method").options == ["K-Means", "DEC"]
+    at.selectbox(key="tp_method").set_value("dec")
+    next(n for n in at.number_input if n.label == "Clusters (k)").set_value(6)
+    at.button(key="FormSubmitter:tp_cluster-Run").click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert any("DEC into 6 clusters stored as `dec-k6`" in s.value and "key lemmas" in s.value for s in at.success)
+    assert at.selectbox(key="tp_k").value == "dec-k6"
+    stored, meta = store.load("tweets", "dec-k6")
+    assert meta["method"] == "dec" and len(stored.labels) == 2000 and len(np.unique(stored.labels)) > 1
+    table = next(d.value for d in at.dataframe if "ctfidf_terms" in d.value)
+    assert sorted(table["size"].tolist()) == sorted(np.bincount(stored.labels, minlength=6).tolist())
+    assert not any("Sharper topics" in c.value for c in at.caption)  # a DEC clustering exists now
 
 
 def test_topics_page_keeps_a_clustering_whose_key_lemmas_fail(tweets, monkeypatch):
@@ -357,7 +379,7 @@ def test_topics_page_keeps_a_clustering_whose_key_lemmas_fail(tweets, monkeypatc
     monkeypatch.setattr(jobs, "key_terms", broken)
     at = app("pages/4_Topics.py").run()
     next(n for n in at.number_input if n.label == "Clusters (k)").set_value(7)
-    at.button(key="FormSubmitter:tp_cluster-Run K-Means").click().run()
+    at.button(key="FormSubmitter:tp_cluster-Run").click().run()
     assert not at.exception, at.exception
     assert any("stored as `kmeans-k7`" in s.value and "key lemmas failed (no words to count)" in s.value
                for s in at.success)

@@ -56,14 +56,16 @@ def suggested_k(n: int) -> int:
     return int(max(2, min(1000, round((n / 2) ** 0.5))))
 
 
-# The encoder-adapting method to suggest: the one that beat K-Means on the same encoder in both NMI and ACC
-# on all four labelled benchmarks (bench/RESULTS.md, "Encoder adaptation put right", issue 32).
-SUGGESTED_ADAPTING = "sccl"
+# The method to suggest for sharper topics than K-Means. SCCL was suggested from 1,000-text CPU subsets; on the
+# whole benchmarks, three seeds on an H200 (bench/RESULTS.md, "On a GPU at last"), it beat K-Means on one of four
+# and fell far behind on Biomedical, while DEC on the same frozen embeddings was ahead in NMI and ACC on three
+# and level on the fourth, in seconds rather than GPU-minutes.
+SUGGESTED = "dec"
 
 
-def adapting_hint(corpus: str, n: int) -> str:
-    """The command that adapts the encoder to this corpus with the suggested method, and what it costs."""
-    return (f"`python -m precompute.cluster --corpus {corpus} --method {SUGGESTED_ADAPTING} --k {suggested_k(n)}` "
-            "fine-tunes the encoder on this corpus (SCCL: sharper topics than K-Means on all four labelled "
-            "benchmarks measured; about 15 minutes per epoch per 10k texts on two CPU cores, minutes on a GPU) "
-            "and adds an embedding set that every search can use")
+def sharper_hint(corpus: str, n: int) -> str:
+    """The suggested method for sharper topics, where to run it, what it costs, and what was measured."""
+    return (f"DEC (in the form below, or `python -m precompute.cluster --corpus {corpus} --method {SUGGESTED} "
+            f"--k {suggested_k(n)}`): on the four labelled benchmarks it was ahead of K-Means in NMI and accuracy "
+            "on three and level on the fourth, for about 7 s per 20,000 texts on two cores. Adapting the encoder "
+            "(`--method sccl`, hours on two cores, minutes on a GPU) helped on one of the four")
