@@ -23,8 +23,8 @@ DEC_UP_TO = 1_000_000
 METHODS = {"kmeans": "K-Means", "dec": "DEC"}
 METHOD_HELP = ("K-Means: seconds to minutes. DEC: K-Means, then an autoencoder and its clusters trained together "
                "to sharpen them; on the four labelled benchmarks (whole corpora, three seeds, bench/RESULTS.md) it "
-               "was ahead of K-Means in NMI and accuracy on three and level on the fourth; about 7 s for 20,000 "
-               "texts and 30 s for 100,000 on two CPU cores.")
+               "was ahead of K-Means in NMI and accuracy on three and level on the fourth. On two CPU cores about 13 s "
+               "for the 2,400-text demo, 30 s for 100,000 synthetic texts (it stops once assignments settle).")
 
 
 def cluster_form(name: str, corpus: Corpus) -> None:

@@ -67,5 +67,5 @@ def sharper_hint(corpus: str, n: int) -> str:
     """The suggested method for sharper topics, where to run it, what it costs, and what was measured."""
     return (f"DEC (under *Cluster here*, or `python -m precompute.cluster --corpus {corpus} --method {SUGGESTED} "
             f"--k {suggested_k(n)}`): on the four labelled benchmarks it was ahead of K-Means in NMI and accuracy "
-            "on three and level on the fourth, for about 7 s per 20,000 texts on two cores. Adapting the encoder "
+            "on three and level on the fourth, in seconds to a minute on two cores. Adapting the encoder "
             "(`--method sccl`, hours on two cores, minutes on a GPU) helped on one of the four")
