@@ -14,6 +14,10 @@ BUDGET=${BUDGET:-480}
 SIZES=${SIZES:-"1000000 10000000"}   # smaller (and DEVICE=cpu, SCCL_ARGS="--subset 200 --param epochs=1") to try it here
 DEVICE=${DEVICE:-cuda}
 SCCL_ARGS=${SCCL_ARGS:-}
+# step 3's grid, for a next session to change: methods of bench.adapt, seeds, the four corpora
+METHODS=${METHODS:-sccl}
+SEEDS=${SEEDS:-"0 1 2"}
+CORPORA=${CORPORA:-"stackoverflow biomedical searchsnippets agnews8000"}
 OUT=${OUT:-/tmp/out}
 # TOKENIZERS_PARALLELISM is left as the app leaves it (the 2026-11-26 run set it false: one tokenising thread)
 export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONPATH=.
@@ -40,13 +44,14 @@ echo "embed done at $(elapsed) s"; pack
 timeout 210 python3 -m bench.gpu search --sizes $SIZES --k 12000 --deadline 110 2>&1
 echo "search done at $(elapsed) s"; pack
 
-# 3. SCCL on the whole benchmarks, MiniLM, the default recipe; seeds 0, 1, 2 in turn, four corpora at once
+# 3. encoder adaptation (SCCL by default) on the whole benchmarks, MiniLM, each method's defaults (add
+#    `--param name=value` through SCCL_ARGS); seeds in turn, the corpora at once
 left=$(( BUDGET - $(elapsed) - 15 ))
-echo "SCCL gets ${left} s"
+echo "adaptation gets ${left} s"
 if [ "$left" -gt 60 ]; then
-  for d in stackoverflow biomedical searchsnippets agnews8000; do
-    OMP_NUM_THREADS=4 timeout "$left" python3 -m bench.adapt --data "/tmp/data/$d.csv" --method sccl --model /tmp/minilm \
-        --seeds 0 1 2 --device "$DEVICE" --threads 4 $SCCL_ARGS > "/tmp/results/sccl-$d.log" 2>&1 &
+  for d in $CORPORA; do
+    OMP_NUM_THREADS=4 timeout "$left" python3 -m bench.adapt --data "/tmp/data/$d.csv" --method $METHODS --model /tmp/minilm \
+        --seeds $SEEDS --device "$DEVICE" --threads 4 $SCCL_ARGS > "/tmp/results/adapt-$d.log" 2>&1 &
   done
   wait
 fi
