@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from testbed.common import emit, run_folder
+from testbed.common import emit, median_ms, run_folder
 
 T0 = time.perf_counter()
 
@@ -149,16 +149,10 @@ def clustered_on_gpu(n: int, dim: int, device: str, clusters: int = 200, seed: i
     return x, labels.cpu().numpy()
 
 
-def _median_ms(fn, repeat: int, sync) -> tuple[float, list[float]]:
-    fn()
-    times = []
-    for _ in range(repeat):
-        sync()
-        t = time.perf_counter()
-        fn()
-        sync()
-        times.append(1000 * (time.perf_counter() - t))
-    return round(statistics.median(times), 2), [round(t, 2) for t in times]
+def _timed(op: str, fn, repeat: int, sync, **fields) -> None:
+    """One line for ``op``: the median of ``repeat`` runs of ``fn`` after a warm-up, each ended by ``sync``
+    (a GPU's work is asynchronous), through testbed.common's median_ms as every bench."""
+    _guard(op, lambda: emit(op=op, median_ms=round(median_ms(lambda: (fn(), sync()), repeat), 2), **fields))
 
 
 def search(a: argparse.Namespace) -> None:
@@ -198,16 +192,13 @@ def search(a: argparse.Namespace) -> None:
             return top[np.argsort(-s[top])]
 
         if device == "cuda":
-            _guard("torch_scan", lambda: emit(op="torch_X@q_top10", n=n, dim=a.dim,
-                                              **dict(zip(("median_ms", "runs_ms"), _median_ms(torch_scan, a.repeat, sync))), **g))
-        _guard("numpy_scan", lambda: emit(op="numpy_X@q_top10", n=n, dim=a.dim, device_of_scan="cpu",
-                                          threads=torch.get_num_threads(),
-                                          **dict(zip(("median_ms", "runs_ms"), _median_ms(numpy_scan, 3, sync))), gpu=g["gpu"]))
+            _timed("torch_X@q_top10", torch_scan, a.repeat, sync, n=n, dim=a.dim, **g)
+        _timed("numpy_X@q_top10", numpy_scan, 3, sync, n=n, dim=a.dim, device_of_scan="cpu",
+               threads=torch.get_num_threads(), gpu=g["gpu"])
         for name in ("cos", "lda", "nn1", "nn2", "suggest"):
             m = REGISTRY[name]
-            _guard(name, lambda m=m, name=name: emit(
-                op=name, n=n, dim=a.dim, top1_in_class=bool(labels[m.search(ctx, inc, exc, 10).rows[0]] == labels[0]),
-                **dict(zip(("median_ms", "runs_ms"), _median_ms(lambda: m.search(ctx, inc, exc, 10), a.repeat, sync))), **g))
+            top1 = bool(labels[m.search(ctx, inc, exc, 10).rows[0]] == labels[0])
+            _timed(name, lambda m=m: m.search(ctx, inc, exc, 10), a.repeat, sync, n=n, dim=a.dim, top1_in_class=top1, **g)
         del ctx, index
         if device == "cuda":
             torch.cuda.empty_cache()

@@ -300,7 +300,7 @@ def test_assigning_every_row_in_torch_blocks_gives_faiss_nearest_centroids():
     c = x[np.random.default_rng(0).choice(len(x), 40, replace=False)] + 0.01
     for rows in (x, x.astype(np.float16)):
         ref, ref_total = assign_all(rows, c, block=1000)
-        got, total = assign_all(rows, c, block=1000, device="cpu")
+        got, total = assign_all(rows, c, block=1000, faiss_on_cpu=False)
         exact = ((np.asarray(rows, np.float32)[:, None, :] - c[None]) ** 2).sum(-1).argmin(1)
         assert (got == exact).mean() >= 0.999 and (ref == exact).mean() >= 0.999
         assert total == pytest.approx(ref_total, rel=1e-4)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.cluster import store
+from core.cluster import REGISTRY, store
 from core.cluster.jobs import cluster_corpus, terms
 from core.cluster.topics import suggested_k
 from core.corpus import Corpus
@@ -20,7 +20,7 @@ from ui.text import md
 TERMS_UP_TO = 1_000_000
 # DEC trains an autoencoder over every text held in memory (float32): above this many, the command line
 DEC_UP_TO = 1_000_000
-METHODS = {"kmeans": "K-Means", "dec": "DEC"}
+METHODS = ("kmeans", "dec")  # registry keys; their labels are the registry's
 METHOD_HELP = ("K-Means: seconds to minutes. DEC: K-Means, then an autoencoder and its clusters trained together "
                "to sharpen them; on the four labelled benchmarks (whole corpora, three seeds, bench/RESULTS.md) it "
                "was ahead of K-Means in NMI and accuracy on three and level on the fourth. On two CPU cores about 13 s "
@@ -35,7 +35,8 @@ def cluster_form(name: str, corpus: Corpus) -> None:
     methods = [m for m in METHODS if m != "dec" or corpus.n <= DEC_UP_TO]
     with st.form("tp_cluster"):
         c = st.columns([1, 1, 2])
-        method = c[0].selectbox("Method", methods, format_func=METHODS.get, key="tp_method", help=METHOD_HELP)
+        method = c[0].selectbox("Method", methods, format_func=lambda m: REGISTRY[m].label, key="tp_method",
+                               help=METHOD_HELP)
         k = int(c[1].number_input("Clusters (k)", 2, top, min(suggested_k(corpus.n), top),
                                   help=f"A first guess for {corpus.n:,} texts is {suggested_k(corpus.n):,} "
                                        "(about the square root of half the number of texts). More clusters: "
@@ -51,7 +52,7 @@ def cluster_form(name: str, corpus: Corpus) -> None:
                "line: they train for minutes to hours.")
     if not go:
         return
-    label = METHODS[method]
+    label = REGISTRY[method].label
     on_set = resources.embedding_set(name)
     tag = store.set_tag(on_set)  # as the command line: never replaces the import's clustering
     stem = store.stem_of(method, k, tag)

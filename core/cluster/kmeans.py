@@ -261,28 +261,19 @@ DEFAULTS = {"niter": "auto", "init": "auto", "n_init": "auto", "neighbours": 64,
 SAMPLE = 1_000_000  # "auto": larger corpora are fitted on this many rows, then every row is assigned
 
 
-def assign_all(x, centroids: np.ndarray, block: int = 262_144, device: str | None = None) -> tuple[np.ndarray, float]:
+def assign_all(x, centroids: np.ndarray, block: int = 262_144, device: str = "cpu", faiss_on_cpu: bool = True
+               ) -> tuple[np.ndarray, float]:
     """Nearest centroid of every row of ``x`` (an array or a memory-mapped fp16 store), in blocks:
-    (labels, sum of squared distances). Never holds more than one block in float32. Without a
-    ``device``, FAISS's fused search on the CPU; with one (``"cuda"``), torch there: the centroids
-    stay on the GPU and each block is compared there, so a GPU box needs no faiss for the last pass
-    of a sampled fit."""
-    c = np.ascontiguousarray(centroids, np.float32)
+    (labels, sum of squared distances). Never holds more than one block in float32. Each block goes
+    through :func:`full_assign` on ``device``: FAISS on the CPU, torch on CUDA with the centroids kept
+    there (so a GPU box needs no faiss for the last pass of a sampled fit)."""
+    ct = torch.from_numpy(np.ascontiguousarray(centroids, np.float32)).to(device)
     labels, total = np.empty(len(x), np.int32), 0.0
-    if device is not None:
-        ct = torch.from_numpy(c).to(device)
-        for s in range(0, len(x), block):
-            xt = torch.from_numpy(np.ascontiguousarray(x[s:s + block], np.float32)).to(device)
-            i, d = full_assign(xt, ct, faiss_on_cpu=False)
-            labels[s:s + block] = i.cpu().numpy()
-            total += float(d.double().sum())
-        return labels, total
-    import faiss
-
     for s in range(0, len(x), block):
-        d, i = faiss.knn(np.ascontiguousarray(x[s:s + block], np.float32), c, 1)
-        labels[s:s + block] = i[:, 0]
-        total += float(np.clip(d[:, 0], 0, None).sum(dtype=np.float64))
+        xt = torch.from_numpy(np.ascontiguousarray(x[s:s + block], np.float32)).to(device)
+        i, d = full_assign(xt, ct, faiss_on_cpu=faiss_on_cpu)
+        labels[s:s + block] = i.cpu().numpy()
+        total += float(d.double().sum())
     return labels, total
 
 
@@ -307,7 +298,7 @@ def fit(ctx: ClusterContext, k: int | None, *, seed: int = 0, device: str = "cpu
     labels = r.labels
     if rows is not None:
         t0 = time.perf_counter()
-        labels, total = assign_all(ctx.vectors, r.centroids, device=None if device == "cpu" else device)
+        labels, total = assign_all(ctx.vectors, r.centroids, device=device)
         r.seconds += time.perf_counter() - t0
         history.append({"assigned_rows": ctx.n, "fitted_on": len(rows), "objective": total})
     p["sample"] = len(rows) if rows is not None else 0
