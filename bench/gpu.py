@@ -7,8 +7,11 @@ K-Means k = 12,000. Beside each GPU figure the same run measures its baseline on
     python -m bench.gpu embed --model minilm=/tmp/minilm [--model e5=PATH] --texts TWEETS.csv [--n 20000]
     python -m bench.gpu search --sizes 1000000 10000000 [--k 12000] [--deadline SECONDS]
 
-``embed``: texts/s for each model, precision (fp32, fp16, bf16; e5: fp32, bf16) and batch size, the median
-of ``--repeat`` passes over the same ``--n`` tweets, and each precision's mean cosine to the fp32 vectors.
+``embed``: texts/s for each model, precision (fp32, fp16, bf16; e5: fp32, bf16), batch size and number of
+tokenising threads ahead of the model (core/pipelined.py; 0: SentenceTransformer's own encode), the median
+of ``--repeat`` passes over the same ``--n`` tweets, and each precision's mean cosine to the fp32 vectors;
+then, with the last precision, the tokenising threads alone (the host's ceiling) and the import's own
+chunked loop.
 ``search``: synthetic clustered unit vectors (as bench/search.py, made on the GPU) of each size x 384;
 the app's VectorIndex on CUDA (fp16 rows on the GPU); COS, LDA, NN1, NN2 and Suggest (200 included,
 100 excluded, top 10) beside one torch scan of the same GPU matrix (X @ q, masked, top 10) and one numpy
@@ -97,35 +100,91 @@ def _load(kind: str, path: str, precision: str, device: str):
     return m
 
 
+def _passes(encode, texts, repeat: int, device: str):
+    import torch
+
+    runs, x = [], None
+    for _ in range(repeat):
+        if device == "cuda":
+            torch.cuda.synchronize()
+        t = time.perf_counter()
+        x = encode(texts)
+        runs.append(len(texts) / (time.perf_counter() - t))
+    x = np.asarray(x, np.float32)
+    return runs, x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def tokenise_only(m, texts: list[str], workers: list[int], batch: int, repeat: int, g: dict) -> None:
+    """The host's ceiling: texts/s of the tokenising threads alone (no model), batches as the encoder's."""
+    from core.pipelined import PipelinedEncoder
+
+    for w in workers:
+        enc = PipelinedEncoder(m, w)
+        batches = [texts[s:s + batch] for s in range(0, len(texts), batch)]
+        runs = []
+        for _ in range(repeat):
+            t = time.perf_counter()
+            list(enc._pool.map(enc._tokenise, batches))
+            runs.append(len(texts) / (time.perf_counter() - t))
+        enc.close()
+        emit(op="tokenise_only", workers=w, batch_size=batch, texts_per_s=round(statistics.median(runs), 1),
+             runs=[round(r, 1) for r in runs], n=len(texts), tokenizers_parallelism=os.environ.get("TOKENIZERS_PARALLELISM"), **g)
+
+
+def import_path(m, texts: list[str], chunk_sizes: list[int], batch: int, workers: int, g: dict) -> None:
+    """texts/s through the import's own loop (core.embed.embed_model_chunked: chunks saved atomically)."""
+    import tempfile
+
+    from core.embed import embed_model_chunked
+    from core.pipelined import PipelinedEncoder
+
+    for chunk in chunk_sizes:
+        enc = PipelinedEncoder(m, workers)
+        with tempfile.TemporaryDirectory() as work:
+            t = time.perf_counter()
+            embed_model_chunked(texts, enc, "bench", Path(work), chunk_size=chunk, batch_size=batch)
+            secs = time.perf_counter() - t
+        enc.close()
+        emit(op="embed_import_path", chunk_size=chunk, batch_size=batch, workers=workers,
+             texts_per_s=round(len(texts) / secs, 1), n=len(texts), **g)
+
+
 def embed(a: argparse.Namespace) -> None:
     import pandas as pd
     import torch
+
+    from core.pipelined import PipelinedEncoder, supported
 
     texts = pd.read_csv(a.texts, usecols=["text"], dtype=str, keep_default_na=False, nrows=a.n)["text"].tolist()
     g = _gpu()
     for spec in a.model:
         kind, _, path = spec.partition("=")
         reference = None
-        for precision in (["fp32", "bf16"] if kind == "e5" else ["fp32", "fp16", "bf16"]):
+        precisions = [p for p in a.precision if kind != "e5" or p != "fp16"]
+        for precision in precisions:
             def one(precision=precision):
                 nonlocal reference
                 m = _load(kind, path, precision, g["device"])
                 m.encode(texts[:512], batch_size=128, show_progress_bar=False)
+                workers = a.workers if kind != "e5" and supported(m) else [0]
                 for bs in a.batch_size:
-                    runs, x = [], None
-                    for _ in range(a.repeat):
-                        if g["device"] == "cuda":
-                            torch.cuda.synchronize()
-                        t = time.perf_counter()
-                        x = m.encode(texts, batch_size=bs, show_progress_bar=False)
-                        runs.append(len(texts) / (time.perf_counter() - t))
-                    x = np.asarray(x, np.float32)
-                    x /= np.linalg.norm(x, axis=1, keepdims=True)
-                    if precision == "fp32" and reference is None:
-                        reference = x
-                    cos = float((x * reference).sum(1).mean()) if reference is not None else None
-                    emit(op=f"embed_{kind}", precision=precision, batch_size=bs, texts_per_s=round(statistics.median(runs), 1),
-                         runs=[round(r, 1) for r in runs], n=len(texts), mean_cos_to_fp32=cos, **g)
+                    for w in workers:  # 0: the model's own encode (one thread tokenises, then the model runs)
+                        enc = PipelinedEncoder(m, w) if w else m
+                        enc.encode(texts[:2048], batch_size=bs) if w else None  # threads and their tokenizers made
+                        runs, x = _passes(lambda t: enc.encode(t, batch_size=bs, show_progress_bar=False),
+                                          texts, a.repeat, g["device"])
+                        if w:
+                            enc.close()
+                        if precision == "fp32" and reference is None:
+                            reference = x
+                        cos = float((x * reference).sum(1).mean()) if reference is not None else None
+                        emit(op=f"embed_{kind}", precision=precision, batch_size=bs, pipeline_workers=w,
+                             texts_per_s=round(statistics.median(runs), 1), runs=[round(r, 1) for r in runs],
+                             n=len(texts), mean_cos_to_fp32=cos, **g)
+                if kind != "e5" and supported(m) and precision == a.precision[-1]:
+                    tokenise_only(m, texts, [w for w in a.workers if w] or [1], max(a.batch_size), a.repeat, g)
+                    if a.import_chunks:
+                        import_path(m, texts, a.import_chunks, max(a.batch_size), max(max(a.workers), 1), g)
                 del m
                 torch.cuda.empty_cache() if g["device"] == "cuda" else None
 
@@ -202,7 +261,8 @@ def search(a: argparse.Namespace) -> None:
         del ctx, index
         if device == "cuda":
             torch.cuda.empty_cache()
-        _guard("kmeans", kmeans_at, a, x, n, g)
+        if a.k:
+            _guard("kmeans", kmeans_at, a, x, n, g)
         del x
         if device == "cuda":
             torch.cuda.empty_cache()
@@ -246,10 +306,17 @@ def main(argv=None) -> None:
     e.add_argument("--n", type=int, default=20_000)
     e.add_argument("--batch-size", type=int, nargs="+", default=[64, 128, 256, 512, 1024])
     e.add_argument("--repeat", type=int, default=3)
+    e.add_argument("--precision", nargs="+", default=["fp32", "fp16", "bf16"], choices=["fp32", "fp16", "bf16"],
+                   help="the first is the reference of the cosines; tokenising alone and the import path "
+                        "are measured with the last")
+    e.add_argument("--workers", type=int, nargs="+", default=[0, 4, 8],
+                   help="tokenising threads of core/pipelined.py; 0: the model's own encode")
+    e.add_argument("--import-chunks", type=int, nargs="*", default=[2048, 16384],
+                   help="chunk sizes of the import's loop (core.embed.embed_model_chunked), pipelined")
     s = sub.add_parser("search")
     s.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 10_000_000])
     s.add_argument("--dim", type=int, default=384)
-    s.add_argument("--k", type=int, default=12_000)
+    s.add_argument("--k", type=int, default=12_000, help="0: no K-Means")
     s.add_argument("--repeat", type=int, default=9)
     s.add_argument("--sample", type=int, help="K-Means fitted on this many rows above it (default: the app's)")
     s.add_argument("--deadline", type=float, default=float("inf"), help="seconds from the start after which "

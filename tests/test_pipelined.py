@@ -1,0 +1,67 @@
+"""core/pipelined.py: tokenising threads ahead of the model give SentenceTransformer's own vectors, in the
+texts' order, and the import path takes it where it applies (on CUDA; here checked on the CPU)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests.conftest import shared_file
+
+ODD = ["", "   ", "flood " * 600, "Povodně na Moravě: ěščřžýáíé", "🙂🙂 #tag @user http://t.co/x", "a"]
+
+
+@pytest.fixture(scope="module")
+def tweets() -> list[str]:
+    frame = pd.read_csv(shared_file("russian_troll_tweets_recent300k.csv"), nrows=300, dtype=str,
+                        keep_default_na=False)
+    return frame["text"].tolist() + ODD
+
+
+def test_pipelined_vectors_are_the_models_own_in_the_texts_order(model, tweets):
+    from core.pipelined import PipelinedEncoder
+
+    enc = PipelinedEncoder(model, workers=3)
+    try:
+        got = enc.encode(tweets, batch_size=16)  # 20 batches: several in flight at once
+    finally:
+        enc.close()
+    want = model.encode(tweets, batch_size=16)
+    assert got.shape == want.shape and got.dtype == np.float32
+    cos = (got * want).sum(1) / np.linalg.norm(got, axis=1) / np.linalg.norm(want, axis=1)
+    assert cos.min() >= 0.9999, cos.min()
+    # a text's vector does not depend on which batch it fell in or where it stands in the list
+    alone = PipelinedEncoder(model, workers=1).encode([tweets[-3]], batch_size=1)
+    assert float(alone[0] @ got[-3]) >= 0.9999
+    assert enc.get_sentence_embedding_dimension() == want.shape[1]
+    assert PipelinedEncoder(model, workers=1).encode([]).shape == (0, want.shape[1])
+
+
+def test_wrap_takes_only_a_cuda_model_of_the_common_shape(model):
+    from core.pipelined import supported, wrap
+
+    assert supported(model)
+    assert wrap(model) is model  # on the CPU the model's own encode (one tokeniser is not what limits it)
+
+    class E5Like:  # the packaged e5 runner has its own encode: never wrapped
+        device = "cuda"
+
+        def encode(self, texts, **kw):
+            return np.zeros((len(texts), 4), np.float32)
+
+    e5 = E5Like()
+    assert not supported(e5) and wrap(e5) is e5
+
+
+def test_the_import_path_gives_the_same_chunks_with_a_pipelined_model(model, tweets, tmp_path):
+    from core.embed import embed_model_chunked
+    from core.pipelined import PipelinedEncoder
+
+    plain = embed_model_chunked(tweets, model, "default", tmp_path / "a", chunk_size=128, batch_size=32)
+    seen = []
+    piped = embed_model_chunked(tweets, PipelinedEncoder(model, workers=2), "default", tmp_path / "b",
+                                chunk_size=128, batch_size=32, progress=lambda d, n, info: seen.append(d))
+    assert piped.shape == plain.shape
+    assert ((piped * plain).sum(1)).min() >= 0.9999
+    assert seen[-1] == len(tweets) and seen == sorted(seen)
