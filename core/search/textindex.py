@@ -1,4 +1,4 @@
-"""The keyword index of a large corpus, built once at import in the corpus's generation folder: the folded
+r"""The keyword index of a large corpus, built once at import in the corpus's generation folder: the folded
 texts (case and diacritics folded, line breaks as spaces, exactly as the in-memory engine folds them) as
 one memory-mapped Arrow column, and every word of them (a maximal run of ``\w``) with the rows holding it.
 
