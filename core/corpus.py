@@ -459,9 +459,24 @@ def _build_indexes(frame: pd.DataFrame, data: Path, progress: Progress | None) -
     if progress:
         progress(0, 0, {"stage": "building Suggest's word matrix"})
     WordIndex(texts, data / f"words-v{WORDS_VERSION}.npz").matrix  # built and saved beside the corpus
+    t2 = time.time()
     return {"indexes": {"keyword": {"engine": "word-postings", "file": textindex.FILE, "folded": textindex.FOLDED,
                                     "words": list(textindex.WORDS), "seconds": round(t1 - t0, 1)},
-                        "words": {"seconds": round(time.time() - t1, 1)}}}
+                        "words": {"seconds": round(t2 - t1, 1)},
+                        "sketch": _build_sketch(data, progress)}}
+
+
+def _build_sketch(data: Path, progress: Progress | None) -> dict:
+    """The scatter's low-dimensional sketch of the vectors just written (core/sketch.py)."""
+    from core import sketch
+
+    store = data / vectorstore.FILE
+    x = vectorstore.codes(store) if store.exists() else np.load(data / "embeddings.npy", mmap_mode="r")
+    if len(x) < 2 * sketch.DIM:  # a toy corpus (tests turn the indexes on for a few hundred texts)
+        return {"skipped": f"{len(x)} texts, fewer than {2 * sketch.DIM}"}
+    each = (lambda done, total: progress(done, total, {"stage": "sketching the vectors for the scatter",
+                                                       "unit": "texts"})) if progress else None
+    return {"file": sketch.FILE, **sketch.build(x, data, progress=each)}
 
 
 def _store_matrix(emb: np.ndarray, data: Path, precision: str) -> dict:

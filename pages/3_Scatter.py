@@ -13,6 +13,7 @@ from core.projection import (PREVIEW_HOVER, PREVIEW_SHARE, axis_titles, lda_dire
                              project)
 from core.session import EXCLUDED, INCLUDED
 from ui import drafts, group, navigation, resources
+from ui.text import md
 
 name, corpus = navigation.start_page("LDA scatter", "✨")
 session = group.session()
@@ -31,16 +32,20 @@ PREVIEW_FROM = int(os.environ.get("SEMANNO_SCATTER_PREVIEW_FROM", 2_000_000))
 PREVIEW_BELOW = float(os.environ.get("SEMANNO_SCATTER_PREVIEW_BELOW", 0.9))
 
 
+def space(corpus_name: str, sketched: bool) -> np.ndarray:
+    """The rows the scatter projects: the import's sketch (core/sketch.py) where there is one, else the
+    vectors of the picked embedding set."""
+    return resources.scatter_sketch(corpus_name)[0] if sketched else resources.search_context(corpus_name).vectors
+
+
 @st.cache_data(max_entries=8, show_spinner="Fitting the discriminant…")
-def directions(corpus_name: str, stamp: str, included: tuple, excluded: tuple) -> np.ndarray:
-    vectors = resources.search_context(corpus_name).vectors
-    return lda_directions(vectors, np.array(included, np.int64), np.array(excluded, np.int64))
+def directions(corpus_name: str, stamp: str, included: tuple, excluded: tuple, sketched: bool) -> np.ndarray:
+    return lda_directions(space(corpus_name, sketched), np.array(included, np.int64), np.array(excluded, np.int64))
 
 
 @st.cache_data(max_entries=8, show_spinner="Projecting the corpus…")
-def coordinates(corpus_name: str, stamp: str, included: tuple, excluded: tuple) -> np.ndarray:
-    vectors = resources.search_context(corpus_name).vectors
-    return project(vectors, directions(corpus_name, stamp, included, excluded))
+def coordinates(corpus_name: str, stamp: str, included: tuple, excluded: tuple, sketched: bool) -> np.ndarray:
+    return project(space(corpus_name, sketched), directions(corpus_name, stamp, included, excluded, sketched))
 
 
 inc, exc = session.included, session.excluded
@@ -55,10 +60,10 @@ if len(exc) < 1:
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
-def figure(corpus_name: str, stamp: str, included: tuple, excluded: tuple) -> plots.Scatter:
+def figure(corpus_name: str, stamp: str, included: tuple, excluded: tuple, sketched: bool) -> plots.Scatter:
     """The figure of one group state: reruns (a selection event is one) reuse it. A resource, not
     data: an unpickled copy serialises differently, and a changed spec clears the selection."""
-    xy = coordinates(corpus_name, stamp, included, excluded)
+    xy = coordinates(corpus_name, stamp, included, excluded, sketched)
     labels = np.zeros(len(xy), dtype=np.int8)
     labels[list(included)], labels[list(excluded)] = INCLUDED, EXCLUDED
     return plots.scatter(xy, labels, resources.corpus(corpus_name).frame["text"], hover_sample=HOVER_SAMPLE,
@@ -68,10 +73,11 @@ def figure(corpus_name: str, stamp: str, included: tuple, excluded: tuple) -> pl
 PREVIEW_HOVER_SAMPLE = min(HOVER_SAMPLE, PREVIEW_HOVER)
 
 
-def preview(corpus_name: str, stamp: str, included: tuple, excluded: tuple) -> tuple[plots.Scatter, int]:
+def preview(corpus_name: str, stamp: str, included: tuple, excluded: tuple, sketched: bool
+            ) -> tuple[plots.Scatter, int]:
     """A first look on the axes of the full scatter; shown once per group state, so not cached."""
-    sc, rows = preview_scatter(resources.search_context(corpus_name).vectors,
-                               directions(corpus_name, stamp, included, excluded), included, excluded,
+    sc, rows = preview_scatter(space(corpus_name, sketched),
+                               directions(corpus_name, stamp, included, excluded, sketched), included, excluded,
                                resources.corpus(corpus_name).frame["text"], PREVIEW_SHARE,
                                hover_sample=PREVIEW_HOVER_SAMPLE, raster_from=RASTER_FROM,
                                axes=axis_titles(len(excluded)))
@@ -90,10 +96,16 @@ def _drawn() -> set:
     return set()
 
 
-key = (name, str(resources.stamp(name)), tuple(inc.tolist()), tuple(exc.tolist()))
+sketch, sketch_problem = resources.scatter_sketch(name)
+if sketch_problem:
+    st.warning(f"The corpus's sketch for the scatter cannot be used ({md(sketch_problem)}), so every text's full "
+               "vector is projected instead (slower where the corpus is large and not yet read from disk). "
+               f"`python -m precompute.sketch --corpus {name} --force` makes it again.")
+key = (name, str(resources.stamp(name)), tuple(inc.tolist()), tuple(exc.tolist()), sketch is not None)
 drawn = _drawn()
 slot = st.empty()
-if corpus.n >= PREVIEW_FROM and key not in drawn and cold(name):
+# a sketch is read in ~1 s even from a cold disk (a twelfth of the store): no preview before it
+if sketch is None and corpus.n >= PREVIEW_FROM and key not in drawn and cold(name):
     with slot.container():
         with st.spinner("A first look at the corpus…"):
             first, shown = preview(*key)
@@ -107,6 +119,10 @@ if len(drawn) > 256:  # a memory of recent states, not a log
     drawn.clear()
 drawn.add(key)
 slot.empty()
+if sketch is not None:
+    st.caption(f"Drawn from the corpus's sketch: each text's place on its vectors' {sketch.shape[1]} main "
+               "directions, made at import, so that every text is projected in seconds; on the benchmarks the "
+               "discriminant sets a topic apart there as well as on the full vectors.")
 if sc.raster is None:
     st.caption(f"All {corpus.n:,} texts: green included, red excluded, yellow unlabelled. Hover shows the text "
                f"of {sc.hover_rows:,} texts: the labelled ones and a sample of up to {HOVER_SAMPLE:,} unlabelled "

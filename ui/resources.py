@@ -301,6 +301,37 @@ def search_context(name: str) -> SearchContext:
             else _search_context_with_set(*_key(name), set_name, _set_stamp(name, set_name)))
 
 
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _sketch(root: str, name: str, stamp: float, files: tuple) -> tuple[np.ndarray | None, str | None]:
+    from core import sketch
+
+    c = _corpus(root, name, stamp)
+    try:
+        got = sketch.load(c.data_folder, c.n)
+    except sketch.SketchError as exc:
+        return None, str(exc)
+    return (got[0] if got else None), None
+
+
+def scatter_sketch(name: str) -> tuple[np.ndarray | None, str | None]:
+    """(the import's low-dimensional sketch of the vectors, None) for the scatter (core/sketch.py); (None, None)
+    where the corpus has none or another embedding set is picked (the sketch is of the import's vectors);
+    (None, why) where its files are there but cannot be used."""
+    from core import sketch
+
+    if embedding_set(name) != embedsets.IMPORT:
+        return None, None
+    folder = _corpus(*_key(name)).data_folder
+    files = []  # the files' identities: a sketch made (or replaced) while the server runs is seen at once
+    for f in (folder / sketch.FILE, folder / sketch.META):
+        try:
+            st_ = f.stat()
+            files.append((st_.st_ino, st_.st_mtime_ns, st_.st_size))
+        except FileNotFoundError:
+            files.append(None)
+    return _sketch(*_key(name), tuple(files))
+
+
 def store(name: str) -> GroupStore:
     """The corpus's groups (cached per server process); DatabaseError when PostgreSQL is unreachable."""
     return _store(str(paths.data_root()), name, configured_dsn())
