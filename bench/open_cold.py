@@ -36,13 +36,18 @@ def _drop(corpus: str) -> None:
     import core.corpus as cc
     from core import paths, vectorstore
 
+    from core import sketch
+
     manifest = cc.load_manifest(corpus)
-    store = paths.corpus_dir(corpus) / manifest.get("data_dir", "") / vectorstore.FILE
-    fd = os.open(store, os.O_RDONLY)
-    try:
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    finally:
-        os.close(fd)
+    data = paths.corpus_dir(corpus) / manifest.get("data_dir", "")
+    for f in (data / vectorstore.FILE, data / sketch.FILE):  # the scatter's sketch too, where there is one
+        if not f.exists():
+            continue
+        fd = os.open(f, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
 
 
 def one(corpus: str, sample: int) -> float:
