@@ -578,3 +578,27 @@ def test_the_share_of_a_store_in_the_page_cache_is_read_from_the_kernel(tmp_path
         pytest.skip("this platform has no MAP_POPULATE/mincore through libc")
     assert share == 1.0
     assert vectorstore.resident_share(x) is None and vectorstore.resident_share(store[10:]) is None
+
+
+def test_a_prepared_keyword_index_has_read_what_the_first_search_needs_and_answers_the_same(so_corpus, tmp_path):
+    """The server prepares a large corpus's keyword index in a background thread when it opens it (the first
+    search of a cold 10M corpus met its deadline reading it); prepared or not, a search answers the same, and
+    an index missing its parts is prepared without an error of its own."""
+    from core.search import textindex
+    from core.search.keyword import find_rows, fold
+
+    texts = so_corpus.frame["text"].tolist()
+    textindex.build(tmp_path / textindex.FILE, texts, len(texts), fold)
+    cold = KeywordIndex(texts, text_index=textindex.TextIndex(tmp_path / textindex.FILE, len(texts)))
+    prepared = textindex.TextIndex(tmp_path / textindex.FILE, len(texts))
+    prepared.prepare()
+    assert {"words", "folded", "bounds"} <= set(prepared._loaded)
+    warm = KeywordIndex(texts, text_index=prepared)
+    for query in ("excel", "sql server", "vba"):
+        assert find_rows(warm, query).tolist() == find_rows(cold, query).tolist()
+    assert len(find_rows(warm, "excel")) > 0
+    for f in [textindex.folded_file(tmp_path / textindex.FILE), *textindex.words_files(tmp_path / textindex.FILE)]:
+        f.unlink()
+    broken = textindex.TextIndex(tmp_path / textindex.FILE, len(texts))
+    broken.prepare()  # nothing to read: no exception
+    assert broken._loaded.get("words") is None and broken._loaded.get("folded") is None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import itertools
+import threading
 from pathlib import Path
 from typing import Sequence
 
@@ -71,7 +72,12 @@ def keyword_index(c: Corpus, texts: Sequence[str]) -> KeywordIndex:
     from core.search.textindex import TextIndex
 
     f = c.keyword_index_file
-    return KeywordIndex(texts, text_index=TextIndex(f, c.n) if f else None)
+    if not f:
+        return KeywordIndex(texts)
+    index = TextIndex(f, c.n)
+    # read while the page draws and the user types (the first search of a cold 10M corpus met its deadline)
+    threading.Thread(target=index.prepare, name="keyword index", daemon=True).start()
+    return KeywordIndex(texts, text_index=index)
 
 
 def search_context_of(c: Corpus, device: str) -> SearchContext:
