@@ -437,7 +437,8 @@ def _import_locked(spec: ImportSpec, name: str, root: Path, progress: Progress |
     else:
         write_data = write_vectors
     stage("writing the corpus")
-    _write_generation(final, frame, manifest, write_data)
+    _write_generation(final, frame, manifest,
+                      lambda data: {**write_data(data), "sketch": _build_sketch(data, progress)})
     shutil.rmtree(work, ignore_errors=True)
     log.info("corpus %s: %d rows, dim %d, written to %s", name, len(frame), manifest["dim"], final)
     return load_corpus(name, root)
@@ -462,8 +463,7 @@ def _build_indexes(frame: pd.DataFrame, data: Path, progress: Progress | None) -
     t2 = time.time()
     return {"indexes": {"keyword": {"engine": "word-postings", "file": textindex.FILE, "folded": textindex.FOLDED,
                                     "words": list(textindex.WORDS), "seconds": round(t1 - t0, 1)},
-                        "words": {"seconds": round(t2 - t1, 1)},
-                        "sketch": _build_sketch(data, progress)}}
+                        "words": {"seconds": round(t2 - t1, 1)}}}
 
 
 def _build_sketch(data: Path, progress: Progress | None) -> dict:

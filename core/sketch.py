@@ -1,12 +1,13 @@
-"""A low-dimensional sketch of a large corpus's vectors, for the scatter of every text.
+"""A low-dimensional sketch of a corpus's vectors, for the scatter of every text.
 
 The scatter of a ten-million-text corpus projects every row; from a cold disk that meant reading the whole
 7.7 GB fp16 store (12-22 s, bench/RESULTS.md, issue 29). The sketch is each row's coordinates on the
-store's top principal directions (PCA fitted on a sample of rows), ``DIM`` columns in float16 - 640 MB at
-10M rows and 32 columns - made once at import with the keyword index (from 1,000,000 texts; or by ``python -m precompute.sketch NAME`` for a corpus
-imported before). The scatter then fits its discriminant on the labelled rows' sketch coordinates and
-projects the sketch: the LDA of a PCA, the classic two-step form. What it gives up against the full
-vectors is measured by ``python -m bench.sketch quality`` (how well the first axis sets a topic apart).
+vectors' top principal directions (PCA fitted on a sample of rows), ``DIM`` columns in float16 - 610 MiB
+at 10M rows - made at import for every corpus of 64 texts or more (``python -m precompute.sketch --corpus
+NAME`` makes it for a corpus imported before). The scatter fits its discriminant on the labelled rows'
+sketch coordinates and projects the sketch: the LDA of a PCA, the classic two-step form. With the few
+dozen labels of an annotator's first minutes it sets a topic apart *better* than the discriminant of the
+full 384 dimensions, which overfits them (``python -m bench.sketch quality``: four benchmarks, bench/RESULTS.md).
 
 Two files in the corpus's generation folder, each written atomically: ``sketch.npy`` (N x DIM float16)
 and ``sketch.json`` (rows, dimensions, the variance the directions explain). A sketch that does not match

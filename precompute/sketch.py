@@ -1,5 +1,5 @@
 """The scatter's low-dimensional sketch of a corpus's vectors (core/sketch.py), for a corpus imported before
-the import made one (it does from 1,000,000 texts), or again with other columns.
+the import made one, or again with other columns.
 
     python -m precompute.sketch --corpus NAME [--dim 32] [--force]
 

@@ -211,8 +211,15 @@ def test_scatter_page(tweets):
 def test_scatter_page_of_a_large_corpus_shows_a_first_look_then_the_full_scatter(tweets, monkeypatch):
     """From SEMANNO_SCATTER_PREVIEW_FROM texts (2M by default), with the vector store not in the page cache,
     the first view of a group state is a preview from spread blocks of the corpus, replaced in the same run
-    by the full, selectable scatter; the same state again, or a store in the cache, needs no preview."""
+    by the full, selectable scatter; the same state again, or a store in the cache, needs no preview. (A
+    corpus imported before there were sketches: one with a sketch never needs a preview, test_sketch.py.)"""
     import core.projection as projection
+    from core import sketch
+    from core.corpus import load_corpus
+
+    data = load_corpus("tweets", root=tweets).data_folder
+    (data / sketch.FILE).unlink()
+    (data / sketch.META).unlink()
 
     calls, real = [], projection.preview_scatter
     monkeypatch.setattr(projection, "preview_scatter", lambda *a, **k: (calls.append(1), real(*a, **k))[1])

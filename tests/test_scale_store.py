@@ -292,11 +292,11 @@ def test_indexes_built_at_import_are_what_the_server_searches(source, tmp_path):
     c = import_corpus(ImportSpec(input=src, name="ix", vectors=tmp_path / "v.npy", indexes="on"),
                       root=tmp_path / "data", model_loader=no_model)
     assert c.keyword_index_file is not None and (c.data_folder / f"words-v{WORDS_VERSION}.npz").exists()
-    assert set(c.manifest["indexes"]) == {"keyword", "words", "sketch"}
+    assert set(c.manifest["indexes"]) == {"keyword", "words"}
     from core import sketch
 
     rows, meta = sketch.load(c.data_folder, c.n)  # the scatter's sketch, made from the brought vectors
-    assert rows.shape == (c.n, sketch.DIM) and c.manifest["indexes"]["sketch"]["dim"] == meta["dim"] == sketch.DIM
+    assert rows.shape == (c.n, sketch.DIM) and c.manifest["sketch"]["dim"] == meta["dim"] == sketch.DIM
     ctx = search_context_of(c, "cpu")
     kindex = ctx.keyword_index
     assert kindex.text_index is not None

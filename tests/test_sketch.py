@@ -75,19 +75,27 @@ def test_a_topic_stands_apart_on_the_sketch_as_on_the_full_vectors(so_corpus):
     assert np.mean(small) >= np.mean(full) - 0.02, (np.mean(small), np.mean(full))
 
 
-def test_the_scatter_draws_from_the_sketch_made_by_the_job_and_warns_when_it_is_broken(tweets):
-    from core import sketch
+def test_the_scatter_draws_from_the_sketch_made_by_the_job_and_warns_when_it_is_broken(tweets, monkeypatch):
+    import core.projection as projection
+    from core import sketch, vectorstore
     from core.corpus import load_corpus
     from precompute.sketch import main
     from tests.test_pages import app, with_group
 
-    assert main(["--corpus", "tweets"]) == 0
     c = load_corpus("tweets", root=tweets)
+    assert c.manifest["sketch"]["dim"] == sketch.DIM  # made at import
+    (c.data_folder / sketch.FILE).unlink()
+    (c.data_folder / sketch.META).unlink()  # as a corpus imported before there were sketches
+    assert main(["--corpus", "tweets"]) == 0
     made = (c.data_folder / sketch.FILE).stat().st_mtime_ns
     assert main(["--corpus", "tweets"]) == 0  # a fitting sketch is kept
     assert (c.data_folder / sketch.FILE).stat().st_mtime_ns == made
+    previews = []
+    monkeypatch.setattr(projection, "preview_scatter", lambda *a, **k: previews.append(1))
+    monkeypatch.setattr(vectorstore, "resident_share", lambda x: 0.1)  # as a cold 10M store
+    monkeypatch.setenv("SEMANNO_SCATTER_PREVIEW_FROM", "1000")  # as if large: the sketch needs no preview
     at = with_group(app("pages/3_Scatter.py"), range(0, 40), range(40, 60)).run()
-    assert not at.exception
+    assert not at.exception and previews == []
     assert any("Drawn from the corpus's sketch" in c.value for c in at.caption)
     assert any("All 2,000 texts" in c.value for c in at.caption)
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
@@ -95,6 +103,7 @@ def test_the_scatter_draws_from_the_sketch_made_by_the_job_and_warns_when_it_is_
     broken = c.data_folder / "broken.tmp"  # replaced as a copy would replace it (the mapped one stays valid)
     broken.write_bytes(b"not a matrix")
     broken.replace(c.data_folder / sketch.FILE)
+    monkeypatch.delenv("SEMANNO_SCATTER_PREVIEW_FROM")
     at = with_group(app("pages/3_Scatter.py"), range(0, 41), range(41, 60)).run()
     assert not at.exception
     assert any("sketch for the scatter cannot be used" in w.value and "precompute.sketch" in w.value
