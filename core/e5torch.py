@@ -154,13 +154,11 @@ class E5Tokenizer:
         """(input_ids, attention_mask) long tensors of a batch of id lists, padded to the longest."""
         import torch
 
-        width = max(len(x) for x in ids)
-        batch = torch.full((len(ids), width), self.pad, dtype=torch.long)
-        mask = torch.zeros((len(ids), width), dtype=torch.long)
-        for j, x in enumerate(ids):
-            batch[j, :len(x)] = torch.tensor(x)
-            mask[j, :len(x)] = 1
-        return batch, mask
+        lengths = np.fromiter((len(x) for x in ids), np.int64, len(ids))
+        mask = np.arange(int(lengths.max())) < lengths[:, None]
+        batch = np.full(mask.shape, self.pad, dtype=np.int64)
+        batch[mask] = np.fromiter((t for x in ids for t in x), np.int64, int(lengths.sum()))
+        return torch.from_numpy(batch), torch.from_numpy(mask.astype(np.int64))
 
 
 def build(f: E5File | None = None):
@@ -261,16 +259,22 @@ class TorchE5:
         ids = self.tokenizer(texts)
         order = np.argsort([len(x) for x in ids], kind="stable")  # similar lengths together: little padding
         kind = "cuda" if self.device.startswith("cuda") else "cpu"
+        gpu = kind == "cuda"
+        # on a GPU nothing waits for it until the end: pinned batches copied without a sync, the vectors
+        # kept on the device, so the host pads the next batch while the GPU runs this one
+        res = torch.from_numpy(out).to(self.device)
         with torch.inference_mode(), torch.autocast(kind, dtype=torch.bfloat16, enabled=self.bf16):
             for s in range(0, len(order), batch_size):
                 rows = order[s:s + batch_size]
                 batch, mask = self.tokenizer.padded([ids[r] for r in rows])
-                batch, mask = batch.to(self.device), mask.to(self.device)
+                if gpu:
+                    batch, mask = batch.pin_memory(), mask.pin_memory()
+                batch, mask = batch.to(self.device, non_blocking=gpu), mask.to(self.device, non_blocking=gpu)
                 hidden = self.model(input_ids=batch, attention_mask=mask).last_hidden_state.float()
                 m = mask.unsqueeze(-1).float()
                 pooled = torch.nn.functional.normalize((hidden * m).sum(1) / m.sum(1), dim=1)
-                out[rows] = pooled.cpu().numpy()
-        return out
+                res[torch.from_numpy(rows).to(self.device, non_blocking=gpu)] = pooled
+        return res.cpu().numpy()
 
     def get_sentence_embedding_dimension(self) -> int:
         return int(self.dim)
