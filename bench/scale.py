@@ -156,13 +156,29 @@ def _engine(tix) -> str:
     return "sqlite-fts5-trigram" if tix.path.exists() else "word postings + folded column"
 
 
-def scatter(c, ctx, inc, exc) -> dict:
+def scatter_space(c, ctx, space: str = "auto"):
+    """(the rows the Scatter page projects, "sketch" or "full"): the corpus's sketch where it has one (as the
+    page), unless ``space`` is "full"."""
+    from core import sketch
+
+    if space != "full":
+        try:
+            got = sketch.load(c.data_folder, c.n)
+        except sketch.SketchError:
+            got = None
+        if got is not None:
+            return got[0], "sketch"
+    return ctx.index.vectors, "full"
+
+
+def scatter(c, ctx, inc, exc, space: str = "auto") -> dict:
     from core import plots
     from core.projection import lda_directions, project
 
+    x, used = scatter_space(c, ctx, space)
     t = time.perf_counter()
-    w = lda_directions(ctx.index.vectors, inc, exc)
-    xy = project(ctx.index.vectors, w)
+    w = lda_directions(x, inc, exc)
+    xy = project(x, w)
     projected = time.perf_counter() - t
     labels = np.zeros(c.n, np.int8)
     labels[inc], labels[exc] = 1, -1
@@ -172,7 +188,7 @@ def scatter(c, ctx, inc, exc) -> dict:
     t = time.perf_counter()
     picked = plots.selected_rows(sc, [], {"lasso": [{"x": [-1e9, 1e9, 0], "y": [-1e9, -1e9, 1e9]}]}) \
         if sc.raster is not None else np.zeros(0)
-    return {"scatter_ready_s": round(ready, 2), "scatter_projection_s": round(projected, 2),
+    return {"scatter_space": used, "scatter_ready_s": round(ready, 2), "scatter_projection_s": round(projected, 2),
             "scatter_json_mb": round(len(payload) / 1e6, 2), "scatter_raster": sc.raster is not None,
             "lasso_all_s": round(time.perf_counter() - t, 2) if sc.raster is not None else None,
             "lasso_all_rows": int(len(picked))}

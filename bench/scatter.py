@@ -4,8 +4,9 @@ around everything.
 
     python -m bench.scatter scale-300000 scale-1000000 scale-3000000 [--repeat 3]
 
-One JSON object per corpus: medians of ``--repeat`` runs in one process (the page cache warm after
-the first).
+One JSON object per corpus and space - the sketch the page draws from (where the corpus has one) and the
+full vectors, alternating: medians of ``--repeat`` runs in one process (the page cache warm after a first
+unmeasured run).
 """
 
 from __future__ import annotations
@@ -39,10 +40,17 @@ def main(argv=None) -> None:
         anchor = int(rng.integers(c.n))
         near, _ = ctx.index.topk(np.asarray(x[anchor], np.float32), 200)
         inc, exc = np.sort(near[::10][:20]), np.sort(rng.choice(c.n, 20, replace=False))
-        runs = [scatter(c, ctx, inc, exc) for _ in range(a.repeat)]
-        med = {key: statistics.median(r[key] for r in runs) if runs[0][key] is not None else None
-               for key in ("scatter_ready_s", "scatter_projection_s", "lasso_all_s")}
-        emit(corpus=name, rows=c.n, repeat=a.repeat, raster=runs[0]["scatter_raster"], **med)
+        # the page's space (the sketch where the corpus has one) and the full vectors, alternating
+        spaces = ["auto", "full"] if scatter(c, ctx, inc, exc)["scatter_space"] == "sketch" else ["full"]
+        runs = {s: [] for s in spaces}
+        for _ in range(a.repeat):
+            for s in spaces:
+                runs[s].append(scatter(c, ctx, inc, exc, s))
+        for s, rs in runs.items():
+            med = {key: statistics.median(r[key] for r in rs) if rs[0][key] is not None else None
+                   for key in ("scatter_ready_s", "scatter_projection_s", "lasso_all_s")}
+            emit(corpus=name, rows=c.n, repeat=a.repeat, space=rs[0]["scatter_space"], raster=rs[0]["scatter_raster"],
+                 **med)
 
 
 if __name__ == "__main__":

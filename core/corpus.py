@@ -472,8 +472,10 @@ def _build_sketch(data: Path, progress: Progress | None) -> dict:
 
     store = data / vectorstore.FILE
     x = vectorstore.codes(store) if store.exists() else np.load(data / "embeddings.npy", mmap_mode="r")
-    if len(x) < 2 * sketch.DIM:  # a toy corpus (tests turn the indexes on for a few hundred texts)
+    if len(x) < 2 * sketch.DIM:  # a toy corpus: the scatter projects its vectors
         return {"skipped": f"{len(x)} texts, fewer than {2 * sketch.DIM}"}
+    if x.shape[1] <= sketch.DIM:  # nothing to reduce
+        return {"skipped": f"vectors of {x.shape[1]} dimensions, not more than the sketch's {sketch.DIM}"}
     each = (lambda done, total: progress(done, total, {"stage": "sketching the vectors for the scatter",
                                                        "unit": "texts"})) if progress else None
     return {"file": sketch.FILE, **sketch.build(x, data, progress=each)}
