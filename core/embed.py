@@ -18,6 +18,7 @@ from core.progress import Progress  # progress(rows_done, rows_total, info): see
 
 log = logging.getLogger(__name__)
 PIPELINED_MIN_BATCH = 256  # texts a GPU batch at least: the CLI's default 32 suits 2 CPU cores, not a GPU
+PIPELINED_ROWS = 65_536  # texts a pipelined GPU embeds in one call (~2 s on an H200), across chunks
 
 DEFAULT_MODEL = "default"
 MULTILINGUAL_MODEL = "multilingual-e5-small"
@@ -178,12 +179,27 @@ def embed_model_chunked(texts: Sequence[str], model, model_name: str, work: Path
     report = plan.reporter(progress, already, model_name, model_index)
     report(already)  # a resumed import starts where the last one stopped
     parts: list[np.ndarray] = []
-    for i, start, stop in plan.spans:
-        arr = saved[i]
-        if arr is None:
-            # encode in slices so that the progress bar moves inside a chunk (a pipelined GPU: the chunk
-            # at once, its tokenising threads kept ahead of the model)
-            step = stop - start if getattr(model, "pipelined", False) else max(batch_size * 4, 256)
+    fresh: dict[int, np.ndarray] = {}  # chunks a pipelined model embedded together with an earlier one
+    for k, (i, start, stop) in enumerate(plan.spans):
+        arr = saved[i] if saved[i] is not None else fresh.pop(i, None)
+        if arr is None and getattr(model, "pipelined", False):
+            # a GPU fed by tokenising threads: the run of chunks still missing from here, up to
+            # PIPELINED_ROWS, in one call (each call refills the pipeline), then saved chunk by chunk
+            group = [(i, start, stop)]
+            for nxt in plan.spans[k + 1:]:
+                if saved[nxt[0]] is not None or nxt[2] - start > PIPELINED_ROWS:
+                    break
+                group.append(nxt)
+            end = group[-1][2]
+            x = np.ascontiguousarray(model.encode(list(texts[start:end]), batch_size=batch_size,
+                                                  convert_to_numpy=True, show_progress_bar=False), dtype=np.float32)
+            for gi, gs, ge in group:
+                fresh[gi] = x[gs - start:ge - start]
+                save_npy(plan.file(gi), fresh[gi])
+            arr = fresh.pop(i)
+        elif arr is None:
+            # encode in slices so that the progress bar moves inside a chunk
+            step = max(batch_size * 4, 256)
             pieces = []
             for s in range(start, stop, step):
                 e = min(s + step, stop)

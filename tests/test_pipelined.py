@@ -65,3 +65,28 @@ def test_the_import_path_gives_the_same_chunks_with_a_pipelined_model(model, twe
     assert piped.shape == plain.shape
     assert ((piped * plain).sum(1)).min() >= 0.9999
     assert seen[-1] == len(tweets) and seen == sorted(seen)
+
+
+def test_a_pipelined_import_embeds_runs_of_missing_chunks_in_one_call_and_resumes(model, tweets, tmp_path, monkeypatch):
+    from core import embed
+    from core.pipelined import PipelinedEncoder
+
+    class Counted(PipelinedEncoder):
+        calls: list = []
+
+        def encode(self, texts, **kw):
+            self.calls.append(len(texts))
+            return super().encode(texts, **kw)
+
+    enc = Counted(model, workers=2)
+    monkeypatch.setattr(embed, "PIPELINED_ROWS", 200)  # at most 200 texts a call: chunks of 64 go three at a time
+    first = embed.embed_model_chunked(tweets, enc, "default", tmp_path, chunk_size=64, batch_size=32)
+    assert enc.calls == [192, 114]  # 306 texts: chunks 0-2, then 3-4
+    plan = embed.ChunkPlan(tweets, "default", tmp_path, 64)
+    plan.file(1).unlink()  # a run killed after some chunks were saved
+    plan.file(2).unlink()
+    enc.calls.clear()
+    again = embed.embed_model_chunked(tweets, enc, "default", tmp_path, chunk_size=64, batch_size=32)
+    assert enc.calls == [128]  # only the two missing chunks, together
+    assert np.allclose(first, again, atol=1e-5)
+    assert ((first * model.encode(tweets)).sum(1)).min() >= 0.9999
