@@ -110,3 +110,22 @@ def test_the_scatter_draws_from_the_sketch_made_by_the_job_and_warns_when_it_is_
                for w in at.warning)
     assert not any("Drawn from the corpus's sketch" in c.value for c in at.caption)
     assert any("All 2,000 texts" in c.value for c in at.caption)  # the full vectors, as before
+
+
+def test_vectors_of_few_dimensions_get_no_sketch_and_the_import_says_why(tmp_path):
+    import pandas as pd
+
+    from core import sketch
+    from core.corpus import ImportSpec, import_corpus
+
+    frame = pd.DataFrame({"id": [f"t{i}" for i in range(100)], "text": [f"text {i} about {i % 7}" for i in range(100)]})
+    frame.to_csv(tmp_path / "in.csv", index=False)
+    np.save(tmp_path / "v.npy", clustered_unit_vectors(100, 24)[0])
+
+    def no_model(*_):
+        raise AssertionError("brought vectors: no model is loaded")
+
+    c = import_corpus(ImportSpec(input=tmp_path / "in.csv", name="small", vectors=tmp_path / "v.npy"),
+                      root=tmp_path / "data", model_loader=no_model)
+    assert "24 dimensions" in c.manifest["sketch"]["skipped"]
+    assert sketch.load(c.data_folder, c.n) is None  # the scatter projects the vectors themselves
