@@ -32,19 +32,19 @@ PREVIEW_FROM = int(os.environ.get("SEMANNO_SCATTER_PREVIEW_FROM", 2_000_000))
 PREVIEW_BELOW = float(os.environ.get("SEMANNO_SCATTER_PREVIEW_BELOW", 0.9))
 
 
-def space(corpus_name: str, sketched: bool) -> np.ndarray:
-    """The rows the scatter projects: the import's sketch (core/sketch.py) where there is one, else the
-    vectors of the picked embedding set."""
+def space(corpus_name: str, sketched: str) -> np.ndarray:
+    """The rows the scatter projects: the import's sketch (core/sketch.py) where there is one (``sketched``:
+    its identity, a part of every cache key below), else the vectors of the picked embedding set."""
     return resources.scatter_sketch(corpus_name)[0] if sketched else resources.search_context(corpus_name).vectors
 
 
 @st.cache_data(max_entries=8, show_spinner="Fitting the discriminant…")
-def directions(corpus_name: str, stamp: str, included: tuple, excluded: tuple, sketched: bool) -> np.ndarray:
+def directions(corpus_name: str, stamp: str, included: tuple, excluded: tuple, sketched: str) -> np.ndarray:
     return lda_directions(space(corpus_name, sketched), np.array(included, np.int64), np.array(excluded, np.int64))
 
 
 @st.cache_data(max_entries=8, show_spinner="Projecting the corpus…")
-def coordinates(corpus_name: str, stamp: str, included: tuple, excluded: tuple, sketched: bool) -> np.ndarray:
+def coordinates(corpus_name: str, stamp: str, included: tuple, excluded: tuple, sketched: str) -> np.ndarray:
     return project(space(corpus_name, sketched), directions(corpus_name, stamp, included, excluded, sketched))
 
 
@@ -60,7 +60,7 @@ if len(exc) < 1:
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
-def figure(corpus_name: str, stamp: str, included: tuple, excluded: tuple, sketched: bool) -> plots.Scatter:
+def figure(corpus_name: str, stamp: str, included: tuple, excluded: tuple, sketched: str) -> plots.Scatter:
     """The figure of one group state: reruns (a selection event is one) reuse it. A resource, not
     data: an unpickled copy serialises differently, and a changed spec clears the selection."""
     xy = coordinates(corpus_name, stamp, included, excluded, sketched)
@@ -73,7 +73,7 @@ def figure(corpus_name: str, stamp: str, included: tuple, excluded: tuple, sketc
 PREVIEW_HOVER_SAMPLE = min(HOVER_SAMPLE, PREVIEW_HOVER)
 
 
-def preview(corpus_name: str, stamp: str, included: tuple, excluded: tuple, sketched: bool
+def preview(corpus_name: str, stamp: str, included: tuple, excluded: tuple, sketched: str
             ) -> tuple[plots.Scatter, int]:
     """A first look on the axes of the full scatter; shown once per group state, so not cached."""
     sc, rows = preview_scatter(space(corpus_name, sketched),
@@ -96,12 +96,12 @@ def _drawn() -> set:
     return set()
 
 
-sketch, sketch_problem = resources.scatter_sketch(name)
+sketch, sketch_problem, sketch_tag = resources.scatter_sketch(name)
 if sketch_problem:
     st.warning(f"The corpus's sketch for the scatter cannot be used ({md(sketch_problem)}), so every text's full "
                "vector is projected instead (slower where the corpus is large and not yet read from disk). "
                f"`python -m precompute.sketch --corpus {name} --force` makes it again.")
-key = (name, str(resources.stamp(name)), tuple(inc.tolist()), tuple(exc.tolist()), sketch is not None)
+key = (name, str(resources.stamp(name)), tuple(inc.tolist()), tuple(exc.tolist()), sketch_tag)
 drawn = _drawn()
 slot = st.empty()
 # a sketch is read in ~1 s even from a cold disk (a twelfth of the store): no preview before it

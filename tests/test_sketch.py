@@ -100,6 +100,13 @@ def test_the_scatter_draws_from_the_sketch_made_by_the_job_and_warns_when_it_is_
     assert any("All 2,000 texts" in c.value for c in at.caption)
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert any("included" in str(t.get("name", "")).lower() for t in spec["data"])
+    # made again with other columns while the server runs: the same group state is drawn from the new one
+    assert main(["--corpus", "tweets", "--force", "--dim", "16"]) == 0
+    at = with_group(app("pages/3_Scatter.py"), range(0, 40), range(40, 60)).run()
+    assert not at.exception
+    assert any("16 main directions" in c.value for c in at.caption)
+    redrawn = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert redrawn["data"] != spec["data"]  # projected anew, not the figure cached for the old sketch
     broken = c.data_folder / "broken.tmp"  # replaced as a copy would replace it (the mapped one stays valid)
     broken.write_bytes(b"not a matrix")
     broken.replace(c.data_folder / sketch.FILE)

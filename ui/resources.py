@@ -319,14 +319,15 @@ def _sketch(root: str, name: str, stamp: float, files: tuple) -> tuple[np.ndarra
     return (got[0] if got else None), None
 
 
-def scatter_sketch(name: str) -> tuple[np.ndarray | None, str | None]:
-    """(the import's low-dimensional sketch of the vectors, None) for the scatter (core/sketch.py); (None, None)
-    where the corpus has none or another embedding set is picked (the sketch is of the import's vectors);
-    (None, why) where its files are there but cannot be used."""
+def scatter_sketch(name: str) -> tuple[np.ndarray | None, str | None, str]:
+    """(the import's low-dimensional sketch of the vectors, None, its files' identity) for the scatter
+    (core/sketch.py); (None, None, "") where the corpus has none or another embedding set is picked (the
+    sketch is of the import's vectors); (None, why, "") where its files are there but cannot be used. The
+    identity changes when the sketch is made again (figures cached for the old one are not reused)."""
     from core import sketch
 
     if embedding_set(name) != embedsets.IMPORT:
-        return None, None
+        return None, None, ""
     folder = _corpus(*_key(name)).data_folder
     files = []  # the files' identities: a sketch made (or replaced) while the server runs is seen at once
     for f in (folder / sketch.FILE, folder / sketch.META):
@@ -335,7 +336,8 @@ def scatter_sketch(name: str) -> tuple[np.ndarray | None, str | None]:
             files.append((st_.st_ino, st_.st_mtime_ns, st_.st_size))
         except FileNotFoundError:
             files.append(None)
-    return _sketch(*_key(name), tuple(files))
+    x, problem = _sketch(*_key(name), tuple(files))
+    return x, problem, (str(files) if x is not None else "")
 
 
 def store(name: str) -> GroupStore:
