@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # One call on a borrowed GPU box (the device tool, 15 minutes a session): issue 30's GPU figures, then
-# SCCL (issue 32) on the four labelled benchmarks, seeds in turn, for what is left of BUDGET seconds.
+# encoder adaptation (issue 32, RUNS below) on the labelled benchmarks for what is left of BUDGET seconds.
+# Left for a next lease (bench/RESULTS.md, "A second lease"): the import's grouped loop on more texts than
+# 20,000 (EMBED_N with a larger tweets file), seed 2 of dec_mlm/dec_crl/clusterbert and clusterbert on
+# stackoverflow/biomedical (RUNS), e5 (two calls, below). The 2026-11-26 morning lease ran
+#   BUDGET=530 SIZES=10000000 KMEANS_K=0 EMBED_ARGS="--precision fp32 fp16 --batch-size 256 1024 --workers 0 4 8 15"
+#   ADAPT_THREADS=1 RUNS="biomedical:sccl:1 ... agnews8000:clusterbert:0" bash bench/gpu_session.sh
 # Prepared here with
 #   python -m bench.gpu pack --out .gpu     (MiniLM as fp16 weights; restored to fp32 there)
 #   gzip -9c ../shared/data/NAME.csv > .gpu/data/NAME.csv.gz   (the four benchmarks)
