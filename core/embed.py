@@ -170,7 +170,8 @@ def embed_model_chunked(texts: Sequence[str], model, model_name: str, work: Path
     run had embedded) and ``texts_per_s`` (of the texts embedded in this run).
     """
     plan = ChunkPlan(texts, model_name, work, chunk_size)
-    if getattr(model, "pipelined", False):  # a GPU fed by tokenising threads: large batches, a chunk a call
+    pipelined = getattr(model, "pipelined", False)  # a GPU fed by tokenising threads (core/pipelined.py)
+    if pipelined:
         batch_size = max(batch_size, PIPELINED_MIN_BATCH)
     saved = {i: plan.saved(i, stop - start) for i, start, stop in plan.spans}
     already = sum(stop - start for i, start, stop in plan.spans if saved[i] is not None)
@@ -182,8 +183,8 @@ def embed_model_chunked(texts: Sequence[str], model, model_name: str, work: Path
     fresh: dict[int, np.ndarray] = {}  # chunks a pipelined model embedded together with an earlier one
     for k, (i, start, stop) in enumerate(plan.spans):
         arr = saved[i] if saved[i] is not None else fresh.pop(i, None)
-        if arr is None and getattr(model, "pipelined", False):
-            # a GPU fed by tokenising threads: the run of chunks still missing from here, up to
+        if arr is None and pipelined:
+            # the run of chunks still missing from here, up to
             # PIPELINED_ROWS, in one call (each call refills the pipeline), then saved chunk by chunk
             group = [(i, start, stop)]
             for nxt in plan.spans[k + 1:]:

@@ -27,6 +27,7 @@ import numpy as np
 
 from core import vectorstore
 from core.atomic import atomic_path, save_json
+from core.projection import project
 
 FILE, META = "sketch.npy", "sketch.json"
 DIM = 32  # columns: the quality bench's choice (bench/RESULTS.md)
@@ -72,9 +73,7 @@ def build(x: np.ndarray, folder: Path, dim: int = DIM, sample: int = SAMPLE, see
         out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float16, shape=(n, dim))
         for s in range(0, n, BLOCK):
             e = min(n, s + BLOCK)
-            part = x[s:e]
-            xy = vectorstore.times(part, basis) if part.dtype == np.float16 else np.asarray(part, np.float32) @ basis
-            out[s:e] = (xy - shift).astype(np.float16)
+            out[s:e] = (project(x[s:e], basis) - shift).astype(np.float16)
             if progress:
                 progress(e, n)
         out.flush()
