@@ -244,7 +244,7 @@ def baselines(a: argparse.Namespace) -> None:
         emit(kind="cluster", corpus=name, seed=seed, method="kmeans-true-k", k_true=k_true, k_found=k_true,
              seconds=round(time.perf_counter() - t, 1), **{m: round(v, 4) for m, v in label_scores(y, km).items()})
         t = time.perf_counter()
-        ks = sorted({k for k in (2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40) if k < len(rows)})
+        ks = sorted({k for k in infer.K_GRID if k < len(rows)})
         k, sil = chosen_k(xs, ks, seed)
         lab = KMeans(k, n_init=10, random_state=seed).fit(xs).labels_
         emit(kind="cluster", corpus=name, seed=seed, method="kmeans-silhouette-k", k_true=k_true, k_found=k,
@@ -303,10 +303,13 @@ def pooled_one(data: dict, target: str, seed: int, a: argparse.Namespace, device
         m, secs = own_model(x_np, labels, seed, a, device, a.prf if variant == "own-prf" else 0)
         models[variant] = m
         emit(kind="train", target=target, seed=seed, model=variant, seconds=round(secs, 1), calibration=m.calibration)
-    m, sources, secs = pooled_model(data, target, seed, a, device)
-    models["pooled"] = m
-    emit(kind="train", target=target, seed=seed, model="pooled", seconds=round(secs, 1), sources=sources,
-         calibration=m.calibration, final_loss=round(m.history[-1]["loss"], 4))
+    if not a.skip_pooled:
+        m, sources, secs = pooled_model(data, target, seed, a, device)
+        models["pooled"] = m
+        emit(kind="train", target=target, seed=seed, model="pooled", seconds=round(secs, 1), sources=sources,
+             calibration=m.calibration, final_loss=round(m.history[-1]["loss"], 4))
+    if not models:
+        raise SystemExit("bench.dac pooled: no model to measure (--skip-pooled with --own empty)")
     for set_size in (1, 5):
         figures, cuts = {}, {}
         for name, m in models.items():
@@ -314,7 +317,7 @@ def pooled_one(data: dict, target: str, seed: int, a: argparse.Namespace, device
             f = tr.scores(got["dac"], got["truth"], threshold=m.cut)
             f["best_f1"] = tr.scores(got["dac"], got["truth"], threshold=tr.best_cut(got["dac"], got["truth"], "f1"))["f1"]
             figures[name], cuts[name] = {k: round(v, 4) for k, v in f.items()}, round(m.cut, 4)
-        on_seen = anchored(models["pooled"].model, x, labels, seen, a.anchors // 2, a.bag, set_size, seed + 1)
+        on_seen = anchored(next(iter(models.values())).model, x, labels, seen, a.anchors // 2, a.bag, set_size, seed + 1)
         for rule in ("cosine", "prf"):  # the rules' cuts chosen on the seen classes, as in ``run``
             cut = best_threshold(on_seen[rule], on_seen["truth"])
             figures[rule] = {k: round(v, 4) for k, v in tr.scores(got[rule], got["truth"], threshold=cut).items()}
@@ -325,10 +328,11 @@ def pooled_one(data: dict, target: str, seed: int, a: argparse.Namespace, device
     km = KMeans(k_true, n_init=10, random_state=seed).fit(xs).labels_
     emit(kind="cluster", target=target, seed=seed, method="kmeans-true-k", k_true=k_true, k_found=k_true,
          **{m: round(v, 4) for m, v in label_scores(y, km).items()})
-    ks = sorted({k for k in (2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40) if k < len(rows)})
-    k, _ = chosen_k(xs, ks, seed)
+    ks = sorted({k for k in infer.K_GRID if k < len(rows)})
+    k, sil = chosen_k(xs, ks, seed)
     lab = KMeans(k, n_init=10, random_state=seed).fit(xs).labels_
     emit(kind="cluster", target=target, seed=seed, method="kmeans-silhouette-k", k_true=k_true, k_found=k,
+         silhouettes={str(kk): round(v, 4) for kk, v in sil.items()},
          **{m: round(v, 4) for m, v in label_scores(y, lab).items()})
     xr = x[torch.as_tensor(rows, device=x.device)]
     for name, m in models.items():
@@ -336,8 +340,9 @@ def pooled_one(data: dict, target: str, seed: int, a: argparse.Namespace, device
             t1 = time.perf_counter()
             # merge-strict: merging at the card's growth cut (precision 0.9 on the held-out classes)
             cut = m.grow_cut if proc == "merge-strict" else m.cut
-            lab, info = getattr(infer, PROCEDURES[proc.replace("-strict", "")])(
-                m.model, xr, bag=a.bag, min_size=a.min_size, seed=seed, threshold=cut)
+            extra = {"rule": "best"} if proc == "choose-k-best" else {}  # the best score, not the 1-SE rule
+            lab, info = getattr(infer, PROCEDURES[proc.replace("-strict", "").replace("-best", "")])(
+                m.model, xr, bag=a.bag, min_size=a.min_size, seed=seed, threshold=cut, **extra)
             emit(kind="cluster", target=target, seed=seed, method=f"{name}-{proc}", k_true=k_true,
                  k_found=int(lab.max()) + 1, threshold=round(cut, 4), seconds=round(time.perf_counter() - t1, 1),
                  info={k: v for k, v in info.items() if k != "seconds"},
@@ -499,6 +504,7 @@ def main(argv=None) -> None:
     po.add_argument("--n2", type=int, default=2)
     po.add_argument("--prf", type=int, default=100, help="the PRF feature's feedback rows (0: off)")
     po.add_argument("--own", nargs="*", default=["own-prf", "own"], choices=["own-prf", "own"])
+    po.add_argument("--skip-pooled", action="store_true", help="own-corpus models only (no leave-one-corpus-out model)")
     po.add_argument("--pretrain-epochs", type=int, default=2)
     po.add_argument("--epochs", type=int, default=10)
     po.add_argument("--steps", type=int, default=50)
@@ -514,7 +520,7 @@ def main(argv=None) -> None:
     po.add_argument("--anchors", type=int, default=200)
     po.add_argument("--min-size", type=int, default=10)
     po.add_argument("--procedures", nargs="+", default=["merge", "merge-strict"],
-                    choices=list(PROCEDURES) + ["merge-strict"])
+                    choices=list(PROCEDURES) + ["merge-strict", "choose-k-best"])
     tb = sub.add_parser("table", help="markdown means of pooled runs' folders")
     tb.add_argument("folders", nargs="+", type=Path)
     sp = sub.add_parser("speed")

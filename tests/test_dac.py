@@ -456,7 +456,7 @@ def test_the_dac_run_calibrates_without_the_unseen_classes_and_reports_every_rul
         for rule in ("dac", "dac_0.5", "cosine", "prf"):
             assert 0 <= r[rule]["accuracy"] <= 1 and r[rule]["best_f1"] >= r[rule]["f1"] - 1e-9
     methods = {r["method"]: r for r in lines if r.get("kind") == "cluster"}
-    assert set(methods) == {"kmeans", "dac-iterative", "dac-consensus", "dac-grow", "dac-merge"}
+    assert set(methods) == {"kmeans", "dac-iterative", "dac-consensus", "dac-grow", "dac-merge", "dac-choose-k"}
     assert methods["dac-grow"]["grow_cut"] >= methods["dac-grow"]["threshold"]
 
 
@@ -579,6 +579,43 @@ def test_merged_micro_clusters_find_topics_larger_than_any_bag(topics):
     assert normalized_mutual_info_score(y, merged) > 0.9
     assert normalized_mutual_info_score(y, merged) > normalized_mutual_info_score(y, split) + 0.1
     assert 9 <= merged.max() + 1 <= 16
+
+
+def test_the_model_chooses_k_where_its_clusters_neither_mix_nor_split_topics(topics):
+    """Issue 31 (k unknown): K-Means at each candidate k, scored by the model's one-anchor memberships.
+    Merging two topics lowers ``own``, splitting one raises ``other``; the true partition scores best,
+    and the chosen k on twelve topics (three never trained on) is twelve."""
+    from sklearn.metrics import normalized_mutual_info_score
+
+    x, y, t = topics
+    true = infer.separation(t.model, x, y, bag=150, seed=0)
+    merged = infer.separation(t.model, x, np.where(y == 1, 0, y), bag=150, seed=0)  # topics 0 and 1 as one
+    split = y.copy()
+    split[np.flatnonzero(y == 10)[::2]] = 12  # the unseen topic 10 in two halves
+    halves = infer.separation(t.model, x, split, bag=150, seed=0)
+    assert merged["own"] < true["own"] - 0.02 and halves["other"] > true["other"] + 0.02
+    assert true["score"] > max(merged["score"], halves["score"])
+    labels, info = infer.chosen(t.model, x, bag=150, min_size=10, seed=0)
+    assert info["chosen_k"] == 12 and set(info["scores"]) == {str(k) for k in infer.K_GRID}
+    assert labels.max() + 1 == 12 and normalized_mutual_info_score(y, labels) > 0.95
+
+
+def test_every_k_is_judged_on_about_as_many_anchors():
+    assert infer.anchors_per_cluster(np.array([600, 400]), 64).tolist() == [39, 26]
+    assert infer.anchors_per_cluster(np.full(40, 25), 64).tolist() == [3] * 40  # at least three a cluster
+    assert infer.anchors_per_cluster(np.array([2, 998]), 64).tolist() == [2, 64]  # never more than its rows
+
+
+def test_the_registry_runs_the_choose_k_procedure_and_refuses_an_unknown_one(topics):
+    from core.cluster.base import ClusterContext
+    from core.cluster.dac.method import METHOD
+
+    x, y, t = topics
+    got = METHOD.fit(ClusterContext(x), procedure="choose-k", bag=150, train_epochs=2, train_steps=20,
+                     train_cluster_size=60)
+    assert got.k in infer.K_GRID and got.labels.shape == (1500,) and got.history[-1]["chosen_k"] == got.k
+    with pytest.raises(ValueError, match="choose-k"):
+        METHOD.fit(ClusterContext(x), procedure="nonsense", train_epochs=1, train_steps=1)
 
 
 def test_the_pooled_bench_never_trains_on_the_target_corpus_labels(tmp_path, monkeypatch, capsys):

@@ -24,6 +24,11 @@ ways to cluster a whole corpus with it.
   other (both ways above the cut) merge, best first, round after round, until none do. Clusters are
   never capped by the bag: a bag holds samples of clusters, not whole clusters.
 
+- :func:`chosen` (issue 31, k unknown): K-Means at each candidate k, each clustering judged by the model
+  (:func:`separation`: bags of one anchor; a cluster that mixes topics leaves many of its own rows
+  unclaimed, one split off a topic has a neighbour whose rows are claimed); the best judged k wins. The
+  clusters are K-Means's; the model decides how many.
+
 All dissolve clusters smaller than ``min_size`` into their rows' next best cluster, and find the
 number of clusters themselves.
 """
@@ -384,3 +389,126 @@ def merged(model: AnchoredFilter, x, *, micro: int | None = None, bag: int = 800
     out = _dissolve_small(labels, x, min_size)
     return out, {"micro_clusters": micro_found, "rounds": rounds, "merges": merges, "seconds": time.perf_counter() - t0}
 
+
+
+K_GRID = (2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40)  # the candidates of ``chosen`` (and of bench.dac's silhouette k)
+
+
+def anchors_per_cluster(sizes: np.ndarray, anchors: int, least: int = 3) -> np.ndarray:
+    """``anchors`` bags shared among clusters by size, at least ``least`` each (never more than a
+    cluster's rows): two clusters get many bags each, forty get a few, so every k is judged on
+    about as many anchors."""
+    sizes = np.asarray(sizes)
+    return np.minimum(sizes, np.maximum(least, np.ceil(anchors * sizes / sizes.sum()).astype(np.int64)))
+
+
+def _one_anchor_bags(groups: list[np.ndarray], cent: torch.Tensor, bag: int, per_cluster: np.ndarray, neighbours: int,
+                     gen: np.random.Generator) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """For each cluster, ``per_cluster[c]`` bags of ONE anchor each (rows, roles, source cluster; the
+    anchor's source is -1): up to half the bag of the cluster's other rows, the rest in equal shares
+    from its ``neighbours`` nearest clusters by centroid. One anchor, so a cluster that mixes two topics
+    shows as rows of the cluster its anchor does not claim."""
+    sims = (cent @ cent.T).cpu().numpy()
+    out = []
+    for c, g in enumerate(groups):
+        near = [d for d in np.argsort(-sims[c], kind="stable") if d != c][:neighbours]
+        for a in gen.choice(g, int(per_cluster[c]), replace=False):
+            rest = g[g != a]
+            own = gen.choice(rest, min(len(rest), (bag - 1) // 2), replace=False)
+            share = (bag - 1 - len(own)) // max(1, len(near))
+            rows, src = [own], [np.full(len(own), c)]
+            for d in near:
+                take = min(share, len(groups[d]))
+                rows.append(gen.choice(groups[d], take, replace=False))
+                src.append(np.full(take, d))
+            r = np.concatenate(rows).astype(np.int64)
+            out.append((np.concatenate([[a], r]), np.concatenate([[ANCHOR], np.full(len(r), UNKNOWN)]),
+                        np.concatenate([[-1], np.concatenate(src)])))
+    return out
+
+
+def separation(model: AnchoredFilter, x, labels: np.ndarray, *, bag: int = 800, anchors: int = 64,
+               neighbours: int = 5, batch: int = 16, seed: int = 0) -> dict:
+    """How well the model tells a clustering's clusters apart, by its own memberships: for each cluster,
+    bags of one anchor (:func:`_one_anchor_bags`; ``anchors`` bags in all, shared by size, at least 3 a
+    cluster); ``own`` = the mean membership of the cluster's other
+    rows, ``other`` = the highest mean membership of one neighbouring cluster's rows. A cluster that
+    mixes topics has a low ``own``; one split off a topic has a high ``other``. ``score`` = the
+    size-weighted mean of ``own - other`` (1 for clusters the model reproduces exactly), ``se`` its
+    standard error over the bags."""
+    x = as_tensor(x, model)
+    gen = np.random.default_rng(seed)
+    k = int(labels.max()) + 1
+    groups = [np.flatnonzero(labels == c) for c in range(k)]
+    groups = [g for g in groups if len(g) > 1]
+    if len(groups) < 2:
+        return {"score": 0.0, "own": 1.0, "other": 1.0, "se": 0.0, "clusters": len(groups)}
+    cent = torch.nn.functional.normalize(torch.stack([x[torch.as_tensor(g, device=x.device)].mean(0) for g in groups]),
+                                         dim=-1)
+    per_cluster = anchors_per_cluster(np.array([len(g) for g in groups]), anchors)
+    bags = _one_anchor_bags(groups, cent, bag, per_cluster, neighbours, gen)
+    owner = np.repeat(np.arange(len(groups)), per_cluster)
+    own_b = np.zeros(len(bags))
+    other_b = np.zeros((len(bags), len(groups)))
+    for s in range(0, len(bags), batch):
+        chunk = bags[s:s + batch]
+        for b, (_, _, src), p in zip(range(s, s + len(chunk)), chunk, predict(model, x, [(r, ro) for r, ro, _ in chunk])):
+            own = src == owner[b]
+            own_b[b] = p[own].mean() if own.any() else 1.0
+            other = (src >= 0) & ~own
+            cnt = np.bincount(src[other], minlength=len(groups))
+            other_b[b] = np.bincount(src[other], weights=p[other], minlength=len(groups)) / np.maximum(cnt, 1)
+    w = np.array([len(g) for g in groups], np.float64) / sum(len(g) for g in groups)
+    own_c, other_c, var_c = np.zeros(len(groups)), np.zeros(len(groups)), np.zeros(len(groups))
+    for c in range(len(groups)):
+        mine = owner == c
+        worst = int(np.argmax(other_b[mine].mean(0)))  # the neighbour whose rows this cluster's anchors claim most
+        v = own_b[mine] - other_b[mine, worst]
+        own_c[c], other_c[c] = own_b[mine].mean(), other_b[mine, worst].mean()
+        var_c[c] = v.var(ddof=1) / len(v) if len(v) > 1 else 0.0
+    return {"score": float(w @ (own_c - other_c)), "own": float(w @ own_c), "other": float(w @ other_c),
+            "se": float(np.sqrt(np.sum(w ** 2 * var_c))), "clusters": len(groups)}
+
+
+def _kmeans(xn: np.ndarray, k: int, seed: int, n_init: int, sample: int) -> np.ndarray:
+    """K-Means fitted on at most ``sample`` rows (seeded), every row assigned to its nearest centre."""
+    from sklearn.cluster import KMeans
+
+    gen = np.random.default_rng(seed)
+    fit_rows = np.sort(gen.choice(len(xn), sample, replace=False)) if len(xn) > sample else slice(None)
+    km = KMeans(k, n_init=n_init, random_state=seed).fit(xn[fit_rows])
+    return km.predict(xn) if len(xn) > sample else km.labels_
+
+
+# Long (~35 lines): candidates, their scores, the pick, the final fit, read in that order.
+def chosen(model: AnchoredFilter, x, *, ks=K_GRID, bag: int = 800, threshold: float = 0.5, min_size: int = 5,
+           anchors: int = 64, neighbours: int = 5, rule: str = "1se", sample: int = 20_000, batch: int = 16,
+           seed: int = 0, progress: Progress | None = None) -> tuple[np.ndarray, dict]:
+    """K-Means with the number of clusters the model chooses (issue 31: the competitors of a method
+    that finds k are methods that find k): for each candidate k, a K-Means clustering (3 starts) is
+    scored by :func:`separation`; ``rule`` ``best`` takes the best score, ``1se`` (default) the smallest k
+    whose score is within one standard error of the best (the usual guard against a flat top: splitting
+    a topic in two costs little where the model barely tells them apart). That k is fitted again with
+    10 starts. The clusters are
+    K-Means's; what the model decides is how many. ``threshold`` is not used (the score reads
+    probabilities, not cuts); it is taken so every procedure has one signature."""
+    t0 = time.perf_counter()
+    x = as_tensor(x, model)
+    n = len(x)
+    xn = x.detach().cpu().numpy().astype(np.float32, copy=False)
+    cands = sorted({int(k) for k in ks if 2 <= int(k) <= max(2, n // max(2, min_size))})
+    if not cands or n < 4:
+        return np.zeros(n, np.int32), {"chosen_k": 1, "scores": {}, "seconds": time.perf_counter() - t0}
+    scores = {}
+    for i, k in enumerate(cands):
+        lab = _kmeans(xn, k, seed, 3, sample)
+        scores[k] = separation(model, x, lab, bag=bag, anchors=anchors, neighbours=neighbours, batch=batch, seed=seed)
+        if progress:
+            progress(i + 1, len(cands) + 1, {"phase": "choose k", "k": k, "score": round(scores[k]["score"], 4)})
+    if rule not in ("best", "1se"):
+        raise ValueError(f"rule must be 'best' or '1se', got {rule!r}")
+    top = max(cands, key=lambda k: scores[k]["score"])
+    best = top if rule == "best" else min(k for k in cands if scores[k]["score"] >= scores[top]["score"] - scores[top]["se"])
+    labels = _dissolve_small(_kmeans(xn, best, seed, 10, sample), x, min_size)
+    return labels, {"chosen_k": best, "best_scored_k": top, "rule": rule, "scores": {str(k): {m: round(v, 4) for m, v in s.items()} for k, s in scores.items()},
+                    "seconds": time.perf_counter() - t0}

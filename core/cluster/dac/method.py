@@ -7,7 +7,8 @@ a row's ``train_cluster_size`` nearest rows are its cluster, the next ones not),
 of the clusters it finds.
 ``procedure``: ``consensus`` (default; many anchors, mutual memberships), ``iterative`` (the study's
 anchor-remove-repeat) or ``grow`` (iterative, each cluster grown past its bag: its members anchor the
-next bag) or ``merge`` (K-Means micro-clusters, merged where the model says they claim each other).
+next bag) or ``merge`` (K-Means micro-clusters, merged where the model says they claim each other) or
+``choose-k`` (K-Means, with the number of clusters the model judges best separated, 2 to 40).
 ``threshold``: the membership cut; by default the model's calibrated cut (chosen on held-out
 classes, on its card), else 0.5. ``grow_cut``: the stricter cut of growth steps (default the card's
 cut of precision 0.9 on those classes, else half-way from the cut to 1). See :mod:`core.cluster.dac`.
@@ -114,7 +115,8 @@ def fit(ctx: ClusterContext, k: int | None = None, *, seed: int = 0, device: str
                       time.perf_counter() - t0, seed, device)
 
 
-PROCEDURES = {"consensus": "consensus", "iterative": "iterative", "grow": "grown", "merge": "merged"}  # name -> core.cluster.dac.infer's
+PROCEDURES = {"consensus": "consensus", "iterative": "iterative", "grow": "grown", "merge": "merged",
+              "choose-k": "chosen"}  # name -> core.cluster.dac.infer's
 LIMITS = {"bag": (2, 100_000), "anchors": (1, 10_000_000), "min_size": (1, 10_000_000),
           "train_epochs": (1, 10_000), "train_steps": (1, 1_000_000), "train_batch": (1, 10_000),
           "train_lr": (1e-12, 10.0), "train_cluster_size": (2, 100_000), "hidden": (1, 4096)}
