@@ -340,8 +340,8 @@ def pooled_one(data: dict, target: str, seed: int, a: argparse.Namespace, device
             t1 = time.perf_counter()
             # merge-strict: merging at the card's growth cut (precision 0.9 on the held-out classes)
             cut = m.grow_cut if proc == "merge-strict" else m.cut
-            extra = {"rule": "best"} if proc == "choose-k-best" else {}  # the best score, not the 1-SE rule
-            lab, info = getattr(infer, PROCEDURES[proc.replace("-strict", "").replace("-best", "")])(
+            extra = {"rule": "1se"} if proc == "choose-k-1se" else {}  # the one-standard-error rule
+            lab, info = getattr(infer, PROCEDURES[proc.replace("-strict", "").replace("-1se", "")])(
                 m.model, xr, bag=a.bag, min_size=a.min_size, seed=seed, threshold=cut, **extra)
             emit(kind="cluster", target=target, seed=seed, method=f"{name}-{proc}", k_true=k_true,
                  k_found=int(lab.max()) + 1, threshold=round(cut, 4), seconds=round(time.perf_counter() - t1, 1),
@@ -520,7 +520,7 @@ def main(argv=None) -> None:
     po.add_argument("--anchors", type=int, default=200)
     po.add_argument("--min-size", type=int, default=10)
     po.add_argument("--procedures", nargs="+", default=["merge", "merge-strict"],
-                    choices=list(PROCEDURES) + ["merge-strict", "choose-k-best"])
+                    choices=list(PROCEDURES) + ["merge-strict", "choose-k-1se"])
     tb = sub.add_parser("table", help="markdown means of pooled runs' folders")
     tb.add_argument("folders", nargs="+", type=Path)
     sp = sub.add_parser("speed")

@@ -598,6 +598,12 @@ def test_the_model_chooses_k_where_its_clusters_neither_mix_nor_split_topics(top
     labels, info = infer.chosen(t.model, x, bag=150, min_size=10, seed=0)
     assert info["chosen_k"] == 12 and set(info["scores"]) == {str(k) for k in infer.K_GRID}
     assert labels.max() + 1 == 12 and normalized_mutual_info_score(y, labels) > 0.95
+    _, one_se = infer.chosen(t.model, x, bag=150, min_size=10, seed=0, rule="1se")  # the smallest k within 1 SE
+    s, top = one_se["scores"], one_se["scores"][str(one_se["best_scored_k"])]
+    assert one_se["chosen_k"] <= one_se["best_scored_k"] and s[str(one_se["chosen_k"])]["score"] >= top["score"] - top["se"]
+    assert all(s[str(k)]["score"] < top["score"] - top["se"] for k in infer.K_GRID if k < one_se["chosen_k"])
+    with pytest.raises(ValueError, match="rule"):
+        infer.chosen(t.model, x, ks=(2, 3), rule="elbow")
 
 
 def test_every_k_is_judged_on_about_as_many_anchors():
