@@ -617,9 +617,14 @@ def test_the_registry_runs_the_choose_k_procedure_and_refuses_an_unknown_one(top
     from core.cluster.dac.method import METHOD
 
     x, y, t = topics
+    calls = []
     got = METHOD.fit(ClusterContext(x), procedure="choose-k", bag=150, train_epochs=2, train_steps=20,
-                     train_cluster_size=60)
+                     train_cluster_size=60, progress=lambda s, n, info: calls.append((s, n, dict(info))))
     assert got.k in infer.K_GRID and got.labels.shape == (1500,) and got.history[-1]["chosen_k"] == got.k
+    # the bar moves while the candidates are judged (one step each) and ends full
+    judged = [c for c in calls if c[2].get("phase") == "choose k"]
+    assert [c[2]["k"] for c in judged] == list(infer.K_GRID)
+    assert [c[0] for c in calls] == sorted(c[0] for c in calls) and calls[-1][0] == calls[-1][1] == 40 + len(infer.K_GRID) + 1
     with pytest.raises(ValueError, match="choose-k"):
         METHOD.fit(ClusterContext(x), procedure="nonsense", train_epochs=1, train_steps=1)
 
