@@ -8,6 +8,7 @@ saw, and can its clustering match K-Means?
     python -m bench.dac baselines --corpus NAME [--seeds 0 1 2]                 # issue 31's baselines (CPU)
     python -m bench.dac pooled --targets A B ... [--extra C ...] [--seeds 0 1 2]  # many tasks, leave one corpus out
     python -m bench.dac table RUN_FOLDER ...                                     # pooled runs' means, as markdown
+    python -m bench.dac choosek --corpora A B [--seeds 0 1 2]                   # k chosen without labels (CPU)
 
 Protocol (per corpus, per seed): the classes are split in two halves; a model is trained on the
 first half only (stage pretrain, then stage labels), so every figure below is on classes the model
@@ -373,6 +374,43 @@ def pooled(a: argparse.Namespace) -> None:
             pooled_one(data, target, seed, a, device)
 
 
+def choosek(a: argparse.Namespace) -> None:
+    """How many topics, without a label (issue 31, k unknown, the user's own path): on a whole corpus
+    (every class), a model trained on the corpus's own neighbourhoods only (stage pretrain, no labels,
+    minutes on a CPU), then K-Means with the k it chooses (procedure ``choose-k``), beside K-Means with
+    the silhouette's k on the same candidates and with the true k; labels only score the results."""
+    from sklearn.cluster import KMeans
+
+    if a.threads:
+        torch.set_num_threads(a.threads)
+    run_folder("dac-choosek", sys.argv)
+    emit(kind="config", **{k: (str(v) if isinstance(v, Path) else v) for k, v in vars(a).items()})
+    for corpus in a.corpora:
+        name, x_np, labels = load_data(argparse.Namespace(npz=None, corpus=corpus, label_column=a.label_column))
+        k_true = len(np.unique(labels))
+        ks = sorted({k for k in infer.K_GRID if k < len(x_np)})
+        for seed in a.seeds:
+            t0 = time.perf_counter()
+            model = stages.fit_stage(x_np, "pretrain", config=Config(dim=x_np.shape[1], hidden=a.hidden, prf=a.prf),
+                                     bag=a.bag, seed=seed, epochs=a.epochs, steps=a.steps, batch=a.batch, lr=a.lr)
+            trained_s = time.perf_counter() - t0
+            runs = {}
+            for rule in ("best", "1se"):
+                t1 = time.perf_counter()
+                lab, info = infer.chosen(model.model, x_np, ks=ks, bag=a.bag, seed=seed, min_size=a.min_size, rule=rule)
+                runs[f"dac-choose-k-{rule}"] = (lab, int(lab.max()) + 1, time.perf_counter() - t1, info)
+            t1 = time.perf_counter()
+            k_sil, _ = chosen_k(x_np, ks, seed)
+            runs["kmeans-silhouette-k"] = (KMeans(k_sil, n_init=10, random_state=seed).fit(x_np).labels_, k_sil,
+                                           time.perf_counter() - t1, {})
+            runs["kmeans-true-k"] = (KMeans(k_true, n_init=10, random_state=seed).fit(x_np).labels_, k_true, 0.0, {})
+            for method, (lab, k, secs, info) in runs.items():
+                emit(kind="cluster", target=name, seed=seed, method=method, k_true=k_true, k_found=k,
+                     seconds=round(secs, 1), train_seconds=round(trained_s, 1),
+                     info={kk: v for kk, v in info.items() if kk != "seconds"},
+                     **{m: round(v, 4) for m, v in label_scores(labels, lab).items()})
+
+
 def pooled_table(folders: list[Path]) -> str:
     """Markdown tables of ``pooled`` runs: means over the seeds found, per target (membership: AP and
     accuracy at each model's cut and the rules' seen-class cuts; clustering: NMI / ACC and k found)."""
@@ -480,6 +518,19 @@ def main(argv=None) -> None:
     r.add_argument("--min-size", type=int, default=10)
     r.add_argument("--procedures", nargs="+", default=list(PROCEDURES), choices=list(PROCEDURES))
     r.add_argument("--save-models", type=Path)
+    ck = sub.add_parser("choosek", help="k chosen by a label-free model on whole corpora, beside the silhouette's")
+    ck.add_argument("--corpora", nargs="+", required=True)
+    ck.add_argument("--label-column", default="label")
+    ck.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    ck.add_argument("--threads", type=int)
+    ck.add_argument("--bag", type=int, default=400)
+    ck.add_argument("--hidden", type=int, default=128)
+    ck.add_argument("--prf", type=int, default=100)
+    ck.add_argument("--epochs", type=int, default=2)
+    ck.add_argument("--steps", type=int, default=30)
+    ck.add_argument("--batch", type=int, default=4)
+    ck.add_argument("--lr", type=float, default=3e-4)
+    ck.add_argument("--min-size", type=int, default=10)
     b = sub.add_parser("baselines", help="PRF, K-Means with a chosen k and HDBSCAN on the unseen halves (CPU)")
     b.add_argument("--npz", type=Path)
     b.add_argument("--corpus")
@@ -534,6 +585,8 @@ def main(argv=None) -> None:
         speed(a)
     elif a.command == "table":
         print(pooled_table(a.folders))
+    elif a.command == "choosek":
+        choosek(a)
     elif a.command == "pooled":
         pooled(a)
     elif a.command == "baselines":
