@@ -32,7 +32,7 @@ if not usable:
             f"Sharper topics: {sharper_hint(name, corpus.n)}.")
     topics_panel.cluster_form(name, corpus)
     st.stop()
-with st.expander("Cluster here (K-Means, DEC)"):
+with st.expander("Cluster here (K-Means, DEC, DAC's choice of k)"):
     topics_panel.cluster_form(name, corpus)
 
 

@@ -377,6 +377,38 @@ def test_topics_page_runs_dec_the_suggested_method_from_the_form(tweets):
     assert not any("Sharper topics" in c.value for c in at.caption)  # a DEC clustering exists now
 
 
+def test_topics_page_lets_a_dac_model_choose_k_and_shows_its_key_lemmas(tweets):
+    """With a DAC model of the corpus, the form offers K-Means with the k the model chooses (issue 31):
+    stored under the k found, with its key lemmas, and picked; without a model the option is absent."""
+    from core.cluster import store
+    from core.cluster.dac import stages
+    from core.cluster.dac import store as models
+    from core.cluster.dac.model import Config
+    from core.corpus import load_corpus
+
+    at = app("pages/4_Topics.py").run()
+    assert "dac" not in at.selectbox(key="tp_method").options
+    corpus = load_corpus("tweets")
+    trained = stages.fit_stage(np.asarray(corpus.embeddings, np.float32), "pretrain",
+                               config=Config(dim=corpus.dim, hidden=32, heads=4, inducing=8, n1=1, n2=1), bag=100,
+                               epochs=1, steps=5, batch=2)
+    models.save(corpus, "tiny", trained)
+    at = app("pages/4_Topics.py").run()
+    assert at.selectbox(key="tp_method").options == ["K-Means", "DEC", "DAC: K-Means, k chosen by a model"]
+    at.selectbox(key="tp_method").set_value("dac")
+    assert at.selectbox(key="tp_dac_model").value == "tiny"
+    at.button(key="FormSubmitter:tp_cluster-Run").click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    done = next(s.value for s in at.success if "k chosen by the model `tiny`" in s.value)
+    found = next(s for s in store.listing("tweets") if s.method == "dac")
+    assert f"into {found.k} clusters" in done and f"`{found.stem}`" in done and "key lemmas" in done
+    assert found.stem == f"dac-k{found.k}" and found.meta["params"]["procedure"] == "choose-k"
+    assert at.selectbox(key="tp_k").value == found.stem
+    table = next(d.value for d in at.dataframe if "ctfidf_terms" in d.value)  # its key lemmas, under its own name
+    assert len(table) == found.k and (table["ctfidf_terms"].str.len() > 0).all()
+
+
 def test_topics_page_keeps_a_clustering_whose_key_lemmas_fail(tweets, monkeypatch):
     from core.cluster import jobs, store
 

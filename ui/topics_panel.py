@@ -1,6 +1,6 @@
-"""The Topics page's "Cluster here" form: K-Means or DEC of this corpus with its key lemmas, run from the
-browser with a progress bar (the work itself is core.cluster.jobs.cluster_corpus, the same as the command
-line's)."""
+"""The Topics page's "Cluster here" form: K-Means, DEC, or K-Means with the k a DAC model chooses, with
+key lemmas, run from the browser with a progress bar (the work itself is core.cluster.jobs.cluster_corpus,
+the same as the command line's)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,17 @@ from ui.text import md
 TERMS_UP_TO = 1_000_000
 # DEC trains an autoencoder over every text held in memory (float32): above this many, the command line
 DEC_UP_TO = 1_000_000
-METHODS = ("kmeans", "dec")  # registry keys; their labels are the registry's
+# K-Means with the number of clusters a DAC model chooses (issue 31): the model's bags and K-Means's 13
+# candidate clusterings of every text, here up to this many texts; above it, the command line
+DAC_UP_TO = 200_000
+METHODS = ("kmeans", "dec", "dac")  # registry keys; their labels are the registry's, DAC's below
+LABELS = {"dac": "DAC: K-Means, k chosen by a model"}
+DAC_HELP = ("DAC: K-Means at k = 2 to 40, each judged by a DAC model of this corpus (trained on the DAC page): "
+            "does a cluster's anchor claim its own texts and not its nearest cluster's? The best-judged k is "
+            "kept; the box k is not used. It is as good as its model: with a model trained on labelled classes "
+            "(the DAC page's labels or groups stage) it found k better than the silhouette did on all four "
+            "labelled benchmarks (three seeds, bench/RESULTS.md); with a model trained without labels (pretrain) "
+            "it was worse on two of the four. Minutes for tens of thousands of texts.")
 METHOD_HELP = ("K-Means: seconds to minutes. DEC: K-Means, then an autoencoder and its clusters trained together "
                "to sharpen them; on the four labelled benchmarks (whole corpora, three seeds, bench/RESULTS.md) it "
                "was ahead of K-Means in NMI and accuracy on three and level on the fourth. On two CPU cores about 13 s "
@@ -31,30 +41,39 @@ def cluster_form(name: str, corpus: Corpus) -> None:
     """Method (K-Means, or DEC up to DEC_UP_TO texts), k (a first guess from the corpus size), Run; a stored
     clustering of the same method and k is replaced only when the user ticks so. On success the new
     clustering is picked and the page reruns."""
+    from core.cluster.dac import store as dac_models
+
     top = max(2, min(corpus.n - 1, 12_000))
-    methods = [m for m in METHODS if m != "dec" or corpus.n <= DEC_UP_TO]
+    trained = [m.name for m in dac_models.listing(name)] if corpus.n <= DAC_UP_TO else []
+    methods = [m for m in METHODS if (m != "dec" or corpus.n <= DEC_UP_TO) and (m != "dac" or trained)]
     with st.form("tp_cluster"):
         c = st.columns([1, 1, 2])
-        method = c[0].selectbox("Method", methods, format_func=lambda m: REGISTRY[m].label, key="tp_method",
-                               help=METHOD_HELP)
+        method = c[0].selectbox("Method", methods, format_func=lambda m: LABELS.get(m, REGISTRY[m].label),
+                                key="tp_method", help=METHOD_HELP + (" " + DAC_HELP if trained else ""))
         k = int(c[1].number_input("Clusters (k)", 2, top, min(suggested_k(corpus.n), top),
                                   help=f"A first guess for {corpus.n:,} texts is {suggested_k(corpus.n):,} "
                                        "(about the square root of half the number of texts). More clusters: "
-                                       "smaller, sharper topics."))
+                                       "smaller, sharper topics. DAC chooses its own."))
         replace = c[2].checkbox("Replace a stored clustering of the same method and k", key="tp_replace")
+        model = (c[2].selectbox("DAC model (for DAC)", trained, key="tp_dac_model",
+                                help="A model trained on the DAC page; the newest first.") if trained else None)
         go = st.form_submit_button("Run", type="primary")
     big = corpus.n > TERMS_UP_TO
     st.caption(("Above a million texts K-Means is fitted on a sample of a million and every text assigned "
                 "(about 3 minutes for 10 million texts and k = 1,000 on two cores); key lemmas are then "
                 f"computed on the command line: `python -m precompute.keyterms --corpus {name} --clustering "
                 "kmeans-k<k>`. DEC, IDEC, encoder adaptation and DAC run on the command line.") if big else
-               "Key lemmas are computed with it. Other methods (IDEC, encoder adaptation, DAC) run on the command "
-               "line: they train for minutes to hours.")
+               "Key lemmas are computed with it. Other methods (IDEC, encoder adaptation, DAC's own clusterings) run "
+               "on the command line: they train for minutes to hours. The DAC choice of k appears here once the "
+               "corpus has a DAC model (the DAC page trains one).")
     if not go:
         return
     label = REGISTRY[method].label
     on_set = resources.embedding_set(name)
     tag = store.set_tag(on_set)  # as the command line: never replaces the import's clustering
+    params = {}
+    if method == "dac":  # the model chooses k; stored as dac-kauto, as the command line stores it
+        k, params = None, {"model": model, "procedure": "choose-k"}
     stem = store.stem_of(method, k, tag)
     if not replace and store.current(name, stem, store.generation_of(corpus)):
         st.warning(f"`{stem}` is already stored: pick it under Clustering, or tick *Replace* to compute it again.")
@@ -67,11 +86,12 @@ def cluster_form(name: str, corpus: Corpus) -> None:
 
     try:
         saved = cluster_corpus(corpus, method, k, device=pick_device("auto"), progress=progress, tag=tag,
-                               embedding_set=on_set, lang=None)
+                               embedding_set=on_set, lang=None, params=params)
     except (ValueError, MemoryError) as exc:
         bar.empty()
-        st.error(f"{label} with k = {k:,} did not run: {md(exc)}")
+        st.error(f"{label} {'with its model ' + md(model) if k is None else f'with k = {k:,}'} did not run: {md(exc)}")
         return
+    k = saved.k
     lemmas = ""
     if not big:
         bar.progress(1.0, text=f"{label} done in {duration(clock.elapsed)}; now the key lemmas of its "
@@ -83,6 +103,7 @@ def cluster_form(name: str, corpus: Corpus) -> None:
             lemmas = (f"; its key lemmas failed ({md(exc)}): `python -m precompute.keyterms --corpus {name} "
                       f"--clustering {saved.stem}` makes them")
     st.session_state["tp_pick"] = saved.stem  # the page picks it before its selectbox is drawn
-    st.session_state["tp_done"] = (f"{label} into {k:,} clusters stored as `{saved.stem}` in "
+    chose = f" (k chosen by the model `{model}`)" if method == "dac" else ""
+    st.session_state["tp_done"] = (f"{label} into {k:,} clusters{chose} stored as `{saved.stem}` in "
                                    f"{duration(clock.elapsed)}{lemmas}.")
     st.rerun()

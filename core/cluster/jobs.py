@@ -37,10 +37,11 @@ def cluster_corpus(corpus: Corpus, method_name: str, k: int | None, *, seed: int
         result.embeddings, extra["adapted_set"] = None, made.name
         log.info("adapted embeddings -> embedding set %r (%s)", made.name, made.path)
     saved = store.save(corpus.name, result, generation=generation, tag=tag, extra=extra)
-    log.info("%s: %.1f s, objective %s, cluster sizes %s -> %s", stem, result.seconds, saved.objective,
-             saved.meta["sizes"], store.clustering_file(corpus.name, stem))
+    # a method that finds k itself (DAC) is stored under the k it found (dac-k12), not under ``stem`` (dac-kauto)
+    log.info("%s: %.1f s, objective %s, cluster sizes %s -> %s", saved.stem, result.seconds, saved.objective,
+             saved.meta["sizes"], store.clustering_file(corpus.name, saved.stem))
     if lang is not None:
-        terms(corpus, stem, lang, labels=result.labels)
+        terms(corpus, saved.stem, lang, labels=result.labels)
     return saved
 
 
