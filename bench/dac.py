@@ -318,7 +318,8 @@ def pooled_one(data: dict, target: str, seed: int, a: argparse.Namespace, device
             f = tr.scores(got["dac"], got["truth"], threshold=m.cut)
             f["best_f1"] = tr.scores(got["dac"], got["truth"], threshold=tr.best_cut(got["dac"], got["truth"], "f1"))["f1"]
             figures[name], cuts[name] = {k: round(v, 4) for k, v in f.items()}, round(m.cut, 4)
-        on_seen = anchored(next(iter(models.values())).model, x, labels, seen, a.anchors // 2, a.bag, set_size, seed + 1)
+        first = next(iter(models.values())).model  # the rules' cuts: judged on the seen classes' bags
+        on_seen = anchored(first, x, labels, seen, a.anchors // 2, a.bag, set_size, seed + 1)
         for rule in ("cosine", "prf"):  # the rules' cuts chosen on the seen classes, as in ``run``
             cut = best_threshold(on_seen[rule], on_seen["truth"])
             figures[rule] = {k: round(v, 4) for k, v in tr.scores(got[rule], got["truth"], threshold=cut).items()}

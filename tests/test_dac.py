@@ -600,7 +600,8 @@ def test_the_model_chooses_k_where_its_clusters_neither_mix_nor_split_topics(top
     assert labels.max() + 1 == 12 and normalized_mutual_info_score(y, labels) > 0.95
     _, one_se = infer.chosen(t.model, x, bag=150, min_size=10, seed=0, rule="1se")  # the smallest k within 1 SE
     s, top = one_se["scores"], one_se["scores"][str(one_se["best_scored_k"])]
-    assert one_se["chosen_k"] <= one_se["best_scored_k"] and s[str(one_se["chosen_k"])]["score"] >= top["score"] - top["se"]
+    assert one_se["chosen_k"] <= one_se["best_scored_k"]
+    assert s[str(one_se["chosen_k"])]["score"] >= top["score"] - top["se"]
     assert all(s[str(k)]["score"] < top["score"] - top["se"] for k in infer.K_GRID if k < one_se["chosen_k"])
     with pytest.raises(ValueError, match="rule"):
         infer.chosen(t.model, x, ks=(2, 3), rule="elbow")
@@ -624,7 +625,8 @@ def test_the_registry_runs_the_choose_k_procedure_and_refuses_an_unknown_one(top
     # the bar moves while the candidates are judged (one step each) and ends full
     judged = [c for c in calls if c[2].get("phase") == "choose k"]
     assert [c[2]["k"] for c in judged] == list(infer.K_GRID)
-    assert [c[0] for c in calls] == sorted(c[0] for c in calls) and calls[-1][0] == calls[-1][1] == 40 + len(infer.K_GRID) + 1
+    assert [c[0] for c in calls] == sorted(c[0] for c in calls)
+    assert calls[-1][0] == calls[-1][1] == 40 + len(infer.K_GRID) + 1  # 2 x 20 training steps, then the candidates
     with pytest.raises(ValueError, match="choose-k"):
         METHOD.fit(ClusterContext(x), procedure="nonsense", train_epochs=1, train_steps=1)
 

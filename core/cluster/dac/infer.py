@@ -391,7 +391,8 @@ def merged(model: AnchoredFilter, x, *, micro: int | None = None, bag: int = 800
 
 
 
-K_GRID = (2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40)  # the candidates of ``chosen`` (and of bench.dac's silhouette k)
+# the candidates of ``chosen`` (and of bench.dac's silhouette k)
+K_GRID = (2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40)
 
 
 def anchors_per_cluster(sizes: np.ndarray, anchors: int, least: int = 3) -> np.ndarray:
@@ -431,8 +432,8 @@ def separation(model: AnchoredFilter, x, labels: np.ndarray, *, bag: int = 800, 
                neighbours: int = 5, batch: int = 16, seed: int = 0) -> dict:
     """How well the model tells a clustering's clusters apart, by its own memberships: for each cluster,
     bags of one anchor (:func:`_one_anchor_bags`; ``anchors`` bags in all, shared by size, at least 3 a
-    cluster); ``own`` = the mean membership of the cluster's other
-    rows, ``other`` = the highest mean membership of one neighbouring cluster's rows. A cluster that
+    cluster); ``own`` = the mean membership of the cluster's other rows, ``other`` = the highest mean
+    membership of one neighbouring cluster's rows. A cluster that
     mixes topics has a low ``own``; one split off a topic has a high ``other``. ``score`` = the
     size-weighted mean of ``own - other`` (1 for clusters the model reproduces exactly), ``se`` its
     standard error over the bags."""
@@ -452,7 +453,8 @@ def separation(model: AnchoredFilter, x, labels: np.ndarray, *, bag: int = 800, 
     other_b = np.zeros((len(bags), len(groups)))
     for s in range(0, len(bags), batch):
         chunk = bags[s:s + batch]
-        for b, (_, _, src), p in zip(range(s, s + len(chunk)), chunk, predict(model, x, [(r, ro) for r, ro, _ in chunk])):
+        probs = predict(model, x, [(r, ro) for r, ro, _ in chunk])
+        for b, (_, _, src), p in zip(range(s, s + len(chunk)), chunk, probs):
             own = src == owner[b]
             own_b[b] = p[own].mean() if own.any() else 1.0
             other = (src >= 0) & ~own
@@ -489,9 +491,10 @@ def chosen(model: AnchoredFilter, x, *, ks=K_GRID, bag: int = 800, threshold: fl
     scored by :func:`separation`; ``rule`` ``best`` (default) takes the best score, ``1se`` the smallest
     k whose score is within one standard error of the best (the usual guard against a flat top; it chose
     too few clusters on StackOverflow and Biomedical subsets, bench/RESULTS.md). That k is fitted again
-    with 10 starts. The clusters are
-    K-Means's; what the model decides is how many. ``threshold`` is not used (the score reads
-    probabilities, not cuts); it is taken so every procedure has one signature."""
+    with 10 starts. The clusters are K-Means's; what the model decides is how many. ``threshold`` is not
+    used (the score reads probabilities, not cuts); it is taken so every procedure has one signature."""
+    if rule not in ("best", "1se"):
+        raise ValueError(f"rule must be 'best' or '1se', got {rule!r}")
     t0 = time.perf_counter()
     x = as_tensor(x, model)
     n = len(x)
@@ -505,10 +508,10 @@ def chosen(model: AnchoredFilter, x, *, ks=K_GRID, bag: int = 800, threshold: fl
         scores[k] = separation(model, x, lab, bag=bag, anchors=anchors, neighbours=neighbours, batch=batch, seed=seed)
         if progress:
             progress(i + 1, len(cands) + 1, {"phase": "choose k", "k": k, "score": round(scores[k]["score"], 4)})
-    if rule not in ("best", "1se"):
-        raise ValueError(f"rule must be 'best' or '1se', got {rule!r}")
     top = max(cands, key=lambda k: scores[k]["score"])
-    best = top if rule == "best" else min(k for k in cands if scores[k]["score"] >= scores[top]["score"] - scores[top]["se"])
+    within = scores[top]["score"] - scores[top]["se"]
+    best = top if rule == "best" else min(k for k in cands if scores[k]["score"] >= within)
     labels = _dissolve_small(_kmeans(xn, best, seed, 10, sample), x, min_size)
-    return labels, {"chosen_k": best, "best_scored_k": top, "rule": rule, "scores": {str(k): {m: round(v, 4) for m, v in s.items()} for k, s in scores.items()},
+    return labels, {"chosen_k": best, "best_scored_k": top, "rule": rule,
+                    "scores": {str(k): {m: round(v, 4) for m, v in s.items()} for k, s in scores.items()},
                     "seconds": time.perf_counter() - t0}
