@@ -338,13 +338,20 @@ def pooled_one(data: dict, target: str, seed: int, a: argparse.Namespace, device
          **{m: round(v, 4) for m, v in label_scores(y, lab).items()})
     xr = x[torch.as_tensor(rows, device=x.device)]
     for name, m in models.items():
+        picked = None  # a choose-k run's (labels, info): the 1-SE rule reads the same scores
         for proc in a.procedures:
             t1 = time.perf_counter()
             # merge-strict: merging at the card's growth cut (precision 0.9 on the held-out classes)
             cut = m.grow_cut if proc == "merge-strict" else m.cut
-            extra = {"rule": "1se"} if proc == "choose-k-1se" else {}  # the one-standard-error rule
-            lab, info = getattr(infer, PROCEDURES[proc.replace("-strict", "").replace("-1se", "")])(
-                m.model, xr, bag=a.bag, min_size=a.min_size, seed=seed, threshold=cut, **extra)
+            if proc == "choose-k-1se" and picked is not None:
+                lab = one_se(picked[1], picked[0], m.model, xr, seed, a.min_size)
+                info = {**picked[1], "chosen_k": infer.pick_k(picked[1]["scores"], "1se"), "rule": "1se"}
+            else:
+                extra = {"rule": "1se"} if proc == "choose-k-1se" else {}  # the one-standard-error rule
+                lab, info = getattr(infer, PROCEDURES[proc.replace("-strict", "").replace("-1se", "")])(
+                    m.model, xr, bag=a.bag, min_size=a.min_size, seed=seed, threshold=cut, **extra)
+            if proc == "choose-k":
+                picked = (lab, info)
             emit(kind="cluster", target=target, seed=seed, method=f"{name}-{proc}", k_true=k_true,
                  k_found=int(lab.max()) + 1, threshold=round(cut, 4), seconds=round(time.perf_counter() - t1, 1),
                  info={k: v for k, v in info.items() if k != "seconds"},
@@ -375,6 +382,14 @@ def pooled(a: argparse.Namespace) -> None:
             pooled_one(data, target, seed, a, device)
 
 
+def one_se(info: dict, labels: np.ndarray, model, x, seed: int, min_size: int) -> np.ndarray:
+    """The clustering the one-standard-error rule takes from a ``choose-k`` run's scores (the best score's
+    ``labels`` where both rules pick the same k): no second scoring of the candidates."""
+    k = infer.pick_k(info["scores"], "1se")
+    return labels if k == info["chosen_k"] else infer.kmeans_at(infer.as_tensor(x, model), k, seed=seed,
+                                                                   min_size=min_size)
+
+
 def choosek(a: argparse.Namespace) -> None:
     """How many topics, without a label (issue 31, k unknown, the user's own path): on a whole corpus
     (every class), a model trained on the corpus's own neighbourhoods only (stage pretrain, no labels,
@@ -395,11 +410,12 @@ def choosek(a: argparse.Namespace) -> None:
             model = stages.fit_stage(x_np, "pretrain", config=Config(dim=x_np.shape[1], hidden=a.hidden, prf=a.prf),
                                      bag=a.bag, seed=seed, epochs=a.epochs, steps=a.steps, batch=a.batch, lr=a.lr)
             trained_s = time.perf_counter() - t0
-            runs = {}
-            for rule in ("best", "1se"):
-                t1 = time.perf_counter()
-                lab, info = infer.chosen(model.model, x_np, ks=ks, bag=a.bag, seed=seed, min_size=a.min_size, rule=rule)
-                runs[f"dac-choose-k-{rule}"] = (lab, int(lab.max()) + 1, time.perf_counter() - t1, info)
+            t1 = time.perf_counter()
+            lab, info = infer.chosen(model.model, x_np, ks=ks, bag=a.bag, seed=seed, min_size=a.min_size)
+            runs = {"dac-choose-k-best": (lab, int(lab.max()) + 1, time.perf_counter() - t1, info)}
+            lab = one_se(info, lab, model.model, x_np, seed, a.min_size)  # the same scores, the other rule
+            runs["dac-choose-k-1se"] = (lab, int(lab.max()) + 1, 0.0,
+                                        {**info, "chosen_k": infer.pick_k(info["scores"], "1se"), "rule": "1se"})
             t1 = time.perf_counter()
             k_sil, _ = chosen_k(x_np, ks, seed)
             runs["kmeans-silhouette-k"] = (KMeans(k_sil, n_init=10, random_state=seed).fit(x_np).labels_, k_sil,

@@ -670,6 +670,30 @@ def test_the_pooled_bench_never_trains_on_the_target_corpus_labels(tmp_path, mon
     assert any(line.startswith("| toya | pooled-merge | 1 |") for line in table)
 
 
+def test_the_bench_reads_both_rules_of_choose_k_from_one_scoring(tmp_path, monkeypatch, capsys):
+    """bench.dac pooled (own models only) and choosek: the 1-SE rule's k comes from the same candidate
+    scores as the best score's (one scoring), never above it."""
+    import json
+
+    from bench import dac as bench_dac
+
+    x, y = clustered_unit_vectors(600, 16, clusters=8, seed=20, spread=0.3)
+    monkeypatch.setattr(bench_dac, "load_data", lambda a: (a.corpus, x, y))
+    monkeypatch.setenv("SEMANNO_BENCH_RESULTS", str(tmp_path / "runs"))
+    tiny = ["--seeds", "0", "--bag", "100", "--hidden", "32", "--prf", "10", "--epochs", "1", "--steps", "5",
+            "--batch", "2"]
+    bench_dac.main(["pooled", "--targets", "toy", "--own", "own-prf", "--skip-pooled", "--device", "cpu",
+                    "--inducing", "8", "--n1", "1", "--n2", "1", "--pretrain-epochs", "1", "--anchors", "4",
+                    "--procedures", "choose-k", "choose-k-1se", *tiny])
+    bench_dac.main(["choosek", "--corpora", "toy", *tiny])
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    for best, one in (("own-prf-choose-k", "own-prf-choose-k-1se"), ("dac-choose-k-best", "dac-choose-k-1se")):
+        (b,) = [r for r in rows if r.get("method") == best]
+        (o,) = [r for r in rows if r.get("method") == one]
+        assert o["info"]["scores"] == b["info"]["scores"] and o["info"]["rule"] == "1se"
+        assert o["info"]["chosen_k"] == infer.pick_k(b["info"]["scores"], "1se") <= b["info"]["chosen_k"]
+
+
 def test_cli_trains_a_pooled_model_from_other_corpora_and_clusters_by_merging(so_copy):
     """precompute.dac train --stage pooled (issue 31): classes from the pooled corpora, K-Means
     pseudo-classes of the target too, the PRF feature on, a cut on the pooled corpora's held-out

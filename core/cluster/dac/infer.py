@@ -472,14 +472,13 @@ def separation(model: AnchoredFilter, x, labels: np.ndarray, *, bag: int = 800, 
             "se": float(np.sqrt(np.sum(w ** 2 * var_c))), "clusters": len(groups)}
 
 
-def _kmeans(xn: np.ndarray, k: int, seed: int, n_init: int, sample: int) -> np.ndarray:
-    """K-Means fitted on at most ``sample`` rows (seeded), every row assigned to its nearest centre."""
-    from sklearn.cluster import KMeans
+def _kmeans(x: np.ndarray, k: int, seed: int, n_init: int, sample: int, device: str) -> np.ndarray:
+    """The project's K-Means (core.cluster.kmeans, as the Topics page runs it): fitted on at most
+    ``sample`` rows, every row assigned."""
+    from core.cluster.base import ClusterContext
+    from core.cluster.kmeans import METHOD as KMEANS
 
-    gen = np.random.default_rng(seed)
-    fit_rows = np.sort(gen.choice(len(xn), sample, replace=False)) if len(xn) > sample else slice(None)
-    km = KMeans(k, n_init=n_init, random_state=seed).fit(xn[fit_rows])
-    return km.predict(xn) if len(xn) > sample else km.labels_
+    return KMEANS.fit(ClusterContext(x), k, seed=seed, device=device, n_init=n_init, sample=sample).labels
 
 
 # Long (~35 lines): candidates, their scores, the pick, the final fit, read in that order.
@@ -493,25 +492,44 @@ def chosen(model: AnchoredFilter, x, *, ks=K_GRID, bag: int = 800, threshold: fl
     too few clusters on StackOverflow and Biomedical subsets, bench/RESULTS.md). That k is fitted again
     with 10 starts. The clusters are K-Means's; what the model decides is how many. ``threshold`` is not
     used (the score reads probabilities, not cuts); it is taken so every procedure has one signature."""
-    if rule not in ("best", "1se"):
-        raise ValueError(f"rule must be 'best' or '1se', got {rule!r}")
+    _check_rule(rule)  # before any work
     t0 = time.perf_counter()
     x = as_tensor(x, model)
     n = len(x)
     xn = x.detach().cpu().numpy().astype(np.float32, copy=False)
+    device = str(x.device)
     cands = sorted({int(k) for k in ks if 2 <= int(k) <= max(2, n // max(2, min_size))})
     if not cands or n < 4:
         return np.zeros(n, np.int32), {"chosen_k": 1, "scores": {}, "seconds": time.perf_counter() - t0}
     scores = {}
     for i, k in enumerate(cands):
-        lab = _kmeans(xn, k, seed, 3, sample)
+        lab = _kmeans(xn, k, seed, 3, sample, device)
         scores[k] = separation(model, x, lab, bag=bag, anchors=anchors, neighbours=neighbours, batch=batch, seed=seed)
         if progress:
             progress(i + 1, len(cands) + 1, {"phase": "choose k", "k": k, "score": round(scores[k]["score"], 4)})
-    top = max(cands, key=lambda k: scores[k]["score"])
-    within = scores[top]["score"] - scores[top]["se"]
-    best = top if rule == "best" else min(k for k in cands if scores[k]["score"] >= within)
-    labels = _dissolve_small(_kmeans(xn, best, seed, 10, sample), x, min_size)
-    return labels, {"chosen_k": best, "best_scored_k": top, "rule": rule,
+    best = pick_k(scores, rule)
+    labels = kmeans_at(x, best, seed=seed, sample=sample, min_size=min_size)
+    return labels, {"chosen_k": best, "best_scored_k": pick_k(scores, "best"), "rule": rule,
                     "scores": {str(k): {m: round(v, 4) for m, v in s.items()} for k, s in scores.items()},
                     "seconds": time.perf_counter() - t0}
+
+
+def _check_rule(rule: str) -> None:
+    if rule not in ("best", "1se"):
+        raise ValueError(f"rule must be 'best' or '1se', got {rule!r}")
+
+
+def pick_k(scores: dict, rule: str = "best") -> int:
+    """The k that ``rule`` takes from :func:`chosen`'s scores ({k: separation}; keys may be the strings of
+    its info): ``best`` the best score, ``1se`` the smallest k within one standard error of it."""
+    _check_rule(rule)
+    scores = {int(k): v for k, v in scores.items()}
+    top = max(sorted(scores), key=lambda k: scores[k]["score"])
+    within = scores[top]["score"] - scores[top]["se"]
+    return top if rule == "best" else min(k for k in scores if scores[k]["score"] >= within)
+
+
+def kmeans_at(x: torch.Tensor, k: int, *, seed: int = 0, sample: int = 20_000, min_size: int = 5) -> np.ndarray:
+    """:func:`chosen`'s final clustering at ``k``: K-Means with 10 starts, small clusters dissolved."""
+    xn = x.detach().cpu().numpy().astype(np.float32, copy=False)
+    return _dissolve_small(_kmeans(xn, k, seed, 10, sample, str(x.device)), x, min_size)
