@@ -55,7 +55,8 @@ def cluster_form(name: str, corpus: Corpus) -> None:
                                   help=f"A first guess for {corpus.n:,} texts is {suggested_k(corpus.n):,} "
                                        "(about the square root of half the number of texts). More clusters: "
                                        "smaller, sharper topics. DAC chooses its own."))
-        replace = c[2].checkbox("Replace a stored clustering of the same method and k", key="tp_replace")
+        replace = c[2].checkbox("Replace a stored clustering of the same method and k", key="tp_replace",
+                                help="DAC's choice of k always replaces a stored DAC clustering of the k it finds.")
         model = (c[2].selectbox("DAC model (for DAC)", trained, key="tp_dac_model",
                                 help="A model trained on the DAC page; the newest first.") if trained else None)
         go = st.form_submit_button("Run", type="primary")
@@ -76,7 +77,8 @@ def cluster_form(name: str, corpus: Corpus) -> None:
     if method == "dac":  # the model chooses k; stored as dac-kauto, as the command line stores it
         k, params = None, {"model": model, "procedure": "choose-k"}
     stem = store.stem_of(method, k, tag)
-    if not replace and store.current(name, stem, store.generation_of(corpus)):
+    # DAC's k is known only once it has run (stored as dac-k<found>): it replaces a DAC clustering of that k
+    if k is not None and not replace and store.current(name, stem, store.generation_of(corpus)):
         st.warning(f"`{stem}` is already stored: pick it under Clustering, or tick *Replace* to compute it again.")
         return
     bar, clock = st.progress(0.0, text=f"Starting {label}…"), Clock()

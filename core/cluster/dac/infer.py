@@ -138,6 +138,12 @@ def members(model: AnchoredFilter, x, anchors, *, bag: int = 800, non_members=()
     return cand[order], p[order].astype(np.float32)
 
 
+def _centres(x: torch.Tensor, groups: list[np.ndarray]) -> torch.Tensor:
+    """The unit-length mean of each group's rows (k, D)."""
+    means = torch.stack([x[torch.as_tensor(g, device=x.device)].mean(0) for g in groups])
+    return torch.nn.functional.normalize(means, dim=-1)
+
+
 def _dissolve_small(labels: np.ndarray, x: torch.Tensor, min_size: int) -> np.ndarray:
     """Clusters with fewer than ``min_size`` rows give their rows to the nearest remaining
     cluster's centroid; labels renumbered 0..k-1 by size (largest first)."""
@@ -350,8 +356,7 @@ def merged(model: AnchoredFilter, x, *, micro: int | None = None, bag: int = 800
     micro_found = len(groups)
     rounds, merges = 0, []
     while len(groups) > 1 and rounds < max_rounds:
-        means = [x[torch.as_tensor(g, device=x.device)].mean(0) for g in groups]
-        cent = torch.nn.functional.normalize(torch.stack(means), dim=-1)
+        cent = _centres(x, groups)
         bags = _merge_bags(x, groups, cent, bag, anchors, per, gen)
         aff = np.zeros((len(groups), len(groups)), np.float32)
         for s in range(0, len(bags), batch):
@@ -444,8 +449,7 @@ def separation(model: AnchoredFilter, x, labels: np.ndarray, *, bag: int = 800, 
     groups = [g for g in groups if len(g) > 1]
     if len(groups) < 2:
         return {"score": 0.0, "own": 1.0, "other": 1.0, "se": 0.0, "clusters": len(groups)}
-    cent = torch.nn.functional.normalize(torch.stack([x[torch.as_tensor(g, device=x.device)].mean(0) for g in groups]),
-                                         dim=-1)
+    cent = _centres(x, groups)
     per_cluster = anchors_per_cluster(np.array([len(g) for g in groups]), anchors)
     bags = _one_anchor_bags(groups, cent, bag, per_cluster, neighbours, gen)
     owner = np.repeat(np.arange(len(groups)), per_cluster)
