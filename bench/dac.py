@@ -45,6 +45,12 @@ from core.cluster.dac.model import Config
 from core.cluster.base import torch_rows
 from core.cluster.evaluate import label_scores
 
+# Variants of a procedure the pooled command can run beside it: name -> (procedure, its extra arguments).
+# choose-k-1se reads choose-k's own scores when both run (``one_se``); -r3 scores three K-Means runs per
+# k, -a192 three times the anchors (the two sources of noise in a k's score).
+VARIANTS = {"merge-strict": ("merge", {}), "choose-k-1se": ("choose-k", {"rule": "1se"}),
+            "choose-k-r3": ("choose-k", {"restarts": 3}), "choose-k-a192": ("choose-k", {"anchors": 192})}
+
 
 def export(a: argparse.Namespace) -> None:
     from core.corpus import load_corpus
@@ -347,8 +353,8 @@ def pooled_one(data: dict, target: str, seed: int, a: argparse.Namespace, device
                 lab = one_se(picked[1], picked[0], m.model, xr, seed, a.min_size)
                 info = {**picked[1], "chosen_k": infer.pick_k(picked[1]["scores"], "1se"), "rule": "1se"}
             else:
-                extra = {"rule": "1se"} if proc == "choose-k-1se" else {}  # the one-standard-error rule
-                lab, info = getattr(infer, PROCEDURES[proc.replace("-strict", "").replace("-1se", "")])(
+                base, extra = VARIANTS.get(proc, (proc, {}))
+                lab, info = getattr(infer, PROCEDURES[base])(
                     m.model, xr, bag=a.bag, min_size=a.min_size, seed=seed, threshold=cut, **extra)
             if proc == "choose-k":
                 picked = (lab, info)
@@ -588,7 +594,7 @@ def main(argv=None) -> None:
     po.add_argument("--anchors", type=int, default=200)
     po.add_argument("--min-size", type=int, default=10)
     po.add_argument("--procedures", nargs="+", default=["merge", "merge-strict"],
-                    choices=list(PROCEDURES) + ["merge-strict", "choose-k-1se"])
+                    choices=list(PROCEDURES) + list(VARIANTS))
     tb = sub.add_parser("table", help="markdown means of pooled runs' folders")
     tb.add_argument("folders", nargs="+", type=Path)
     sp = sub.add_parser("speed")

@@ -607,6 +607,19 @@ def test_the_model_chooses_k_where_its_clusters_neither_mix_nor_split_topics(top
         infer.chosen(t.model, x, ks=(2, 3), rule="elbow")
 
 
+def test_choosing_k_over_several_k_means_runs_averages_their_scores(topics):
+    """``restarts``: each candidate k judged on that many K-Means clusterings (other seeds); the mean
+    score's standard error falls, the choice on the twelve topics stays twelve."""
+    x, y, t = topics
+    ks = (8, 12, 15)
+    _, one = infer.chosen(t.model, x, ks=ks, bag=150, min_size=10, seed=0)
+    _, three = infer.chosen(t.model, x, ks=ks, bag=150, min_size=10, seed=0, restarts=3)
+    assert one["chosen_k"] == three["chosen_k"] == 12
+    assert all(three["scores"][str(k)]["se"] < one["scores"][str(k)]["se"] for k in ks)
+    with pytest.raises(ValueError, match="restarts"):
+        infer.chosen(t.model, x, ks=ks, restarts=0)
+
+
 def test_every_k_is_judged_on_about_as_many_anchors():
     assert infer.anchors_per_cluster(np.array([600, 400]), 64).tolist() == [39, 26]
     assert infer.anchors_per_cluster(np.full(40, 25), 64).tolist() == [3] * 40  # at least three a cluster

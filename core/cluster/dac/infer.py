@@ -488,14 +488,18 @@ def _kmeans(x: np.ndarray, k: int, seed: int, n_init: int, sample: int, device: 
 # Long (~35 lines): candidates, their scores, the pick, the final fit, read in that order.
 def chosen(model: AnchoredFilter, x, *, ks=K_GRID, bag: int = 800, threshold: float = 0.5, min_size: int = 5,
            anchors: int = 64, neighbours: int = 5, rule: str = "best", sample: int = 20_000, batch: int = 16,
-           seed: int = 0, progress: Progress | None = None) -> tuple[np.ndarray, dict]:
+           restarts: int = 1, seed: int = 0, progress: Progress | None = None) -> tuple[np.ndarray, dict]:
     """K-Means with the number of clusters the model chooses (issue 31: the competitors of a method
     that finds k are methods that find k): for each candidate k, a K-Means clustering (3 starts) is
     scored by :func:`separation`; ``rule`` ``best`` (default) takes the best score, ``1se`` the smallest
     k whose score is within one standard error of the best (the usual guard against a flat top; it chose
     too few clusters on StackOverflow and Biomedical subsets, bench/RESULTS.md). That k is fitted again
-    with 10 starts. The clusters are K-Means's; what the model decides is how many. ``threshold`` is not
+    with 10 starts. The clusters are K-Means's; what the model decides is how many. ``restarts`` > 1 scores
+    that many K-Means clusterings (other seeds) at each k and averages (:func:`_averaged`): one K-Means
+    run's local optimum and one draw of anchors are the noise in a k's score. ``threshold`` is not
     used (the score reads probabilities, not cuts); it is taken so every procedure has one signature."""
+    if restarts < 1:
+        raise ValueError(f"restarts must be at least 1, got {restarts}")
     _check_rule(rule)  # before any work
     t0 = time.perf_counter()
     x = as_tensor(x, model)
@@ -507,8 +511,9 @@ def chosen(model: AnchoredFilter, x, *, ks=K_GRID, bag: int = 800, threshold: fl
         return np.zeros(n, np.int32), {"chosen_k": 1, "scores": {}, "seconds": time.perf_counter() - t0}
     scores = {}
     for i, k in enumerate(cands):
-        lab = _kmeans(xn, k, seed, 3, sample, device)
-        scores[k] = separation(model, x, lab, bag=bag, anchors=anchors, neighbours=neighbours, batch=batch, seed=seed)
+        scores[k] = _averaged([separation(model, x, _kmeans(xn, k, seed + r, 3, sample, device), bag=bag,
+                                          anchors=anchors, neighbours=neighbours, batch=batch, seed=seed + r)
+                               for r in range(restarts)])
         if progress:
             progress(i + 1, len(cands) + 1, {"phase": "choose k", "k": k, "score": round(scores[k]["score"], 4)})
     best = pick_k(scores, rule)
@@ -516,6 +521,15 @@ def chosen(model: AnchoredFilter, x, *, ks=K_GRID, bag: int = 800, threshold: fl
     return labels, {"chosen_k": best, "best_scored_k": pick_k(scores, "best"), "rule": rule,
                     "scores": {str(k): {m: round(v, 4) for m, v in s.items()} for k, s in scores.items()},
                     "seconds": time.perf_counter() - t0}
+
+
+def _averaged(runs: list[dict]) -> dict:
+    """The mean of independent :func:`separation` results (score, own, other, clusters); the standard
+    error of the mean score from theirs."""
+    out = {m: float(np.mean([r[m] for r in runs])) for m in ("score", "own", "other")}
+    out["clusters"] = int(round(np.mean([r["clusters"] for r in runs])))
+    out["se"] = float(np.sqrt(sum(r["se"] ** 2 for r in runs)) / len(runs))
+    return out
 
 
 def _check_rule(rule: str) -> None:
