@@ -496,7 +496,8 @@ def chosen(model: AnchoredFilter, x, *, ks=K_GRID, bag: int = 800, threshold: fl
     too few clusters on StackOverflow and Biomedical subsets, bench/RESULTS.md). That k is fitted again
     with 10 starts. The clusters are K-Means's; what the model decides is how many. ``restarts`` > 1 scores
     that many K-Means clusterings (other seeds) at each k and averages (:func:`_averaged`): one K-Means
-    run's local optimum and one draw of anchors are the noise in a k's score. ``threshold`` is not
+    run's local optimum and one draw of anchors are the noise in a k's score (measured on the four benchmarks:
+    no gain on the whole, so 1 is the default; bench/RESULTS.md). ``threshold`` is not
     used (the score reads probabilities, not cuts); it is taken so every procedure has one signature."""
     if restarts < 1:
         raise ValueError(f"restarts must be at least 1, got {restarts}")
