@@ -60,13 +60,13 @@ except store.ClusteringError as exc:
     st.stop()
 meta = chosen.meta
 if not has_terms:
-    st.warning(f"No key lemmas for this clustering yet: `python -m precompute.keyterms --corpus {name} "
-               f"--clustering {chosen.stem}`")
+    topics_panel.lemmas_missing(name, corpus, chosen.stem)
 objective = (f", {meta.get('objective_kind') or 'objective'} {meta['objective']:,.4g}"
              if meta.get("objective") is not None else "")
 if not any(s.meta.get("method") == SUGGESTED for s in usable):
     st.caption(f"Sharper topics: {sharper_hint(name, corpus.n)}.")
-st.caption(md(f"{meta.get('iterations')} steps, {meta.get('seconds')} s on {meta.get('device')}, seed "
+steps = meta.get("iterations")
+st.caption(md(f"{steps} step{'' if steps == 1 else 's'}, {meta.get('seconds')} s on {meta.get('device')}, seed "
               f"{meta.get('seed')}{objective}; computed {chosen.created_at[:16].replace('T', ' ')} UTC."))
 st.plotly_chart(plots.size_histogram(table["size"].to_numpy()), width="stretch", key="tp_hist")
 with st.popover("Delete this clustering"):

@@ -412,6 +412,8 @@ def test_topics_page_lets_a_dac_model_choose_k_and_shows_its_key_lemmas(tweets):
 def test_topics_page_keeps_a_clustering_whose_key_lemmas_fail(tweets, monkeypatch):
     from core.cluster import jobs, store
 
+    key_terms = jobs.key_terms
+
     def broken(*args, **kwargs):
         raise ValueError("no words to count")
 
@@ -424,6 +426,17 @@ def test_topics_page_keeps_a_clustering_whose_key_lemmas_fail(tweets, monkeypatc
                for s in at.success)
     assert store.clustering_file("tweets", "kmeans-k7").exists()  # the K-Means is kept
     assert any("No key lemmas for this clustering yet" in w.value for w in at.warning)
+    # the lemmas made later from the page itself: a button, not only a command to copy
+    at.button(key="tp_terms").click().run()  # still failing: said, nothing lost
+    assert any("Key lemmas of `kmeans-k7` failed: no words to count" in e.value for e in at.error)
+    assert store.clustering_file("tweets", "kmeans-k7").exists() and not at.exception
+    monkeypatch.setattr(jobs, "key_terms", key_terms)
+    at.button(key="tp_terms").click().run()
+    assert not at.exception, at.exception
+    assert any("Key lemmas of `kmeans-k7` computed" in s.value for s in at.success)
+    assert not any("No key lemmas" in w.value for w in at.warning)
+    table = next(d.value for d in at.dataframe if "ctfidf_terms" in d.value)
+    assert len(table) == 7 and (table["ctfidf_terms"].str.len() > 0).all()
 
 
 def test_dac_page_trains_a_model_then_inspects_an_anchor_and_annotate_uses_it(tweets):

@@ -110,3 +110,28 @@ def cluster_form(name: str, corpus: Corpus) -> None:
     st.session_state["tp_done"] = (f"{label} into {k:,} clusters{chose} stored as `{saved.stem}` in "
                                    f"{duration(clock.elapsed)}{lemmas}.")
     st.rerun()
+
+
+def lemmas_missing(name: str, corpus: Corpus, stem: str) -> None:
+    """A stored clustering without key lemmas (made on the command line with them turned off, or by an older
+    version): say so, and up to TERMS_UP_TO texts compute them here with a button (the command line's work,
+    core.cluster.jobs.terms); above, give the command."""
+    command = f"`python -m precompute.keyterms --corpus {name} --clustering {stem}`"
+    if corpus.n > TERMS_UP_TO:
+        st.warning(f"No key lemmas for this clustering yet: {command} (above {TERMS_UP_TO:,} texts they are "
+                   "computed on the command line).")
+        return
+    box = st.warning(f"No key lemmas for this clustering yet. Compute them here, or in a terminal: {command}")
+    if not st.button("Compute key lemmas", key="tp_terms", help="Lemmatises every text and ranks each cluster's "
+                     "lemmas: seconds for thousands of texts, minutes for hundreds of thousands."):
+        return
+    clock = Clock()
+    with st.spinner(f"Key lemmas of {stem}…"):
+        try:
+            terms(corpus, stem)
+        except (ValueError, MemoryError) as exc:  # a ClusteringError too
+            box.error(f"Key lemmas of `{stem}` failed: {md(exc)}")
+            return
+    st.session_state["tp_done"] = f"Key lemmas of `{stem}` computed in {duration(clock.elapsed)}."
+    st.rerun()
+
