@@ -21,7 +21,8 @@ stored = store.listing(name)
 usable = [s for s in stored if not s.stale(generation)]
 if len(usable) < len(stored):
     st.caption(f"{len(stored) - len(usable)} clustering(s) computed on an earlier import of this corpus are "
-               "hidden; rerun them with `python -m precompute.cluster ... --force`.")
+               "hidden: run them again under *Cluster here* (K-Means, DEC, DAC's choice of k) or with "
+               "`python -m precompute.cluster ... --force`.")
 if "tp_done" in st.session_state:
     st.success(st.session_state.pop("tp_done"))
 if not usable:

@@ -321,6 +321,14 @@ def test_topics_page(tweets):
     at.button(key="tp_delete").click().run()
     assert not at.exception and not any(o.startswith("K-Means, k = 5 (") for o in at.selectbox(key="tp_k").options)
     assert not store.clustering_file("tweets", "kmeans-k5").exists()
+    # a clustering of an earlier import of the corpus is hidden, and the page says how to run it again here
+    import dataclasses
+
+    store.save("tweets", dataclasses.replace(fresh, k=21), generation="an-earlier-import")
+    at.run()
+    assert not any(o.startswith("K-Means, k = 21") for o in at.selectbox(key="tp_k").options)
+    assert any("1 clustering(s) computed on an earlier import" in c.value and "*Cluster here*" in c.value
+               for c in at.caption)
 
 
 def test_topics_page_clusters_here(tweets):
