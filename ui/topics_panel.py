@@ -29,9 +29,9 @@ DAC_HELP = ("DAC: K-Means at k = 2 to 40, each judged by a DAC model of this cor
             "does a cluster's anchor claim its own texts and not its nearest cluster's? The best-judged k is "
             "kept; the box k is not used. It is as good as its model: with a model trained on labelled classes "
             "(the DAC page's labels or groups stage) it clustered better than K-Means with the silhouette's k on "
-            "three of the four labelled benchmarks and level on the fourth (three seeds, bench/RESULTS.md); with a model trained without labels (pretrain) "
-            "it was worse on two of the four, with one trained on other corpora worse on three. Minutes for tens "
-            "of thousands of texts.")
+            "three of the four labelled benchmarks and level on the fourth (three seeds, bench/RESULTS.md); with "
+            "a model trained without labels (pretrain) it was worse on two of the four, with one trained on other "
+            "corpora better on two and worse on two. Minutes for tens of thousands of texts.")
 METHOD_HELP = ("K-Means: seconds to minutes. DEC: K-Means, then an autoencoder and its clusters trained together "
                "to sharpen them; on the four labelled benchmarks (whole corpora, three seeds, bench/RESULTS.md) it "
                "was ahead of K-Means in NMI and accuracy on three and level on the fourth. On two CPU cores about 13 s "
