@@ -495,6 +495,12 @@ def test_dac_page_trains_a_model_then_inspects_an_anchor_and_annotate_uses_it(tw
 
     assert any("Learnt from (stage pooled): stackoverflow labels, tweets kmeans-40" in unescape(c.value)
                for c in at.caption)
+    assert not any("pooled corpora's" in i.value for i in at.info)  # this card's cut is not the pooled stage's
+    trained.calibration = {**trained.calibration, "stage": "pooled"}
+    models.save(load_corpus("tweets"), "pooled", trained)
+    at.run()
+    assert any("Calibrated on 3 held-out classes" in i.value and "pooled corpora's, not this corpus's" in i.value
+               for i in at.info)
     at.selectbox(key="dac_model").set_value("dac-small").run()
     # the Annotate page offers no DAC button, even with a model picked: the simulated annotator measured DAC
     # below Suggest (issue 31: a method is a button only when at least as good), and Suggest's help says so
