@@ -74,7 +74,7 @@ def cluster_form(name: str, corpus: Corpus) -> None:
     on_set = resources.embedding_set(name)
     tag = store.set_tag(on_set)  # as the command line: never replaces the import's clustering
     params = {}
-    if method == "dac":  # the model chooses k; stored as dac-kauto, as the command line stores it
+    if method == "dac":  # the model chooses k; stored under the k it found (dac-k12), as the command line does
         k, params = None, {"model": model, "procedure": "choose-k"}
     stem = store.stem_of(method, k, tag)
     # DAC's k is known only once it has run (stored as dac-k<found>): it replaces a DAC clustering of that k

@@ -102,11 +102,12 @@ def fit(ctx: ClusterContext, k: int | None = None, *, seed: int = 0, device: str
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order))
     xd = xt[torch.from_numpy(np.sort(first)).to(device)]
-    last = [steps + 1]  # the bar's end: the procedure's own steps follow the training's
+    end = steps + 1  # the bar's end: the procedure's own steps follow the training's
 
     def procedure_progress(i: int, n: int, info: dict) -> None:
-        last[0] = steps + n
-        progress(steps + i, steps + n, {"phase": p["procedure"], **info})
+        nonlocal end
+        end = steps + n
+        progress(steps + i, end, {"phase": p["procedure"], **info})
 
     labels, info = run(trained.model, xd, bag=min(p["bag"], len(xd)), threshold=cut, min_size=p["min_size"],
                        seed=seed, progress=procedure_progress if progress else None, **extra)
@@ -115,7 +116,7 @@ def fit(ctx: ClusterContext, k: int | None = None, *, seed: int = 0, device: str
     history.append({"phase": p["procedure"], **info})
     found = int(labels.max()) + 1
     if progress:
-        progress(last[0], last[0], {"phase": p["procedure"], "clusters": found})
+        progress(end, end, {"phase": p["procedure"], "clusters": found})
     cent = np.stack([x[labels == c].mean(0) for c in range(found)]).astype(np.float32)
     return Clustering(labels.astype(np.int32), cent, "dac", found, {**p, "model": p["model"]}, history,
                       time.perf_counter() - t0, seed, device)
