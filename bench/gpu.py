@@ -81,6 +81,47 @@ def restore(a: argparse.Namespace) -> None:
     save_file({k: v.to(torch.float32) if v.is_floating_point() else v for k, v in w.items()}, Path(a.dst) / "model.safetensors")
 
 
+def pack_e5(a: argparse.Namespace) -> None:
+    """multilingual-e5-small's file (72 MB, over one call's carry) made to fit: the rows of its word
+    embeddings that no text of ``--texts`` (the first ``--n``) tokenises to are zeroed, then gzipped.
+    Every other byte is the file's own (the vocabulary too, so texts tokenise exactly as before): those
+    texts get the same vectors (checked here on 300 of them) and the same arithmetic per token."""
+    import gzip
+
+    import pandas as pd
+
+    from core.e5torch import QK, E5Tokenizer, TorchE5, read
+
+    f = read()
+    texts = pd.read_csv(a.texts, usecols=["text"], dtype=str, keep_default_na=False, nrows=a.n)["text"].tolist()
+    used = np.zeros(f.vocab, bool)
+    used[np.concatenate([np.asarray(x) for x in E5Tokenizer(f)(texts)])] = True
+    used[[f.bos, f.eos, f.pad, f.unk]] = True
+    dtype, raw = f.tensors["emb.word"]
+    if dtype != 1:
+        raise ValueError("expected 4-bit word embeddings (Q4_0)")
+    raw.reshape(f.vocab, f.hidden // QK * 18)[~used] = 0  # a block of zeros: scale 0, every weight 0
+    a.out.mkdir(parents=True, exist_ok=True)
+    dst = a.out / "e5-small-q4.bin.gz"
+    with gzip.open(dst, "wb", compresslevel=9) as fh:
+        fh.write(raw.base.obj)  # the whole file's buffer, which ``raw`` is a view of
+    probe = texts[:300]
+    cos = (TorchE5(precision="fp32").encode(probe) * TorchE5(precision="fp32", path=_gunzip(dst, a.out / "check.bin")).encode(probe)).sum(1)
+    (a.out / "check.bin").unlink()
+    print(dst, dst.stat().st_size // 2**20, "MiB;", int(used.sum()), "of", f.vocab, "tokens kept; min cosine", float(cos.min()))
+    if cos.min() < 0.99999:
+        raise SystemExit("the pruned file changes these texts' vectors")
+
+
+def _gunzip(src: Path, dst: Path) -> Path:
+    import gzip
+    import shutil
+
+    with gzip.open(src, "rb") as fi, open(dst, "wb") as fo:
+        shutil.copyfileobj(fi, fo)
+    return dst
+
+
 # --- embedding ---------------------------------------------------------------------------------------
 
 def _load(kind: str, path: str, precision: str, device: str):
@@ -135,16 +176,20 @@ def import_path(m, texts: list[str], chunk_sizes: list[int], batch: int, workers
     """texts/s through the import's own loop (core.embed.embed_model_chunked: chunks saved atomically)."""
     import tempfile
 
+    from core.e5torch import TorchE5
     from core.embed import embed_model_chunked
     from core.pipelined import PipelinedEncoder
 
     for chunk in chunk_sizes:
-        enc = PipelinedEncoder(m, workers)
+        if isinstance(m, TorchE5):  # its own tokenising threads
+            m.workers, enc = workers, m
+        else:
+            enc = PipelinedEncoder(m, workers)
         with tempfile.TemporaryDirectory() as work:
             t = time.perf_counter()
             embed_model_chunked(texts, enc, "bench", Path(work), chunk_size=chunk, batch_size=batch)
             secs = time.perf_counter() - t
-        enc.close()
+        enc.close() if enc is not m else None
         emit(op="embed_import_path", chunk_size=chunk, batch_size=batch, workers=workers,
              texts_per_s=round(len(texts) / secs, 1), n=len(texts), **g)
 
@@ -166,14 +211,20 @@ def embed(a: argparse.Namespace) -> None:
                 nonlocal reference
                 m = _load(kind, path, precision, g["device"])
                 m.encode(texts[:512], batch_size=128, show_progress_bar=False)
-                workers = a.workers if kind != "e5" and supported(m) else [0]
+                workers = a.workers if kind == "e5" or supported(m) else [0]
                 for bs in a.batch_size:
                     for w in workers:  # 0: the model's own encode (one thread tokenises, then the model runs)
-                        enc = PipelinedEncoder(m, w) if w else m
-                        enc.encode(texts[:2048], batch_size=bs) if w else None  # threads and their tokenizers made
-                        runs, x = _passes(lambda t: enc.encode(t, batch_size=bs, show_progress_bar=False),
-                                          texts, a.repeat, g["device"])
-                        if w:
+                        if kind == "e5":  # its own threads (core/e5torch.py): w = 0 tokenises everything first
+                            def run(t, w=w, bs=bs):
+                                return m.encode(t, batch_size=bs, workers=w)
+                        else:
+                            enc = PipelinedEncoder(m, w) if w else m
+
+                            def run(t, enc=enc, bs=bs):
+                                return enc.encode(t, batch_size=bs, show_progress_bar=False)
+                        run(texts[:2048]) if w else None  # threads and their tokenizers made
+                        runs, x = _passes(run, texts, a.repeat, g["device"])
+                        if w and kind != "e5":
                             enc.close()
                         if precision == "fp32" and reference is None:
                             reference = x
@@ -183,8 +234,8 @@ def embed(a: argparse.Namespace) -> None:
                              n=len(texts), mean_cos_to_fp32=cos, **g)
                 if kind != "e5" and supported(m) and precision == a.precision[-1]:
                     tokenise_only(m, texts, [w for w in a.workers if w] or [1], max(a.batch_size), a.repeat, g)
-                    if a.import_chunks:
-                        import_path(m, texts, a.import_chunks, max(a.batch_size), max(max(a.workers), 1), g)
+                if (kind == "e5" or supported(m)) and precision == a.precision[-1] and a.import_chunks:
+                    import_path(m, texts, a.import_chunks, max(a.batch_size), max(max(a.workers), 1), dict(g, model=kind))
                 del m
                 torch.cuda.empty_cache() if g["device"] == "cuda" else None
 
@@ -297,6 +348,13 @@ def main(argv=None) -> None:
     sub = p.add_subparsers(dest="cmd", required=True)
     pk = sub.add_parser("pack")
     pk.add_argument("--out", type=Path, default=Path(".gpu"))
+    pe = sub.add_parser("pack-e5")
+    pe.add_argument("--texts", required=True)
+    pe.add_argument("--n", type=int, default=20_000)
+    pe.add_argument("--out", type=Path, default=Path(".gpu_e5"))
+    ge = sub.add_parser("gunzip")
+    ge.add_argument("--src", type=Path, required=True)
+    ge.add_argument("--dst", type=Path, required=True)
     rs = sub.add_parser("restore")
     rs.add_argument("--src", type=Path, required=True)
     rs.add_argument("--dst", type=Path, required=True)
@@ -323,8 +381,8 @@ def main(argv=None) -> None:
                    "the optional whole-10M K-Means is skipped")
     a = p.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    if a.cmd in ("pack", "restore"):
-        {"pack": pack, "restore": restore}[a.cmd](a)
+    if a.cmd in ("pack", "pack-e5", "gunzip", "restore"):
+        {"pack": pack, "pack-e5": pack_e5, "gunzip": lambda a: _gunzip(a.src, a.dst), "restore": restore}[a.cmd](a)
         return
     run_folder(f"gpu-{a.cmd}", sys.argv if argv is None else ["bench/gpu.py", *argv])
     {"embed": embed, "search": search}[a.cmd](a)

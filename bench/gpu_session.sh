@@ -3,7 +3,8 @@
 # encoder adaptation (issue 32, RUNS below) on the labelled benchmarks for what is left of BUDGET seconds.
 # Left for a next lease (bench/RESULTS.md, "A second lease"): the import's grouped loop on more texts than
 # 20,000 (EMBED_N with a larger tweets file), seed 2 of dec_mlm/dec_crl/clusterbert and clusterbert on
-# stackoverflow/biomedical (RUNS), e5 (two calls, below). The 2026-11-26 morning lease ran
+# stackoverflow/biomedical (RUNS), e5 with its tokenising threads (a call of its own, below). The 2026-11-26
+# morning lease ran
 #   BUDGET=530 SIZES=10000000 KMEANS_K=0 EMBED_ARGS="--precision fp32 fp16 --batch-size 256 1024 --workers 0 4 8 15"
 #   ADAPT_THREADS=1 RUNS="biomedical:sccl:1 ... agnews8000:clusterbert:0" bash bench/gpu_session.sh
 # Prepared here with
@@ -11,8 +12,9 @@
 #   gzip -9c ../shared/data/NAME.csv > .gpu/data/NAME.csv.gz   (the four benchmarks)
 #   + .gpu/data/tweets20k.csv.gz (the first 20,000 texts of the scale corpus, as bench/embed.py reads them)
 # and run there with `bash bench/gpu_session.sh` carrying .gpu; everything comes back as $OUT/results.tgz.
-# multilingual-e5-small's file (72 MB) is over what one call carries: split it in two folders, carry each in
-# a call of its own on the same warm machine, `cat` them there (as on 2026-11-26, bench/RESULTS.md).
+# multilingual-e5-small's file (72 MB) with MiniLM is over what one call carries: `python -m bench.gpu pack-e5
+# --texts tweets20k.csv --out .gpu_e5` (19 MB: the word-embedding rows those tweets never use zeroed, their
+# vectors unchanged) + tweets20k.csv.gz in .gpu_e5, carried in a call of its own with STEPS=embed.
 set -u
 START=$(date +%s)
 BUDGET=${BUDGET:-480}
@@ -27,6 +29,7 @@ ADAPT_THREADS=${ADAPT_THREADS:-4}
 # step 1: precisions, batch sizes and tokenising threads ahead of the model (0: the model's own encode)
 EMBED_ARGS=${EMBED_ARGS:-"--precision fp32 fp16 bf16 --batch-size 256 1024 --workers 0 4 8 15"}
 KMEANS_K=${KMEANS_K:-12000}   # 0: the searches only
+STEPS=${STEPS:-"embed search adapt"}   # which of the three steps below run
 OUT=${OUT:-/tmp/out}
 # TOKENIZERS_PARALLELISM is left as the app leaves it (the 2026-11-26 run set it false: one tokenising thread)
 export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONPATH=.
@@ -40,24 +43,36 @@ python3 -c "import sys, torch, sentence_transformers, transformers, sklearn, num
 python3 -c "import faiss; print('faiss', faiss.__version__)" 2>&1 | tail -1
 echo "cores $(nproc)"; free -g | head -2
 
-python3 -m bench.gpu restore --src .gpu/minilm --dst /tmp/minilm || exit 1
-for f in .gpu/data/*.csv.gz; do gunzip -c "$f" > "/tmp/data/$(basename "$f" .gz)"; done
+models=""
+if [ -d .gpu/minilm ]; then
+  python3 -m bench.gpu restore --src .gpu/minilm --dst /tmp/minilm || exit 1
+  models="--model minilm=/tmp/minilm"
+fi
+if [ -f .gpu_e5/e5-small-q4.bin.gz ]; then   # `python -m bench.gpu pack-e5` (fits one call; see its help)
+  python3 -m bench.gpu gunzip --src .gpu_e5/e5-small-q4.bin.gz --dst /tmp/e5.bin || exit 1
+  models="$models --model e5=/tmp/e5.bin"
+fi
+for f in .gpu/data/*.csv.gz .gpu_e5/*.csv.gz; do [ -f "$f" ] && gunzip -c "$f" > "/tmp/data/$(basename "$f" .gz)"; done
 echo "ready at $(elapsed) s"
 
-# 1. texts/s of MiniLM on the GPU: precisions x batch sizes x tokenising threads (issue 30, item 4)
-timeout 180 python3 -m bench.gpu embed --model minilm=/tmp/minilm --texts /tmp/data/tweets20k.csv --n $EMBED_N \
-    $EMBED_ARGS --repeat 2 2> /tmp/results/embed.err
-echo "embed done at $(elapsed) s"; pack
+# 1. texts/s on the GPU: precisions x batch sizes x tokenising threads (issue 30, item 4), each model carried
+if [[ " $STEPS " == *" embed "* ]]; then
+  timeout 180 python3 -m bench.gpu embed $models --texts /tmp/data/tweets20k.csv --n $EMBED_N \
+      $EMBED_ARGS --repeat 2 2> /tmp/results/embed.err
+  echo "embed done at $(elapsed) s"; pack
+fi
 
 # 2. every search at 1M and 10M x 384 on CUDA, K-Means k = 12,000 (issue 30, item 4)
-timeout 210 python3 -m bench.gpu search --sizes $SIZES --k $KMEANS_K --deadline 110 2>&1
-echo "search done at $(elapsed) s"; pack
+if [[ " $STEPS " == *" search "* ]]; then
+  timeout 210 python3 -m bench.gpu search --sizes $SIZES --k $KMEANS_K --deadline 110 2>&1
+  echo "search done at $(elapsed) s"; pack
+fi
 
 # 3. encoder adaptation (SCCL by default) on the whole benchmarks, MiniLM, each method's defaults (add
 #    `--param name=value` through SCCL_ARGS); seeds in turn, the corpora at once
 left=$(( BUDGET - $(elapsed) - 15 ))
 echo "adaptation gets ${left} s"
-if [ "$left" -gt 60 ]; then
+if [[ " $STEPS " == *" adapt "* ]] && [ "$left" -gt 60 ]; then
   for run in $RUNS; do
     IFS=: read -r d method seeds <<< "$run"
     OMP_NUM_THREADS=$ADAPT_THREADS timeout "$left" python3 -m bench.adapt --data "/tmp/data/$d.csv" --method "$method" \

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import struct
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -238,43 +239,76 @@ class TorchE5:
     torch's dynamic int8 quantisation was faster still but did not (0.63), so it is not offered
     (bench/RESULTS.md, issue 16)."""
 
-    def __init__(self, device: str = "cpu", precision: str = "auto", path: str | Path | None = None):
+    def __init__(self, device: str = "cpu", precision: str = "auto", path: str | Path | None = None,
+                 workers: int | None = None):
         if precision not in ("auto", "fp32", "bf16"):
             raise ValueError(f"precision must be auto, fp32 or bf16, got {precision!r}")
+        from core.pipelined import default_workers
+
         f = read(path)
         self.tokenizer = E5Tokenizer(f)
         self.device = device
         self.model = build(f).to(device)
         self.bf16 = precision == "bf16" or (precision == "auto" and bf16_is_fast(device))
         self.dim = f.hidden
+        # on a GPU, threads tokenise batches ahead of the model (as core/pipelined.py does for MiniLM), and
+        # the import hands it runs of chunks in one call (core.embed.embed_model_chunked)
+        self.workers = workers or default_workers()
+        self.pipelined = device.startswith("cuda")
+        self._pools: dict[int, ThreadPoolExecutor] = {}
+
+    def _inputs(self, ids: Sequence[Sequence[int]], pin: bool):
+        batch, mask = self.tokenizer.padded(ids)
+        return (batch.pin_memory(), mask.pin_memory()) if pin else (batch, mask)
+
+    def _batches(self, texts: list[str], batch_size: int, workers: int, pin: bool):
+        """(batches of row numbers, an iterator of their padded inputs). Without workers every text is
+        tokenised first and the batches hold similar token counts; with workers the batches hold similar
+        character counts and are tokenised in ``workers`` threads ahead of the model."""
+        from core.pipelined import ahead
+
+        if not workers:
+            ids = self.tokenizer(texts)
+            order = np.argsort([len(x) for x in ids], kind="stable")  # similar lengths together: little padding
+            batches = [order[s:s + batch_size] for s in range(0, len(order), batch_size)]
+            return batches, (self._inputs([ids[r] for r in rows], pin) for rows in batches)
+        order = np.argsort([-len(t) for t in texts], kind="stable")
+        batches = [order[s:s + batch_size] for s in range(0, len(order), batch_size)]
+        pool = self._pools.get(workers) or self._pools.setdefault(
+            workers, ThreadPoolExecutor(workers, thread_name_prefix="e5-tokenise"))
+        return batches, ahead(pool, lambda rows: self._inputs(self.tokenizer([texts[r] for r in rows]), pin),
+                              batches, 2 * workers)
 
     def encode(self, texts: Sequence[str], batch_size: int = 32, convert_to_numpy: bool = True,
-               show_progress_bar: bool = False) -> np.ndarray:
+               show_progress_bar: bool = False, workers: int | None = None) -> np.ndarray:
+        """Unit vectors of ``texts`` (float32, in their order). ``workers``: tokenising threads ahead of
+        the model; by default ``self.workers`` on a GPU and none on a CPU (whose cores run the model)."""
         import torch
 
         texts = list(texts)
         out = np.zeros((len(texts), self.dim), np.float32)
         if not texts:
             return out
-        ids = self.tokenizer(texts)
-        order = np.argsort([len(x) for x in ids], kind="stable")  # similar lengths together: little padding
         kind = "cuda" if self.device.startswith("cuda") else "cpu"
         gpu = kind == "cuda"
+        workers = (self.workers if gpu else 0) if workers is None else workers
+        batches, inputs = self._batches(texts, batch_size, workers, pin=gpu)
         # on a GPU nothing waits for it until the end: pinned batches copied without a sync, the vectors
-        # kept on the device, so the host pads the next batch while the GPU runs this one
+        # kept on the device, so the host prepares the next batch while the GPU runs this one
         res = torch.from_numpy(out).to(self.device)
         with torch.inference_mode(), torch.autocast(kind, dtype=torch.bfloat16, enabled=self.bf16):
-            for s in range(0, len(order), batch_size):
-                rows = order[s:s + batch_size]
-                batch, mask = self.tokenizer.padded([ids[r] for r in rows])
-                if gpu:
-                    batch, mask = batch.pin_memory(), mask.pin_memory()
+            for rows, (batch, mask) in zip(batches, inputs):
                 batch, mask = batch.to(self.device, non_blocking=gpu), mask.to(self.device, non_blocking=gpu)
                 hidden = self.model(input_ids=batch, attention_mask=mask).last_hidden_state.float()
                 m = mask.unsqueeze(-1).float()
                 pooled = torch.nn.functional.normalize((hidden * m).sum(1) / m.sum(1), dim=1)
                 res[torch.from_numpy(rows).to(self.device, non_blocking=gpu)] = pooled
         return res.cpu().numpy()
+
+    def close(self) -> None:
+        for pool in self._pools.values():
+            pool.shutdown(wait=False, cancel_futures=True)
+        self._pools.clear()
 
     def get_sentence_embedding_dimension(self) -> int:
         return int(self.dim)

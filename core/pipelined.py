@@ -22,6 +22,27 @@ from typing import Sequence
 import numpy as np
 
 
+def default_workers() -> int:
+    """Tokenising threads ahead of a GPU: all cores but one (the one feeding the model), at most 8."""
+    return max(1, min(8, (os.cpu_count() or 2) - 1))
+
+
+def ahead(pool, fn, items: Sequence, depth: int):
+    """``fn(item)`` for each item, yielded in order, with up to ``depth`` items submitted to ``pool``
+    ahead of the one being consumed (so the threads prepare the next batches while the model runs)."""
+    pending: deque = deque()
+    nxt = 0
+    try:
+        for _ in range(len(items)):
+            while len(pending) < depth and nxt < len(items):
+                pending.append(pool.submit(fn, items[nxt]))
+                nxt += 1
+            yield pending.popleft().result()
+    finally:  # a consumer that stops early (an error in the model) leaves nothing queued
+        for f in pending:
+            f.cancel()
+
+
 def _mean_pooling(pool) -> bool:
     cfg = pool.get_config_dict() if hasattr(pool, "get_config_dict") else {}
     if "pooling_mode" in cfg:  # sentence-transformers 6
@@ -60,7 +81,7 @@ class PipelinedEncoder:
         self.max_len = int(model[0].max_seq_length or 512)
         self.normalise = len(list(model)) == 3
         self.device = torch.device(model.device)
-        self.workers = workers or max(1, min(8, (os.cpu_count() or 2) - 1))
+        self.workers = workers or default_workers()
         self._json = model[0].tokenizer.backend_tokenizer.to_str()
         tok = model[0].tokenizer
         self._pad = (tok.pad_token_id if tok.pad_token_id is not None else 0, tok.pad_token or "[PAD]")
@@ -105,16 +126,12 @@ class PipelinedEncoder:
             return np.zeros((0, dim), np.float32)
         order = np.argsort([-len(t) for t in texts], kind="stable")  # similar lengths together: little padding
         batches = [order[s:s + batch_size] for s in range(0, len(order), batch_size)]
-        ahead = 2 * self.workers
-        pending: deque = deque()
         out = torch.empty((len(texts), dim), dtype=torch.float32, device=self.device)
         nb = self.device.type == "cuda"
+        inputs = ahead(self._pool, lambda rows: self._tokenise([texts[r] for r in rows]), batches, 2 * self.workers)
         with torch.inference_mode():
-            for i, rows in enumerate(batches):
-                while len(pending) < ahead and i + len(pending) < len(batches):
-                    j = i + len(pending)
-                    pending.append(self._pool.submit(self._tokenise, [texts[r] for r in batches[j]]))
-                ids, mask, types = (t.to(self.device, non_blocking=nb) for t in pending.popleft().result())
+            for rows, tensors in zip(batches, inputs):
+                ids, mask, types = (t.to(self.device, non_blocking=nb) for t in tensors)
                 hidden = self.encoder(input_ids=ids, attention_mask=mask, token_type_ids=types).last_hidden_state
                 m = mask.unsqueeze(-1).to(torch.float32)
                 pooled = (hidden.to(torch.float32) * m).sum(1) / m.sum(1).clamp(min=1e-9)

