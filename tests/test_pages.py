@@ -266,7 +266,7 @@ def test_topics_page(tweets):
     at = app("pages/4_Topics.py").run()
     assert not at.exception
     assert any("python -m precompute.cluster --corpus tweets" in i.value for i in at.info)
-    assert any("--method sccl" in i.value for i in at.info)  # the measured best way to adapt the encoder
+    assert any("--method clusterbert" in i.value for i in at.info)  # the measured best way to adapt the encoder
     assert km_job.main(["--corpus", "tweets", "--k", "20", "--no-terms"]) == 0  # the old command still works
     assert kt_job.main(["--corpus", "tweets", "--k", "20", "--lang", "cs", "--min-count", "3"]) == 0
     fast = ["--param", "pretrain_epochs=3", "--param", "max_steps=40", "--param", "update_interval=20"]

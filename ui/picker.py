@@ -76,4 +76,5 @@ def pick_embedding_set(name: str, c: Corpus) -> None:
     by_name = {s.name: s for s in sets}
     st.sidebar.selectbox("Embedding set", names, key="embedding_set", format_func=lambda v: by_name[v].describe(),
                          help="The vectors every semantic search, scatter and comparison uses: the import's, or "
-                              "one adapted to this corpus (python -m precompute.cluster --method sccl)")
+                              "one adapted to this corpus (python -m precompute.cluster --method clusterbert: on a GPU "
+                              "the best adapted set measured; see the README)")
