@@ -19,6 +19,7 @@ set -u
 START=$(date +%s)
 BUDGET=${BUDGET:-480}
 EMBED_N=${EMBED_N:-20000}
+TWEETS=${TWEETS:-/tmp/data/tweets20k.csv}
 SIZES=${SIZES:-"1000000 10000000"}   # smaller (and DEVICE=cpu, SCCL_ARGS="--subset 200 --param epochs=1") to try it here
 DEVICE=${DEVICE:-cuda}
 SCCL_ARGS=${SCCL_ARGS:-}
@@ -44,20 +45,22 @@ python3 -c "import faiss; print('faiss', faiss.__version__)" 2>&1 | tail -1
 echo "cores $(nproc)"; free -g | head -2
 
 models=""
-if [ -d .gpu/minilm ]; then
-  python3 -m bench.gpu restore --src .gpu/minilm --dst /tmp/minilm || exit 1
-  models="--model minilm=/tmp/minilm"
-fi
+for pack in .gpu .gpu_big; do   # .gpu_big: `bench.gpu pack --texts` (MiniLM for embedding one large file)
+  if [ -d $pack/minilm ]; then
+    python3 -m bench.gpu restore --src $pack/minilm --dst /tmp/minilm || exit 1
+    models="--model minilm=/tmp/minilm"
+  fi
+done
 if [ -f .gpu_e5/e5-small-q4.bin.gz ]; then   # `python -m bench.gpu pack-e5` (fits one call; see its help)
   python3 -m bench.gpu gunzip --src .gpu_e5/e5-small-q4.bin.gz --dst /tmp/e5.bin || exit 1
   models="$models --model e5=/tmp/e5.bin"
 fi
-for f in .gpu/data/*.csv.gz .gpu_e5/*.csv.gz; do [ -f "$f" ] && gunzip -c "$f" > "/tmp/data/$(basename "$f" .gz)"; done
+for f in .gpu/data/*.csv.gz .gpu_e5/*.csv.gz .gpu_big/data/*.csv.gz; do [ -f "$f" ] && gunzip -c "$f" > "/tmp/data/$(basename "$f" .gz)"; done
 echo "ready at $(elapsed) s"
 
 # 1. texts/s on the GPU: precisions x batch sizes x tokenising threads (issue 30, item 4), each model carried
 if [[ " $STEPS " == *" embed "* ]]; then
-  timeout 180 python3 -m bench.gpu embed $models --texts /tmp/data/tweets20k.csv --n $EMBED_N \
+  timeout 180 python3 -m bench.gpu embed $models --texts $TWEETS --n $EMBED_N \
       $EMBED_ARGS --repeat 2 2> /tmp/results/embed.err
   echo "embed done at $(elapsed) s"; pack
 fi
