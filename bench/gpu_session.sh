@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # One call on a borrowed GPU box (the device tool, 15 minutes a session): issue 30's GPU figures, then
 # encoder adaptation (issue 32, RUNS below) on the labelled benchmarks for what is left of BUDGET seconds.
-# Left for a next lease (bench/RESULTS.md, "A second lease"): the import's grouped loop on more texts than
-# 20,000 (EMBED_N with a larger tweets file), seed 2 of dec_mlm/dec_crl/clusterbert and clusterbert on
-# stackoverflow/biomedical (RUNS), e5 with its tokenising threads (a call of its own, below). The 2026-11-26
-# morning lease ran
-#   BUDGET=530 SIZES=10000000 KMEANS_K=0 EMBED_ARGS="--precision fp32 fp16 --batch-size 256 1024 --workers 0 4 8 15"
-#   ADAPT_THREADS=1 RUNS="biomedical:sccl:1 ... agnews8000:clusterbert:0" bash bench/gpu_session.sh
+# Left for a next lease (bench/RESULTS.md, "A third lease"): issue 31's DAC protocol at GPU size, the adapting
+# methods on e5, the app itself driven on the box (streamlit and faiss are not in its image). The 2026-11-26
+# lease at 10:11 ran, in four calls on the warm H200:
+#   STEPS=embed EMBED_ARGS="--precision fp32 bf16 --batch-size 256 1024 --workers 0 4 8 --import-chunks 16384"  (carry .gpu_e5)
+#   STEPS=adapt BUDGET=480 ADAPT_THREADS=1 RUNS="stackoverflow:dec_mlm:2 ... biomedical:clusterbert:2"     (carry .gpu)
+#   STEPS=adapt BUDGET=270 ADAPT_THREADS=4 SCCL_ARGS="--save-embeddings $OUT/emb" RUNS="stackoverflow:clusterbert:0 ..."
+#   STEPS=embed EMBED_N=300000 TWEETS=/tmp/data/tweets300k.csv EMBED_ARGS="--precision fp16 --batch-size 1024
+#     --workers 4 --import-chunks 16384 65536"                                                      (carry .gpu_big)
 # Prepared here with
 #   python -m bench.gpu pack --out .gpu     (MiniLM as fp16 weights; restored to fp32 there)
 #   gzip -9c ../shared/data/NAME.csv > .gpu/data/NAME.csv.gz   (the four benchmarks)

@@ -39,3 +39,54 @@ def test_the_search_and_kmeans_bench_runs_every_method_and_finds_the_class(tmp_p
     assert app["sampled"] and app["fitted_on"] == 30000 and app["clusters_used"] >= 0.9 * 40
     assert whole["k"] == 40 and whole["iterations"] >= 1
     assert np.isfinite(app["seconds"]) and np.isfinite(whole["seconds"])
+
+
+def _texts_csv(path, n=60):
+    import pandas as pd
+
+    from tests.conftest import shared_file
+
+    frame = pd.read_csv(shared_file("russian_troll_tweets_recent300k.csv"), nrows=n, dtype=str, keep_default_na=False)
+    frame[["text"]].to_csv(path, index=False)
+    return frame["text"].tolist()
+
+
+def test_a_model_packed_for_one_file_keeps_its_vectors_and_only_those(tmp_path):
+    """`pack --texts`: MiniLM zeroed outside the tokens of one file, so that it fits a call beside that file."""
+    from sentence_transformers import SentenceTransformer
+
+    from bench import gpu
+    from core.embed import load_model
+
+    texts = _texts_csv(tmp_path / "t.csv")
+    gpu.main(["pack", "--out", str(tmp_path / "carry"), "--texts", str(tmp_path / "t.csv"), "--n", "60"])
+    gz = tmp_path / "carry" / "minilm" / "model.safetensors.gz"
+    assert gz.exists() and not (tmp_path / "carry" / "minilm" / "model.safetensors").exists()
+    assert gz.stat().st_size < 40 * 2**20
+    gpu.main(["restore", "--src", str(tmp_path / "carry" / "minilm"), "--dst", str(tmp_path / "minilm")])
+    other = ["Povodně zaplavily vesnice na Moravě", "quantum chromodynamics lattice gauge"]
+    full = load_model("default", "cpu").encode(texts + other, normalize_embeddings=True)
+    pruned = SentenceTransformer(str(tmp_path / "minilm"), device="cpu").encode(texts + other, normalize_embeddings=True)
+    cos = (full * pruned).sum(1)
+    assert cos[:len(texts)].min() >= 0.9999  # the file's own texts: unchanged
+    assert cos[len(texts):].min() < 0.999  # words outside it lost their rows: the pruning is real
+
+
+def test_e5_packed_for_one_file_and_measured_with_tokenising_threads(tmp_path, monkeypatch):
+    """`pack-e5` then `embed --model e5=...`: e5's own path and its threads both measured, and its import loop."""
+    from bench import gpu
+
+    _texts_csv(tmp_path / "t.csv", n=80)
+    gpu.main(["pack-e5", "--texts", str(tmp_path / "t.csv"), "--n", "80", "--out", str(tmp_path / "e5")])
+    gpu.main(["gunzip", "--src", str(tmp_path / "e5" / "e5-small-q4.bin.gz"), "--dst", str(tmp_path / "e5.bin")])
+    monkeypatch.setenv("SEMANNO_BENCH_RESULTS", str(tmp_path / "res"))
+    gpu.main(["embed", "--model", f"e5={tmp_path / 'e5.bin'}", "--texts", str(tmp_path / "t.csv"), "--n", "80",
+              "--precision", "fp32", "--batch-size", "16", "--workers", "0", "2", "--repeat", "1",
+              "--import-chunks", "32"])
+    lines = [json.loads(line) for f in (tmp_path / "res").glob("gpu-embed-*/lines.jsonl")
+             for line in f.read_text().splitlines()]
+    assert not [r for r in lines if "error" in r], lines
+    e5 = {r["pipeline_workers"]: r for r in lines if r["op"] == "embed_e5"}
+    assert set(e5) == {0, 2} and all(r["texts_per_s"] > 0 for r in e5.values())
+    assert e5[2]["mean_cos_to_fp32"] > 0.9999  # the threads give the same vectors as tokenising first
+    assert [r["model"] for r in lines if r["op"] == "embed_import_path"] == ["e5"]
