@@ -69,7 +69,12 @@ def load_data(a: argparse.Namespace) -> tuple[str, np.ndarray, np.ndarray]:
     from core.corpus import load_corpus
 
     c = load_corpus(a.corpus)
-    return a.corpus, np.asarray(c.embeddings, np.float32), stages.labels_from_column(c.frame[a.label_column])
+    x = c.embeddings
+    if getattr(a, "embedding_set", None) and a.embedding_set != "import":  # an adapted set (core/embedsets.py)
+        from core import embedsets
+
+        x = embedsets.load_vectors(c, a.embedding_set)
+    return a.corpus, np.asarray(x, np.float32), stages.labels_from_column(c.frame[a.label_column])
 
 
 def best_threshold(scores: np.ndarray, truth: np.ndarray) -> float:
@@ -375,7 +380,8 @@ def pooled(a: argparse.Namespace) -> None:
         torch.set_num_threads(a.threads)
     data = {}
     for n in list(dict.fromkeys(a.targets + a.extra)):
-        name, x, y = load_data(Namespace(npz=None, corpus=n, label_column=a.label_column))
+        name, x, y = load_data(Namespace(npz=None, corpus=n, label_column=a.label_column,
+                                         embedding_set=a.embedding_set if n in a.targets else None))
         if a.subset and a.subset < len(x):
             pick = np.sort(np.random.default_rng(0).choice(len(x), a.subset, replace=False))
             x, y = x[pick], y[pick]
@@ -574,6 +580,8 @@ def main(argv=None) -> None:
     po.add_argument("--prf", type=int, default=100, help="the PRF feature's feedback rows (0: off)")
     po.add_argument("--own", nargs="*", default=["own-prf", "own"], choices=["own-prf", "own"])
     po.add_argument("--skip-pooled", action="store_true", help="own-corpus models only (no leave-one-corpus-out model)")
+    po.add_argument("--embedding-set", default="import", help="the targets' vectors: the import's or an adapted "
+                    "set (python -m bench.adapt import-set); the --extra corpora keep the import's")
     po.add_argument("--pretrain-epochs", type=int, default=2)
     po.add_argument("--pooled-epochs", type=int, default=10)
     po.add_argument("--pooled-steps", type=int, default=100)

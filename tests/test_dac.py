@@ -739,3 +739,25 @@ def test_cli_trains_a_pooled_model_from_other_corpora_and_clusters_by_merging(so
                          "--param", "bag=120", "--no-terms"]) == 0
     merged = [s for s in store.listing("so") if s.method == "dac" and s.meta["params"]["procedure"] == "merge"]
     assert merged and merged[0].meta["rows"] == 300
+
+
+def test_the_bench_reads_an_adapted_embedding_set_of_a_target_when_asked(so_copy):
+    """bench.dac pooled --embedding-set: DAC and its baselines on an adapted set's vectors (the labels the
+    corpus's own), a missing set named."""
+    from argparse import Namespace
+
+    from bench import dac as bench_dac
+    from core import embedsets
+    from core.corpus import load_corpus
+
+    corpus = load_corpus("so")
+    adapted = np.roll(np.asarray(corpus.embeddings, np.float32), 1, axis=1)
+    embedsets.save(corpus, "adapted", adapted, {"method": "test"})
+    ask = dict(npz=None, corpus="so", label_column="label")
+    name, x, y = bench_dac.load_data(Namespace(**ask, embedding_set="adapted"))
+    np.testing.assert_allclose(x, adapted)
+    _, own, y2 = bench_dac.load_data(Namespace(**ask, embedding_set="import"))
+    np.testing.assert_allclose(own, np.asarray(corpus.embeddings, np.float32))
+    assert name == "so" and len(np.unique(y)) == 20 and (y == y2).all()
+    with pytest.raises(embedsets.EmbeddingSetError, match="no embedding set 'nope'"):
+        bench_dac.load_data(Namespace(**ask, embedding_set="nope"))
