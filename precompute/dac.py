@@ -3,7 +3,7 @@
     python -m precompute.dac train --corpus NAME --stage pretrain|kmeans|labels|groups
         [--model MODEL] [--from MODEL] [--clustering STEM] [--label-column label] [--held-out 0.25]
         [--epochs 10] [--steps 100] [--batch 8] [--lr 3e-4] [--bag 800] [--hidden 128] [--inducing 32]
-        [--n1 2] [--n2 2] [--tied] [--anchor-pool pma|row] [--seed 0] [--device auto]
+        [--n1 2] [--n2 2] [--tied] [--anchor-pool pma|row] [--seed 0] [--device auto] [--embedding-set SET]
     python -m precompute.dac train --corpus NAME --stage pooled --pool A B ... [--label-column label]
         [--pseudo-k 10 40 150] [--mixup 0] [--prf 100] [...]
     python -m precompute.dac list --corpus NAME
@@ -16,7 +16,9 @@ corpora it never saw). The model is written atomically to
 data/NAME/dac/MODEL.pt with its card (stages, epochs, losses, validation scores per epoch). A
 checkpoint is kept after every epoch under the data root's .work folder: after a kill, the same
 command resumes there. Cluster with it: ``python -m precompute.cluster --corpus NAME --method dac
---param model=MODEL``; the DAC page shows what a picked model makes of an anchor or a group. A model records the corpus and import it was trained on; it is refused for another.
+--param model=MODEL``; the DAC page shows what a picked model makes of an anchor or a group. A model records the corpus,
+import and embedding set it was trained on (``--embedding-set``: an adapted set of the corpus, e.g. ClusterBERT's);
+it is refused for another.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import sys
 
 from tqdm import tqdm
 
-from core import paths
+from core import embedsets, paths
 from core.cluster.dac import stages
 from core.cluster.dac import store as models
 from core.cluster.dac.model import Config
@@ -52,6 +54,9 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--mixup", type=whole(0), default=0,
                    help="stage pooled: synthetic classes mixed from pairs of each pooled corpus's training classes")
     t.add_argument("--model", default="dac", help="name of the model to write (default: dac)")
+    t.add_argument("--embedding-set", default="import",
+                   help="the vectors it learns: the import's or an adapted set of the corpus (a model is used "
+                        "only with the set it was trained on)")
     t.add_argument("--from", dest="start", help="go on training this model (the previous stage's)")
     t.add_argument("--clustering", help="stage kmeans: the stored clustering to learn (default: the first K-Means one)")
     t.add_argument("--label-column", default="label", help="stage labels: the column holding the classes")
@@ -80,9 +85,13 @@ def parser() -> argparse.ArgumentParser:
 
 def train(a: argparse.Namespace) -> int:
     models.check_model_name(a.model)
-    corpus = load_corpus(a.corpus)
+    corpus = embedsets.with_set(load_corpus(a.corpus), a.embedding_set)
+    if a.stage == "pooled" and a.embedding_set != embedsets.IMPORT:
+        raise SystemExit("stage pooled learns from other corpora's import vectors: give no --embedding-set")
     device = pick_device(a.device)
     start = models.load(a.corpus, a.start, device) if a.start else None
+    if start is not None and (why := models.other_vectors(start, a.embedding_set)):
+        raise SystemExit(f"--from {a.start}: {why}")
     prf = a.prf if a.prf is not None else (100 if a.stage == "pooled" else 0)
     config = None if start else Config(dim=corpus.dim, hidden=a.hidden, heads=a.heads, inducing=a.inducing,
                                        n1=a.n1, n2=a.n2, tied=a.tied, anchor_pool=a.anchor_pool, prf=prf)
@@ -110,7 +119,7 @@ def train(a: argparse.Namespace) -> int:
                                           episode_share=a.episode_share, seed=a.seed, device=device, progress=progress,
                                           checkpoint=checkpoint, epochs=a.epochs, steps=a.steps, batch=a.batch, lr=a.lr)
     bar.close()
-    path = models.save(corpus, a.model, trained)
+    path = models.save(corpus, a.model, trained, embedding_set=a.embedding_set)
     last = trained.history[-1] if trained.history else {}
     log.info("stage %s: %d epochs in %.0f s on %s; last loss %.4f, validation accuracy %s -> %s", a.stage, a.epochs,
              trained.stages[-1]["seconds"], device, last.get("loss", float("nan")),

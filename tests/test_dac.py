@@ -761,3 +761,37 @@ def test_the_bench_reads_an_adapted_embedding_set_of_a_target_when_asked(so_copy
     assert name == "so" and len(np.unique(y)) == 20 and (y == y2).all()
     with pytest.raises(embedsets.EmbeddingSetError, match="no embedding set 'nope'"):
         bench_dac.load_data(Namespace(**ask, embedding_set="nope"))
+
+
+def test_a_model_is_used_only_with_the_embedding_set_it_learnt(so_copy):
+    """A DAC model records the embedding set it was trained on (``precompute.dac --embedding-set``); on
+    another set of the same corpus (same size, other vectors) the clustering job refuses it, naming both."""
+    from core import embedsets
+    from core.cluster.dac import store as models
+    from core.cluster.jobs import cluster_corpus
+    from core.corpus import load_corpus
+    from precompute import dac as dac_cli
+
+    corpus = load_corpus("so")
+    embedsets.save(corpus, "adapted", np.roll(np.asarray(corpus.embeddings, np.float32), 1, axis=1), {"method": "t"})
+    tiny = ["--stage", "pretrain", "--epochs", "1", "--steps", "2", "--batch", "2", "--bag", "50", "--hidden", "16",
+            "--inducing", "4", "--device", "cpu"]
+    assert dac_cli.main(["train", "--corpus", "so", "--model", "on-adapted", "--embedding-set", "adapted", *tiny]) == 0
+    assert dac_cli.main(["train", "--corpus", "so", "--model", "on-import", *tiny]) == 0
+    on_adapted, on_import = models.load("so", "on-adapted"), models.load("so", "on-import")
+    assert on_adapted.corpus["embedding_set"] == "adapted" and on_import.corpus["embedding_set"] == "import"
+    assert models.mismatch(on_adapted, corpus, "adapted") is None and models.mismatch(on_import, corpus) is None
+    why = models.mismatch(on_import, corpus, "adapted")
+    assert "'import'" in why and "'adapted'" in why
+    legacy = models.load("so", "on-import")
+    legacy.corpus.pop("embedding_set")  # a model saved before models recorded their set learnt the import's
+    assert models.other_vectors(legacy, "import") is None and models.other_vectors(legacy, "adapted")
+    with_set = embedsets.with_set(corpus, "adapted")
+    with pytest.raises(ValueError, match="trained on the embedding set 'import'"):
+        cluster_corpus(with_set, "dac", None, embedding_set="adapted", lang=None,
+                       params={"model": "on-import", "procedure": "choose-k"})
+    with pytest.raises(SystemExit, match="--from on-import"):  # a stage goes on only on the set it began on
+        dac_cli.main(["train", "--corpus", "so", "--model", "next", "--from", "on-import", "--embedding-set",
+                      "adapted", *tiny[:1], "kmeans", *tiny[2:]])
+    with pytest.raises(SystemExit, match="pooled"):
+        dac_cli.main(["train", "--corpus", "so", "--stage", "pooled", "--pool", "so", "--embedding-set", "adapted"])

@@ -540,3 +540,32 @@ def test_author_filter_of_a_corpus_with_very_many_authors_lists_the_most_prolifi
     at.multiselect(key="kw_authors").set_value(["nobody@all"])  # in the form: sent with the submit
     at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
     assert not at.exception and any("Not an author of this corpus" in w.value and "nobody@all" in w.value for w in at.warning)
+
+
+def test_dac_page_refuses_a_model_of_another_embedding_set_and_trains_on_the_picked_one(tweets):
+    """A model learnt one embedding set's vectors; with another set picked in the sidebar the page says so
+    (naming both) instead of predicting on vectors it never saw; a model trained here records the picked set."""
+    import numpy as np
+
+    from core import embedsets
+    from core.cluster.dac import store as models
+    from core.corpus import load_corpus
+    from precompute import dac as dac_cli
+
+    corpus = load_corpus("tweets")
+    embedsets.save(corpus, "adapted", np.roll(np.asarray(corpus.embeddings, np.float32), 1, axis=1), {"method": "t"})
+    assert dac_cli.main(["train", "--corpus", "tweets", "--model", "on-import", "--stage", "pretrain", "--epochs", "1",
+                         "--steps", "2", "--batch", "2", "--bag", "50", "--device", "cpu"]) == 0
+    at = app("pages/6_DAC.py")
+    at.session_state["embedding_set"] = "adapted"
+    at.session_state["dac_model"] = "on-import"
+    at.run()
+    assert not at.exception
+    assert any("cannot be used here" in e.value and "'import'" in e.value and "'adapted'" in e.value for e in at.error)
+    [n for n in at.number_input if n.label == "Epochs"][0].set_value(1)
+    [n for n in at.number_input if n.label == "Steps per epoch"][0].set_value(5)
+    next(t for t in at.text_input if t.label == "Save as").set_value("on-adapted")
+    at.button(key="FormSubmitter:am_train-Train").click().run()
+    assert not at.exception, at.exception
+    assert models.load("tweets", "on-adapted").corpus["embedding_set"] == "adapted"
+    assert at.session_state["dac_model"] == "on-adapted" and not at.error  # picked, and usable on this set

@@ -270,7 +270,7 @@ def picked_model(name: str, model: str | None = None):
         trained = _dac_model(str(pick.path), pick.stamp, pick_device("auto"))
     except ModelError as exc:
         return None, md(exc)
-    reason = dac_store.mismatch(trained, corpus(name))
+    reason = dac_store.mismatch(trained, corpus(name), embedding_set(name))
     return (None, md(reason)) if reason else (trained, None)
 
 

@@ -30,6 +30,7 @@ class ClusterContext:
     texts: Sequence[str] | None = None
     checkpoint: Path | None = None
     folder: Path | None = None  # the corpus's folder, where a method finds models trained for it
+    embedding_set: str = "import"  # whose vectors ``vectors`` are (core/embedsets.py): a DAC model must match
 
     @property
     def n(self) -> int:

@@ -26,7 +26,8 @@ def cluster_corpus(corpus: Corpus, method_name: str, k: int | None, *, seed: int
     generation = store.generation_of(corpus)
     stem = store.stem_of(method.name, k, tag)
     ctx = ClusterContext(corpus.embeddings, corpus.frame["text"].tolist() if method.needs_texts else None,
-                         checkpoint=paths.work_dir(corpus.name) / f"cluster-{stem}", folder=corpus.folder)
+                         checkpoint=paths.work_dir(corpus.name) / f"cluster-{stem}", folder=corpus.folder,
+                         embedding_set=embedding_set)
     result = method.fit(ctx, k, seed=seed, device=device, progress=progress, **params)
     extra = {"embedding_set": embedding_set}
     if result.embeddings is not None:  # an adapted encoder: its embeddings become a set of the corpus

@@ -33,7 +33,7 @@ def resolve_model(ctx: ClusterContext, model: str, device: str):
     checked like every other name (letters, digits, '_', '.', '-'): never a path, so a parameter
     cannot lead outside the corpus."""
     from core.cluster.dac import train as tr
-    from core.cluster.dac.store import check_model_name
+    from core.cluster.dac.store import check_model_name, other_vectors
 
     if ctx.folder is None:
         raise ValueError("DAC with a stored model needs the corpus's folder")
@@ -45,6 +45,9 @@ def resolve_model(ctx: ClusterContext, model: str, device: str):
     trained_on = trained.corpus.get("name")
     if trained_on not in (None, Path(ctx.folder).name):
         raise ValueError(f"model {model!r} was trained on corpus {trained_on!r}, not {Path(ctx.folder).name!r}")
+    other = other_vectors(trained, ctx.embedding_set)
+    if other:
+        raise ValueError(f"model {model!r}: {other}")
     return trained
 
 

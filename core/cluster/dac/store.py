@@ -12,6 +12,7 @@ from pathlib import Path
 
 from core import paths
 from core.cluster.dac import train as tr
+from core.embedsets import IMPORT
 
 _MODEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -63,15 +64,29 @@ def listing(corpus: str, root: Path | None = None) -> list[Listed]:
     return sorted(out, key=lambda m: m.path.stat().st_mtime_ns, reverse=True)
 
 
-def identity(corpus) -> dict:
-    """What a model records of the corpus it is trained on (a loaded :class:`core.corpus.Corpus`)."""
-    return {"name": corpus.name, "generation": corpus.data_folder.name, "rows": int(corpus.n), "dim": int(corpus.dim)}
+def identity(corpus, embedding_set: str = IMPORT) -> dict:
+    """What a model records of the corpus it is trained on (a loaded :class:`core.corpus.Corpus`) and of
+    the vectors it read (the corpus's embedding set: the import's or an adapted one)."""
+    return {"name": corpus.name, "generation": corpus.data_folder.name, "rows": int(corpus.n), "dim": int(corpus.dim),
+            "embedding_set": embedding_set}
 
 
-def mismatch(trained: tr.Trained, corpus) -> str | None:
+def other_vectors(trained: tr.Trained, embedding_set: str) -> str | None:
+    """Why ``trained`` does not fit the vectors of ``embedding_set`` (it learnt another set's; a model
+    from before models recorded their set learnt the import's); None when it does. A model's bags and
+    cuts are of the vectors it was trained on: on another set they mean nothing, though the sizes fit."""
+    made = (trained.corpus or {}).get("embedding_set") or IMPORT
+    if made == embedding_set:
+        return None
+    return (f"this model was trained on the embedding set {made!r} and the set in use is {embedding_set!r}: its "
+            f"predictions would be about other vectors; use the set {made!r} (the sidebar's embedding set, or "
+            "--embedding-set), or train a model on this one")
+
+
+def mismatch(trained: tr.Trained, corpus, embedding_set: str = IMPORT) -> str | None:
     """Why ``trained`` does not belong to ``corpus`` (another corpus, another import of it, other
-    vectors); None when it does. A model from before models recorded their corpus is taken on trust
-    when its dimension fits."""
+    vectors, another embedding set); None when it does. A model from before models recorded their corpus
+    is taken on trust when its dimension fits."""
     card = trained.corpus or {}
     if trained.config.dim != corpus.dim:
         return (f"this model takes {trained.config.dim}-d vectors and corpus {corpus.name!r}'s embeddings are "
@@ -82,12 +97,14 @@ def mismatch(trained: tr.Trained, corpus) -> str | None:
     if card.get("generation") not in (None, corpus.data_folder.name):
         return ("this model was trained on an earlier import of this corpus: its bags no longer match the texts; "
                 "train it again")
-    return None
+    return other_vectors(trained, embedding_set)
 
 
-def save(corpus, model: str, trained: tr.Trained, root: Path | None = None) -> Path:
-    """Save a model trained on ``corpus`` (a loaded Corpus), recording which corpus and import it is for."""
-    return tr.save(trained, model_file(corpus.name, model, root or corpus.folder.parent), corpus=identity(corpus))
+def save(corpus, model: str, trained: tr.Trained, root: Path | None = None, embedding_set: str = IMPORT) -> Path:
+    """Save a model trained on ``corpus`` (a loaded Corpus carrying ``embedding_set``'s vectors), recording
+    which corpus, import and embedding set it is for."""
+    return tr.save(trained, model_file(corpus.name, model, root or corpus.folder.parent),
+                   corpus=identity(corpus, embedding_set))
 
 
 def load(corpus: str, model: str, device: str = "cpu", root: Path | None = None) -> tr.Trained:
