@@ -54,47 +54,59 @@ def _guard(what: str, fn, *args) -> None:
         emit(op=what, error=f"{type(exc).__name__}: {exc}")
 
 
+def _texts(path, n: int) -> list[str]:
+    """The first ``n`` texts of a CSV with a ``text`` column (as bench/embed.py reads the scale corpus)."""
+    import pandas as pd
+
+    return pd.read_csv(path, usecols=["text"], dtype=str, keep_default_na=False, nrows=n)["text"].tolist()
+
+
 def pack(a: argparse.Namespace) -> None:
-    """The packaged all-MiniLM-L6-v2 with its weights as float16 (half the bytes), to carry to a GPU box.
-    With ``--texts``: only for embedding those texts (the first ``--n``), beside a larger file of them: the
-    word-embedding rows none of them tokenises to are zeroed and the weights gzipped (their vectors checked
-    unchanged on 300 of them); not for training, whose masked-LM head reads every row."""
-    import gzip
+    """The packaged all-MiniLM-L6-v2 with its weights as float16 (half the bytes), to carry to a GPU box;
+    with ``--texts``, only for embedding those texts (``_pack_for``)."""
     import shutil
-    import tempfile
 
     import torch
-    from safetensors.torch import load_file, save, save_file
+    from safetensors.torch import load_file, save_file
 
     from core.embed import resolve_model
 
     src, dst = Path(resolve_model("default")), a.out / "minilm"
     shutil.copytree(src, dst, dirs_exist_ok=True, ignore=shutil.ignore_patterns("model.safetensors", "README.md"))
     w = {k: v.to(torch.float16) if v.is_floating_point() else v for k, v in load_file(src / "model.safetensors").items()}
-    if not a.texts:
-        save_file(w, dst / "model.safetensors")
+    if a.texts:
+        _pack_for(_texts(a.texts, a.n), w, src, dst)
     else:
-        import pandas as pd
-        from sentence_transformers import SentenceTransformer
-
-        texts = pd.read_csv(a.texts, usecols=["text"], dtype=str, keep_default_na=False, nrows=a.n)["text"].tolist()
-        model = SentenceTransformer(str(src), device="cpu")
-        ids = model.tokenizer(texts, truncation=True, max_length=model.max_seq_length)["input_ids"]
-        table = w["embeddings.word_embeddings.weight"]
-        used = torch.zeros(table.shape[0], dtype=torch.bool)
-        used[torch.tensor([t for x in ids for t in x])] = True
-        table[~used] = 0
-        (dst / "model.safetensors").unlink(missing_ok=True)
-        with gzip.open(dst / "model.safetensors.gz", "wb", compresslevel=9) as fh:
-            fh.write(save(w))
-        with tempfile.TemporaryDirectory() as tmp:
-            restore(argparse.Namespace(src=dst, dst=Path(tmp)))
-            probe = texts[:300]
-            cos = (model.encode(probe) * SentenceTransformer(tmp, device="cpu").encode(probe)).sum(1)
-        print(int(used.sum()), "of", table.shape[0], "tokens kept; min cosine on 300 texts", float(cos.min()))
-        if cos.min() < 0.9999:
-            raise SystemExit("the pruned weights change these texts' vectors")
+        save_file(w, dst / "model.safetensors")
     print(dst, sum(f.stat().st_size for f in dst.rglob("*") if f.is_file()) // 2**20, "MiB")
+
+
+def _pack_for(texts: list[str], w: dict, src: Path, dst: Path) -> None:
+    """MiniLM's fp16 weights ``w`` only for embedding ``texts``, beside a larger file of them: the
+    word-embedding rows none of them tokenises to zeroed and the weights gzipped; their vectors checked
+    unchanged on 300 of them. Not for training, whose masked-LM head reads every row."""
+    import gzip
+    import tempfile
+
+    import torch
+    from safetensors.torch import save
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(src), device="cpu")
+    ids = model.tokenizer(texts, truncation=True, max_length=model.max_seq_length)["input_ids"]
+    table = w["embeddings.word_embeddings.weight"]
+    used = torch.zeros(table.shape[0], dtype=torch.bool)
+    used[torch.tensor([t for x in ids for t in x])] = True
+    table[~used] = 0
+    (dst / "model.safetensors").unlink(missing_ok=True)
+    with gzip.open(dst / "model.safetensors.gz", "wb", compresslevel=9) as fh:
+        fh.write(save(w))
+    with tempfile.TemporaryDirectory() as tmp:
+        restore(argparse.Namespace(src=dst, dst=Path(tmp)))
+        cos = (model.encode(texts[:300]) * SentenceTransformer(tmp, device="cpu").encode(texts[:300])).sum(1)
+    print(int(used.sum()), "of", table.shape[0], "tokens kept; min cosine on 300 texts", float(cos.min()))
+    if cos.min() < 0.9999:
+        raise SystemExit("the pruned weights change these texts' vectors")
 
 
 def restore(a: argparse.Namespace) -> None:
@@ -118,12 +130,10 @@ def pack_e5(a: argparse.Namespace) -> None:
     texts get the same vectors (checked here on 300 of them) and the same arithmetic per token."""
     import gzip
 
-    import pandas as pd
-
     from core.e5torch import QK, E5Tokenizer, TorchE5, read
 
     f = read()
-    texts = pd.read_csv(a.texts, usecols=["text"], dtype=str, keep_default_na=False, nrows=a.n)["text"].tolist()
+    texts = _texts(a.texts, a.n)
     used = np.zeros(f.vocab, bool)
     used[np.concatenate([np.asarray(x) for x in E5Tokenizer(f)(texts)])] = True
     used[[f.bos, f.eos, f.pad, f.unk]] = True
@@ -135,8 +145,8 @@ def pack_e5(a: argparse.Namespace) -> None:
     dst = a.out / "e5-small-q4.bin.gz"
     with gzip.open(dst, "wb", compresslevel=9) as fh:
         fh.write(raw.base.obj)  # the whole file's buffer, which ``raw`` is a view of
-    probe = texts[:300]
-    cos = (TorchE5(precision="fp32").encode(probe) * TorchE5(precision="fp32", path=_gunzip(dst, a.out / "check.bin")).encode(probe)).sum(1)
+    pruned = TorchE5(precision="fp32", path=_gunzip(dst, a.out / "check.bin"))
+    cos = (TorchE5(precision="fp32").encode(texts[:300]) * pruned.encode(texts[:300])).sum(1)
     (a.out / "check.bin").unlink()
     print(dst, dst.stat().st_size // 2**20, "MiB;", int(used.sum()), "of", f.vocab, "tokens kept; min cosine", float(cos.min()))
     if cos.min() < 0.99999:
@@ -219,18 +229,18 @@ def import_path(m, texts: list[str], chunk_sizes: list[int], batch: int, workers
             t = time.perf_counter()
             embed_model_chunked(texts, enc, "bench", Path(work), chunk_size=chunk, batch_size=batch)
             secs = time.perf_counter() - t
-        enc.close() if enc is not m else None
+        if enc is not m:
+            enc.close()
         emit(op="embed_import_path", chunk_size=chunk, batch_size=batch, workers=workers,
              texts_per_s=round(len(texts) / secs, 1), n=len(texts), **g)
 
 
 def embed(a: argparse.Namespace) -> None:
-    import pandas as pd
     import torch
 
     from core.pipelined import PipelinedEncoder, supported
 
-    texts = pd.read_csv(a.texts, usecols=["text"], dtype=str, keep_default_na=False, nrows=a.n)["text"].tolist()
+    texts = _texts(a.texts, a.n)
     g = _gpu()
     for spec in a.model:
         kind, _, path = spec.partition("=")
