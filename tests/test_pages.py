@@ -569,3 +569,11 @@ def test_dac_page_refuses_a_model_of_another_embedding_set_and_trains_on_the_pic
     assert not at.exception, at.exception
     assert models.load("tweets", "on-adapted").corpus["embedding_set"] == "adapted"
     assert at.session_state["dac_model"] == "on-adapted" and not at.error  # picked, and usable on this set
+    # the Topics page offers DAC clustering only with the models of the set in use
+    topics = app("pages/4_Topics.py")
+    topics.session_state["embedding_set"] = "adapted"
+    topics.run()
+    assert not topics.exception
+    assert topics.selectbox(key="tp_dac_model").options == ["on-adapted"]
+    topics = app("pages/4_Topics.py").run()  # the import's vectors
+    assert topics.selectbox(key="tp_dac_model").options == ["on-import"]

@@ -274,6 +274,26 @@ def picked_model(name: str, model: str | None = None):
     return (None, md(reason)) if reason else (trained, None)
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
+def _model_set(path: str, stamp: tuple) -> str | None:
+    """The embedding set a DAC model file learnt (None where the file cannot be read)."""
+    from core.cluster.dac import train as tr
+
+    try:
+        return (tr.load(Path(path), "cpu").corpus or {}).get("embedding_set") or embedsets.IMPORT
+    except tr.ModelError:
+        return None
+
+
+def dac_models_on_set(name: str) -> list[str]:
+    """The corpus's DAC models (newest first) that learnt the embedding set picked in the sidebar: the
+    only ones a clustering on this set can use."""
+    from core.cluster.dac import store as dac_store
+
+    want = embedding_set(name)
+    return [m.name for m in dac_store.listing(name) if _model_set(str(m.path), m.stamp) == want]
+
+
 def dac_model(name: str, model: str | None = None):
     """The DAC model the user picked, when it can be used for this corpus; otherwise None."""
     return picked_model(name, model)[0]

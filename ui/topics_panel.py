@@ -42,10 +42,8 @@ def cluster_form(name: str, corpus: Corpus) -> None:
     """Method (K-Means, or DEC up to DEC_UP_TO texts), k (a first guess from the corpus size), Run; a stored
     clustering of the same method and k is replaced only when the user ticks so. On success the new
     clustering is picked and the page reruns."""
-    from core.cluster.dac import store as dac_models
-
     top = max(2, min(corpus.n - 1, 12_000))
-    trained = [m.name for m in dac_models.listing(name)] if corpus.n <= DAC_UP_TO else []
+    trained = resources.dac_models_on_set(name) if corpus.n <= DAC_UP_TO else []
     methods = [m for m in METHODS if (m != "dec" or corpus.n <= DEC_UP_TO) and (m != "dac" or trained)]
     with st.form("tp_cluster"):
         c = st.columns([1, 1, 2])
@@ -58,7 +56,8 @@ def cluster_form(name: str, corpus: Corpus) -> None:
         replace = c[2].checkbox("Replace a stored clustering of the same method and k", key="tp_replace",
                                 help="DAC's choice of k always replaces a stored DAC clustering of the k it finds.")
         model = (c[2].selectbox("DAC model (for DAC)", trained, key="tp_dac_model",
-                                help="A model trained on the DAC page; the newest first.") if trained else None)
+                                help="A model trained on the DAC page on the embedding set in use; the newest "
+                                     "first.") if trained else None)
         go = st.form_submit_button("Run", type="primary")
     big = corpus.n > TERMS_UP_TO
     st.caption(("Above a million texts K-Means is fitted on a sample of a million and every text assigned "
