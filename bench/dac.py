@@ -77,6 +77,15 @@ def load_data(a: argparse.Namespace) -> tuple[str, np.ndarray, np.ndarray]:
     return a.corpus, np.asarray(x, np.float32), stages.labels_from_column(c.frame[a.label_column])
 
 
+def blend_weight(prob: np.ndarray, prf: np.ndarray, truth: np.ndarray) -> float:
+    """The weight w of a model's probability in ``w * prob + (1 - w) * prf`` with the best average
+    precision on these (seen-class) bags, on a grid of tenths (0: the PRF rule alone, 1: the model alone)."""
+    from sklearn.metrics import average_precision_score
+
+    grid = np.round(np.linspace(0, 1, 11), 1)
+    return float(grid[int(np.argmax([average_precision_score(truth, w * prob + (1 - w) * prf) for w in grid]))])
+
+
 def best_threshold(scores: np.ndarray, truth: np.ndarray) -> float:
     """The cut with the best accuracy on these (training-class) scores (core.cluster.dac.train.best_cut)."""
     return tr.best_cut(scores, truth, "accuracy")
@@ -323,19 +332,33 @@ def pooled_one(data: dict, target: str, seed: int, a: argparse.Namespace, device
     if not models:
         raise SystemExit("bench.dac pooled: no model to measure (--skip-pooled with --own empty)")
     for set_size in (1, 5):
-        figures, cuts = {}, {}
+        figures, cuts, gots = {}, {}, {}
         for name, m in models.items():
             got = anchored(m.model, x, labels, unseen, a.anchors, a.bag, set_size, seed + 2)
             f = tr.scores(got["dac"], got["truth"], threshold=m.cut)
             f["best_f1"] = tr.scores(got["dac"], got["truth"], threshold=tr.best_cut(got["dac"], got["truth"], "f1"))["f1"]
             figures[name], cuts[name] = {k: round(v, 4) for k, v in f.items()}, round(m.cut, 4)
+            gots[name] = got
         first = next(iter(models.values())).model  # the rules' cuts: judged on the seen classes' bags
         on_seen = anchored(first, x, labels, seen, a.anchors // 2, a.bag, set_size, seed + 1)
         for rule in ("cosine", "prf"):  # the rules' cuts chosen on the seen classes, as in ``run``
             cut = best_threshold(on_seen[rule], on_seen["truth"])
             figures[rule] = {k: round(v, 4) for k, v in tr.scores(got[rule], got["truth"], threshold=cut).items()}
             cuts[rule] = round(cut, 4)
+        if a.blend:  # the first model's probability and the PRF score, weighed (and cut) on bags of the seen
+            # classes its training held out (all seen classes where fewer than four: see calibration_classes)
+            held = anchored(first, x, labels, calibration_classes(seen, seed)[1], a.anchors // 2, a.bag, set_size,
+                            seed + 3)
+            w = blend_weight(held["dac"], held["prf"], held["truth"])
+            cut = best_threshold(w * held["dac"] + (1 - w) * held["prf"], held["truth"])
+            got = gots[next(iter(models))]
+            blended = w * got["dac"] + (1 - w) * got["prf"]
+            figures["blend"] = {**{k: round(v, 4) for k, v in tr.scores(blended, got["truth"], threshold=cut).items()},
+                                "weight": w}
+            cuts["blend"] = round(cut, 4)
         emit(kind="anchored", target=target, seed=seed, anchors_per_bag=set_size, bag=a.bag, cuts=cuts, **figures)
+    if not a.procedures:  # membership only
+        return
     rows = np.flatnonzero(np.isin(labels, unseen))
     xs, y, k_true = x_np[rows], labels[rows], len(unseen)
     km = KMeans(k_true, n_init=10, random_state=seed).fit(xs).labels_
@@ -591,8 +614,10 @@ def main(argv=None) -> None:
     po.add_argument("--mixup", type=int, default=0, help="synthetic classes mixed from pairs of each labelled "
                     "corpus's training classes (0: none)")
     po.add_argument("--anchors", type=int, default=200)
-    po.add_argument("--procedures", nargs="+", default=["merge", "merge-strict"],
-                    choices=list(PROCEDURES) + list(VARIANTS))
+    po.add_argument("--procedures", nargs="*", default=["merge", "merge-strict"],
+                    choices=list(PROCEDURES) + list(VARIANTS), help="none: membership figures only")
+    po.add_argument("--blend", action="store_true", help="also the first model's probability blended with the "
+                    "PRF score (weight chosen on the seen classes)")
     tb = sub.add_parser("table", help="markdown means of pooled runs' folders")
     tb.add_argument("folders", nargs="+", type=Path)
     sp = sub.add_parser("speed")

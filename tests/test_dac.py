@@ -795,3 +795,31 @@ def test_a_model_is_used_only_with_the_embedding_set_it_learnt(so_copy):
                       "adapted", *tiny[:1], "kmeans", *tiny[2:]])
     with pytest.raises(SystemExit, match="pooled"):
         dac_cli.main(["train", "--corpus", "so", "--stage", "pooled", "--pool", "so", "--embedding-set", "adapted"])
+
+
+def test_the_blend_of_a_model_and_the_prf_rule_takes_the_better_and_runs_membership_only(tmp_path, monkeypatch,
+                                                                                         capsys):
+    """bench.dac pooled --blend: the weight of the model's probability against the PRF score is the one with
+    the best AP on held-out seen classes (1 where the model ranks perfectly, 0 where the PRF score does);
+    with no procedures the run stops after the membership figures."""
+    import json
+
+    from bench import dac as bench_dac
+
+    rng = np.random.default_rng(0)
+    truth = rng.random(400) < 0.3
+    perfect, noise = truth + 0.01 * rng.random(400), 10 * rng.random(400)  # noise that swamps a small weight
+    assert bench_dac.blend_weight(perfect, noise, truth) == 1.0
+    assert bench_dac.blend_weight(noise, perfect, truth) == 0.0
+    x, y = clustered_unit_vectors(600, 16, clusters=8, seed=20, spread=0.3)
+    monkeypatch.setattr(bench_dac, "load_data", lambda a: (a.corpus, x, y))
+    monkeypatch.setenv("SEMANNO_BENCH_RESULTS", str(tmp_path / "runs"))
+    bench_dac.main(["pooled", "--targets", "toy", "--own", "own-prf", "--skip-pooled", "--device", "cpu", "--seeds", "0",
+                    "--bag", "200", "--hidden", "32", "--prf", "10", "--epochs", "1", "--steps", "5", "--batch", "2",
+                    "--inducing", "8", "--n1", "1", "--n2", "1", "--pretrain-epochs", "1", "--anchors", "6",
+                    "--procedures", "--blend"])
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    anchored = [r for r in lines if r.get("kind") == "anchored"]
+    assert len(anchored) == 2 and not [r for r in lines if r.get("kind") == "cluster"]
+    for r in anchored:
+        assert 0 <= r["blend"]["weight"] <= 1 and 0 < r["blend"]["average_precision"] <= 1
