@@ -68,12 +68,10 @@ def load_data(a: argparse.Namespace) -> tuple[str, np.ndarray, np.ndarray]:
         return Path(a.npz).stem, d["x"].astype(np.float32), d["labels"].astype(np.int64)
     from core.corpus import load_corpus
 
-    c = load_corpus(a.corpus)
-    x = c.embeddings
-    if getattr(a, "embedding_set", None) and a.embedding_set != "import":  # an adapted set (core/embedsets.py)
-        from core import embedsets
+    from core import embedsets
 
-        x = embedsets.load_vectors(c, a.embedding_set)
+    c = load_corpus(a.corpus)
+    x = embedsets.load_vectors(c, getattr(a, "embedding_set", None) or embedsets.IMPORT)  # the import's or adapted
     return a.corpus, np.asarray(x, np.float32), stages.labels_from_column(c.frame[a.label_column])
 
 
@@ -351,9 +349,9 @@ def pooled_one(data: dict, target: str, seed: int, a: argparse.Namespace, device
                             seed + 3)
             w = blend_weight(held["dac"], held["prf"], held["truth"])
             cut = best_threshold(w * held["dac"] + (1 - w) * held["prf"], held["truth"])
-            got = gots[next(iter(models))]
-            blended = w * got["dac"] + (1 - w) * got["prf"]
-            figures["blend"] = {**{k: round(v, 4) for k, v in tr.scores(blended, got["truth"], threshold=cut).items()},
+            mine = gots[next(iter(models))]  # the first model's bags on the unseen classes
+            blended = w * mine["dac"] + (1 - w) * mine["prf"]
+            figures["blend"] = {**{k: round(v, 4) for k, v in tr.scores(blended, mine["truth"], threshold=cut).items()},
                                 "weight": w}
             cuts["blend"] = round(cut, 4)
         emit(kind="anchored", target=target, seed=seed, anchors_per_bag=set_size, bag=a.bag, cuts=cuts, **figures)
@@ -617,7 +615,7 @@ def main(argv=None) -> None:
     po.add_argument("--procedures", nargs="*", default=["merge", "merge-strict"],
                     choices=list(PROCEDURES) + list(VARIANTS), help="none: membership figures only")
     po.add_argument("--blend", action="store_true", help="also the first model's probability blended with the "
-                    "PRF score (weight chosen on the seen classes)")
+                    "PRF score (weight and cut chosen on the seen classes its training held out)")
     tb = sub.add_parser("table", help="markdown means of pooled runs' folders")
     tb.add_argument("folders", nargs="+", type=Path)
     sp = sub.add_parser("speed")

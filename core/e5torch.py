@@ -305,10 +305,5 @@ class TorchE5:
                 res[torch.from_numpy(rows).to(self.device, non_blocking=gpu)] = pooled
         return res.cpu().numpy()
 
-    def close(self) -> None:
-        for pool in self._pools.values():
-            pool.shutdown(wait=False, cancel_futures=True)
-        self._pools.clear()
-
     def get_sentence_embedding_dimension(self) -> int:
         return int(self.dim)

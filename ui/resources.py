@@ -277,10 +277,11 @@ def picked_model(name: str, model: str | None = None):
 @st.cache_data(max_entries=64, show_spinner=False)
 def _model_set(path: str, stamp: tuple) -> str | None:
     """The embedding set a DAC model file learnt (None where the file cannot be read)."""
+    from core.cluster.dac import store as dac_store
     from core.cluster.dac import train as tr
 
     try:
-        return (tr.load(Path(path), "cpu").corpus or {}).get("embedding_set") or embedsets.IMPORT
+        return dac_store.learnt_set(tr.load(Path(path), "cpu"))
     except tr.ModelError:
         return None
 

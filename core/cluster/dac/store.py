@@ -71,11 +71,17 @@ def identity(corpus, embedding_set: str = IMPORT) -> dict:
             "embedding_set": embedding_set}
 
 
+def learnt_set(trained: tr.Trained) -> str:
+    """The embedding set whose vectors ``trained`` learnt (a model from before models recorded their set
+    learnt the import's)."""
+    return (trained.corpus or {}).get("embedding_set") or IMPORT
+
+
 def other_vectors(trained: tr.Trained, embedding_set: str) -> str | None:
-    """Why ``trained`` does not fit the vectors of ``embedding_set`` (it learnt another set's; a model
-    from before models recorded their set learnt the import's); None when it does. A model's bags and
-    cuts are of the vectors it was trained on: on another set they mean nothing, though the sizes fit."""
-    made = (trained.corpus or {}).get("embedding_set") or IMPORT
+    """Why ``trained`` does not fit the vectors of ``embedding_set`` (it learnt another set's); None when
+    it does. A model's bags and cuts are of the vectors it was trained on: on another set they mean
+    nothing, though the sizes fit."""
+    made = learnt_set(trained)
     if made == embedding_set:
         return None
     return (f"this model was trained on the embedding set {made!r} and the set in use is {embedding_set!r}: its "
