@@ -16,6 +16,12 @@ K-Means fit + assignment of every row. Then the searches again with
 a heavy job beside them (``--load`` processes of torch matrix products, each with torch's default
 threads: the two cores oversubscribed about three times), with the numpy scan measured under the
 same load.
+
+    python -m bench.scale --sizes N --compare-with CHECKOUT [--rounds 2]
+
+measures one code against another on the same imported ``scale-N``: the probe above (in a fresh process
+each time) run alternately with CHECKOUT's code (a git worktree of an earlier commit, say) and this
+checkout's, ``--rounds`` times each, in one run ("nothing got slower", measured side by side).
 """
 
 from __future__ import annotations
@@ -204,19 +210,37 @@ def heavy_job(seconds: float) -> None:
         a = torch.tanh(a @ a.T / 32)
 
 
-def run_child(args: list[str]) -> tuple[int, float, float, str]:
-    """(exit code, seconds, peak RSS in MB, output tail) of ``python -m ...``."""
+def run_child(args: list[str], cwd: Path | None = None) -> tuple[int, float, float, str]:
+    """(exit code, seconds, peak RSS in MB, output tail) of ``python -m ...`` (in ``cwd``: another
+    checkout's code, with this one's data)."""
     import tempfile
 
+    env = None
+    if cwd is not None:
+        env = {**os.environ, "PYTHONPATH": str(cwd), "SEMANNO_DATA": str(paths.data_root())}
     t = time.perf_counter()
     with tempfile.TemporaryFile(mode="w+") as log:
-        proc = subprocess.Popen([sys.executable, "-m", *args], stdout=log, stderr=subprocess.STDOUT, text=True)
+        proc = subprocess.Popen([sys.executable, "-m", *args], stdout=log, stderr=subprocess.STDOUT, text=True,
+                                cwd=cwd, env=env)
         _, status, usage = os.wait4(proc.pid, 0)  # this child's own peak memory, not the largest so far
         proc.returncode = os.waitstatus_to_exitcode(status)
         secs = time.perf_counter() - t
         log.seek(0)
         output = log.read()
     return proc.returncode, secs, usage.ru_maxrss / 1024, output[-3000:]
+
+
+def compare(name: str, other: Path, rounds: int, repeat: int, k: int) -> None:
+    """The probe of ``name`` with ``other``'s code and with this checkout's, alternately, ``rounds`` each."""
+    rev = subprocess.run(["git", "-C", str(other), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    for r in range(rounds):
+        for code, cwd in (("other", other), ("this", None)):
+            rc, secs, peak, tail = run_child(["bench.scale", "--probe", name, "--repeat", str(repeat), "--k", str(k)], cwd)
+            if rc:
+                raise SystemExit(f"probing {name} with {code} code failed:\n{tail}")
+            emit(corpus=name, round=r + 1, code=code, checkout=str(cwd or paths.PROJECT_ROOT),
+                 commit=rev.stdout.strip() if cwd else None, probe_s=round(secs, 1), probe_peak_rss_mb=round(peak, 1),
+                 quiet=json.loads(tail.split("PROBE ", 1)[1].splitlines()[0]))
 
 
 def exponent(sizes: list[int], values: list[float]) -> float | None:
@@ -236,6 +260,8 @@ def main(argv=None) -> None:
     p.add_argument("--reimport", action="store_true", help="import again even when scale-N exists")
     p.add_argument("--with", dest="earlier", nargs="*", default=[], type=Path,
                    help="run folders of earlier sizes to include in the growth exponents")
+    p.add_argument("--compare-with", type=Path, help="another checkout whose probe alternates with this one's")
+    p.add_argument("--rounds", type=int, default=2, help="with --compare-with: probes of each code")
     p.add_argument("--probe", help=argparse.SUPPRESS)
     p.add_argument("--searches-only", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--heavy", type=float, help=argparse.SUPPRESS)
@@ -267,6 +293,10 @@ def main(argv=None) -> None:
             line.update({"import_s": round(secs, 1), "import_peak_rss_mb": round(peak, 1)})
         manifest = json.loads(paths.manifest_file(name).read_text())
         line["indexes"] = manifest.get("indexes")
+        if a.compare_with:  # the corpus as imported (above, where it was not yet) by this checkout's code
+            emit(**line)
+            compare(name, a.compare_with.resolve(), a.rounds, a.repeat, a.k)
+            continue
         rc, _, peak, tail = run_child(["bench.scale", "--probe", name, "--repeat", str(a.repeat), "--k", str(a.k)])
         if rc:
             raise SystemExit(f"probing {n:,} rows failed:\n{tail}")
@@ -284,6 +314,8 @@ def main(argv=None) -> None:
                     h.kill()
         emit(**line)
         rows.append(line)
+    if a.compare_with:
+        return
     for folder in a.earlier:  # sizes measured in an earlier run (one size per run is a long job at 10M)
         rows += [json.loads(line) for line in (folder / "lines.jsonl").read_text().splitlines()
                  if '"quiet"' in line]

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from core import __version__, brought, languages, paths, vectorstore
+from core import __version__, brought, languages, paths, textcolumn, vectorstore
 from core.atomic import Busy, atomic_path, exclusive, save_json, save_npy, save_parquet
 from core.idindex import IdIndex
 from core.embed import DEFAULT_MODEL, combine, embed_model_chunked, load_model, model_dim
@@ -226,9 +226,15 @@ def load_corpus(name: str, root: Path | None = None, check: bool = True) -> Corp
         # text_raw (the texts as the file had them, before HTML entities were unescaped) stays on disk: no
         # page shows it, and held in memory it was a second copy of every text (1.3 GB at 10M rows)
         columns = [c for c in pq.read_schema(cf).names if c not in SERVER_SKIPS]
-        frame = pd.read_parquet(cf, columns=columns)
+        rows = pq.ParquetFile(cf).metadata.num_rows
+        mapped = textcolumn.read(data, cf, rows) if "text" in columns else None
+        frame = pd.read_parquet(cf, columns=[c for c in columns if c != "text" or mapped is None])
     except Exception as exc:
         raise CorpusError(f"corpus {name!r}: corpus.parquet cannot be read: {exc}") from None
+    if mapped is not None:  # the texts memory-mapped (core/textcolumn.py), in the column's place
+        if not len(frame.columns):
+            frame = pd.DataFrame(index=pd.RangeIndex(rows))
+        frame.insert(columns.index("text"), "text", pd.array(mapped, dtype="str"))
     precision = store_precision(manifest)
     ef = data / (vectorstore.FILE if precision == "fp16" else "embeddings.npy")
     try:
@@ -239,6 +245,8 @@ def load_corpus(name: str, root: Path | None = None, check: bool = True) -> Corp
         raise CorpusError(f"corpus {name!r}: corpus.parquet has no 'id' column")
     frame["id"] = frame["id"].astype(str)
     _one_chunk(frame)
+    if mapped is None and "text" in frame.columns and len(frame) >= INDEXES_FROM_ROWS:
+        _map_texts(frame, data, cf)
     if "author" in frame.columns:
         # dictionary-encoded: each row an integer code into the (sorted) authors. Counting authors then
         # needs no hashing of strings (10M rows: the timeline spent 2.8 s factorizing them per draw); the
@@ -248,6 +256,19 @@ def load_corpus(name: str, root: Path | None = None, check: bool = True) -> Corp
     if check:
         check_corpus(corpus)
     return corpus
+
+
+def _map_texts(frame: pd.DataFrame, data: Path, cf: Path) -> None:
+    """A large corpus imported before the texts had their own file: write it now (once, seconds) and
+    take the column from it, so its texts leave the heap (core/textcolumn.py)."""
+    if textcolumn.write(data, frame["text"], cf) is None:
+        return
+    mapped = textcolumn.read(data, cf, len(frame))
+    if mapped is not None:
+        import pyarrow as pa
+
+        frame["text"] = pd.array(mapped, dtype=frame["text"].dtype)
+        pa.default_memory_pool().release_unused()
 
 
 MAPPED_SAMPLE = 256  # rows of an fp16 store read at open: each is a random read of a cold file
@@ -550,6 +571,8 @@ def _write_generation(final: Path, frame: pd.DataFrame, manifest: dict,
     data.mkdir()
     try:
         save_parquet(data / "corpus.parquet", frame)
+        if "text" in frame.columns:
+            textcolumn.write(data, frame["text"], data / "corpus.parquet")
         manifest.update(write_vectors(data))
     except BaseException:
         shutil.rmtree(data, ignore_errors=True)  # the previous generation and manifest are untouched
