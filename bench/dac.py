@@ -66,9 +66,8 @@ def load_data(a: argparse.Namespace) -> tuple[str, np.ndarray, np.ndarray]:
     if a.npz:
         d = np.load(a.npz)
         return Path(a.npz).stem, d["x"].astype(np.float32), d["labels"].astype(np.int64)
-    from core.corpus import load_corpus
-
     from core import embedsets
+    from core.corpus import load_corpus
 
     c = load_corpus(a.corpus)
     x = embedsets.load_vectors(c, getattr(a, "embedding_set", None) or embedsets.IMPORT)  # the import's or adapted

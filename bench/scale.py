@@ -230,12 +230,17 @@ def run_child(args: list[str], cwd: Path | None = None) -> tuple[int, float, flo
     return proc.returncode, secs, usage.ru_maxrss / 1024, output[-3000:]
 
 
+def probe_args(name: str, repeat: int, k: int) -> list[str]:
+    """The command (after ``python -m``) of one probe of ``name`` in a fresh process."""
+    return ["bench.scale", "--probe", name, "--repeat", str(repeat), "--k", str(k)]
+
+
 def compare(name: str, other: Path, rounds: int, repeat: int, k: int) -> None:
     """The probe of ``name`` with ``other``'s code and with this checkout's, alternately, ``rounds`` each."""
     rev = subprocess.run(["git", "-C", str(other), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
     for r in range(rounds):
         for code, cwd in (("other", other), ("this", None)):
-            rc, secs, peak, tail = run_child(["bench.scale", "--probe", name, "--repeat", str(repeat), "--k", str(k)], cwd)
+            rc, secs, peak, tail = run_child(probe_args(name, repeat, k), cwd)
             if rc:
                 raise SystemExit(f"probing {name} with {code} code failed:\n{tail}")
             emit(corpus=name, round=r + 1, code=code, checkout=str(cwd or paths.PROJECT_ROOT),
@@ -297,7 +302,7 @@ def main(argv=None) -> None:
             emit(**line)
             compare(name, a.compare_with.resolve(), a.rounds, a.repeat, a.k)
             continue
-        rc, _, peak, tail = run_child(["bench.scale", "--probe", name, "--repeat", str(a.repeat), "--k", str(a.k)])
+        rc, _, peak, tail = run_child(probe_args(name, a.repeat, a.k))
         if rc:
             raise SystemExit(f"probing {n:,} rows failed:\n{tail}")
         line["quiet"] = json.loads(tail.split("PROBE ", 1)[1].splitlines()[0])

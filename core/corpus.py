@@ -225,8 +225,9 @@ def load_corpus(name: str, root: Path | None = None, check: bool = True) -> Corp
     try:
         # text_raw (the texts as the file had them, before HTML entities were unescaped) stays on disk: no
         # page shows it, and held in memory it was a second copy of every text (1.3 GB at 10M rows)
-        columns = [c for c in pq.read_schema(cf).names if c not in SERVER_SKIPS]
-        rows = pq.ParquetFile(cf).metadata.num_rows
+        parquet = pq.ParquetFile(cf)  # its footer read once: the columns and the number of rows
+        columns = [c for c in parquet.schema_arrow.names if c not in SERVER_SKIPS]
+        rows = parquet.metadata.num_rows
         mapped = textcolumn.read(data, cf, rows) if "text" in columns else None
         frame = pd.read_parquet(cf, columns=[c for c in columns if c != "text" or mapped is None])
     except Exception as exc:
