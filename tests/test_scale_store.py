@@ -180,6 +180,35 @@ def test_fp16_store_is_memory_mapped_and_answers_like_fp32(source, tmp_path):
     assert np.allclose(full, np.asarray(c32.embeddings) @ np.asarray(c32.embeddings[0]), atol=2e-3)
 
 
+def test_a_mapped_store_goes_to_the_device_a_block_at_a_time_without_a_float32_copy(tmp_path):
+    """On a GPU the index holds the rows as one fp16 tensor; a memory-mapped fp16 store gets there in blocks,
+    never as a float32 copy of the whole matrix on the host (15 GB at 10M x 384; the GPU box ran the old copy,
+    2026-11-26), and without torch's warning about read-only arrays. Checked on the CPU device here."""
+    import tracemalloc
+    import warnings
+
+    import torch
+
+    from core.paths import ROWS_PER_BLOCK
+    from core.search.index import device_rows
+
+    n, dim = 3 * ROWS_PER_BLOCK + 17, 64  # three whole blocks and a part
+    rng = np.random.default_rng(0)
+    np.save(tmp_path / "v.npy", rng.standard_normal((n, dim)).astype(np.float16))
+    mapped = np.load(tmp_path / "v.npy", mmap_mode="r")
+    assert not mapped.flags.writeable
+    tracemalloc.start()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "The given NumPy array is not writable" fails the test
+        rows = device_rows(mapped, "cpu", "fp16")
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert rows.dtype == torch.float16 and tuple(rows.shape) == (n, dim)
+    assert np.array_equal(rows.numpy(), np.asarray(mapped))
+    assert peak < 2 * ROWS_PER_BLOCK * dim * 4, f"{peak:,} bytes on the host for {n * dim * 4:,} of float32 rows"
+    assert device_rows(mapped, "cpu", "fp32").dtype == torch.float32
+
+
 def so_labels(corpus) -> np.ndarray:
     return pd.factorize(corpus.frame["label"])[0]
 

@@ -21,6 +21,20 @@ def _faiss():
     return faiss
 
 
+def device_rows(vectors, device: str, precision: str = "fp16"):
+    """The rows as one torch tensor on ``device`` (fp16 or fp32), copied a block at a time: a memory-mapped
+    fp16 store goes to the GPU without a float32 copy of the whole matrix on the host (15 GB at 10M x 384)."""
+    import torch
+
+    dtype = torch.float16 if precision == "fp16" else torch.float32
+    n, dim = vectors.shape
+    out = torch.empty((n, dim), dtype=dtype, device=device)
+    for s in range(0, n, ROWS_PER_BLOCK):
+        block = np.array(vectors[s:s + ROWS_PER_BLOCK], copy=True)  # writable: torch takes it without a warning
+        out[s:s + len(block)] = torch.from_numpy(block).to(device, dtype=dtype)
+    return out
+
+
 class VectorIndex:
     """Inner-product top-k over the rows of ``vectors`` (unit rows: cosine).
 
@@ -42,12 +56,8 @@ class VectorIndex:
         self.device, self.precision = device, precision
         self._torch_x = None
         if device == "cuda":
-            import torch
-
-            x = np.ascontiguousarray(vectors, dtype=np.float32)
-            dtype = torch.float16 if precision == "fp16" else torch.float32
-            self._torch_x = torch.from_numpy(x).to("cuda", dtype=dtype)
-            self._x = x
+            self._torch_x = device_rows(vectors, "cuda", precision)
+            self._x = vectors if isinstance(vectors, np.ndarray) else np.asarray(vectors, np.float32)
         elif precision == "fp16":
             faiss = _faiss()
             self._index = faiss.IndexScalarQuantizer(self.dim, faiss.ScalarQuantizer.QT_fp16,
