@@ -90,3 +90,23 @@ def test_e5_packed_for_one_file_and_measured_with_tokenising_threads(tmp_path, m
     assert set(e5) == {0, 2} and all(r["texts_per_s"] > 0 for r in e5.values())
     assert e5[2]["mean_cos_to_fp32"] > 0.9999  # the threads give the same vectors as tokenising first
     assert [r["model"] for r in lines if r["op"] == "embed_import_path"] == ["e5"]
+
+
+def test_the_app_drive_goes_through_every_page_and_reports_each_step(tmp_path, monkeypatch, capsys):
+    """bench/gpu_app.py drives the real pages with AppTest (what a GPU box runs to check the app end to end):
+    here on the CPU, 300 Czech tweets, so that a renamed widget or a page that breaks fails here first."""
+    from bench import gpu_app
+    from tests.conftest import shared_file
+
+    monkeypatch.setenv("SEMANNO_BENCH_RESULTS", str(tmp_path / "results"))
+    src = shared_file("czech_politicians_tweets_2021.csv")
+    code = gpu_app.main(["--csv", str(src), "--rows", "300", "--model", "default", "--dac-steps", "3", "--k", "4"])
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines() if x.startswith("{")]
+    steps = {x["step"]: x for x in lines if "step" in x}
+    assert code == 0 and lines[-1] == {"done": True, "failed_steps": []}, [s for s in steps.values() if s["errors"]]
+    assert "Imported 300 texts" in steps["import (home page)"]["said"]
+    for method in ("cos", "lda", "nn1", "nn2", "suggest"):
+        assert "10 new texts" in steps[f"search {method}"]["said"], steps[f"search {method}"]
+    assert steps["open timeline"]["said"].endswith("1 chart(s)") and steps["open LDA scatter"]["said"].endswith("1 chart(s)")
+    assert "K-Means into 4 clusters" in steps["Topics kmeans"]["said"] and "DEC into 4 clusters" in steps["Topics dec"]["said"]
+    assert "k chosen by the model" in steps["Topics dac (K-Means, k chosen by the DAC model)"]["said"]
