@@ -10,9 +10,9 @@ Annotate searches a keyword, excludes two hits, then presses every semantic sear
 undone after), saves the group; Timeline and the LDA scatter open on it; Topics clusters the corpus with
 K-Means and DEC (key lemmas computed); the Amortized page trains a small DAC model and reads an anchor's
 bag; Annotate's Suggest runs again with that model present. Each step prints one JSON line: seconds from the
-click to the rendered page, what the page said, any error, and the GPU memory the step took at its peak
-(``torch.cuda.max_memory_allocated``, reset before each step: where it is above zero, the step ran on the
-GPU). ``--device-expected cuda`` makes the run fail when torch sees no GPU. Needs the app's requirements;
+click to the rendered page, what the page said, any error, the GPU memory held when the step began and its
+peak during the step (``torch.cuda.max_memory_allocated``, reset before each step: a peak above what was held
+is memory the step itself took on the GPU). ``--device-expected cuda`` makes the run fail when torch sees no GPU. Needs the app's requirements;
 writes its run folder under results/ (a temporary data root holds the corpus).
 """
 
@@ -33,12 +33,15 @@ ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 600
 
 
-def _gpu_peak_reset() -> None:
+def _gpu_peak_reset() -> float | None:
+    """Reset the peak; the memory already held (the corpus's rows on the GPU, models), MB."""
     import torch
 
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats()
+    if not torch.cuda.is_available():
+        return None
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    return round(torch.cuda.memory_allocated() / 2**20, 1)
 
 
 def _gpu_peak_mb() -> float | None:
@@ -57,7 +60,7 @@ class Drive:
         self.failed: list[str] = []
 
     def step(self, name: str, fn):
-        _gpu_peak_reset()
+        held = _gpu_peak_reset()
         t = time.perf_counter()
         try:
             at, said = fn()
@@ -67,7 +70,8 @@ class Drive:
         seconds = round(time.perf_counter() - t, 3)
         if errors:
             self.failed.append(name)
-        emit(step=name, seconds=seconds, said=said[:300], errors=[e[:500] for e in errors], gpu_peak_mb=_gpu_peak_mb())
+        emit(step=name, seconds=seconds, said=said[:300], errors=[e[:500] for e in errors], gpu_held_mb=held,
+             gpu_peak_mb=_gpu_peak_mb())
         return at
 
 
