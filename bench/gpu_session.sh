@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # One call on a borrowed GPU box (the device tool, 15 minutes a session): issue 30's GPU figures, then
 # encoder adaptation (issue 32, RUNS below) on the labelled benchmarks for what is left of BUDGET seconds.
-# Left for a next lease (bench/RESULTS.md, "A third lease"): issue 31's DAC protocol at GPU size, the adapting
-# methods on e5, the app itself driven on the box (streamlit and faiss are not in its image). The 2026-11-26
-# lease at 10:11 ran, in four calls on the warm H200:
+# Left for a next lease (bench/RESULTS.md, "A fourth lease"): issue 31's DAC protocol at GPU size, faiss-gpu
+# (its wheel and CUDA 12 libraries are over one call's carry), the searches at 10M after `device_rows`, the
+# adapting methods' missing e5 seeds. The 2026-11-26 lease at 15:26 ran, in two calls on the warm H200, carrying
+# .gpu_e5x (e5 packed for 5,000 Czech tweets + the four benchmarks, their CSVs, and site_box.tar.xz: the app's
+# packages the box lacks, unpacked from their wheels, streamlit's browser files left out):
+#   STEPS="app adapt" ADAPT_MODEL=multilingual-e5-small BUDGET=545 ADAPT_THREADS=1 APP_LIMIT=150
+#     SCCL_ARGS="--save-embeddings /tmp/emb" RUNS="stackoverflow:clusterbert:0 ... searchsnippets:dec_crl:0"
+#   STEPS=adapt ADAPT_MODEL=multilingual-e5-small BUDGET=300 ADAPT_THREADS=2 RUNS="stackoverflow:clusterbert:1 ..."
+# The lease at 10:11 ran, in four calls on the warm H200:
 #   STEPS=embed EMBED_ARGS="--precision fp32 bf16 --batch-size 256 1024 --workers 0 4 8 --import-chunks 16384"  (carry .gpu_e5)
 #   STEPS=adapt BUDGET=480 ADAPT_THREADS=1 RUNS="stackoverflow:dec_mlm:2 ... biomedical:clusterbert:2"     (carry .gpu)
 #   STEPS=adapt BUDGET=270 ADAPT_THREADS=4 SCCL_ARGS="--save-embeddings $OUT/emb" RUNS="stackoverflow:clusterbert:0 ..."
