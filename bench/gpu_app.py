@@ -75,10 +75,25 @@ class Drive:
         return at
 
 
-def page(name: str):
+CORPUS = "drive"  # the corpus the drive imports, then every page opens
+
+
+def page(name: str, corpus: str | None = CORPUS):
+    """A page as a fresh browser tab would open it (``?corpus=`` naming the drive's corpus)."""
     from streamlit.testing.v1 import AppTest
 
-    return AppTest.from_file(str(ROOT / name), default_timeout=TIMEOUT)
+    at = AppTest.from_file(str(ROOT / name), default_timeout=TIMEOUT)
+    if corpus:
+        at.query_params["corpus"] = corpus
+    return at
+
+
+def number(at, label: str):
+    return next(n for n in at.number_input if n.label == label)
+
+
+def toggles(at) -> list:
+    return [b for b in at.button if b.key and b.key.startswith("tog_")]
 
 
 def said(at, kinds=("success", "info", "warning")) -> str:
@@ -119,10 +134,10 @@ def main(argv: list[str] | None = None) -> int:
     d = Drive()
 
     def import_corpus():
-        at = page("streamlit_app.py").run()
+        at = page("streamlit_app.py", corpus=None).run()
         at.radio(key="imp_src").set_value("A file on the server").run()
         at.text_input(key="imp_path").set_value(str(src)).run()
-        at.text_input(key="imp_name").set_value("drive").run()
+        at.text_input(key="imp_name").set_value(CORPUS).run()
         at.text_input(key="imp_models").set_value(a.model).run()
         at.button(key="imp_go").click().run()
         return at, said(at) + f" | rows shown {at.metric[0].value if at.metric else '?'}"
@@ -130,7 +145,6 @@ def main(argv: list[str] | None = None) -> int:
     d.step("import (home page)", import_corpus)
 
     ann = page("pages/1_Annotate.py")
-    ann.query_params["corpus"] = "drive"
 
     def keyword():
         ann.run()
@@ -141,9 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     d.step(f"keyword '{a.keyword}'", keyword)
 
     def exclude_two():
-        toggles = [b for b in ann.button if b.key and b.key.startswith("tog_")]
-        toggles[0].click().run()
-        [b for b in ann.button if b.key and b.key.startswith("tog_")][1].click().run()
+        toggles(ann)[0].click().run()
+        toggles(ann)[1].click().run()  # the rows again: the page reran
         return ann, "included / excluded " + " / ".join(m.value for m in ann.metric[:2])
 
     d.step("exclude two hits", exclude_two)
@@ -170,34 +183,29 @@ def main(argv: list[str] | None = None) -> int:
     for name, path in (("timeline", "pages/2_Timeline.py"), ("LDA scatter", "pages/3_Scatter.py")):
         def open_page(path=path):
             at = page(path)
-            at.query_params["corpus"] = "drive"
             at.session_state["session"] = ann.session_state["session"]  # the group just built, as a tab keeps it
             at.run()
             return at, said(at) + f" | {len(at.get('plotly_chart'))} chart(s)"
 
         d.step(f"open {name}", open_page)
 
-    for method in ("kmeans", "dec"):
-        def cluster(method=method):
-            at = page("pages/4_Topics.py")
-            at.query_params["corpus"] = "drive"
-            at.run()
-            at.selectbox(key="tp_method").set_value(method)
-            if method != "dac":
-                [n for n in at.number_input if n.label == "Clusters (k)"][0].set_value(a.k)
-            at.button(key="FormSubmitter:tp_cluster-Run").click().run()
-            tables = [t.value for t in at.dataframe if "ctfidf_terms" in t.value]
-            lemmas = "; ".join(str(x) for x in tables[0]["ctfidf_terms"].head(3)) if tables else "no key lemmas shown"
-            return at, said(at, ("success", "warning")) + " | " + lemmas[:150]
+    def cluster(method: str):
+        at = page("pages/4_Topics.py").run()
+        at.selectbox(key="tp_method").set_value(method)
+        if method != "dac":  # DAC chooses its own k
+            number(at, "Clusters (k)").set_value(a.k)
+        at.button(key="FormSubmitter:tp_cluster-Run").click().run()
+        tables = [t.value for t in at.dataframe if "ctfidf_terms" in t.value]
+        lemmas = "; ".join(str(x) for x in tables[0]["ctfidf_terms"].head(3)) if tables else "no key lemmas shown"
+        return at, said(at, ("success", "warning")) + " | " + lemmas[:150]
 
-        d.step(f"Topics {method}", cluster)
+    for method in ("kmeans", "dec"):
+        d.step(f"Topics {method}", lambda method=method: cluster(method))
 
     def dac_train():
-        at = page("pages/6_DAC.py")
-        at.query_params["corpus"] = "drive"
-        at.run()
-        [n for n in at.number_input if n.label == "Epochs"][0].set_value(1)
-        [n for n in at.number_input if n.label == "Steps per epoch"][0].set_value(a.dac_steps)
+        at = page("pages/6_DAC.py").run()
+        number(at, "Epochs").set_value(1)
+        number(at, "Steps per epoch").set_value(a.dac_steps)
         at.button(key="FormSubmitter:am_train-Train").click().run()
         at.radio(key="am_how").set_value("Keyword search").run()
         at.text_input(key="am_kw").set_value(a.keyword).run()
@@ -209,9 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     d.step("Topics dac (K-Means, k chosen by the DAC model)", lambda: cluster("dac"))
 
     def suggest_again():
-        fresh = page("pages/1_Annotate.py")
-        fresh.query_params["corpus"] = "drive"
-        fresh.run()
+        fresh = page("pages/1_Annotate.py").run()
         fresh.selectbox(key="open_name").set_value("drive-topic").run()
         fresh.button(key="open_btn").click().run()
         fresh.button(key="btn_suggest").click().run()
