@@ -14,7 +14,9 @@ rewritten after every fit (mean ± sd over seeds, the published figures beside),
 read while it runs. ``--subset N`` draws N texts (the same N for every method and seed: seed 0 of the
 draw). ``--save-embeddings`` writes the adapted embeddings (float16, corpus order) as
 DIR/<name>-<method>-<model>-s<seed>.npy, to import as an embedding set for the simulated annotator
-(``python -m bench.adapt import-set``). Needs numpy, pandas, torch, scikit-learn and
+(``python -m bench.adapt import-set``); ``python -m bench.adapt join-sets --corpus NAME --sets import SET
+--name NEW`` stores the sets side by side as one (each row unit, joined, scaled back to unit length: an
+ensemble the simulated annotator can run on). Needs numpy, pandas, torch, scikit-learn and
 sentence-transformers only (runs on a GPU box without the app's other packages).
 """
 
@@ -183,6 +185,24 @@ def import_set(a: argparse.Namespace) -> None:
     print(s.path)
 
 
+def join_sets(corpus_name: str, sets: list[str], name: str, root: Path | None = None):
+    """Store the named embedding sets of a corpus side by side as one set: each set's rows made unit, joined
+    and divided by sqrt(number of sets), so a row stays unit and each set weighs the same in a cosine."""
+    from core import embedsets
+    from core.corpus import load_corpus
+
+    if len(sets) < 2:
+        raise ValueError("join-sets needs at least two sets (the import's is 'import')")
+    corpus = load_corpus(corpus_name, root)
+    parts = []
+    for s in sets:
+        x = np.array(embedsets.load_vectors(corpus, s), dtype=np.float32)
+        parts.append(x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12))
+    joined = np.hstack(parts) / np.float32(np.sqrt(len(parts)))
+    return embedsets.save(corpus, name, joined, {"method": "joined", "source": " + ".join(sets),
+                                                 "note": "each set's rows unit, joined, / sqrt(number of sets)"})
+
+
 def parse_param(text: str):
     key, _, value = text.partition("=")
     try:
@@ -233,6 +253,15 @@ def main(argv=None) -> None:
         p.add_argument("--note", default="")
         p.add_argument("--method", default="clusterbert", help="the method that adapted the embeddings")
         import_set(p.parse_args(argv))
+        return
+    if (argv or sys.argv[1:])[:1] == ["join-sets"]:
+        p = argparse.ArgumentParser(prog="python -m bench.adapt join-sets")
+        p.add_argument("cmd")
+        p.add_argument("--corpus", required=True)
+        p.add_argument("--sets", nargs="+", required=True, help="embedding sets of the corpus ('import': its own)")
+        p.add_argument("--name", required=True)
+        a = p.parse_args(argv)
+        print(join_sets(a.corpus, a.sets, a.name).path)
         return
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data", type=Path, nargs="+", required=True)

@@ -292,3 +292,26 @@ def test_two_benchmark_runs_started_in_the_same_second_get_folders_of_their_own(
     monkeypatch.setattr(common, "_RUN_LOG", [], raising=False)
     first, second = common.run_folder("same", ["x"]), common.run_folder("same", ["y"])  # milliseconds apart
     assert first != second and (first / "run.json").exists() and (second / "run.json").exists()
+
+
+def test_joined_sets_weigh_each_set_alike_and_a_missing_set_is_named(so_corpus, tmp_path):
+    import shutil
+
+    from bench.adapt import join_sets
+    from core.corpus import load_corpus
+
+    root = tmp_path / "d"
+    shutil.copytree(so_corpus.folder, root / "so")
+    corpus = load_corpus("so", root)
+    own = np.asarray(corpus.embeddings, np.float32)
+    embedsets.save(corpus, "twice", own * 2, {"method": "test"})  # a set of other scale: made unit first
+    joined = embedsets.load_vectors(load_corpus("so", root), join_sets("so", ["import", "twice"], "both", root).name)
+    assert joined.shape == (len(own), 2 * own.shape[1])
+    np.testing.assert_allclose(np.linalg.norm(joined, axis=1), 1, atol=1e-4)
+    # the cosine of two rows in the joined set is the mean of their cosines in the two sets
+    a, b = own[0] / np.linalg.norm(own[0]), own[1] / np.linalg.norm(own[1])
+    assert float(joined[0] @ joined[1]) == pytest.approx(float(a @ b), abs=1e-4)
+    with pytest.raises(embedsets.EmbeddingSetError, match="no embedding set 'nope'"):
+        join_sets("so", ["import", "nope"], "bad", root)
+    with pytest.raises(ValueError, match="at least two"):
+        join_sets("so", ["import"], "one", root)
