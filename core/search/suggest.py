@@ -96,12 +96,10 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
     return Ranked(rows, top, "suggest", info)
 
 
-METHOD = Method("suggest", "Suggest", "COS until something is excluded; then a logistic model over the "
-                "texts' embeddings and words, against the excluded texts plus a background sample. "
-                "No DAC button: in the simulated annotator a DAC model found less of a topic than Suggest "
-                "(at 1x its size: StackOverflow 0.76 vs 0.90, SearchSnippets 0.73 vs 0.91, AgNews 0.79 vs 0.88), "
-                "and re-ranking Suggest's best 200 by the model's membership did not measurably help (0.89, "
-                "0.90, 0.88 against 0.90, 0.91, 0.88): DAC measured below Suggest alone and no better as "
-                "its feature, so Suggest does not use it (bench/RESULTS.md, issue 31).",
+METHOD = Method("suggest", "Suggest", "Learns from your labels: COS until something is excluded, then a model "
+                "over the texts' meaning and words (your included texts against your excluded ones and a random "
+                "sample of the corpus). There is no DAC button: in simulated annotation DAC found less of a topic, "
+                "measured below Suggest alone and no better as a re-ranking of Suggest's results "
+                "(at 1x a topic's size: StackOverflow 0.76 vs 0.90, SearchSnippets 0.73 vs 0.91, AgNews 0.79 vs 0.88).",
                 1, 0, search, limits={"background": (0, 1_000_000), "alpha": (0.0, 1e6), "c": (1e-9, 1e9),
                         "dac": (0.0, 1e6), "rerank": (1, 100_000)})
