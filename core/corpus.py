@@ -531,9 +531,24 @@ def _embed(spec: ImportSpec, texts: list[str], work: Path, progress: Progress | 
     """Every model's embeddings (chunks checkpointed under ``work``), combined: (matrix, reduction,
     the models' names and dimensions)."""
     work.mkdir(parents=True, exist_ok=True)
-    parts, models_meta = [], []
     if spec.engine not in ("process", "ray"):
         raise ValueError(f"engine must be process or ray, got {spec.engine!r}")
+    try:
+        parts, models_meta = _embed_models(spec, texts, work, progress, model_loader)
+    finally:
+        if spec.engine == "ray":
+            from core.embed_ray import release
+
+            release()  # a local Ray this import started stops before the corpus is written
+    if progress and len(parts) > 1:
+        progress(0, 0, {"stage": "combining the models (PCA)"})
+    emb, red = combine(parts, spec.dim, seed=spec.seed)
+    return emb, red, models_meta
+
+
+def _embed_models(spec: ImportSpec, texts: list[str], work: Path, progress: Progress | None, model_loader: Callable):
+    """Each model's (N, D) float32 embeddings, in the order of ``spec.models``, and their manifest entries."""
+    parts, models_meta = [], []
     for i, model_name in enumerate(spec.models):
         each = (lambda done, total, info, n=len(spec.models): progress(done, total, {**info, "models": n})) if progress else None
         if spec.engine == "ray":  # the actors load the model; nothing is loaded here
@@ -554,10 +569,7 @@ def _embed(spec: ImportSpec, texts: list[str], work: Path, progress: Progress | 
                                   batch_size=spec.batch_size, progress=each, model_index=i)
         parts.append(arr)
         models_meta.append({"name": model_name, "dim": int(arr.shape[1]) if arr.size else model_dim(model)})
-    if progress and len(parts) > 1:
-        progress(0, 0, {"stage": "combining the models (PCA)"})
-    emb, red = combine(parts, spec.dim, seed=spec.seed)
-    return emb, red, models_meta
+    return parts, models_meta
 
 
 def _write_generation(final: Path, frame: pd.DataFrame, manifest: dict,

@@ -46,6 +46,13 @@ def test_the_ray_path_gives_the_in_process_vectors(ray_local, so_input, tmp_path
                       root=tmp_path / "data", model_loader=no_model)
     assert c.n == len(expected) and c.manifest["models"][0]["engine"] == "ray"
     assert cosines(np.asarray(c.embeddings), expected).min() >= 0.9999
+    # the local Ray the import started is stopped once the vectors are in; one the caller started stays
+    assert not ray_local.is_initialized()
+    ray_local.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    again = import_corpus(ImportSpec(input=src, name="r2", engine="ray", chunk_size=256, ray_actors=1),
+                          root=tmp_path / "data", model_loader=no_model)
+    assert ray_local.is_initialized()
+    np.testing.assert_allclose(np.asarray(again.embeddings), np.asarray(c.embeddings), atol=1e-5)
 
 
 def test_a_killed_ray_import_resumes_from_its_chunks(ray_local, so_input, tmp_path):
