@@ -177,10 +177,10 @@ def import_set(a: argparse.Namespace) -> None:
     """Store saved adapted embeddings as an embedding set of an imported corpus (same rows, same order)."""
     from core import embedsets
     from core.corpus import load_corpus
+    from core.embed import l2_normalise
 
     corpus = load_corpus(a.corpus)
-    x = np.load(a.npy).astype(np.float32)
-    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    x = l2_normalise(np.load(a.npy).astype(np.float32))
     s = embedsets.save(corpus, a.name, x, {"method": a.method, "source": str(a.npy), "note": a.note})
     print(s.path)
 
@@ -191,14 +191,14 @@ def join_sets(corpus_name: str, sets: list[str], name: str, root: Path | None = 
     from core import embedsets
     from core.corpus import load_corpus
 
+    from core.embed import combine
+
     if len(sets) < 2:
         raise ValueError("join-sets needs at least two sets (the import's is 'import')")
     corpus = load_corpus(corpus_name, root)
-    parts = []
-    for s in sets:
-        x = np.array(embedsets.load_vectors(corpus, s), dtype=np.float32)
-        parts.append(x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12))
-    joined = np.hstack(parts) / np.float32(np.sqrt(len(parts)))
+    parts = [np.asarray(embedsets.load_vectors(corpus, s), dtype=np.float32) for s in sets]
+    # the import's own ensemble of models, kept at its full width (no PCA)
+    joined, _ = combine(parts, dim=sum(p.shape[1] for p in parts))
     return embedsets.save(corpus, name, joined, {"method": "joined", "source": " + ".join(sets),
                                                  "note": "each set's rows unit, joined, / sqrt(number of sets)"})
 
