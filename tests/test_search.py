@@ -299,6 +299,45 @@ def test_word_matrix_is_kept_on_disk_and_a_bad_copy_is_rebuilt(tmp_path, monkeyp
     assert "rebuilding the word matrix" in caplog.text
 
 
+def test_large_corpus_keeps_word_values_as_float16_with_the_same_scores(tmp_path, monkeypatch):
+    """From ``compact_from`` texts the values are float16 on disk and in memory (half of what Suggest
+    reads at 10M); its rows and scores are those of the float32 matrix to float16's precision, a float32
+    file saved before is rewritten once, and the saved copy is still memory-mapped."""
+    from core.search import lexical
+
+    rng = np.random.default_rng(3)
+    vocab = [f"w{j}" for j in range(400)]
+    texts = [" ".join(rng.choice(vocab, rng.integers(1, 12))) for _ in range(3000)]
+    full = WordIndex(texts).matrix
+    assert full.dtype == np.float32  # a small corpus: unchanged
+    older = tmp_path / "words-v1.npz"
+    lexical._save(older, full)  # as the version before saved it (float32)
+    file = tmp_path / f"words-v{lexical.WORDS_VERSION}.npz"
+    build = lexical.word_matrix
+    monkeypatch.setattr(lexical, "word_matrix", lambda t: (_ for _ in ()).throw(AssertionError("rebuilt")))
+    m = WordIndex(texts, file, compact_from=1000).matrix  # read from the older file, not the texts
+    monkeypatch.setattr(lexical, "word_matrix", build)
+    assert m.dtype == np.float16 and lexical._load(file, len(texts)).dtype == np.float16
+    assert not older.exists(), "rewritten once, the older copy removed"
+    again = WordIndex(texts, file, compact_from=1000).matrix
+    assert again.dtype == np.float16 and _mapped_from_file(again.data)
+    w = rng.normal(size=full.shape[1]).astype(np.float32)
+    expect = full @ w
+    for block in (7, 1000, 1 << 20):  # blocks that do and do not divide the rows
+        got = lexical.dot(again, w, block=block)
+        assert got.dtype == np.float32 and got.shape == (len(texts),)
+        np.testing.assert_allclose(got, expect, rtol=0, atol=2e-3 * np.abs(w).max())
+    pick = np.array([5, 0, 2999, 5, 17])
+    sub = lexical.rows(again, pick)
+    assert sub.dtype == np.float32 and sub.shape == (5, full.shape[1])
+    np.testing.assert_allclose(sub.toarray(), full[pick].toarray(), rtol=1e-3, atol=1e-6)
+    # Suggest's fit over either matrix ranks the same rows first
+    x = rng.normal(size=(len(texts), 16)).astype(np.float32)
+    pos, neg = np.flatnonzero(full[:, 0].toarray().ravel() > 0)[:20], np.arange(2900, 2920)
+    a, b = lexical.fit_scores(x, full, pos, neg), lexical.fit_scores(x, again, pos, neg)
+    assert len(set(np.argsort(-a)[:100]) & set(np.argsort(-b)[:100])) >= 98
+
+
 def test_suggest_finds_a_topic_defined_by_its_words():
     """Embeddings that carry no topic (noise) but words that do: Suggest still finds the topic,
     where a ranker on embeddings alone is at chance."""
