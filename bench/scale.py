@@ -188,7 +188,10 @@ def scatter(c, ctx, inc, exc, space: str = "auto") -> dict:
     projected = time.perf_counter() - t
     labels = np.zeros(c.n, np.int8)
     labels[inc], labels[exc] = 1, -1
-    sc = plots.scatter(xy, labels, c.frame["text"], hover_sample=5000)  # as the page does
+    from core import hover
+
+    sc = plots.scatter(xy, labels, c.frame["text"], hover_sample=5000,  # as the page does
+                       hover=hover.sample(c.data_folder, c.frame["text"], 5000))
     payload = sc.figure.to_json()
     ready = time.perf_counter() - t
     t = time.perf_counter()

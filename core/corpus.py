@@ -460,7 +460,8 @@ def _import_locked(spec: ImportSpec, name: str, root: Path, progress: Progress |
         write_data = write_vectors
     stage("writing the corpus")
     _write_generation(final, frame, manifest,
-                      lambda data: {**write_data(data), "sketch": _build_sketch(data, progress)})
+                      lambda data: {**write_data(data), "sketch": _build_sketch(data, progress),
+                                    "hover": _draw_hover(frame, data)})
     shutil.rmtree(work, ignore_errors=True)
     log.info("corpus %s: %d rows, dim %d, written to %s", name, len(frame), manifest["dim"], final)
     return load_corpus(name, root)
@@ -485,6 +486,14 @@ def _build_indexes(frame: pd.DataFrame, data: Path, progress: Progress | None) -
     return {"indexes": {"keyword": {"engine": "word-postings", "file": textindex.FILE, "folded": textindex.FOLDED,
                                     "words": list(textindex.WORDS), "seconds": round(t1 - t0, 1)},
                         "words": {"seconds": round(time.time() - t1, 1)}}}
+
+
+def _draw_hover(frame: pd.DataFrame, data: Path) -> dict:
+    """The scatter's hover sample (core/hover.py), drawn while the texts are in memory."""
+    from core import hover
+
+    rows, _ = hover.sample(data, frame["text"])
+    return {"file": hover.FILE, "rows": int(len(rows))}
 
 
 def _build_sketch(data: Path, progress: Progress | None) -> dict:

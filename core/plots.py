@@ -332,7 +332,8 @@ def rows_in_shape(r: Raster, vx, vy) -> np.ndarray:
 
 
 def scatter(xy: np.ndarray, labels: np.ndarray, texts=None, hover_sample: int = 5000, seed: int = 0,
-            raster_from: int = RASTER_FROM, axes: tuple[str, str] = ("LD1", "LD2")) -> Scatter:
+            raster_from: int = RASTER_FROM, axes: tuple[str, str] = ("LD1", "LD2"),
+            hover: tuple[np.ndarray, list[str]] | None = None) -> Scatter:
     """WebGL scatter of every row: yellow unlabelled, red excluded, green included; ``axes`` names the
     two directions.
 
@@ -340,7 +341,9 @@ def scatter(xy: np.ndarray, labels: np.ndarray, texts=None, hover_sample: int = 
     carried for labelled rows and a sample of ``hover_sample`` unlabelled rows only. Above
     ``raster_from`` rows the unlabelled ones are a density image made here (a browser cannot draw
     ten million points), the sample and the labelled rows points over it; a lasso or box then
-    selects over every row (:func:`selected_rows` with the selection's shapes).
+    selects over every row (:func:`selected_rows` with the selection's shapes). ``hover`` (rows, their
+    texts; core/hover.py) is a fixed sample to use instead of drawing one: its unlabelled rows carry
+    those texts, and no text of ``texts`` is read for them.
     """
     xy = np.asarray(xy, dtype=np.float32)
     labels = np.asarray(labels)
@@ -348,7 +351,14 @@ def scatter(xy: np.ndarray, labels: np.ndarray, texts=None, hover_sample: int = 
         texts = np.asarray(texts, dtype=object)
     rng = np.random.default_rng(seed)
     unl = np.flatnonzero(labels == 0)
-    sample = np.sort(rng.choice(unl, min(hover_sample, len(unl)), replace=False)) if texts is not None else unl[:0]
+    sample_texts = None
+    if hover is not None:
+        h_rows = np.asarray(hover[0], dtype=np.int64)
+        keep = np.flatnonzero(labels[h_rows] == 0)
+        sample, sample_texts = h_rows[keep], [hover[1][i] for i in keep]
+    else:
+        sample = np.sort(rng.choice(unl, min(hover_sample, len(unl)), replace=False)) if texts is not None \
+            else unl[:0]
     scale = min(1.0, float(np.sqrt(len(xy) / 2_000_000)))  # fewer texts, coarser cells: still visible
     raster = _raster(xy, (max(80, int(GRID[0] * scale)), max(50, int(GRID[1] * scale)))) \
         if len(xy) > raster_from else None
@@ -356,9 +366,11 @@ def scatter(xy: np.ndarray, labels: np.ndarray, texts=None, hover_sample: int = 
     fig = go.Figure()
     trace_rows = []
 
-    def add(rows, name, colour, size, with_text, legend=True):
+    def add(rows, name, colour, size, with_text, legend=True, given=None):
         kw = {}
-        if with_text and texts is not None:
+        if given is not None:
+            kw = {"hovertext": [safe_hover(str(t), max_chars=300) for t in given], "hoverinfo": "text"}
+        elif with_text and texts is not None:
             # take() is positional for a numpy array and a Series alike: only the hovered rows' texts are
             # read (turning a million Arrow strings into a numpy array first took 0.4 s)
             kw = {"hovertext": [safe_hover(str(t), max_chars=300) for t in texts.take(rows)], "hoverinfo": "text"}
@@ -387,7 +399,7 @@ def scatter(xy: np.ndarray, labels: np.ndarray, texts=None, hover_sample: int = 
             fig.update_layout({axis: {"range": [float(edges[0] - pad), float(edges[-1] + pad)]}})
     else:
         add(bulk, "unlabelled", UNLABELLED_COLOUR, 3, False)
-    add(sample, "unlabelled (with text)", UNLABELLED_COLOUR, 3, True, legend=raster is not None)
+    add(sample, "unlabelled (with text)", UNLABELLED_COLOUR, 3, True, legend=raster is not None, given=sample_texts)
     add(np.flatnonzero(labels < 0), "excluded", EXCLUDED_COLOUR, 6, True)
     add(np.flatnonzero(labels > 0), "included", INCLUDED_COLOUR, 6, True)
     # The template is set here and the page draws with theme=None: Streamlit's theming rewrites the

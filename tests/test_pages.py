@@ -9,6 +9,7 @@ import numpy as np
 
 from streamlit.testing.v1 import AppTest
 
+from core import plots
 from core.store import GroupStore
 from tests.conftest import ROOT, shared_file, slice_csv
 from ui.text import unescape
@@ -206,6 +207,16 @@ def test_scatter_page(tweets):
     assert not at.exception
     assert any("All 2,000 texts" in c.value for c in at.caption)
     assert at.button(key="sc_inc").disabled  # nothing selected yet
+    # the unlabelled texts on hover are the import's fixed sample (core/hover.py), read from its file
+    from core import hover
+    from core.corpus import load_corpus
+
+    c = load_corpus("tweets", root=tweets)
+    rows, texts = hover.load(c.data_folder, c.n)
+    traces = {t["name"]: t for t in json.loads(at.get("plotly_chart")[0].proto.spec)["data"]}
+    shown = traces["unlabelled (with text)"]["hovertext"]
+    assert len(shown) == len(set(rows.tolist()) - set(range(60))) == 1940
+    assert shown[0] == plots.safe_hover(texts[int(np.flatnonzero(rows >= 60)[0])], max_chars=300)
 
 
 def test_scatter_page_of_a_large_corpus_shows_a_first_look_then_the_full_scatter(tweets, monkeypatch):

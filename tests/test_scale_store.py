@@ -322,6 +322,10 @@ def test_indexes_built_at_import_are_what_the_server_searches(source, tmp_path):
                       root=tmp_path / "data", model_loader=no_model)
     assert c.keyword_index_file is not None and (c.data_folder / f"words-v{WORDS_VERSION}.npz").exists()
     assert set(c.manifest["indexes"]) == {"keyword", "words"}
+    from core import hover
+
+    assert c.manifest["hover"] == {"file": hover.FILE, "rows": min(c.n, hover.SIZE)}
+    assert hover.load(c.data_folder, c.n) is not None  # the scatter's hover texts, drawn at import
     from core import sketch
 
     rows, meta = sketch.load(c.data_folder, c.n)  # the scatter's sketch, made from the brought vectors

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import embedsets, paths, plots, vectorstore
+from core import embedsets, hover, paths, plots, vectorstore
 from core.corpus import Corpus, load_corpus
 from core.export import group_frame, to_bytes
 from core.embed import pick_device
@@ -124,6 +124,18 @@ def _authors(root: str, name: str, stamp: float) -> list[str]:
 def _author_colours(root: str, name: str, stamp: float) -> dict[str, str]:
     frame = _corpus(root, name, stamp).frame
     return plots.author_colours(frame["author"]) if "author" in frame.columns else {}
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _hover(root: str, name: str, stamp: float, size: int) -> tuple[np.ndarray, list[str]]:
+    c = _corpus(root, name, stamp)
+    return hover.sample(c.data_folder, c.frame["text"], size)
+
+
+def hover_sample(name: str, size: int) -> tuple[np.ndarray, list[str]]:
+    """(rows, texts) of the scatter's fixed hover sample of the corpus (core/hover.py): read from its small
+    file, drawn and saved on a corpus's first scatter where the import did not make it."""
+    return _hover(*_key(name), int(size))
 
 
 def _key(name: str) -> tuple[str, str, float]:

@@ -60,7 +60,8 @@ def figure(corpus_name: str, stamp: str, included: tuple, excluded: tuple, sketc
     labels = np.zeros(len(xy), dtype=np.int8)
     labels[list(included)], labels[list(excluded)] = INCLUDED, EXCLUDED
     return plots.scatter(xy, labels, resources.corpus(corpus_name).frame["text"], hover_sample=hover_sample(),
-                         raster_from=raster_from(), axes=projection.axis_titles(len(excluded)))
+                         raster_from=raster_from(), axes=projection.axis_titles(len(excluded)),
+                         hover=resources.hover_sample(corpus_name, hover_sample()))
 
 
 def preview(corpus_name: str, stamp: str, included: tuple, excluded: tuple, sketched: str
