@@ -328,7 +328,7 @@ def test_large_corpus_keeps_word_values_as_float16_with_the_same_scores(tmp_path
         assert got.dtype == np.float32 and got.shape == (len(texts),)
         np.testing.assert_allclose(got, expect, rtol=0, atol=2e-3 * np.abs(w).max())
     pick = np.array([5, 0, 2999, 5, 17])
-    sub = lexical.rows(again, pick)
+    sub = lexical.take_rows(again, pick)
     assert sub.dtype == np.float32 and sub.shape == (5, full.shape[1])
     np.testing.assert_allclose(sub.toarray(), full[pick].toarray(), rtol=1e-3, atol=1e-6)
     # Suggest's fit over either matrix ranks the same rows first

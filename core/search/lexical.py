@@ -80,7 +80,6 @@ class WordIndex:
                 self._matrix = m
         return self._matrix
 
-
     def _from_older(self) -> sp.csr_matrix | None:
         """The matrix of an older file of the same words beside ``file`` (``words-v1.npz`` for
         ``words-v2.npz``), stored as this version stores it; the older file is removed."""
@@ -103,11 +102,11 @@ class WordIndex:
 
 def compact(m: sp.csr_matrix) -> sp.csr_matrix:
     """The matrix with float16 values (tf-idf of unit rows, in (0, 1]: relative error under 5e-4).
-    scipy keeps such a matrix but computes nothing with it: read it through :func:`rows` and :func:`dot`."""
+    scipy keeps such a matrix but computes nothing with it: read it through :func:`take_rows` and :func:`dot`."""
     return sp.csr_matrix((m.data.astype(np.float16), m.indices, m.indptr), shape=m.shape, copy=False)
 
 
-def rows(words: sp.csr_matrix, r: np.ndarray) -> sp.csr_matrix:
+def take_rows(words: sp.csr_matrix, r: np.ndarray) -> sp.csr_matrix:
     """Rows ``r`` of the matrix, float32."""
     if words.dtype != np.float16:
         return words[r]
@@ -204,9 +203,6 @@ def _save(path: Path, m: sp.csr_matrix) -> None:
         log.warning("could not save the word matrix to %s (%s)", path, exc)
 
 
-_rows = rows  # fit_scores names its labelled rows ``rows``
-
-
 def fit_scores(x: np.ndarray, words: sp.csr_matrix | None, pos: np.ndarray, neg: np.ndarray,
                alpha: float = 0.5, c: float = 1.0, scan=None) -> np.ndarray:
     """Class-balanced, L2-regularised logistic regression of pos vs neg rows over
@@ -217,7 +213,7 @@ def fit_scores(x: np.ndarray, words: sp.csr_matrix | None, pos: np.ndarray, neg:
     rows = np.concatenate([pos, neg])
     y = np.r_[np.ones(len(pos)), np.zeros(len(neg))]
     dense = alpha * np.asarray(x[rows], dtype=np.float32)
-    feats = sp.hstack([sp.csr_matrix(dense), _rows(words, rows)]).tocsr() if words is not None else dense
+    feats = sp.hstack([sp.csr_matrix(dense), take_rows(words, rows)]).tocsr() if words is not None else dense
     # random_state fixed: liblinear shuffles with numpy's global generator otherwise (shared by every
     # user of a server, and a second answer for the same labels)
     from core.search.base import one_thread
