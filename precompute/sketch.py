@@ -1,5 +1,5 @@
 """The scatter's low-dimensional sketch of a corpus's vectors (core/sketch.py), for a corpus imported before
-the import made one, or again with other columns.
+the import made one, or again with other columns; and its hover sample (core/hover.py) where it has none.
 
     python -m precompute.sketch --corpus NAME [--dim 32] [--force]
 
@@ -14,7 +14,7 @@ import argparse
 import logging
 import sys
 
-from core import paths, sketch
+from core import hover, paths, sketch
 from core.corpus import load_corpus
 from precompute._cli import run_main, whole
 
@@ -29,6 +29,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--force", action="store_true", help="make it again even if a fitting one is there")
     a = p.parse_args(argv)
     c = load_corpus(paths.check_name(a.corpus), check=False)
+    if hover.load(c.data_folder, c.n) is None:  # drawn here rather than on the server's first scatter
+        rows, _ = hover.sample(c.data_folder, c.frame["text"])
+        log.info("corpus %s: hover sample of %d texts written to %s", c.name, len(rows), c.data_folder / hover.FILE)
     try:
         have = sketch.load(c.data_folder, c.n)
     except sketch.SketchError as exc:

@@ -86,7 +86,11 @@ def test_the_scatter_draws_from_the_sketch_made_by_the_job_and_warns_when_it_is_
     assert c.manifest["sketch"]["dim"] == sketch.DIM  # made at import
     (c.data_folder / sketch.FILE).unlink()
     (c.data_folder / sketch.META).unlink()  # as a corpus imported before there were sketches
+    from core import hover
+
+    (c.data_folder / hover.FILE).unlink()  # ... and hover samples: the job draws it too
     assert main(["--corpus", "tweets"]) == 0
+    assert hover.load(c.data_folder, c.n) is not None
     made = (c.data_folder / sketch.FILE).stat().st_mtime_ns
     assert main(["--corpus", "tweets"]) == 0  # a fitting sketch is kept
     assert (c.data_folder / sketch.FILE).stat().st_mtime_ns == made
