@@ -9,7 +9,7 @@ once per corpus (at import, or on the first scatter of a corpus imported before)
 ``hover.parquet`` beside the corpus (about 1 MB at 5,000 texts); every scatter reads that file. The same
 rows carry their text at every scatter, whatever is labelled (labelled rows are drawn with their own texts).
 
-A file that does not fit the corpus (rows, size, unreadable) is made again; one that cannot be written
+A file that does not fit the corpus (not the rows drawn for it, unreadable) is made again; one that cannot be written
 (a read-only data root) leaves the sample in memory only.
 """
 
@@ -35,38 +35,34 @@ def draw(n: int, size: int = SIZE, seed: int = SEED) -> np.ndarray:
 
 
 def load(data: Path, n: int, size: int = SIZE) -> tuple[np.ndarray, list[str]] | None:
-    """(rows, texts) of the saved sample of a corpus of ``n`` rows, or None where there is none that fits."""
-    import pyarrow.parquet as pq
+    """(rows, texts) of the saved sample of a corpus of ``n`` rows, or None where there is none that fits: the
+    file's rows must be :func:`draw`'s for this corpus (another corpus's, or another size's, are not)."""
+    import pandas as pd
 
     f = Path(data) / FILE
     if not f.exists():
         return None
     try:
-        table = pq.read_table(f)
-        meta = table.schema.metadata or {}
-        rows = table.column("row").to_numpy().astype(np.int64)
-        texts = table.column("text").to_pylist()
+        frame = pd.read_parquet(f, columns=["row", "text"])
+        rows = frame["row"].to_numpy(dtype=np.int64)
+        texts = frame["text"].tolist()
     except Exception as exc:  # unreadable or of another shape: made again
         log.warning("%s is unreadable (%s); drawing the hover sample again", f, exc)
         return None
-    if int(meta.get(b"corpus_rows", b"-1")) != n or len(rows) != min(n, size) or \
-            (len(rows) and (rows.min() < 0 or rows.max() >= n)) or any(t is None for t in texts):
-        log.warning("%s is not this corpus's hover sample (%d rows of %d); drawing it again", f, len(rows), n)
+    if not np.array_equal(rows, draw(n, size)) or any(not isinstance(t, str) for t in texts):
+        log.warning("%s is not this corpus's hover sample (%d rows, the corpus %d); drawing it again",
+                    f, len(rows), n)
         return None
     return rows, texts
 
 
-def save(data: Path, n: int, rows: np.ndarray, texts: list[str]) -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+def save(data: Path, rows: np.ndarray, texts: list[str]) -> None:
+    import pandas as pd
 
-    from core.atomic import atomic_path
+    from core.atomic import save_parquet
 
-    table = pa.table({"row": pa.array(rows, pa.int64()), "text": pa.array(texts, pa.string())},
-                     metadata={b"corpus_rows": str(n).encode()})
     try:
-        with atomic_path(Path(data) / FILE) as tmp:
-            pq.write_table(table, tmp)
+        save_parquet(Path(data) / FILE, pd.DataFrame({"row": rows, "text": pd.Series(texts, dtype=object)}))
     except OSError as exc:  # a read-only data root: kept in memory only
         log.warning("could not save the hover sample to %s (%s)", Path(data) / FILE, exc)
 
@@ -82,5 +78,5 @@ def sample(data: Path | None, texts, size: int = SIZE) -> tuple[np.ndarray, list
     taken = texts.take(rows) if hasattr(texts, "take") else [texts[i] for i in rows]
     out = [str(t) for t in taken]
     if data is not None:
-        save(data, n, rows, out)
+        save(data, rows, out)
     return rows, out

@@ -349,9 +349,14 @@ def scatter(xy: np.ndarray, labels: np.ndarray, texts=None, hover_sample: int = 
     labels = np.asarray(labels)
     if texts is not None and not hasattr(texts, "take"):
         texts = np.asarray(texts, dtype=object)
+
+    def text_of(rows):
+        # take() is positional for a numpy array and a Series alike: only the hovered rows' texts are
+        # read (turning a million Arrow strings into a numpy array first took 0.4 s)
+        return None if texts is None else texts.take(rows)
+
     rng = np.random.default_rng(seed)
     unl = np.flatnonzero(labels == 0)
-    sample_texts = None
     if hover is not None:
         h_rows = np.asarray(hover[0], dtype=np.int64)
         keep = np.flatnonzero(labels[h_rows] == 0)
@@ -359,6 +364,7 @@ def scatter(xy: np.ndarray, labels: np.ndarray, texts=None, hover_sample: int = 
     else:
         sample = np.sort(rng.choice(unl, min(hover_sample, len(unl)), replace=False)) if texts is not None \
             else unl[:0]
+        sample_texts = text_of(sample)
     scale = min(1.0, float(np.sqrt(len(xy) / 2_000_000)))  # fewer texts, coarser cells: still visible
     raster = _raster(xy, (max(80, int(GRID[0] * scale)), max(50, int(GRID[1] * scale)))) \
         if len(xy) > raster_from else None
@@ -366,16 +372,9 @@ def scatter(xy: np.ndarray, labels: np.ndarray, texts=None, hover_sample: int = 
     fig = go.Figure()
     trace_rows = []
 
-    def add(rows, name, colour, size, with_text, legend=True, given=None):
-        kw = {}
-        if given is not None:
-            kw = {"hovertext": [safe_hover(str(t), max_chars=300) for t in given], "hoverinfo": "text"}
-        elif with_text and texts is not None:
-            # take() is positional for a numpy array and a Series alike: only the hovered rows' texts are
-            # read (turning a million Arrow strings into a numpy array first took 0.4 s)
-            kw = {"hovertext": [safe_hover(str(t), max_chars=300) for t in texts.take(rows)], "hoverinfo": "text"}
-        else:
-            kw = {"hoverinfo": "skip"}
+    def add(rows, name, colour, size, hover_texts, legend=True):
+        kw = {"hoverinfo": "skip"} if hover_texts is None else \
+            {"hovertext": [safe_hover(str(t), max_chars=300) for t in hover_texts], "hoverinfo": "text"}
         fig.add_trace(go.Scattergl(x=xy[rows, 0], y=xy[rows, 1], mode="markers", name=name,
                                    marker={"color": colour, "size": size, "opacity": 0.85 if size > 3 else 0.5},
                                    showlegend=legend, **kw))
@@ -398,10 +397,11 @@ def scatter(xy: np.ndarray, labels: np.ndarray, texts=None, hover_sample: int = 
             pad = 0.04 * (edges[-1] - edges[0])
             fig.update_layout({axis: {"range": [float(edges[0] - pad), float(edges[-1] + pad)]}})
     else:
-        add(bulk, "unlabelled", UNLABELLED_COLOUR, 3, False)
-    add(sample, "unlabelled (with text)", UNLABELLED_COLOUR, 3, True, legend=raster is not None, given=sample_texts)
-    add(np.flatnonzero(labels < 0), "excluded", EXCLUDED_COLOUR, 6, True)
-    add(np.flatnonzero(labels > 0), "included", INCLUDED_COLOUR, 6, True)
+        add(bulk, "unlabelled", UNLABELLED_COLOUR, 3, None)
+    add(sample, "unlabelled (with text)", UNLABELLED_COLOUR, 3, sample_texts, legend=raster is not None)
+    excluded, included = np.flatnonzero(labels < 0), np.flatnonzero(labels > 0)
+    add(excluded, "excluded", EXCLUDED_COLOUR, 6, text_of(excluded))
+    add(included, "included", INCLUDED_COLOUR, 6, text_of(included))
     # The template is set here and the page draws with theme=None: Streamlit's theming rewrites the
     # whole figure JSON in the browser, which cost about 1 s of the 300k scatter's draw time.
     fig.update_layout(dragmode="lasso", xaxis_title=axes[0], yaxis_title=axes[1], margin={"t": 30},

@@ -29,9 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--force", action="store_true", help="make it again even if a fitting one is there")
     a = p.parse_args(argv)
     c = load_corpus(paths.check_name(a.corpus), check=False)
-    if hover.load(c.data_folder, c.n) is None:  # drawn here rather than on the server's first scatter
-        rows, _ = hover.sample(c.data_folder, c.frame["text"])
-        log.info("corpus %s: hover sample of %d texts written to %s", c.name, len(rows), c.data_folder / hover.FILE)
+    rows, _ = hover.sample(c.data_folder, c.frame["text"])  # drawn here (where missing), not on a first scatter
+    log.info("corpus %s: hover sample of %d texts in %s", c.name, len(rows), c.data_folder / hover.FILE)
     try:
         have = sketch.load(c.data_folder, c.n)
     except sketch.SketchError as exc:
