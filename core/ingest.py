@@ -226,7 +226,8 @@ def _drop_duplicates(ids: pd.Series, keep: pd.Series, source: str, id_col: str |
         first = list(dict.fromkeys(ids[dup]))[:5]
         raise InputError(f"{source}: column {id_col!r} has {int(dup.sum())} duplicate ids, e.g. "
                          + ", ".join(repr(i) for i in first)
-                         + f" (rows {_rows(ids.index[dup])}); use --dedupe first to keep the first of each")
+                         + f" (rows {_rows(ids.index[dup])}); to keep the first of each, import with `--dedupe first` "
+                         "(on the home page: Duplicate ids = first)")
     report.duplicates_dropped = int(dup.sum())
     report.notes.append(f"dropped {report.duplicates_dropped} rows with duplicate ids")
     return keep & ~dup

@@ -44,6 +44,7 @@ def test_duplicate_ids_listed_or_deduped(tmp_path):
         load(p)
     msg = str(e.value)
     assert "duplicate ids" in msg and "'1'" in msg and "'2'" in msg and "rows 3, 5" in msg
+    assert "--dedupe first" in msg and "Duplicate ids = first" in msg  # the way out, in the CLI and the app
     frame, report = load(p, options=Options(dedupe="first"))
     assert frame["text"].tolist() == ["a", "b", "d"] and report.duplicates_dropped == 2
 
