@@ -84,8 +84,16 @@ def main(argv=None) -> None:
         s_inc = rng.choice(np.flatnonzero(slabels == slabels[0]), 200, replace=False)
         s_exc = rng.choice(np.flatnonzero(slabels != slabels[0]), 100, replace=False)
         r = REGISTRY["suggest"].search(sctx, s_inc, s_exc, 10)
-        ms = median_ms(lambda: REGISTRY["suggest"].search(sctx, s_inc, s_exc, 10), a.repeat)
-        emit(op="auto", chosen=r.info["chosen"], median_ms=round(ms, 2), n=n, dim=384, device="cpu")
+        # with its defaults, and without the re-ranking by labelled neighbours (near=0) beside it,
+        # alternating round by round so both see the same machine
+        runs = {"auto": [], "auto_near_off": []}
+        for _ in range(a.repeat):
+            for op, kw in (("auto", {}), ("auto_near_off", {"near": 0.0})):
+                t = time.perf_counter()
+                REGISTRY["suggest"].search(sctx, s_inc, s_exc, 10, **kw)
+                runs[op].append((time.perf_counter() - t) * 1000)
+        for op, ms in runs.items():
+            emit(op=op, chosen=r.info["chosen"], median_ms=round(float(np.median(ms)), 2), n=n, dim=384, device="cpu")
 
 
 if __name__ == "__main__":

@@ -355,6 +355,60 @@ def test_suggest_finds_a_topic_defined_by_its_words():
     assert (r_lda.rows < members).mean() < 0.5
 
 
+def test_suggest_finds_a_topic_of_two_far_apart_parts_by_its_labelled_neighbours():
+    """A topic in two opposite places of the embedding space (a linear model sees one direction only, so
+    it ranks the whole background as high as the members): re-ranking Suggest's best texts by how much
+    nearer they lie to the included texts than to the excluded ones (``near``, on by default) finds the
+    topic where the linear model alone mostly does not."""
+    from core.search import suggest
+
+    rng = np.random.default_rng(7)
+    dim = 16
+    e = np.eye(dim)
+    bg = rng.normal(size=(1400, dim))
+    bg[:, :2] = 0
+    x = np.vstack([e[0] + 0.35 * rng.normal(size=(100, dim)), -e[0] + 0.35 * rng.normal(size=(100, dim)),
+                   e[1] + 0.35 * rng.normal(size=(200, dim)), bg]).astype(np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    filler = [f"w{j}" for j in range(300)]
+    texts = [" ".join(rng.choice(filler, 6)) for _ in range(len(x))]  # words that say nothing
+    c = SearchContext(VectorIndex(x), KeywordIndex(texts), None, word_index=WordIndex(texts))
+    inc = np.r_[np.arange(10), np.arange(100, 110)]  # both parts of the topic (rows 0-199)
+    exc = np.r_[np.arange(200, 210), np.arange(400, 410)]
+    plain = suggest.search(c, inc, exc, 50, near=0.0)
+    found = suggest.search(c, inc, exc, 50)
+    assert found.info["near"] == suggest.METHOD.defaults["near"] > 0 and "near" not in plain.info
+    assert (plain.rows < 200).mean() < 0.25
+    assert (found.rows < 200).mean() >= (plain.rows < 200).mean() + 0.3
+    # it re-orders the linear model's best `pool` texts: nothing from outside them, none labelled
+    pool = suggest.search(c, inc, exc, suggest.METHOD.defaults["pool"], near=0.0)
+    assert set(found.rows) <= set(pool.rows) and not set(found.rows) & set(np.r_[inc, exc])
+    vote = suggest.near_vote(x, pool.rows, inc, exc, suggest.METHOD.defaults["neighbours"])
+    assert vote[np.isin(pool.rows, found.rows)].mean() > vote[~np.isin(pool.rows, found.rows)].mean()
+    # fewer included texts than `neighbours` (a small topic's first pages): no vote yet, the linear order
+    few = suggest.search(c, inc[:5], exc, 50)
+    assert "near" not in few.info
+    np.testing.assert_array_equal(few.rows, suggest.search(c, inc[:5], exc, 50, near=0.0).rows)
+    # and the whole ranking (k=None) stays the linear model's
+    np.testing.assert_array_equal(suggest.search(c, inc, exc, None).rows, suggest.search(c, inc, exc, None, near=0.0).rows)
+
+
+def test_near_vote_is_the_nearest_labelled_texts_mean_cosine_whatever_the_block(monkeypatch):
+    """The vote against a brute-force reference: mean cosine to the m nearest included minus to the m
+    nearest excluded; read in blocks of labelled texts (so 100,000 labels never make one big matrix) it
+    is the same, and fewer labels than m on a side take them all."""
+    from core.search import suggest
+
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(3000, 12)).astype(np.float32) * rng.uniform(0.5, 2, size=(3000, 1)).astype(np.float32)
+    rows, inc, exc = np.arange(40), rng.choice(np.arange(40, 3000), 700, replace=False), np.array([41, 42, 43])
+    u = x / np.linalg.norm(x, axis=1, keepdims=True)
+    ref = (np.sort(u[rows] @ u[inc].T, axis=1)[:, -10:].mean(1) - (u[rows] @ u[exc].T).mean(1))
+    np.testing.assert_allclose(suggest.near_vote(x, rows, inc, exc, 10), ref, atol=1e-5)
+    monkeypatch.setattr(suggest, "NEAR_BLOCK", 97)  # blocks that do not divide the labels
+    np.testing.assert_allclose(suggest.near_vote(x, rows, inc, exc, 10), ref, atol=1e-5)
+
+
 # --- keyword -------------------------------------------------------------------------------
 def keyword_index(texts, engine: str, folder) -> KeywordIndex:
     """The in-memory engine, or a large corpus's on-disk index (core/search/textindex.py): word postings and

@@ -6,7 +6,11 @@ texts against the excluded ones plus a random sample of unlabelled texts taken a
 topic is usually a small part of a corpus, so a random text is almost always off-topic; the
 background shows the model the whole corpus early on, when few texts are excluded). Without the
 corpus's words (a context with no word index) the words are left out and it is LDA against the
-same negatives. Measured in bench/annotator.py (bench/RESULTS.md).
+same negatives. Then the model's best ``pool`` texts are re-ordered by its score plus ``near`` times
+how much nearer each lies to its ``neighbours`` nearest included texts than to its nearest excluded
+ones (:func:`near_vote`; both standardised over the pool): a local look where the linear model sees
+one direction. Measured in bench/annotator.py (bench/RESULTS.md, "Suggest looks at the labelled
+neighbours").
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from core.search.lexical import fit_scores
 from core.search.linear import fit_device, rank_by_direction, to_torch
 
 BACKGROUND = 300
+NEAR_BLOCK = 16_384  # labelled texts per block in near_vote
 
 
 def background_sample(n: int, labelled: np.ndarray, size: int, seed: int) -> np.ndarray:
@@ -59,11 +64,34 @@ def dac_rerank(ctx: SearchContext, inc: np.ndarray, exc: np.ndarray, rows: np.nd
     return rows[order], combined[order].astype(np.float32)
 
 
+def near_vote(x: np.ndarray, rows: np.ndarray, inc: np.ndarray, exc: np.ndarray, m: int) -> np.ndarray:
+    """For each of ``rows``: the mean cosine to its ``m`` nearest included texts minus the mean cosine to
+    its ``m`` nearest excluded ones (how much closer it lies to what you kept than to what you threw
+    out, locally, where a linear model sees one direction)."""
+    from core.embed import l2_normalise
+
+    q = l2_normalise(np.asarray(x[rows], np.float32))
+
+    def nearest(lab: np.ndarray) -> np.ndarray:
+        best = np.zeros((len(q), 0), np.float32)
+        # a block of labelled texts at a time: 100,000 labels never make a (pool x labels) matrix at once
+        for s in range(0, len(lab), NEAR_BLOCK):
+            sims = np.concatenate([best, q @ l2_normalise(np.asarray(x[lab[s:s + NEAR_BLOCK]], np.float32)).T], 1)
+            j = min(m, sims.shape[1])
+            best = np.partition(sims, sims.shape[1] - j, axis=1)[:, -j:]
+        return best.mean(1)
+
+    return nearest(inc) - nearest(exc)
+
+
 def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: int | None = 10,
            *, background: int = BACKGROUND, words: bool = True, alpha: float = 0.5, c: float = 1.0,
-           dac: float = 0.0, rerank: int = 200) -> Ranked:
+           dac: float = 0.0, rerank: int = 200, near: float = 1.0, pool: int = 300,
+           neighbours: int = 10) -> Ranked:
     """``alpha`` weighs the embedding against the words, ``c`` is the inverse regularisation of the
     logistic model, ``background`` the number of sampled unlabelled texts taken as negatives.
+    ``near`` > 0 (and ``k`` given): the best ``pool`` texts are re-ordered by :func:`near_vote` over the
+    ``neighbours`` nearest labelled texts of each side, with that weight (0: the linear model's order).
     ``dac`` > 0 (with a DAC model in the context): Suggest's best ``rerank`` texts are re-ordered by
     :func:`dac_rerank` with that weight (measured in bench/RESULTS.md, issue 31: off by default)."""
     inc, exc = as_rows(included), as_rows(excluded)
@@ -77,7 +105,10 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
     info = {"background": int(len(neg) - len(exc))}
     x = ctx.vectors
     rerank_with_dac = dac > 0 and ctx.dac is not None and k is not None
+    # a side with fewer labelled texts than `neighbours` gives a vote of noise (small topics' first steps)
+    rerank_near = near > 0 and k is not None and min(len(inc), len(exc)) >= int(neighbours)
     head = max(int(k), int(rerank)) if rerank_with_dac else k
+    head = max(int(head), int(pool)) if rerank_near else head
     if words and ctx.word_index is not None:
         scores = fit_scores(x, ctx.word_index.matrix, inc, neg, alpha=float(alpha), c=float(c), scan=ctx.index.scores)
         rows, top = top_unlabelled(scores, labelled, head)
@@ -90,6 +121,14 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
         r = rank_by_direction(ctx, w, inc, exc, head, "suggest")
         rows, top = r.rows, r.scores
         info["chosen"] = "lda"
+    if rerank_near and len(rows):
+        with one_thread():
+            vote = near_vote(x, rows, inc, exc, int(neighbours))
+        combined = _standard(top) + float(near) * _standard(vote)
+        order = np.argsort(-combined, kind="stable")
+        keep = max(int(k), int(rerank)) if rerank_with_dac else int(k)
+        rows, top = rows[order][:keep], combined[order][:keep].astype(np.float32)
+        info.update(near=float(near))
     if rerank_with_dac and len(rows):
         rows, top = dac_rerank(ctx, inc, exc, rows, top, float(dac), int(k))
         info.update(chosen=info["chosen"] + ", DAC re-rank", dac=float(dac))
@@ -98,8 +137,10 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
 
 METHOD = Method("suggest", "Suggest", "Learns from your labels: COS until something is excluded, then a model "
                 "over the texts' meaning and words (your included texts against your excluded ones and a random "
-                "sample of the corpus). There is no DAC button: in simulated annotation DAC found less of a topic, "
+                "sample of the corpus), its best texts put in order by how much nearer they lie to texts you "
+                "included than to texts you excluded. There is no DAC button: in simulated annotation DAC found less of a topic, "
                 "measured below Suggest alone and no better as a re-ranking of Suggest's results "
                 "(at 1x a topic's size: StackOverflow 0.76 vs 0.90, SearchSnippets 0.73 vs 0.91, AgNews 0.79 vs 0.88).",
                 1, 0, search, limits={"background": (0, 1_000_000), "alpha": (0.0, 1e6), "c": (1e-9, 1e9),
-                        "dac": (0.0, 1e6), "rerank": (1, 100_000)})
+                        "dac": (0.0, 1e6), "rerank": (1, 100_000),
+                        "near": (0.0, 1e6), "pool": (1, 100_000), "neighbours": (1, 1000)})
