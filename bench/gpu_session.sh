@@ -3,7 +3,10 @@
 # encoder adaptation (issue 32, RUNS below) on the labelled benchmarks for what is left of BUDGET seconds.
 # Left for a next lease (bench/RESULTS.md, "A fourth lease"): issue 31's DAC protocol at GPU size, faiss-gpu
 # (its wheel and CUDA 12 libraries are over one call's carry), the searches at 10M after `device_rows`, the
-# adapting methods' missing e5 seeds. The 2026-11-26 lease at 15:26 ran, in two calls on the warm H200, carrying
+# adapting methods' missing e5 seeds, and Suggest (now with its neighbours' vote, bench/RESULTS.md "Suggest looks at
+# the labelled neighbours") on ClusterBERT's sets again: their vectors were not kept, so train them with
+# SCCL_ARGS="--save-embeddings $OUT/emb" and store them here with `python -m bench.adapt import-set` (and
+# `join-sets`). The 2026-11-26 lease at 15:26 ran, in two calls on the warm H200, carrying
 # .gpu_e5x (e5 packed for 5,000 Czech tweets + the four benchmarks, their CSVs, and site_box.tar.xz: the app's
 # packages the box lacks, unpacked from their wheels, streamlit's browser files left out):
 #   STEPS="app adapt" ADAPT_MODEL=multilingual-e5-small BUDGET=545 ADAPT_THREADS=1 APP_LIMIT=150
