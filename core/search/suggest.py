@@ -107,8 +107,8 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
     rerank_with_dac = dac > 0 and ctx.dac is not None and k is not None
     # a side with fewer labelled texts than `neighbours` gives a vote of noise (small topics' first steps)
     rerank_near = near > 0 and k is not None and min(len(inc), len(exc)) >= int(neighbours)
-    head = max(int(k), int(rerank)) if rerank_with_dac else k
-    head = max(int(head), int(pool)) if rerank_near else head
+    want = max(int(k), int(rerank)) if rerank_with_dac else k  # what goes on (to DAC's re-rank, or out)
+    head = max(int(want), int(pool)) if rerank_near else want
     if words and ctx.word_index is not None:
         scores = fit_scores(x, ctx.word_index.matrix, inc, neg, alpha=float(alpha), c=float(c), scan=ctx.index.scores)
         rows, top = top_unlabelled(scores, labelled, head)
@@ -125,9 +125,8 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
         with one_thread():
             vote = near_vote(x, rows, inc, exc, int(neighbours))
         combined = _standard(top) + float(near) * _standard(vote)
-        order = np.argsort(-combined, kind="stable")
-        keep = max(int(k), int(rerank)) if rerank_with_dac else int(k)
-        rows, top = rows[order][:keep], combined[order][:keep].astype(np.float32)
+        order = np.argsort(-combined, kind="stable")[:want]
+        rows, top = rows[order], combined[order].astype(np.float32)
         info.update(near=float(near))
     if rerank_with_dac and len(rows):
         rows, top = dac_rerank(ctx, inc, exc, rows, top, float(dac), int(k))
