@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # One call on a borrowed GPU box (the device tool, 15 minutes a session): issue 30's GPU figures, then
 # encoder adaptation (issue 32, RUNS below) on the labelled benchmarks for what is left of BUDGET seconds.
-# Left for a next lease (bench/RESULTS.md, "A fourth lease"): issue 31's DAC protocol at GPU size, faiss-gpu
-# (its wheel and CUDA 12 libraries are over one call's carry), the searches at 10M after `device_rows`, the
-# adapting methods' missing e5 seeds, and Suggest (now with its neighbours' vote, bench/RESULTS.md "Suggest looks at
-# the labelled neighbours") on ClusterBERT's sets again: their vectors were not kept, so train them with
-# SCCL_ARGS="--save-embeddings $OUT/emb" and store them here with `python -m bench.adapt import-set` (and
+# Left for a next lease (bench/RESULTS.md, "A fifth lease"): issue 31's DAC protocol at GPU size, faiss-gpu
+# (its wheel and CUDA 12 libraries are over one call's carry), MiniLM's texts/s on an H100, why LDA/NN2 at 10M took
+# ~10 ms more on the H100 than on the H200 (time the fit, the gather and the scan apart), `device_rows` without its
+# host copy of each block, DEC-CRL on e5 for StackOverflow and Biomedical, and SCCL's e5 Biomedical seeds 1-2.
+# Adapted sets come back with SCCL_ARGS="--save-embeddings /tmp/emb" and KEEP_EMB (below); store them here with
+# `python -m bench.adapt import-set` (and
 # `join-sets`). The 2026-11-26 lease at 15:26 ran, in two calls on the warm H200, carrying
 # .gpu_e5x (e5 packed for 5,000 Czech tweets + the four benchmarks, their CSVs, and site_box.tar.xz: the app's
 # packages the box lacks, unpacked from their wheels, streamlit's browser files left out):
