@@ -13,13 +13,14 @@
 #   STEPS="app adapt" ADAPT_MODEL=multilingual-e5-small BUDGET=545 ADAPT_THREADS=1 APP_LIMIT=150
 #     SCCL_ARGS="--save-embeddings /tmp/emb" RUNS="stackoverflow:clusterbert:0 ... searchsnippets:dec_crl:0"
 #   STEPS=adapt ADAPT_MODEL=multilingual-e5-small BUDGET=300 ADAPT_THREADS=2 RUNS="stackoverflow:clusterbert:1 ..."
-# The 2026-11-27 lease (02:3x UTC) ran one call, asking for the H100 (issue 30's targets name it), carrying .gpu_e5x
+# The 2026-11-27 lease (02:32 UTC) ran two calls on one warm machine, asking for the H100 (issue 30's targets name it), carrying .gpu_e5x
 # (`pack-e5 --texts` over tweets20k + the four benchmarks, their CSVs; no site_box) and .whl (faiss-cpu 1.15.1, abi3):
 #   STEPS="embed search adapt" BUDGET=555 ADAPT_MODEL=multilingual-e5-small ADAPT_THREADS=2
 #     EMBED_ARGS="--precision fp32 bf16 --batch-size 1024 --workers 0 8 --import-chunks 16384"
 #     SCCL_ARGS="--save-embeddings /tmp/emb" KEEP_EMB="stackoverflow-clusterbert-*-s0.npy agnews8000-clusterbert-*-s0.npy"
 #     RUNS="stackoverflow:clusterbert:0 agnews8000:clusterbert:0 searchsnippets:clusterbert:1 searchsnippets:clusterbert:2
 #       biomedical:clusterbert:2"
+#   STEPS=adapt BUDGET=275 (same model and threads) RUNS="agnews8000:sccl:1 agnews8000:sccl:2 ... stackoverflow:sccl:2"
 # The lease at 10:11 ran, in four calls on the warm H200:
 #   STEPS=embed EMBED_ARGS="--precision fp32 bf16 --batch-size 256 1024 --workers 0 4 8 --import-chunks 16384"  (carry .gpu_e5)
 #   STEPS=adapt BUDGET=480 ADAPT_THREADS=1 RUNS="stackoverflow:dec_mlm:2 ... biomedical:clusterbert:2"     (carry .gpu)
