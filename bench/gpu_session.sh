@@ -6,8 +6,8 @@
 # ~10 ms more on the H100 than on the H200 (time the fit, the gather and the scan apart), `device_rows` without its
 # host copy of each block, DEC-CRL on e5 for StackOverflow and Biomedical, and SCCL's e5 Biomedical seeds 1-2.
 # Adapted sets come back with SCCL_ARGS="--save-embeddings /tmp/emb" and KEEP_EMB (below); store them here with
-# `python -m bench.adapt import-set` (and
-# `join-sets`). The 2026-11-26 lease at 15:26 ran, in two calls on the warm H200, carrying
+# `python -m bench.adapt import-set` (and `join-sets`).
+# The 2026-11-26 lease at 15:26 ran, in two calls on the warm H200, carrying
 # .gpu_e5x (e5 packed for 5,000 Czech tweets + the four benchmarks, their CSVs, and site_box.tar.xz: the app's
 # packages the box lacks, unpacked from their wheels, streamlit's browser files left out):
 #   STEPS="app adapt" ADAPT_MODEL=multilingual-e5-small BUDGET=545 ADAPT_THREADS=1 APP_LIMIT=150

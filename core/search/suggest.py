@@ -48,6 +48,15 @@ def _standard(v: np.ndarray) -> np.ndarray:
     return (v - v.mean()) / (v.std() + 1e-9)
 
 
+def _blend(rows: np.ndarray, scores: np.ndarray, other: np.ndarray, weight: float, k: int
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """``rows`` re-ordered by their standardised ``scores`` plus ``weight`` times the standardised
+    ``other`` (both over these rows): the best ``k`` and their combined scores."""
+    combined = _standard(scores) + weight * _standard(other)
+    order = np.argsort(-combined, kind="stable")[:k]
+    return rows[order], combined[order].astype(np.float32)
+
+
 def dac_rerank(ctx: SearchContext, inc: np.ndarray, exc: np.ndarray, rows: np.ndarray, scores: np.ndarray,
                weight: float, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Suggest's best ``rows`` (with their ``scores``) re-ordered by their score plus ``weight`` times
@@ -59,9 +68,7 @@ def dac_rerank(ctx: SearchContext, inc: np.ndarray, exc: np.ndarray, rows: np.nd
     cand, p = members(ctx.dac.model, ctx.vectors, inc, non_members=exc, candidates=rows, seed=ctx.seed + len(inc) + len(exc))
     prob = dict(zip(cand.tolist(), p.tolist()))
     pr = np.clip(np.array([prob[r] for r in rows.tolist()]), 1e-6, 1 - 1e-6)
-    combined = _standard(scores) + weight * _standard(np.log(pr / (1 - pr)))
-    order = np.argsort(-combined, kind="stable")[:k]
-    return rows[order], combined[order].astype(np.float32)
+    return _blend(rows, scores, np.log(pr / (1 - pr)), weight, k)
 
 
 def near_vote(x: np.ndarray, rows: np.ndarray, inc: np.ndarray, exc: np.ndarray, m: int) -> np.ndarray:
@@ -124,9 +131,7 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
     if rerank_near and len(rows):
         with one_thread():
             vote = near_vote(x, rows, inc, exc, int(neighbours))
-        combined = _standard(top) + float(near) * _standard(vote)
-        order = np.argsort(-combined, kind="stable")[:want]
-        rows, top = rows[order], combined[order].astype(np.float32)
+        rows, top = _blend(rows, top, vote, float(near), want)
         info.update(near=float(near))
     if rerank_with_dac and len(rows):
         rows, top = dac_rerank(ctx, inc, exc, rows, top, float(dac), int(k))
