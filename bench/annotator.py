@@ -73,6 +73,9 @@ def main(argv=None) -> None:
     p.add_argument("--shrink-seed", type=int, default=0)
     p.add_argument("--embedding-set", default="import",
                    help="the corpus's embedding set to search (an adapted one, core/embedsets.py)")
+    p.add_argument("--context-seed", type=int, default=0,
+                   help="the search context's seed (Suggest's background sample; 0 as the app): other values "
+                        "show how much a figure moves with the protocol's one random choice")
     p.add_argument("--dac-model", help="for the dac method: a model trained for the corpus (its name under "
                                        "data/NAME/dac/, or a .pt file)")
     a = p.parse_args(argv)
@@ -97,7 +100,7 @@ def main(argv=None) -> None:
                                                                                         corpus.folder.parent)
         dac_model = dac_train.load(path)
     ctx = SearchContext(VectorIndex(corpus.embeddings), KeywordIndex(texts), corpus.frame, word_index=WordIndex(texts),
-                        dac=dac_model)
+                        dac=dac_model, seed=a.context_seed)
     labels = corpus.frame[a.label_column].astype(str).to_numpy()
     classes = a.classes or sorted(set(labels) - {""})  # an empty label: background, not a topic
     queries = class_queries(corpus, a.label_column, classes, a.seed_query)
@@ -123,7 +126,8 @@ def main(argv=None) -> None:
                 sub_texts = [texts[i] for i in keep]
                 sub_ctx = SearchContext(VectorIndex(np.asarray(corpus.embeddings)[keep]), KeywordIndex(sub_texts),
                                         corpus.frame.iloc[keep].reset_index(drop=True),
-                                        word_index=WordIndex(sub_texts), dac=dac_model)
+                                        word_index=WordIndex(sub_texts), dac=dac_model,
+                                        seed=a.context_seed)
                 members = np.flatnonzero(labels[keep] == cls)
             for method in methods:
                 r = simulate(sub_ctx, members, method, queries[cls], a.budget, a.seed_hits, cls, params,
