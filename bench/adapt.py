@@ -156,7 +156,7 @@ def _adapt(a, method, model, texts, y, k, seed, device, base, score, common) -> 
                                  model=model if model == "multilingual-e5-small" else resolve_model(model), **params,
                                  progress=lambda s, t, info: emit(kind="epoch", **common, method=method, seed=seed,
                                                                   **info))
-    except ValueError as exc:  # e.g. a method that this encoder cannot run (DEC-MLM on e5: no MLM head)
+    except ValueError as exc:  # e.g. a method that this encoder cannot run (a model without a <mask> token for DEC-MLM)
         emit(kind="skipped", **common, method=method, seed=seed, reason=str(exc))
         return
     seconds = time.perf_counter() - t0

@@ -141,6 +141,7 @@ class E5Tokenizer:
         tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always")
         self._tok = tok
         self.bos, self.eos, self.pad = f.bos, f.eos, f.pad
+        self.mask = f.pieces.index("<mask>") if "<mask>" in f.pieces else None  # XLM-R's, for a masked-LM loss
         self.max_len = min(f.max_pos, max_len) if max_len else f.max_pos
 
     def normalise(self, text: str) -> str:

@@ -145,6 +145,34 @@ def quiet_loading():
         hf_logging.set_verbosity(level)
 
 
+class TiedMLMHead(nn.Module):
+    """A masked-LM head over an encoder that ships without one (multilingual-e5-small): BERT's transform
+    (dense, GELU, LayerNorm; new, drawn as BERT draws it) and a decoder tied to the encoder's word
+    embeddings with a zero bias, the way transformers puts a head on a bare BertModel (MiniLM)."""
+
+    def __init__(self, words: nn.Embedding, eps: float):
+        super().__init__()
+        h = words.weight.shape[1]
+        self.words = words
+        self.dense, self.norm = nn.Linear(h, h), nn.LayerNorm(h, eps=eps)
+        nn.init.normal_(self.dense.weight, std=0.02)
+        nn.init.zeros_(self.dense.bias)
+        self.bias = nn.Parameter(torch.zeros(words.weight.shape[0]))
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        return nn.functional.linear(self.norm(nn.functional.gelu(self.dense(h))), self.words.weight, self.bias)
+
+
+class E5ForMaskedLM(nn.Module):
+    """The dequantised e5 encoder (``base_model``) with a :class:`TiedMLMHead` (``cls``): one module,
+    so an optimiser, a checkpoint and ``train()``/``eval()`` see both."""
+
+    def __init__(self, encoder: nn.Module):
+        super().__init__()
+        self.base_model = encoder
+        self.cls = TiedMLMHead(encoder.embeddings.word_embeddings, encoder.config.layer_norm_eps)
+
+
 class Encoder:
     """The sentence-transformer's transformer, trainable, with its tokenizer: mean-pooled, scaled
     embeddings of batches and of the whole corpus, a masked-LM loss (``mlm``: with the MLM head),
@@ -159,12 +187,18 @@ class Encoder:
         if self.e5:  # the packaged multilingual-e5-small, dequantised into a trainable BertModel
             from core import e5torch
 
-            if mlm:
-                raise ValueError("multilingual-e5-small comes without its masked-LM head: a method with an MLM "
-                                 "term (DEC-MLM) needs a sentence-transformers model; SCCL and DEC-CRL take e5")
             f = e5torch.read()
             self.tok = e5torch.E5Tokenizer(f, max_len=int(p["max_length"]))
-            self.model = e5torch.build(f).to(device).train()
+            encoder = e5torch.build(f)
+            if mlm and self.tok.mask is None:
+                raise ValueError(f"{self.path}: no <mask> token in its vocabulary, so no masked-LM loss")
+            if mlm:  # e5 ships no MLM head: a new transform, the decoder tied to its word embeddings
+                with torch.random.fork_rng(devices=[]):
+                    torch.manual_seed(seed)
+                    encoder = E5ForMaskedLM(encoder)
+            self.model = encoder.to(device).train()
+            self._special = (self.tok.bos, self.tok.eos, self.tok.pad)
+            self._mask_id = self.tok.mask
         else:
             from transformers import AutoModel, AutoModelForMaskedLM, AutoTokenizer
 
@@ -173,6 +207,8 @@ class Encoder:
                 torch.manual_seed(seed)
                 # the MLM head: tied decoder, new transform
                 self.model = (AutoModelForMaskedLM if mlm else AutoModel).from_pretrained(self.path).to(device)
+            self._special = (self.tok.cls_token_id, self.tok.sep_token_id, self.tok.pad_token_id)
+            self._mask_id = self.tok.mask_token_id
         self.encoder = self.model.base_model if mlm else self.model
 
     def batch(self, texts: list[str]) -> dict:
@@ -196,17 +232,22 @@ class Encoder:
         return out
 
     def mlm_loss(self, b: dict) -> torch.Tensor:
+        """The masked-LM loss of a batch: ``mask_ratio`` of its tokens (never a special one) replaced by the
+        mask token and predicted back, the head run on those positions only (e5's vocabulary has 250,000
+        words: logits for every position would be a (batch x length x 250k) tensor)."""
         ids = b["input_ids"].clone()
-        labels = ids.clone()
         special = torch.zeros_like(ids, dtype=torch.bool)
-        for t in (self.tok.cls_token_id, self.tok.sep_token_id, self.tok.pad_token_id):
+        for t in self._special:
             special |= ids == t
         pick = (torch.rand(ids.shape, device=ids.device) < self.p["mask_ratio"]) & ~special
         if not pick.any():
             pick[0, 1] = not special[0, 1]
-        labels[~pick] = -100
-        ids[pick] = self.tok.mask_token_id
-        return self.model(input_ids=ids, attention_mask=b["attention_mask"], labels=labels).loss
+        if not pick.any():  # nothing to predict (texts of special tokens only)
+            return torch.zeros((), device=ids.device)
+        labels = ids[pick]
+        ids[pick] = self._mask_id
+        h = self.encoder(input_ids=ids, attention_mask=b["attention_mask"]).last_hidden_state[pick]
+        return nn.functional.cross_entropy(self.model.cls(h), labels)
 
     def finish(self, ctx: ClusterContext, z: torch.Tensor, labels: np.ndarray, k: int, history: list,
                prefix: str) -> tuple[np.ndarray, Path]:
