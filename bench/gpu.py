@@ -137,6 +137,8 @@ def pack_e5(a: argparse.Namespace) -> None:
     used = np.zeros(f.vocab, bool)
     used[np.concatenate([np.asarray(x) for x in E5Tokenizer(f)(texts)])] = True
     used[[f.bos, f.eos, f.pad, f.unk]] = True
+    if "<mask>" in f.pieces:  # DEC-MLM masks with it (its head still scores the zeroed rows: close to, not
+        used[f.pieces.index("<mask>")] = True  # the same as, training on the full file)
     dtype, raw = f.tensors["emb.word"]
     if dtype != 1:
         raise ValueError("expected 4-bit word embeddings (Q4_0)")
