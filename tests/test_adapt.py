@@ -268,6 +268,35 @@ def test_the_masked_lm_loss_on_masked_positions_only_is_the_full_models_loss(tit
     assert pick.sum() > 5 and abs(ours.item() - theirs.item()) < 1e-4
 
 
+@pytest.mark.slow  # fine-tunes MiniLM twice for an epoch: about half a minute
+def test_dec_mlm_head_lr_trains_the_new_head_at_its_own_rate_and_the_encoder_at_lr(titles, tmp_path):
+    from core import safeload
+    from core.cluster.deep import Encoder
+    from core.cluster.dec_mlm import DEFAULTS
+
+    texts = titles[0][::4]  # 30 titles
+    x = np.zeros((len(texts), 1), np.float32)
+    p = dict(epochs=2, batch_size=10, max_length=24)
+    start = Encoder(texts, {**DEFAULTS, **p}, seed=1, device="cpu").model.state_dict()
+
+    def moved_after_one_epoch(head_lr, folder):
+        def stop(step, total, info):
+            if step == 1:
+                raise Killed
+
+        with pytest.raises(Killed):
+            REGISTRY["dec_mlm"].fit(ClusterContext(x, texts, checkpoint=folder), 4, seed=1, progress=stop,
+                                    head_lr=head_lr, **p)
+        after = safeload.load(folder / "state.pt", "checkpoint")["mlm"]
+        return {name: float((after[name] - start[name]).abs().max()) for name in
+                ("cls.predictions.transform.dense.weight", "bert.encoder.layer.0.attention.self.query.weight")}
+
+    same, own = moved_after_one_epoch(0.0, tmp_path / "a"), moved_after_one_epoch(1e-2, tmp_path / "b")
+    head, enc = "cls.predictions.transform.dense.weight", "bert.encoder.layer.0.attention.self.query.weight"
+    assert own[head] > 20 * same[head]  # Adam's steps are about the learning rate: 1e-2 against 2e-5
+    assert 0 < own[enc] < 10 * DEFAULTS["lr"] * 3 and 0 < same[enc] < 10 * DEFAULTS["lr"] * 3  # 3 steps at lr
+
+
 @pytest.mark.slow  # fine-tunes multilingual-e5-small with a 250k-word MLM head: about a minute
 def test_dec_mlm_adapts_multilingual_e5_with_a_head_tied_to_its_word_embeddings(titles):
     from core.cluster.deep import Encoder

@@ -30,7 +30,7 @@ from core.cluster.deep import (Encoder, Runner, batch_or_epoch_target, batches, 
 
 DEFAULTS = {"model": "default", "epochs": 3, "batch_size": 32, "lr": 2e-5, "cluster_lr": 1e-3, "mlm_weight": 1.0,
             "mask_ratio": 0.15, "target": "epoch", "warmup": 0.0, "clip": 0.0, "max_length": 64, "alpha": 1.0,
-            "scale": 10.0}
+            "scale": 10.0, "head_lr": 0.0}
 
 
 def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress: Progress | None,
@@ -43,7 +43,15 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     run = Encoder(texts, p, seed, device)
     gen = np.random.default_rng(seed)
     mu = nn.Parameter(torch.zeros(k, run.encoder.config.hidden_size, device=device))
-    opt = torch.optim.AdamW([{"params": run.model.parameters(), "lr": p["lr"]}, {"params": [mu], "lr": p["cluster_lr"]}])
+    # the MLM head's own weights (its transform and bias; the decoder is the tied word embeddings) are new:
+    # head_lr > 0 trains them at their own rate
+    head = {id(w) for w in run.model.cls.parameters()} - {id(run.encoder.embeddings.word_embeddings.weight)} \
+        if p["head_lr"] > 0 else set()
+    groups = [{"params": [w for w in run.model.parameters() if id(w) not in head], "lr": p["lr"]},
+              {"params": [mu], "lr": p["cluster_lr"]}]
+    if head:
+        groups.append({"params": [w for w in run.model.cls.parameters() if id(w) in head], "lr": p["head_lr"]})
+    opt = torch.optim.AdamW(groups)
     n, bs = len(texts), min(p["batch_size"], len(texts))
     sched = warmup_decay(opt, steps_per_epoch(n, bs) * p["epochs"], p["warmup"]) if p["warmup"] > 0 else None
     runner = Runner(Checkpoint(ctx.checkpoint, {"method": "dec_mlm", "k": k, "seed": seed, "params": p,
@@ -91,7 +99,7 @@ fit = seeded_fit(_fit)
 LIMITS = {"target": frozenset({"epoch", "batch"}),
           "epochs": (0, 1000), "batch_size": (1, 100_000), "lr": (1e-12, 10.0), "cluster_lr": (1e-12, 10.0),
           "mlm_weight": (0.0, 1e6), "mask_ratio": (0.0, 1.0), "warmup": (0.0, 1.0), "clip": (0.0, 1e6),
-          "max_length": (4, 8192), "alpha": (1e-6, 1e6), "scale": (1e-6, 1e6)}
+          "max_length": (4, 8192), "alpha": (1e-6, 1e6), "scale": (1e-6, 1e6), "head_lr": (0.0, 10.0)}
 
 METHOD = Method("dec_mlm", "DEC-MLM", "DEC's loss on the transformer's own embeddings plus a masked-language-model "
                 "loss (mlm_weight=0: without it); adapts the encoder and gives an embedding set.", fit, DEFAULTS,
