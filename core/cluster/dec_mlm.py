@@ -13,7 +13,10 @@ centroids are trained on KL(P || Q) (+ the MLM loss), the encoder's learning rat
 embeddings. History records each epoch's loss, the largest cluster's share and the number of
 non-empty clusters (degeneration shows there). Like ClusterBERT, the adapted encoder and its
 embeddings come back for an embedding set; a checkpoint after every epoch makes a killed run resume
-to the same result.
+to the same result. Neither packaged encoder ships its masked-LM head: the head's transform is new (the
+decoder is the encoder's own word embeddings, tied) and trains at ``head_lr`` (1e-3, as SCCL's and DEC-CRL's
+new heads) while the encoder trains at ``lr``; at ``lr`` the untrained head's gradient wrecked
+multilingual-e5-small's clusters (bench/RESULTS.md, "DEC-MLM on multilingual-e5-small").
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from core.cluster.deep import (Encoder, Runner, batch_or_epoch_target, batches, 
 
 DEFAULTS = {"model": "default", "epochs": 3, "batch_size": 32, "lr": 2e-5, "cluster_lr": 1e-3, "mlm_weight": 1.0,
             "mask_ratio": 0.15, "target": "epoch", "warmup": 0.0, "clip": 0.0, "max_length": 64, "alpha": 1.0,
-            "scale": 10.0, "head_lr": 0.0}
+            "scale": 10.0, "head_lr": 1e-3}
 
 
 def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress: Progress | None,
@@ -44,7 +47,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     gen = np.random.default_rng(seed)
     mu = nn.Parameter(torch.zeros(k, run.encoder.config.hidden_size, device=device))
     # the MLM head's own weights (its transform and bias; the decoder is the tied word embeddings) are new:
-    # head_lr > 0 trains them at their own rate
+    # they train at head_lr (0: at lr, as before the eleventh session; on e5 that collapsed the clusters)
     head = {id(w) for w in run.model.cls.parameters()} - {id(run.encoder.embeddings.word_embeddings.weight)} \
         if p["head_lr"] > 0 else set()
     groups = [{"params": [w for w in run.model.parameters() if id(w) not in head], "lr": p["lr"]},
