@@ -46,15 +46,13 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     run = Encoder(texts, p, seed, device)
     gen = np.random.default_rng(seed)
     mu = nn.Parameter(torch.zeros(k, run.encoder.config.hidden_size, device=device))
-    # the MLM head's own weights (its transform and bias; the decoder is the tied word embeddings) are new:
+    # the MLM head's own weights (its transform and bias; its decoder is the encoder's word embeddings) are new:
     # they train at head_lr (0: at lr, as before the eleventh session; on e5 that collapsed the clusters)
-    head = {id(w) for w in run.model.cls.parameters()} - {id(run.encoder.embeddings.word_embeddings.weight)} \
-        if p["head_lr"] > 0 else set()
-    groups = [{"params": [w for w in run.model.parameters() if id(w) not in head], "lr": p["lr"]},
-              {"params": [mu], "lr": p["cluster_lr"]}]
-    if head:
-        groups.append({"params": [w for w in run.model.cls.parameters() if id(w) in head], "lr": p["head_lr"]})
-    opt = torch.optim.AdamW(groups)
+    shared = {id(w) for w in run.encoder.parameters()}
+    head = [w for w in run.model.cls.parameters() if id(w) not in shared]
+    opt = torch.optim.AdamW([{"params": run.encoder.parameters(), "lr": p["lr"]},
+                             {"params": head, "lr": p["head_lr"] or p["lr"]},
+                             {"params": [mu], "lr": p["cluster_lr"]}])
     n, bs = len(texts), min(p["batch_size"], len(texts))
     sched = warmup_decay(opt, steps_per_epoch(n, bs) * p["epochs"], p["warmup"]) if p["warmup"] > 0 else None
     runner = Runner(Checkpoint(ctx.checkpoint, {"method": "dec_mlm", "k": k, "seed": seed, "params": p,

@@ -190,9 +190,9 @@ class Encoder:
             f = e5torch.read()
             self.tok = e5torch.E5Tokenizer(f, max_len=int(p["max_length"]))
             encoder = e5torch.build(f)
-            if mlm and self.tok.mask is None:
-                raise ValueError(f"{self.path}: no <mask> token in its vocabulary, so no masked-LM loss")
             if mlm:  # e5 ships no MLM head: a new transform, the decoder tied to its word embeddings
+                if self.tok.mask is None:
+                    raise ValueError(f"{self.path}: no <mask> token in its vocabulary, so no masked-LM loss")
                 with torch.random.fork_rng(devices=[]):
                     torch.manual_seed(seed)
                     encoder = E5ForMaskedLM(encoder)
