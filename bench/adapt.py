@@ -242,7 +242,15 @@ def merge(folders: list[Path]) -> str:
 
 def main(argv=None) -> None:
     if (argv or sys.argv[1:])[:1] == ["table"]:
-        print(merge([Path(f) for f in (argv or sys.argv[1:])[1:]]), end="")
+        p = argparse.ArgumentParser(prog="python -m bench.adapt table",
+                                    description="one table (mean ± sd over seeds) from several runs' folders")
+        p.add_argument("cmd")
+        p.add_argument("runs", type=Path, nargs="+", help="run folders (results/adapt-*), each with a lines.jsonl")
+        a = p.parse_args(argv)
+        missing = [str(f) for f in a.runs if not (f / "lines.jsonl").is_file()]
+        if missing:
+            p.error("no lines.jsonl in " + ", ".join(missing))
+        print(merge(a.runs), end="")
         return
     if (argv or sys.argv[1:])[:1] == ["import-set"]:
         p = argparse.ArgumentParser(prog="python -m bench.adapt import-set")

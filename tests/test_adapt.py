@@ -368,6 +368,18 @@ def test_bench_adapt_merges_runs_once_per_seed_and_keeps_parameter_sets_apart(tm
     assert "| K-Means on SCCL's embeddings (eta=1.0) | 1 | 65.0 |" in out
 
 
+def test_bench_adapt_table_names_a_folder_that_is_not_a_run(tmp_path, capsys):
+    from bench.adapt import main
+
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "lines.jsonl").write_text("")
+    with pytest.raises(SystemExit) as e:
+        main(["table", str(tmp_path / "run"), str(tmp_path / "typo")])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "no lines.jsonl in" in err and "typo" in err and str(tmp_path / "run") + "," not in err
+
+
 def test_two_benchmark_runs_started_in_the_same_second_get_folders_of_their_own(tmp_path, monkeypatch):
     from testbed import common
 
