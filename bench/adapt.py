@@ -241,7 +241,8 @@ def merge(folders: list[Path]) -> str:
 
 
 def main(argv=None) -> None:
-    if (argv or sys.argv[1:])[:1] == ["table"]:
+    cmd = (sys.argv[1:] if argv is None else argv)[:1]  # a subcommand, or the grid's options
+    if cmd == ["table"]:
         p = argparse.ArgumentParser(prog="python -m bench.adapt table",
                                     description="one table (mean ± sd over seeds) from several runs' folders")
         p.add_argument("cmd")
@@ -252,7 +253,7 @@ def main(argv=None) -> None:
             p.error("no lines.jsonl in " + ", ".join(missing))
         print(merge(a.runs), end="")
         return
-    if (argv or sys.argv[1:])[:1] == ["import-set"]:
+    if cmd == ["import-set"]:
         p = argparse.ArgumentParser(prog="python -m bench.adapt import-set")
         p.add_argument("cmd")
         p.add_argument("--corpus", required=True)
@@ -262,7 +263,7 @@ def main(argv=None) -> None:
         p.add_argument("--method", default="clusterbert", help="the method that adapted the embeddings")
         import_set(p.parse_args(argv))
         return
-    if (argv or sys.argv[1:])[:1] == ["join-sets"]:
+    if cmd == ["join-sets"]:
         p = argparse.ArgumentParser(prog="python -m bench.adapt join-sets")
         p.add_argument("cmd")
         p.add_argument("--corpus", required=True)
