@@ -240,37 +240,38 @@ def merge(folders: list[Path]) -> str:
     return table(rows)
 
 
+def _subcommands() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    p = argparse.ArgumentParser(prog="python -m bench.adapt")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    table_p = sub.add_parser("table", description="one table (mean ± sd over seeds) from several runs' folders")
+    table_p.add_argument("runs", type=Path, nargs="+", help="run folders (results/adapt-*), each with a lines.jsonl")
+    imp = sub.add_parser("import-set", description="store adapted vectors (.npy) as an embedding set of a corpus")
+    imp.add_argument("--corpus", required=True)
+    imp.add_argument("--npy", type=Path, required=True)
+    imp.add_argument("--name", required=True)
+    imp.add_argument("--note", default="")
+    imp.add_argument("--method", default="clusterbert", help="the method that adapted the embeddings")
+    join = sub.add_parser("join-sets", description="one embedding set of several, each weighing alike")
+    join.add_argument("--corpus", required=True)
+    join.add_argument("--sets", nargs="+", required=True, help="embedding sets of the corpus ('import': its own)")
+    join.add_argument("--name", required=True)
+    return p, sub.choices
+
+
 def main(argv=None) -> None:
-    cmd = (sys.argv[1:] if argv is None else argv)[:1]  # a subcommand, or the grid's options
-    if cmd == ["table"]:
-        p = argparse.ArgumentParser(prog="python -m bench.adapt table",
-                                    description="one table (mean ± sd over seeds) from several runs' folders")
-        p.add_argument("cmd")
-        p.add_argument("runs", type=Path, nargs="+", help="run folders (results/adapt-*), each with a lines.jsonl")
+    argv = sys.argv[1:] if argv is None else argv
+    p, subs = _subcommands()
+    if argv[:1] and argv[0] in subs:  # a subcommand; anything else is the grid's options
         a = p.parse_args(argv)
-        missing = [str(f) for f in a.runs if not (f / "lines.jsonl").is_file()]
-        if missing:
-            p.error("no lines.jsonl in " + ", ".join(missing))
-        print(merge(a.runs), end="")
-        return
-    if cmd == ["import-set"]:
-        p = argparse.ArgumentParser(prog="python -m bench.adapt import-set")
-        p.add_argument("cmd")
-        p.add_argument("--corpus", required=True)
-        p.add_argument("--npy", type=Path, required=True)
-        p.add_argument("--name", required=True)
-        p.add_argument("--note", default="")
-        p.add_argument("--method", default="clusterbert", help="the method that adapted the embeddings")
-        import_set(p.parse_args(argv))
-        return
-    if cmd == ["join-sets"]:
-        p = argparse.ArgumentParser(prog="python -m bench.adapt join-sets")
-        p.add_argument("cmd")
-        p.add_argument("--corpus", required=True)
-        p.add_argument("--sets", nargs="+", required=True, help="embedding sets of the corpus ('import': its own)")
-        p.add_argument("--name", required=True)
-        a = p.parse_args(argv)
-        print(join_sets(a.corpus, a.sets, a.name).path)
+        if a.cmd == "table":
+            missing = [str(f) for f in a.runs if not (f / "lines.jsonl").is_file()]
+            if missing:
+                subs["table"].error("no lines.jsonl in " + ", ".join(missing))
+            print(merge(a.runs), end="")
+        elif a.cmd == "import-set":
+            import_set(a)
+        else:
+            print(join_sets(a.corpus, a.sets, a.name).path)
         return
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data", type=Path, nargs="+", required=True)
