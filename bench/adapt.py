@@ -160,7 +160,7 @@ def _adapt(a, method, model, texts, y, k, seed, device, base, score, common) -> 
         emit(kind="skipped", **common, method=method, seed=seed, reason=str(exc))
         return
     seconds = time.perf_counter() - t0
-    epochs = sum(1 for h in r.history if h.get("phase") != "final")
+    epochs = sum(1 for h in r.history if h.get("phase") not in ("final", "head"))  # head: a warm-up
     per = dict(seconds=round(seconds, 1),
                minutes_per_epoch_per_10k=round(seconds / 60 / max(1, epochs) / (len(texts) / 10_000), 3))
     emit(kind="history", **common, method=method, seed=seed, history=r.history)

@@ -297,6 +297,29 @@ def test_dec_mlm_head_lr_trains_the_new_head_at_its_own_rate_and_the_encoder_at_
     assert 0 < own[enc] < 10 * DEFAULTS["lr"] * 3 and 0 < same[enc] < 10 * DEFAULTS["lr"] * 3  # 3 steps at lr
 
 
+def test_dec_mlm_head_warm_up_trains_the_head_alone_and_leaves_the_encoder_and_its_words(titles):
+    """head_epochs: the new head learns the corpus's words first, the encoder (word embeddings, i.e. the tied
+    decoder, included) untouched; the warm-up's loss falls."""
+    from core.cluster.deep import Encoder
+    from core.cluster.dec_mlm import DEFAULTS, _warm_head
+
+    texts = titles[0][:40]
+    p = {**DEFAULTS, "max_length": 24, "head_epochs": 4}
+    run = Encoder(texts, p, seed=0, device="cpu")
+    run.model.train()
+    shared = {id(w) for w in run.encoder.parameters()}
+    head = [w for w in run.model.cls.parameters() if id(w) not in shared]
+    before = {k: v.clone() for k, v in run.model.state_dict().items()}
+    torch.manual_seed(0)
+    info = _warm_head(run, head, texts, 10, p, seed=0)
+    after = run.model.state_dict()
+    moved = {k for k in before if not torch.equal(before[k], after[k])}
+    assert moved and all(k.startswith("cls.") and not k.endswith("decoder.weight") for k in moved), sorted(moved)
+    assert "cls.predictions.transform.dense.weight" in moved
+    assert run.encoder.embeddings.word_embeddings.weight.requires_grad  # given back to the main loop
+    assert info["phase"] == "head" and info["epochs"] == 4 and info["mlm_last"] < info["mlm_first"]
+
+
 @pytest.mark.slow  # fine-tunes multilingual-e5-small with a 250k-word MLM head: about a minute
 def test_dec_mlm_adapts_multilingual_e5_with_a_head_tied_to_its_word_embeddings(titles):
     from core.cluster.deep import Encoder

@@ -16,7 +16,9 @@ embeddings come back for an embedding set; a checkpoint after every epoch makes 
 to the same result. Neither packaged encoder ships its masked-LM head: the head's transform is new (the
 decoder is the encoder's own word embeddings, tied) and trains at ``head_lr`` (1e-3, as SCCL's and DEC-CRL's
 new heads) while the encoder trains at ``lr``; at ``lr`` the untrained head's gradient wrecked
-multilingual-e5-small's clusters (bench/RESULTS.md, "DEC-MLM on multilingual-e5-small").
+multilingual-e5-small's clusters (bench/RESULTS.md, "DEC-MLM on multilingual-e5-small"). ``head_epochs``
+passes over the corpus first train that new head alone (the encoder frozen, its word embeddings too), so the
+masked-LM term's first gradients into the encoder come from a head that already predicts words.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from core.cluster.deep import (Encoder, Runner, batch_or_epoch_target, batches, 
 
 DEFAULTS = {"model": "default", "epochs": 3, "batch_size": 32, "lr": 2e-5, "cluster_lr": 1e-3, "mlm_weight": 1.0,
             "mask_ratio": 0.15, "target": "epoch", "warmup": 0.0, "clip": 0.0, "max_length": 64, "alpha": 1.0,
-            "scale": 10.0, "head_lr": 1e-3}
+            "scale": 10.0, "head_lr": 1e-3, "head_epochs": 0}
 
 
 def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress: Progress | None,
@@ -64,6 +66,8 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     with torch.no_grad():
         mu.copy_(torch.as_tensor(start).to(device))
     run.model.train()
+    if state is None and p["head_epochs"] > 0 and p["mlm_weight"] > 0:
+        runner.history.append(_warm_head(run, head, texts, bs, p, seed))
     params_all = [*run.model.parameters(), mu]
     for _ in runner.units():
         with torch.no_grad():
@@ -95,12 +99,36 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
                       runner.history, time.perf_counter() - t0, seed, device, embeddings=emb, model_dir=model_dir)
 
 
+def _warm_head(run: Encoder, head: list, texts: list[str], bs: int, p: dict, seed: int) -> dict:
+    """``head_epochs`` passes of the masked-LM loss that train the head's own weights only (the encoder's
+    pass keeps no graph; the tied decoder, i.e. the word embeddings, stays as it is); its own batch order,
+    so the main loop's draws are those of a run without it. Returns the history entry."""
+    words = run.encoder.embeddings.word_embeddings.weight
+    opt = torch.optim.AdamW(head, lr=p["head_lr"] or p["lr"])
+    order = np.random.default_rng([seed, 7])
+    losses = []
+    words.requires_grad_(False)
+    try:
+        for _ in range(int(p["head_epochs"])):
+            for idx in batches(order.permutation(len(texts)), bs):
+                loss = run.mlm_loss(run.batch([texts[j] for j in idx]), encoder_grad=False)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                losses.append(loss.item())
+    finally:
+        words.requires_grad_(True)
+    return {"phase": "head", "epochs": int(p["head_epochs"]), "mlm_first": round(losses[0], 4),
+            "mlm_last": round(float(np.mean(losses[-max(1, len(losses) // 10):])), 4)}
+
+
 fit = seeded_fit(_fit)
 
 LIMITS = {"target": frozenset({"epoch", "batch"}),
           "epochs": (0, 1000), "batch_size": (1, 100_000), "lr": (1e-12, 10.0), "cluster_lr": (1e-12, 10.0),
           "mlm_weight": (0.0, 1e6), "mask_ratio": (0.0, 1.0), "warmup": (0.0, 1.0), "clip": (0.0, 1e6),
-          "max_length": (4, 8192), "alpha": (1e-6, 1e6), "scale": (1e-6, 1e6), "head_lr": (0.0, 10.0)}
+          "max_length": (4, 8192), "alpha": (1e-6, 1e6), "scale": (1e-6, 1e6), "head_lr": (0.0, 10.0),
+          "head_epochs": (0, 100)}
 
 METHOD = Method("dec_mlm", "DEC-MLM", "DEC's loss on the transformer's own embeddings plus a masked-language-model "
                 "loss (mlm_weight=0: without it); adapts the encoder and gives an embedding set.", fit, DEFAULTS,

@@ -231,10 +231,11 @@ class Encoder:
         self.model.train()
         return out
 
-    def mlm_loss(self, b: dict) -> torch.Tensor:
+    def mlm_loss(self, b: dict, encoder_grad: bool = True) -> torch.Tensor:
         """The masked-LM loss of a batch: ``mask_ratio`` of its tokens (never a special one) replaced by the
         mask token and predicted back, the head run on those positions only (e5's vocabulary has 250,000
-        words: logits for every position would be a (batch x length x 250k) tensor)."""
+        words: logits for every position would be a (batch x length x 250k) tensor). ``encoder_grad=False``:
+        the encoder's pass keeps no graph (the head alone learns from this loss)."""
         ids = b["input_ids"].clone()
         special = torch.zeros_like(ids, dtype=torch.bool)
         for t in self._special:
@@ -246,7 +247,8 @@ class Encoder:
             return torch.zeros((), device=ids.device)
         labels = ids[pick]
         ids[pick] = self._mask_id
-        h = self.encoder(input_ids=ids, attention_mask=b["attention_mask"]).last_hidden_state[pick]
+        with torch.set_grad_enabled(encoder_grad and torch.is_grad_enabled()):
+            h = self.encoder(input_ids=ids, attention_mask=b["attention_mask"]).last_hidden_state[pick]
         return nn.functional.cross_entropy(self.model.cls(h), labels)
 
     def finish(self, ctx: ClusterContext, z: torch.Tensor, labels: np.ndarray, k: int, history: list,
