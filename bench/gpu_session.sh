@@ -6,7 +6,8 @@
 # ~10 ms more on the H100 than on the H200 (time the fit, the gather and the scan apart), `device_rows` without its
 # host copy of each block, DEC-CRL on e5 for StackOverflow and Biomedical, SCCL's e5 Biomedical seeds 1-2, and
 # DEC-MLM on e5 (possible since the eleventh session; RUNS="NAME:dec_mlm:0,1,2 ..." with ADAPT_MODEL=multilingual-e5-small;
-# pack e5 again for it: the pack now keeps the <mask> row).
+# pack e5 again for it: the pack now keeps the <mask> row; its set is better with SCCL_ARGS="--param dec_mlm:head_epochs=2",
+# bench/RESULTS.md "DEC-MLM on e5: the reference code's recipe, and a warm-up").
 # Adapted sets come back with SCCL_ARGS="--save-embeddings /tmp/emb" and KEEP_EMB (below); store them here with
 # `python -m bench.adapt import-set` (and `join-sets`).
 # The 2026-11-26 lease at 15:26 ran, in two calls on the warm H200, carrying
