@@ -301,23 +301,31 @@ def test_dec_mlm_head_warm_up_trains_the_head_alone_and_leaves_the_encoder_and_i
     """head_epochs: the new head learns the corpus's words first, the encoder (word embeddings, i.e. the tied
     decoder, included) untouched; the warm-up's loss falls."""
     from core.cluster.deep import Encoder
-    from core.cluster.dec_mlm import DEFAULTS, _warm_head
+    from core.cluster.dec_mlm import DEFAULTS, _warm_head, head_params
 
     texts = titles[0][:40]
     p = {**DEFAULTS, "max_length": 24, "head_epochs": 4}
     run = Encoder(texts, p, seed=0, device="cpu")
     run.model.train()
-    shared = {id(w) for w in run.encoder.parameters()}
-    head = [w for w in run.model.cls.parameters() if id(w) not in shared]
+    head = head_params(run)
     before = {k: v.clone() for k, v in run.model.state_dict().items()}
     torch.manual_seed(0)
-    info = _warm_head(run, head, texts, 10, p, seed=0)
+    passes = []
+    _warm_head(run, head, texts, 10, p, 0, lambda done, info: passes.append((done, info)))
     after = run.model.state_dict()
     moved = {k for k in before if not torch.equal(before[k], after[k])}
     assert moved and all(k.startswith("cls.") and not k.endswith("decoder.weight") for k in moved), sorted(moved)
     assert "cls.predictions.transform.dense.weight" in moved
     assert run.encoder.embeddings.word_embeddings.weight.requires_grad  # given back to the main loop
-    assert info["phase"] == "head" and info["epochs"] == 4 and info["mlm_last"] < info["mlm_first"]
+    assert [done for done, _ in passes] == [1, 2, 3, 4] and all(i["phase"] == "head" for _, i in passes)
+    assert passes[-1][1]["mlm"] < passes[0][1]["mlm"] - 1  # reported after each pass, and it learns
+    # the fit reports the passes as units before its epochs (progress 1..2 of 2 + epochs) and keeps them in history
+    seen = []
+    x = np.zeros((len(texts), 1), np.float32)
+    r = REGISTRY["dec_mlm"].fit(ClusterContext(x, texts), 4, seed=0, epochs=1, batch_size=20, max_length=24,
+                                head_epochs=2, progress=lambda s, t, info: seen.append((s, t, info.get("phase"))))
+    assert seen == [(1, 3, "head"), (2, 3, "head"), (3, 3, None)]
+    assert [h.get("phase") for h in r.history] == ["head", "head", None, "final"]
 
 
 @pytest.mark.slow  # fine-tunes multilingual-e5-small with a 250k-word MLM head: about a minute

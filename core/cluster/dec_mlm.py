@@ -48,26 +48,29 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     run = Encoder(texts, p, seed, device)
     gen = np.random.default_rng(seed)
     mu = nn.Parameter(torch.zeros(k, run.encoder.config.hidden_size, device=device))
-    # the MLM head's own weights (its transform and bias; its decoder is the encoder's word embeddings) are new:
-    # they train at head_lr (0: at lr, as before the eleventh session; on e5 that collapsed the clusters)
-    shared = {id(w) for w in run.encoder.parameters()}
-    head = [w for w in run.model.cls.parameters() if id(w) not in shared]
+    head = head_params(run)  # new weights: they train at head_lr (0: at lr; on e5 that collapsed the clusters)
     opt = torch.optim.AdamW([{"params": run.encoder.parameters(), "lr": p["lr"]},
                              {"params": head, "lr": p["head_lr"] or p["lr"]},
                              {"params": [mu], "lr": p["cluster_lr"]}])
     n, bs = len(texts), min(p["batch_size"], len(texts))
     sched = warmup_decay(opt, steps_per_epoch(n, bs) * p["epochs"], p["warmup"]) if p["warmup"] > 0 else None
+    warm = int(p["head_epochs"]) if p["mlm_weight"] > 0 else 0  # the head's passes, before the runner's epochs
     runner = Runner(Checkpoint(ctx.checkpoint, {"method": "dec_mlm", "k": k, "seed": seed, "params": p,
                                                 "rows": len(texts)}),
                     {"mlm": run.model, "opt": opt, **({"sched": sched} if sched else {})}, gen, device,
-                    total=p["epochs"], progress=progress)
+                    total=p["epochs"], progress=progress, offset=warm)
     state = runner.resume()
     start = state["mu"] if state is not None else kmeans(run.encode().cpu().numpy(), k, seed=seed, device=device).centroids
     with torch.no_grad():
         mu.copy_(torch.as_tensor(start).to(device))
     run.model.train()
-    if state is None and p["head_epochs"] > 0 and p["mlm_weight"] > 0:
-        runner.history.append(_warm_head(run, head, texts, bs, p, seed))
+    if state is None and warm:
+        def report(done: int, info: dict) -> None:
+            runner.history.append({**info, "seconds": round(time.perf_counter() - t0, 2)})
+            if progress:
+                progress(done, runner.total + warm, info)
+
+        _warm_head(run, head, texts, bs, p, seed, report)
     params_all = [*run.model.parameters(), mu]
     for _ in runner.units():
         with torch.no_grad():
@@ -99,27 +102,34 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
                       runner.history, time.perf_counter() - t0, seed, device, embeddings=emb, model_dir=model_dir)
 
 
-def _warm_head(run: Encoder, head: list, texts: list[str], bs: int, p: dict, seed: int) -> dict:
+def head_params(run: Encoder) -> list:
+    """The MLM head's own weights (its transform and bias), new in both packaged encoders; not its decoder,
+    which is the encoder's word embeddings."""
+    shared = {id(w) for w in run.encoder.parameters()}
+    return [w for w in run.model.cls.parameters() if id(w) not in shared]
+
+
+def _warm_head(run: Encoder, head: list, texts: list[str], bs: int, p: dict, seed: int, report) -> None:
     """``head_epochs`` passes of the masked-LM loss that train the head's own weights only (the encoder's
     pass keeps no graph; the tied decoder, i.e. the word embeddings, stays as it is); its own batch order,
-    so the main loop's draws are those of a run without it. Returns the history entry."""
+    so the main loop's draws are those of a run without it. ``report(pass, info)`` after each pass (history
+    and progress, as DEC's pretraining)."""
     words = run.encoder.embeddings.word_embeddings.weight
     opt = torch.optim.AdamW(head, lr=p["head_lr"] or p["lr"])
     order = np.random.default_rng([seed, 7])
-    losses = []
     words.requires_grad_(False)
     try:
-        for _ in range(int(p["head_epochs"])):
+        for done in range(1, int(p["head_epochs"]) + 1):
+            losses = []
             for idx in batches(order.permutation(len(texts)), bs):
                 loss = run.mlm_loss(run.batch([texts[j] for j in idx]), encoder_grad=False)
                 opt.zero_grad()
                 loss.backward()
                 opt.step()
                 losses.append(loss.item())
+            report(done, {"phase": "head", "epoch": done, "mlm": float(np.mean(losses)), "mlm_first": losses[0]})
     finally:
         words.requires_grad_(True)
-    return {"phase": "head", "epochs": int(p["head_epochs"]), "mlm_first": round(losses[0], 4),
-            "mlm_last": round(float(np.mean(losses[-max(1, len(losses) // 10):])), 4)}
 
 
 fit = seeded_fit(_fit)
