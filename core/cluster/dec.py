@@ -118,19 +118,14 @@ def _standardised(vectors, device: str) -> torch.Tensor:
     return torch.from_numpy((x - x.mean(0)) / (x.std() + 1e-12)).to(device)
 
 
-def _start(model: AutoEncoder, x: torch.Tensor, mu: nn.Parameter, k: int, p: dict, runner: Runner, seed: int,
-           t0: float) -> torch.Tensor:
+def _start(model: AutoEncoder, x: torch.Tensor, mu: nn.Parameter, k: int, p: dict, runner: Runner,
+           seed: int) -> torch.Tensor:
     """A fresh fit's start: 1. pretrain the autoencoder (its epochs go into the runner's history and
     progress), 2. K-Means in its latent space gives the first centroids (into ``mu``); returns the
     K-Means labels."""
     from core.cluster.kmeans import kmeans
 
-    def report(epoch: int, info: dict) -> None:
-        runner.history.append({**info, "seconds": round(time.perf_counter() - t0, 3)})
-        if runner.progress:
-            runner.progress(epoch, runner.total + runner.offset, info)
-
-    _pretrain(model, x, _Batches(len(x), min(p["batch_size"], len(x)), runner.gen, runner.device), p, report)
+    _pretrain(model, x, _Batches(len(x), min(p["batch_size"], len(x)), runner.gen, runner.device), p, runner.before)
     km = kmeans(_encode(model, x).cpu().numpy(), k, seed=seed, device=runner.device)
     with torch.no_grad():
         mu.copy_(torch.from_numpy(km.centroids).to(runner.device))
@@ -162,7 +157,7 @@ def train(ctx: ClusterContext, k: int | None, *, method: str, gamma: float | Non
                     total=p["max_steps"] // p["update_interval"] + 1, progress=progress, offset=p["pretrain_epochs"])
     state = runner.resume()
     if state is None:
-        labels = _start(model, x, mu, k, p, runner, seed, t0)
+        labels = _start(model, x, mu, k, p, runner, seed)
         step, batches = 0, _Batches(n, bs, gen, device)
     else:
         with torch.no_grad():

@@ -65,12 +65,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
         mu.copy_(torch.as_tensor(start).to(device))
     run.model.train()
     if state is None and warm:
-        def report(done: int, info: dict) -> None:
-            runner.history.append({**info, "seconds": round(time.perf_counter() - t0, 2)})
-            if progress:
-                progress(done, runner.total + warm, info)
-
-        _warm_head(run, head, texts, bs, p, seed, report)
+        _warm_head(run, head, texts, bs, p, seed, runner.before)
     params_all = [*run.model.parameters(), mu]
     for _ in runner.units():
         with torch.no_grad():

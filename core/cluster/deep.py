@@ -313,6 +313,13 @@ class Runner:
         """The units still to run (all of them, or those after the checkpoint's)."""
         return range(self.done, self.total)
 
+    def before(self, unit: int, info: dict) -> None:
+        """One of the ``offset`` units a method runs before the runner's own (DEC's pretraining, DEC-MLM's head
+        warm-up), numbered from 1: into ``history`` (checkpointed with the first unit after them) and progress."""
+        self.history.append({**info, "seconds": round(time.perf_counter() - self.t0, 2)})
+        if self.progress:
+            self.progress(unit, self.total + self.offset, info)
+
     def record(self, info: dict, **extra) -> None:
         """A unit finished: history, checkpoint, progress."""
         self.done += 1
