@@ -310,6 +310,7 @@ def _timed(op: str, fn, repeat: int, sync, **fields) -> None:
 def search(a: argparse.Namespace) -> None:
     import torch
 
+    from core.paths import ROWS_PER_BLOCK
     from core.search import REGISTRY, SearchContext
     from core.search.index import VectorIndex
 
@@ -328,6 +329,16 @@ def search(a: argparse.Namespace) -> None:
         index = VectorIndex(x, device=device)
         sync()
         emit(op="index_to_device", n=n, seconds=round(time.perf_counter() - t, 2), precision=index.precision, **g)
+        if device == "cuda":  # the same copy as before the pinned staging block (2026-11-27), beside it
+            t = time.perf_counter()
+            old = torch.empty(x.shape, dtype=torch.float16, device=device)
+            for s in range(0, n, ROWS_PER_BLOCK):
+                old[s:s + ROWS_PER_BLOCK] = torch.from_numpy(np.array(x[s:s + ROWS_PER_BLOCK], copy=True)).to(
+                    device, dtype=torch.float16)
+            sync()
+            emit(op="index_to_device_unpinned_copies", n=n, seconds=round(time.perf_counter() - t, 2), **g)
+            del old
+            torch.cuda.empty_cache()
         ctx = SearchContext(index, device=device)
 
         def torch_scan():
@@ -351,14 +362,52 @@ def search(a: argparse.Namespace) -> None:
             m = REGISTRY[name]
             top1 = bool(labels[m.search(ctx, inc, exc, 10).rows[0]] == labels[0])
             _timed(name, lambda m=m: m.search(ctx, inc, exc, 10), a.repeat, sync, n=n, dim=a.dim, top1_in_class=top1, **g)
+        _guard("parts", _parts, ctx, x, inc, exc, a.repeat, sync, dict(n=n, dim=a.dim, **g))
         del ctx, index
         if device == "cuda":
             torch.cuda.empty_cache()
-        if a.k:
+        if a.k and n <= a.kmeans_up_to:
             _guard("kmeans", kmeans_at, a, x, n, g)
         del x
         if device == "cuda":
             torch.cuda.empty_cache()
+
+
+def _parts(ctx, x: np.ndarray, inc: np.ndarray, exc: np.ndarray, repeat: int, sync, fields: dict) -> None:
+    """Where LDA's and NN2's milliseconds go (issue 30: on the H100 both took ~10 ms more at 10M than at 1M,
+    and more than on the H200, with the same fits on the CPU): ``one_thread``'s enter and exit alone, the
+    gather of the labelled rows from the host matrix, each fit alone (in ``one_thread`` as the search runs
+    it, and on the process's own threads), and the scan of a fixed direction with the labelled rows left out.
+    One line first names the thread pools loaded (threadpoolctl) and whether faiss is among them."""
+    import torch
+    from threadpoolctl import threadpool_info
+
+    from core.search.base import one_thread
+    from core.search.lda import fisher_direction
+    from core.search.linear import labelled, rank_by_direction, to_torch
+    from core.search.nn2 import train
+
+    pools = [f"{i['internal_api']}:{i['num_threads']}:{Path(i['filepath']).name}" for i in threadpool_info()]
+    emit(op="thread_pools", pools=pools, faiss_loaded="faiss" in sys.modules, torch_threads=torch.get_num_threads(),
+         **fields)
+
+    def in_one_thread(fn):
+        def run():
+            with one_thread():
+                return fn()
+        return run
+
+    _, _, xi, xe = labelled(ctx, inc, exc)
+    lda = lambda: fisher_direction(to_torch(xi, "cpu"), to_torch(xe, "cpu"))  # noqa: E731
+    nn2 = lambda: train(to_torch(xi, "cpu"), to_torch(xe, "cpu"))  # noqa: E731
+    w = x[inc].mean(0)
+    w = (w / np.linalg.norm(w)).astype(np.float32)
+    for op, fn in (("part_one_thread_enter_exit", in_one_thread(lambda: None)),
+                   ("part_gather_labelled", lambda: labelled(ctx, inc, exc)),
+                   ("part_lda_fit_one_thread", in_one_thread(lda)), ("part_lda_fit_own_threads", lda),
+                   ("part_nn2_fit_one_thread", in_one_thread(nn2)), ("part_nn2_fit_own_threads", nn2),
+                   ("part_rank_fixed_direction", lambda: rank_by_direction(ctx, w, inc, exc, 10, "cos"))):
+        _timed(op, fn, repeat, sync, **fields)
 
 
 def kmeans_at(a: argparse.Namespace, x: np.ndarray, n: int, g: dict) -> None:
@@ -420,6 +469,7 @@ def main(argv=None) -> None:
     s.add_argument("--dim", type=int, default=384)
     s.add_argument("--k", type=int, default=12_000, help="0: no K-Means")
     s.add_argument("--repeat", type=int, default=9)
+    s.add_argument("--kmeans-up-to", type=int, default=10**12, help="K-Means only at sizes up to this many rows")
     s.add_argument("--sample", type=int, help="K-Means fitted on this many rows above it (default: the app's)")
     s.add_argument("--deadline", type=float, default=float("inf"), help="seconds from the start after which "
                    "the optional whole-10M K-Means is skipped")

