@@ -127,6 +127,34 @@ def test_fits_of_a_few_labelled_rows_stay_on_the_cpu_when_the_corpus_sits_on_a_g
             REGISTRY[method].search(dataclasses.replace(ctx, device="cuda", word_index=None), inc, exc, 10)
 
 
+def test_a_fit_runs_on_one_thread_and_gives_the_threads_back_also_for_a_library_loaded_later(monkeypatch):
+    """``one_thread`` keeps threadpoolctl's view of the BLAS libraries between searches (finding them cost
+    ~1-3 ms of every search): inside, torch and every BLAS pool run one thread and the counts come back
+    after; a module imported after the first fit (a new library may come with it) makes the view be taken
+    again, so that library is limited too."""
+    import sys
+    import types
+
+    from threadpoolctl import threadpool_info
+
+    from core.search import base
+
+    def blas_threads():
+        return {i["filepath"]: i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+
+    before, torch_before = blas_threads(), torch.get_num_threads()
+    with base.one_thread():
+        assert set(blas_threads().values()) == {1} and torch.get_num_threads() == 1
+        first = base._BLAS[0]
+    assert blas_threads() == before and torch.get_num_threads() == torch_before
+    with base.one_thread():
+        assert base._BLAS[0] is first  # kept: nothing imported since
+    monkeypatch.setitem(sys.modules, "a_module_imported_later", types.ModuleType("a_module_imported_later"))
+    with base.one_thread():
+        assert base._BLAS[0] is not first and set(blas_threads().values()) == {1}
+    assert blas_threads() == before
+
+
 def test_cos_matches_brute_force(ctx):
     inc, exc = labelled_sets(ctx)
     x = ctx.vectors

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -107,6 +108,21 @@ class SearchContext:
 
 _THREADS_LOCK = threading.Lock()
 _THREADS_USERS = [0, 0]  # [fits running now, torch's thread count before the first of them]
+_BLAS = [None, -1]  # [threadpoolctl's controller of the loaded BLAS pools, len(sys.modules) when it was made]
+
+
+def _blas_controller():
+    """threadpoolctl's controller, made once rather than at every fit: finding the loaded libraries took
+    0.84 ms of each search on the 2-core AMD EPYC and ~2.7 ms on a 16-core GPU box, where limiting through a
+    kept controller takes 0.03 (bench/RESULTS.md, "A sixth lease"). Made again once a module has been
+    imported since, since a new library (faiss's own OpenBLAS, say) may have come with it. Called under
+    ``_THREADS_LOCK``."""
+    if _BLAS[0] is None or _BLAS[1] != len(sys.modules):
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS[0] = ThreadpoolController()
+        _BLAS[1] = len(sys.modules)
+    return _BLAS[0]
 
 
 @contextmanager
@@ -117,15 +133,15 @@ def one_thread():
     (bench/RESULTS.md, issue 29). Counted across a server's sessions (threads): the first fit in sets
     one thread, the last one out restores the count."""
     import torch
-    from threadpoolctl import threadpool_limits
 
     with _THREADS_LOCK:
         if _THREADS_USERS[0] == 0:
             _THREADS_USERS[1] = torch.get_num_threads()
             torch.set_num_threads(1)
         _THREADS_USERS[0] += 1
+        blas = _blas_controller()
     try:
-        with threadpool_limits(1, user_api="blas"):
+        with blas.limit(limits=1, user_api="blas"):
             yield
     finally:
         with _THREADS_LOCK:
