@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
 # One call on a borrowed GPU box (the device tool, 15 minutes a session): issue 30's GPU figures, then
 # encoder adaptation (issue 32, RUNS below) on the labelled benchmarks for what is left of BUDGET seconds.
-# Left for a next lease (bench/RESULTS.md, "A fifth lease"): issue 31's DAC protocol at GPU size, faiss-gpu
-# (its wheel and CUDA 12 libraries are over one call's carry), MiniLM's texts/s on an H100, why LDA/NN2 at 10M took
-# ~10 ms more on the H100 than on the H200 (time the fit, the gather and the scan apart), `device_rows` without its
-# host copy of each block, DEC-CRL on e5 for StackOverflow and Biomedical, SCCL's e5 Biomedical seeds 1-2, and
-# DEC-MLM on e5 (possible since the eleventh session; RUNS="NAME:dec_mlm:0,1,2 ..." with ADAPT_MODEL=multilingual-e5-small;
-# pack e5 again for it: the pack now keeps the <mask> row; its set is better with SCCL_ARGS="--param dec_mlm:head_epochs=2",
-# bench/RESULTS.md "DEC-MLM on e5: the reference code's recipe, and a warm-up").
+# Left for a next lease (bench/RESULTS.md, "A sixth lease"): issue 31's DAC protocol at GPU size, faiss-gpu
+# (its wheel and CUDA 12 libraries are over one call's carry), LDA/NN2 at 10M on the H100 after one_thread kept its
+# threadpoolctl controller (c4fe696; SEARCH_ARGS="--kmeans-up-to 1000000" as there), the same with faiss-cpu carried
+# (.whl) to see whether it cost the fifth lease's ~10 ms, MiniLM through the import's loop over more texts (EMBED_N and
+# a .gpu packed for them), and seeds 1-2 of DEC-MLM on e5 (RUNS="NAME:dec_mlm:1,2 ..." with
+# SCCL_ARGS="--param dec_mlm:head_epochs=2") and of DEC-CRL on e5 for StackOverflow and Biomedical.
+# The lease of 2026-11-27 17:04 UTC (H100, two calls on one warm machine) carried .gpu (MiniLM pruned for the first
+# 5,000 tweets, data/tweets20k.csv.gz = those 5,000 four times over) and .gpu_e5x (e5 pruned by `pack-e5 --texts`
+# over the four benchmarks' texts, their CSVs):
+#   STEPS="embed search adapt" BUDGET=570 EMBED_E5=0 EMBED_ARGS="--precision fp32 fp16 bf16 --batch-size 1024
+#     --workers 0 8 --import-chunks 16384" SEARCH_ARGS="--kmeans-up-to 1000000" ADAPT_MODEL=multilingual-e5-small
+#     ADAPT_THREADS=2 SCCL_ARGS="--param dec_mlm:head_epochs=2" RUNS="agnews8000:dec_mlm:0 searchsnippets:dec_mlm:0
+#     stackoverflow:dec_crl:0 biomedical:dec_crl:0 biomedical:sccl:1 biomedical:sccl:2"
+#   STEPS=adapt BUDGET=345 ADAPT_THREADS=4 (same model, args) RUNS="stackoverflow:dec_mlm:0 biomedical:dec_mlm:0"
 # Adapted sets come back with SCCL_ARGS="--save-embeddings /tmp/emb" and KEEP_EMB (below); store them here with
 # `python -m bench.adapt import-set` (and `join-sets`).
 # The 2026-11-26 lease at 15:26 ran, in two calls on the warm H200, carrying
