@@ -1,15 +1,17 @@
 """Three-class linear discriminant projection (included, excluded, a sample of unlabelled) to 2-D,
-in closed form in torch, for the scatter of a whole corpus."""
+in closed form in torch, for the scatter of a whole corpus.
+
+torch is imported by the discriminant alone: the import's sketch (core/sketch.py) projects with numpy
+through :func:`project`, so an import that embeds elsewhere (a Ray job) never loads torch in its driver
+(1.4 s of its 2 cores; bench/RESULTS.md, issue 30)."""
 
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 from core import vectorstore
 from core.paths import ROWS_PER_BLOCK
 from core.rows import rows_without
-from core.search.lda import within_scatter
 
 
 def lda_directions(x: np.ndarray, included: np.ndarray, excluded: np.ndarray, n_unlabelled: int = 2000,
@@ -20,6 +22,10 @@ def lda_directions(x: np.ndarray, included: np.ndarray, excluded: np.ndarray, n_
     the sample of the rest, and their discriminant is one direction: the second axis is then the
     direction along which the fitted texts vary most, apart from it (their top principal direction
     orthogonal to the first)."""
+    import torch
+
+    from core.search.lda import within_scatter
+
     included, excluded = np.asarray(included, np.int64), np.asarray(excluded, np.int64)
     if len(included) < 1:
         raise ValueError(f"the scatter needs at least 1 included text, got {len(included)} included "
