@@ -310,7 +310,6 @@ def _timed(op: str, fn, repeat: int, sync, **fields) -> None:
 def search(a: argparse.Namespace) -> None:
     import torch
 
-    from core.paths import ROWS_PER_BLOCK
     from core.search import REGISTRY, SearchContext
     from core.search.index import VectorIndex
 
@@ -329,16 +328,6 @@ def search(a: argparse.Namespace) -> None:
         index = VectorIndex(x, device=device)
         sync()
         emit(op="index_to_device", n=n, seconds=round(time.perf_counter() - t, 2), precision=index.precision, **g)
-        if device == "cuda":  # the same copy as before the pinned staging block (2026-11-27), beside it
-            t = time.perf_counter()
-            old = torch.empty(x.shape, dtype=torch.float16, device=device)
-            for s in range(0, n, ROWS_PER_BLOCK):
-                old[s:s + ROWS_PER_BLOCK] = torch.from_numpy(np.array(x[s:s + ROWS_PER_BLOCK], copy=True)).to(
-                    device, dtype=torch.float16)
-            sync()
-            emit(op="index_to_device_unpinned_copies", n=n, seconds=round(time.perf_counter() - t, 2), **g)
-            del old
-            torch.cuda.empty_cache()
         ctx = SearchContext(index, device=device)
 
         def torch_scan():
