@@ -2,11 +2,13 @@
 saw, and can its clustering match K-Means?
 
     python -m bench.dac export --corpus NAME [--label-column label] --out DIR   # embeddings + labels -> DIR/NAME.npz
+    python -m bench.dac embed --csv A.csv B.csv --model M --out DIR            # the same from labelled CSVs (a GPU box)
     python -m bench.dac run --npz DIR/NAME.npz [...] [--device auto] [--save-models DIR]
     python -m bench.dac run --corpus NAME [...]                                 # straight from the data root
     python -m bench.dac speed --corpus NAME --model MODEL                       # one DAC search, ms
     python -m bench.dac baselines --corpus NAME [--seeds 0 1 2]                 # issue 31's baselines (CPU)
     python -m bench.dac pooled --targets A B ... [--extra C ...] [--seeds 0 1 2]  # many tasks, leave one corpus out
+                                   [--npz-dir DIR]   # the corpora as DIR/NAME.npz (export or embed) instead of the store
     python -m bench.dac table RUN_FOLDER ...                                     # pooled runs' means, as markdown
     python -m bench.dac choosek --corpora A B [--seeds 0 1 2]                   # k chosen without labels (CPU)
 
@@ -60,6 +62,29 @@ def export(a: argparse.Namespace) -> None:
     a.out.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(a.out / f"{a.corpus}.npz", x=np.asarray(c.embeddings, np.float16), labels=labels)
     print(a.out / f"{a.corpus}.npz")
+
+
+def embed_csvs(a: argparse.Namespace) -> None:
+    """Labelled CSVs (``text`` and ``--label-column``) embedded as the import embeds one model (the model's
+    encode, rows made unit), written as DIR/NAME.npz for ``--npz`` / ``--npz-dir``: on a GPU box that has the
+    model but not the imported corpora."""
+    import pandas as pd
+
+    from core.embed import l2_normalise, load_model
+
+    model = load_model(str(a.model), a.device)
+    a.out.mkdir(parents=True, exist_ok=True)
+    for path in a.csv:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+        if a.rows and a.rows < len(frame):  # a dry run: a seeded sample (files sorted by class have them all)
+            frame = frame.sample(a.rows, random_state=0).sort_index()
+        t = time.perf_counter()
+        x = l2_normalise(np.asarray(model.encode(frame["text"].tolist(), batch_size=a.batch_size,
+                                                 convert_to_numpy=True, show_progress_bar=False), np.float32))
+        labels = stages.labels_from_column(frame[a.label_column])
+        np.savez(a.out / f"{Path(path).stem}.npz", x=x, labels=labels)
+        emit(kind="embedded", corpus=Path(path).stem, rows=len(x), dim=int(x.shape[1]),
+             seconds=round(time.perf_counter() - t, 1))
 
 
 def load_data(a: argparse.Namespace) -> tuple[str, np.ndarray, np.ndarray]:
@@ -400,7 +425,10 @@ def pooled(a: argparse.Namespace) -> None:
         torch.set_num_threads(a.threads)
     data = {}
     for n in list(dict.fromkeys(a.targets + a.extra)):
-        name, x, y = load_data(Namespace(npz=None, corpus=n, label_column=a.label_column,
+        npz = a.npz_dir / f"{n}.npz" if a.npz_dir else None
+        if npz is not None and a.embedding_set != "import":
+            raise SystemExit("bench.dac pooled: --npz-dir holds one set of vectors a corpus; leave out --embedding-set")
+        name, x, y = load_data(Namespace(npz=npz, corpus=n, label_column=a.label_column,
                                          embedding_set=a.embedding_set if n in a.targets else None))
         if a.subset and a.subset < len(x):
             pick = np.sort(np.random.default_rng(0).choice(len(x), a.subset, replace=False))
@@ -559,6 +587,14 @@ def main(argv=None) -> None:
     e.add_argument("--corpus", required=True)
     e.add_argument("--label-column", default="label")
     e.add_argument("--out", type=Path, required=True)
+    em = sub.add_parser("embed", help="labelled CSVs embedded into DIR/NAME.npz (a GPU box without the corpora)")
+    em.add_argument("--csv", nargs="+", type=Path, required=True)
+    em.add_argument("--model", required=True, help="a sentence-transformers name or local path (the import's model)")
+    em.add_argument("--out", type=Path, required=True)
+    em.add_argument("--label-column", default="label")
+    em.add_argument("--device", default="auto")
+    em.add_argument("--batch-size", type=int, default=256)
+    em.add_argument("--rows", type=int, help="a seeded sample of this many rows of each file (a dry run)")
     r = sub.add_parser("run")
     model_args(r, bag=800, epochs=20, steps=100, batch=8)
     r.add_argument("--npz", type=Path)
@@ -591,6 +627,7 @@ def main(argv=None) -> None:
     model_args(po, bag=400, epochs=10, steps=50, batch=4)
     po.add_argument("--targets", nargs="+", required=True, help="imported corpora with labels, evaluated in turn")
     po.add_argument("--extra", nargs="*", default=[], help="more labelled corpora, only trained on")
+    po.add_argument("--npz-dir", type=Path, help="read every corpus from DIR/NAME.npz (bench.dac export or embed)")
     po.add_argument("--subset", type=int, help="a random sample of this many rows of each corpus")
     po.add_argument("--device", default="auto")
     po.add_argument("--threads", type=int, help="torch threads (two runs side by side: 1 each)")
@@ -624,6 +661,8 @@ def main(argv=None) -> None:
     a = p.parse_args(argv)
     if a.command == "export":
         export(a)
+    elif a.command == "embed":
+        embed_csvs(a)
     elif a.command == "speed":
         speed(a)
     elif a.command == "table":

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # One call on a borrowed GPU box (the device tool, 15 minutes a session): issue 30's GPU figures, then
 # encoder adaptation (issue 32, RUNS below) on the labelled benchmarks for what is left of BUDGET seconds.
-# Left for a next lease (bench/RESULTS.md, "A sixth lease"): issue 31's DAC protocol at GPU size, faiss-gpu
+# Left for a next lease (bench/RESULTS.md, "A sixth lease"): issue 31's DAC protocol at GPU size (step 4, `dac`:
+# carry .gpu_dac alone, made here by `python -m bench.gpu pack --texts ALL.csv --n 200000 --out .gpu_dac` over the
+# five labelled corpora's texts + their CSVs gzipped in .gpu_dac/data, 41 MB; STEPS=dac BUDGET=560; dry-run here with
+# DEVICE=cpu DAC_EMBED_ARGS="--rows 1500" DAC_ARGS="--pooled-epochs 1 --pooled-steps 5 --epochs 1 --steps 5"), faiss-gpu
 # (its wheel and CUDA 12 libraries are over one call's carry), LDA/NN2 at 10M on the H100 after one_thread kept its
 # threadpoolctl controller (c4fe696; SEARCH_ARGS="--kmeans-up-to 1000000" as there), the same with faiss-cpu carried
 # (.whl) to see whether it cost the fifth lease's ~10 ms, MiniLM through the import's loop over more texts (EMBED_N and
@@ -77,7 +80,7 @@ python3 -c "import faiss; print('faiss', faiss.__version__)" 2>&1 | tail -1
 echo "cores $(nproc)"; free -g | head -2
 
 models=""
-for pack in .gpu .gpu_big; do   # .gpu_big: `bench.gpu pack --texts` (MiniLM for embedding one large file)
+for pack in .gpu .gpu_big .gpu_dac; do   # .gpu_dac: `bench.gpu pack --texts` over the five labelled corpora (step 4)   # .gpu_big: `bench.gpu pack --texts` (MiniLM for embedding one large file)
   if [ -d $pack/minilm ]; then
     python3 -m bench.gpu restore --src $pack/minilm --dst /tmp/minilm || exit 1
     models="--model minilm=/tmp/minilm"
@@ -105,7 +108,7 @@ if ls .whl/*.whl > /dev/null 2>&1; then   # wheels the box lacks (faiss-cpu): th
 fi
 python3 -c "import pandas, pyarrow, sklearn; print('pandas', pandas.__version__, 'pyarrow', pyarrow.__version__)"
 python3 -c "import streamlit, faiss, plotly; print('streamlit', streamlit.__version__, 'faiss', faiss.__version__)" 2>&1 | tail -1
-for f in .gpu/data/*.csv.gz .gpu_e5/*.csv.gz .gpu_big/data/*.csv.gz .gpu_e5x/data/*.csv.gz; do [ -f "$f" ] && gunzip -c "$f" > "/tmp/data/$(basename "$f" .gz)"; done
+for f in .gpu/data/*.csv.gz .gpu_e5/*.csv.gz .gpu_big/data/*.csv.gz .gpu_e5x/data/*.csv.gz .gpu_dac/data/*.csv.gz; do [ -f "$f" ] && gunzip -c "$f" > "/tmp/data/$(basename "$f" .gz)"; done
 echo "ready at $(elapsed) s"
 
 # 0. the app itself driven headless through its pages on the GPU (issue 30, item 3)
@@ -142,6 +145,32 @@ if [[ " $STEPS " == *" adapt "* ]] && [ "$left" -gt 60 ]; then
   wait
 fi
 grep -h '"kind": "score"' /tmp/results/adapt-*/lines.jsonl 2>/dev/null | cut -c1-200
+
+# 4. issue 31's protocol at GPU size: the five labelled corpora embedded here with the import's model (MiniLM from
+#    .gpu_dac), then one `bench.dac pooled` process per DAC_RUNS entry (TARGET:SEEDS:ARGS-NAME), all at once, each
+#    with the other four corpora pooled; DAC_SIZES names argument sets (several sizes side by side, so the larger
+#    ones may run out of time without losing the smaller ones' figures: every seed's lines are written as it ends)
+if [[ " $STEPS " == *" dac "* ]]; then
+  left=$(( BUDGET - $(elapsed) - 15 ))
+  echo "DAC gets ${left} s"
+  DAC_CORPORA=${DAC_CORPORA:-"stackoverflow agnews8000 biomedical searchsnippets crisislex_t26"}
+  csvs=""; for c in $DAC_CORPORA; do csvs="$csvs /tmp/data/$c.csv"; done
+  python3 -m bench.dac embed --csv $csvs --model /tmp/minilm --out /tmp/npz --device "$DEVICE" ${DAC_EMBED_ARGS:-} 2>/dev/null \
+    | tee /tmp/results/dac-embed.log
+  declare -A size=( [base]="--pooled-epochs 10 --pooled-steps 100 --batch 4"
+                    [x10]="--pooled-epochs 40 --pooled-steps 250 --batch 16"
+                    [x40]="--pooled-epochs 100 --pooled-steps 400 --batch 32" )
+  for run in ${DAC_RUNS:-"stackoverflow:0:base stackoverflow:0:x10 stackoverflow:0:x40 agnews8000:0:base agnews8000:0:x10 agnews8000:0:x40"}; do
+    IFS=: read -r t seeds sz <<< "$run"
+    extra=""; for c in $DAC_CORPORA; do [ "$c" != "$t" ] && extra="$extra $c"; done
+    timeout "$(( left - 20 ))" python3 -m bench.dac pooled --npz-dir /tmp/npz --targets "$t" --extra $extra \
+        --own own-prf --seeds ${seeds//,/ } --device "$DEVICE" --threads 1 --procedures ${DAC_PROCEDURES:-} \
+        ${size[$sz]} ${DAC_ARGS:-} > "/tmp/results/dac-$t-$sz-${seeds//,/}.log" 2>&1 &
+  done
+  wait
+  grep -h '"kind": "anchored"' /tmp/results/dac-pooled-*/lines.jsonl 2>/dev/null | cut -c1-300
+  echo "DAC done at $(elapsed) s"; pack
+fi
 # adapted sets to bring back (SCCL_ARGS="--save-embeddings /tmp/emb"): KEEP_EMB names them by pattern, e.g.
 # "stackoverflow-clusterbert-*-s0.npy"; $OUT gives back 8 files at most, results.tgz one of them
 for pat in ${KEEP_EMB:-}; do for f in /tmp/emb/$pat; do [ -f "$f" ] && cp "$f" "$OUT/" && echo "kept $f"; done; done

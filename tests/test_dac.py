@@ -683,6 +683,53 @@ def test_the_pooled_bench_never_trains_on_the_target_corpus_labels(tmp_path, mon
     assert any(line.startswith("| toya | pooled-merge | 1 |") for line in table)
 
 
+def test_the_bench_embeds_labelled_csvs_and_pools_them_from_a_folder(tmp_path, monkeypatch, capsys):
+    """bench.dac embed + pooled --npz-dir (issue 31's protocol on a GPU box without the corpora): each labelled
+    CSV becomes DIR/NAME.npz of unit rows in the file's order with its labels; pooled reads every corpus from the
+    folder, trains the pooled model on the other corpus's labels only, and refuses an adapted set beside it."""
+    import json
+
+    import pandas as pd
+
+    from bench import dac as bench_dac
+
+    class Toy:  # encodes a text "c<k> ..." near the k-th of 8 directions (a stand-in for the model)
+        def encode(self, texts, **kw):
+            gen = np.random.default_rng(len(texts))
+            centres = np.eye(16, dtype=np.float32)[:8] * 3
+            return np.stack([centres[int(t.split()[0][1:])] + gen.normal(0, 0.5, 16) for t in texts]).astype(np.float32)
+
+    monkeypatch.setattr("core.embed.load_model", lambda name, device="auto": Toy())
+    gen = np.random.default_rng(0)
+    for name in ("toya", "toyb"):
+        k = gen.integers(0, 8, 400)
+        pd.DataFrame({"id": range(400), "text": [f"c{c} words {i}" for i, c in enumerate(k)],
+                      "label": [f"class{c}" for c in k]}).to_csv(tmp_path / f"{name}.csv", index=False)
+    bench_dac.main(["embed", "--csv", str(tmp_path / "toya.csv"), str(tmp_path / "toyb.csv"), "--model", "toy",
+                    "--out", str(tmp_path / "npz"), "--device", "cpu"])
+    a = np.load(tmp_path / "npz" / "toya.npz")
+    assert a["x"].shape == (400, 16) and np.allclose(np.linalg.norm(a["x"], axis=1), 1, atol=1e-5)
+    frame = pd.read_csv(tmp_path / "toya.csv")
+    assert (a["labels"] == stages.labels_from_column(frame["label"])).all()  # the file's order, the import's codes
+    assert (np.argmax(a["x"][:, :8], axis=1) == frame["text"].str[1].astype(int)).mean() > 0.95
+
+    monkeypatch.setenv("SEMANNO_BENCH_RESULTS", str(tmp_path / "runs"))
+    capsys.readouterr()
+    tiny = ["--seeds", "0", "--device", "cpu", "--bag", "120", "--hidden", "32", "--inducing", "8", "--n1", "1",
+            "--n2", "1", "--prf", "10", "--pretrain-epochs", "1", "--epochs", "1", "--steps", "3", "--pooled-epochs",
+            "1", "--pooled-steps", "5", "--batch", "2", "--anchors", "4", "--pseudo-k", "5", "--procedures"]
+    bench_dac.main(["pooled", "--npz-dir", str(tmp_path / "npz"), "--targets", "toya", "--extra", "toyb",
+                    "--own", "own-prf", *tiny])
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    assert lines[0]["rows"] == {"toya": 400, "toyb": 400}
+    (pooled,) = [r for r in lines if r.get("kind") == "train" and r["model"] == "pooled"]
+    assert [s["corpus"] for s in pooled["sources"] if s["kind"] == "labels"] == ["toyb"]
+    assert [r["anchors_per_bag"] for r in lines if r.get("kind") == "anchored"] == [1, 5]
+    with pytest.raises(SystemExit, match="--embedding-set"):
+        bench_dac.main(["pooled", "--npz-dir", str(tmp_path / "npz"), "--targets", "toya", "--extra", "toyb",
+                        "--embedding-set", "sccl-s0", *tiny])
+
+
 def test_the_bench_reads_both_rules_of_choose_k_from_one_scoring(tmp_path, monkeypatch, capsys):
     """bench.dac pooled (own models only) and choosek: the 1-SE rule's k comes from the same candidate
     scores as the best score's (one scoring), never above it."""
