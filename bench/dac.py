@@ -423,11 +423,11 @@ def pooled(a: argparse.Namespace) -> None:
     device = a.device if a.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
     if a.threads:
         torch.set_num_threads(a.threads)
+    if a.npz_dir and a.embedding_set != "import":
+        raise SystemExit("bench.dac pooled: --npz-dir holds one set of vectors a corpus; leave out --embedding-set")
     data = {}
     for n in list(dict.fromkeys(a.targets + a.extra)):
         npz = a.npz_dir / f"{n}.npz" if a.npz_dir else None
-        if npz is not None and a.embedding_set != "import":
-            raise SystemExit("bench.dac pooled: --npz-dir holds one set of vectors a corpus; leave out --embedding-set")
         name, x, y = load_data(Namespace(npz=npz, corpus=n, label_column=a.label_column,
                                          embedding_set=a.embedding_set if n in a.targets else None))
         if a.subset and a.subset < len(x):
