@@ -150,8 +150,8 @@ grep -h '"kind": "score"' /tmp/results/adapt-*/lines.jsonl 2>/dev/null | cut -c1
 #    .gpu_dac), then one `bench.dac pooled` process per DAC_RUNS entry (TARGET:SEEDS:ARGS-NAME), all at once, each
 #    with the other four corpora pooled; DAC_SIZES names argument sets (several sizes side by side, so the larger
 #    ones may run out of time without losing the smaller ones' figures: every seed's lines are written as it ends)
-if [[ " $STEPS " == *" dac "* ]]; then
-  left=$(( BUDGET - $(elapsed) - 15 ))
+left=$(( BUDGET - $(elapsed) - 15 ))
+if [[ " $STEPS " == *" dac "* ]] && [ "$left" -gt 90 ]; then
   echo "DAC gets ${left} s"
   DAC_CORPORA=${DAC_CORPORA:-"stackoverflow agnews8000 biomedical searchsnippets crisislex_t26"}
   csvs=""; for c in $DAC_CORPORA; do csvs="$csvs /tmp/data/$c.csv"; done
