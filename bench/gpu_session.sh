@@ -80,7 +80,8 @@ python3 -c "import faiss; print('faiss', faiss.__version__)" 2>&1 | tail -1
 echo "cores $(nproc)"; free -g | head -2
 
 models=""
-for pack in .gpu .gpu_big .gpu_dac; do   # .gpu_dac: `bench.gpu pack --texts` over the five labelled corpora (step 4)   # .gpu_big: `bench.gpu pack --texts` (MiniLM for embedding one large file)
+# .gpu_big and .gpu_dac: `bench.gpu pack --texts` (MiniLM for embedding one large file; for the five labelled corpora, step 4)
+for pack in .gpu .gpu_big .gpu_dac; do
   if [ -d $pack/minilm ]; then
     python3 -m bench.gpu restore --src $pack/minilm --dst /tmp/minilm || exit 1
     models="--model minilm=/tmp/minilm"
@@ -148,8 +149,9 @@ grep -h '"kind": "score"' /tmp/results/adapt-*/lines.jsonl 2>/dev/null | cut -c1
 
 # 4. issue 31's protocol at GPU size: the five labelled corpora embedded here with the import's model (MiniLM from
 #    .gpu_dac), then one `bench.dac pooled` process per DAC_RUNS entry (TARGET:SEEDS:ARGS-NAME), all at once, each
-#    with the other four corpora pooled; DAC_SIZES names argument sets (several sizes side by side, so the larger
-#    ones may run out of time without losing the smaller ones' figures: every seed's lines are written as it ends)
+#    with the other four corpora pooled; ARGS-NAME is one of the training sizes in `size` below (several side by
+#    side, so the larger ones may run out of time without losing the smaller ones' figures: every seed's lines are
+#    written as it ends)
 left=$(( BUDGET - $(elapsed) - 15 ))
 if [[ " $STEPS " == *" dac "* ]] && [ "$left" -gt 90 ]; then
   echo "DAC gets ${left} s"
