@@ -398,7 +398,10 @@ def scatter(xy: np.ndarray, labels: np.ndarray, texts=None, hover_sample: int = 
             fig.update_layout({axis: {"range": [float(edges[0] - pad), float(edges[-1] + pad)]}})
     else:
         add(bulk, "unlabelled", UNLABELLED_COLOUR, 3, None)
-    add(sample, "unlabelled (with text)", UNLABELLED_COLOUR, 3, sample_texts, legend=raster is not None)
+    # the legend names the yellow points once: the text-less bulk's entry, or this one where the bulk is
+    # empty (a corpus whose unlabelled texts all fit the hover sample) or an image
+    add(sample, "unlabelled (with text)", UNLABELLED_COLOUR, 3, sample_texts,
+        legend=raster is not None or len(bulk) == 0)
     excluded, included = np.flatnonzero(labels < 0), np.flatnonzero(labels > 0)
     add(excluded, "excluded", EXCLUDED_COLOUR, 6, text_of(excluded))
     add(included, "included", INCLUDED_COLOUR, 6, text_of(included))

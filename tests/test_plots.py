@@ -89,6 +89,19 @@ def test_scatter_colours_counts_and_selection():
     assert sorted(rows.tolist()) == sorted([3, int(sc.trace_rows[0][0])])
     # compact: coordinates are float32 arrays (sent base64-encoded by plotly)
     assert np.asarray(by_name["unlabelled"].x).dtype == np.float32
+    legend = [t.name for t in sc.figure.data if t.showlegend is not False]
+    assert legend.count("unlabelled") == 1 and "unlabelled (with text)" not in legend
+
+
+def test_a_small_scatter_still_names_its_unlabelled_points_in_the_legend():
+    """Every unlabelled text fits the hover sample: the text-less trace is empty, so the sample's own
+    trace carries the legend entry (the yellow points were once missing from the legend there)."""
+    xy = np.random.default_rng(1).standard_normal((200, 2)).astype(np.float32)
+    labels = np.zeros(200, np.int8)
+    labels[:5], labels[5:7] = 1, -1
+    sc = plots.scatter(xy, labels, np.array([f"t{i}" for i in range(200)], dtype=object), hover_sample=5000)
+    shown = [t.name for t in sc.figure.data if t.showlegend is not False and len(t.x)]
+    assert sorted(shown) == ["excluded", "included", "unlabelled (with text)"] and sc.hover_rows == 200
 
 
 def test_projection_separates_included_from_excluded(so_corpus):
