@@ -88,6 +88,7 @@ def run_import(spec: ImportSpec) -> None:
         st.error(md(exc, limit=1000))
         return
     notes = "; ".join(done.manifest.get("validation", {}).get("notes", []))
+    notes = notes[:1].upper() + notes[1:]  # the notes follow a full stop: a sentence of their own
     warned = " ".join(done.manifest.get("warnings", []))
     imports.remember_result("warning" if warned else "success",
                             f"Imported {done.n:,} texts into corpus {quoted(done.name)} in "
