@@ -11,6 +11,17 @@ def one(data, target, seed, a, device):  # called once per seed by bench.dac poo
     m, _, secs = bd.pooled_model(data, target, seed, a, device)
     MODELS[seed] = m
     print(json.dumps({"trained": seed, "seconds": round(secs), "cut": m.cut}), flush=True)
+    # the single model at once on its own seed's unseen classes (a run stopped early keeps these)
+    x = bd.torch_rows(data[target][0], device); labels = data[target][1]
+    _, unseen = sampling.split_classes(labels, 0.5, seed)
+    for size in (1, 5):
+        ps, prfs, ts = [], [], []
+        for first, anchors in bd.anchor_sets(labels, unseen, a.anchors, size, seed + 2):
+            rows, p = infer.members(m.model, x, anchors, bag=a.bag)
+            ps.append(p); prfs.append(bd.prf_scores(x, anchors, rows)); ts.append(labels[rows] == labels[first])
+        p, q, t = np.concatenate(ps), np.concatenate(prfs), np.concatenate(ts)
+        print(json.dumps({"single": seed, "anchors": size, "ap_single": round(float(aps(t, p)), 4),
+                          "ap_prf": round(float(aps(t, q)), 4), "acc_single": round(float(((p > m.cut) == t).mean()), 4)}), flush=True)
 
 MODELS = {}
 bd.pooled_one = one
