@@ -48,14 +48,12 @@ if sketch is not None:
     st.caption(f"Drawn from the corpus's sketch: each text's place on its vectors' {sketch.shape[1]} main "
                "directions, made at import. With a few dozen labelled texts the discriminant sets a topic apart "
                "better there than on the full vectors, and ten million texts are projected in seconds.")
-if sc.raster is None and sc.hover_rows >= corpus.n:
-    st.caption(f"All {corpus.n:,} texts: green included, red excluded, yellow unlabelled; hover shows each one's "
-               "text. Drag a lasso (or pick box select in the chart's toolbar) to select texts, then include or "
-               "exclude them.")
-elif sc.raster is None:
-    st.caption(f"All {corpus.n:,} texts: green included, red excluded, yellow unlabelled. Hover shows the text "
-               f"of {sc.hover_rows:,} texts: the labelled ones and a sample of up to {scatter.hover_sample():,} unlabelled "
-               "ones (the rest are drawn without text, to keep the page light at 300k texts). Drag a lasso (or "
+if sc.raster is None:
+    hover = ("Hover shows each one's text." if sc.hover_rows >= corpus.n else  # a small corpus: every text
+             f"Hover shows the text of {sc.hover_rows:,} texts: the labelled ones and a sample of up to "
+             f"{scatter.hover_sample():,} unlabelled ones (the rest are drawn without text, to keep the page light "
+             "at 300k texts).")
+    st.caption(f"All {corpus.n:,} texts: green included, red excluded, yellow unlabelled. {hover} Drag a lasso (or "
                "pick box select in the chart's toolbar) to select texts, then include or exclude them.")
 else:
     st.caption(f"All {corpus.n:,} texts: the unlabelled ones as a density (darker: more texts), a sample of "

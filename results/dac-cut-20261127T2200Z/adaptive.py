@@ -1,7 +1,8 @@
 """One-off: does a per-bag cut (from the bag's own scores) beat the global calibrated cut?"""
 import sys, json
-import numpy as np, torch
-sys.path.insert(0, "/work/main")
+from pathlib import Path
+import numpy as np
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root (results/NAME/this file)
 from bench import dac as bd
 from core.cluster.dac import infer, sampling
 
@@ -34,10 +35,6 @@ def acc(bags, key, cutf):
         s, t = b[key], b[2]
         right += ((s > cutf(s)) == t).sum(); tot += len(t)
     return round(float(right / tot), 4)
-
-def best_shift(bags, key, base):  # a shift added to the per-bag cut, chosen for accuracy
-    grid = np.linspace(-0.3, 0.3, 61)
-    return float(grid[int(np.argmax([acc(bags, key, lambda s, d=d: base(s) + d) for d in grid]))])
 
 def pseudo_cuts(m, x, x_np, un, seed, a, size):
     from sklearn.cluster import KMeans

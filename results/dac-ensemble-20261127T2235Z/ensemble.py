@@ -1,8 +1,9 @@
 """One-off: an ensemble of pooled (leave-one-corpus-out) models, each trained with another seed and never on a
 label of the target, against each single model and the PRF rule, on each seed's unseen classes (same bags)."""
-import sys, json, time
-import numpy as np, torch
-sys.path.insert(0, "/work/main")
+import sys, json
+from pathlib import Path
+import numpy as np
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root (results/NAME/this file)
 from bench import dac as bd
 from core.cluster.dac import infer, sampling, train as tr
 from sklearn.metrics import average_precision_score as aps
@@ -11,17 +12,16 @@ def one(data, target, seed, a, device):  # called once per seed by bench.dac poo
     m, _, secs = bd.pooled_model(data, target, seed, a, device)
     MODELS[seed] = m
     print(json.dumps({"trained": seed, "seconds": round(secs), "cut": m.cut}), flush=True)
-    # the single model at once on its own seed's unseen classes (a run stopped early keeps these)
-    x = bd.torch_rows(data[target][0], device); labels = data[target][1]
-    _, unseen = sampling.split_classes(labels, 0.5, seed)
+    # the single model at once on its own seed's unseen classes (a run stopped early keeps these):
+    # bench.dac's own anchored bags and scores, as `bench.dac pooled` measures them
+    _, unseen = sampling.split_classes(data[target][1], 0.5, seed)
     for size in (1, 5):
-        ps, prfs, ts = [], [], []
-        for first, anchors in bd.anchor_sets(labels, unseen, a.anchors, size, seed + 2):
-            rows, p = infer.members(m.model, x, anchors, bag=a.bag)
-            ps.append(p); prfs.append(bd.prf_scores(x, anchors, rows)); ts.append(labels[rows] == labels[first])
-        p, q, t = np.concatenate(ps), np.concatenate(prfs), np.concatenate(ts)
-        print(json.dumps({"single": seed, "anchors": size, "ap_single": round(float(aps(t, p)), 4),
-                          "ap_prf": round(float(aps(t, q)), 4), "acc_single": round(float(((p > m.cut) == t).mean()), 4)}), flush=True)
+        got = bd.anchored(m.model, bd.torch_rows(data[target][0], device), data[target][1], unseen, a.anchors, a.bag,
+                          size, seed + 2)
+        f, q = tr.scores(got["dac"], got["truth"], m.cut), tr.scores(got["prf"], got["truth"])
+        print(json.dumps({"single": seed, "anchors": size, "ap_single": round(f["average_precision"], 4),
+                          "ap_prf": round(q["average_precision"], 4), "acc_single": round(f["accuracy"], 4)}), flush=True)
+
 
 MODELS = {}
 bd.pooled_one = one
