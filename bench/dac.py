@@ -302,6 +302,18 @@ def baselines(a: argparse.Namespace) -> None:
                  **{m: round(v, 4) for m, v in label_scores(y, hd).items()})
 
 
+def epoch_line(what: str):
+    """A training progress hook that prints one line per finished epoch to stderr (steps, loss, seconds):
+    a run stopped by a lease's clock still tells how fast it went."""
+    t0 = time.perf_counter()
+
+    def hook(done: int, total: int, info: dict) -> None:
+        if info.get("epoch_done"):
+            print(f"{what}: epoch {info['epoch']}/{info['epochs']}, step {done}/{total}, loss {info['loss']:.4f}, "
+                  f"{time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+    return hook
+
+
 def pooled_model(data: dict, target: str, seed: int, a: argparse.Namespace, device: str):
     """A model trained on many tasks without one label of ``target`` (core.cluster.dac.stages.fit_pooled):
     the classes of every other labelled corpus and K-Means pseudo-classes of every corpus, the target's
@@ -310,7 +322,7 @@ def pooled_model(data: dict, target: str, seed: int, a: argparse.Namespace, devi
     cfg = Config(dim=data[target][0].shape[1], hidden=a.hidden, inducing=a.inducing, n1=a.n1, n2=a.n2, prf=a.prf)
     model = stages.fit_pooled(corpora, config=cfg, seed=seed, bag=a.bag, pseudo_k=a.pseudo_k,
                               label_weight=a.label_weight, concentration=a.concentration,
-                              mixup=a.mixup, device=device,
+                              mixup=a.mixup, device=device, progress=epoch_line(f"pooled {target} seed {seed}"),
                               epochs=a.pooled_epochs, steps=a.pooled_steps, batch=a.batch, lr=a.lr)
     return model, model.stages[-1]["sources"], model.stages[-1]["seconds"]  # the training alone
 
