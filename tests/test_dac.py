@@ -529,6 +529,27 @@ def test_pooled_bags_never_mix_corpora_and_follow_their_weights():
         sampling.Pooled([s.samplers[0]], weights=[0])
 
 
+def test_a_pooled_step_searches_once_and_gives_each_bag_its_own_nearest_rows():
+    """The pooled stage draws a step's nearest-row bags with one search (each query kept to its own
+    corpus's rows): every bag is still the 60 nearest rows of its corpus around one of its members, as a
+    search of its own would give."""
+    xa, ya = clustered_unit_vectors(300, 16, clusters=4, seed=1)
+    xb, yb = clustered_unit_vectors(200, 16, clusters=3, seed=2)
+    x = torch.from_numpy(np.concatenate([xa, xb]))
+    la, lb = np.full(500, -2), np.full(500, -2)
+    la[:300], lb[300:] = ya, yb + 10
+    la[:30] = 5  # a class of corpus A left out of its sampler: never in a bag
+    own = [sampling.Labelled(x, la, np.arange(4), bag=60, within=np.arange(300)),
+           sampling.Labelled(x, lb, bag=60, within=np.arange(300, 500))]
+    bags = sampling.Pooled(own).draw(24, np.random.default_rng(0))
+    assert len(bags) == 24
+    for rows, role, member in bags:
+        s = own[0] if rows[0] < 300 else own[1]
+        assert len(rows) == 60 and member.any() and not np.isin(rows, np.arange(30)).any()
+        alone = [set(sampling.nearest(x, x[r:r + 1], 60, s.pool_t)[0].tolist()) for r in rows[member]]
+        assert set(rows.tolist()) in alone
+
+
 def test_mixed_classes_lie_between_two_training_classes_never_a_held_out_one():
     """Issue 31, item 4 (mixup of classes): the pooled stage's synthetic classes are unit vectors between
     their two parents, drawn only from a corpus's training classes (its held-out ones choose the cut),

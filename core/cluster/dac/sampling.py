@@ -52,6 +52,12 @@ def stack(bags: list[tuple[np.ndarray, np.ndarray, np.ndarray]], size: int) -> B
     return Bags(torch.from_numpy(rows), torch.from_numpy(mask), torch.from_numpy(role), torch.from_numpy(target))
 
 
+def unstack(bags: Bags) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Padded bags back to [(rows, role, target), ...] (the inverse of :func:`stack`)."""
+    n = bags.mask.sum(1).tolist()
+    return [(bags.rows[i, :k].numpy(), bags.role[i, :k].numpy(), bags.target[i, :k].numpy()) for i, k in enumerate(n)]
+
+
 def nearest(x: torch.Tensor, query: torch.Tensor, k: int, pool: torch.Tensor | None = None) -> torch.Tensor:
     """Rows of ``x`` (N, D) with the largest inner product with each query (Q, D): (Q, k), best first.
     ``pool``: only these rows (long tensor); the result still holds rows of ``x``."""
@@ -144,6 +150,7 @@ class Labelled:
         allowed = np.isin(labels, classes) | (labels == -1)
         self.pool = np.flatnonzero(allowed)
         self.pool_t = torch.from_numpy(self.pool).to(x.device)
+        self.allowed_t = torch.from_numpy(allowed).to(x.device)  # the same rows as a mask (Pooled's one search)
         self.by_class = {int(c): np.flatnonzero(labels == c) for c in classes}
         self.background_rows = np.flatnonzero(labels == -1)
         self.concentration = concentration
@@ -151,11 +158,22 @@ class Labelled:
         self.episode_share, self.background = episode_share, background
         self.max_anchors, self.max_known = max_anchors, max_known
 
-    def _knn(self, gen: np.random.Generator):
+    def plan(self, gen: np.random.Generator) -> tuple[int, int] | None:
+        """What one bag will be: None for an ``episode``, else a ``knn`` bag's class and the row it is
+        drawn around (its nearest rows are searched for with the step's other bags')."""
+        if gen.random() < self.episode_share:
+            return None
         c = int(gen.choice(self.anchor_classes))
         members = self.by_class[c]
-        seed = members[gen.integers(len(members))]
-        rows = nearest(self.x, self.x[int(seed):int(seed) + 1], self.bag, self.pool_t)[0].cpu().numpy()
+        return c, int(members[gen.integers(len(members))])
+
+    def realise(self, plan: tuple[int, int] | None, near: np.ndarray | None, gen: np.random.Generator):
+        """The bag ``plan`` said, ``near`` its seed's nearest allowed rows (best first) for a ``knn`` bag."""
+        return self._episode(gen) if plan is None else self._knn(*plan, near, gen)
+
+    def _knn(self, c: int, seed: int, rows: np.ndarray, gen: np.random.Generator):
+        """A ``knn`` bag around ``seed`` of class ``c`` from its nearest ``rows`` (best first)."""
+        rows = rows.copy()
         if seed not in rows:  # many exact duplicates of another class can crowd it out
             rows[-1] = seed
         member = self.labels[rows] == c
@@ -183,7 +201,11 @@ class Labelled:
         return rows, roles(len(rows), member, gen, self.max_anchors, self.max_known), member
 
     def sample(self, batch: int, gen: np.random.Generator) -> Bags:
-        out = [self._episode(gen) if gen.random() < self.episode_share else self._knn(gen) for _ in range(batch)]
+        out = []
+        for _ in range(batch):  # a bag at a time (:class:`Pooled` searches for a whole step's bags at once)
+            plan = self.plan(gen)
+            near = None if plan is None else nearest(self.x, self.x[plan[1]:plan[1] + 1], self.bag, self.pool_t)[0]
+            out.append(self.realise(plan, None if near is None else near.cpu().numpy(), gen))
         return stack(out, self.bag)
 
 
@@ -207,13 +229,26 @@ class Pooled:
                                                          np.int64) for s in self.samplers])
 
     def sample(self, batch: int, gen: np.random.Generator) -> Bags:
-        out = []
-        for _ in range(batch):
-            s = self.samplers[int(gen.choice(len(self.samplers), p=self.weights))]
-            one = s.sample(1, gen)
-            n = int(one.mask[0].sum())
-            out.append((one.rows[0, :n].numpy(), one.role[0, :n].numpy(), one.target[0, :n].numpy()))
-        return stack(out, self.bag)
+        return stack(self.draw(batch, gen), self.bag)
+
+    def draw(self, batch: int, gen: np.random.Generator) -> list:
+        """Each bag's sampler drawn by weight; the ``knn`` bags of every sampler searched for at once (one
+        matrix product, each query kept to its own sampler's rows, one copy from the device a step, where a
+        bag at a time cost a search and a copy each: on a GPU shared by several trainings each copy waits its
+        turn, and on the CPU one product of many queries reads the matrix once)."""
+        chosen = [self.samplers[int(i)] for i in gen.choice(len(self.samplers), size=batch, p=self.weights)]
+        if not all(hasattr(s, "plan") and s.x is chosen[0].x for s in chosen):  # another kind, or another
+            # matrix: a bag at a time
+            return [unstack(s.sample(1, gen))[0] for s in chosen]
+        plans = [s.plan(gen) for s in chosen]
+        knn = [(s, p) for s, p in zip(chosen, plans) if p is not None]
+        near = None
+        if knn:
+            x = knn[0][0].x
+            scores = x[torch.as_tensor([p[1] for _, p in knn], device=x.device)] @ x.T
+            scores.masked_fill_(~torch.stack([s.allowed_t for s, _ in knn]), float("-inf"))
+            near = iter(scores.topk(max(s.bag for s, _ in knn), dim=1).indices.cpu().numpy())
+        return [s.realise(p, None if p is None else next(near)[:s.bag], gen) for s, p in zip(chosen, plans)]
 
 
 def split_classes(labels: np.ndarray, held_out: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
