@@ -163,6 +163,7 @@ if [[ " $STEPS " == *" dac "* ]] && [ "$left" -gt 90 ]; then
   # A bag costs ~1.5 ms of the CPU's sampling on a GPU box (measured here with the nearest rows on the CPU:
   # 1.3 ms a bag without them), so 40,000 steps of 32 bags (1,900 s) cannot fit one call: x40 is the largest.
   declare -A size=( [base]="--pooled-epochs 10 --pooled-steps 100 --batch 4"
+                    [x8]="--pooled-epochs 20 --pooled-steps 100 --batch 16"
                     [x16]="--pooled-epochs 40 --pooled-steps 100 --batch 16"
                     [x40]="--pooled-epochs 40 --pooled-steps 250 --batch 16" )
   # one process per TARGET:SEEDS:SIZE (a default with quotes inside an unquoted ${:-} would be one word: set it
