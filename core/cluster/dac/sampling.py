@@ -150,7 +150,8 @@ class Labelled:
         allowed = np.isin(labels, classes) | (labels == -1)
         self.pool = np.flatnonzero(allowed)
         self.pool_t = torch.from_numpy(self.pool).to(x.device)
-        self.allowed_t = torch.from_numpy(allowed).to(x.device)  # the same rows as a mask (Pooled's one search)
+        self.allowed_t = torch.from_numpy(allowed).to(x.device)  # the same rows as a mask (Pooled's search),
+        self.span = (int(self.pool[0]), int(self.pool[-1]) + 1) if len(self.pool) else (0, 0)  # and their span
         self.by_class = {int(c): np.flatnonzero(labels == c) for c in classes}
         self.background_rows = np.flatnonzero(labels == -1)
         self.concentration = concentration
@@ -243,11 +244,16 @@ class Pooled:
         plans = [s.plan(gen) for s in chosen]
         knn = [(s, p) for s, p in zip(chosen, plans) if p is not None]
         near = None
-        if knn:
+        if knn:  # one product a sampler over the span of its rows (a view), all copied back at once
             x = knn[0][0].x
-            scores = x[torch.as_tensor([p[1] for _, p in knn], device=x.device)] @ x.T
-            scores.masked_fill_(~torch.stack([s.allowed_t for s, _ in knn]), float("-inf"))
-            near = iter(scores.topk(max(s.bag for s, _ in knn), dim=1).indices.cpu().numpy())
+            found = torch.zeros((len(knn), max(s.bag for s, _ in knn)), dtype=torch.long, device=x.device)
+            for s in {id(s): s for s, _ in knn}.values():
+                at = [i for i, (t, _) in enumerate(knn) if t is s]
+                lo, hi = s.span
+                scores = x[torch.as_tensor([knn[i][1][1] for i in at], device=x.device)] @ x[lo:hi].T
+                scores.masked_fill_(~s.allowed_t[lo:hi], float("-inf"))
+                found[at, :s.bag] = scores.topk(s.bag, dim=1).indices + lo
+            near = iter(found.cpu().numpy())
         return [s.realise(p, None if p is None else next(near)[:s.bag], gen) for s, p in zip(chosen, plans)]
 
 
