@@ -233,10 +233,10 @@ class Pooled:
         return stack(self.draw(batch, gen), self.bag)
 
     def draw(self, batch: int, gen: np.random.Generator) -> list:
-        """Each bag's sampler drawn by weight; the ``knn`` bags of every sampler searched for at once (one
-        matrix product, each query kept to its own sampler's rows, one copy from the device a step, where a
-        bag at a time cost a search and a copy each: on a GPU shared by several trainings each copy waits its
-        turn, and on the CPU one product of many queries reads the matrix once)."""
+        """Each bag's sampler drawn by weight; the step's ``knn`` bags searched for together: one matrix
+        product a sampler, over the span of its own rows and masked to them, and one copy from the device a
+        step, where a bag at a time cost a search, a copy of the sampler's rows and a copy back each (on the
+        CPU one product of many queries reads the rows once)."""
         chosen = [self.samplers[int(i)] for i in gen.choice(len(self.samplers), size=batch, p=self.weights)]
         if not all(hasattr(s, "plan") and s.x is chosen[0].x for s in chosen):  # another kind, or another
             # matrix: a bag at a time
