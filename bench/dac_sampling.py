@@ -48,8 +48,7 @@ def main(argv=None) -> None:
     rng = np.random.default_rng(0)
     corpora = {}
     for n in CORPORA:
-        labels = pd.read_csv(SHARED / f"{n}.csv", usecols=["label"])["label"].astype("category").cat.codes
-        labels = labels.to_numpy().astype(np.int64)
+        labels = stages.labels_from_column(pd.read_csv(SHARED / f"{n}.csv", usecols=["label"], dtype=str)["label"])
         corpora[n] = (class_shaped(labels, a.dim, rng), None if n == CORPORA[0] else labels)
     run_folder("dac-sampling", sys.argv)
     t = time.perf_counter()

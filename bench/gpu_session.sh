@@ -162,9 +162,7 @@ if [[ " $STEPS " == *" dac "* ]] && [ "$left" -gt 90 ]; then
   csvs=""; for c in $DAC_CORPORA; do csvs="$csvs /tmp/data/$c.csv"; done
   python3 -m bench.dac embed --csv $csvs --model /tmp/minilm --out /tmp/npz --device "$DEVICE" ${DAC_EMBED_ARGS:-} 2>/dev/null \
     | tee /tmp/results/dac-embed.log
-  # the training sizes, by how many bags a model sees against the CPU default (base: 1,000 steps of 4 bags).
-  # A bag costs ~1.5 ms of the CPU's sampling on a GPU box (measured here with the nearest rows on the CPU:
-  # 1.3 ms a bag without them), so 40,000 steps of 32 bags (1,900 s) cannot fit one call: x40 is the largest.
+  # the training sizes, by how many bags a model sees against the CPU default (base: 1,000 steps of 4 bags)
   declare -A size=( [base]="--pooled-epochs 10 --pooled-steps 100 --batch 4"
                     [x8]="--pooled-epochs 20 --pooled-steps 100 --batch 16"
                     [x16]="--pooled-epochs 40 --pooled-steps 100 --batch 16"

@@ -538,15 +538,16 @@ def test_a_pooled_step_searches_once_and_gives_each_bag_its_own_nearest_rows():
     x = torch.from_numpy(np.concatenate([xa, xb]))
     la, lb = np.full(500, -2), np.full(500, -2)
     la[:300], lb[300:] = ya, yb + 10
-    la[:30] = 5  # a class of corpus A left out of its sampler: never in a bag
+    la[100:130] = 5  # a class of corpus A left out of its sampler (amid its rows): never in a bag
     own = [sampling.Labelled(x, la, np.arange(4), bag=60, within=np.arange(300)),
            sampling.Labelled(x, lb, bag=60, within=np.arange(300, 500))]
     bags = sampling.Pooled(own).draw(24, np.random.default_rng(0))
     assert len(bags) == 24
     for rows, role, member in bags:
         s = own[0] if rows[0] < 300 else own[1]
-        assert len(rows) == 60 and member.any() and not np.isin(rows, np.arange(30)).any()
-        alone = [set(sampling.nearest(x, x[r:r + 1], 60, s.pool_t)[0].tolist()) for r in rows[member]]
+        assert len(rows) == 60 and member.any() and not np.isin(rows, np.arange(100, 130)).any()
+        scores = x[rows[member]].numpy() @ x[s.pool].numpy().T  # each member's own search among its corpus's rows
+        alone = [set(s.pool[np.argsort(-row)[:60]].tolist()) for row in scores]
         assert set(rows.tolist()) in alone
 
 

@@ -52,19 +52,9 @@ def stack(bags: list[tuple[np.ndarray, np.ndarray, np.ndarray]], size: int) -> B
     return Bags(torch.from_numpy(rows), torch.from_numpy(mask), torch.from_numpy(role), torch.from_numpy(target))
 
 
-def unstack(bags: Bags) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Padded bags back to [(rows, role, target), ...] (the inverse of :func:`stack`)."""
-    n = bags.mask.sum(1).tolist()
-    return [(bags.rows[i, :k].numpy(), bags.role[i, :k].numpy(), bags.target[i, :k].numpy()) for i, k in enumerate(n)]
-
-
-def nearest(x: torch.Tensor, query: torch.Tensor, k: int, pool: torch.Tensor | None = None) -> torch.Tensor:
-    """Rows of ``x`` (N, D) with the largest inner product with each query (Q, D): (Q, k), best first.
-    ``pool``: only these rows (long tensor); the result still holds rows of ``x``."""
-    cand = x if pool is None else x[pool]
-    k = min(k, len(cand))
-    top = (query @ cand.T).topk(k, dim=1).indices
-    return top if pool is None else pool[top]
+def nearest(x: torch.Tensor, query: torch.Tensor, k: int) -> torch.Tensor:
+    """Rows of ``x`` (N, D) with the largest inner product with each query (Q, D): (Q, k), best first."""
+    return (query @ x.T).topk(min(k, len(x)), dim=1).indices
 
 
 def roles(n: int, positives: np.ndarray, gen: np.random.Generator, max_anchors: int,
@@ -149,15 +139,23 @@ class Labelled:
             raise ValueError("none of the anchor classes is among the classes with rows")
         allowed = np.isin(labels, classes) | (labels == -1)
         self.pool = np.flatnonzero(allowed)
-        self.pool_t = torch.from_numpy(self.pool).to(x.device)
-        self.allowed_t = torch.from_numpy(allowed).to(x.device)  # the same rows as a mask (Pooled's search),
-        self.span = (int(self.pool[0]), int(self.pool[-1]) + 1) if len(self.pool) else (0, 0)  # and their span
+        # the rows a bag may hold, searched as the span they lie in (a view of x) masked to them
+        self.span = (int(self.pool[0]), int(self.pool[-1]) + 1) if len(self.pool) else (0, 0)
+        self.allowed_t = torch.from_numpy(allowed[self.span[0]:self.span[1]]).to(x.device)
         self.by_class = {int(c): np.flatnonzero(labels == c) for c in classes}
         self.background_rows = np.flatnonzero(labels == -1)
         self.concentration = concentration
         self.bag = min(bag, len(self.pool))
         self.episode_share, self.background = episode_share, background
         self.max_anchors, self.max_known = max_anchors, max_known
+
+    def nearest_rows(self, seeds: list[int]) -> torch.Tensor:
+        """Each seed's ``bag`` nearest rows among those a bag may hold, best first: (len(seeds), bag), on
+        x's device (one matrix product over the rows' span, no copy of them)."""
+        lo, hi = self.span
+        scores = self.x[torch.as_tensor(seeds, device=self.x.device)] @ self.x[lo:hi].T
+        scores.masked_fill_(~self.allowed_t, float("-inf"))
+        return scores.topk(self.bag, dim=1).indices + lo
 
     def plan(self, gen: np.random.Generator) -> tuple[int, int] | None:
         """What one bag will be: None for an ``episode``, else a ``knn`` bag's class and the row it is
@@ -205,19 +203,21 @@ class Labelled:
         out = []
         for _ in range(batch):  # a bag at a time (:class:`Pooled` searches for a whole step's bags at once)
             plan = self.plan(gen)
-            near = None if plan is None else nearest(self.x, self.x[plan[1]:plan[1] + 1], self.bag, self.pool_t)[0]
-            out.append(self.realise(plan, None if near is None else near.cpu().numpy(), gen))
+            near = None if plan is None else self.nearest_rows([plan[1]])[0].cpu().numpy()
+            out.append(self.realise(plan, near, gen))
         return stack(out, self.bag)
 
 
 class Pooled:
-    """Bags from several samplers over one matrix (corpora stacked, each sampler ``within`` its own
-    rows): each bag from one sampler, drawn with probability proportional to ``weights`` (equal by
-    default). All samplers must use the same bag size."""
+    """Bags from several :class:`Labelled` samplers over one matrix (corpora stacked, each sampler
+    ``within`` its own rows): each bag from one sampler, drawn with probability proportional to
+    ``weights`` (equal by default)."""
 
     def __init__(self, samplers: list, weights: list[float] | None = None):
         if not samplers:
             raise ValueError("no sampler to pool")
+        if not all(isinstance(s, Labelled) and s.x is samplers[0].x for s in samplers):
+            raise ValueError("pooled samplers must be Labelled samplers over one matrix")
         self.samplers = list(samplers)
         w = np.ones(len(samplers)) if weights is None else np.asarray(weights, float)
         if len(w) != len(samplers) or (w < 0).any() or w.sum() <= 0:
@@ -238,21 +238,14 @@ class Pooled:
         step, where a bag at a time cost a search, a copy of the sampler's rows and a copy back each (on the
         CPU one product of many queries reads the rows once)."""
         chosen = [self.samplers[int(i)] for i in gen.choice(len(self.samplers), size=batch, p=self.weights)]
-        if not all(hasattr(s, "plan") and s.x is chosen[0].x for s in chosen):  # another kind, or another
-            # matrix: a bag at a time
-            return [unstack(s.sample(1, gen))[0] for s in chosen]
         plans = [s.plan(gen) for s in chosen]
         knn = [(s, p) for s, p in zip(chosen, plans) if p is not None]
         near = None
-        if knn:  # one product a sampler over the span of its rows (a view), all copied back at once
-            x = knn[0][0].x
-            found = torch.zeros((len(knn), max(s.bag for s, _ in knn)), dtype=torch.long, device=x.device)
+        if knn:  # one search a sampler (Labelled.nearest_rows), all copied back at once
+            found = torch.zeros((len(knn), self.bag), dtype=torch.long, device=knn[0][0].x.device)
             for s in {id(s): s for s, _ in knn}.values():
                 at = [i for i, (t, _) in enumerate(knn) if t is s]
-                lo, hi = s.span
-                scores = x[torch.as_tensor([knn[i][1][1] for i in at], device=x.device)] @ x[lo:hi].T
-                scores.masked_fill_(~s.allowed_t[lo:hi], float("-inf"))
-                found[at, :s.bag] = scores.topk(s.bag, dim=1).indices + lo
+                found[at, :s.bag] = s.nearest_rows([knn[i][1][1] for i in at])
             near = iter(found.cpu().numpy())
         return [s.realise(p, None if p is None else next(near)[:s.bag], gen) for s, p in zip(chosen, plans)]
 
