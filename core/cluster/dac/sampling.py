@@ -224,10 +224,9 @@ class Pooled:
             raise ValueError("one non-negative weight per sampler, not all zero")
         self.weights = w / w.sum()
         self.bag = max(s.bag for s in self.samplers)
-        self.classes = np.concatenate([np.asarray(getattr(s, "classes", []), np.int64) for s in self.samplers])
+        self.classes = np.concatenate([np.asarray(s.classes, np.int64) for s in self.samplers])
         # the classes bags are drawn around (a calibration pool: the held-out ones), as calibrate counts them
-        self.anchor_classes = np.concatenate([np.asarray(getattr(s, "anchor_classes", getattr(s, "classes", [])),
-                                                         np.int64) for s in self.samplers])
+        self.anchor_classes = np.concatenate([np.asarray(s.anchor_classes, np.int64) for s in self.samplers])
 
     def sample(self, batch: int, gen: np.random.Generator) -> Bags:
         return stack(self.draw(batch, gen), self.bag)
