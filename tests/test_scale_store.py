@@ -540,8 +540,11 @@ def test_a_page_puts_its_long_lived_objects_out_of_the_collectors_view_once_and_
         resources.settle_page("A page of this test")  # its second run: what is alive now is long-lived
         frozen = gc.get_freeze_count()
         assert frozen > before and len(gc.get_objects()) < frozen
+        later = [object()]  # made after the freeze: a second freeze would take it out of the collector's view
         resources.settle_page("A page of this test")
-        assert gc.get_freeze_count() == frozen  # once per page and process
+        # once per page and process: nothing more frozen (a frozen object may still die by its refcount, as
+        # other tests' threads' objects do in a full run, so the count may fall), and a newer object still seen
+        assert gc.get_freeze_count() <= frozen and any(o is later for o in gc.get_objects())
 
         class Node:
             pass
