@@ -92,9 +92,8 @@ lemma = f3.text_input("Contains the lemma", key="tp_lemma")
 shown = filter_clusters(table, size_range, min_len, lemma).sort_values("size", ascending=False)
 st.caption(f"{len(shown):,} of {len(table):,} clusters. Click a row to see its texts.")
 event = st.dataframe(shown, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
-                     key="tp_table", column_config={
-                         "sample_text": st.column_config.TextColumn(width="large"),
-                         "forms": st.column_config.TextColumn(help="The word forms counted under each key lemma")})
+                     key="tp_table", column_config=topics_panel.TABLE_COLUMNS,
+                     column_order=[c for c in topics_panel.TABLE_ORDER if c in shown.columns])
 picked = (event or {}).get("selection", {}).get("rows", [])
 cluster = int(shown.iloc[picked[0]]["cluster"]) if picked and picked[0] < len(shown) else None
 

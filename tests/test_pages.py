@@ -272,6 +272,7 @@ def test_groups_page_open_delete_restore(tweets):
 def test_topics_page(tweets):
     from precompute import cluster as cluster_job
     from precompute import keyterms as kt_job
+    from core.search.keyword import fold
     from precompute import kmeans as km_job
 
     at = app("pages/4_Topics.py").run()
@@ -297,7 +298,10 @@ def test_topics_page(tweets):
     at.text_input(key="tp_lemma").set_value(lemma).run()
     filtered = at.dataframe[1].value
     assert 1 <= len(filtered) < 20
-    assert all(lemma in (r + ", " + c).split(", ") for r, c in zip(filtered["rule_terms"], filtered["ctfidf_terms"]))
+    # every cluster shown has a key lemma or a most used word that starts with it (as typed, accents aside)
+    words = filtered[["rule_terms", "ctfidf_terms", "frequent_words"]].agg(", ".join, axis=1)
+    assert all(any(fold(w).startswith(fold(lemma)) for w in ws.split(", ")) for ws in words)
+    assert lemma in filtered.set_index("cluster").loc[table["cluster"].iloc[0], "ctfidf_terms"].split(", ")
     at.text_input(key="tp_lemma").set_value("").run()
 
     # compare with the DEC clustering: NMI/ARI, and the best matches of a picked cluster
@@ -362,6 +366,9 @@ def test_topics_page_clusters_here(tweets):
     stored, _ = store.load("tweets", "kmeans-k12")
     assert sorted(table["size"].tolist()) == sorted(np.bincount(stored.labels, minlength=12).tolist())
     assert (table["ctfidf_terms"].str.len() > 0).all()  # key lemmas came with it
+    shown = json.loads(next(d for d in at.dataframe if "ctfidf_terms" in d.value).proto.columns)
+    assert shown["ctfidf_terms"]["label"] == "key lemmas (c-TF-IDF)" and "function words" in shown["ctfidf_terms"]["help"]
+    assert shown["rule_terms"]["label"] == "key lemmas (rule)" and "Empty where" in shown["rule_terms"]["help"]
     assert not at.warning
     first = store.clustering_file("tweets", "kmeans-k12").stat().st_mtime_ns
     # the same k again: refused without the tick, replaced with it

@@ -38,6 +38,25 @@ METHOD_HELP = ("K-Means: seconds to minutes. DEC: K-Means, then an autoencoder a
                "for the 2,400-text demo, 30 s for 100,000 synthetic texts (it stops once assignments settle).")
 
 
+# The topic table's columns as an analyst reads them (the stored names stay: filters and files use them),
+# c-TF-IDF's lemmas first: the rule's are empty for clusters where no lemma is used 10+ times
+TABLE_ORDER = ("cluster", "size", "ctfidf_terms", "rule_terms", "frequent_words", "forms", "mean_len", "sample_text")
+TABLE_COLUMNS = {
+    "mean_len": st.column_config.NumberColumn("mean length", help="Mean characters per text of the cluster"),
+    "rule_terms": st.column_config.TextColumn(
+        "key lemmas (rule)", help="The original rule: lemmas used 10+ times in the cluster that are not among the "
+        "corpus's 300 most frequent nor function words. Empty where no lemma is used that often: read c-TF-IDF's."),
+    "ctfidf_terms": st.column_config.TextColumn(
+        "key lemmas (c-TF-IDF)", help="The cluster's most distinctive lemmas: frequent in it, rare in the corpus "
+        "(class-based TF-IDF, as BERTopic), function words of the corpus's language and of English left out"),
+    "frequent_words": st.column_config.TextColumn(
+        "most used words", help="The cluster's most used lemmas, the corpus's common ones included; the lemma "
+        "filter searches them too"),
+    "forms": st.column_config.TextColumn("word forms", help="The word forms counted under each key lemma"),
+    "sample_text": st.column_config.TextColumn("sample text", width="large"),
+}
+
+
 def cluster_form(name: str, corpus: Corpus) -> None:
     """Method (K-Means, or DEC up to DEC_UP_TO texts), k (a first guess from the corpus size), Run; a stored
     clustering of the same method and k is replaced only when the user ticks so. On success the new
