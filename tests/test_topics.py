@@ -38,6 +38,33 @@ def test_czech_key_lemmas_collapse_inflections_and_drop_function_words():
     assert all(lem(form) == lemma or len(form) > 3 for lemma, fs in shown.items() for form in fs)
 
 
+def test_czech_function_words_are_no_key_lemmas_and_the_words_that_name_a_topic_stay():
+    """The Czech corpus's own function words ("tam", "taky", "jenom") named clusters: the corpus's 300
+    most frequent lemmas are too few to catch them. stopwords-iso's Czech list now keeps them out, less
+    its words that name a topic here ("strana", and "ano" and "spolu", parties of 2021)."""
+    from core.cluster.keyterms import function_words
+
+    f = pd.read_csv(shared_file("czech_politicians_tweets_2021.csv"), dtype=str, keep_default_na=False).iloc[:3000]
+    text = f["text"].str.lower()
+    labels = np.select([text.str.contains("koalic|stran"), text.str.contains("očkov|vakcín")], [1, 2], 0)
+    lem = Lemmatiser("cs")
+    czech = {lem(w) for w in ("tam", "taky", "jenom", "asi", "ani", "nějaký", "kdyby", "někdo", "něco", "být", "že")}
+    words = function_words("cs", lem)
+    assert czech <= words and not {"strana", "ano", "spolu", "zpráva", "procento", "vakcína"} & words
+    assert function_words("en", lem) == frozenset() == function_words("xx", lem)  # English keeps scikit-learn's list
+
+    def terms(kt):
+        return {w for col in ("rule_terms", "ctfidf_terms", "frequent_words") for t in kt.table[col] for w in t}
+
+    without = key_terms(f["text"].tolist(), labels, lang="cs", top=10, min_count=5, stop_words=False)
+    assert czech & terms(without)  # this slice has function words among its key lemmas without the list
+    kt = key_terms(f["text"].tolist(), labels, lang="cs", top=10, min_count=5)
+    assert not czech & terms(kt), czech & terms(kt)
+    parties, vaccines = kt.table.set_index("cluster").loc[1], kt.table.set_index("cluster").loc[2]
+    assert {"strana", "koalice"} <= set(parties["ctfidf_terms"][:5]), parties["ctfidf_terms"]
+    assert {lem("očkovat"), lem("dávka")} <= set(vaccines["ctfidf_terms"][:5]), vaccines["ctfidf_terms"]
+
+
 def test_lemma_filter_is_case_and_diacritics_insensitive_and_matches_prefixes():
     from core.cluster.topics import filter_clusters
 

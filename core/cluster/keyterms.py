@@ -38,6 +38,29 @@ class Lemmatiser:
 
 
 TWITTER_WORDS = frozenset({"rt", "via", "amp", "mt"})
+
+# stopwords-iso's lists hold some words that name a topic, or whose lemma does (Czech: "strana" is also a
+# party, "ano" and "spolu" name two, "zprávy" lemmatises to "zpráva", "proc" to "procento"): kept as key lemmas
+NOT_FUNCTION = {"cs": frozenset({
+    "strana", "ano", "spolu", "design", "email", "téma", "tema", "tipy", "článek", "clanek", "clanku", "clanky", "večer", "zprávy",
+    "proc", "teto", "mate", "jím", "chuti", "dál", "jde", "jedou", "děkovat", "děkujeme", "děkuji", "prosím",
+    "napište", "napiste", "nedělají", "nedělá", "nedělám", "neděláme", "neděláte", "neděláš", "nestačí", "nevadí",
+    "novy", "sté", "pravé", "prave"})}
+# and some it lacks that topped the key lemmas of the Czech politicians' tweets (bench.keyterms)
+MORE_FUNCTION = {"cs": frozenset({"kdyby", "nějaký", "žádný", "nikdy", "vždy", "vždycky", "jo", "ja", "přesně",
+                                  "prostě", "fakt", "opravdu", "trochu", "trocha", "tenhle", "takový", "jaký", "nikdo", "ať"})}
+
+
+def function_words(lang: str, lemmatise: "Lemmatiser") -> frozenset[str]:
+    """A language's function words as this corpus's lemmas are written: stopwords-iso's list for ``lang``
+    (each word and its lemma), less :data:`NOT_FUNCTION`, plus :data:`MORE_FUNCTION`. English keeps
+    scikit-learn's list (applied everywhere); a language without a list gets none."""
+    import stopwordsiso
+
+    if lang == "en" or not stopwordsiso.has_lang(lang):
+        return frozenset()
+    words = (stopwordsiso.stopwords(lang) - NOT_FUNCTION.get(lang, frozenset())) | MORE_FUNCTION.get(lang, frozenset())
+    return frozenset(words | {lemmatise(w) for w in words})
 HASHTAG = regex.compile(r"#([\p{L}][\p{L}\p{M}\d]*)")
 CAMEL = regex.compile(r"\p{Lu}+(?=\p{Lu}\p{Ll})|\p{Lu}?\p{Ll}+|\p{Lu}+")
 
@@ -161,27 +184,31 @@ def lemmatised(texts: Sequence[str], lem: Lemmatiser) -> tuple[list[list[str]], 
 # Long (~55 lines): both rankings over one count matrix, per cluster; the parts that stand alone
 # (lemmatised, count_matrix, merge_unknown) are functions of their own.
 def key_terms(texts: Sequence[str], labels: np.ndarray, lang: str = "auto", top: int = 10,
-              min_count: int = 10, frequent: int = 300, stop_top: int = 100, seed: int = 0) -> KeyTerms:
+              min_count: int = 10, frequent: int = 300, stop_top: int = 100, seed: int = 0,
+              stop_words: bool = True) -> KeyTerms:
     """Per cluster: the original rule (lemmas used >= ``min_count`` times in the cluster that are
     not among the corpus's ``frequent`` most frequent lemmas) and c-TF-IDF (BERTopic's weighting:
     frequency in the cluster x log(1 + mean words per cluster / frequency in the corpus)). The
     corpus's ``stop_top`` most frequent lemmas (function words, in any language) are left out of
     the c-TF-IDF ranking too: with few or large clusters they would otherwise top it. In a corpus
-    whose language is not English, English function words are left out of both."""
+    whose language is not English, English function words are left out of both, and (``stop_words``)
+    that language's own (:func:`function_words`): Czech "tam", "jenom", "asi" name no topic."""
     labels = np.asarray(labels)
     k = int(labels.max()) + 1 if len(labels) else 0
     if lang == "auto":
         lang = languages.main_language(languages.detect(texts, sample=500, seed=seed))
-    docs, forms = lemmatised(texts, Lemmatiser(lang))
+    lem = Lemmatiser(lang)
+    docs, forms = lemmatised(texts, lem)
     counts, vocab = count_matrix(docs, labels, k)
     vocab_arr = np.array(vocab, dtype=object)
     total = np.asarray(counts.sum(0)).ravel()
     by_freq = np.argsort(-total, kind="stable")
     # a corpus in another language often quotes English: its function words (scikit-learn's list)
-    # are no key lemmas there, however rare they are in the corpus
-    english = ({i for i, w in enumerate(vocab) if w in ENGLISH_STOP_WORDS} if lang != "en" else set())
-    common = set(by_freq[:frequent].tolist()) | english
-    stop = np.union1d(by_freq[:stop_top], np.array(sorted(english), dtype=np.int64))
+    # are no key lemmas there, however rare they are in the corpus; nor are the language's own
+    own = function_words(lang, lem) if stop_words else frozenset()
+    function = ({i for i, w in enumerate(vocab) if w in ENGLISH_STOP_WORDS or w in own} if lang != "en" else set())
+    common = set(by_freq[:frequent].tolist()) | function
+    stop = np.union1d(by_freq[:stop_top], np.array(sorted(function), dtype=np.int64))
     per_cluster_words = np.asarray(counts.sum(1)).ravel()
     tf = sp.diags(1 / np.maximum(per_cluster_words, 1)) @ counts
     idf = np.log(1 + per_cluster_words.mean() / np.maximum(total, 1))
@@ -192,7 +219,7 @@ def key_terms(texts: Sequence[str], labels: np.ndarray, lang: str = "auto", top:
     first = pd.Series(np.arange(len(labels))).groupby(labels).first()
     rule, best, frequent_words = [], [], []
     # function words and Twitter's own ("rt", "via", "amp" of &amp;) name no topic
-    plain = np.array([w not in ENGLISH_STOP_WORDS and w not in TWITTER_WORDS for w in vocab], dtype=bool)
+    plain = np.array([w not in ENGLISH_STOP_WORDS and w not in TWITTER_WORDS and w not in own for w in vocab], dtype=bool)
     for c in range(k):
         row = counts.getrow(c)
         idx, val = row.indices, row.data

@@ -1,0 +1,91 @@
+"""Key lemmas with and without the corpus language's function words (stopwords-iso), on a stored
+clustering of an imported corpus, both computed in the same run.
+
+    python -m precompute.embed ../shared/data/czech_politicians_tweets_2021.csv --name cz
+    python -m precompute.cluster --corpus cz --method kmeans --k 78
+    python -m bench.keyterms --corpus cz --clustering kmeans-k78 [--repeat 3]
+
+Per ranking (the original rule, c-TF-IDF), over every cluster's top ``--top`` lemmas:
+- ``specificity``: the share of the corpus's texts holding the lemma that lie in the cluster it names,
+  averaged over lemmas and clusters (a lemma that names a topic is used mostly inside it; "tam" is not);
+- ``spread``: the share of key lemmas that are key lemmas of 5 or more clusters;
+- ``empty``: clusters the rule names with no lemma at all;
+- ``seconds``: the whole key-lemma computation, median of ``--repeat`` runs.
+Also prints the largest clusters' lemmas side by side, for a reader to judge.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections import Counter
+
+import numpy as np
+
+from core import languages
+from core.cluster import store
+from core.cluster.keyterms import Lemmatiser, key_terms, lemmatised
+from core.corpus import load_corpus
+from testbed.common import emit, run_folder
+
+
+def quality(table, docs: list[list[str]], labels: np.ndarray, column: str, top: int) -> dict:
+    holding: dict[str, np.ndarray] = {}
+    per_doc = [set(d) for d in docs]
+    wanted = {w for terms in table[column] for w in terms[:top]}
+    for w in wanted:
+        holding[w] = np.fromiter((w in d for d in per_doc), bool, len(per_doc))
+    spec, n = [], 0
+    used = Counter(w for terms in table[column] for w in terms[:top])
+    for c, terms in zip(table["cluster"], table[column]):
+        terms = terms[:top]
+        if not terms:
+            continue
+        inside = labels == c
+        spec.append(np.mean([(holding[w] & inside).sum() / max(holding[w].sum(), 1) for w in terms]))
+        n += len(terms)
+    shared = sum(1 for terms in table[column] for w in terms[:top] if used[w] >= 5)
+    return {"specificity": round(float(np.mean(spec)), 4) if spec else None,
+            "spread": round(shared / max(n, 1), 4), "lemmas": n,
+            "empty": int(sum(1 for terms in table[column] if not terms))}
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(prog="python -m bench.keyterms", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--corpus", required=True, help="an imported corpus's name")
+    p.add_argument("--clustering", required=True, help="a stored clustering's name, e.g. kmeans-k78")
+    p.add_argument("--top", type=int, default=5)
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--show", type=int, default=12, help="the largest clusters' lemmas printed side by side")
+    a = p.parse_args(argv)
+    run_folder("keyterms", sys.argv if argv is None else ["bench/keyterms.py", *argv])
+    corpus = load_corpus(a.corpus)
+    labels = np.asarray(store.labels_for(corpus, a.clustering))
+    texts = corpus.frame["text"].tolist()
+    lang = languages.main_language(languages.detect(texts, sample=500, seed=0))  # as key_terms's "auto"
+    runs: dict[bool, list[float]] = {False: [], True: []}
+    tables = {}
+    for i in range(a.repeat):
+        for on in (False, True) if i % 2 == 0 else (True, False):
+            t = time.perf_counter()
+            tables[on] = key_terms(texts, labels, lang=lang, stop_words=on)
+            runs[on].append(time.perf_counter() - t)
+    docs, _ = lemmatised(texts, Lemmatiser(lang))
+    for on in (False, True):
+        table = tables[on].table
+        for column in ("rule_terms", "ctfidf_terms"):
+            emit(op="keyterms", corpus=a.corpus, clustering=a.clustering, lang=lang, function_words=on,
+                 ranking=column, top=a.top, **quality(table, docs, labels, column, a.top))
+        emit(op="keyterms_time", function_words=on, seconds=round(statistics.median(runs[on]), 2),
+             runs=[round(x, 2) for x in runs[on]])
+    before, after = tables[False].table, tables[True].table
+    for c in before.sort_values("size", ascending=False)["cluster"].head(a.show):
+        emit(op="cluster", cluster=int(c), size=int(before.loc[c, "size"]),
+             before=", ".join(before.loc[c, "ctfidf_terms"][:8]), after=", ".join(after.loc[c, "ctfidf_terms"][:8]))
+
+
+if __name__ == "__main__":
+    main()
