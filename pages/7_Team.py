@@ -26,7 +26,8 @@ topics = store.topics()
 if not topics:
     st.info("No topic yet: make one above, with guidelines and the annotators who work on it.")
     st.stop()
-topic = next(t for t in topics if t.name == st.selectbox("Topic", [t.name for t in topics], key="team_topic"))
+chosen = st.selectbox("Topic", [t.name for t in topics], key="team_topic")  # drawn once, whichever topic is picked
+topic = next(t for t in topics if t.name == chosen)
 st.markdown("**Guidelines**")
 st.text(topic.guidelines or "(none written)")
 st.caption(("Blind: nobody sees the others' labels until they submit." if topic.blind else

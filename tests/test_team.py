@@ -97,6 +97,25 @@ def test_two_annotators_agree_disagree_and_the_adjudicator_makes_gold(tweets, mo
     assert gold.kind == "gold" and len(gold.included) + len(gold.excluded) == 10 and gold.saved_by == "alice"
 
 
+def test_the_team_page_shows_whichever_topic_is_picked_and_a_new_one_at_once(tweets, monkeypatch):
+    """The topic picker was drawn inside a search over the topics, once per topic until the picked one:
+    picking any topic but the first drew it twice, and the page stopped on a duplicate key."""
+    as_user(monkeypatch, "alice")
+    team = app("pages/7_Team.py").run()
+    for name, guide in (("floods", "Rivers and rain."), ("fires", "Wildfires only.")):
+        team.text_input(key="team_new_name").set_value(name)
+        team.text_area(key="team_new_guidelines").set_value(guide)
+        team.button(key="FormSubmitter:team_new-Create the topic").click().run()
+        assert not team.exception, team.exception
+        assert team.selectbox(key="team_topic").value == name  # the topic just made is the one shown
+    picker = team.selectbox(key="team_topic")
+    assert sorted(picker.options) == ["fires", "floods"]
+    for name, guide in (("floods", "Rivers and rain."), ("fires", "Wildfires only."), ("floods", "Rivers and rain.")):
+        team.selectbox(key="team_topic").set_value(name).run()
+        assert not team.exception, team.exception
+        assert guide in [t.value for t in team.text], name
+
+
 def test_annotate_says_who_labelled_a_text_and_how_and_the_event_log_exports(tweets, monkeypatch):
     as_user(monkeypatch, "alice")
     ann = app("pages/1_Annotate.py").run()
