@@ -21,7 +21,8 @@ topics = store.topics()
 if not topics:
     st.info("No topic yet: make one on the Team page.")
     st.stop()
-topic = next(t for t in topics if t.name == st.selectbox("Topic", [t.name for t in topics], key="rv_topic"))
+chosen = st.selectbox("Topic", [t.name for t in topics], key="rv_topic")  # drawn once, whichever topic is picked
+topic = next(t for t in topics if t.name == chosen)
 rows = store.assignments(topic.name)
 judge = may_adjudicate(me, topic)
 submitted = {a.annotator for a in rows if a.submitted_at}

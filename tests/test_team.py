@@ -114,6 +114,11 @@ def test_the_team_page_shows_whichever_topic_is_picked_and_a_new_one_at_once(twe
         team.selectbox(key="team_topic").set_value(name).run()
         assert not team.exception, team.exception
         assert guide in [t.value for t in team.text], name
+    review = app("pages/8_Review.py").run()  # the Review page's picker, the same way
+    for name in ("fires", "floods", "fires"):
+        review.selectbox(key="rv_topic").set_value(name).run()
+        assert not review.exception, review.exception
+        assert any("0 submitted of 1" in i.value for i in review.info), name
 
 
 def test_annotate_says_who_labelled_a_text_and_how_and_the_event_log_exports(tweets, monkeypatch):
