@@ -41,6 +41,8 @@ if not listed:
     st.stop()
 
 names = [m.name for m in listed]
+if st.session_state.get("am_pick") in names:  # a model just trained here (set in the run that drew no selectbox, the
+    st.session_state["dac_model"] = st.session_state.pop("am_pick")  # widget's own key would not have held it)
 if st.session_state.get("dac_model") not in names:
     st.session_state.pop("dac_model", None)
 st.selectbox("Model", names, key="dac_model", index=None, placeholder="Choose a model",

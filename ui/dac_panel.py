@@ -52,7 +52,7 @@ def train_form(name: str, corpus: Corpus) -> None:
         st.error(md(exc))
         return
     models.save(corpus, model_name, trained, embedding_set=resources.embedding_set(name))
-    st.session_state["dac_model"] = model_name
+    st.session_state["am_pick"] = model_name  # the page picks it before its selectbox is drawn
     st.session_state["am_trained"] = f"Trained {quoted(model_name)} ({stage}) in {duration(clock.elapsed)}; it is picked below."
     st.rerun()
 
