@@ -26,6 +26,8 @@ topics = store.topics()
 if not topics:
     st.info("No topic yet: make one above, with guidelines and the annotators who work on it.")
     st.stop()
+if st.session_state.get("team_pick") in [t.name for t in topics]:  # a topic just made here
+    st.session_state["team_topic"] = st.session_state.pop("team_pick")
 chosen = st.selectbox("Topic", [t.name for t in topics], key="team_topic")  # drawn once, whichever topic is picked
 topic = next(t for t in topics if t.name == chosen)
 st.markdown("**Guidelines**")
