@@ -41,9 +41,13 @@ elif source == sources[1]:
 else:
     query = st.text_input("Keyword (case- and diacritics-insensitive)", key="tl_query")
     is_regex = st.checkbox("Regular expression", key="tl_regex")
-    if query:
+    if not query.strip():
+        st.info("Type a keyword (or a regular expression, ticked): its hits appear here over time.")
+    else:
         try:
             rows = find_rows(resources.search_context(name).keyword_index, query, is_regex=is_regex)
+            if not len(rows):
+                st.info(f"No text matches {quoted(query)}.")
         except KeywordError as exc:
             st.error(md(exc))
 

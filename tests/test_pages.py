@@ -180,8 +180,13 @@ def test_timeline_page(tweets):
     assert not at.exception
     assert any("120 texts, one box each" in c.value for c in at.caption)
     at.radio(key="tl_source").set_value("Keyword search").run()
+    assert any("Type a keyword" in i.value for i in at.info) and not at.get("plotly_chart")
     at.text_input(key="tl_query").set_value("ockovani").run()
     assert not at.exception and any("texts, one box each" in c.value for c in at.caption)
+    assert not at.info and at.get("plotly_chart")
+    at.text_input(key="tl_query").set_value("zzqqxx").run()  # no hit: said so, not an empty page
+    assert not at.exception and any("No text matches ‘zzqqxx’" in i.value for i in at.info)
+    assert not at.get("plotly_chart")
 
 
 def test_timeline_page_without_dates(tmp_path, monkeypatch, so_corpus):
