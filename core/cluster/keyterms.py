@@ -39,19 +39,24 @@ class Lemmatiser:
 
 TWITTER_WORDS = frozenset({"rt", "via", "amp", "mt"})
 
+HASHTAG = regex.compile(r"#([\p{L}][\p{L}\p{M}\d]*)")
+CAMEL = regex.compile(r"\p{Lu}+(?=\p{Lu}\p{Ll})|\p{Lu}?\p{Ll}+|\p{Lu}+")
+
+
 # stopwords-iso's lists hold some words that name a topic, or whose lemma does (Czech: "strana" is also a
 # party, "ano" and "spolu" name two, "zprávy" lemmatises to "zpráva", "proc" to "procento"): kept as key lemmas
 NOT_FUNCTION = {"cs": frozenset({
-    "strana", "ano", "spolu", "design", "email", "téma", "tema", "tipy", "článek", "clanek", "clanku", "clanky", "večer", "zprávy",
-    "proc", "teto", "mate", "jím", "chuti", "dál", "jde", "jedou", "děkovat", "děkujeme", "děkuji", "prosím",
-    "napište", "napiste", "nedělají", "nedělá", "nedělám", "neděláme", "neděláte", "neděláš", "nestačí", "nevadí",
-    "novy", "sté", "pravé", "prave"})}
+    "strana", "ano", "spolu", "design", "email", "téma", "tema", "tipy", "článek", "clanek", "clanku", "clanky",
+    "večer", "zprávy", "proc", "teto", "mate", "jím", "chuti", "dál", "jde", "jedou", "děkovat", "děkujeme",
+    "děkuji", "prosím", "napište", "napiste", "nedělají", "nedělá", "nedělám", "neděláme", "neděláte", "neděláš",
+    "nestačí", "nevadí", "novy", "sté", "pravé", "prave"})}
 # and some it lacks that topped the key lemmas of the Czech politicians' tweets (bench.keyterms)
 MORE_FUNCTION = {"cs": frozenset({"kdyby", "nějaký", "žádný", "nikdy", "vždy", "vždycky", "jo", "ja", "přesně",
-                                  "prostě", "fakt", "opravdu", "trochu", "trocha", "tenhle", "takový", "jaký", "nikdo", "ať"})}
+                                  "prostě", "fakt", "opravdu", "trochu", "trocha", "tenhle", "takový", "jaký",
+                                  "nikdo", "ať"})}
 
 
-def function_words(lang: str, lemmatise: "Lemmatiser") -> frozenset[str]:
+def function_words(lang: str, lemmatise: Lemmatiser) -> frozenset[str]:
     """A language's function words as this corpus's lemmas are written: stopwords-iso's list for ``lang``
     (each word and its lemma), less :data:`NOT_FUNCTION`, plus :data:`MORE_FUNCTION`. English keeps
     scikit-learn's list (applied everywhere); a language without a list gets none."""
@@ -59,10 +64,8 @@ def function_words(lang: str, lemmatise: "Lemmatiser") -> frozenset[str]:
 
     if lang == "en" or not stopwordsiso.has_lang(lang):
         return frozenset()
-    words = (stopwordsiso.stopwords(lang) - NOT_FUNCTION.get(lang, frozenset())) | MORE_FUNCTION.get(lang, frozenset())
+    words = stopwordsiso.stopwords(lang) - NOT_FUNCTION.get(lang, frozenset()) | MORE_FUNCTION.get(lang, frozenset())
     return frozenset(words | {lemmatise(w) for w in words})
-HASHTAG = regex.compile(r"#([\p{L}][\p{L}\p{M}\d]*)")
-CAMEL = regex.compile(r"\p{Lu}+(?=\p{Lu}\p{Ll})|\p{Lu}?\p{Ll}+|\p{Lu}+")
 
 
 def tokens(text: str) -> list[str]:
@@ -219,7 +222,8 @@ def key_terms(texts: Sequence[str], labels: np.ndarray, lang: str = "auto", top:
     first = pd.Series(np.arange(len(labels))).groupby(labels).first()
     rule, best, frequent_words = [], [], []
     # function words and Twitter's own ("rt", "via", "amp" of &amp;) name no topic
-    plain = np.array([w not in ENGLISH_STOP_WORDS and w not in TWITTER_WORDS and w not in own for w in vocab], dtype=bool)
+    plain = np.array([w not in ENGLISH_STOP_WORDS and w not in TWITTER_WORDS and w not in own for w in vocab],
+                     dtype=bool)
     for c in range(k):
         row = counts.getrow(c)
         idx, val = row.indices, row.data
