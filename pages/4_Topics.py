@@ -10,7 +10,7 @@ from core import paths, plots
 from core.cluster import REGISTRY, store
 from core.cluster.evaluate import agreement, best_matches, group_iou
 from core.cluster.topics import SUGGESTED, filter_clusters, sharper_hint, suggested_k
-from ui import group, navigation, resources, topics_panel
+from ui import group, navigation, picker, resources, topics_panel
 from ui.text import md
 
 name, corpus = navigation.start_page("Topics", "🧭")
@@ -51,8 +51,7 @@ def compared(root: str, corpus_name: str, stem: str, other: str, stamps: tuple) 
 
 
 by_stem = {s.stem: s for s in usable}
-if st.session_state.get("tp_pick") in by_stem:  # a clustering just made here
-    st.session_state["tp_k"] = st.session_state.pop("tp_pick")
+picker.apply_pick("tp_k", by_stem)  # a clustering just made here
 chosen = by_stem[st.selectbox("Clustering", list(by_stem), format_func=lambda v: by_stem[v].describe(), key="tp_k")]
 try:
     labels, table, has_terms = loaded(chosen.stem)

@@ -13,7 +13,7 @@ from core import plots
 from core.cluster import store as clusterings
 from core.cluster.dac import inspect
 from core.cluster.dac import store as models
-from ui import dac_panel, group, navigation, resources
+from ui import dac_panel, group, navigation, picker, resources
 from ui.text import md
 
 name, corpus = navigation.start_page("DAC", "🧩")
@@ -41,8 +41,7 @@ if not listed:
     st.stop()
 
 names = [m.name for m in listed]
-if st.session_state.get("am_pick") in names:  # a model just trained here (set in the run that drew no selectbox, the
-    st.session_state["dac_model"] = st.session_state.pop("am_pick")  # widget's own key would not have held it)
+picker.apply_pick("dac_model", names)  # a model just trained here
 if st.session_state.get("dac_model") not in names:
     st.session_state.pop("dac_model", None)
 st.selectbox("Model", names, key="dac_model", index=None, placeholder="Choose a model",

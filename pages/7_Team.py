@@ -8,7 +8,7 @@ import streamlit as st
 
 from core.store import GroupNotFound
 from core.teams import topic_group
-from ui import drafts, group, navigation, resources, team_panel
+from ui import drafts, group, navigation, picker, resources, team_panel
 from ui.text import md, quoted
 
 name, corpus = navigation.start_page("Team", "👥")
@@ -26,8 +26,7 @@ topics = store.topics()
 if not topics:
     st.info("No topic yet: make one above, with guidelines and the annotators who work on it.")
     st.stop()
-if st.session_state.get("team_pick") in [t.name for t in topics]:  # a topic just made here
-    st.session_state["team_topic"] = st.session_state.pop("team_pick")
+picker.apply_pick("team_topic", [t.name for t in topics])  # a topic just made here
 chosen = st.selectbox("Topic", [t.name for t in topics], key="team_topic")  # drawn once, whichever topic is picked
 topic = next(t for t in topics if t.name == chosen)
 st.markdown("**Guidelines**")

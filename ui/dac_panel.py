@@ -12,7 +12,7 @@ from core.corpus import Corpus
 from core.embed import pick_device
 from core.progress import Clock, duration
 from core.session import Session
-from ui import resources
+from ui import picker, resources
 from ui.text import md, quoted
 
 
@@ -52,7 +52,7 @@ def train_form(name: str, corpus: Corpus) -> None:
         st.error(md(exc))
         return
     models.save(corpus, model_name, trained, embedding_set=resources.embedding_set(name))
-    st.session_state["am_pick"] = model_name  # the page picks it before its selectbox is drawn
+    picker.pick_next_run("dac_model", model_name)
     st.session_state["am_trained"] = f"Trained {quoted(model_name)} ({stage}) in {duration(clock.elapsed)}; it is picked below."
     st.rerun()
 

@@ -11,6 +11,20 @@ from ui.text import md, quoted
 from ui import resources
 
 
+def pick_next_run(widget_key: str, value) -> None:
+    """Show ``value`` in the picker ``widget_key`` on the next run (after ``st.rerun()``), when it is one of
+    the picker's options then. Written under the picker's own key in a run that draws no picker, the value
+    may be lost: the browser dropped a DAC model trained on its page after a long training."""
+    st.session_state[f"pick_next:{widget_key}"] = value
+
+
+def apply_pick(widget_key: str, options) -> None:
+    """Before the picker ``widget_key`` is drawn: put the value :func:`pick_next_run` left, if it is an option."""
+    pending = st.session_state.pop(f"pick_next:{widget_key}", None)
+    if pending is not None and pending in options:
+        st.session_state[widget_key] = pending
+
+
 def _on_pick() -> None:
     st.session_state["corpus"] = st.session_state["corpus_picker"]
     st.session_state.pop("embedding_set", None)  # sets belong to one corpus

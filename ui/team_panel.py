@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.store import GroupStore
-from ui import access
+from ui import access, picker
 from ui.text import md, quoted
 
 
@@ -48,7 +48,7 @@ def new_topic_form(store: GroupStore, me: str) -> None:
         for person in [p.strip() for p in people.split(",") if p.strip()]:
             store.assign(topic.strip(), person)
         st.session_state["team_msg"] = ("success", f"Created the topic {quoted(topic.strip())}.")
-        st.session_state["team_pick"] = topic.strip()  # the page picks it before its selectbox is drawn (as DAC's)
+        picker.pick_next_run("team_topic", topic.strip())
         st.rerun()
     except ValueError as exc:
         st.error(md(exc))

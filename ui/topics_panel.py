@@ -12,7 +12,7 @@ from core.cluster.topics import suggested_k
 from core.corpus import Corpus
 from core.embed import pick_device
 from core.progress import Clock, duration
-from ui import resources
+from ui import picker, resources
 from ui.text import md
 
 # Key lemmas read every text into memory; above this many texts (a memory-mapped corpus) the page leaves
@@ -123,7 +123,7 @@ def cluster_form(name: str, corpus: Corpus) -> None:
         except (ValueError, MemoryError) as exc:  # the clustering is stored all the same
             lemmas = (f"; its key lemmas failed ({md(exc)}): `python -m precompute.keyterms --corpus {name} "
                       f"--clustering {saved.stem}` makes them")
-    st.session_state["tp_pick"] = saved.stem  # the page picks it before its selectbox is drawn
+    picker.pick_next_run("tp_k", saved.stem)
     chose = f" (k chosen by the model `{model}`)" if method == "dac" else ""
     st.session_state["tp_done"] = (f"{label} into {k:,} clusters{chose} stored as `{saved.stem}` in "
                                    f"{duration(clock.elapsed)}{lemmas}.")
