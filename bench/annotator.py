@@ -78,8 +78,11 @@ def main(argv=None) -> None:
                         "show how much a figure moves with the protocol's one random choice")
     p.add_argument("--dac-model", help="for the dac method: a model trained for the corpus (its name under "
                                        "data/NAME/dac/, or a .pt file)")
+    p.add_argument("--trace", action="store_true",
+                   help="also write traces.jsonl into the run folder: each run's texts in review order (1 = on topic) "
+                        "and its steps' ends, for bench/stopping.py")
     a = p.parse_args(argv)
-    run_folder("annotator", sys.argv if argv is None else ["bench/annotator.py", *argv])
+    folder = run_folder("annotator", sys.argv if argv is None else ["bench/annotator.py", *argv])
     quiet_logging()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     corpus = load_corpus(a.corpus) if a.corpus else corpus_for(a.data, a.label_column)
@@ -133,6 +136,11 @@ def main(argv=None) -> None:
                 r = simulate(sub_ctx, members, method, queries[cls], a.budget, a.seed_hits, cls, params,
                              a.keyword_policy, a.keyword_stop_share)
                 runs.append(r)
+                if a.trace:
+                    with open(Path(folder) / "traces.jsonl", "a") as f:
+                        f.write(json.dumps({"dataset": a.data.stem, "cls": cls, "method": method, "size": r.size,
+                                            "texts": "".join("1" if t else "0" for t in r.texts),
+                                            "steps": [n for n, _ in r.curve]}) + "\n")
                 emit(dataset=a.data.stem, cls=cls, method=method, size=r.size, seed_query=r.seed_query,
                      keyword_policy=a.keyword_policy, band=band(r.size),
                      **{f"recall@{m}x": round(r.recall_at(m), 4) for m in MARKS if m <= a.budget},
