@@ -1,0 +1,80 @@
+"""When has an annotator found most of a topic? A stopping signal, scored on the simulated annotator's traces.
+
+    python -m bench.annotator --data ../shared/data/NAME.csv --methods suggest --budget 2.0 --trace   (each corpus)
+    python -m bench.stopping results/annotator-*/traces.jsonl [--windows 20 30 50] [--kept 0 1 2 3 5]
+
+The Annotate page shows, once searches have brought in enough texts, how many of the last W texts they brought
+in (before the newest search, which the annotator may not have reviewed yet) are still included
+(core.annotate.recent_yield). The rule scored here: the annotator stops once that count is at most ``kept``. In
+a trace (each text the simulated annotator reviewed, in order, 1 = on topic, and where each step ended) the
+page shows the count after the annotator asked for the next step, so the annotator reviews that step and then
+stops: recall is counted up to the end of the step after the one where the rule first holds.
+
+For every (W, kept) and corpus: how often the rule fired within the run's budget, recall at the stop (median
+and 10th percentile over topics: the 10th percentile is the early stops a user would regret), texts reviewed
+at the stop in multiples of the topic's size, and recall when the budget ran out, beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from testbed.common import emit, run_folder
+
+
+def stop_point(texts: np.ndarray, steps: list[int], window: int, kept: int) -> int | None:
+    """Texts reviewed when an annotator following the rule stops, or None when it never fires."""
+    for i, end in enumerate(steps):
+        if end >= window and texts[end - window:end].sum() <= kept:
+            return steps[i + 1] if i + 1 < len(steps) else end  # the next step is shown, reviewed, then the stop
+    return None
+
+
+def score(traces: list[dict], window: int, kept: int) -> dict:
+    recall, cost, fired, at_budget = [], [], 0, []
+    for t in traces:
+        texts = np.frombuffer(t["texts"].encode(), dtype=np.uint8) - ord("0")
+        size = t["size"]
+        at_budget.append(texts.sum() / size)
+        stop = stop_point(texts, t["steps"], window, kept)
+        if stop is None:
+            stop = len(texts)
+        else:
+            fired += 1
+        recall.append(texts[:stop].sum() / size)
+        cost.append(stop / size)
+    recall, cost = np.array(recall), np.array(cost)
+    return {"topics": len(traces), "fired": round(fired / len(traces), 3),
+            "recall_median": round(float(np.median(recall)), 3), "recall_p10": round(float(np.percentile(recall, 10)), 3),
+            "recall_mean": round(float(recall.mean()), 3), "reviewed_x_median": round(float(np.median(cost)), 2),
+            "recall_at_budget_mean": round(float(np.mean(at_budget)), 3)}
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("traces", type=Path, nargs="+", help="traces.jsonl files of bench.annotator --trace")
+    p.add_argument("--windows", type=int, nargs="+", default=[20, 30, 50])
+    p.add_argument("--kept", type=int, nargs="+", default=[0, 1, 2, 3, 5])
+    a = p.parse_args(argv)
+    run_folder("stopping", ["bench/stopping.py", *(argv if argv is not None else __import__("sys").argv[1:])])
+    by_corpus: dict[str, list[dict]] = defaultdict(list)
+    for f in a.traces:
+        for line in f.read_text().splitlines():
+            t = json.loads(line)
+            by_corpus[f"{t['dataset']}{'-' + str(t['size']) if t.get('shrunk') else ''}"].append(t)
+    for window in a.windows:
+        for kept in a.kept:
+            if kept >= window:
+                continue
+            rows = {name: score(tr, window, kept) for name, tr in sorted(by_corpus.items())}
+            every = [t for tr in by_corpus.values() for t in tr]
+            emit(window=window, kept=kept, all=score(every, window, kept), **rows)
+
+
+if __name__ == "__main__":
+    main()
