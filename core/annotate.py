@@ -89,6 +89,68 @@ def last_keyword(session: Session) -> dict | None:
     return None
 
 
+@dataclass(frozen=True)
+class RecentYield:
+    """How many of the last ``window`` texts the searches brought in are still included (see recent_yield)."""
+    kept: int
+    window: int
+
+    @property
+    def dried_up(self) -> bool:
+        """The stopping signal: at most STOP_KEPT of the last STOP_WINDOW texts kept (bench/stopping.py)."""
+        return self.kept <= STOP_KEPT
+
+
+# The stopping signal, chosen on the simulated annotator's traces of five labelled corpora (bench/stopping.py,
+# bench/RESULTS.md "When to stop"): of the last 30 texts the searches brought in, at most 1 still included.
+STOP_WINDOW, STOP_KEPT = 30, 1
+
+
+def recent_yield(session: Session, window: int = STOP_WINDOW) -> RecentYield | None:
+    """Of the last ``window`` texts that searches brought into the group (as included), before the newest
+    search (which the annotator may not have reviewed yet), how many are still included. None until the
+    searches since the group was opened or started have brought in that many.
+
+    A text counts where a search brought it in (a hit already labelled does not count again), in the order
+    the search showed it; what the annotator did to it since (excluded it, included it again) is its label
+    now. The simulated annotator's traces score the signal (bench/stopping.py)."""
+    from core.session import INCLUDED, SWITCH, UNLABELLED
+
+    rows: list[int] = []
+    newest = True
+    for step in reversed(session.history):
+        if step.kind == "label" and step.method == SWITCH:
+            break
+        if step.kind != "search":
+            continue
+        if newest:  # the newest search: perhaps not reviewed yet
+            newest = False
+            continue
+        for row, old, new in reversed(step.changes):
+            if old == UNLABELLED and new == INCLUDED:
+                rows.append(row)
+                if len(rows) == window:
+                    return RecentYield(sum(session.label_of(r) == INCLUDED for r in rows), window)
+    return None
+
+
+def stop_advice(y: RecentYield | None) -> str | None:
+    """The words under the counters: None before the searches have brought in a window of texts."""
+    if y is None:
+        return None
+    said = f"You kept {y.kept} of the last {y.window} texts your searches brought in (the newest search not counted)"
+    if y.dried_up:
+        return (f"{said}: they have stopped finding this topic. {STOP_EVIDENCE} Try a keyword for a side of the "
+                "topic not found yet, or save the group.")
+    return said + "."
+
+
+# what the simulated annotator measured at this signal (bench/stopping.py; bench/RESULTS.md, "When to stop")
+STOP_EVIDENCE = ("In simulated annotation of five labelled corpora, stopping here found 92% of a topic on average, "
+                 "against 95% for going on to twice the topic's size (topics of 30-100 texts: 79% against 84% at four "
+                 "times their size).")
+
+
 def keyword_advice(session: Session, stop_share: float = KeywordReview.stop_share) -> str | None:
     """After a keyword search: what the measured policy (KeywordReview) does next, in words, from how
     much of the hits it showed is now excluded. None when the last search was not a keyword search."""

@@ -69,6 +69,9 @@ def results() -> None:
 
 def _results() -> None:
     group.counters(session, st)
+    recent = annotate.recent_yield(session)
+    if advice := annotate.stop_advice(recent):  # when to stop (bench/stopping.py)
+        (st.info if recent.dried_up else st.caption)(advice)
     avail = annotate.availability(session, ctx)
     b = st.columns([1.2] + [1.5] * len(BUTTONS), vertical_alignment="bottom")
     k = b[0].number_input("Texts per search", 1, 500, 10, key="sem_k")

@@ -235,3 +235,53 @@ def test_read_only_corpus_rows_reach_torch_without_a_copy_or_a_warning(tmp_path)
         warnings.simplefilter("error")
         t = torch_rows(x, "cpu")
     assert t.shape == (5, 3) and float(t.sum()) == 15.0
+
+
+def test_recent_yield_counts_what_the_searches_before_the_newest_brought_in_and_what_is_still_included():
+    from core.annotate import recent_yield
+    from core.session import EXCLUDED, INCLUDED, Session
+
+    s = Session()
+    s.add_search("keyword", {"query": "a"}, range(0, 10))
+    s.add_search("cos", {}, range(10, 20))
+    assert recent_yield(s, window=10) is not None and recent_yield(s, window=11) is None, \
+        "the newest search (rows 10-19) is not counted: it may not be reviewed yet"
+    s.set_labels(range(0, 8), EXCLUDED)
+    assert recent_yield(s, window=10).kept == 2
+    s.add_search("suggest", {}, [5, 6, 20, 21])  # 5 and 6 are labelled already: they do not count again
+    s.set_labels([12, 13, 14], EXCLUDED)
+    y = recent_yield(s, window=12)  # rows 10-19 (7 kept), then the last two of the keyword's (8, 9: kept)
+    assert (y.kept, y.window) == (9, 12)
+    s.set_labels([3], INCLUDED)  # excluded, then included again: it counts as kept
+    assert recent_yield(s, window=20).kept == 10
+    s.undo()  # the re-include
+    s.undo()  # the three exclusions
+    s.undo()  # the newest search: the cos step is the newest again
+    assert recent_yield(s, window=10).kept == 2 and recent_yield(s, window=11) is None
+    s.switch_to([1, 2], [], "open")  # another group: what the searches brought into the old one is not its
+    s.add_search("cos", {}, range(30, 40))
+    s.add_search("cos", {}, range(40, 50))
+    assert recent_yield(s, window=10).kept == 10 and recent_yield(s, window=11) is None
+
+
+def test_the_stop_advice_turns_when_the_searches_dry_up():
+    from core.annotate import STOP_KEPT, STOP_WINDOW, RecentYield, stop_advice
+
+    assert stop_advice(None) is None
+    going = stop_advice(RecentYield(STOP_KEPT + 5, STOP_WINDOW))
+    dry = stop_advice(RecentYield(STOP_KEPT, STOP_WINDOW))
+    assert f"You kept {STOP_KEPT + 5} of the last {STOP_WINDOW}" in going and "stopped" not in going
+    assert f"You kept {STOP_KEPT} of" in dry and "stopped finding this topic" in dry and "save the group" in dry
+
+
+def test_stopping_rule_stops_after_the_step_shown_when_it_first_holds():
+    from bench.stopping import score, stop_point
+
+    # steps of 10: 9 on topic, 8, 2, 0, 1, 0 on topic
+    texts = np.array([1] * 9 + [0] + [1] * 8 + [0] * 2 + [1] * 2 + [0] * 8 + [0] * 10 + [1] + [0] * 9 + [0] * 10)
+    steps = [10, 20, 30, 40, 50, 60]
+    assert stop_point(texts, steps, window=20, kept=2) == 50, "holds after step 4 (2 of 20); step 5 is reviewed"
+    assert stop_point(texts, steps, window=20, kept=0) is None, "never 0 of 20: the run goes to its budget"
+    assert stop_point(texts, steps, window=10, kept=0) == 50
+    r = score([{"texts": "".join(map(str, texts)), "steps": steps, "size": 20}], window=20, kept=2)
+    assert r["fired"] == 1.0 and r["recall_median"] == 20 / 20 and r["reviewed_x_median"] == 2.5

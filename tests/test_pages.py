@@ -162,6 +162,28 @@ def test_more_hits_pages_through_a_keyword_and_the_advice_follows_the_exclusions
     assert [m.value for m in at.metric[:2]] == ["4", "6"]
 
 
+def test_annotate_says_when_the_searches_have_stopped_finding_the_topic(tweets):
+    """Of the last 30 texts the searches brought in (the newest search left out: perhaps not reviewed yet),
+    how many the annotator kept: a count while they find the topic, the stopping advice once they do not."""
+    at = app("pages/1_Annotate.py").run()
+    at.text_input(key="kw_query").set_value("ockovani")
+    at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()  # 10 hits, kept
+    assert not [c for c in at.caption if "your searches brought in" in c.value], "nothing to count yet"
+    for _ in range(3):  # three COS pages, each excluded in full
+        at.button(key="btn_cos").click().run()
+        at.button(key="bulk_exc").click().run()
+    assert not at.exception
+    # the window: the keyword's 10 hits and two COS pages (the third, the newest, not counted)
+    assert any("You kept 10 of the last 30 texts your searches brought in" in c.value for c in at.caption), \
+        [c.value for c in at.caption]
+    assert not [i for i in at.info if "stopped finding" in i.value]
+    at.button(key="btn_cos").click().run()  # the newest, not reviewed yet: the three excluded pages are the window
+    advice = [i.value for i in at.info if "stopped finding this topic" in i.value]
+    assert advice and "You kept 0 of the last 30" in advice[0], [i.value for i in at.info]
+    at.button(key="undo").click().run()
+    assert not [i for i in at.info if "stopped finding" in i.value], "undo brings the count back"
+
+
 def with_group(at, included, excluded):
     from core.session import Session
 
