@@ -384,3 +384,26 @@ def colour_counts(png: bytes) -> dict[str, int]:
     return {"green": int(((g > 120) & (r < 120) & (b < 120)).sum()),
             "red": int(((r > 170) & (g < 110) & (b < 110)).sum()),
             "yellow": int(((r > 200) & (g > 150) & (b < 140)).sum())}
+
+
+def test_the_annotators_loop_runs_from_the_keyboard(server):
+    """The shortcuts the README promises, pressed as a person would: Enter for the keyword (focus still in its
+    box for More hits), then Alt+K, Alt+1 (COS), Alt+S (Suggest), Alt+Z (Undo)."""
+    url, _ = server
+    with browser_page() as page:
+        open_annotate(page, url)
+        keyword_search(page, "ockovani")
+        assert metrics(page)[0] == "10"
+
+        def press(keys: str, included: int, text: str) -> None:
+            page.keyboard.press(keys)
+            page.wait_for_function("n => [...document.querySelectorAll('[data-testid=stMetricValue]')]"
+                                   ".map(e => e.innerText)[0] === String(n)", arg=included, timeout=30_000)
+            page.get_by_text(text).first.wait_for()
+            wait_idle(page)
+
+        press("Alt+k", 20, "(10 already labelled)")  # the keyword's next page, from inside the keyword box
+        page.keyboard.press("Tab")  # out of the box: the shortcuts work anywhere on the page
+        press("Alt+1", 30, "COS: 10 new texts")
+        press("Alt+s", 40, "10 new texts")
+        press("Alt+z", 30, "Undid")
