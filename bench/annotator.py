@@ -139,7 +139,8 @@ def main(argv=None) -> None:
                 if a.trace:
                     with open(Path(folder) / "traces.jsonl", "a") as f:
                         f.write(json.dumps({"dataset": a.data.stem, "cls": cls, "method": method, "size": r.size,
-                                            "shrunk": size is not None and size < len(all_members), "texts": "".join("1" if t else "0" for t in r.texts),
+                                            "shrunk": size is not None and size < len(all_members),
+                                            "texts": "".join("1" if t else "0" for t in r.texts),
                                             "steps": [n for n, _ in r.curve]}) + "\n")
                 emit(dataset=a.data.stem, cls=cls, method=method, size=r.size, seed_query=r.seed_query,
                      keyword_policy=a.keyword_policy, band=band(r.size),

@@ -3,9 +3,11 @@
     python -m bench.annotator --data ../shared/data/NAME.csv --methods suggest --budget 2.0 --trace   (each corpus)
     python -m bench.stopping results/annotator-*/traces.jsonl [--windows 20 30 50] [--kept 0 1 2 3 5]
 
-The Annotate page shows, once searches have brought in enough texts, how many of the last W texts they brought
-in (before the newest search, which the annotator may not have reviewed yet) are still included
-(core.annotate.recent_yield). The rule scored here: the annotator stops once that count is at most ``kept``. In
+The Annotate page shows, once searches have brought in enough texts, how many of the texts the last searches
+brought in (whole searches, newest first, until they hold W texts or more; the newest search left out, since the
+annotator may not have reviewed it yet) are still included (core.annotate.recent_yield). The rule scored here:
+the annotator stops once at most ``kept`` in W of those texts are (with searches of 10 texts, as here: at most
+``kept`` of the last W). In
 a trace (each text the simulated annotator reviewed, in order, 1 = on topic, and where each step ended) the
 page shows the count after the annotator asked for the next step, so the annotator reviews that step and then
 stops: recall is counted up to the end of the step after the one where the rule first holds.
@@ -28,9 +30,16 @@ from testbed.common import emit, run_folder
 
 
 def stop_point(texts: np.ndarray, steps: list[int], window: int, kept: int) -> int | None:
-    """Texts reviewed when an annotator following the rule stops, or None when it never fires."""
+    """Texts reviewed when an annotator following the rule stops, or None when it never fires. After each step,
+    the steps up to it are taken back, whole, until they hold ``window`` texts or more (as the page does:
+    core.annotate.recent_yield); the rule holds when at most ``kept`` in ``window`` of those texts are on topic."""
+    starts = [0] + list(steps[:-1])
     for i, end in enumerate(steps):
-        if end >= window and texts[end - window:end].sum() <= kept:
+        j = i
+        while j > 0 and end - starts[j] < window:
+            j -= 1
+        seen = end - starts[j]
+        if seen >= window and texts[starts[j]:end].sum() * window <= kept * seen:
             return steps[i + 1] if i + 1 < len(steps) else end  # the next step is shown, reviewed, then the stop
     return None
 

@@ -91,14 +91,15 @@ def last_keyword(session: Session) -> dict | None:
 
 @dataclass(frozen=True)
 class RecentYield:
-    """How many of the last ``window`` texts the searches brought in are still included (see recent_yield)."""
+    """How many of the texts the last searches brought in are still included (see recent_yield)."""
     kept: int
-    window: int
+    seen: int  # the texts those searches brought in: at least the window
+    searches: int
 
     @property
     def dried_up(self) -> bool:
-        """The stopping signal: at most STOP_KEPT of the last STOP_WINDOW texts kept (bench/stopping.py)."""
-        return self.kept <= STOP_KEPT
+        """The stopping signal: at most STOP_KEPT in STOP_WINDOW of those texts kept (bench/stopping.py)."""
+        return self.kept * STOP_WINDOW <= STOP_KEPT * self.seen
 
 
 # The stopping signal, chosen on the simulated annotator's traces of five labelled corpora (bench/stopping.py,
@@ -107,16 +108,18 @@ STOP_WINDOW, STOP_KEPT = 30, 1
 
 
 def recent_yield(session: Session, window: int = STOP_WINDOW) -> RecentYield | None:
-    """Of the last ``window`` texts that searches brought into the group (as included), before the newest
-    search (which the annotator may not have reviewed yet), how many are still included. None until the
-    searches since the group was opened or started have brought in that many.
+    """How many of the texts the last searches brought into the group (as included) are still included: the
+    searches before the newest one (which the annotator may not have reviewed yet), newest first, whole, until
+    they have brought in ``window`` texts or more. None until the searches since the group was opened or
+    started have brought in that many.
 
-    A text counts where a search brought it in (a hit already labelled does not count again), in the order
-    the search showed it; what the annotator did to it since (excluded it, included it again) is its label
-    now. The simulated annotator's traces score the signal (bench/stopping.py)."""
+    A text counts where a search brought it in (a hit already labelled does not count again); what the
+    annotator did to it since (excluded it, included it again) is its label now. Whole searches, not the last
+    ``window`` texts: a search shows its best texts first, so the tail of a long one alone would read low.
+    The simulated annotator's traces score the signal (bench/stopping.py, the same rule)."""
     from core.session import INCLUDED, SWITCH, UNLABELLED
 
-    rows: list[int] = []
+    kept = seen = searches = 0
     newest = True
     for step in reversed(session.history):
         if step.kind == "label" and step.method == SWITCH:
@@ -126,11 +129,14 @@ def recent_yield(session: Session, window: int = STOP_WINDOW) -> RecentYield | N
         if newest:  # the newest search: perhaps not reviewed yet
             newest = False
             continue
-        for row, old, new in reversed(step.changes):
-            if old == UNLABELLED and new == INCLUDED:
-                rows.append(row)
-                if len(rows) == window:
-                    return RecentYield(sum(session.label_of(r) == INCLUDED for r in rows), window)
+        brought = [row for row, old, new in step.changes if old == UNLABELLED and new == INCLUDED]
+        if not brought:
+            continue
+        kept += sum(session.labels.get(r) == INCLUDED for r in brought)
+        seen += len(brought)
+        searches += 1
+        if seen >= window:
+            return RecentYield(kept, seen, searches)
     return None
 
 
@@ -138,7 +144,8 @@ def stop_advice(y: RecentYield | None) -> str | None:
     """The words under the counters: None before the searches have brought in a window of texts."""
     if y is None:
         return None
-    said = f"You kept {y.kept} of the last {y.window} texts your searches brought in (the newest search not counted)"
+    said = (f"You kept {y.kept:,} of the {y.seen:,} texts your last {y.searches} search"
+            f"{'es' if y.searches > 1 else ''} brought in (the newest search not counted)")
     if y.dried_up:
         return (f"{said}: they have stopped finding this topic. {STOP_EVIDENCE} Try a keyword for a side of the "
                 "topic not found yet, or save the group.")

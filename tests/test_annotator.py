@@ -241,43 +241,64 @@ def test_recent_yield_counts_what_the_searches_before_the_newest_brought_in_and_
     from core.annotate import recent_yield
     from core.session import EXCLUDED, INCLUDED, Session
 
+    def y(s, window):
+        r = recent_yield(s, window=window)
+        return None if r is None else (r.kept, r.seen, r.searches)
+
     s = Session()
     s.add_search("keyword", {"query": "a"}, range(0, 10))
     s.add_search("cos", {}, range(10, 20))
-    assert recent_yield(s, window=10) is not None and recent_yield(s, window=11) is None, \
-        "the newest search (rows 10-19) is not counted: it may not be reviewed yet"
+    assert y(s, 10) == (10, 10, 1) and y(s, 11) is None, "the newest search (rows 10-19) may not be reviewed yet"
     s.set_labels(range(0, 8), EXCLUDED)
-    assert recent_yield(s, window=10).kept == 2
+    assert y(s, 10) == (2, 10, 1)
     s.add_search("suggest", {}, [5, 6, 20, 21])  # 5 and 6 are labelled already: they do not count again
     s.set_labels([12, 13, 14], EXCLUDED)
-    y = recent_yield(s, window=12)  # rows 10-19 (7 kept), then the last two of the keyword's (8, 9: kept)
-    assert (y.kept, y.window) == (9, 12)
+    assert y(s, 10) == (7, 10, 1)  # the cos search: 7 of its 10 kept
+    assert y(s, 12) == (9, 20, 2), "whole searches: the cos one and the keyword's"
     s.set_labels([3], INCLUDED)  # excluded, then included again: it counts as kept
-    assert recent_yield(s, window=20).kept == 10
+    assert y(s, 20) == (10, 20, 2)
     s.undo()  # the re-include
     s.undo()  # the three exclusions
     s.undo()  # the newest search: the cos step is the newest again
-    assert recent_yield(s, window=10).kept == 2 and recent_yield(s, window=11) is None
+    assert y(s, 10) == (2, 10, 1) and y(s, 11) is None
     s.switch_to([1, 2], [], "open")  # another group: what the searches brought into the old one is not its
     s.add_search("cos", {}, range(30, 40))
     s.add_search("cos", {}, range(40, 50))
-    assert recent_yield(s, window=10).kept == 10 and recent_yield(s, window=11) is None
+    assert y(s, 10) == (10, 10, 1) and y(s, 11) is None
+
+
+def test_a_long_search_is_read_whole_so_its_weak_tail_alone_does_not_say_stop():
+    from core.annotate import recent_yield
+    from core.session import EXCLUDED, Session
+
+    s = Session()
+    s.add_search("keyword", {"query": "a"}, range(100))  # all hits at once, best first
+    s.set_labels(range(60, 100), EXCLUDED)  # the tail is off topic
+    s.add_search("suggest", {}, range(100, 110))
+    r = recent_yield(s)
+    assert (r.kept, r.seen) == (60, 100) and not r.dried_up, "60 of 100 kept: the topic is still being found"
+    s.set_labels(range(1, 60), EXCLUDED)
+    s.add_search("suggest", {}, range(110, 120))  # the newest; the previous suggest is now counted
+    s.set_labels(range(100, 110), EXCLUDED)
+    r = recent_yield(s)
+    assert (r.kept, r.seen, r.searches) == (1, 110, 2) and r.dried_up
 
 
 def test_the_stop_advice_turns_when_the_searches_dry_up():
-    from core.annotate import STOP_KEPT, STOP_WINDOW, RecentYield, stop_advice
+    from core.annotate import RecentYield, stop_advice
 
     assert stop_advice(None) is None
-    going = stop_advice(RecentYield(STOP_KEPT + 5, STOP_WINDOW))
-    dry = stop_advice(RecentYield(STOP_KEPT, STOP_WINDOW))
-    assert f"You kept {STOP_KEPT + 5} of the last {STOP_WINDOW}" in going and "stopped" not in going
-    assert f"You kept {STOP_KEPT} of" in dry and "stopped finding this topic" in dry and "save the group" in dry
+    going = stop_advice(RecentYield(6, 30, 3))
+    dry = stop_advice(RecentYield(1, 30, 3))
+    assert "You kept 6 of the 30 texts your last 3 searches brought in" in going and "stopped" not in going
+    assert "You kept 1 of the 30" in dry and "stopped finding this topic" in dry and "save the group" in dry
+    assert not RecentYield(2, 30, 3).dried_up and RecentYield(2, 60, 1).dried_up, "at most 1 in 30"
 
 
 def test_stopping_rule_stops_after_the_step_shown_when_it_first_holds():
     from bench.stopping import score, stop_point
 
-    # steps of 10: 9 on topic, 8, 2, 0, 1, 0 on topic
+    # steps of 10: 9 on topic, 8, 2, 0, 1, 0 on topic; then the same with a first step of 30 (20 on topic, best first)
     texts = np.array([1] * 9 + [0] + [1] * 8 + [0] * 2 + [1] * 2 + [0] * 8 + [0] * 10 + [1] + [0] * 9 + [0] * 10)
     steps = [10, 20, 30, 40, 50, 60]
     assert stop_point(texts, steps, window=20, kept=2) == 50, "holds after step 4 (2 of 20); step 5 is reviewed"
@@ -285,3 +306,5 @@ def test_stopping_rule_stops_after_the_step_shown_when_it_first_holds():
     assert stop_point(texts, steps, window=10, kept=0) == 50
     r = score([{"texts": "".join(map(str, texts)), "steps": steps, "size": 20}], window=20, kept=2)
     assert r["fired"] == 1.0 and r["recall_median"] == 20 / 20 and r["reviewed_x_median"] == 2.5
+    long = np.array([1] * 20 + [0] * 10 + [0] * 10 + [0] * 10)
+    assert stop_point(long, [30, 40, 50], window=10, kept=0) == 50, "the long step read whole (20 of 30 kept)"

@@ -174,12 +174,12 @@ def test_annotate_says_when_the_searches_have_stopped_finding_the_topic(tweets):
         at.button(key="bulk_exc").click().run()
     assert not at.exception
     # the window: the keyword's 10 hits and two COS pages (the third, the newest, not counted)
-    assert any("You kept 10 of the last 30 texts your searches brought in" in c.value for c in at.caption), \
+    assert any("You kept 10 of the 30 texts your last 3 searches brought in" in c.value for c in at.caption), \
         [c.value for c in at.caption]
     assert not [i for i in at.info if "stopped finding" in i.value]
     at.button(key="btn_cos").click().run()  # the newest, not reviewed yet: the three excluded pages are the window
     advice = [i.value for i in at.info if "stopped finding this topic" in i.value]
-    assert advice and "You kept 0 of the last 30" in advice[0], [i.value for i in at.info]
+    assert advice and "You kept 0 of the 30 texts" in advice[0], [i.value for i in at.info]
     at.button(key="undo").click().run()
     assert not [i for i in at.info if "stopped finding" in i.value], "undo brings the count back"
 
