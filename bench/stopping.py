@@ -59,7 +59,8 @@ def score(traces: list[dict], window: int, kept: int) -> dict:
         cost.append(stop / size)
     recall, cost = np.array(recall), np.array(cost)
     return {"topics": len(traces), "fired": round(fired / len(traces), 3),
-            "recall_median": round(float(np.median(recall)), 3), "recall_p10": round(float(np.percentile(recall, 10)), 3),
+            "recall_median": round(float(np.median(recall)), 3),
+            "recall_p10": round(float(np.percentile(recall, 10)), 3),
             "recall_mean": round(float(recall.mean()), 3), "reviewed_x_median": round(float(np.median(cost)), 2),
             "recall_at_budget_mean": round(float(np.mean(at_budget)), 3)}
 
