@@ -45,6 +45,17 @@ from precompute._cli import quiet_logging
 from testbed.annotator import MARKS, band, class_queries, corpus_for, plot, recalls, simulate
 
 
+def function_words(corpus) -> set[str]:
+    """The folded function words of the corpus's main language (stopwords-iso), none when unknown."""
+    import stopwordsiso
+
+    from core.search.keyword import fold
+
+    langs = corpus.manifest.get("languages") or {}
+    lang = max(langs, key=langs.get) if langs else None
+    return {fold(w) for w in stopwordsiso.stopwords(lang)} if lang and stopwordsiso.has_lang(lang) else set()
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data", type=Path, required=True)
@@ -81,6 +92,10 @@ def main(argv=None) -> None:
     p.add_argument("--trace", action="store_true",
                    help="also write traces.jsonl into the run folder: each run's texts in review order (1 = on topic) "
                         "and its steps' ends, for bench/stopping.py")
+    p.add_argument("--stop", type=int, default=None, metavar="N",
+                   help="stop at the Annotate page's stopping signal (core.annotate.recent_yield), after trying up to N "
+                        "keywords that core.annotate.keyword_ideas proposes (0: at the first signal); each line then "
+                        "gives recall and texts reviewed at every signal")
     a = p.parse_args(argv)
     folder = run_folder("annotator", sys.argv if argv is None else ["bench/annotator.py", *argv])
     quiet_logging()
@@ -116,6 +131,17 @@ def main(argv=None) -> None:
             REGISTRY[name].params({k: v for k, v in params.items() if k in REGISTRY[name].defaults})
     except ValueError as exc:
         raise SystemExit(f"--param: {exc}")
+    ideas = None
+    if a.stop:  # keyword ideas from the corpus's words, less function words (English's and the corpus language's)
+        from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+        from core import annotate
+        from core.search.keyword import fold
+
+        stats = annotate.WordStats(texts, stop_words={fold(w) for w in ENGLISH_STOP_WORDS} | function_words(corpus))
+
+        def ideas(session, searched):
+            return annotate.keyword_ideas(texts, session.included, stats, searched)
     runs = []
     rng = np.random.default_rng(a.shrink_seed)
     for cls in classes:
@@ -134,20 +160,23 @@ def main(argv=None) -> None:
                 members = np.flatnonzero(labels[keep] == cls)
             for method in methods:
                 r = simulate(sub_ctx, members, method, queries[cls], a.budget, a.seed_hits, cls, params,
-                             a.keyword_policy, a.keyword_stop_share)
+                             a.keyword_policy, a.keyword_stop_share, stop=a.stop, ideas=ideas)
                 runs.append(r)
                 if a.trace:
                     with open(Path(folder) / "traces.jsonl", "a") as f:
                         f.write(json.dumps({"dataset": a.data.stem, "cls": cls, "method": method, "size": r.size,
                                             "shrunk": size is not None and size < len(all_members),
                                             "texts": "".join("1" if t else "0" for t in r.texts),
-                                            "steps": [n for n, _ in r.curve]}) + "\n")
+                                            "steps": [n for n, _ in r.curve], "stops": r.stops,
+                                            "queries": r.seed_query}) + "\n")
                 emit(dataset=a.data.stem, cls=cls, method=method, size=r.size, seed_query=r.seed_query,
                      keyword_policy=a.keyword_policy, band=band(r.size),
                      **{f"recall@{m}x": round(r.recall_at(m), 4) for m in MARKS if m <= a.budget},
                      reviewed=r.reviewed, recall_measured="per_text",
                      precision=round(r.true_included / max(r.included, 1), 4),
-                     mean_step_s=round(float(np.mean(r.step_seconds)) if r.step_seconds else 0.0, 4))
+                     mean_step_s=round(float(np.mean(r.step_seconds)) if r.step_seconds else 0.0, 4),
+                     **({"stops": [[n, round(f / r.size, 4)] for n, f in r.stops],
+                         "final": [r.reviewed, round(sum(r.texts) / r.size, 4)]} if a.stop is not None else {}))
     summary = {"dataset": a.data.stem, "classes": len(classes), "budget": a.budget,
                "keyword_policy": a.keyword_policy, "keyword_stop_share": a.keyword_stop_share, "shrink": a.shrink,
                "methods": {}, "bands": {}}

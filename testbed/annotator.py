@@ -33,6 +33,7 @@ class Run:
     texts: list[bool] = field(default_factory=list)
     curve: list[tuple[int, int]] = field(default_factory=list)  # per step: (reviewed, found) so far
     step_seconds: list[float] = field(default_factory=list)
+    stops: list[tuple[int, int]] = field(default_factory=list)  # (reviewed, found) where the stopping signal held
     included: int = 0
     true_included: int = 0
 
@@ -81,7 +82,12 @@ def keyword_page(ctx: SearchContext, s: Session, kr: "annotate.KeywordReview", q
 
 def simulate(ctx: SearchContext, member_rows: np.ndarray, method: str, queries: list[str], budget: float,
              seed_hits: int, cls: str, params: dict | None = None, keyword_policy: str = "fixed",
-             stop_share: float = 0.5) -> Run:
+             stop_share: float = 0.5, stop: int | None = None, ideas=None) -> Run:
+    """One topic reviewed by the protocol of bench/annotator.py, up to ``budget`` x its size. With ``stop``, the
+    annotator also stops at the page's stopping signal (core.annotate.recent_yield, read after each semantic
+    step as the page shows it), after trying, each time the signal holds, one more keyword that
+    ``ideas(session, searched)`` proposes, up to ``stop`` of them (0: stop at the first signal); ``run.stops``
+    holds (reviewed, found) at each signal."""
     members = set(member_rows.tolist())
     run = Run(cls, method, len(members), "", budget)
     s = Session()
@@ -99,7 +105,22 @@ def simulate(ctx: SearchContext, member_rows: np.ndarray, method: str, queries: 
             reviewed += review(s, r.rows, members, run)
         if found(s, members) or reviewed >= limit:
             break
+    query, tried, check = run.seed_query, [run.seed_query], False
     while reviewed < limit:
+        if check and stop is not None and (y := annotate.recent_yield(s)) is not None and y.dried_up:
+            run.stops.append(run.curve[-1])
+            proposed = ideas(s, tried) if ideas and len(run.stops) <= stop else []
+            query = next((w for w in proposed if w not in tried), None)
+            if query is None:
+                break
+            tried.append(query)
+            run.seed_query += " + " + query
+            kr = annotate.KeywordReview(max_hits=seed_hits, stop_share=stop_share)
+            while k := kr.next_k(limit - reviewed):
+                reviewed += keyword_page(ctx, s, kr, query, k, members, run)
+            check = False  # the signal is read again after the next semantic step, as on the page
+            continue
+        check = True
         k = min(10, limit - reviewed)
         name = method
         if REGISTRY[method].reason_not_applicable(len(s.included), len(s.excluded)):
@@ -120,7 +141,7 @@ def simulate(ctx: SearchContext, member_rows: np.ndarray, method: str, queries: 
         # "alternate": back to the keyword's next page when it found more than this step did
         if keyword_policy == "alternate" and kr is not None and reviewed < limit and kr.resume(share):
             if k := kr.next_k(limit - reviewed):
-                reviewed += keyword_page(ctx, s, kr, run.seed_query, k, members, run)
+                reviewed += keyword_page(ctx, s, kr, query, k, members, run)
     run.included = len(s.included)
     run.true_included = found(s, members)
     return run
