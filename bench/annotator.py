@@ -94,7 +94,7 @@ def main(argv=None) -> None:
                         "and its steps' ends, for bench/stopping.py")
     p.add_argument("--stop", type=int, default=None, metavar="N",
                    help="stop at the Annotate page's stopping signal (core.annotate.recent_yield), after trying up to N "
-                        "keywords that core.annotate.keyword_ideas proposes (0: at the first signal); each line then "
+                        "keywords that testbed.annotator.keyword_ideas proposes (0: at the first signal); each line then "
                         "gives recall and texts reviewed at every signal")
     a = p.parse_args(argv)
     folder = run_folder("annotator", sys.argv if argv is None else ["bench/annotator.py", *argv])
@@ -135,13 +135,13 @@ def main(argv=None) -> None:
     if a.stop:  # keyword ideas from the corpus's words, less function words (English's and the corpus language's)
         from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-        from core import annotate
         from core.search.keyword import fold
+        from testbed.annotator import WordStats, keyword_ideas
 
-        stats = annotate.WordStats(texts, stop_words={fold(w) for w in ENGLISH_STOP_WORDS} | function_words(corpus))
+        stats = WordStats(texts, stop_words={fold(w) for w in ENGLISH_STOP_WORDS} | function_words(corpus))
 
         def ideas(session, searched):
-            return annotate.keyword_ideas(texts, session.included, stats, searched)
+            return keyword_ideas(texts, session.included, stats, searched)
     runs = []
     rng = np.random.default_rng(a.shrink_seed)
     for cls in classes:

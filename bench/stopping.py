@@ -65,11 +65,36 @@ def score(traces: list[dict], window: int, kept: int) -> dict:
             "recall_at_budget_mean": round(float(np.mean(at_budget)), 3)}
 
 
+def ideas_against_plain(ideas: list[dict], plain: list[dict]) -> dict:
+    """Runs that tried keyword ideas at the signal (bench.annotator --stop N) against the plain runs of the same
+    topics (same protocol, deterministic up to the first signal): recall at the first signal, at the last stop,
+    and the plain run's recall after as many texts reviewed as the last stop (Suggest going on instead)."""
+    by = {(t["dataset"], t["cls"]): t for t in plain}
+    first, last, going_on, extra, beyond = [], [], [], [], 0
+    for t in ideas:
+        p = by.get((t["dataset"], t["cls"]))
+        if p is None or not t.get("stops"):
+            continue
+        size, n = t["size"], len(t["texts"])
+        first.append(t["stops"][0][1] / size)
+        last.append(t["texts"].count("1") / size)
+        going_on.append(p["texts"][:n].count("1") / size)
+        beyond += n > len(p["texts"])  # the plain run stopped at its budget before: its recall there, a floor
+        extra.append((n - t["stops"][0][0]) / size)
+    return {"topics": len(first), "recall_first_signal": round(float(np.mean(first)), 4),
+            "recall_last_stop": round(float(np.mean(last)), 4),
+            "recall_suggest_going_on": round(float(np.mean(going_on)), 4),
+            "extra_reviewed_x_mean": round(float(np.mean(extra)), 3), "plain_run_shorter": beyond}
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("traces", type=Path, nargs="+", help="traces.jsonl files of bench.annotator --trace")
     p.add_argument("--windows", type=int, nargs="+", default=[20, 30, 50])
     p.add_argument("--kept", type=int, nargs="+", default=[0, 1, 2, 3, 5])
+    p.add_argument("--plain", type=Path, nargs="*", default=[],
+                   help="with traces of --stop N runs: the plain runs' traces of the same topics, to set the keyword "
+                        "ideas against Suggest going on for as many texts")
     a = p.parse_args(argv)
     run_folder("stopping", ["bench/stopping.py", *(argv if argv is not None else __import__("sys").argv[1:])])
     by_corpus: dict[str, list[dict]] = defaultdict(list)
@@ -77,6 +102,13 @@ def main(argv=None) -> None:
         for line in f.read_text().splitlines():
             t = json.loads(line)
             by_corpus[f"{t['dataset']}{'-' + str(t['size']) if t.get('shrunk') else ''}"].append(t)
+    if a.plain:
+        plain = [json.loads(line) for f in a.plain for line in f.read_text().splitlines()]
+        ideas = [t for tr in by_corpus.values() for t in tr]
+        for name, tr in sorted(by_corpus.items()):
+            emit(ideas=name, **ideas_against_plain(tr, plain))
+        emit(ideas="all", **ideas_against_plain(ideas, plain))
+        return
     for window in a.windows:
         for kept in a.kept:
             if kept >= window:

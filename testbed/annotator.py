@@ -80,6 +80,50 @@ def keyword_page(ctx: SearchContext, s: Session, kr: "annotate.KeywordReview", q
     return n
 
 
+class WordStats:
+    """How many texts of the corpus hold each word (case and diacritics folded, as the keyword search reads
+    them), from a fixed sample of at most ``sample`` texts: what makes a word typical of a group."""
+
+    def __init__(self, texts, sample: int = 50_000, seed: int = 0, stop_words=frozenset()):
+        from collections import Counter
+
+        n = len(texts)
+        rows = (np.sort(np.random.default_rng(seed).choice(n, sample, replace=False)) if n > sample
+                else np.arange(n))
+        self.n = len(rows)
+        self.stop = frozenset(stop_words)
+        self.df = Counter(w for r in rows for w in self.words(texts[int(r)]))
+
+    def words(self, text: str) -> set[str]:
+        from core.cluster.keyterms import tokens
+        from core.search.keyword import fold
+
+        return {w for w in (fold(t) for t in tokens(str(text))) if len(w) > 2 and not w.isdigit()
+                and w not in self.stop}
+
+
+def keyword_ideas(texts, included: np.ndarray, stats: WordStats, searched=(), top: int = 5,
+                  sample: int = 3_000, seed: int = 0) -> list[str]:
+    """Words typical of the group (in many of its included texts, in few of the corpus's), none a keyword
+    already searched: a keyword to try when the semantic searches have stopped finding the topic. Tried in the
+    simulated annotator (bench/RESULTS.md, "When to stop"): no better than Suggest going on, so not on the page."""
+    from core.search.keyword import fold
+
+    included = np.asarray(included, np.int64)
+    if len(included) > sample:
+        included = np.random.default_rng(seed).choice(included, sample, replace=False)
+    if len(included) < 5:
+        return []
+    from collections import Counter
+
+    here = Counter(w for r in included for w in stats.words(texts[int(r)]))
+    done = {fold(w) for q in searched for w in str(q).split()}
+    n_in = len(included)
+    score = {w: c / n_in * np.log((stats.n + 1) / (stats.df.get(w, 0) + 1))
+             for w, c in here.items() if c >= max(3, 0.02 * n_in) and w not in done}
+    return sorted(score, key=lambda w: -score[w])[:top]
+
+
 def simulate(ctx: SearchContext, member_rows: np.ndarray, method: str, queries: list[str], budget: float,
              seed_hits: int, cls: str, params: dict | None = None, keyword_policy: str = "fixed",
              stop_share: float = 0.5, stop: int | None = None, ideas=None) -> Run:

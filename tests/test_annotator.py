@@ -308,3 +308,20 @@ def test_stopping_rule_stops_after_the_step_shown_when_it_first_holds():
     assert r["fired"] == 1.0 and r["recall_median"] == 20 / 20 and r["reviewed_x_median"] == 2.5
     long = np.array([1] * 20 + [0] * 10 + [0] * 10 + [0] * 10)
     assert stop_point(long, [30, 40, 50], window=10, kept=0) == 50, "the long step read whole (20 of 30 kept)"
+
+
+def test_the_simulated_annotator_stops_at_the_pages_signal_once_the_topic_is_found():
+    x, labels = clustered_unit_vectors(600, 16, clusters=3, seed=4, spread=0.05)
+    texts = [("alpha " if lab == 0 else "beta ") + str(i) for i, lab in enumerate(labels)]
+    members = np.flatnonzero(labels == 0)
+    ctx = SearchContext(VectorIndex(x), KeywordIndex(texts), pd.DataFrame({"text": texts}), word_index=WordIndex(texts))
+    plain = simulate(ctx, members, "cos", ["alpha"], budget=2.0, seed_hits=10, cls="0", keyword_policy="alternate")
+    run = simulate(ctx, members, "cos", ["alpha"], budget=2.0, seed_hits=10, cls="0", keyword_policy="alternate",
+                   stop=0)
+    assert plain.reviewed == 2 * len(members) and not plain.stops
+    assert run.true_included == len(members), "the whole topic is found before the signal"
+    # once every member is in, the next semantic steps of 10 bring nothing on topic: three of them (the window)
+    # and the one the page shows the signal after, then the stop
+    last_found = next(n for n, f in run.curve if f == len(members))
+    assert run.stops == [(last_found + 40, len(members))] and run.reviewed == last_found + 40
+    assert run.texts == plain.texts[:run.reviewed], "up to the stop, the same review as without it"
