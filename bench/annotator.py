@@ -93,9 +93,9 @@ def main(argv=None) -> None:
                    help="also write traces.jsonl into the run folder: each run's texts in review order (1 = on topic) "
                         "and its steps' ends, for bench/stopping.py")
     p.add_argument("--stop", type=int, default=None, metavar="N",
-                   help="stop at the Annotate page's stopping signal (core.annotate.recent_yield), after trying up to N "
-                        "keywords that testbed.annotator.keyword_ideas proposes (0: at the first signal); each line then "
-                        "gives recall and texts reviewed at every signal")
+                   help="stop at the Annotate page's stopping signal (core.annotate.recent_yield), after trying up "
+                        "to N keywords that testbed.annotator.keyword_ideas proposes (0: at the first signal); each "
+                        "line then gives recall and texts reviewed at every signal")
     a = p.parse_args(argv)
     folder = run_folder("annotator", sys.argv if argv is None else ["bench/annotator.py", *argv])
     quiet_logging()
