@@ -2,15 +2,16 @@
 
     python -m bench.annotator --data ../shared/data/NAME.csv --methods suggest --budget 2.0 --trace   (each corpus)
     python -m bench.stopping results/annotator-*/traces.jsonl [--windows 20 30 50] [--kept 0 1 2 3 5]
+    python -m bench.stopping IDEAS_TRACES --plain PLAIN_TRACES   (runs of bench.annotator --stop N against plain runs)
 
 The Annotate page shows, once searches have brought in enough texts, how many of the texts the last searches
 brought in (whole searches, newest first, until they hold W texts or more; the newest search left out, since the
 annotator may not have reviewed it yet) are still included (core.annotate.recent_yield). The rule scored here:
 the annotator stops once at most ``kept`` in W of those texts are (with searches of 10 texts, as here: at most
-``kept`` of the last W). In
-a trace (each text the simulated annotator reviewed, in order, 1 = on topic, and where each step ended) the
-page shows the count after the annotator asked for the next step, so the annotator reviews that step and then
-stops: recall is counted up to the end of the step after the one where the rule first holds.
+``kept`` of the last W). In a trace (each text the simulated annotator reviewed, in order, 1 = on topic, and
+where each step ended) the page shows the count after the annotator asked for the next step, so the annotator
+reviews that step and then stops: recall is counted up to the end of the step after the one where the rule
+first holds.
 
 For every (W, kept) and corpus: how often the rule fired within the run's budget, recall at the stop (median
 and 10th percentile over topics: the 10th percentile is the early stops a user would regret), texts reviewed
