@@ -45,17 +45,6 @@ from precompute._cli import quiet_logging
 from testbed.annotator import MARKS, band, class_queries, corpus_for, plot, recalls, simulate
 
 
-def function_words(corpus) -> set[str]:
-    """The folded function words of the corpus's main language (stopwords-iso), none when unknown."""
-    import stopwordsiso
-
-    from core.search.keyword import fold
-
-    langs = corpus.manifest.get("languages") or {}
-    lang = max(langs, key=langs.get) if langs else None
-    return {fold(w) for w in stopwordsiso.stopwords(lang)} if lang and stopwordsiso.has_lang(lang) else set()
-
-
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data", type=Path, required=True)
@@ -135,10 +124,14 @@ def main(argv=None) -> None:
     if a.stop:  # keyword ideas from the corpus's words, less function words (English's and the corpus language's)
         from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
+        from core.cluster.keyterms import function_words
+        from core.languages import main_language
         from core.search.keyword import fold
         from testbed.annotator import WordStats, keyword_ideas
 
-        stats = WordStats(texts, stop_words={fold(w) for w in ENGLISH_STOP_WORDS} | function_words(corpus))
+        lang = main_language(corpus.manifest.get("languages") or {})
+        stop_words = {fold(w) for w in ENGLISH_STOP_WORDS | function_words(lang, lambda w: w)}
+        stats = WordStats(texts, stop_words=stop_words)
 
         def ideas(session, searched):
             return keyword_ideas(texts, session.included, stats, searched)

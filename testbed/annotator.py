@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,8 +15,9 @@ import numpy as np
 from core import annotate
 from core.corpus import Corpus, ImportSpec, import_corpus, list_corpora, load_corpus
 from core.ingest import Options, sha256_file
-from core.cluster.keyterms import key_terms
+from core.cluster.keyterms import key_terms, tokens
 from core.search import REGISTRY, NotApplicable, SearchContext
+from core.search.keyword import fold
 from core.session import EXCLUDED, Session
 
 log = logging.getLogger(__name__)
@@ -85,8 +87,6 @@ class WordStats:
     them), from a fixed sample of at most ``sample`` texts: what makes a word typical of a group."""
 
     def __init__(self, texts, sample: int = 50_000, seed: int = 0, stop_words=frozenset()):
-        from collections import Counter
-
         n = len(texts)
         rows = (np.sort(np.random.default_rng(seed).choice(n, sample, replace=False)) if n > sample
                 else np.arange(n))
@@ -95,9 +95,6 @@ class WordStats:
         self.df = Counter(w for r in rows for w in self.words(texts[int(r)]))
 
     def words(self, text: str) -> set[str]:
-        from core.cluster.keyterms import tokens
-        from core.search.keyword import fold
-
         return {w for w in (fold(t) for t in tokens(str(text))) if len(w) > 2 and not w.isdigit()
                 and w not in self.stop}
 
@@ -107,15 +104,11 @@ def keyword_ideas(texts, included: np.ndarray, stats: WordStats, searched=(), to
     """Words typical of the group (in many of its included texts, in few of the corpus's), none a keyword
     already searched: a keyword to try when the semantic searches have stopped finding the topic. Tried in the
     simulated annotator (bench/RESULTS.md, "When to stop"): no better than Suggest going on, so not on the page."""
-    from core.search.keyword import fold
-
     included = np.asarray(included, np.int64)
     if len(included) > sample:
         included = np.random.default_rng(seed).choice(included, sample, replace=False)
     if len(included) < 5:
         return []
-    from collections import Counter
-
     here = Counter(w for r in included for w in stats.words(texts[int(r)]))
     done = {fold(w) for q in searched for w in str(q).split()}
     n_in = len(included)
@@ -158,7 +151,7 @@ def simulate(ctx: SearchContext, member_rows: np.ndarray, method: str, queries: 
             if query is None:
                 break
             tried.append(query)
-            run.seed_query += " + " + query
+            run.seed_query = " + ".join(tried)
             kr = annotate.KeywordReview(max_hits=seed_hits, stop_share=stop_share)
             while k := kr.next_k(limit - reviewed):
                 reviewed += keyword_page(ctx, s, kr, query, k, members, run)
