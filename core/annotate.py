@@ -10,7 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from core.search import REGISTRY, Ranked, SearchContext
+from core.search import REGISTRY, NotApplicable, Ranked, SearchContext
+from core.search.keyword import find_rows
 from core.session import LABEL_NAMES, Session
 
 
@@ -207,6 +208,31 @@ def view_rows(session: Session, view: str) -> tuple[np.ndarray, np.ndarray | Non
         return session.excluded, None
     raise ValueError(f"view must be last, included or excluded, got {view!r}")
 
+
+
+def text_matches(ctx: SearchContext, query: str, is_regex: bool = False) -> np.ndarray:
+    """Sorted rows of the corpus whose text holds ``query``: the keyword search's engine and rules (case and
+    diacritics ignored, its limits on a pattern, its deadline); KeywordError names what is wrong with a query."""
+    if ctx.keyword_index is None:
+        raise NotApplicable("a filter needs the corpus texts")
+    return find_rows(ctx.keyword_index, query, is_regex=is_regex)
+
+
+def filter_view(rows: np.ndarray, scores: np.ndarray | None, matches: np.ndarray):
+    """The view's rows (and their scores) that are among ``matches`` (sorted rows), in the view's order."""
+    rows = np.asarray(rows, np.int64)
+    at = np.searchsorted(matches, rows).clip(max=max(len(matches) - 1, 0))
+    keep = (matches[at] == rows) if len(matches) else np.zeros(len(rows), bool)
+    return rows[keep], (scores[keep] if scores is not None else None)
+
+
+def filter_caption(query: str, kept: int, total: int, view: str) -> str:
+    """What a filter left of a view, in words (the query shown as the user typed it, made plain by the page)."""
+    what = {"last": "texts of the last search", "included": "included texts", "excluded": "excluded texts"}[view]
+    if not kept:
+        return f"None of the {total:,} {what} holds ‘{query}’: clear the filter to see them all."
+    return (f"Filter ‘{query}’: {kept:,} of the {total:,} {what} hold it; *Include/Exclude all on this page* act "
+            "on these only.")
 
 
 def search_message(method: str, r: Ranked) -> str:

@@ -87,7 +87,15 @@ def _results() -> None:
         kind, text = st.session_state.pop("ann_msg")
         getattr(st, kind)(text)
     views = {"Last search": "last", "Included": "included", "Excluded": "excluded"}
-    view = st.radio("Show", list(views), horizontal=True, key="ann_view")
+    v1, v2, v3 = st.columns([3, 3, 1.1], vertical_alignment="bottom")
+    view = v1.radio("Show", list(views), horizontal=True, key="ann_view")
+    v2.text_input("Filter these texts", key="ann_filter", placeholder="a word or phrase in them",
+                  on_change=st.session_state.update, kwargs={"ann_page": 1},
+                  help="Shows only the texts of this view that hold it (case and diacritics ignored, as the keyword "
+                       "search): e.g. to find the included texts that mention something off-topic and exclude them "
+                       "all at once. Brings in nothing new.")
+    v3.checkbox("Pattern", key="ann_filter_regex", help="Read the filter as a regular expression",
+                on_change=st.session_state.update, kwargs={"ann_page": 1})
     advice_col, more_col = st.columns([5, 1.3], vertical_alignment="center")
     last_kw = annotate.last_keyword(session)
     more_col.button("More hits", key="btn_kw_more", disabled=last_kw is None, on_click=on_more_hits, shortcut="Alt+K",
@@ -96,6 +104,16 @@ def _results() -> None:
     if view == "Last search" and (advice := annotate.keyword_advice(session)):
         advice_col.caption(advice)
     rows, scores = annotate.view_rows(session, views[view])
+    if (flt := st.session_state.get("ann_filter", "").strip()) and len(rows):
+        try:
+            matches = resources.text_matches(name, flt, bool(st.session_state.get("ann_filter_regex")))
+        except (KeywordError, NotApplicable) as exc:
+            return st.error(f"Filter: {md(exc)}")
+        total = len(rows)
+        rows, scores = annotate.filter_view(rows, scores, matches)
+        st.caption(annotate.filter_caption(md(flt), len(rows), total, views[view]))
+        if not len(rows):
+            return
     pages = annotate.page_count(len(rows), PER_PAGE)
     if st.session_state.get("ann_page", 1) > pages:
         st.session_state["ann_page"] = 1

@@ -325,3 +325,29 @@ def test_the_simulated_annotator_stops_at_the_pages_signal_once_the_topic_is_fou
     last_found = next(n for n, f in run.curve if f == len(members))
     assert run.stops == [(last_found + 40, len(members))] and run.reviewed == last_found + 40
     assert run.texts == plain.texts[:run.reviewed], "up to the stop, the same review as without it"
+
+
+def test_a_filter_keeps_the_views_texts_that_hold_the_word_in_the_views_order_with_their_scores():
+    from core import annotate
+    from core.search.keyword import KeywordError
+
+    texts = ["Očkování v pondělí", "jiný text", "OCKOVANI zítra", "nic", "očkovací centrum", "ockovani"]
+    x, _ = clustered_unit_vectors(len(texts), 8)
+    ctx = SearchContext(VectorIndex(x), KeywordIndex(texts), pd.DataFrame({"text": texts}))
+    matches = annotate.text_matches(ctx, "ockovani")  # case and diacritics ignored, as the keyword search
+    assert matches.tolist() == [0, 2, 5]
+    view, scores = np.array([5, 1, 2, 4, 0]), np.array([0.9, 0.8, 0.7, 0.6, 0.5], np.float32)
+    rows, kept = annotate.filter_view(view, scores, matches)
+    assert rows.tolist() == [5, 2, 0] and kept.tolist() == pytest.approx([0.9, 0.7, 0.5])
+    rows, kept = annotate.filter_view(view, None, annotate.text_matches(ctx, "ockovan[iy]|centrum", is_regex=True))
+    assert rows.tolist() == [5, 2, 4, 0] and kept is None
+    assert annotate.filter_view(view, scores, np.zeros(0, np.int64))[0].tolist() == []
+    rng = np.random.default_rng(0)  # against numpy's own membership test, views in any order
+    for _ in range(20):
+        many = rng.permutation(1000)[:rng.integers(0, 300)]
+        some = np.unique(rng.integers(0, 1000, rng.integers(0, 300)))
+        assert annotate.filter_view(many, None, some)[0].tolist() == many[np.isin(many, some)].tolist()
+    with pytest.raises(KeywordError, match="invalid regular expression"):
+        annotate.text_matches(ctx, "(unclosed", is_regex=True)
+    assert "2 of the 5 included texts hold it" in annotate.filter_caption("x", 2, 5, "included")
+    assert annotate.filter_caption("x", 0, 1, "excluded").startswith("None of the 1 excluded texts holds ‘x’")

@@ -123,6 +123,56 @@ def test_annotate_bad_regex_message(tweets):
     assert any("invalid regular expression" in unescape(e.value) for e in at.error)
 
 
+def test_the_filter_narrows_a_view_to_the_texts_holding_a_word_and_the_page_buttons_act_on_those_only(tweets):
+    """An annotator finds the included texts that mention something off-topic and excludes just those."""
+    from core.corpus import load_corpus
+    from core.search.keyword import fold
+
+    texts = load_corpus("tweets", tweets).frame["text"]
+    at = app("pages/1_Annotate.py").run()
+    at.text_input(key="kw_query").set_value("ockovani")
+    at.number_input(key="kw_limit").set_value(0)  # every hit at once
+    at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
+    included = {b.key for b in rows(at)}
+    n = int(at.metric[0].value)
+    assert n > 20 and len(included) == min(n, 50)
+    at.radio(key="ann_view").set_value("Included").run()
+    # a word held by some of the included texts, few enough for one page: the most common such of 5+ letters
+    words = {}
+    for r in load_group_rows(at):
+        for w in set(fold(texts[r]).split()):
+            if len(w) >= 5 and w.isalpha() and "ockov" not in w:
+                words[w] = words.get(w, 0) + 1
+    word = max((w for w, c in words.items() if 2 <= c <= 40), key=words.get)
+    at.text_input(key="ann_filter").set_value(word.upper()).run()  # case ignored, as in the keyword search
+    assert not at.exception
+    shown = [int(b.key[4:]) for b in rows(at)]
+    holding = [r for r in map(int, load_group_rows(at)) if word in fold(texts[r])]
+    assert 2 <= len(shown) <= 40 and shown == holding  # every included text holding it, in the view's order
+    assert any(f"{len(holding):,} of the {n:,} included texts hold it" in c.value for c in at.caption), \
+        [c.value for c in at.caption]
+    at.button(key="bulk_exc").click().run()  # exclude exactly those
+    assert [m.value for m in at.metric[:2]] == [str(n - len(shown)), str(len(shown))]
+    assert any(f"None of the {n - len(shown):,} included texts holds" in c.value for c in at.caption), \
+        ([c.value for c in at.caption], len(holding), word)
+    at.radio(key="ann_view").set_value("Excluded").run()
+    assert {int(b.key[4:]) for b in rows(at)} == set(shown)
+    at.text_input(key="ann_filter").set_value("").run()  # cleared: the whole view again
+    at.radio(key="ann_view").set_value("Included").run()
+    assert len(rows(at)) == min(n - len(shown), 50)
+    at.checkbox(key="ann_filter_regex").check().run()
+    at.text_input(key="ann_filter").set_value("(unclosed").run()
+    assert not at.exception and not rows(at)
+    assert any(e.value.startswith("Filter:") and "invalid regular expression" in unescape(e.value) for e in at.error)
+    at.button(key="undo").click().run()  # the page action was one undoable step
+    assert [m.value for m in at.metric[:2]] == [str(n), "0"]
+
+
+def load_group_rows(at) -> list[int]:
+    """The rows of the group being built that are included, as the page's session holds them."""
+    return [int(r) for r in at.session_state["session"].included]
+
+
 def test_annotate_keyword_limit_adds_the_most_typical_hits(tweets):
     at = app("pages/1_Annotate.py").run()
     at.text_input(key="kw_query").set_value("ockovani")

@@ -340,6 +340,21 @@ def search_context(name: str) -> SearchContext:
             else _search_context_with_set(*_key(name), set_name, _set_stamp(name, set_name)))
 
 
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _text_matches(root: str, name: str, stamp: float, query: str, is_regex: bool) -> np.ndarray:
+    from core.annotate import text_matches
+
+    rows = text_matches(_search_context(root, name, stamp), query, is_regex)
+    rows.setflags(write=False)  # shared by every session: read-only
+    return rows
+
+
+def text_matches(name: str, query: str, is_regex: bool) -> np.ndarray:
+    """The rows whose text holds a filter's query (cached per corpus and query: the Annotate page's filter
+    is read again on every click, and which texts hold a word does not change with the labels)."""
+    return _text_matches(*_key(name), query, is_regex)
+
+
 @st.cache_resource(max_entries=4, show_spinner=False)
 def _sketch(root: str, name: str, stamp: float, files: tuple) -> tuple[np.ndarray | None, str | None]:
     from core import sketch
