@@ -334,5 +334,7 @@ def how_line(entry: dict | None, who: str) -> str:
         what = f"via {REGISTRY[entry['method']].label}" + (f" ‘{query}’" if query else "")
     else:
         what = {"toggle": "by a click", "review": "in review"}.get(entry["method"], f"by {entry['method']}")
+        if params.get("filter"):  # a page of the Annotate page's filter
+            what = f"by a page filtered by ‘{params['filter']}’"
     undone = " (undo)" if entry["kind"] == "undo" else ""
     return f"{who} {what}{undone} at {entry['at'][11:16]}"

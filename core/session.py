@@ -118,9 +118,10 @@ class Session:
         return self._apply(step, ((r, default_label) for r in rows if self.label_of(r) == UNLABELLED))
 
     def set_labels(self, rows: Iterable[int], label: int, action: str | None = None,
-                   keep_explicit: bool = False) -> Step:
+                   keep_explicit: bool = False, params: dict | None = None) -> Step:
         """Label ``rows``. With ``keep_explicit`` (bulk actions: a page, a lasso), rows a person
-        labelled otherwise keep their label; the step's params count what changed and what was kept."""
+        labelled otherwise keep their label; the step's params count what changed and what was kept,
+        beside ``params`` (how the rows were picked, e.g. the filter of a page: kept with the label events)."""
         rows = list(dict.fromkeys(int(r) for r in rows))
         name = action or {INCLUDED: "include", EXCLUDED: "exclude", UNLABELLED: "clear"}[label]
         kept: list[int] = []
@@ -128,7 +129,7 @@ class Session:
             chosen = self.explicit()
             kept = [r for r in rows if chosen.get(r, label) != label]
             rows = [r for r in rows if chosen.get(r, label) == label]
-        step = self._apply(Step("label", name, {"n": len(rows) + len(kept), "kept": len(kept)}),
+        step = self._apply(Step("label", name, {**(params or {}), "n": len(rows) + len(kept), "kept": len(kept)}),
                            ((r, label) for r in rows))
         step.params["changed"] = len(step.changes)
         return step

@@ -45,8 +45,8 @@ def on_more_hits() -> None:
         run("keyword", int(st.session_state.get("kw_limit") or 0) or annotate.KEYWORD_PAGE, **params)
 
 
-def on_bulk(rows, label: int) -> None:
-    step = session.set_labels(rows, label, keep_explicit=not st.session_state.get("bulk_overturn", False))
+def on_bulk(rows, label: int, flt: dict) -> None:
+    step = session.set_labels(rows, label, keep_explicit=not st.session_state.get("bulk_overturn", False), params=flt)
     say("info", annotate.bulk_message(step, label))
 
 
@@ -104,9 +104,10 @@ def _results() -> None:
     if view == "Last search" and (advice := annotate.keyword_advice(session)):
         advice_col.caption(advice)
     rows, scores = annotate.view_rows(session, views[view])
-    if (flt := st.session_state.get("ann_filter", "").strip()) and len(rows):
+    flt, pattern = st.session_state.get("ann_filter", "").strip(), bool(st.session_state.get("ann_filter_regex"))
+    if flt and len(rows):
         try:
-            matches = resources.text_matches(name, flt, bool(st.session_state.get("ann_filter_regex")))
+            matches = resources.text_matches(name, flt, pattern)
         except (KeywordError, NotApplicable) as exc:
             return st.error(f"Filter: {md(exc)}")
         total = len(rows)
@@ -129,8 +130,11 @@ def _results() -> None:
                     f"{len(session.excluded):,} excluded texts: pick another view, or search.")
         return
     a, bb, c, _ = st.columns([2, 2, 3, 2])
-    a.button("Include all on this page", on_click=on_bulk, args=(shown, INCLUDED), key="bulk_inc", width="stretch")
-    bb.button("Exclude all on this page", on_click=on_bulk, args=(shown, EXCLUDED), key="bulk_exc", width="stretch")
+    picked = {"filter": flt, "pattern": pattern} if flt else {}  # kept with the label events: how the rows were picked
+    a.button("Include all on this page", on_click=on_bulk, args=(shown, INCLUDED, picked), key="bulk_inc",
+             width="stretch")
+    bb.button("Exclude all on this page", on_click=on_bulk, args=(shown, EXCLUDED, picked), key="bulk_exc",
+              width="stretch")
     c.checkbox("Also overturn my own labels", key="bulk_overturn",
                help="Off: a bulk action leaves the texts you labelled yourself as they are.")
     st.caption("Each text is included (✓, shown as written) or excluded (✕, struck through): click its button to "

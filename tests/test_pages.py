@@ -157,6 +157,8 @@ def test_the_filter_narrows_a_view_to_the_texts_holding_a_word_and_the_page_butt
         ([c.value for c in at.caption], len(holding), word)
     at.radio(key="ann_view").set_value("Excluded").run()
     assert {int(b.key[4:]) for b in rows(at)} == set(shown)
+    # each says how it was labelled: the filter is kept with the step (and so with the team's label events)
+    assert sum(f"by a page filtered by ‘{word.upper()}’" in c.value for c in at.caption) == len(shown)
     at.text_input(key="ann_filter").set_value("").run()  # cleared: the whole view again
     at.radio(key="ann_view").set_value("Included").run()
     assert len(rows(at)) == min(n - len(shown), 50)
