@@ -340,11 +340,11 @@ def search_context(name: str) -> SearchContext:
             else _search_context_with_set(*_key(name), set_name, _set_stamp(name, set_name)))
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
+@st.cache_resource(max_entries=8, show_spinner=False)
 def _text_matches(root: str, name: str, stamp: float, query: str, is_regex: bool) -> np.ndarray:
     from core.annotate import text_matches
 
-    rows = text_matches(_search_context(root, name, stamp), query, is_regex)
+    rows = text_matches(_search_context(root, name, stamp), query, is_regex).astype(np.int32)  # half the memory
     rows.setflags(write=False)  # shared by every session: read-only
     return rows
 
