@@ -209,7 +209,6 @@ def view_rows(session: Session, view: str) -> tuple[np.ndarray, np.ndarray | Non
     raise ValueError(f"view must be last, included or excluded, got {view!r}")
 
 
-
 def text_matches(ctx: SearchContext, query: str, is_regex: bool = False) -> np.ndarray:
     """Sorted rows of the corpus whose text holds ``query``: the keyword search's engine and rules (case and
     diacritics ignored, its limits on a pattern, its deadline); KeywordError names what is wrong with a query."""
