@@ -283,6 +283,17 @@ def test_hostile_texts_names_and_urls_stay_inert(hostile):
         page.get_by_text("<img src=x onerror=alert(1)> flood", exact=True).first.wait_for()
         page.get_by_text("[phish](https://evil.example/login) flood", exact=True).first.wait_for()
         assert_inert(page, dialogs, requests)
+        # a filter echoes its query above the list; a page action through it names it under each text
+        for query in ("<img src=x onerror=alert(1)>", "[phish](https://evil.example/login)"):
+            page.locator(".st-key-ann_filter input").fill(query)
+            page.keyboard.press("Enter")
+            page.get_by_text("10 of the 60 texts of the last search hold it").wait_for()
+            click_and_wait(page, "bulk_exc", "10 texts excluded")
+            page.get_by_text(f"by a page filtered by ‘{query}’").first.wait_for()
+            assert_inert(page, dialogs, requests)
+        page.locator(".st-key-ann_filter input").fill("")
+        page.keyboard.press("Enter")
+        wait_idle(page)
         # the group's name on the Groups page (table, delete confirmation), opened, saved again
         page.get_by_role("link", name="Groups").click()
         page.get_by_text("Yes, delete").wait_for()
