@@ -230,8 +230,8 @@ def filter_caption(query: str, kept: int, total: int, view: str) -> str:
     what = {"last": "texts of the last search", "included": "included texts", "excluded": "excluded texts"}[view]
     if not kept:
         return f"None of the {total:,} {what} holds ‘{query}’: clear the filter to see them all."
-    return (f"Filter ‘{query}’: {kept:,} of the {total:,} {what} hold it; *Include/Exclude all on this page* act "
-            "on these only.")
+    return (f"Filter ‘{query}’: {kept:,} of the {total:,} {what} hold it; *Include/Exclude all {kept:,} filtered* "
+            "act on these only, on every page.")
 
 
 def search_message(method: str, r: Ranked) -> str:

@@ -130,11 +130,11 @@ def _results() -> None:
                     f"{len(session.excluded):,} excluded texts: pick another view, or search.")
         return
     a, bb, c, _ = st.columns([2, 2, 3, 2])
+    # with a filter, every text it kept (on every page); without, the page shown
+    targets, scope = (rows, f"all {len(rows):,} filtered") if flt else (shown, "all on this page")
     picked = {"filter": flt, "pattern": pattern} if flt else {}  # kept with the label events: how the rows were picked
-    a.button("Include all on this page", on_click=on_bulk, args=(shown, INCLUDED, picked), key="bulk_inc",
-             width="stretch")
-    bb.button("Exclude all on this page", on_click=on_bulk, args=(shown, EXCLUDED, picked), key="bulk_exc",
-              width="stretch")
+    a.button(f"Include {scope}", on_click=on_bulk, args=(targets, INCLUDED, picked), key="bulk_inc", width="stretch")
+    bb.button(f"Exclude {scope}", on_click=on_bulk, args=(targets, EXCLUDED, picked), key="bulk_exc", width="stretch")
     c.checkbox("Also overturn my own labels", key="bulk_overturn",
                help="Off: a bulk action leaves the texts you labelled yourself as they are.")
     st.caption("Each text is included (✓, shown as written) or excluded (✕, struck through): click its button to "

@@ -168,6 +168,14 @@ def test_the_filter_narrows_a_view_to_the_texts_holding_a_word_and_the_page_butt
     assert any(e.value.startswith("Filter:") and "invalid regular expression" in unescape(e.value) for e in at.error)
     at.button(key="undo").click().run()  # the page action was one undoable step
     assert [m.value for m in at.metric[:2]] == [str(n), "0"]
+    # a filter that holds more than a page: the buttons act on every text it kept, not only the 50 shown
+    many = [r for r in load_group_rows(at) if "ockovani" in fold(texts[r])]
+    assert len(many) > 50
+    at.checkbox(key="ann_filter_regex").uncheck()
+    at.text_input(key="ann_filter").set_value("očkování").run()
+    assert len(rows(at)) == 50 and at.button(key="bulk_exc").label == f"Exclude all {len(many)} filtered"
+    at.button(key="bulk_exc").click().run()
+    assert [m.value for m in at.metric[:2]] == [str(n - len(many)), str(len(many))]
 
 
 def load_group_rows(at) -> list[int]:
