@@ -45,8 +45,10 @@ def on_more_hits() -> None:
         run("keyword", int(st.session_state.get("kw_limit") or 0) or annotate.KEYWORD_PAGE, **params)
 
 
-def on_bulk(rows, label: int, flt: dict) -> None:
-    step = session.set_labels(rows, label, keep_explicit=not st.session_state.get("bulk_overturn", False), params=flt)
+def on_bulk(rows, label: int, picked: dict) -> None:
+    """A page action; ``picked`` says how its rows were picked (the filter), kept with the step."""
+    step = session.set_labels(rows, label, keep_explicit=not st.session_state.get("bulk_overturn", False),
+                              params=picked)
     say("info", annotate.bulk_message(step, label))
 
 
@@ -109,7 +111,8 @@ def _results() -> None:
         try:
             matches = resources.text_matches(name, flt, pattern)
         except (KeywordError, NotApplicable) as exc:
-            return st.error(f"Filter: {md(exc)}")
+            st.error(f"Filter: {md(exc)}")
+            return
         total = len(rows)
         rows, scores = annotate.filter_view(rows, scores, matches)
         st.caption(annotate.filter_caption(md(flt), len(rows), total, views[view]))
