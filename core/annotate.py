@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from core.search import REGISTRY, NotApplicable, Ranked, SearchContext
+from core.rows import as_rows, in_sorted
 from core.search.keyword import find_rows
 from core.session import LABEL_NAMES, Session
 
@@ -219,9 +220,8 @@ def text_matches(ctx: SearchContext, query: str, is_regex: bool = False) -> np.n
 
 def filter_view(rows: np.ndarray, scores: np.ndarray | None, matches: np.ndarray):
     """The view's rows (and their scores) that are among ``matches`` (sorted rows), in the view's order."""
-    rows = np.asarray(rows, np.int64)
-    at = np.searchsorted(matches, rows).clip(max=max(len(matches) - 1, 0))
-    keep = (matches[at] == rows) if len(matches) else np.zeros(len(rows), bool)
+    rows = as_rows(rows)
+    keep = in_sorted(rows, matches)
     return rows[keep], (scores[keep] if scores is not None else None)
 
 

@@ -8,7 +8,7 @@ from core import annotate
 from core.search import BUTTONS, REGISTRY, NotApplicable
 from core.search.keyword import KeywordError
 from core.session import EXCLUDED, INCLUDED
-from ui import drafts, group, group_panel, keyword_form, navigation, resources
+from ui import drafts, group, group_panel, keyword_form, navigation, resources, view_filter
 from ui.text import md
 
 name, corpus = navigation.start_page("Annotate", "✏️")
@@ -91,13 +91,7 @@ def _results() -> None:
     views = {"Last search": "last", "Included": "included", "Excluded": "excluded"}
     v1, v2, v3 = st.columns([3, 3, 1.1], vertical_alignment="bottom")
     view = v1.radio("Show", list(views), horizontal=True, key="ann_view")
-    v2.text_input("Filter these texts", key="ann_filter", placeholder="a word or phrase in them",
-                  on_change=st.session_state.update, kwargs={"ann_page": 1},
-                  help="Shows only the texts of this view that hold it (case and diacritics ignored, as the keyword "
-                       "search): e.g. to find the included texts that mention something off-topic and exclude them "
-                       "all at once. Brings in nothing new.")
-    v3.checkbox("Pattern", key="ann_filter_regex", help="Read the filter as a regular expression",
-                on_change=st.session_state.update, kwargs={"ann_page": 1})
+    view_filter.draw(v2, v3)
     advice_col, more_col = st.columns([5, 1.3], vertical_alignment="center")
     last_kw = annotate.last_keyword(session)
     more_col.button("More hits", key="btn_kw_more", disabled=last_kw is None, on_click=on_more_hits, shortcut="Alt+K",
@@ -105,19 +99,9 @@ def _results() -> None:
                     "Search a keyword first", width="stretch")
     if view == "Last search" and (advice := annotate.keyword_advice(session)):
         advice_col.caption(advice)
-    rows, scores = annotate.view_rows(session, views[view])
-    flt, pattern = st.session_state.get("ann_filter", "").strip(), bool(st.session_state.get("ann_filter_regex"))
-    if flt and len(rows):
-        try:
-            matches = resources.text_matches(name, flt, pattern)
-        except (KeywordError, NotApplicable) as exc:
-            st.error(f"Filter: {md(exc)}")
-            return
-        total = len(rows)
-        rows, scores = annotate.filter_view(rows, scores, matches)
-        st.caption(annotate.filter_caption(md(flt), len(rows), total, views[view]))
-        if not len(rows):
-            return
+    if (filtered := view_filter.apply(name, *annotate.view_rows(session, views[view]), views[view])) is None:
+        return
+    rows, scores = filtered
     pages = annotate.page_count(len(rows), PER_PAGE)
     if st.session_state.get("ann_page", 1) > pages:
         st.session_state["ann_page"] = 1
@@ -133,9 +117,8 @@ def _results() -> None:
                     f"{len(session.excluded):,} excluded texts: pick another view, or search.")
         return
     a, bb, c, _ = st.columns([2, 2, 3, 2])
-    # with a filter, every text it kept (on every page); without, the page shown
-    targets, scope = (rows, f"all {len(rows):,} filtered") if flt else (shown, "all on this page")
-    picked = {"filter": flt, "pattern": pattern} if flt else {}  # kept with the label events: how the rows were picked
+    picked = view_filter.picked()  # with a filter, every text it kept (on every page); without, the page shown
+    targets, scope = (rows, f"all {len(rows):,} filtered") if picked else (shown, "all on this page")
     a.button(f"Include {scope}", on_click=on_bulk, args=(targets, INCLUDED, picked), key="bulk_inc", width="stretch")
     bb.button(f"Exclude {scope}", on_click=on_bulk, args=(targets, EXCLUDED, picked), key="bulk_exc", width="stretch")
     c.checkbox("Also overturn my own labels", key="bulk_overturn",
