@@ -4,15 +4,21 @@
 # The lease of 2026-11-28 00:48 UTC (H200, two fresh machines) ran step 4 (carry .gpu_dac): STEPS=dac BUDGET=555 with
 # fourteen x16/x40 runs (none finished: bench/RESULTS.md, "A seventh lease"), then STEPS=dac BUDGET=235
 # DAC_RUNS="stackoverflow:0:x8 agnews8000:0:x8 searchsnippets:0:x8 biomedical:0:x8" DAC_ARGS="--own" (219 s).
-# Left for a next lease (bench/RESULTS.md, "A sixth lease"): issue 31's DAC protocol at GPU size (step 4, `dac`:
+# The lease of 2026-11-28 16:51 UTC (H200, two calls on one warm machine; "An eighth lease") ran, carrying .gpu_e5x
+# (`pack-e5 --texts` over the four benchmarks' texts, their CSVs; 20 MB), STEPS=adapt BUDGET=420
+# ADAPT_MODEL=multilingual-e5-small ADAPT_THREADS=2 SCCL_ARGS="--param dec_mlm:head_epochs=2" RUNS="stackoverflow:dec_mlm:1
+# stackoverflow:dec_mlm:2 ... agnews8000:dec_mlm:2" (8 trainings, 366 s), then, carrying .gpu_dac (below), STEPS=dac
+# BUDGET=400 DAC_ARGS="--own" with the default DAC_RUNS (seeds 1-2 of x8, 294 s). The two packs are over one call's
+# carry together. Dry-run here first on the CPU (both, on subsets: see the two lines below).
+# Left for a next lease: faiss-gpu (its wheel and CUDA 12 libraries are over one call's carry), LDA/NN2 at 10M on the
+# H100 after one_thread kept its threadpoolctl controller (c4fe696; STEPS=search SEARCH_ARGS="--kmeans-up-to 1000000"),
+# the same with faiss-cpu carried (.whl) to see whether it cost the fifth lease's ~10 ms, MiniLM through the import's
+# loop over more texts (EMBED_N and a .gpu packed for them), seeds 1-2 of DEC-CRL on e5 for StackOverflow and
+# Biomedical, the DAC own-corpus models and clustering procedures at GPU size. Issue 31's DAC protocol (step 4, `dac`):
 # carry .gpu_dac alone, made here by `python -m bench.gpu pack --texts ALL.csv --n 200000 --out .gpu_dac` over the
-# five labelled corpora's texts + their CSVs gzipped in .gpu_dac/data, 41 MB; STEPS=dac BUDGET=560; dry-run here with
-# DEVICE=cpu DAC_EMBED_ARGS="--rows 1500" DAC_ARGS="--pooled-epochs 1 --pooled-steps 5 --epochs 1 --steps 5"), faiss-gpu
-# (its wheel and CUDA 12 libraries are over one call's carry), LDA/NN2 at 10M on the H100 after one_thread kept its
-# threadpoolctl controller (c4fe696; SEARCH_ARGS="--kmeans-up-to 1000000" as there), the same with faiss-cpu carried
-# (.whl) to see whether it cost the fifth lease's ~10 ms, MiniLM through the import's loop over more texts (EMBED_N and
-# a .gpu packed for them), and seeds 1-2 of DEC-MLM on e5 (RUNS="NAME:dec_mlm:1,2 ..." with
-# SCCL_ARGS="--param dec_mlm:head_epochs=2") and of DEC-CRL on e5 for StackOverflow and Biomedical.
+# five labelled corpora's texts + their CSVs gzipped in .gpu_dac/data, 41 MB; dry-run here with DEVICE=cpu
+# DAC_EMBED_ARGS="--rows 1500" DAC_ARGS="--pooled-epochs 1 --pooled-steps 5 --epochs 1 --steps 5"; the adapt step
+# with DEVICE=cpu SCCL_ARGS="--subset 200 --param epochs=1".
 # The lease of 2026-11-27 17:04 UTC (H100, two calls on one warm machine) carried .gpu (MiniLM pruned for the first
 # 5,000 tweets, data/tweets20k.csv.gz = those 5,000 four times over) and .gpu_e5x (e5 pruned by `pack-e5 --texts`
 # over the four benchmarks' texts, their CSVs):
