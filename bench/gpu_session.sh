@@ -79,6 +79,9 @@ OUT=${OUT:-/tmp/out}
 # TOKENIZERS_PARALLELISM is left as the app leaves it (the 2026-11-26 run set it false: one tokenising thread)
 export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONPATH=.
 export SEMANNO_BENCH_RESULTS=/tmp/results
+# a second call on a warm machine finds the first call's results (they came back with it): start empty, so each
+# call's results.tgz and its printed scores are its own (the 2026-11-28 16:51 lease packed the first call's twice)
+rm -rf /tmp/results
 mkdir -p "$OUT" /tmp/results /tmp/data
 elapsed() { echo $(( $(date +%s) - START )); }
 pack() { tar czf "$OUT/results.tgz" -C /tmp results; }
