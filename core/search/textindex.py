@@ -29,7 +29,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from core.rows import unique_rows
+from core.rows import in_sorted, unique_rows
 
 log = logging.getLogger(__name__)
 
@@ -357,9 +357,7 @@ class TextIndex:
             return None
         rows = self._gather(*spans[0], deadline)
         if len(spans) > 1 and len(rows):
-            other = self._gather(*spans[1], deadline)
-            at = np.minimum(np.searchsorted(other, rows), max(len(other) - 1, 0))
-            rows = rows[other[at] == rows] if len(other) else other
+            rows = rows[in_sorted(rows, self._gather(*spans[1], deadline))]
         return rows
 
     def _bounds(self) -> np.ndarray:
