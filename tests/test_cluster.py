@@ -125,6 +125,21 @@ def test_idec_reconstruction_keeps_a_small_cluster_that_dec_distorts():
     assert sorted(np.bincount(idec.labels)) == [30, 40, 80, 450]
 
 
+def test_dec_gives_every_one_of_the_k_clusters_texts():
+    """Many clusters for few topics (30 for 4) and a fast clustering step: DEC's sharpening empties clusters
+    (the paper's loop, ``keep_k=False``); by default it stops at the refresh that would empty one, so the user
+    gets the k topics asked for."""
+    x, _ = mixture([150, 150, 150, 150], seed=0)
+    p = dict(pretrain_epochs=4, update_interval=20, batch_size=64, latent=8, hidden=(32,), tol=0.0,
+             cluster_lr=3e-3, max_steps=600)
+    loose = REGISTRY["dec"].fit(ClusterContext(x), 30, seed=0, keep_k=False, **p)
+    assert (np.bincount(loose.labels, minlength=30) == 0).any()
+    kept = REGISTRY["dec"].fit(ClusterContext(x), 30, seed=0, **p)
+    assert (np.bincount(kept.labels, minlength=30) > 0).all()
+    assert kept.history[-1]["stopped"] == "a cluster would have been emptied"
+    assert kept.history[-1]["empty_clusters"] == 0 and kept.history[-1]["step"] < 600
+
+
 def test_kmeans_plus_plus_restarts_reach_scikit_learns_objective():
     from sklearn.cluster import KMeans
 
