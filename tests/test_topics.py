@@ -136,3 +136,14 @@ def test_cluster_table_without_key_lemmas_sizes_lengths_and_a_sample_text():
         assert table["size"].tolist() == [3, 0, 3]
         assert table["mean_len"].tolist() == [4.0, 0.0, 3.0]  # (2+4+6)/3 and (1+3+5)/3
         assert table["sample_text"].tolist() == ["bb", "", "a"]  # each cluster's first text
+
+
+def test_a_finished_clustering_says_when_clusters_are_empty_or_dec_stopped_to_keep_them():
+    from core.cluster.topics import outcome_note
+
+    assert outcome_note({"k": 20, "sizes": {"min": 3, "max": 90, "empty": 0}, "history": [{"step": 3000}]}) == ""
+    empty = outcome_note({"k": 100, "sizes": {"min": 0, "max": 2134, "empty": 31}, "history": []})
+    assert empty == "31 of its 100 clusters hold no text"
+    stopped = outcome_note({"k": 100, "sizes": {"min": 2, "max": 857, "empty": 0},
+                            "history": [{"step": 400}, {"step": 500, "stopped": "a cluster would have been emptied"}]})
+    assert "stopped sharpening after 500 steps" in stopped and "hold no text" not in stopped

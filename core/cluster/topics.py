@@ -56,6 +56,20 @@ def suggested_k(n: int) -> int:
     return int(max(2, min(1000, round((n / 2) ** 0.5))))
 
 
+def outcome_note(meta: dict) -> str:
+    """What an analyst should know of a finished clustering besides its k (from its stored metadata):
+    clusters left without texts, and a DEC that stopped sharpening so as to keep every cluster."""
+    notes = []
+    empty = int(meta.get("sizes", {}).get("empty", 0))
+    if empty:
+        notes.append(f"{empty:,} of its {int(meta.get('k', 0)):,} clusters hold no text")
+    stopped = next((h for h in reversed(meta.get("history", [])) if h.get("stopped")), None)
+    if stopped is not None:
+        notes.append(f"it stopped sharpening after {int(stopped.get('step', 0)):,} steps, since the next round "
+                     "would have emptied a cluster")
+    return "; ".join(notes)
+
+
 # The method to suggest for sharper topics than K-Means. SCCL was suggested from 1,000-text CPU subsets; on the
 # whole benchmarks, three seeds on an H200 (bench/RESULTS.md, "On a GPU at last"), it beat K-Means on one of four
 # and fell far behind on Biomedical, while DEC on the same frozen embeddings was ahead in NMI and ACC on three
