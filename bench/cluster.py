@@ -1,13 +1,17 @@
 """Clustering quality beside the published tables, and K-Means speed at k = 12,000 beside FAISS.
 
     python -m bench.cluster quality [--datasets stackoverflow biomedical searchsnippets agnews8000]
-                                    [--methods sklearn kmeans dec idec] [--seeds 5]
+                                    [--methods sklearn kmeans dec idec dec:keep_k=False] [--seeds 5]
+                                    [--k classes|suggested|N]
     python -m bench.cluster speed [--corpora NAME ...] [--n 203057 --dim 512] [--k 12000] [--faiss-niter 20]
 
 ``quality``: corpora imported under the data root with the default model
-(``python -m precompute.embed ../shared/data/NAME.csv --name NAME``), k = number of classes, every
-method from the registry with its defaults (``sklearn`` = scikit-learn's ``KMeans(n_init=10)``,
-the reference our K-Means must match), NMI / ACC x 100 as mean and standard deviation over seeds.
+(``python -m precompute.embed ../shared/data/NAME.csv --name NAME``), k = number of classes (``--k
+suggested``: the Topics page's first guess for the corpus's size; or a number), every method from the
+registry with its defaults (``sklearn`` = scikit-learn's ``KMeans(n_init=10)``, the reference our K-Means
+must match; ``METHOD:NAME=VALUE,...`` sets parameters), NMI / ACC x 100 as mean and standard deviation over
+seeds, with purity (the share of texts in their cluster's most common class: unlike NMI, it does not
+reward fewer clusters than asked for) and the clusters left empty.
 ``speed``: with ``--corpora``, the stored embeddings of those corpora stacked (real texts);
 without, synthetic clustered unit vectors of ``--n`` x ``--dim``. Both write a run folder under
 results/ (run.json + lines.jsonl) and print one JSON object per line, then a table.
@@ -26,6 +30,8 @@ from testbed.common import clustered, emit, run_folder
 from core.cluster import REGISTRY, ClusterContext
 from core.cluster.evaluate import label_scores
 from core.cluster.kmeans import kmeans, objective
+from core.cluster.topics import suggested_k
+from precompute.cluster import parse_param
 
 PUBLISHED = {  # NMI / ACC x 100 from the papers the issue cites (None: not reported)
     "ClusterBERT": {"stackoverflow": (75.6, 79.9), "biomedical": (43.4, 38.2), "searchsnippets": (65.5, 57.6),
@@ -43,6 +49,14 @@ def sklearn_kmeans(x: np.ndarray, k: int, seed: int) -> np.ndarray:
     return KMeans(k, n_init=10, random_state=seed).fit(x).labels_
 
 
+def purity(y: np.ndarray, labels: np.ndarray) -> float:
+    """The share of rows whose cluster's most common class is their own."""
+    _, yi = np.unique(y, return_inverse=True)
+    table = np.zeros((int(labels.max()) + 1, int(yi.max()) + 1), np.int64)
+    np.add.at(table, (labels, yi), 1)
+    return float(table.max(1).sum() / len(y))
+
+
 def quality(a) -> None:
     from core.corpus import load_corpus
 
@@ -53,31 +67,39 @@ def quality(a) -> None:
         x = np.asarray(c.embeddings)
         labelled = y != ""  # an empty label is background (bench.czech_topics): only topics are scored
         x, y = x[labelled], y[labelled]
-        k = len(set(y))
+        k = len(set(y)) if a.k == "classes" else suggested_k(len(y)) if a.k == "suggested" else int(a.k)
         for method in a.methods:
             scores, secs = [], []
+            reg, _, given = method.partition(":")
+            params = dict(parse_param(p) for p in given.split(",")) if given else {}
             for seed in range(a.seeds):
                 t = time.perf_counter()
                 if method == "sklearn":
                     labels = sklearn_kmeans(x, k, seed)
                 else:
-                    labels = REGISTRY[method].fit(ClusterContext(x), k, seed=seed).labels
+                    labels = REGISTRY[reg].fit(ClusterContext(x), k, seed=seed, **params).labels
                 secs.append(time.perf_counter() - t)
                 s = label_scores(y, labels)
+                sizes = np.bincount(labels, minlength=k)
+                s.update(purity=purity(y, labels), empty=int((sizes == 0).sum()))
                 scores.append(s)
                 emit(op="cluster_quality", dataset=name, method=method, k=k, seed=seed, n=len(x),
-                     nmi=round(100 * s["nmi"], 2), acc=round(100 * s["acc"], 2), seconds=round(secs[-1], 2))
-            row = {"dataset": name, "method": method, "k": k, "seeds": a.seeds}
-            for key in ("nmi", "acc"):
+                     nmi=round(100 * s["nmi"], 2), acc=round(100 * s["acc"], 2), purity=round(100 * s["purity"], 2),
+                     empty=s["empty"], largest=int(sizes.max()), seconds=round(secs[-1], 2))
+            row = {"dataset": name, "method": method, "k": k, "seeds": a.seeds,
+                   "empty": [s["empty"] for s in scores]}
+            for key in ("nmi", "acc", "purity"):
                 vals = [100 * s[key] for s in scores]
                 row[key] = round(statistics.mean(vals), 1)
                 row[key + "_sd"] = round(statistics.stdev(vals), 1) if len(vals) > 1 else 0.0
             row["seconds"] = round(statistics.median(secs), 1)
             emit(op="cluster_quality_summary", **row)
             rows.append(row)
-    print("\n| dataset | method | NMI | ACC | s (median) |\n|---|---|---|---|---|")
+    print("\n| dataset | k | method | NMI | ACC | purity | empty clusters (by seed) | s (median) |\n"
+          "|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['dataset']} | {r['method']} | {r['nmi']} ± {r['nmi_sd']} | {r['acc']} ± {r['acc_sd']} | {r['seconds']} |")
+        print(f"| {r['dataset']} | {r['k']} | {r['method']} | {r['nmi']} ± {r['nmi_sd']} | {r['acc']} ± {r['acc_sd']} | "
+              f"{r['purity']} ± {r['purity_sd']} | {', '.join(map(str, r['empty']))} | {r['seconds']} |")
 
 
 def speed(a) -> None:
@@ -119,6 +141,8 @@ def main(argv=None) -> None:
     q.add_argument("--datasets", nargs="+", default=["stackoverflow", "biomedical", "searchsnippets", "agnews8000"])
     q.add_argument("--methods", nargs="+", default=["sklearn", *REGISTRY])
     q.add_argument("--seeds", type=int, default=5)
+    q.add_argument("--k", default="classes", help="classes (the number of labels), suggested (the Topics page's "
+                                                  "first guess for the corpus size) or a number")
     s = sub.add_parser("speed")
     s.add_argument("--corpora", nargs="*", default=[], help="stored corpora whose embeddings are stacked")
     s.add_argument("--n", type=int, default=203_057)
