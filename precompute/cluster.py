@@ -86,9 +86,10 @@ def run(a: argparse.Namespace) -> int:
 
         cluster_corpus(corpus, method.name, k, seed=a.seed, device=device, params=params, tag=a.tag,
                        embedding_set=a.embedding_set, progress=progress, lang=None if a.no_terms else a.lang)
-        if bar.total and bar.n < bar.total:  # converged before its planned steps: the bar ends at 100% all the same
+        # stopped before its planned steps (converged, or DEC keeping its k): the bar ends at 100% all the same
+        if bar.total and bar.n < bar.total:
             bar.total = bar.n
-            bar.set_postfix_str("converged early", refresh=False)
+            bar.set_postfix_str("stopped early", refresh=False)
         bar.close()
     return 0
 

@@ -9,6 +9,7 @@ import logging
 from core import embedsets, paths
 from core.cluster import REGISTRY, ClusterContext, store
 from core.cluster.keyterms import key_terms
+from core.cluster.topics import outcome_note
 from core.corpus import Corpus
 from core.progress import Progress
 
@@ -41,6 +42,9 @@ def cluster_corpus(corpus: Corpus, method_name: str, k: int | None, *, seed: int
     # a method that finds k itself (DAC) is stored under the k it found (dac-k12), not under ``stem`` (dac-kauto)
     log.info("%s: %.1f s, objective %s, cluster sizes %s -> %s", saved.stem, result.seconds, saved.objective,
              saved.meta["sizes"], store.clustering_file(corpus.name, saved.stem))
+    note = outcome_note(saved.meta)
+    if note:
+        log.info("%s: %s", saved.stem, note)
     if lang is not None:
         terms(corpus, saved.stem, lang, labels=result.labels)
     return saved
