@@ -98,8 +98,9 @@ def quality(a) -> None:
     print("\n| dataset | k | method | NMI | ACC | purity | empty clusters (by seed) | s (median) |\n"
           "|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['dataset']} | {r['k']} | {r['method']} | {r['nmi']} ± {r['nmi_sd']} | {r['acc']} ± {r['acc_sd']} | "
-              f"{r['purity']} ± {r['purity_sd']} | {', '.join(map(str, r['empty']))} | {r['seconds']} |")
+        print(f"| {r['dataset']} | {r['k']} | {r['method']} | {r['nmi']} ± {r['nmi_sd']} | "
+              f"{r['acc']} ± {r['acc_sd']} | {r['purity']} ± {r['purity_sd']} | {', '.join(map(str, r['empty']))} | "
+              f"{r['seconds']} |")
 
 
 def speed(a) -> None:
