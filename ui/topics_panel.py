@@ -36,7 +36,7 @@ METHOD_HELP = ("K-Means: seconds to minutes. DEC: K-Means, then an autoencoder a
                "to sharpen them; on the four labelled benchmarks (whole corpora, three seeds, bench/RESULTS.md) it "
                "was ahead of K-Means in NMI and accuracy on three and level on the fourth. It stops sharpening before "
                "any cluster is left without texts, so you get the k you asked for (at this form's first guess of k the "
-               "paper's loop left 1 to 31 clusters empty on five labelled corpora). On two CPU cores about 13 s "
+               "paper's loop left 1 to 33 clusters empty on five labelled corpora). On two CPU cores about 13 s "
                "for the 2,400-text demo, 30 s for 100,000 synthetic texts (it stops once assignments settle).")
 
 
