@@ -28,7 +28,7 @@ import numpy as np
 
 from testbed.common import clustered, emit, run_folder
 from core.cluster import REGISTRY, ClusterContext
-from core.cluster.evaluate import label_scores
+from core.cluster.evaluate import label_scores, purity
 from core.cluster.kmeans import kmeans, objective
 from core.cluster.topics import suggested_k
 from precompute.cluster import parse_param
@@ -47,14 +47,6 @@ def sklearn_kmeans(x: np.ndarray, k: int, seed: int) -> np.ndarray:
     from sklearn.cluster import KMeans
 
     return KMeans(k, n_init=10, random_state=seed).fit(x).labels_
-
-
-def purity(y: np.ndarray, labels: np.ndarray) -> float:
-    """The share of rows whose cluster's most common class is their own."""
-    _, yi = np.unique(y, return_inverse=True)
-    table = np.zeros((int(labels.max()) + 1, int(yi.max()) + 1), np.int64)
-    np.add.at(table, (labels, yi), 1)
-    return float(table.max(1).sum() / len(y))
 
 
 def quality(a) -> None:

@@ -18,7 +18,7 @@ from core.cluster import REGISTRY, ClusterContext
 from core.cluster import store
 from core.cluster.base import Clustering
 from core.cluster.deep import soft_assign, target_distribution
-from core.cluster.evaluate import accuracy, group_iou, label_scores
+from core.cluster.evaluate import accuracy, group_iou, label_scores, purity
 from core.cluster.kmeans import kmeans, objective
 from tests.conftest import clustered_unit_vectors
 
@@ -138,6 +138,17 @@ def test_dec_gives_every_one_of_the_k_clusters_texts():
     assert (np.bincount(kept.labels, minlength=30) > 0).all()
     assert kept.history[-1]["stopped"] == "a cluster would have been emptied"
     assert kept.history[-1]["empty_clusters"] == 0 and kept.history[-1]["step"] < 600
+
+
+def test_purity_does_not_reward_merging_clusters_as_nmi_does():
+    y = np.repeat([0, 1, 2, 3], 25)
+    split = np.repeat(np.arange(8), [13, 12, 13, 12, 13, 12, 13, 12])  # each class cut in two, k = 8
+    merged = np.repeat([0, 0, 1, 1], 25)  # pairs of classes joined, k = 2
+    assert purity(y, split) == 1.0 and purity(y, merged) == 0.5
+    noisy = split.copy()
+    noisy[[0, 30, 60]] = 7  # three rows of other classes into the last cluster
+    assert purity(y, noisy) == pytest.approx(0.97)
+    assert accuracy(y, merged) == 0.5 and accuracy(y, y[::-1]) == 1.0
 
 
 def test_kmeans_plus_plus_restarts_reach_scikit_learns_objective():
