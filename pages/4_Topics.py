@@ -9,7 +9,7 @@ import streamlit as st
 from core import paths, plots
 from core.cluster import REGISTRY, store
 from core.cluster.evaluate import agreement, best_matches, group_iou
-from core.cluster.topics import SUGGESTED, filter_clusters, sharper_hint, suggested_k
+from core.cluster.topics import SUGGESTED, filter_clusters, run_summary, sharper_hint, suggested_k
 from ui import group, navigation, picker, resources, topics_panel
 from ui.text import md
 
@@ -65,8 +65,8 @@ objective = (f", {meta.get('objective_kind') or 'objective'} {meta['objective']:
              if meta.get("objective") is not None else "")
 if not any(s.meta.get("method") == SUGGESTED for s in usable):
     st.caption(f"Sharper topics: {sharper_hint(name, corpus.n)}.")
-steps = meta.get("iterations")
-st.caption(md(f"{steps} step{'' if steps == 1 else 's'}, {meta.get('seconds')} s on {meta.get('device')}, seed "
+trained = run_summary(meta)
+st.caption(md(f"{trained + ', ' if trained else ''}{meta.get('seconds')} s on {meta.get('device')}, seed "
               f"{meta.get('seed')}{objective}; computed {chosen.created_at[:16].replace('T', ' ')} UTC."))
 st.plotly_chart(plots.size_histogram(table["size"].to_numpy()), width="stretch", key="tp_hist")
 with st.popover("Delete this clustering"):

@@ -147,3 +147,20 @@ def test_a_finished_clustering_says_when_clusters_are_empty_or_dec_stopped_to_ke
     stopped = outcome_note({"k": 100, "sizes": {"min": 2, "max": 857, "empty": 0},
                             "history": [{"step": 400}, {"step": 500, "stopped": "a cluster would have been emptied"}]})
     assert "stopped sharpening after 500 steps" in stopped and "hold no text" not in stopped
+
+
+def test_the_topics_caption_counts_each_method_s_training_in_its_own_units():
+    from core.cluster.topics import run_summary
+
+    kmeans = {"history": [{"iteration": i, "objective": 1.0, "changed": 0.1} for i in range(20)]
+              + [{"assigned_rows": 300_000, "fitted_on": 100_000, "objective": 2.0}]}
+    assert run_summary(kmeans) == "20 iterations"
+    dec = {"history": [{"phase": "pretrain", "epoch": e} for e in range(1, 31)]
+           + [{"phase": "cluster", "step": s} for s in range(0, 1800, 100)]
+           + [{"phase": "cluster", "step": 1800, "stopped": "a cluster would have been emptied"}]}
+    assert run_summary(dec) == "30 pretraining epochs, 18 sharpening rounds (1,800 steps)"
+    clusterbert = {"history": [{"phase": "tsdae", "epoch": 1}, {"phase": "cluster", "round": 0, "epoch": 1},
+                               {"phase": "cluster", "round": 1, "epoch": 1}, {"phase": "final", "clusters": 20}]}
+    assert run_summary(clusterbert) == "1 tsdae epoch, 2 cluster epochs"
+    assert run_summary({"history": [{"epoch": 1}, {"epoch": 2}]}) == "2 epochs"
+    assert run_summary({}) == ""

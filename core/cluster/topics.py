@@ -56,6 +56,29 @@ def suggested_k(n: int) -> int:
     return int(max(2, min(1000, round((n / 2) ** 0.5))))
 
 
+def run_summary(meta: dict) -> str:
+    """How long a stored clustering trained, in its own units (from its history): K-Means's
+    iterations, DEC's pretraining epochs and sharpening rounds (with its steps), an adapting method's
+    epochs per stage; "" when nothing was recorded."""
+    counts: dict[str, int] = {}
+    steps = 0
+    for h in meta.get("history") or []:
+        phase = h.get("phase")
+        if phase == "final" or "assigned_rows" in h or (phase == "cluster" and h.get("step") == 0):
+            continue  # a summary row, K-Means's assignment of every row, DEC's start
+        if phase == "cluster" and "step" in h:
+            unit, steps = "sharpening round", max(steps, int(h["step"]))
+        elif phase == "pretrain":
+            unit = "pretraining epoch"
+        elif phase:
+            unit = f"{phase} epoch"
+        else:
+            unit = "epoch" if "epoch" in h else "iteration"
+        counts[unit] = counts.get(unit, 0) + 1
+    parts = [f"{n:,} {unit}{'' if n == 1 else 's'}" for unit, n in counts.items()]
+    return ", ".join(parts) + (f" ({steps:,} steps)" if steps else "")
+
+
 def outcome_note(meta: dict) -> str:
     """What an analyst should know of a finished clustering besides its k (from its stored metadata):
     clusters left without texts, and a DEC that stopped sharpening so as to keep every cluster."""
