@@ -87,9 +87,36 @@ def _read_utf8(path: Path, shown: str) -> str:
         return data.decode("utf-8-sig")  # a byte-order mark is not part of the first column name
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise InputError(
-            f"{shown}: not valid UTF-8 (byte {exc.start}, line {line}): re-save the file as UTF-8"
-        ) from None
+        letters = _cp1250_letters(data)
+        likely = (f"; perhaps it is Windows-1250, the encoding of Czech Windows and Excel (read so it holds "
+                  f"{', '.join(letters)}): convert it with `iconv -f cp1250 -t utf-8`, or" if letters else ":")
+        raise InputError(f"{shown}: not valid UTF-8 (byte {exc.start}, line {line}){likely} re-save the file as "
+                         "UTF-8 (in Excel: 'CSV UTF-8')") from None
+
+
+# Letters of Czech and Slovak that Windows-1250 and ISO-8859-2 have and Latin-1 lacks (as decoded by cp1250).
+_CENTRAL = set("ěščřžůťďňľĺŕĚŠČŘŽŮŤĎŇĽĹŔ")
+
+
+def _cp1250_letters(data: bytes) -> list[str]:
+    """Up to four Czech or Slovak letters the file holds when decoded as Windows-1250 (what Excel
+    writes on a Czech Windows); [] when it does not decode so or holds fewer than two distinct ones
+    (one alone is often a Latin-1 letter: è reads as č)."""
+    try:
+        text = data[:1 << 20].decode("cp1250")
+    except UnicodeDecodeError:
+        return []
+    found = sorted(_CENTRAL.intersection(text))
+    return found[:4] if len(found) >= 2 else []
+
+
+def _separator(text: str) -> str:
+    """A .csv file's separator, read from its header line: ',' unless that line has none and has
+    semicolons (what Excel writes where the comma is the decimal mark, as in Czech) or tabs."""
+    header = text.split("\n", 1)[0]
+    if "," in header:
+        return ","
+    return max((";", "\t"), key=header.count) if (";" in header or "\t" in header) else ","
 
 
 def read_table(path: str | Path, label: str | None = None) -> pd.DataFrame:
@@ -118,7 +145,8 @@ def read_table(path: str | Path, label: str | None = None) -> pd.DataFrame:
         )
     try:
         if kind in ("csv", "tsv"):
-            frame = pd.read_csv(io.StringIO(_read_utf8(path, shown)), sep="," if kind == "csv" else "\t", dtype=str,
+            text = _read_utf8(path, shown)
+            frame = pd.read_csv(io.StringIO(text), sep=_separator(text) if kind == "csv" else "\t", dtype=str,
                                 keep_default_na=False, na_values=[], encoding="utf-8",
                                 engine="c")
         elif kind == "parquet":

@@ -71,8 +71,27 @@ def test_bad_dates_error_drop_null(tmp_path):
 
 def test_non_utf8_file_names_line(tmp_path):
     p = write(tmp_path, "latin.csv", "id,text\n1,ok\n2,".encode() + "žluť".encode("cp1250") + b"\n", mode="wb")
-    with pytest.raises(InputError, match=r"latin.csv: not valid UTF-8 .*line 3"):
+    with pytest.raises(InputError, match=r"latin.csv: not valid UTF-8 .*line 3") as e:
         load(p)
+    assert "Windows-1250" in str(e.value) and "iconv -f cp1250" in str(e.value)  # what Czech Excel writes
+    q = write(tmp_path, "french.csv", "id,text\n1,".encode() + "café crème".encode("latin-1") + b"\n", mode="wb")
+    with pytest.raises(InputError, match=r"french.csv: not valid UTF-8 .*line 2") as e:
+        load(q)
+    assert "Windows-1250" not in str(e.value)  # no Czech letters: no guess
+
+
+def test_a_csv_separated_by_semicolons_or_tabs_is_read_by_its_columns(tmp_path):
+    # Excel saves "CSV" with semicolons where the comma is the decimal mark (Czech Windows among them)
+    p = write(tmp_path, "excel.csv", 'id;text;date;author\n1;"Praha, Brno; Ostrava";2024-01-02;petr\n'
+                                     "2;Druhý text, s čárkou;2024-01-03;jana\n")
+    frame, report = load(p)
+    assert frame["id"].tolist() == ["1", "2"]
+    assert frame["text"].tolist() == ["Praha, Brno; Ostrava", "Druhý text, s čárkou"]
+    assert frame["author"].tolist() == ["petr", "jana"] and frame["date"][1] == pd.Timestamp("2024-01-03")
+    tabs = write(tmp_path, "tabs.csv", "id\ttext\n1\tone, two\n")
+    assert load(tabs)[0]["text"].tolist() == ["one, two"]
+    commas = write(tmp_path, "commas.csv", 'id,text\n1,"a; b"\n')  # semicolons in a text change nothing
+    assert load(commas)[0]["text"].tolist() == ["a; b"]
 
 
 def test_malformed_csv_and_corrupt_parquet(tmp_path):
