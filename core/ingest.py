@@ -265,7 +265,12 @@ def _dates(raw: pd.Series, keep: pd.Series, source: str, date_col: str, options:
            report: Report) -> tuple[pd.Series, pd.Series]:
     """(naive UTC timestamps, rows still kept); naive dates in the file are read as UTC."""
     blank = raw.isna() | (raw.astype(str).str.strip() == "")
-    dates = pd.to_datetime(raw.where(~blank, None), errors="coerce", utc=True, format="mixed")
+    values = raw.where(~blank, None)
+    day_first = _day_first(values, source, date_col, report)
+    dates = pd.to_datetime(values.where(~day_first, None) if day_first.any() else values, errors="coerce", utc=True,
+                           format="mixed")
+    if day_first.any():  # pandas reads 2.1.2024 as 1 February and 13.1.2024 as 13 January: day first here
+        dates[day_first] = pd.to_datetime(values[day_first], errors="coerce", utc=True, format="mixed", dayfirst=True)
     bad = dates.isna() & ~blank & keep
     if bad.any():
         if options.bad_dates == "error":
@@ -278,6 +283,54 @@ def _dates(raw: pd.Series, keep: pd.Series, source: str, date_col: str, options:
         else:
             report.bad_dates_nulled = int(bad.sum())
     return dates.dt.tz_convert("UTC").dt.tz_localize(None), keep
+
+
+# Dates written day first with dots (2.1.2024, 02. 01. 2024 10:30: Czech, German, ...) and dates with slashes,
+# whose order only the column as a whole can tell (13/1/2024 is day first, 1/13/2024 month first). RE2 syntax.
+_DOTTED = r"^\s*\d{1,2}\.\s*\d{1,2}\.\s*\d{2,4}(?:\D|$)"
+_SLASHED = r"^\s*(?P<first>\d{1,2})/(?P<second>\d{1,2})/\d{2,4}(?:\D|$)"
+
+
+def _day_first(values: pd.Series, source: str, date_col: str, report: Report) -> np.ndarray:
+    """Which rows of a date column to read day first: dotted dates always; dates with slashes when
+    one of them has a first number above 12 (and none a second one). Slashed dates that say nothing
+    (every number <= 12) are read month first, as pandas does, with a note; a column holding both
+    orders is refused, naming rows of each. Matched in pyarrow (one pass of ~40 ms per million rows
+    where no date starts so)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not pd.api.types.is_string_dtype(values.dtype):  # a Parquet column of timestamps, JSONL numbers
+        return np.zeros(len(values), bool)
+    try:  # pandas's own strings are arrow-backed: no copy
+        a = pa.array(values.array) if hasattr(values.array, "__arrow_array__") else \
+            pa.array(values.to_numpy(dtype=object), type=pa.string(), from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # not all strings (a JSONL column of numbers): as before
+        return np.zeros(len(values), bool)
+    if not pc.any(pc.match_substring_regex(a, r"^\s*\d{1,2}[./]")).as_py():  # ISO dates and the like: done
+        return np.zeros(len(values), bool)
+    dotted = pc.fill_null(pc.match_substring_regex(a, _DOTTED), False).to_numpy(zero_copy_only=False)
+    parts = pc.extract_regex(a, _SLASHED)
+    slashed = parts.is_valid().to_numpy(zero_copy_only=False)
+    if not slashed.any():
+        return dotted
+    first = pc.fill_null(pc.cast(parts.field("first"), pa.int32()), 0).to_numpy(zero_copy_only=False)
+    second = pc.fill_null(pc.cast(parts.field("second"), pa.int32()), 0).to_numpy(zero_copy_only=False)
+    days_first, months_first = slashed & (first > 12), slashed & (second > 12)
+    if days_first.any() and months_first.any():
+        def rows(mask: np.ndarray) -> str:
+            where = values.index[mask]
+            return f"rows {_rows(where, 3)}, e.g. {str(values[where[0]])!r}"
+
+        raise InputError(f"{source}: column {date_col!r} mixes day/month/year dates ({rows(days_first)}) with "
+                         f"month/day/year ones ({rows(months_first)}); write them in one order (best ISO: 2024-01-31)")
+    if days_first.any():
+        return dotted | slashed
+    if not months_first.any():
+        example = str(values[values.index[slashed][0]])
+        report.notes.append(f"read {int(slashed.sum()):,} dates such as {example!r} in column {date_col!r} as "
+                            "month/day/year: no day above 12 says otherwise")
+    return dotted
 
 
 def _unescape_entities(text: pd.Series, report: Report) -> tuple[pd.Series, pd.Series | None]:

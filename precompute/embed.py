@@ -92,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
             bar.close()
 
     corpus = import_corpus(spec, progress=progress)  # warnings are logged
+    for note in corpus.manifest.get("validation", {}).get("notes", []):  # what the checks dropped or read so
+        log.info("%s", note)
     log.info("corpus %r: %d rows, dimension %d, in %s", corpus.name, corpus.n, corpus.dim, corpus.folder)
     return 0
 

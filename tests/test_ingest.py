@@ -69,6 +69,28 @@ def test_bad_dates_error_drop_null(tmp_path):
     assert frame["date"][0] == pd.Timestamp("2021-01-02")
 
 
+def test_dates_written_day_first_are_not_read_month_first(tmp_path):
+    # Czech writes 2.1.2024 for 2 January; pandas alone reads it as 1 February (and 13.1.2024 as 13 January)
+    p = write(tmp_path, "cz.csv", "id,text,date\n1,a,2.1.2024 10:30\n2,b,13.1.2024\n3,c,02. 01. 2024\n"
+                                  "4,d,2024-01-02T10:00:00+01:00\n")
+    frame, report = load(p)
+    assert frame["date"].tolist() == [pd.Timestamp("2024-01-02 10:30"), pd.Timestamp("2024-01-13"),
+                                      pd.Timestamp("2024-01-02"), pd.Timestamp("2024-01-02 09:00")]
+    # slashes: the column tells the order (a first number above 12 is a day) ...
+    uk = write(tmp_path, "uk.csv", "id,text,date\n1,a,1/2/2024\n2,b,13/1/2024\n")
+    assert load(uk)[0]["date"].tolist() == [pd.Timestamp("2024-02-01"), pd.Timestamp("2024-01-13")]
+    us = write(tmp_path, "us.csv", "id,text,date\n1,a,1/2/2024\n2,b,1/13/2024\n")
+    assert load(us)[0]["date"].tolist() == [pd.Timestamp("2024-01-02"), pd.Timestamp("2024-01-13")]
+    # ... says when it cannot, and refuses a column holding both orders, naming rows of each
+    vague = write(tmp_path, "vague.csv", "id,text,date\n1,a,1/2/2024\n2,b,3/4/2024\n")
+    frame, report = load(vague)
+    assert frame["date"][0] == pd.Timestamp("2024-01-02") and any("month/day/year" in n for n in report.notes)
+    both = write(tmp_path, "both.csv", "id,text,date\n1,a,1/2/2024\n2,b,13/1/2024\n3,c,1/13/2024\n")
+    with pytest.raises(InputError, match=r"both.csv: column 'date' mixes day/month/year dates \(rows 2, "
+                                         r"e.g. '13/1/2024'\) with month/day/year ones \(rows 3"):
+        load(both)
+
+
 def test_non_utf8_file_names_line(tmp_path):
     p = write(tmp_path, "latin.csv", "id,text\n1,ok\n2,".encode() + "žluť".encode("cp1250") + b"\n", mode="wb")
     with pytest.raises(InputError, match=r"latin.csv: not valid UTF-8 .*line 3") as e:
