@@ -111,7 +111,7 @@ with st.expander("Import a corpus", expanded=name is None):
     source = st.radio("Source", ["Upload a file", "A file on the server"], horizontal=True, key="imp_src")
     upload = path_text = None
     if source == "Upload a file":
-        upload = st.file_uploader("File", type=["csv", "tsv", "parquet", "jsonl"], key="imp_upload",
+        upload = st.file_uploader("File", type=imports.UPLOAD_TYPES, key="imp_upload",
                                   help=f"At most {upload_limit_mb} MB (the server's maxUploadSize). Larger files: "
                                        "ask the operator to place them in an import folder.")
     else:

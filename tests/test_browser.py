@@ -418,3 +418,41 @@ def test_the_annotators_loop_runs_from_the_keyboard(server):
         press("Alt+1", 30, "COS: 10 new texts")
         press("Alt+s", 40, "10 new texts")
         press("Alt+z", 30, "Undid")
+
+
+def test_a_czech_excel_export_uploads_through_the_home_page(tmp_path):
+    """What Excel on a Czech Windows saves as "CSV": Windows-1250, semicolons, dates day first. The
+    upload names the encoding and the fix; the same file in UTF-8, gzipped, imports with its dates."""
+    require_browser()
+    import gzip
+
+    root = tmp_path / "empty"
+    root.mkdir()
+    rows = ["id;text;date;author"] + [
+        f"{i};Příliš žluťoučký kůň úpěl ďábelské ódy, díl {i};{i % 28 + 1}.{i % 12 + 1}.2021 10:{i % 60:02d};"
+        f"autor{i % 3}" for i in range(1, 41)]
+    text = "\n".join(rows) + "\n"
+    (tmp_path / "export.csv").write_bytes(text.encode("cp1250"))
+    (tmp_path / "export-utf8.csv.gz").write_bytes(gzip.compress(text.encode("utf-8")))
+    with streamlit_server(root) as (url, _proc), browser_page() as page:
+        page.goto(url)
+        uploader = page.locator("[data-testid='stFileUploaderDropzoneInput']")
+        uploader.set_input_files(str(tmp_path / "export.csv"))
+        page.locator("[data-testid='stFileChipName']").filter(has_text="export.csv").wait_for()
+        wait_idle(page)
+        button(page, "imp_go").click()
+        error = page.locator("[data-testid='stAlertContentError']")
+        error.wait_for(timeout=60_000)
+        assert "export.csv: not valid UTF-8" in error.inner_text() and "Windows-1250" in error.inner_text()
+        assert "iconv -f cp1250 -t utf-8" in error.inner_text()
+
+        uploader.set_input_files(str(tmp_path / "export-utf8.csv.gz"))
+        page.locator("[data-testid='stFileChipName']").filter(has_text="export-utf8.csv.gz").wait_for()
+        wait_idle(page)
+        button(page, "imp_go").click()
+        page.get_by_text("Imported 40 texts into corpus").wait_for(timeout=300_000)
+        wait_idle(page)
+        assert metrics(page)[-2:] == ["2021-01-09", "2021-12-24"], "9.1.2021 is 9 January, not 1 September"
+    frame = pd.read_parquet(next((root / "export-utf8").glob("gen-*/corpus.parquet")), columns=["id", "date", "author"])
+    row = frame.set_index("id").loc["36"]
+    assert row["date"] == pd.Timestamp("2021-01-09 10:36") and row["author"] == "autor0"

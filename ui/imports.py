@@ -11,8 +11,22 @@ import streamlit as st
 
 from core import paths
 from core.embed import DEFAULT_MODEL, KNOWN_MODELS
+from core.ingest import SUFFIXES
 
 UPLOAD_CHUNK = 1 << 20
+
+
+# What the uploader offers: every type the import reads, and gzipped ones (tweets.csv.gz)
+UPLOAD_TYPES = sorted({s.lstrip(".") for s in SUFFIXES} | {"gz"})
+
+
+def upload_suffix(name: str) -> str:
+    """The suffix an upload keeps on the server, so that the import knows its type: '.csv.gz' for a
+    gzipped CSV (not '.gz' alone), else the last suffix; only the import's own types are kept whole."""
+    suffixes = [x.lower() for x in Path(name).suffixes[-2:]]
+    if len(suffixes) == 2 and suffixes[1] == ".gz" and suffixes[0] in SUFFIXES:
+        return "".join(suffixes)
+    return suffixes[-1] if suffixes else ""
 
 
 def save_upload(upload) -> Path:
@@ -20,7 +34,7 @@ def save_upload(upload) -> Path:
     in memory) under a fresh name; the caller deletes it after the import."""
     folder = paths.data_root() / ".uploads"
     folder.mkdir(parents=True, exist_ok=True)
-    suffix = Path(upload.name).suffix.lower()
+    suffix = upload_suffix(upload.name)
     target = folder / f"{uuid.uuid4().hex}{suffix}"
     upload.seek(0)
     with open(target, "wb") as fh:
