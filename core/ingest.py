@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import html
 import io
+import re
 from datetime import datetime
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -245,6 +246,10 @@ def _ids(out: pd.DataFrame, source: str, id_col: str | None, report: Report) -> 
     return raw.astype(str).str.strip()
 
 
+# An id a spreadsheet showed in scientific notation and saved so (1,3449E+18; 1.34490224401417E+18)
+_ROUNDED = re.compile(r"^\s*-?\d[.,]\d+[eE]\+?\d+\s*$")
+
+
 def _drop_duplicates(ids: pd.Series, keep: pd.Series, source: str, id_col: str | None, options: Options,
                      report: Report) -> pd.Series:
     dup = ids.duplicated(keep="first") & keep
@@ -252,10 +257,14 @@ def _drop_duplicates(ids: pd.Series, keep: pd.Series, source: str, id_col: str |
         return keep
     if options.dedupe == "error":
         first = list(dict.fromkeys(ids[dup]))[:5]
+        rounded = sum(bool(_ROUNDED.match(str(i))) for i in first) > len(first) / 2
         raise InputError(f"{source}: column {id_col!r} has {int(dup.sum())} duplicate ids, e.g. "
-                         + ", ".join(repr(i) for i in first)
-                         + f" (rows {_rows(ids.index[dup])}); to keep the first of each, import with `--dedupe first` "
-                         "(on the home page: Duplicate ids = first)")
+                         + ", ".join(repr(i) for i in first) + f" (rows {_rows(ids.index[dup])}); "
+                         + ("these look like long numbers a spreadsheet rounded (Excel keeps 15 digits): the "
+                            "original ids are not in this file. Export it again with the id column as text, or "
+                            "import with row numbers as ids (--id-column '', on the home page: id column empty)"
+                            if rounded else "to keep the first of each, import with `--dedupe first` "
+                            "(on the home page: Duplicate ids = first)"))
     report.duplicates_dropped = int(dup.sum())
     report.notes.append(f"dropped {report.duplicates_dropped} rows with duplicate ids")
     return keep & ~dup

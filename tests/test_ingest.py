@@ -180,3 +180,14 @@ def test_html_entities_are_unescaped_and_the_raw_text_kept(tmp_path):
     assert frame["text"].tolist() == ["Johnson & Johnson <3", "plain"]
     assert frame["text_raw"].tolist() == ["Johnson &amp; Johnson &lt;3", "plain"]
     assert any("unescaped HTML entities" in n for n in report.notes)
+
+
+def test_ids_a_spreadsheet_rounded_are_not_offered_dedupe_first(tmp_path):
+    # Excel shows a tweet id as 1,3449E+18 and saves it so: '--dedupe first' would throw away real texts
+    p = write(tmp_path, "excel.csv", "id;text\n1,3449E+18;first\n1,3449E+18;second\n1,345E+18;third\n")
+    with pytest.raises(InputError, match=r"excel.csv: column 'id' has 1 duplicate ids") as e:
+        load(p)
+    assert "spreadsheet rounded" in str(e.value) and "--dedupe first" not in str(e.value)
+    q = write(tmp_path, "plain.csv", "id,text\n7,first\n7,second\n")
+    with pytest.raises(InputError, match="--dedupe first"):
+        load(q)
