@@ -53,8 +53,9 @@ def to_bytes(frame: pd.DataFrame, fmt: str) -> bytes:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     buf = io.BytesIO()
     if fmt == "csv":
-        # CSV is what spreadsheets open: no cell may run as a formula there
-        buf.write(neutralise_formulas(frame).to_csv(index=False).encode("utf-8"))
+        # CSV is what spreadsheets open: no cell may run as a formula there, and a byte-order mark, without
+        # which Excel reads UTF-8 as the Windows code page (Příliš comes out as PĹ™Ă­liĹˇ)
+        buf.write(neutralise_formulas(frame).to_csv(index=False).encode("utf-8-sig"))
     elif fmt == "jsonl":
         buf.write(frame.to_json(orient="records", lines=True, force_ascii=False, date_format="iso").encode("utf-8"))
     else:

@@ -153,5 +153,8 @@ def test_csv_export_cannot_run_formulas_in_a_spreadsheet():
     csv = pd.read_csv(__import__("io").BytesIO(to_bytes(frame, "csv")), dtype=str)
     assert csv["id"].tolist() == ["'=1+1", "2", "'@3"]
     assert csv["text"].tolist() == ["'=HYPERLINK(\"http://x\")", "'-2+3", "plain = fine"]
+    # Excel reads a CSV without a byte-order mark in the Windows code page: Czech letters garbled
+    czech = to_bytes(pd.DataFrame({"id": ["1"], "text": ["Příliš žluťoučký kůň"]}), "csv")
+    assert czech.startswith("\ufeff".encode()) and czech.decode("utf-8-sig").splitlines()[1] == "1,Příliš žluťoučký kůň"
     # the other formats are data, not spreadsheets: unchanged
     assert b'"id":"=1+1"' in to_bytes(frame, "jsonl")
