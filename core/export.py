@@ -1,4 +1,4 @@
-"""Export a saved group (id, text, label, date, author) as CSV, JSONL or Parquet."""
+"""Export a saved group (id, text, label, date, author) as CSV, Excel, JSONL or Parquet."""
 
 from __future__ import annotations
 
@@ -11,7 +11,10 @@ import pandas as pd
 
 from core.corpus import Corpus
 
-FORMATS = {"csv": "text/csv", "jsonl": "application/x-ndjson", "parquet": "application/vnd.apache.parquet"}
+FORMATS = {"csv": "text/csv", "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+           "jsonl": "application/x-ndjson", "parquet": "application/vnd.apache.parquet"}
+XLSX_ROWS = 1_048_575  # an Excel sheet's rows, less the header
+XLSX_CELL = 32_767  # the characters an Excel cell holds
 
 
 def group_frame(corpus: Corpus, included: Sequence[str], excluded: Sequence[str]) -> pd.DataFrame:
@@ -56,11 +59,45 @@ def to_bytes(frame: pd.DataFrame, fmt: str) -> bytes:
         # CSV is what spreadsheets open: no cell may run as a formula there, and a byte-order mark, without
         # which Excel reads UTF-8 as the Windows code page (Příliš comes out as PĹ™Ă­liĹˇ)
         buf.write(neutralise_formulas(frame).to_csv(index=False).encode("utf-8-sig"))
+    elif fmt == "xlsx":
+        _write_xlsx(frame, buf)
     elif fmt == "jsonl":
         buf.write(frame.to_json(orient="records", lines=True, force_ascii=False, date_format="iso").encode("utf-8"))
     else:
         frame.to_parquet(buf, index=False)
     return buf.getvalue()
+
+
+def _write_xlsx(frame: pd.DataFrame, out) -> None:
+    """One sheet, streamed row by row (XlsxWriter's constant-memory mode). Texts stay text: never a
+    formula (a tweet '=1+1' shows as written), a number or a link; a text longer than a cell holds
+    (32,767 characters) is cut with '…'; dates keep their time. ValueError when the group has more
+    rows than a sheet."""
+    import xlsxwriter
+
+    if len(frame) > XLSX_ROWS:
+        raise ValueError(f"{len(frame):,} texts do not fit one Excel sheet ({XLSX_ROWS:,} rows); export CSV or "
+                         "Parquet instead")
+    book = xlsxwriter.Workbook(out, {"constant_memory": True, "strings_to_formulas": False,
+                                     "strings_to_numbers": False, "strings_to_urls": False})
+    sheet = book.add_worksheet("group")
+    when = book.add_format({"num_format": "yyyy-mm-dd hh:mm:ss"})
+    sheet.write_row(0, 0, list(frame.columns))
+    for j, col in enumerate(frame.columns):
+        if pd.api.types.is_datetime64_any_dtype(frame[col]):
+            sheet.set_column(j, j, 19, when)
+    columns = [frame[c].astype(object).where(frame[c].notna(), None).tolist() for c in frame.columns]
+    for i, row in enumerate(zip(*columns), start=1):
+        for j, value in enumerate(row):
+            if value is None:
+                continue
+            if isinstance(value, str):
+                sheet.write_string(i, j, value if len(value) <= XLSX_CELL else value[:XLSX_CELL - 1] + "…")
+            elif isinstance(value, pd.Timestamp):
+                sheet.write_datetime(i, j, value.to_pydatetime(), when)
+            else:
+                sheet.write(i, j, value)
+    book.close()
 
 
 def write(frame: pd.DataFrame, fmt: str, path: Path) -> Path:

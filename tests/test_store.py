@@ -158,3 +158,30 @@ def test_csv_export_cannot_run_formulas_in_a_spreadsheet():
     assert czech.startswith("\ufeff".encode()) and czech.decode("utf-8-sig").splitlines()[1] == "1,Příliš žluťoučký kůň"
     # the other formats are data, not spreadsheets: unchanged
     assert b'"id":"=1+1"' in to_bytes(frame, "jsonl")
+
+
+def test_an_excel_export_keeps_texts_as_text_and_dates_as_dates():
+    import io
+    import zipfile
+    import xml.etree.ElementTree as ET
+
+    import pandas as pd
+
+    from core.export import XLSX_CELL, to_bytes
+
+    frame = pd.DataFrame({"id": ["=1+1", "2", "3"], "text": ["=HYPERLINK(\"http://x\")", "Příliš žluťoučký 0042",
+                                                                "x" * 40_000],
+                          "label": ["included", "included", "excluded"],
+                          "date": pd.to_datetime(["2021-01-02 12:00", None, "2021-03-04 00:00"]), "author": ["a", None, "c"]})
+    sheet = zipfile.ZipFile(io.BytesIO(to_bytes(frame, "xlsx"))).read("xl/worksheets/sheet1.xml")
+    ns = {"m": "http://schemas.openxmlformats.org/spreadsheetml/2006/main"}
+    rows = {}
+    for c in ET.fromstring(sheet).iterfind(".//m:c", ns):
+        t = c.find("m:is/m:t", ns)
+        rows[c.get("r")] = ("text", t.text) if t is not None else ("value", c.find("m:v", ns).text)
+    assert [rows[f"{col}1"][1] for col in "ABCDE"] == ["id", "text", "label", "date", "author"]
+    # a text that starts with '=' is text, not a formula; a text of digits stays text
+    assert rows["A2"] == ("text", "=1+1") and rows["B2"] == ("text", '=HYPERLINK("http://x")')
+    assert rows["B3"] == ("text", "Příliš žluťoučký 0042") and "D3" not in rows and "E3" not in rows
+    assert rows["D2"][0] == "value" and abs(float(rows["D2"][1]) - 44198.5) < 1e-6  # 2 January 2021, noon
+    assert len(rows["B4"][1]) == XLSX_CELL and rows["B4"][1].endswith("…") and rows["C4"] == ("text", "excluded")
