@@ -13,6 +13,7 @@ from core.corpus import Corpus
 
 FORMATS = {"csv": "text/csv", "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
            "jsonl": "application/x-ndjson", "parquet": "application/vnd.apache.parquet"}
+LABELS = {"csv": "CSV", "xlsx": "Excel (.xlsx)", "jsonl": "JSON Lines", "parquet": "Parquet"}  # as offered
 XLSX_ROWS = 1_048_575  # an Excel sheet's rows, less the header
 XLSX_CELL = 32_767  # the characters an Excel cell holds
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.export import FORMATS, to_bytes
+from core.export import FORMATS, LABELS, to_bytes
 from ui import group, navigation, resources
 from ui.text import quoted
 
@@ -41,7 +41,7 @@ c1, c2, c3 = st.columns(3)
 if c1.button("Open in Annotate", key="gr_open", type="primary", disabled=bool(info.deleted_at)):
     st.session_state.update(ann_msg=("success", group.open_group(corpus, g)), ann_view="Included", ann_page=1)
     navigation.go("pages/1_Annotate.py")
-fmt = c2.selectbox("Export format", list(FORMATS), key="gr_fmt")
+fmt = c2.selectbox("Export format", list(FORMATS), key="gr_fmt", format_func=LABELS.get)
 c2.download_button("Export", resources.saved_group_file(name, chosen, g.number, fmt), on_click="ignore",
                    file_name=f"{g.name}-v{g.number}.{fmt}", mime=FORMATS[fmt], key="gr_export")
 if g.work:  # the label events that made this version: who, when, through which search, per text

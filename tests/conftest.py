@@ -87,6 +87,21 @@ def tweets(tmp_path, tweets_root, monkeypatch):
     return root
 
 
+def xlsx_cells(data: bytes) -> dict[str, tuple[str, str]]:
+    """The first sheet of an .xlsx as {cell: ("text" | "value", its content)}, read from its XML (the
+    export writes inline strings)."""
+    import io
+    import xml.etree.ElementTree as ET
+    import zipfile
+
+    ns = {"m": "http://schemas.openxmlformats.org/spreadsheetml/2006/main"}
+    out = {}
+    for c in ET.fromstring(zipfile.ZipFile(io.BytesIO(data)).read("xl/worksheets/sheet1.xml")).iterfind(".//m:c", ns):
+        t = c.find("m:is/m:t", ns)
+        out[c.get("r")] = ("text", t.text or "") if t is not None else ("value", c.find("m:v", ns).text)
+    return out
+
+
 def clustered_unit_vectors(n: int, dim: int, clusters: int = 7, seed: int = 0, spread: float = 0.3):
     rng = np.random.default_rng(seed)
     centres = rng.standard_normal((clusters, dim))

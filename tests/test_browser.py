@@ -7,6 +7,7 @@ cluster's group and back), rendering of hostile texts and names, and Plotly sele
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 from urllib.parse import urlparse
 
 import numpy as np
@@ -14,6 +15,7 @@ import pandas as pd
 import pytest
 
 from tests.browser import browser_page, metrics, require_browser, streamlit_server, untick_row, wait_idle
+from tests.conftest import xlsx_cells
 
 pytestmark = pytest.mark.slow  # a real server and chromium
 
@@ -218,6 +220,11 @@ def test_first_hour_walk_in_browser(tmp_path):
         assert "later" in offered, offered
 
 
+HOSTILE_TEXTS = ["<img src=x onerror=alert(1)> flood", "<script>alert(1)</script> flood",
+                 "[phish](https://evil.example/login) flood", "![pix](https://evil.example/url.png) flood",
+                 ":red[alarm] flood", "<a href='https://example.com/phish'>x</a> flood"]
+
+
 @pytest.fixture
 def hostile(tmp_path):
     """A corpus whose texts, authors and ids hold HTML and Markdown payloads; a saved group with a
@@ -228,9 +235,7 @@ def hostile(tmp_path):
     require_browser()
     from testbed.common import FakeModel
 
-    payloads = ["<img src=x onerror=alert(1)> flood", "<script>alert(1)</script> flood",
-                "[phish](https://evil.example/login) flood", "![pix](https://evil.example/url.png) flood",
-                ":red[alarm] flood", "<a href='https://example.com/phish'>x</a> flood"]
+    payloads = HOSTILE_TEXTS
     frame = pd.DataFrame({
         "id": [f"<img src=x onerror=alert({i})>" if i % 2 else f"id{i}" for i in range(60)],
         "text": [payloads[i % len(payloads)] for i in range(60)],
@@ -299,6 +304,17 @@ def test_hostile_texts_names_and_urls_stay_inert(hostile):
         page.get_by_text("Yes, delete").wait_for()
         wait_idle(page)
         assert_inert(page, dialogs, requests)
+        # the saved group downloaded for Excel: ids and texts arrive as they were, none as a formula or link
+        page.get_by_role("combobox", name="Export format", exact=True).click()
+        page.get_by_role("option", name="Excel (.xlsx)").click()
+        wait_idle(page)
+        with page.expect_download() as download:
+            button(page, "gr_export").click()
+        assert download.value.suggested_filename.endswith(".xlsx")
+        cells = xlsx_cells(Path(download.value.path()).read_bytes())
+        assert [cells[f"A{r}"][1] for r in range(2, 7)] == [f"id{i}" if i % 2 == 0 else f"<img src=x onerror=alert({i})>"
+                                                            for i in range(5)]
+        assert [cells[f"B{r}"] for r in range(2, 7)] == [("text", HOSTILE_TEXTS[i]) for i in range(5)]
         button(page, "gr_open").click()
         page.get_by_text("Opened ‘[save-phish]").wait_for()
         wait_idle(page)

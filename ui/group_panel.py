@@ -8,7 +8,7 @@ from typing import Callable
 import streamlit as st
 
 from core.corpus import Corpus
-from core.export import FORMATS
+from core.export import FORMATS, LABELS
 from core.session import Session
 from core.store import DatabaseError, GroupExists, GroupNotFound, GroupStore, VersionChanged
 from ui import access, drafts, group
@@ -75,7 +75,7 @@ def sidebar(corpus: Corpus, session: Session, store: GroupStore, say: Say) -> No
             st.selectbox("Group", groups, key="open_name", index=None, placeholder="Choose a group")
             st.button("Open group", on_click=on_open, disabled=not st.session_state.get("open_name"), key="open_btn")
         with st.expander("Export"):
-            fmt = st.selectbox("Format", list(FORMATS), key="export_fmt")
+            fmt = st.selectbox("Format", list(FORMATS), key="export_fmt", format_func=LABELS.get)
             st.download_button("Download", group.session_export(corpus, session, fmt), on_click="ignore",
                                file_name=f"{group.meta()['name'].strip() or 'group'}.{fmt}", mime=FORMATS[fmt],
                                disabled=not session.labels, key="export_btn")
