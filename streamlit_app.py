@@ -44,7 +44,8 @@ else:
         if "date_min" in info:  # two metrics: one date range does not fit a metric's width
             cols[3].metric("First date", f"{info['date_min']:%Y-%m-%d}")
             cols[4].metric("Last date", f"{info['date_max']:%Y-%m-%d}")
-        st.text("Models: " + ", ".join(display_name(m) for m in info["models"]))
+        st.text("Models: " + ", ".join(display_name(m) for m in info["models"])
+                + (f"; dates shown in {c.timezone} time" if c.has_dates else ""))
         if c.manifest.get("languages"):
             st.text("Languages (share of a sample): " + ", ".join(
                 f"{languages.NAMES.get(lang, lang)} {share:.0%}" for lang, share in c.manifest["languages"].items()))
@@ -121,11 +122,15 @@ with st.expander("Import a corpus", expanded=name is None):
     picked = upload.name if upload else (path_text or "")
     new_name = st.text_input("Corpus name", key="imp_name",
                              placeholder=paths.name_from_file(picked) if picked else "from the file's name")
-    c1, c2, c3, c4 = st.columns(4)
+    c1, c2, c3, c4, c5 = st.columns(5)
     id_col = c1.text_input("id column ('' = row numbers)", "id", key="imp_id")
     text_col = c2.text_input("text column", "text", key="imp_text")
     date_col = c3.text_input("date column ('' = none)", "date", key="imp_date")
-    author_col = c4.text_input("author column ('' = none)", "author", key="imp_author")
+    zone = c4.text_input("Time zone", "UTC", key="imp_tz",
+                         help="The corpus's time zone, an IANA name such as Europe/Prague: dates written without an "
+                              "offset are its wall times, and every page shows and bins dates in it. Dates with an "
+                              "offset (2021-01-01T07:04:16Z) keep their instant.")
+    author_col = c5.text_input("author column ('' = none)", "author", key="imp_author")
     models = st.text_input("Models (comma-separated)", "auto", key="imp_models",
                            help="'auto' picks by the corpus's language: 'default' (the packaged English "
                                 "all-MiniLM-L6-v2) for English, 'multilingual-e5-small' (packaged, Czech and ~100 "
@@ -145,7 +150,7 @@ with st.expander("Import a corpus", expanded=name is None):
                 input=src, name=(new_name.strip() or paths.name_from_file(picked)), dim=int(dim),
                 overwrite=overwrite, models=imports.models_from(models), label=picked,  # named as given, not by server path
                 columns=Columns(id=id_col or None, text=text_col, date=date_col or None, author=author_col or None),
-                options=Options(dedupe=dedupe, keep_empty=keep_empty, bad_dates=bad_dates)))
+                options=Options(dedupe=dedupe, keep_empty=keep_empty, bad_dates=bad_dates, timezone=zone)))
         except ValueError as exc:  # a path or model outside the allowed folders
             st.error(md(exc, limit=1000))
         finally:

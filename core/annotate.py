@@ -185,11 +185,13 @@ def availability(session: Session, ctx: SearchContext | None = None) -> dict[str
     return {name: m.reason_not_applicable(c["included"], c["excluded"], ctx) for name, m in REGISTRY.items()}
 
 
-def rows_frame(frame: pd.DataFrame, session: Session, rows, scores=None) -> pd.DataFrame:
-    """The rows to show, in order: row, id, text, date, author, score, label."""
+def rows_frame(frame: pd.DataFrame, session: Session, rows, scores=None, zone: str = "UTC") -> pd.DataFrame:
+    """The rows to show, in order: row, id, text, date (wall time of ``zone``), author, score, label."""
+    from core import timezones
+
     rows = np.asarray(rows, dtype=np.int64)
     cols = ["id", "text"] + [c for c in ("date", "author") if c in frame.columns]
-    out = frame.iloc[rows][cols].copy()
+    out = timezones.shown(frame.iloc[rows][cols], zone).copy()
     out.insert(0, "row", rows)
     out["score"] = np.asarray(scores, dtype=np.float32) if scores is not None and len(scores) == len(rows) else np.nan
     out["label"] = [LABEL_NAMES[session.label_of(r)] for r in rows]

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from core import __version__, brought, languages, paths, textcolumn, vectorstore
+from core import __version__, brought, languages, paths, textcolumn, timezones, vectorstore
 from core.atomic import Busy, atomic_path, exclusive, save_json, save_npy, save_parquet
 from core.idindex import IdIndex
 from core.embed import DEFAULT_MODEL, combine, embed_model_chunked, load_model, model_dim
@@ -75,6 +75,11 @@ class Corpus:
     @property
     def dim(self) -> int:
         return int(self.embeddings.shape[1])
+
+    @property
+    def timezone(self) -> str:
+        """The zone its pages show dates in (core.timezones; UTC for a corpus imported without one)."""
+        return self.manifest.get("options", {}).get("timezone") or "UTC"
 
     # cached: a loaded corpus's frame is never changed, and each is a scan of every row (10-30 ms at 10M,
     # asked on every page run)
@@ -323,8 +328,9 @@ def check_corpus(c: Corpus, norm_sample: int = 2000) -> None:
 def summary(c: Corpus, top_authors: int = 10) -> dict:
     out = {"rows": c.n, "dim": c.dim, "models": [m["name"] for m in c.manifest.get("models", [])],
            "created_at": c.manifest.get("created_at"), "source": c.manifest.get("source", {}).get("path")}
-    if c.has_dates:
-        out["date_min"], out["date_max"] = c.frame["date"].min(), c.frame["date"].max()
+    if c.has_dates:  # as wall times of the corpus's zone
+        out["date_min"], out["date_max"] = (timezones.local(d, c.timezone) for d in (c.frame["date"].min(),
+                                                                                     c.frame["date"].max()))
     if c.has_authors:
         out["top_authors"] = c.frame["author"].value_counts().head(top_authors)
         out["authors"] = int(c.frame["author"].nunique())

@@ -9,6 +9,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from core import timezones
 from core.corpus import Corpus
 
 FORMATS = {"csv": "text/csv", "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
@@ -26,6 +27,7 @@ def group_frame(corpus: Corpus, included: Sequence[str], excluded: Sequence[str]
     out = f.loc[mask, cols].copy()
     if "author" in out.columns and isinstance(out["author"].dtype, pd.CategoricalDtype):
         out["author"] = out["author"].astype(out["author"].cat.categories.dtype)  # plain text, as imported
+    out = timezones.shown(out, corpus.timezone)  # dates as the pages show them: wall times of the corpus's zone
     out.insert(2, "label", out["id"].map(labels))
     missing = set(labels) - set(out["id"])
     if missing:  # ids of a group saved on an earlier import of the corpus: keep them, say so

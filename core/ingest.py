@@ -17,6 +17,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from core import timezones
+
 SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".parquet": "parquet", ".pq": "parquet",
             ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"}
 
@@ -38,6 +40,7 @@ class Options:
     dedupe: str = "error"  # error | first
     keep_empty: bool = False  # False: drop empty/whitespace-only texts (counted)
     bad_dates: str = "error"  # error | drop | null
+    timezone: str = "UTC"  # the zone of dates written without an offset, and the one the pages show (core.timezones)
 
 
 @dataclass
@@ -280,6 +283,12 @@ def _dates(raw: pd.Series, keep: pd.Series, source: str, date_col: str, options:
                            format="mixed")
     if day_first.any():  # pandas reads 2.1.2024 as 1 February and 13.1.2024 as 13 January: day first here
         dates[day_first] = pd.to_datetime(values[day_first], errors="coerce", utc=True, format="mixed", dayfirst=True)
+    zone = timezones.check(options.timezone)
+    if zone != timezones.UTC:  # dates without an offset are wall times of the corpus's zone, not UTC
+        wall = _without_offset(values) & dates.notna().to_numpy()
+        if wall.any():
+            naive = dates[wall].dt.tz_convert("UTC").dt.tz_localize(None)
+            dates[wall] = timezones.to_utc(naive, zone).dt.tz_localize("UTC")
     bad = dates.isna() & ~blank & keep
     if bad.any():
         if options.bad_dates == "error":
@@ -292,6 +301,24 @@ def _dates(raw: pd.Series, keep: pd.Series, source: str, date_col: str, options:
         else:
             report.bad_dates_nulled = int(bad.sum())
     return dates.dt.tz_convert("UTC").dt.tz_localize(None), keep
+
+
+# An offset written in a date: 07:04:16Z, +01:00, -0500, "+0000 2018" (Twitter's), UTC, GMT. RE2 syntax.
+_OFFSET = r"(?:\dZ|[+-]\d{2}:?\d{2}\b|\b(?:UTC|GMT)\b)"
+
+
+def _without_offset(values: pd.Series) -> np.ndarray:
+    """Which dates of a column say nothing of their zone (a timestamp column: all or none, by its type)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pd.api.types.is_datetime64_any_dtype(values.dtype):
+        return np.full(len(values), getattr(values.dtype, "tz", None) is None)
+    if not pd.api.types.is_string_dtype(values.dtype):
+        return np.zeros(len(values), bool)
+    a = pa.array(values.array) if hasattr(values.array, "__arrow_array__") else \
+        pa.array(values.to_numpy(dtype=object), type=pa.string(), from_pandas=True)
+    return ~pc.fill_null(pc.match_substring_regex(a, _OFFSET), True).to_numpy(zero_copy_only=False)
 
 
 # Dates written day first with dots (2.1.2024, 02. 01. 2024 10:30: Czech, German, ...) and dates with slashes,
@@ -364,6 +391,10 @@ def validate(frame: pd.DataFrame, source: str, columns: Columns = Columns(),
         raise ValueError(f"dedupe must be 'error' or 'first', got {options.dedupe!r}")
     if options.bad_dates not in ("error", "drop", "null"):
         raise ValueError(f"bad_dates must be 'error', 'drop' or 'null', got {options.bad_dates!r}")
+    try:
+        timezones.check(options.timezone)
+    except ValueError as exc:
+        raise InputError(f"{source}: {exc}") from None
     report = Report(rows_read=len(frame))
     cols = _find_columns(frame, source, columns)
     out = frame.copy()

@@ -35,7 +35,7 @@ def run(method: str, k: int | None, **params) -> None:
 
 
 def on_keyword() -> None:
-    k, params = keyword_form.request()
+    k, params = keyword_form.request(corpus.timezone)
     run("keyword", k, **params)
 
 
@@ -107,7 +107,7 @@ def _results() -> None:
         st.session_state["ann_page"] = 1
     page = st.number_input(f"Page (of {pages}, {len(rows):,} texts)", 1, pages, key="ann_page") if pages > 1 else 1
     shown, shown_scores = annotate.page_of(rows, scores, page, PER_PAGE)
-    table = annotate.rows_frame(corpus.frame, session, shown, shown_scores)
+    table = annotate.rows_frame(corpus.frame, session, shown, shown_scores, corpus.timezone)
     if not len(table):
         if session.is_empty():
             st.info("Start with a keyword search; its hits come in as included. Click the ones that are off-topic "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core import plots
+from core import plots, timezones
 from core.search.keyword import KeywordError, find_rows
 from core.store import GroupNotFound
 from ui import group, navigation, resources
@@ -54,7 +54,8 @@ else:
 bin_name = st.segmented_control("Bin", ["auto", "day", "week", "month"], default="auto", key="tl_bin") or "auto"
 if len(rows):
     cols = [c for c in ("date", "author", "text") if c in corpus.frame.columns]
-    tl = plots.timeline(corpus.frame.iloc[rows][cols], bin_name, colours=resources.author_colours(name))
+    tl = plots.timeline(timezones.shown(corpus.frame.iloc[rows][cols], corpus.timezone), bin_name,
+                        colours=resources.author_colours(name))
     if tl.mode == "counts":
         st.caption(f"{tl.n:,} texts: above {plots.PER_TEXT_LIMIT:,} texts the timeline shows counts per "
                    f"{tl.bin} and author (hover for the counts) instead of one box per text.")

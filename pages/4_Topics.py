@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core import paths, plots
+from core import paths, plots, timezones
 from core.cluster import REGISTRY, store
 from core.cluster.evaluate import agreement, best_matches, group_iou
 from core.cluster.topics import SUGGESTED, filter_clusters, run_summary, sharper_hint, suggested_k
@@ -125,8 +125,10 @@ if cluster is not None:
                                          f"included.{said}"), ann_view="Included", ann_page=1)
         navigation.go("pages/1_Annotate.py")
     cols = [c for c in ("id", "text", "date", "author") if c in corpus.frame.columns]
-    st.dataframe(corpus.frame.iloc[rows[:500]][cols], hide_index=True, width="stretch")
+    st.dataframe(timezones.shown(corpus.frame.iloc[rows[:500]][cols], corpus.timezone), hide_index=True,
+                 width="stretch")
     if corpus.has_dates:
         cols = [c for c in ("date", "author", "text") if c in corpus.frame.columns]
-        st.plotly_chart(plots.timeline(corpus.frame.iloc[rows][cols], colours=resources.author_colours(name)).figure,
-                        width="stretch", key="tp_timeline")
+        local = timezones.shown(corpus.frame.iloc[rows][cols], corpus.timezone)
+        st.plotly_chart(plots.timeline(local, colours=resources.author_colours(name)).figure, width="stretch",
+                        key="tp_timeline")

@@ -41,6 +41,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--keep-empty", action="store_true",
                    help="keep empty/whitespace-only texts (default: drop them, counted in the manifest)")
     p.add_argument("--bad-dates", choices=["error", "drop", "null"], default="error")
+    p.add_argument("--timezone", default="UTC",
+                   help="the corpus's time zone (IANA name, e.g. Europe/Prague): dates written without an offset "
+                        "are its wall times, and the pages show and bin dates in it (default UTC)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing corpus of that name")
     p.add_argument("--seed", type=int, default=0, help="seed of the PCA")
     p.add_argument("--vectors", type=Path, help="vectors computed elsewhere instead of embedding here: a .npy "
@@ -69,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         seed=a.seed,
         columns=Columns(id=a.id_column or None, text=a.text_column, date=a.date_column or None,
                         author=a.author_column or None),
-        options=Options(dedupe=a.dedupe, keep_empty=a.keep_empty, bad_dates=a.bad_dates),
+        options=Options(dedupe=a.dedupe, keep_empty=a.keep_empty, bad_dates=a.bad_dates, timezone=a.timezone),
         vectors=a.vectors, vectors_model=a.vectors_model, vectors_column=a.vectors_column, precision=a.precision,
         indexes=a.indexes, engine=a.engine, ray_address=a.ray_address, ray_actors=a.ray_actors,
     )

@@ -263,3 +263,36 @@ def test_home_names_the_model_and_dac_offers_every_label_column(so_copy):
     page = app("pages/6_DAC.py").run()
     stages = page.selectbox[0].options
     assert "labels: label" in stages and "labels: label_name" in stages and "pretrain" in stages
+
+
+def test_a_corpus_imported_in_prague_time_shows_and_filters_its_days_so(tmp_path, empty_root):
+    """Tweets of 00:30 in Prague are 23:30 UTC the day before: a Czech team's corpus, imported with its
+    time zone, shows them on their own day (home, the texts' dates, the date filter, the export)."""
+    import pandas as pd
+
+    from core.corpus import load_corpus
+    from core.export import group_frame
+
+    src = tmp_path / "noc.csv"
+    pd.DataFrame({"id": ["a", "b", "c"], "text": ["půlnoční očkování", "ranní očkování", "večerní očkování"],
+                  "date": ["2021-01-01T23:30:00Z", "2021-01-02T07:00:00Z", "2021-01-02 21:00"],
+                  "author": ["x", "y", "z"]}).to_csv(src, index=False)
+    at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=120).run()
+    at.radio(key="imp_src").set_value("A file on the server").run()
+    at.text_input(key="imp_path").set_value(src.name).run()
+    at.text_input(key="imp_tz").set_value("Europe/Prague").run()
+    at.button(key="imp_go").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert [m.value for m in at.metric][3:5] == ["2021-01-02", "2021-01-02"]  # first and last date, Prague's days
+    assert any("dates shown in Europe/Prague time" in t.value for t in at.text)
+
+    at = annotate().run()
+    assert at.date_input(key="kw_dates").value == (__import__("datetime").date(2021, 1, 2),) * 2
+    at = search(at, "ockovani")
+    captions = " ".join(unescape(c.value) for c in at.caption)
+    assert "2021-01-02 00:30" in captions and "2021-01-02 21:00" in captions  # "a" at 00:30, "c" as written
+    assert "2021-01-01 23:30" not in captions
+    c = load_corpus("noc", empty_root)
+    assert c.frame.set_index("id")["date"]["c"] == pd.Timestamp("2021-01-02 20:00")  # stored as UTC
+    exported = group_frame(c, ["a", "b", "c"], []).set_index("id")["date"]
+    assert exported["a"] == pd.Timestamp("2021-01-02 00:30") and exported["c"] == pd.Timestamp("2021-01-02 21:00")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -191,3 +192,36 @@ def test_ids_a_spreadsheet_rounded_are_not_offered_dedupe_first(tmp_path):
     q = write(tmp_path, "plain.csv", "id,text\n7,first\n7,second\n")
     with pytest.raises(InputError, match="--dedupe first"):
         load(q)
+
+
+def test_a_corpus_time_zone_reads_dates_without_an_offset_as_its_wall_times(tmp_path):
+    p = write(tmp_path, "tz.csv", "id,text,date\n1,a,2021-01-01T07:04:16Z\n2,b,2.1.2021 00:30\n"
+                                  "3,c,2021-07-01 10:00:00+02:00\n4,d,2021-07-01 10:00\n5,e,2021-03-28 02:30\n"
+                                  "6,f,Wed Oct 10 20:19:24 +0000 2018\n")
+    utc, _ = load(p)
+    assert utc["date"][1] == pd.Timestamp("2021-01-02 00:30") and utc["date"][3] == pd.Timestamp("2021-07-01 10:00")
+    prague, _ = load(p, options=Options(timezone="Europe/Prague"))
+    assert prague["date"].tolist() == [
+        pd.Timestamp("2021-01-01 07:04:16"),  # an offset keeps its instant
+        pd.Timestamp("2021-01-01 23:30"),  # 00:30 in Prague's winter is 23:30 UTC the day before
+        pd.Timestamp("2021-07-01 08:00"),
+        pd.Timestamp("2021-07-01 08:00"),  # summer time: UTC+2
+        pd.Timestamp("2021-03-28 01:00"),  # a time the clocks skip moves forward (03:00 CEST)
+        pd.Timestamp("2018-10-10 20:19:24")]
+    with pytest.raises(InputError, match=r"tz.csv: unknown time zone 'Prague'.*did you mean Europe/Prague"):
+        load(p, options=Options(timezone="Prague"))
+
+
+def test_a_day_of_the_corpus_time_zone_is_what_the_date_filter_keeps():
+    from core import timezones
+    from core.search.keyword import _filter
+
+    frame = pd.DataFrame({"date": pd.to_datetime(["2021-01-01 22:59", "2021-01-01 23:30", "2021-01-02 22:59",
+                                                  "2021-01-02 23:00"])})
+    rows = np.arange(4)
+    assert _filter(rows, frame, "2021-01-02", "2021-01-02").tolist() == [2, 3]  # UTC days
+    # in Prague (UTC+1) 2 January runs from 23:00 UTC on the 1st to 23:00 UTC on the 2nd
+    assert _filter(rows, frame, "2021-01-02", "2021-01-02", zone="Europe/Prague").tolist() == [1, 2]
+    shown = timezones.shown(frame, "Europe/Prague")["date"]
+    assert shown[1] == pd.Timestamp("2021-01-02 00:30") and frame["date"][1] == pd.Timestamp("2021-01-01 23:30")
+    assert timezones.shown(frame, "UTC") is frame

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import embedsets, hover, paths, plots, vectorstore
+from core import embedsets, hover, paths, plots, timezones, vectorstore
 from core.corpus import Corpus, load_corpus
 from core.export import group_frame, to_bytes
 from core.embed import pick_device
@@ -106,8 +106,9 @@ def _store(root: str, name: str, dsn: str | None) -> GroupStore:
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def _date_range(root: str, name: str, stamp: float):
-    d = _corpus(root, name, stamp).frame["date"]
-    return d.min().date(), d.max().date()
+    c = _corpus(root, name, stamp)
+    d = c.frame["date"]
+    return tuple(timezones.local(x, c.timezone).date() for x in (d.min(), d.max()))  # days of the corpus's zone
 
 
 # The two author tables are cache_resource (shared, read-only), not cache_data: cache_data hands every

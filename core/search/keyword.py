@@ -384,19 +384,23 @@ def first_hits(kindex: KeywordIndex, query: str, limit: int = 20) -> list[int]:
         return []
 
 
-def _filter(rows: np.ndarray, frame, date_from=None, date_to=None, authors=None) -> np.ndarray:
+def _filter(rows: np.ndarray, frame, date_from=None, date_to=None, authors=None, zone: str = "UTC") -> np.ndarray:
+    """The rows dated from the day ``date_from`` to the day ``date_to`` (both whole, days of ``zone``)
+    and by one of ``authors``."""
     if frame is None or len(rows) == 0:
         return rows
     keep = np.ones(len(rows), dtype=bool)
     if (date_from is not None or date_to is not None) and "date" in frame.columns:
         import pandas as pd
 
+        from core.timezones import day_start_utc
+
         d = frame["date"].to_numpy()[rows]
         d = pd.to_datetime(d)
         if date_from is not None:
-            keep &= np.asarray(d >= pd.Timestamp(date_from))
+            keep &= np.asarray(d >= day_start_utc(date_from, zone))
         if date_to is not None:  # inclusive of the whole end day
-            keep &= np.asarray(d < pd.Timestamp(date_to) + pd.Timedelta(days=1))
+            keep &= np.asarray(d < day_start_utc(pd.Timestamp(date_to) + pd.Timedelta(days=1), zone))
     if authors and "author" in frame.columns:
         keep &= frame["author"].take(rows).isin(list(authors)).to_numpy()  # the hits' authors, not all rows
     return rows[keep]
@@ -405,8 +409,9 @@ def _filter(rows: np.ndarray, frame, date_from=None, date_to=None, authors=None)
 def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: int | None = None,
            *, query: str = "", is_regex: bool = False, case_insensitive: bool = True,
            diacritics_insensitive: bool = True, date_from=None, date_to=None,
-           authors: Sequence[str] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> Ranked:
-    """All unlabelled hits (or the first k), ordered by cosine to the hits' centre."""
+           authors: Sequence[str] | None = None, timezone: str = "UTC", timeout_s: float = DEFAULT_TIMEOUT_S) -> Ranked:
+    """All unlabelled hits (or the first k), ordered by cosine to the hits' centre; ``date_from`` and
+    ``date_to`` are days of ``timezone`` (the corpus's)."""
     if ctx.keyword_index is None:
         raise NotApplicable("keyword search needs the corpus texts")
     # the server's background read of a large store waits meanwhile: the index's first reads after the
@@ -415,7 +420,7 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
     with vectorstore.foreground(ctx.vectors):
         hits = find_rows(ctx.keyword_index, query, is_regex=is_regex, case_insensitive=case_insensitive,
                          diacritics_insensitive=diacritics_insensitive, timeout_s=timeout_s)
-    hits = _filter(hits, ctx.frame, date_from, date_to, authors)
+    hits = _filter(hits, ctx.frame, date_from, date_to, authors, timezone)
     fresh = rows_without(hits, unique_rows(included, excluded))
     info = {"hits": int(len(hits)), "already_labelled": int(len(hits) - len(fresh))}
     if len(fresh) == 0:
