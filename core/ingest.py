@@ -42,6 +42,9 @@ class Options:
     bad_dates: str = "error"  # error | drop | null
     timezone: str = "UTC"  # the zone of dates written without an offset, and the one the pages show (core.timezones)
 
+    def __post_init__(self) -> None:  # as typed in a form: '' or spaces mean UTC (checked by validate)
+        object.__setattr__(self, "timezone", (self.timezone or "UTC").strip() or "UTC")
+
 
 @dataclass
 class Report:
@@ -275,7 +278,8 @@ def _drop_duplicates(ids: pd.Series, keep: pd.Series, source: str, id_col: str |
 
 def _dates(raw: pd.Series, keep: pd.Series, source: str, date_col: str, options: Options,
            report: Report) -> tuple[pd.Series, pd.Series]:
-    """(naive UTC timestamps, rows still kept); naive dates in the file are read as UTC."""
+    """(naive UTC timestamps, rows still kept); dates the file writes without an offset are wall times of
+    ``options.timezone`` (UTC by default)."""
     blank = raw.isna() | (raw.astype(str).str.strip() == "")
     values = raw.where(~blank, None)
     day_first = _day_first(values, source, date_col, report)
@@ -303,8 +307,19 @@ def _dates(raw: pd.Series, keep: pd.Series, source: str, date_col: str, options:
     return dates.dt.tz_convert("UTC").dt.tz_localize(None), keep
 
 
-# An offset written in a date: 07:04:16Z, +01:00, -0500, "+0000 2018" (Twitter's), UTC, GMT. RE2 syntax.
-_OFFSET = r"(?:\dZ|[+-]\d{2}:?\d{2}\b|\b(?:UTC|GMT)\b)"
+# An offset written in a date: 07:04:16Z, 10:00:00+01:00, 10:00-05, "20:19:24 +0000 2018" (Twitter's), UTC, GMT;
+# never the dashes of a date itself (2021-01-01, 10-Oct-2021). RE2 syntax.
+_OFFSET = (r"(?:\dZ\b|\d:\d{2}(?::\d{2})?(?:[.,]\d+)?\s*[+-]\d{2}(?::?\d{2})?\b|\s[+-]\d{4}\b"
+           r"|\b(?:UTC|GMT)\b)")
+
+
+def _arrow_strings(values: pd.Series):
+    """A column of strings as a pyarrow array (pandas's own strings are arrow-backed: no copy)."""
+    import pyarrow as pa
+
+    if hasattr(values.array, "__arrow_array__"):
+        return pa.array(values.array)
+    return pa.array(values.to_numpy(dtype=object), type=pa.string(), from_pandas=True)
 
 
 def _without_offset(values: pd.Series) -> np.ndarray:
@@ -314,10 +329,12 @@ def _without_offset(values: pd.Series) -> np.ndarray:
 
     if pd.api.types.is_datetime64_any_dtype(values.dtype):
         return np.full(len(values), getattr(values.dtype, "tz", None) is None)
-    if not pd.api.types.is_string_dtype(values.dtype):
+    try:
+        a = _arrow_strings(values) if pd.api.types.is_string_dtype(values.dtype) else None
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        a = None
+    if a is None:  # not text (JSONL numbers are refused before): nothing to move
         return np.zeros(len(values), bool)
-    a = pa.array(values.array) if hasattr(values.array, "__arrow_array__") else \
-        pa.array(values.to_numpy(dtype=object), type=pa.string(), from_pandas=True)
     return ~pc.fill_null(pc.match_substring_regex(a, _OFFSET), True).to_numpy(zero_copy_only=False)
 
 
@@ -338,9 +355,8 @@ def _day_first(values: pd.Series, source: str, date_col: str, report: Report) ->
 
     if not pd.api.types.is_string_dtype(values.dtype):  # a Parquet column of timestamps, JSONL numbers
         return np.zeros(len(values), bool)
-    try:  # pandas's own strings are arrow-backed: no copy
-        a = pa.array(values.array) if hasattr(values.array, "__arrow_array__") else \
-            pa.array(values.to_numpy(dtype=object), type=pa.string(), from_pandas=True)
+    try:
+        a = _arrow_strings(values)
     except (pa.ArrowInvalid, pa.ArrowTypeError):  # not all strings (a JSONL column of numbers): as before
         return np.zeros(len(values), bool)
     if not pc.any(pc.match_substring_regex(a, r"^\s*\d{1,2}[./]")).as_py():  # ISO dates and the like: done

@@ -197,7 +197,7 @@ def test_ids_a_spreadsheet_rounded_are_not_offered_dedupe_first(tmp_path):
 def test_a_corpus_time_zone_reads_dates_without_an_offset_as_its_wall_times(tmp_path):
     p = write(tmp_path, "tz.csv", "id,text,date\n1,a,2021-01-01T07:04:16Z\n2,b,2.1.2021 00:30\n"
                                   "3,c,2021-07-01 10:00:00+02:00\n4,d,2021-07-01 10:00\n5,e,2021-03-28 02:30\n"
-                                  "6,f,Wed Oct 10 20:19:24 +0000 2018\n")
+                                  "6,f,Wed Oct 10 20:19:24 +0000 2018\n7,g,2021-01-05 10:00:00-05\n8,h,10-Oct-2021\n")
     utc, _ = load(p)
     assert utc["date"][1] == pd.Timestamp("2021-01-02 00:30") and utc["date"][3] == pd.Timestamp("2021-07-01 10:00")
     prague, _ = load(p, options=Options(timezone="Europe/Prague"))
@@ -207,7 +207,9 @@ def test_a_corpus_time_zone_reads_dates_without_an_offset_as_its_wall_times(tmp_
         pd.Timestamp("2021-07-01 08:00"),
         pd.Timestamp("2021-07-01 08:00"),  # summer time: UTC+2
         pd.Timestamp("2021-03-28 01:00"),  # a time the clocks skip moves forward (03:00 CEST)
-        pd.Timestamp("2018-10-10 20:19:24")]
+        pd.Timestamp("2018-10-10 20:19:24"),
+        pd.Timestamp("2021-01-05 15:00"),  # an offset of hours only
+        pd.Timestamp("2021-10-09 22:00")]  # a date's own dashes are no offset: midnight in Prague
     with pytest.raises(InputError, match=r"tz.csv: unknown time zone 'Prague'.*did you mean Europe/Prague"):
         load(p, options=Options(timezone="Prague"))
 
