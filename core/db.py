@@ -189,9 +189,45 @@ class PostgreSQL(Backend):
 
     def __init__(self, dsn: str, timeout_s: float = 3.0):
         self.dsn, self.timeout_s = dsn, timeout_s
-        self.pool = self._pool(dsn, timeout_s)
+        self._pool(dsn, timeout_s)
         with self.tx() as db:
             migrate_postgres(db, self)
+
+    @property
+    def pool(self):
+        """The server's shared pool (a fresh one after :meth:`_renewed` replaced a stalled one)."""
+        return self._pool(self.dsn, self.timeout_s)
+
+    @classmethod
+    def _renewed(cls, dsn: str, timeout_s: float, stale):
+        """After a pool timed out: when the server answers a connection of its own, the pool is only
+        waiting out its reconnect backoff (seconds, doubling, after an outage), so it is replaced by a
+        fresh one at once. A server still down raises psycopg's OperationalError."""
+        import psycopg
+
+        psycopg.connect(dsn, connect_timeout=max(1, int(timeout_s))).close()
+        with cls._lock:
+            if cls._pools.get(dsn) is stale:
+                del cls._pools[dsn]
+                stale.close(timeout=0)
+        return cls._pool(dsn, timeout_s)
+
+    @contextmanager
+    def _connection(self):
+        """A connection of the pool, its transaction committed or rolled back on the way out."""
+        from psycopg_pool import PoolTimeout
+
+        pool = self.pool
+        try:
+            con = pool.getconn()
+        except PoolTimeout:
+            pool = self._renewed(self.dsn, self.timeout_s, pool)
+            con = pool.getconn()
+        try:
+            with con:
+                yield con
+        finally:
+            pool.putconn(con)
 
     @classmethod
     def _pool(cls, dsn: str, timeout_s: float):
@@ -218,7 +254,7 @@ class PostgreSQL(Backend):
     @contextmanager
     def tx(self, lock: bool = False) -> Iterator[Runner]:
         try:
-            with self.pool.connection() as con:
+            with self._connection() as con:
                 with con.transaction():
                     yield Runner(con.cursor(), _to_pg)
         except DatabaseError:
