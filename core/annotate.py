@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from core import timezones
 from core.search import REGISTRY, NotApplicable, Ranked, SearchContext
 from core.rows import as_rows, in_sorted
 from core.search.keyword import find_rows
@@ -187,8 +188,6 @@ def availability(session: Session, ctx: SearchContext | None = None) -> dict[str
 
 def rows_frame(frame: pd.DataFrame, session: Session, rows, scores=None, zone: str = "UTC") -> pd.DataFrame:
     """The rows to show, in order: row, id, text, date (wall time of ``zone``), author, score, label."""
-    from core import timezones
-
     rows = np.asarray(rows, dtype=np.int64)
     cols = ["id", "text"] + [c for c in ("date", "author") if c in frame.columns]
     out = timezones.shown(frame.iloc[rows][cols], zone).copy()
@@ -323,8 +322,8 @@ def provenance(session: Session, rows) -> dict[int, dict]:
     return out
 
 
-def how_line(entry: dict | None, who: str) -> str:
-    """An entry of :func:`provenance` in words: ``by alice via KW ‘flood’ at 12:03``."""
+def how_line(entry: dict | None, who: str, zone: str = "UTC") -> str:
+    """An entry of :func:`provenance` in words: ``by alice via KW ‘flood’ at 12:03`` (the time of ``zone``)."""
     if entry is None:
         return ""
     params = entry.get("params") or {}
@@ -338,4 +337,4 @@ def how_line(entry: dict | None, who: str) -> str:
         if params.get("filter"):  # a page of the Annotate page's filter
             what = f"by a page filtered by ‘{params['filter']}’"
     undone = " (undo)" if entry["kind"] == "undo" else ""
-    return f"{who} {what}{undone} at {entry['at'][11:16]}"
+    return f"{who} {what}{undone} at {timezones.wall(entry['at'], zone)[11:]}"

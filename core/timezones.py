@@ -62,3 +62,11 @@ def shown(frame: pd.DataFrame, zone: str) -> pd.DataFrame:
     if zone == UTC or "date" not in frame.columns:
         return frame
     return frame.assign(date=local(frame["date"], zone))
+
+
+def wall(at: str, zone: str) -> str:
+    """An instant the app recorded (ISO text, UTC with or without its offset) as 'YYYY-MM-DD HH:MM' of
+    ``zone``: when a step was taken, in the corpus's time."""
+    t = pd.Timestamp(at)
+    t = t.tz_localize(UTC) if t.tzinfo is None else t
+    return f"{t.tz_convert(zone):%Y-%m-%d %H:%M}"

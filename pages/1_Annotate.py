@@ -126,7 +126,8 @@ def _results() -> None:
     st.caption("Each text is included (✓, shown as written) or excluded (✕, struck through): click its button to "
                "switch. Texts are shown exactly as written.")
     me = drafts.who(name)
-    how = {row: annotate.how_line(entry, me) for row, entry in annotate.provenance(session, table["row"]).items()}
+    how = {row: annotate.how_line(entry, me, corpus.timezone)
+           for row, entry in annotate.provenance(session, table["row"]).items()}
     for r in table.itertuples(index=False):
         inc = r.label == "included"
         c1, c2 = st.container(border=True).columns([3, 17])

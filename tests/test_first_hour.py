@@ -296,3 +296,16 @@ def test_a_corpus_imported_in_prague_time_shows_and_filters_its_days_so(tmp_path
     assert c.frame.set_index("id")["date"]["c"] == pd.Timestamp("2021-01-02 20:00")  # stored as UTC
     exported = group_frame(c, ["a", "b", "c"], []).set_index("id")["date"]
     assert exported["a"] == pd.Timestamp("2021-01-02 00:30") and exported["c"] == pd.Timestamp("2021-01-02 21:00")
+
+
+def test_when_a_text_was_labelled_is_told_in_the_corpus_time_zone():
+    from core.annotate import how_line
+    from core.store import Provenance
+    from ui.team_panel import how_line as team_how_line
+
+    entry = {"method": "keyword", "params": {"query": "flood"}, "kind": "apply", "at": "2026-11-28T23:37:12+00:00"}
+    assert how_line(entry, "me") == "me via KW ‘flood’ at 23:37"
+    assert how_line(entry, "me", "Europe/Prague") == "me via KW ‘flood’ at 00:37"  # past midnight in Prague
+    p = Provenance("1", 1, "alice", "2026-07-01T22:15:00+00:00", "keyword", {"query": "flood"})
+    assert team_how_line(p) == "alice: KW ‘flood’, 2026-07-01 22:15"
+    assert team_how_line(p, "Europe/Prague") == "alice: KW ‘flood’, 2026-07-02 00:15"  # summer: UTC+2

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core import timezones
 from core.store import GroupStore
 from ui import access, picker
 from ui.text import md, quoted
@@ -54,10 +55,10 @@ def new_topic_form(store: GroupStore, me: str) -> None:
         st.error(md(exc))
 
 
-def how_line(p) -> str:
-    """A text's provenance in words: who, through which search (with its query), when."""
+def how_line(p, zone: str = "UTC") -> str:
+    """A text's provenance in words: who, through which search (with its query), when (in ``zone``)."""
     if p is None:
         return ""
     query = p.params.get("query") if isinstance(p.params, dict) else None
     method = {"keyword": "KW", "toggle": "a click", "review": "review"}.get(p.method or "", p.method or "")
-    return f"{p.who}: {method}" + (f" ‘{query}’" if query else "") + f", {p.at[:16].replace('T', ' ')}"
+    return f"{p.who}: {method}" + (f" ‘{query}’" if query else "") + f", {timezones.wall(p.at, zone)}"
