@@ -48,7 +48,8 @@ how = {who: store.provenance([d["item_id"] for d in ag.disagreements], [v.work])
 word = {1: "included", -1: "excluded", None: ""}
 table = pd.DataFrame([{"id": d["item_id"], "text": texts.get(d["item_id"], "(not in this import)"),
                        **{who: word[d[who]] for who in ag.annotators},
-                       **{f"{who}: how": team_panel.how_line(how[who].get(d["item_id"]), corpus.timezone) for who in ag.annotators},
+                       **{f"{who}: how": team_panel.how_line(how[who].get(d["item_id"]), corpus.timezone)
+                          for who in ag.annotators},
                        "gold": ""} for d in ag.disagreements])
 if not judge:
     st.dataframe(table.drop(columns="gold"), hide_index=True, width="stretch")
