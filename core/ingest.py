@@ -287,7 +287,7 @@ def _dates(raw: pd.Series, keep: pd.Series, source: str, date_col: str, options:
                            format="mixed")
     if day_first.any():  # pandas reads 2.1.2024 as 1 February and 13.1.2024 as 13 January: day first here
         dates[day_first] = pd.to_datetime(values[day_first], errors="coerce", utc=True, format="mixed", dayfirst=True)
-    zone = timezones.check(options.timezone)
+    zone = options.timezone  # checked by validate
     if zone != timezones.UTC:  # dates without an offset are wall times of the corpus's zone, not UTC
         wall = _without_offset(values) & dates.notna().to_numpy()
         if wall.any():

@@ -35,7 +35,7 @@ def run(method: str, k: int | None, **params) -> None:
 
 
 def on_keyword() -> None:
-    k, params = keyword_form.request(corpus.timezone)
+    k, params = keyword_form.request()
     run("keyword", k, **params)
 
 

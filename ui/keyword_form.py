@@ -10,16 +10,14 @@ from core.corpus import Corpus
 from ui import resources
 
 
-def request(zone: str = "UTC") -> tuple[int | None, dict]:
-    """(how many hits to add: None for all, the keyword search's parameters) from the form's widgets;
-    ``zone``: the corpus's, whose days the dates are."""
+def request() -> tuple[int | None, dict]:
+    """(how many hits to add: None for all, the keyword search's parameters) from the form's widgets."""
     g = st.session_state.get
     dates = g("kw_dates") or ()
     return int(g("kw_limit") or 0) or None, dict(
         query=g("kw_query", ""), is_regex=g("kw_regex", False), case_insensitive=not g("kw_case", False),
         diacritics_insensitive=not g("kw_diacritics", False), date_from=dates[0] if len(dates) > 0 else None,
-        date_to=dates[1] if len(dates) > 1 else None, authors=g("kw_authors") or None,
-        **({"timezone": zone} if zone != "UTC" else {}))
+        date_to=dates[1] if len(dates) > 1 else None, authors=g("kw_authors") or None)
 
 
 def draw(name: str, corpus: Corpus, on_submit) -> None:

@@ -88,7 +88,7 @@ def search_context_of(c: Corpus, device: str) -> SearchContext:
 
     texts = TextColumn(c.frame["text"]) if c.keyword_index_file else c.frame["text"].tolist()
     words = WordIndex(texts, c.data_folder / f"words-v{WORDS_VERSION}.npz")
-    return SearchContext(vector_index(c, device), keyword_index(c, texts), c.frame,
+    return SearchContext(vector_index(c, device), keyword_index(c, texts), c.frame, timezone=c.timezone,
                          device=device, word_index=words)
 
 

@@ -96,6 +96,7 @@ class SearchContext:
     index: "VectorIndex"
     keyword_index: "KeywordIndex | None" = None
     frame: "pd.DataFrame | None" = None  # the corpus's columns (date/author filters)
+    timezone: str = "UTC"  # the corpus's (core.timezones): the date filters' days are days of this zone
     device: str = "cpu"
     seed: int = 0
     word_index: "WordIndex | None" = None

@@ -409,9 +409,9 @@ def _filter(rows: np.ndarray, frame, date_from=None, date_to=None, authors=None,
 def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: int | None = None,
            *, query: str = "", is_regex: bool = False, case_insensitive: bool = True,
            diacritics_insensitive: bool = True, date_from=None, date_to=None,
-           authors: Sequence[str] | None = None, timezone: str = "UTC", timeout_s: float = DEFAULT_TIMEOUT_S) -> Ranked:
+           authors: Sequence[str] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> Ranked:
     """All unlabelled hits (or the first k), ordered by cosine to the hits' centre; ``date_from`` and
-    ``date_to`` are days of ``timezone`` (the corpus's)."""
+    ``date_to`` are days of the corpus's time zone (``ctx.timezone``)."""
     if ctx.keyword_index is None:
         raise NotApplicable("keyword search needs the corpus texts")
     # the server's background read of a large store waits meanwhile: the index's first reads after the
@@ -420,7 +420,7 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
     with vectorstore.foreground(ctx.vectors):
         hits = find_rows(ctx.keyword_index, query, is_regex=is_regex, case_insensitive=case_insensitive,
                          diacritics_insensitive=diacritics_insensitive, timeout_s=timeout_s)
-    hits = _filter(hits, ctx.frame, date_from, date_to, authors, timezone)
+    hits = _filter(hits, ctx.frame, date_from, date_to, authors, ctx.timezone)
     fresh = rows_without(hits, unique_rows(included, excluded))
     info = {"hits": int(len(hits)), "already_labelled": int(len(hits) - len(fresh))}
     if len(fresh) == 0:
