@@ -5,16 +5,16 @@ The simulated annotator (bench/annotator.py) calls these same functions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from core import timezones
 from core.search import REGISTRY, NotApplicable, Ranked, SearchContext
-from core.rows import as_rows, in_sorted
+from core.rows import as_rows, in_sorted, unique_rows
 from core.search.keyword import find_rows
-from core.session import LABEL_NAMES, Session
+from core.session import EXCLUDED, INCLUDED, LABEL_NAMES, Session
 
 
 def ask(ctx: SearchContext, session: Session, method: str, k: int | None = 10, **params) -> Ranked:
@@ -26,13 +26,68 @@ def ask(ctx: SearchContext, session: Session, method: str, k: int | None = 10, *
     if method not in REGISTRY:
         raise ValueError(f"unknown method {method!r}; known: {', '.join(REGISTRY)}")
     REGISTRY[method].params(params)  # a misspelt or malformed parameter is an error, never silently dropped
-    result = REGISTRY[method].search(ctx, session.included, session.excluded, k, **params)
+    copies = ctx.copies if ctx.copies is not None and ctx.copies.rows_with_copies else None
+    # where copies may take places, twice the hits at once: a second search would fit the method again
+    asked = 2 * k if copies is not None and k is not None else k
+    result = REGISTRY[method].search(ctx, session.included, session.excluded, asked, **params)
+    brought = np.zeros(0, np.int64)
+    if copies is not None and len(result):  # the places go to distinct texts; their copies come in with them
+        result = _distinct_hits(ctx, session, method, k, asked, params, result)
+        brought = copies.expand(result.rows)[len(result):]
     recorded = {key: (str(v) if not isinstance(v, (int, float, str, bool, type(None), list)) else v)
                 for key, v in params.items()}
     if "chosen" in result.info:
         recorded["chosen"] = result.info["chosen"]
-    session.add_search(method, recorded, result.rows, result.scores)
-    return result
+    session.add_search(method, recorded, result.rows, result.scores, copies=brought)
+    return replace(result, info={**result.info, "copies": int(len(brought))}) if len(brought) else result
+
+
+MORE_FOR_COPIES = 4  # a search asked again for at most this many times its k, when copies took its places
+
+
+def _distinct_hits(ctx: SearchContext, session: Session, method: str, k: int | None, asked: int | None,
+                   params: dict, result: Ranked) -> Ranked:
+    """``result`` (``asked`` hits) with each text once (its best-ranked row), ``k`` of them where the method has
+    that many: asked again for more hits (up to MORE_FOR_COPIES x k) when copies of one another took its places."""
+    while True:
+        keep = ctx.copies.first_of_each(result.rows)
+        if k is None or len(keep) >= k or len(result) < asked or asked >= MORE_FOR_COPIES * k:
+            break
+        asked = min(MORE_FOR_COPIES * k, 2 * asked)
+        result = REGISTRY[method].search(ctx, session.included, session.excluded, asked, **params)
+    keep = keep[:k] if k is not None else keep
+    return replace(result, rows=result.rows[keep], scores=result.scores[keep])
+
+
+def label(copies, session: Session, rows, value: int, **how):
+    """``session.set_labels`` for ``rows`` and every copy of them (``copies``: the corpus's core.copies.Copies, or
+    None); the step's params count the copies. ``how``: set_labels's action, keep_explicit and params."""
+    rows = as_rows(rows)
+    if copies is not None and len(rows):
+        given = len(unique_rows(rows))
+        rows = copies.expand(rows)
+        how["params"] = {**(how.get("params") or {}), "copies": int(len(rows) - given)}
+    return session.set_labels(rows, value, **how)
+
+
+def toggle(copies, session: Session, row: int):
+    """A click on a text: included <-> excluded, its copies with it (``copies`` as for ``label``)."""
+    new = EXCLUDED if session.label_of(row) == INCLUDED else INCLUDED
+    return label(copies, session, [int(row)], new, action="toggle")
+
+
+def distinct(ctx: SearchContext, rows: np.ndarray, scores: np.ndarray | None):
+    """A view's rows with each text once (its first row, in the view's order), and their scores."""
+    if ctx.copies is None or not len(rows):
+        return rows, scores
+    keep = ctx.copies.first_of_each(rows)
+    return rows[keep], (scores[keep] if scores is not None else None)
+
+
+def copies_of(ctx: SearchContext, rows) -> np.ndarray:
+    """How many copies each of ``rows`` has in the corpus (zeros where the context knows none)."""
+    rows = as_rows(rows)
+    return ctx.copies.count(rows) if ctx.copies is not None else np.zeros(len(rows), np.int64)
 
 
 @dataclass
@@ -132,7 +187,8 @@ def recent_yield(session: Session, window: int = STOP_WINDOW) -> RecentYield | N
         if newest:  # the newest search: perhaps not reviewed yet
             newest = False
             continue
-        brought = [row for row, old, new in step.changes if old == UNLABELLED and new == INCLUDED]
+        shown = set(step.shown)  # the texts it showed: not the copies that came in with them
+        brought = [row for row, old, new in step.changes if old == UNLABELLED and new == INCLUDED and row in shown]
         if not brought:
             continue
         kept += sum(session.labels.get(r) == INCLUDED for r in brought)
@@ -186,14 +242,17 @@ def availability(session: Session, ctx: SearchContext | None = None) -> dict[str
     return {name: m.reason_not_applicable(c["included"], c["excluded"], ctx) for name, m in REGISTRY.items()}
 
 
-def rows_frame(frame: pd.DataFrame, session: Session, rows, scores=None, zone: str = "UTC") -> pd.DataFrame:
-    """The rows to show, in order: row, id, text, date (wall time of ``zone``), author, score, label."""
+def rows_frame(frame: pd.DataFrame, session: Session, rows, scores=None, zone: str = "UTC",
+               copies=None) -> pd.DataFrame:
+    """The rows to show, in order: row, id, text, date (wall time of ``zone``), author, score, label, and
+    copies (how many copies of the text the corpus holds besides it: ``copies``, or 0)."""
     rows = np.asarray(rows, dtype=np.int64)
     cols = ["id", "text"] + [c for c in ("date", "author") if c in frame.columns]
     out = timezones.shown(frame.iloc[rows][cols], zone).copy()
     out.insert(0, "row", rows)
     out["score"] = np.asarray(scores, dtype=np.float32) if scores is not None and len(scores) == len(rows) else np.nan
     out["label"] = [LABEL_NAMES[session.label_of(r)] for r in rows]
+    out["copies"] = np.asarray(copies, np.int64) if copies is not None else 0
     return out.reset_index(drop=True)
 
 
@@ -248,7 +307,9 @@ def search_message(method: str, r: Ranked) -> str:
         return f"{label}{chosen}: no new texts ({what})."
     hits = (f" of {r.info['hits']:,} hits ({r.info['already_labelled']:,} already labelled)"
             if "hits" in r.info else "")
-    return f"{label}{chosen}: {len(r):,} new texts{hits}, added as included."
+    n = r.info.get("copies", 0)
+    copies = f", with their {n:,} cop{'y' if n == 1 else 'ies'} (the same words with other links)" if n else ""
+    return f"{label}{chosen}: {len(r):,} new texts{hits}, added as included{copies}."
 
 
 def bulk_message(step, label: int) -> str:
@@ -256,7 +317,9 @@ def bulk_message(step, label: int) -> str:
     word, other = LABEL_NAMES[label], LABEL_NAMES[-label]
     kept = step.params.get("kept", 0)
     same = step.params.get("n", 0) - step.params.get("changed", 0) - kept
-    parts = [f"{step.params.get('changed', 0):,} texts {word}"]
+    copies = step.params.get("copies", 0)
+    parts = [f"{step.params.get('changed', 0):,} texts {word}"
+             + (f" ({copies:,} of them copies of the others, labelled with them)" if copies else "")]
     if kept:
         parts.append(f"{kept:,} {other} by you left as they were (switch them one by one, or tick "
                      "'Also overturn my own labels')")
@@ -279,7 +342,9 @@ def meta_line(r) -> str:
     """date · author · score · id of a row of rows_frame (plain text)."""
     date = getattr(r, "date", None)
     parts = [str(date)[:16] if date is not None and date == date else "", str(getattr(r, "author", "") or ""),
-             f"score {r.score:.3f}" if not np.isnan(r.score) else "", f"id {r.id}"]
+             f"score {r.score:.3f}" if not np.isnan(r.score) else "", f"id {r.id}",
+             f"{r.copies:,} cop{'y' if r.copies == 1 else 'ies'} (same words, other links) labelled with it"
+             if getattr(r, "copies", 0) else ""]
     return "  ·  ".join(p for p in parts if p)
 
 

@@ -467,7 +467,7 @@ def _import_locked(spec: ImportSpec, name: str, root: Path, progress: Progress |
     stage("writing the corpus")
     _write_generation(final, frame, manifest,
                       lambda data: {**write_data(data), "sketch": _build_sketch(data, progress),
-                                    "hover": _draw_hover(frame, data)})
+                                    "hover": _draw_hover(frame, data), "copies": _find_copies(frame, data)})
     shutil.rmtree(work, ignore_errors=True)
     log.info("corpus %s: %d rows, dim %d, written to %s", name, len(frame), manifest["dim"], final)
     return load_corpus(name, root)
@@ -492,6 +492,15 @@ def _build_indexes(frame: pd.DataFrame, data: Path, progress: Progress | None) -
     return {"indexes": {"keyword": {"engine": "word-postings", "file": textindex.FILE, "folded": textindex.FOLDED,
                                     "words": list(textindex.WORDS), "seconds": round(t1 - t0, 1)},
                         "words": {"seconds": round(time.time() - t1, 1)}}}
+
+
+def _find_copies(frame: pd.DataFrame, data: Path) -> dict:
+    """Which texts are copies of one another (core/copies.py), found while the texts are in memory."""
+    from core import copies
+
+    t0 = time.time()
+    found = copies.load_or_build(data, frame["text"])
+    return {"file": copies.FILE, "rows_with_copies": found.rows_with_copies, "seconds": round(time.time() - t0, 2)}
 
 
 def _draw_hover(frame: pd.DataFrame, data: Path) -> dict:

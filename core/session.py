@@ -111,11 +111,13 @@ class Session:
         return step
 
     def add_search(self, method: str, params: dict, rows: Iterable[int], scores: Iterable[float] = (),
-                   default_label: int = INCLUDED) -> Step:
-        """Record a search; its unlabelled hits come in as ``default_label`` (included)."""
+                   default_label: int = INCLUDED, copies: Iterable[int] = ()) -> Step:
+        """Record a search; its unlabelled hits come in as ``default_label`` (included), and so do the
+        unlabelled ``copies`` of them (core.copies), which the step does not show."""
         rows = [int(r) for r in rows]
         step = Step("search", method, dict(params), rows, [float(s) for s in scores])
-        return self._apply(step, ((r, default_label) for r in rows if self.label_of(r) == UNLABELLED))
+        brought = [*rows, *(int(r) for r in copies)]
+        return self._apply(step, ((r, default_label) for r in brought if self.label_of(r) == UNLABELLED))
 
     def set_labels(self, rows: Iterable[int], label: int, action: str | None = None,
                    keep_explicit: bool = False, params: dict | None = None) -> Step:

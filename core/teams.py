@@ -106,6 +106,19 @@ def agreement(labels: dict[str, dict[str, int]]) -> Agreement:
     return Agreement(names, len(shared), percent, kappa, alpha, per, disagreements)
 
 
+def fold_copies(disagreements: list[dict], code_of: dict[str, int]) -> list[tuple[dict, list[str]]]:
+    """The disagreements with copies of one text (core/copies.py: ``code_of`` maps an id to its text's code) that
+    every annotator labelled alike shown once: (the first of them, the ids of all, in order). The adjudicator
+    decides such a text once; an id without a code (not in this import) stands alone."""
+    folded: dict[tuple, tuple[dict, list[str]]] = {}
+    for d in disagreements:
+        code = code_of.get(d["item_id"])
+        key = (code, tuple(sorted((k, v) for k, v in d.items() if k != "item_id"))) if code is not None \
+            else ("id", d["item_id"])
+        folded.setdefault(key, (d, []))[1].append(d["item_id"])
+    return list(folded.values())
+
+
 def gold_labels(labels: dict[str, dict[str, int]], decisions: dict[str, int]) -> dict[str, int]:
     """The gold labels: where everyone who reviewed a text agrees, their label; where they disagree, the
     adjudicator's decision (1, -1, or 0: left out). A disagreement without a decision is an error."""

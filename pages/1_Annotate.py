@@ -47,8 +47,8 @@ def on_more_hits() -> None:
 
 def on_bulk(rows, label: int, picked: dict) -> None:
     """A page action; ``picked`` says how its rows were picked (the filter), kept with the step."""
-    step = session.set_labels(rows, label, keep_explicit=not st.session_state.get("bulk_overturn", False),
-                              params=picked)
+    step = annotate.label(ctx.copies, session, rows, label, params=picked,
+                          keep_explicit=not st.session_state.get("bulk_overturn", False))
     say("info", annotate.bulk_message(step, label))
 
 
@@ -99,15 +99,21 @@ def _results() -> None:
                     "Search a keyword first", width="stretch")
     if view == "Last search" and (advice := annotate.keyword_advice(session)):
         advice_col.caption(advice)
-    if (filtered := view_filter.apply(name, *annotate.view_rows(session, views[view]), views[view])) is None:
+    in_view = annotate.view_rows(session, views[view])
+    each_once = annotate.distinct(ctx, *in_view)
+    copies = len(in_view[0]) - len(each_once[0])  # labelled with a text the list shows
+    if (filtered := view_filter.apply(name, *each_once, views[view])) is None:
         return
     rows, scores = filtered
     pages = annotate.page_count(len(rows), PER_PAGE)
     if st.session_state.get("ann_page", 1) > pages:
         st.session_state["ann_page"] = 1
-    page = st.number_input(f"Page (of {pages}, {len(rows):,} texts)", 1, pages, key="ann_page") if pages > 1 else 1
+    more = f"; {copies:,} copies of them besides" if copies else ""
+    page = (st.number_input(f"Page (of {pages}, {len(rows):,} texts{more})", 1, pages, key="ann_page")
+            if pages > 1 else 1)
     shown, shown_scores = annotate.page_of(rows, scores, page, PER_PAGE)
-    table = annotate.rows_frame(corpus.frame, session, shown, shown_scores, corpus.timezone)
+    table = annotate.rows_frame(corpus.frame, session, shown, shown_scores, corpus.timezone,
+                                annotate.copies_of(ctx, shown))
     if not len(table):
         if session.is_empty():
             st.info("Start with a keyword search; its hits come in as included. Click the ones that are off-topic "
@@ -124,7 +130,8 @@ def _results() -> None:
     c.checkbox("Also overturn my own labels", key="bulk_overturn",
                help="Off: a bulk action leaves the texts you labelled yourself as they are.")
     st.caption("Each text is included (✓, shown as written) or excluded (✕, struck through): click its button to "
-               "switch. Texts are shown exactly as written.")
+               "switch. Texts are shown exactly as written, each once: its copies (the same words with other links) "
+               "take its label." + (f" Here {copies:,} copies are left out of the list." if copies else ""))
     me = drafts.who(name)
     how = {row: annotate.how_line(entry, me, corpus.timezone)
            for row, entry in annotate.provenance(session, table["row"]).items()}
@@ -134,7 +141,7 @@ def _results() -> None:
         # a button, not a checkbox: a click is an event, so no stale widget value can re-fire it. Its icon, colour and
         # word tell the state (Material icons: no emoji font needed); an excluded text is struck through and grey
         c1.button(":green[:material/check_circle: Included]" if inc else ":red[:material/block: Excluded]",
-                  key=f"tog_{r.row}", on_click=session.toggle, args=(int(r.row),),
+                  key=f"tog_{r.row}", on_click=annotate.toggle, args=(ctx.copies, session, int(r.row)),
                   help="Click to exclude" if inc else "Click to include", width="stretch")
         if inc:
             c2.text(r.text)

@@ -68,7 +68,8 @@ picked = plots.selected_rows(sc, selection.get("points", []), selection)
 
 
 def on_bulk(rows, label: int) -> None:
-    step = session.set_labels(rows, label, keep_explicit=not st.session_state.get("sc_overturn", False))
+    step = annotate.label(resources.copies_of(name), session, rows, label,
+                          keep_explicit=not st.session_state.get("sc_overturn", False))
     st.session_state["sc_msg"] = annotate.bulk_message(step, label)
 
 

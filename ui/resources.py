@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import embedsets, hover, paths, plots, timezones, vectorstore
+from core import copies, embedsets, hover, paths, plots, timezones, vectorstore
 from core.corpus import Corpus, load_corpus
 from core.export import group_frame, to_bytes
 from core.embed import pick_device
@@ -80,21 +80,34 @@ def keyword_index(c: Corpus, texts: Sequence[str]) -> KeywordIndex:
     return KeywordIndex(texts, text_index=index)
 
 
-def search_context_of(c: Corpus, device: str) -> SearchContext:
+def search_context_of(c: Corpus, device: str, found: copies.Copies | None = None) -> SearchContext:
     """What the server searches a corpus with. A large corpus (its keyword index on disk, its word
     matrix built at import) keeps its texts in the frame's column, read by row; a smaller one gets
-    them as a list, joined in memory for the keyword scan."""
+    them as a list, joined in memory for the keyword scan. ``found``: the corpus's copies, when read
+    already."""
     from core.rows import TextColumn
 
     texts = TextColumn(c.frame["text"]) if c.keyword_index_file else c.frame["text"].tolist()
     words = WordIndex(texts, c.data_folder / f"words-v{WORDS_VERSION}.npz")
     return SearchContext(vector_index(c, device), keyword_index(c, texts), c.frame, timezone=c.timezone,
-                         device=device, word_index=words)
+                         device=device, word_index=words,
+                         copies=found or copies.load_or_build(c.data_folder, c.frame["text"]))
 
 
 @st.cache_resource(show_spinner="Building the search index…", max_entries=4)
 def _search_context(root: str, name: str, stamp: float) -> SearchContext:
-    return _settled(search_context_of(_corpus(root, name, stamp), pick_device("auto")))
+    return _settled(search_context_of(_corpus(root, name, stamp), pick_device("auto"), _copies(root, name, stamp)))
+
+
+@st.cache_resource(show_spinner="Finding the texts that are copies of one another (once per corpus)…", max_entries=4)
+def _copies(root: str, name: str, stamp: float) -> copies.Copies:
+    c = _corpus(root, name, stamp)
+    return copies.load_or_build(c.data_folder, c.frame["text"])
+
+
+def copies_of(name: str) -> copies.Copies:
+    """The corpus's copies (core/copies.py), shared by its pages."""
+    return _copies(*_key(name))
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)

@@ -7,7 +7,7 @@ import streamlit as st
 
 from core import timezones
 from core.store import GroupStore
-from ui import access, picker
+from ui import access, picker, resources
 from ui.text import md, quoted
 
 
@@ -62,3 +62,10 @@ def how_line(p, zone: str = "UTC") -> str:
     query = p.params.get("query") if isinstance(p.params, dict) else None
     method = {"keyword": "KW", "toggle": "a click", "review": "review"}.get(p.method or "", p.method or "")
     return f"{p.who}: {method}" + (f" ‘{query}’" if query else "") + f", {timezones.wall(p.at, zone)}"
+
+
+def copy_codes(name: str, corpus, ids: list[str]) -> dict[str, int]:
+    """id -> the code of its text among the corpus's copies (core/copies.py), for the ids in this import."""
+    rows = corpus.id_index.get_indexer([str(i) for i in ids])
+    codes = resources.copies_of(name).codes
+    return {str(i): int(codes[r]) for i, r in zip(ids, rows) if r >= 0}

@@ -101,6 +101,9 @@ class SearchContext:
     seed: int = 0
     word_index: "WordIndex | None" = None
     dac: Any = None  # a trained DAC model (core.cluster.dac.train.Trained), for DAC
+    # the corpus's copies (core.copies.Copies): a label goes to a text's copies too, and a search's places go to
+    # texts not yet seen (core.annotate). None: every text stands alone
+    copies: Any = None
 
     @property
     def vectors(self) -> np.ndarray:
