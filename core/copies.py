@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
+import pandas as pd
 
 from core.atomic import save_npy
 from core.rows import as_rows, in_sorted, unique_rows
@@ -28,8 +29,12 @@ FILE = f"copies-v{VERSION}.npy"
 LINK = r"(?:https?://|www\.)\S*"
 
 
+PIECE = 1 << 20  # texts normalised at a time: the lower-cased and stripped texts of one piece are held at once
+
+
 def codes_of(texts: Sequence[str]) -> np.ndarray:
-    """One code per text (int32): copies share a code, every other text has a code of its own."""
+    """One code per text (int32): copies share a code, every other text has a code of its own. Read a piece at a
+    time (only the pieces' words, without their links, are held together: ~0.7 of the texts at 10M tweets)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -39,12 +44,18 @@ def codes_of(texts: Sequence[str]) -> np.ndarray:
         arr = pa.array(texts, from_pandas=True)
     else:
         arr = pa.array(list(texts), pa.large_string())
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.cast(pa.large_string()).combine_chunks()
-    words = pc.utf8_trim_whitespace(pc.replace_substring_regex(
-        pc.replace_substring_regex(pc.utf8_lower(pc.fill_null(arr, "")), LINK, ""), r"\s+", " "))
-    out = pc.dictionary_encode(words).indices.to_numpy(zero_copy_only=False).astype(np.int32)
-    empty = np.flatnonzero(pc.equal(words, "").to_numpy(zero_copy_only=False)) if len(out) else np.array([], int)
+    chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
+    words = []
+    for chunk in chunks:
+        for start in range(0, len(chunk), PIECE):
+            piece = pc.utf8_lower(pc.fill_null(chunk.slice(start, PIECE), ""))
+            piece = pc.replace_substring_regex(pc.replace_substring_regex(piece, LINK, ""), r"\s+", " ")
+            words.append(pc.utf8_trim_whitespace(piece).cast(pa.large_string()))
+    if not words:
+        return np.zeros(0, np.int32)
+    encoded = pc.dictionary_encode(pa.chunked_array(words))  # one dictionary across the pieces
+    out = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in encoded.chunks]).astype(np.int32)
+    empty = np.flatnonzero(np.concatenate([pc.equal(w, "").to_numpy(zero_copy_only=False) for w in words]))
     if len(empty):  # texts of links only: each its own
         out[empty] = np.arange(len(empty), dtype=np.int32) + int(out.max()) + 1
     return out
@@ -79,7 +90,7 @@ class Copies:
         if not len(rows):
             return rows
         codes = self.codes[rows]
-        codes = unique_rows(codes[self.sizes[codes] > 1])
+        codes = unique_rows(codes[self.sizes[codes] > 1]).astype(self._codes.dtype)  # same dtype: no cast of _codes
         if not len(codes):
             return rows
         lo, hi = np.searchsorted(self._codes, codes), np.searchsorted(self._codes, codes, side="right")
@@ -94,12 +105,8 @@ class Copies:
         codes = self.codes[as_rows(rows)]
         if len(codes) < 2:
             return np.arange(len(codes), dtype=np.int64)
-        order = np.argsort(codes, kind="stable")  # by sorting, not np.unique's hash table (core/rows.py)
-        ranked = codes[order]
-        first = np.empty(len(codes), bool)
-        first[0] = True
-        np.not_equal(ranked[1:], ranked[:-1], out=first[1:])
-        return np.sort(order[first]).astype(np.int64)
+        # pandas' hash table: 34 ms for 1.67M rows of a 10M corpus, where a stable sort took 200 ms
+        return np.flatnonzero(~pd.Series(codes).duplicated().to_numpy()).astype(np.int64)
 
 
 def load_or_build(folder: Path, texts: Sequence[str]) -> Copies:
