@@ -37,12 +37,13 @@ import numpy as np
 from testbed.common import emit, run_folder
 from core.corpus import load_corpus
 from core.search import REGISTRY, SearchContext
+from core.copies import Copies, codes_of
 from core.search.index import VectorIndex
 from core.search.keyword import KeywordIndex
 from core.search.lexical import WordIndex
 from precompute._cli import quiet_logging
 
-from testbed.annotator import MARKS, band, class_queries, corpus_for, plot, recalls, simulate
+from testbed.annotator import MARKS, REVIEWED_FOR, band, class_queries, corpus_for, plot, recalls, simulate
 
 
 def main(argv=None) -> None:
@@ -78,6 +79,10 @@ def main(argv=None) -> None:
                         "show how much a figure moves with the protocol's one random choice")
     p.add_argument("--dac-model", help="for the dac method: a model trained for the corpus (its name under "
                                        "data/NAME/dac/, or a .pt file)")
+    p.add_argument("--copies", choices=["on", "off"], default="on",
+                   help="on (as the Annotate page, core/copies.py): a text's copies (the same words with other links) "
+                        "take its label and a search's places go to distinct texts; off: every text stands alone "
+                        "(the figures before copies were known)")
     p.add_argument("--trace", action="store_true",
                    help="also write traces.jsonl into the run folder: each run's texts in review order (1 = on topic) "
                         "and its steps' ends, for bench/stopping.py")
@@ -106,8 +111,9 @@ def main(argv=None) -> None:
         path = Path(a.dac_model) if a.dac_model.endswith(".pt") else existing_file(corpus.name, a.dac_model,
                                                                                         corpus.folder.parent)
         dac_model = dac_train.load(path)
+    copies_of = (lambda t: Copies(codes_of(t))) if a.copies == "on" else (lambda t: None)  # noqa: E731
     ctx = SearchContext(VectorIndex(corpus.embeddings), KeywordIndex(texts), corpus.frame, word_index=WordIndex(texts),
-                        dac=dac_model, seed=a.context_seed)
+                        dac=dac_model, seed=a.context_seed, copies=copies_of(texts))
     labels = corpus.frame[a.label_column].astype(str).to_numpy()
     classes = a.classes or sorted(set(labels) - {""})  # an empty label: background, not a topic
     queries = class_queries(corpus, a.label_column, classes, a.seed_query)
@@ -149,7 +155,7 @@ def main(argv=None) -> None:
                 sub_ctx = SearchContext(VectorIndex(np.asarray(corpus.embeddings)[keep]), KeywordIndex(sub_texts),
                                         corpus.frame.iloc[keep].reset_index(drop=True),
                                         word_index=WordIndex(sub_texts), dac=dac_model,
-                                        seed=a.context_seed)
+                                        seed=a.context_seed, copies=copies_of(sub_texts))
                 members = np.flatnonzero(labels[keep] == cls)
             for method in methods:
                 r = simulate(sub_ctx, members, method, queries[cls], a.budget, a.seed_hits, cls, params,
@@ -165,6 +171,7 @@ def main(argv=None) -> None:
                 emit(dataset=a.data.stem, cls=cls, method=method, size=r.size, seed_query=r.seed_query,
                      keyword_policy=a.keyword_policy, band=band(r.size),
                      **{f"recall@{m}x": round(r.recall_at(m), 4) for m in MARKS if m <= a.budget},
+                     **{f"reviewed_for_{v:g}": r.reviewed_for(v) for v in REVIEWED_FOR},
                      reviewed=r.reviewed, recall_measured="per_text",
                      precision=round(r.true_included / max(r.included, 1), 4),
                      mean_step_s=round(float(np.mean(r.step_seconds)) if r.step_seconds else 0.0, 4),
@@ -172,7 +179,7 @@ def main(argv=None) -> None:
                          "final": [r.reviewed, round(sum(r.texts) / r.size, 4)]} if a.stop is not None else {}))
     summary = {"dataset": a.data.stem, "classes": len(classes), "budget": a.budget,
                "keyword_policy": a.keyword_policy, "keyword_stop_share": a.keyword_stop_share, "shrink": a.shrink,
-               "methods": {}, "bands": {}}
+               "copies": a.copies, "methods": {}, "bands": {}}
     for method in methods:
         mr = [r for r in runs if r.method == method]
         summary["methods"][method] = {

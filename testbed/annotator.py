@@ -31,8 +31,9 @@ class Run:
     size: int
     seed_query: str
     budget: float = max(MARKS)  # the run's budget in multiples of the class size
-    # each text reviewed, in the order the annotator reviewed it (a step's own order): a member?
-    texts: list[bool] = field(default_factory=list)
+    # each text reviewed, in the order the annotator reviewed it (a step's own order): the members it brought,
+    # 1 for a member (0 off topic), plus its copies that are members where the search context knows copies
+    texts: list[int] = field(default_factory=list)
     curve: list[tuple[int, int]] = field(default_factory=list)  # per step: (reviewed, found) so far
     step_seconds: list[float] = field(default_factory=list)
     stops: list[tuple[int, int]] = field(default_factory=list)  # (reviewed, found) where the stopping signal held
@@ -43,9 +44,10 @@ class Run:
     def reviewed(self) -> int:
         return len(self.texts)
 
-    def step(self, members_shown: list[bool]) -> None:
-        """A step was reviewed: its texts, in the order shown, each a member or not."""
-        self.texts.extend(bool(m) for m in members_shown)
+    def step(self, members_shown: list[int]) -> None:
+        """A step was reviewed: its texts, in the order shown, each with the members it brought (a bool: a
+        member or not)."""
+        self.texts.extend(int(m) for m in members_shown)
         self.curve.append((len(self.texts), sum(self.texts)))
 
     def recall_at(self, multiple: float) -> float | None:
@@ -57,15 +59,31 @@ class Run:
             return None
         return sum(self.texts[:mark]) / self.size
 
+    def reviewed_for(self, share: float) -> float | None:
+        """Texts reviewed (in units of the class size) until ``share`` of the class was found; None when the run
+        never found that much."""
+        found = np.cumsum(self.texts)
+        reached = np.flatnonzero(found >= share * self.size - 1e-9)
+        return (int(reached[0]) + 1) / self.size if len(reached) else None
 
-def review(session: Session, rows, members: set[int], run: Run) -> int:
-    """Label truthfully the rows a search just showed (they came in as included), in the order shown."""
+
+def review(ctx: SearchContext, session: Session, rows, members: set[int], run: Run) -> int:
+    """Label truthfully the rows a search just showed (they came in as included, with their copies where ``ctx``
+    knows copies), in the order shown, as the page does (a text's copies take its label)."""
     rows = [int(r) for r in rows]
     wrong = [r for r in rows if r not in members]
     if wrong:
-        session.set_labels(wrong, EXCLUDED, action="review")
-    run.step([r in members for r in rows])
+        annotate.label(ctx.copies, session, wrong, EXCLUDED, action="review")
+    if ctx.copies is None:
+        run.step([r in members for r in rows])
+    else:  # a member's copies that are members came in with it: found for one text reviewed
+        run.step([sum(int(c) in members for c in ctx.copies.expand([r])) if r in members else 0 for r in rows])
     return len(rows)
+
+
+def off_topic(rows, members: set[int]) -> int:
+    """How many of the texts shown are not members (the ones the annotator excludes)."""
+    return sum(int(r) not in members for r in rows)
 
 
 def found(session: Session, members: set[int]) -> int:
@@ -76,9 +94,8 @@ def keyword_page(ctx: SearchContext, s: Session, kr: "annotate.KeywordReview", q
                  members: set[int], run: Run) -> int:
     """Review the keyword's next ``k`` hits; returns how many were shown."""
     r = annotate.ask(ctx, s, "keyword", k, query=query)
-    before = len(s.excluded)
-    n = review(s, r.rows, members, run)
-    kr.record(len(r), len(s.excluded) - before)
+    n = review(ctx, s, r.rows, members, run)
+    kr.record(len(r), off_topic(r.rows, members))
     return n
 
 
@@ -139,7 +156,7 @@ def simulate(ctx: SearchContext, member_rows: np.ndarray, method: str, queries: 
                 reviewed += keyword_page(ctx, s, kr, q, k, members, run)
         else:  # "fixed": the first seed_hits hits at once
             r = annotate.ask(ctx, s, "keyword", min(seed_hits, limit - reviewed), query=q)
-            reviewed += review(s, r.rows, members, run)
+            reviewed += review(ctx, s, r.rows, members, run)
         if found(s, members) or reviewed >= limit:
             break
     query, tried, check = run.seed_query, [run.seed_query], False
@@ -172,9 +189,8 @@ def simulate(ctx: SearchContext, member_rows: np.ndarray, method: str, queries: 
         run.step_seconds.append(time.perf_counter() - t)
         if not len(r):
             break
-        before = len(s.excluded)
-        reviewed += review(s, r.rows, members, run)
-        share = 1 - (len(s.excluded) - before) / len(r)
+        reviewed += review(ctx, s, r.rows, members, run)
+        share = 1 - off_topic(r.rows, members) / len(r)
         # "alternate": back to the keyword's next page when it found more than this step did
         if keyword_policy == "alternate" and kr is not None and reviewed < limit and kr.resume(share):
             if k := kr.next_k(limit - reviewed):
@@ -250,4 +266,12 @@ def plot(runs: list[Run], title: str, path: Path, budget: float = max(MARKS)) ->
 
 def recalls(runs: list[Run], budget: float) -> dict:
     """Mean recall at each mark within the budget, over ``runs`` (text by text)."""
-    return {f"recall@{m}x": round(float(np.mean([r.recall_at(m) for r in runs])), 4) for m in MARKS if m <= budget}
+    out = {f"recall@{m}x": round(float(np.mean([r.recall_at(m) for r in runs])), 4) for m in MARKS if m <= budget}
+    for share in REVIEWED_FOR:  # the texts reviewed to find this share: median over the runs that found it
+        took = [x for x in (r.reviewed_for(share) for r in runs) if x is not None]
+        out[f"reviewed_for_{share:g}"] = round(float(np.median(took)), 4) if took else None
+        out[f"found_{share:g}"] = f"{len(took)} of {len(runs)}"
+    return out
+
+
+REVIEWED_FOR = (0.9, 0.95)
