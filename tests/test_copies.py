@@ -26,11 +26,13 @@ def test_copies_are_the_same_words_whatever_the_links_case_and_spaces():
     assert c.rows_with_copies == 5
 
 
-def test_codes_read_a_pandas_column_and_a_list_alike():
+def test_codes_read_a_pandas_column_and_a_list_alike_and_a_piece_at_a_time(monkeypatch):
     texts = ["a http://x", "A", None, "b", "b "]
     from_list = codes_of(["a http://x", "A", "", "b", "b "])
     from_column = codes_of(pd.Series(texts, dtype="str"))
     assert Copies(from_list).count(range(5)).tolist() == Copies(from_column).count(range(5)).tolist() == [1, 1, 0, 1, 1]
+    monkeypatch.setattr(copies, "PIECE", 2)  # copies in different pieces are still copies
+    assert codes_of(pd.Series(texts, dtype="str")).tolist() == from_column.tolist()
 
 
 def test_the_codes_are_kept_beside_the_corpus_and_computed_again_for_other_texts(tmp_path, caplog):
