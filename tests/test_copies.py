@@ -17,13 +17,15 @@ def test_copies_are_the_same_words_whatever_the_links_case_and_spaces():
     texts = ["Flood in Prague! http://t.co/AAA", "flood in  prague! https://t.co/BBB", "Flood in Prague!",
              "Flood in Brno! http://t.co/AAA",  # another text with the same link: not a copy
              "http://t.co/x", "https://t.co/y www.example.com",  # links only: nobody's copy
-             "", "flood in prague", "Povodeň v Praze www.x.cz", "POVODEŇ V PRAZE"]
+             "", "flood in prague", "Povodeň v Praze www.x.cz", "POVODEŇ V PRAZE",
+             "RT @praha_1: Povodeň v Praze http://t.co/z",  # a retweet: the same words
+             "RT @x:", "Art @x: flood in prague!"]  # a retweet of nothing, and words that only look like one
     c = Copies(codes_of(texts))
-    assert c.count(range(len(texts))).tolist() == [2, 2, 2, 0, 0, 0, 0, 0, 1, 1]
+    assert c.count(range(len(texts))).tolist() == [2, 2, 2, 0, 0, 0, 0, 0, 2, 2, 2, 0, 0]
     assert c.expand([1]).tolist() == [1, 0, 2]  # the row given first, then its copies by row
     assert c.expand([3, 4]).tolist() == [3, 4]
     assert c.first_of_each([2, 3, 0, 1, 9, 8]).tolist() == [0, 1, 4]  # rows 2, 3 and 9: the first of each text
-    assert c.rows_with_copies == 5
+    assert c.rows_with_copies == 6
 
 
 def test_codes_read_a_pandas_column_and_a_list_alike_and_a_piece_at_a_time(monkeypatch):
@@ -45,6 +47,10 @@ def test_the_codes_are_kept_beside_the_corpus_and_computed_again_for_other_texts
     assert "computed again" in caplog.text
     (tmp_path / copies.FILE).write_bytes(b"not a numpy file")
     assert copies.load_or_build(tmp_path, ["a", "a"]).count([0]).tolist() == [1]
+    (tmp_path / "copies-v1.npy").write_bytes(b"an earlier rule's codes")
+    (tmp_path / copies.FILE).unlink()
+    copies.load_or_build(tmp_path, ["a", "a"])
+    assert sorted(p.name for p in tmp_path.glob("copies-v*.npy")) == [copies.FILE]
 
 
 # ---- on real tweets: the scale corpus shares many tweets with other links ----------------------------------
