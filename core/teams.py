@@ -106,17 +106,24 @@ def agreement(labels: dict[str, dict[str, int]]) -> Agreement:
     return Agreement(names, len(shared), percent, kappa, alpha, per, disagreements)
 
 
-def fold_copies(disagreements: list[dict], code_of: dict[str, int]) -> list[tuple[dict, list[str]]]:
-    """The disagreements with copies of one text (core/copies.py: ``code_of`` maps an id to its text's code) that
-    every annotator labelled alike shown once: (the first of them, the ids of all, in order). The adjudicator
-    decides such a text once; an id without a code (not in this import) stands alone."""
-    folded: dict[tuple, tuple[dict, list[str]]] = {}
-    for d in disagreements:
-        code = code_of.get(d["item_id"])
-        key = (code, tuple(sorted((k, v) for k, v in d.items() if k != "item_id"))) if code is not None \
-            else ("id", d["item_id"])
-        folded.setdefault(key, (d, []))[1].append(d["item_id"])
-    return list(folded.values())
+def by_text(labels: dict[str, dict[str, int]], code_of: dict[str, int]) -> tuple[dict, dict[str, list[str]]]:
+    """Each annotator's labels with a text and its copies as one item (core/copies.py: ``code_of`` maps an id to its
+    text's code), keyed by the first of their ids, so that agreement counts texts, not how often one was shared:
+    (the labels by text, each item's ids). A text whose copies one annotator labelled differently (a group saved
+    before copies were known) stays as its ids; an id without a code (not in this import) stands alone."""
+    ids = sorted({i for v in labels.values() for i in v})
+    groups: dict[object, list[str]] = {}
+    for i in ids:
+        groups.setdefault(("code", code_of[i]) if i in code_of else ("id", i), []).append(i)
+    members: dict[str, list[str]] = {}
+    for same in groups.values():
+        if len(same) > 1 and all(len({v[i] for i in same if i in v}) <= 1 for v in labels.values()):
+            members[same[0]] = same
+        else:
+            members.update({i: [i] for i in same})
+    first = {i: item for item, same in members.items() for i in same}
+    folded = {who: {first[i]: label for i, label in v.items()} for who, v in labels.items()}
+    return folded, members
 
 
 def gold_labels(labels: dict[str, dict[str, int]], decisions: dict[str, int]) -> dict[str, int]:
@@ -142,14 +149,15 @@ class NotAllowed(PermissionError):
 
 
 def save_gold(store, topic: Topic, labels: dict[str, dict[str, int]], decisions: dict[str, int], who: str,
-              report: str = "") -> int:
+              report: str = "", texts: dict[str, dict[str, int]] | None = None) -> int:
     """Save the topic's gold version (``gold_labels``), as ``who``, who must be allowed to adjudicate
-    (NotAllowed otherwise: nothing is written); returns its version number."""
+    (NotAllowed otherwise: nothing is written); returns its version number. Its notes give the agreement on
+    ``texts`` (``by_text``'s labels) where given, otherwise on ``labels``."""
     if not may_adjudicate(who, topic):
         raise NotAllowed(f"{who} may not adjudicate {topic.name!r}: an adjudicator is named in {ADJUDICATORS} "
                          "(or, without it, is the topic's creator)")
     gold = gold_labels(labels, decisions)
-    ag = agreement(labels)
+    ag = agreement(texts if texts is not None else labels)
     return store.save(gold_group(topic.name), [i for i, v in gold.items() if v == 1],
                       [i for i, v in gold.items() if v == -1], annotator=who, saved_by=who, overwrite=True,
                       topic=topic.name, kind=GOLD, session_json=report or None,

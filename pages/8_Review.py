@@ -9,7 +9,7 @@ import json
 import pandas as pd
 import streamlit as st
 
-from core.teams import agreement, fold_copies, gold_group, may_adjudicate, may_see, save_gold
+from core.teams import agreement, by_text, gold_group, may_adjudicate, may_see, save_gold
 from ui import navigation, resources, team_panel
 from ui.text import quoted
 
@@ -34,27 +34,30 @@ if len(shown) < 2:
     st.stop()
 versions = {a.annotator: store.load(a.group) for a in shown}
 labels = {who: {**{i: 1 for i in v.included}, **{i: -1 for i in v.excluded}} for who, v in versions.items()}
-ag = agreement(labels)
+# a text and its copies (labelled with it) are one item: agreement counts texts, not how often one was shared
+texts_labels, members = by_text(labels, team_panel.copy_codes(name, corpus, sorted({i for v in labels.values()
+                                                                                     for i in v})))
+ag = agreement(texts_labels)
+copies = sum(len(same) - 1 for same in members.values())
 cols = st.columns(4)
-cols[0].metric("Texts two or more reviewed", f"{ag.items:,}")
+cols[0].metric("Texts two or more reviewed", f"{ag.items:,}",
+               help=f"A text and its copies count once ({copies:,} copies in these groups)." if copies else None)
 cols[1].metric("Percent agreement", f"{ag.percent:.1%}" if ag.percent is not None else "-")
 cols[2].metric("Cohen's kappa", f"{ag.kappa:.3f}" if ag.kappa is not None else "- (2 annotators)")
 cols[3].metric("Krippendorff's alpha", f"{ag.alpha:.3f}" if ag.alpha is not None else "-")
 st.dataframe(pd.DataFrame([{"annotator": a, **c} for a, c in ag.per_annotator.items()]), hide_index=True)
 
-ids = [d["item_id"] for d in ag.disagreements]
-folded = fold_copies(ag.disagreements, team_panel.copy_codes(name, corpus, ids))  # a text and its copies: once
-st.subheader(f"Disagreements ({len(folded):,} texts" + (f", {len(ids):,} with their copies)" if len(folded) < len(ids)
-                                                          else ")"))
-texts = corpus.texts_by_id([d["item_id"] for d, _ in folded])
-how = {who: store.provenance([d["item_id"] for d, _ in folded], [v.work]) for who, v in versions.items()}
+shared = {d["item_id"]: len(members[d["item_id"]]) - 1 for d in ag.disagreements}
+st.subheader(f"Disagreements ({len(ag.disagreements):,})")
+texts = corpus.texts_by_id(list(shared))
+how = {who: store.provenance(list(shared), [v.work]) for who, v in versions.items()}
 word = {1: "included", -1: "excluded", None: ""}
 table = pd.DataFrame([{"id": d["item_id"], "text": texts.get(d["item_id"], "(not in this import)"),
-                       **({"copies": len(same) - 1} if len(folded) < len(ids) else {}),
+                       **({"copies": shared[d["item_id"]]} if any(shared.values()) else {}),
                        **{who: word[d[who]] for who in ag.annotators},
                        **{f"{who}: how": team_panel.how_line(how[who].get(d["item_id"]), corpus.timezone)
                           for who in ag.annotators},
-                       "gold": ""} for d, same in folded])
+                       "gold": ""} for d in ag.disagreements])
 if not judge:
     st.dataframe(table.drop(columns="gold"), hide_index=True, width="stretch")
     st.caption("Only an adjudicator makes the gold version (SEMANNO_ADJUDICATORS, or the topic's creator).")
@@ -63,17 +66,17 @@ edited = st.data_editor(table, hide_index=True, width="stretch", key="rv_gold", 
                                                                                         if c != "gold"],
                         column_config={"gold": st.column_config.SelectboxColumn(
                             "gold", options=["included", "excluded", "leave out"], required=False)})
-same_as = {d["item_id"]: same for d, same in folded}
 decisions = {i: {"included": 1, "excluded": -1, "leave out": 0}[r.gold] for r in edited.itertuples() if r.gold
-             for i in same_as[r.id]}  # a text's decision is its copies' too
+             for i in members[r.id]}  # a text's decision is its copies' too
 report = {"topic": topic.name, "guidelines": topic.guidelines, "annotators": ag.annotators, "texts": ag.items,
           "percent": ag.percent, "kappa": ag.kappa, "alpha": ag.alpha, "per_annotator": ag.per_annotator,
-          "disagreements": [{**d, "gold": decisions.get(d["item_id"])} for d in ag.disagreements], "adjudicator": me}
+          "disagreements": [{**d, **({"copies": members[d["item_id"]][1:]} if len(members[d["item_id"]]) > 1 else {}),
+                             "gold": decisions.get(d["item_id"])} for d in ag.disagreements], "adjudicator": me}
 st.download_button("Agreement report (JSON)", json.dumps(report, indent=1, default=str), file_name=f"{topic.name}-agreement.json",
                    mime="application/json", key="rv_report")
 decided = sum(bool(r.gold) for r in edited.itertuples())
-if st.button(f"Save the gold version ({decided} of {len(folded)} decided)", type="primary",
-             key="rv_save", disabled=len(decisions) < len(ag.disagreements)):
-    n = save_gold(store, topic, labels, decisions, me, json.dumps(report, default=str))
+if st.button(f"Save the gold version ({decided} of {len(ag.disagreements)} decided)", type="primary",
+             key="rv_save", disabled=decided < len(ag.disagreements)):
+    n = save_gold(store, topic, labels, decisions, me, json.dumps(report, default=str), texts=texts_labels)
     st.success(f"Saved the gold version {quoted(gold_group(topic.name))} (version {n}); its notes and the report "
                "keep the agreement.")

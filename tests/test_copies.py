@@ -159,8 +159,21 @@ def test_the_annotate_page_lists_each_text_once_and_a_click_labels_its_copies(sh
     assert int(at.metric[0].value) == included - 4 and int(at.metric[1].value) == 4
 
 
-def test_the_review_page_lists_a_disagreement_over_a_text_once_and_the_gold_decides_its_copies(shared_tweets,
-                                                                                             monkeypatch, tmp_path):
+def test_agreement_by_text_folds_copies_labelled_alike_and_keeps_apart_those_labelled_otherwise():
+    from core.teams import agreement, by_text
+
+    code_of = {"a1": 0, "a2": 0, "a3": 0, "b1": 1, "b2": 1, "c": 2}  # a1-a3 one text, b1-b2 another
+    labels = {"ann": {"a1": 1, "a2": 1, "a3": 1, "b1": 1, "b2": -1, "c": 1, "gone": -1},
+              "bob": {"a1": -1, "a2": -1, "b1": 1, "b2": -1, "c": 1, "gone": -1}}
+    texts, members = by_text(labels, code_of)
+    assert members == {"a1": ["a1", "a2", "a3"], "b1": ["b1"], "b2": ["b2"], "c": ["c"], "gone": ["gone"]}
+    assert texts["ann"] == {"a1": 1, "b1": 1, "b2": -1, "c": 1, "gone": -1}  # ann split b: b stays as its ids
+    ag = agreement(texts)
+    assert ag.items == 5 and [d["item_id"] for d in ag.disagreements] == ["a1"]
+
+
+def test_the_review_page_counts_a_text_and_its_copies_once_and_the_gold_decides_them_all(shared_tweets, monkeypatch,
+                                                                                         tmp_path):
     import shutil
 
     from core.store import GroupStore
@@ -185,7 +198,10 @@ def test_the_review_page_lists_a_disagreement_over_a_text_once_and_the_gold_deci
     review.query_params["corpus"] = "shared"
     review.run()
     assert not review.exception, review.exception
-    assert any("2 texts, 5 with their copies" in h.value for h in review.subheader)
+    # agreement counts texts: the shared text once, not four times (1 + 6 texts, 2 disagreements)
+    assert next(m for m in review.metric if m.label == "Texts two or more reviewed").value == "7"
+    assert next(m for m in review.metric if m.label == "Percent agreement").value == f"{5 / 7:.1%}"
+    assert any(h.value == "Disagreements (2)" for h in review.subheader)
     table = review.get("data_editor")[0].value
     assert dict(zip(table["id"], table["copies"])) == {copies_ids[0]: 3, plain[3]: 0}
     edits = {i: {"gold": "excluded" if table["id"].iloc[i] == copies_ids[0] else "included"} for i in range(2)}
@@ -195,3 +211,4 @@ def test_the_review_page_lists_a_disagreement_over_a_text_once_and_the_gold_deci
     review.button(key="rv_save").click().run()
     gold = store.load("ads · gold")
     assert set(copies_ids) <= set(gold.excluded) and plain[3] in gold.included
+    assert "7 texts reviewed by two or more" in gold.notes
