@@ -106,7 +106,7 @@ class Copies:
         codes = self.codes[as_rows(rows)]
         if len(codes) < 2:
             return np.arange(len(codes), dtype=np.int64)
-        # pandas' hash table: 34 ms for 1.67M rows of a 10M corpus, where a stable sort took 200 ms
+        # pandas' hash table: 28 ms for 1.67M rows of a 10M corpus, where a stable sort took 200 ms (bench/copies.py)
         return np.flatnonzero(~pd.Series(codes).duplicated().to_numpy()).astype(np.int64)
 
 

@@ -70,7 +70,7 @@ decisions = {i: {"included": 1, "excluded": -1, "leave out": 0}[r.gold] for r in
              for i in members[r.id]}  # a text's decision is its copies' too
 report = {"topic": topic.name, "guidelines": topic.guidelines, "annotators": ag.annotators, "texts": ag.items,
           "percent": ag.percent, "kappa": ag.kappa, "alpha": ag.alpha, "per_annotator": ag.per_annotator,
-          "disagreements": [{**d, **({"copies": members[d["item_id"]][1:]} if len(members[d["item_id"]]) > 1 else {}),
+          "disagreements": [{**d, **({"copies": members[d["item_id"]][1:]} if shared[d["item_id"]] else {}),
                              "gold": decisions.get(d["item_id"])} for d in ag.disagreements], "adjudicator": me}
 st.download_button("Agreement report (JSON)", json.dumps(report, indent=1, default=str), file_name=f"{topic.name}-agreement.json",
                    mime="application/json", key="rv_report")

@@ -91,7 +91,7 @@ def search_context_of(c: Corpus, device: str, found: copies.Copies | None = None
     words = WordIndex(texts, c.data_folder / f"words-v{WORDS_VERSION}.npz")
     return SearchContext(vector_index(c, device), keyword_index(c, texts), c.frame, timezone=c.timezone,
                          device=device, word_index=words,
-                         copies=found or copies.load_or_build(c.data_folder, c.frame["text"]))
+                         copies=found if found is not None else copies.load_or_build(c.data_folder, c.frame["text"]))
 
 
 @st.cache_resource(show_spinner="Building the search index…", max_entries=4)
