@@ -212,3 +212,23 @@ def test_the_review_page_counts_a_text_and_its_copies_once_and_the_gold_decides_
     gold = store.load("ads · gold")
     assert set(copies_ids) <= set(gold.excluded) and plain[3] in gold.included
     assert "7 texts reviewed by two or more" in gold.notes
+
+
+def test_a_text_shared_many_times_takes_one_place_and_the_next_search_finds_other_texts():
+    from core.search import SearchContext
+    from core.search.index import VectorIndex
+
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=16)
+    texts = ["seed text"] + [f"shared words http://t.co/{i}" for i in range(30)] + [f"other {i}" for i in range(20)]
+    vectors = np.vstack([base + 0.3 * rng.normal(size=16), np.tile(base + 0.05 * rng.normal(size=16), (30, 1)),
+                         base + 1.5 * rng.normal(size=(20, 16))]).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    ctx = SearchContext(VectorIndex(vectors), copies=Copies(codes_of(texts)))
+    s = Session()
+    s.add_search("keyword", {"query": "seed"}, [0])
+    r = annotate.ask(ctx, s, "cos", 3)  # the 30 copies rank first: asked again up to 4 x 3 hits, then one place
+    assert len(r) == 1 and r.rows[0] in range(1, 31) and r.info["copies"] == 29
+    assert len(s.included) == 31
+    r = annotate.ask(ctx, s, "cos", 3)
+    assert len(r) == 3 and set(r.rows) <= set(range(31, 51))
