@@ -14,7 +14,7 @@ from core import timezones
 from core.search import REGISTRY, NotApplicable, Ranked, SearchContext
 from core.rows import as_rows, in_sorted, unique_rows
 from core.search.keyword import find_rows
-from core.session import EXCLUDED, INCLUDED, LABEL_NAMES, Session
+from core.session import LABEL_NAMES, Session
 
 
 def ask(ctx: SearchContext, session: Session, method: str, k: int | None = 10, **params) -> Ranked:
@@ -42,19 +42,17 @@ def ask(ctx: SearchContext, session: Session, method: str, k: int | None = 10, *
     return replace(result, info={**result.info, "copies": int(len(brought))}) if len(brought) else result
 
 
-MORE_FOR_COPIES = 4  # a search asked again for at most this many times its k, when copies took its places
+MORE_FOR_COPIES = 4  # a search asked again, once, for this many times its k when copies took its places
 
 
 def _distinct_hits(ctx: SearchContext, session: Session, method: str, k: int | None, asked: int | None,
                    params: dict, result: Ranked) -> Ranked:
     """``result`` (``asked`` hits) with each text once (its best-ranked row), ``k`` of them where the method has
-    that many: asked again for more hits (up to MORE_FOR_COPIES x k) when copies of one another took its places."""
-    while True:
+    that many: asked again, once, for MORE_FOR_COPIES x k hits when copies of one another took its places."""
+    keep = ctx.copies.first_of_each(result.rows)
+    if k is not None and len(keep) < k and len(result) == asked and asked < MORE_FOR_COPIES * k:
+        result = REGISTRY[method].search(ctx, session.included, session.excluded, MORE_FOR_COPIES * k, **params)
         keep = ctx.copies.first_of_each(result.rows)
-        if k is None or len(keep) >= k or len(result) < asked or asked >= MORE_FOR_COPIES * k:
-            break
-        asked = min(MORE_FOR_COPIES * k, 2 * asked)
-        result = REGISTRY[method].search(ctx, session.included, session.excluded, asked, **params)
     keep = keep[:k] if k is not None else keep
     return replace(result, rows=result.rows[keep], scores=result.scores[keep])
 
@@ -71,9 +69,8 @@ def label(copies, session: Session, rows, value: int, **how):
 
 
 def toggle(copies, session: Session, row: int):
-    """A click on a text: included <-> excluded, its copies with it (``copies`` as for ``label``)."""
-    new = EXCLUDED if session.label_of(row) == INCLUDED else INCLUDED
-    return label(copies, session, [int(row)], new, action="toggle")
+    """A click on a text (``Session.toggle``), its copies with it (``copies`` as for ``label``)."""
+    return label(copies, session, [int(row)], session.flipped(row), action="toggle")
 
 
 def distinct(ctx: SearchContext, rows: np.ndarray, scores: np.ndarray | None):
@@ -84,7 +81,7 @@ def distinct(ctx: SearchContext, rows: np.ndarray, scores: np.ndarray | None):
     return rows[keep], (scores[keep] if scores is not None else None)
 
 
-def copies_of(ctx: SearchContext, rows) -> np.ndarray:
+def copy_counts(ctx: SearchContext, rows) -> np.ndarray:
     """How many copies each of ``rows`` has in the corpus (zeros where the context knows none)."""
     rows = as_rows(rows)
     return ctx.copies.count(rows) if ctx.copies is not None else np.zeros(len(rows), np.int64)

@@ -144,9 +144,12 @@ class Session:
         updates = [(r, UNLABELLED) for r in self.labels if r not in new] + list(new.items())
         return self._apply(Step("label", SWITCH, {"action": action, **params}), updates)
 
+    def flipped(self, row: int) -> int:
+        """The label a click on ``row`` gives it: included <-> excluded (an unlabelled row: included)."""
+        return EXCLUDED if self.label_of(row) == INCLUDED else INCLUDED
+
     def toggle(self, row: int) -> Step:
-        new = EXCLUDED if self.label_of(row) == INCLUDED else INCLUDED
-        return self.set_labels([row], new, action="toggle")
+        return self.set_labels([row], self.flipped(row), action="toggle")
 
     def undo(self) -> Step | None:
         """Revert the last step; None when there is nothing to undo."""

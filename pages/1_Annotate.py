@@ -113,7 +113,7 @@ def _results() -> None:
             if pages > 1 else 1)
     shown, shown_scores = annotate.page_of(rows, scores, page, PER_PAGE)
     table = annotate.rows_frame(corpus.frame, session, shown, shown_scores, corpus.timezone,
-                                annotate.copies_of(ctx, shown))
+                                annotate.copy_counts(ctx, shown))
     if not len(table):
         if session.is_empty():
             st.info("Start with a keyword search; its hits come in as included. Click the ones that are off-topic "

@@ -35,8 +35,7 @@ if len(shown) < 2:
 versions = {a.annotator: store.load(a.group) for a in shown}
 labels = {who: {**{i: 1 for i in v.included}, **{i: -1 for i in v.excluded}} for who, v in versions.items()}
 # a text and its copies (labelled with it) are one item: agreement counts texts, not how often one was shared
-texts_labels, members = by_text(labels, team_panel.copy_codes(name, corpus, sorted({i for v in labels.values()
-                                                                                     for i in v})))
+texts_labels, members = by_text(labels, team_panel.copy_codes(name, corpus, set().union(*labels.values())))
 ag = agreement(texts_labels)
 copies = sum(len(same) - 1 for same in members.values())
 cols = st.columns(4)

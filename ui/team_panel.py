@@ -64,8 +64,9 @@ def how_line(p, zone: str = "UTC") -> str:
     return f"{p.who}: {method}" + (f" ‘{query}’" if query else "") + f", {timezones.wall(p.at, zone)}"
 
 
-def copy_codes(name: str, corpus, ids: list[str]) -> dict[str, int]:
+def copy_codes(name: str, corpus, ids) -> dict[str, int]:
     """id -> the code of its text among the corpus's copies (core/copies.py), for the ids in this import."""
-    rows = corpus.id_index.get_indexer([str(i) for i in ids])
+    ids = [str(i) for i in ids]
+    rows = corpus.id_index.get_indexer(ids)
     codes = resources.copies_of(name).codes
-    return {str(i): int(codes[r]) for i, r in zip(ids, rows) if r >= 0}
+    return {i: int(codes[r]) for i, r in zip(ids, rows) if r >= 0}
