@@ -469,6 +469,9 @@ def test_a_czech_excel_export_uploads_through_the_home_page(tmp_path):
         button(page, "imp_go").click()
         page.get_by_text("Imported 40 texts into corpus").wait_for(timeout=300_000)
         wait_idle(page)
+        # the new corpus's summary is drawn on the run after the message (seen once empty in CI)
+        page.locator('[data-testid="stMetricValue"]').first.wait_for(timeout=60_000)
+        wait_idle(page)
         assert metrics(page)[-2:] == ["2021-01-09", "2021-12-24"], "9.1.2021 is 9 January, not 1 September"
     frame = pd.read_parquet(next((root / "export-utf8").glob("gen-*/corpus.parquet")), columns=["id", "date", "author"])
     row = frame.set_index("id").loc["36"]
