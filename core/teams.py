@@ -126,6 +126,13 @@ def by_text(labels: dict[str, dict[str, int]], code_of: dict[str, int]) -> tuple
     return folded, members
 
 
+def progress_by_text(labels: dict[str, int], code_of: dict[str, int]) -> tuple[int, int]:
+    """One annotator's progress as texts: (reviewed, included), a text and the copies labelled with it counted
+    once (``by_text``), as the Annotate page lists them."""
+    folded = by_text({"": labels}, code_of)[0][""]
+    return len(folded), sum(1 for v in folded.values() if v == 1)
+
+
 def gold_labels(labels: dict[str, dict[str, int]], decisions: dict[str, int]) -> dict[str, int]:
     """The gold labels: where everyone who reviewed a text agrees, their label; where they disagree, the
     adjudicator's decision (1, -1, or 0: left out). A disagreement without a decision is an error."""

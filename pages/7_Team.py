@@ -3,7 +3,6 @@ who has done how much; open your group for a topic; submit it."""
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from core.store import GroupNotFound
@@ -34,10 +33,7 @@ st.text(topic.guidelines or "(none written)")
 st.caption(("Blind: nobody sees the others' labels until they submit." if topic.blind else
             "Open: everyone may see the others' labels.") + f" Made by {md(topic.created_by)} on {topic.created_at[:10]}.")
 rows = store.assignments(topic.name)
-st.dataframe(pd.DataFrame([{"annotator": a.annotator, "texts reviewed": a.reviewed, "included": a.included,
-                            "last save": (a.last_activity or "")[:16].replace("T", " "),
-                            "submitted": (a.submitted_at or "")[:16].replace("T", " ")} for a in rows]),
-             hide_index=True, width="stretch")
+st.dataframe(team_panel.progress_table(name, corpus, store, rows), hide_index=True, width="stretch")
 
 mine = next((a for a in rows if a.annotator == me), None)
 if mine is None:

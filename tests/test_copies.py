@@ -172,8 +172,8 @@ def test_agreement_by_text_folds_copies_labelled_alike_and_keeps_apart_those_lab
     assert ag.items == 5 and [d["item_id"] for d in ag.disagreements] == ["a1"]
 
 
-def test_the_review_page_counts_a_text_and_its_copies_once_and_the_gold_decides_them_all(shared_tweets, monkeypatch,
-                                                                                         tmp_path):
+def test_the_team_and_review_pages_count_a_text_and_its_copies_once_and_the_gold_decides_them_all(
+        shared_tweets, monkeypatch, tmp_path):
     import shutil
 
     from core.store import GroupStore
@@ -194,6 +194,13 @@ def test_the_review_page_counts_a_text_and_its_copies_once_and_the_gold_decides_
         store.save(group, inc, exc, annotator=who, topic="ads")
         store.submit("ads", who)
     as_user(monkeypatch, "alice")
+    team = AppTest.from_file(str(ROOT / "pages/7_Team.py"), default_timeout=120)
+    team.query_params["corpus"] = "shared"
+    team.run()
+    assert not team.exception, team.exception
+    progress = team.dataframe[0].value.set_index("annotator")  # the shared text once: 1 + 6 texts, from 10 rows
+    assert progress.loc["alice", ["texts reviewed", "included", "rows labelled (copies too)"]].tolist() == [7, 4, 10]
+    assert progress.loc["bob", ["texts reviewed", "included", "rows labelled (copies too)"]].tolist() == [7, 4, 10]
     review = AppTest.from_file(str(ROOT / "pages/8_Review.py"), default_timeout=120)
     review.query_params["corpus"] = "shared"
     review.run()

@@ -3,10 +3,12 @@ the new-topic form, the adjudication table. The logic is core/teams.py and the s
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from core import timezones
 from core.store import GroupStore
+from core.teams import progress_by_text
 from ui import access, picker, resources
 from ui.text import md, quoted
 
@@ -70,3 +72,21 @@ def copy_codes(name: str, corpus, ids) -> dict[str, int]:
     rows = corpus.id_index.get_indexer(ids)
     codes = resources.copies_of(name).codes
     return {i: int(codes[r]) for i, r in zip(ids, rows) if r >= 0}
+
+
+def progress_table(name: str, corpus, store: GroupStore, rows) -> pd.DataFrame:
+    """Who has done how much on a topic. Where the corpus shares texts (core/copies.py), a text and its copies
+    count once, as the Annotate and Review pages count them, with the rows labelled beside."""
+    shared = resources.copies_of(name).rows_with_copies > 0
+    out = []
+    for a in rows:
+        reviewed, included, labelled = a.reviewed, a.included, a.reviewed
+        if shared and a.reviewed:
+            v = store.load(a.group)
+            labels = {**{i: 1 for i in v.included}, **{i: -1 for i in v.excluded}}
+            reviewed, included = progress_by_text(labels, copy_codes(name, corpus, labels))
+        out.append({"annotator": a.annotator, "texts reviewed": reviewed, "included": included}
+                   | ({"rows labelled (copies too)": labelled} if shared else {})
+                   | {"last save": (a.last_activity or "")[:16].replace("T", " "),
+                      "submitted": (a.submitted_at or "")[:16].replace("T", " ")})
+    return pd.DataFrame(out)
