@@ -14,7 +14,7 @@ from core import timezones
 from core.search import REGISTRY, NotApplicable, Ranked, SearchContext
 from core.rows import as_rows, in_sorted, unique_rows
 from core.search.keyword import find_rows
-from core.session import LABEL_NAMES, Session
+from core.session import EXCLUDED, INCLUDED, LABEL_NAMES, Session
 
 
 def ask(ctx: SearchContext, session: Session, method: str, k: int | None = 10, **params) -> Ranked:
@@ -71,6 +71,27 @@ def label(copies, session: Session, rows, value: int, **how):
 def toggle(copies, session: Session, row: int):
     """A click on a text (``Session.toggle``), its copies with it (``copies`` as for ``label``)."""
     return label(copies, session, [int(row)], session.flipped(row), action="toggle")
+
+
+def copies_left_out(copies, session: Session) -> Step | None:
+    """Label the copies of the group's texts that it leaves unlabelled (a group saved before copies were known) as
+    their text, in one undoable step (action "copies"); a text whose rows are labelled both ways stays as it is.
+    None where there is nothing to label."""
+    if copies is None or not session.labels:
+        return None
+    rows = np.fromiter(session.labels, np.int64, len(session.labels))
+    given = np.fromiter(session.labels.values(), np.int64, len(rows))
+    codes = copies.codes[rows]
+    both = np.intersect1d(codes[given == INCLUDED], codes[given == EXCLUDED])
+    more = {}
+    for value in (INCLUDED, EXCLUDED):
+        mine = rows[given == value]
+        new = copies.expand(mine)[len(mine):]
+        new = new[~np.isin(new, rows) & ~np.isin(copies.codes[new], both)]
+        more.update(dict.fromkeys(new.tolist(), value))
+    if not more:
+        return None
+    return session.relabel(more, "copies", {"copies": len(more)})
 
 
 def distinct(ctx: SearchContext, rows: np.ndarray, scores: np.ndarray | None):
@@ -395,7 +416,8 @@ def how_line(entry: dict | None, who: str, zone: str = "UTC") -> str:
         query = params.get("query")
         what = f"via {REGISTRY[entry['method']].label}" + (f" ‘{query}’" if query else "")
     else:
-        what = {"toggle": "by a click", "review": "in review"}.get(entry["method"], f"by {entry['method']}")
+        what = {"toggle": "by a click", "review": "in review", "copies": "as a copy of a text labelled so"}.get(
+            entry["method"], f"by {entry['method']}")
         if params.get("filter"):  # a page of the Annotate page's filter
             what = f"by a page filtered by ‘{params['filter']}’"
     undone = " (undo)" if entry["kind"] == "undo" else ""

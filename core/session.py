@@ -136,6 +136,12 @@ class Session:
         step.params["changed"] = len(step.changes)
         return step
 
+    def relabel(self, labels: dict[int, int], action: str, params: dict | None = None) -> Step:
+        """Give each row of ``labels`` its label (some included, some excluded) in one undoable step."""
+        step = self._apply(Step("label", action, {**(params or {}), "n": len(labels), "kept": 0}), labels.items())
+        step.params["changed"] = len(step.changes)
+        return step
+
     def switch_to(self, included: Iterable[int], excluded: Iterable[int], action: str, **params) -> Step:
         """Replace the whole group in one undoable step (open a saved group, start a new or a
         cluster's group): undo brings back the group that was being built, labels and all."""

@@ -239,3 +239,36 @@ def test_a_text_shared_many_times_takes_one_place_and_the_next_search_finds_othe
     assert len(s.included) == 31
     r = annotate.ask(ctx, s, "cos", 3)
     assert len(r) == 3 and set(r.rows) <= set(range(31, 51))
+
+
+def test_a_group_saved_before_copies_were_known_opens_with_its_copies_labelled_in_one_undoable_step(
+        shared_tweets, monkeypatch, tmp_path):
+    import shutil
+
+    from core.store import GroupStore
+
+    root, corpus = shared_tweets
+    data = tmp_path / "d"
+    shutil.copytree(root / "shared", data / "shared")
+    monkeypatch.setenv("SEMANNO_DATA", str(data))
+    ctx = context(corpus)
+    shared = np.flatnonzero(ctx.copies.count(range(corpus.n)) == 3)
+    texts = shared[ctx.copies.first_of_each(shared)]  # the first row of each shared text (4 rows each)
+    first, second, other = (corpus.ids_of(ctx.copies.expand([int(r)])) for r in texts[:3])
+    plain = corpus.ids_of(np.flatnonzero(ctx.copies.count(range(corpus.n)) == 0)[:2])
+    # saved before copies were known: one row of the first text in, one of the second out, the third text both ways
+    store = GroupStore(data / "shared" / "groups.sqlite")
+    store.save("old", [first[0], other[0], plain[0]], [second[0], other[1], plain[1]])
+    page = AppTest.from_file(str(ROOT / "pages/5_Groups.py"), default_timeout=120)
+    page.query_params["corpus"] = "shared"
+    page.run()
+    page.button(key="gr_open").click().run()
+    assert not page.exception, page.exception
+    said = page.session_state["ann_msg"][1]
+    assert "6 copies of its texts" in said and "Undo" in said, said
+    s = page.session_state["session"]
+    assert set(corpus.ids_of(s.included)) == {*first, other[0], plain[0]}
+    assert set(corpus.ids_of(s.excluded)) == {*second, other[1], plain[1]}  # the text labelled both ways: as saved
+    s.undo()  # the copies' step alone: the group as saved
+    assert sorted(corpus.ids_of(s.included)) == sorted([first[0], other[0], plain[0]])
+    assert sorted(corpus.ids_of(s.excluded)) == sorted([second[0], other[1], plain[1]])

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core import annotate
 from core.corpus import Corpus
 from core.export import group_frame, to_bytes
 from core.search import REGISTRY
 from core.session import SWITCH, Session
 from core.store import GroupVersion
+from ui import resources
 from ui.text import quoted
 
 
@@ -144,5 +146,8 @@ def open_group(c: Corpus, group: GroupVersion) -> str:
     accept_version(group.name, group.number)
     missing = len(group.included) + len(group.excluded) - len(inc) - len(exc)
     gone = f" {missing:,} of its texts are not in this import of the corpus." if missing else ""
+    step = annotate.copies_left_out(resources.copies_of(c.name), session())  # a group saved before copies were known
+    copies = (f" {step.params['changed']:,} copies of its texts (the same words, other links) were unlabelled: "
+              "they took their text's label, in one step that Undo takes back. Save to keep them." if step else "")
     return (f"Opened {quoted(group.name)} version {group.number}: {len(inc):,} included, "
-            f"{len(exc):,} excluded.{gone}{extra}")
+            f"{len(exc):,} excluded.{gone}{copies}{extra}")
