@@ -14,7 +14,7 @@ from core import timezones
 from core.search import REGISTRY, NotApplicable, Ranked, SearchContext
 from core.rows import as_rows, in_sorted, unique_rows
 from core.search.keyword import find_rows
-from core.session import EXCLUDED, INCLUDED, LABEL_NAMES, Session
+from core.session import EXCLUDED, INCLUDED, LABEL_NAMES, Session, Step
 
 
 def ask(ctx: SearchContext, session: Session, method: str, k: int | None = 10, **params) -> Ranked:

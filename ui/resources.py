@@ -157,6 +157,11 @@ def _key(name: str) -> tuple[str, str, float]:
     return str(paths.data_root()), name, stamp(name)
 
 
+def corpus_key(name: str) -> tuple[str, str, float]:
+    """``_key``, for a panel's own cache of something computed from the corpus."""
+    return _key(name)
+
+
 def author_colours(name: str) -> dict[str, str]:
     """One colour per author of the corpus, the same on every page."""
     return _author_colours(*_key(name))
