@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 from core import annotate, copies
 from core.copies import Copies, codes_of
 from core.session import EXCLUDED, INCLUDED, Session
+from core.store import GroupStore
 from tests.conftest import ROOT, shared_file
 
 
@@ -77,6 +78,19 @@ def shared_tweets(tmp_path_factory, model):
     frame.iloc[pick].to_csv(src, index=False)
     corpus = import_corpus(ImportSpec(input=src, name="shared"), root=root, model_loader=lambda n, d: model)
     return root, corpus
+
+
+@pytest.fixture
+def own_data(shared_tweets, monkeypatch, tmp_path):
+    """A copy of the corpus in a data root of this test's own (the pages' store is written): (root, corpus, the
+    search context)."""
+    import shutil
+
+    root, corpus = shared_tweets
+    data = tmp_path / "d"
+    shutil.copytree(root / "shared", data / "shared")
+    monkeypatch.setenv("SEMANNO_DATA", str(data))
+    return data, corpus, context(corpus)
 
 
 def context(corpus):
@@ -172,18 +186,11 @@ def test_agreement_by_text_folds_copies_labelled_alike_and_keeps_apart_those_lab
     assert ag.items == 5 and [d["item_id"] for d in ag.disagreements] == ["a1"]
 
 
-def test_the_team_and_review_pages_count_a_text_and_its_copies_once_and_the_gold_decides_them_all(
-        shared_tweets, monkeypatch, tmp_path):
-    import shutil
-
-    from core.store import GroupStore
+def test_the_team_and_review_pages_count_a_text_and_its_copies_once_and_the_gold_decides_them_all(own_data,
+                                                                                                    monkeypatch):
     from tests.test_team import as_user
 
-    root, corpus = shared_tweets
-    data = tmp_path / "d"
-    shutil.copytree(root / "shared", data / "shared")
-    monkeypatch.setenv("SEMANNO_DATA", str(data))
-    ctx = context(corpus)
+    data, corpus, ctx = own_data
     shared_row = int(np.flatnonzero(ctx.copies.count(range(corpus.n)) == 3)[0])
     copies_ids = corpus.ids_of(ctx.copies.expand([shared_row]))  # a text and its three copies
     plain = corpus.ids_of(np.flatnonzero(ctx.copies.count(range(corpus.n)) == 0)[:6])
@@ -241,17 +248,8 @@ def test_a_text_shared_many_times_takes_one_place_and_the_next_search_finds_othe
     assert len(r) == 3 and set(r.rows) <= set(range(31, 51))
 
 
-def test_a_group_saved_before_copies_were_known_opens_with_its_copies_labelled_in_one_undoable_step(
-        shared_tweets, monkeypatch, tmp_path):
-    import shutil
-
-    from core.store import GroupStore
-
-    root, corpus = shared_tweets
-    data = tmp_path / "d"
-    shutil.copytree(root / "shared", data / "shared")
-    monkeypatch.setenv("SEMANNO_DATA", str(data))
-    ctx = context(corpus)
+def test_a_group_saved_before_copies_were_known_opens_with_its_copies_labelled_in_one_undoable_step(own_data):
+    data, corpus, ctx = own_data
     shared = np.flatnonzero(ctx.copies.count(range(corpus.n)) == 3)
     texts = shared[ctx.copies.first_of_each(shared)]  # the first row of each shared text (4 rows each)
     first, second, other = (corpus.ids_of(ctx.copies.expand([int(r)])) for r in texts[:3])
