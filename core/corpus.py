@@ -495,7 +495,7 @@ def _build_indexes(frame: pd.DataFrame, data: Path, progress: Progress | None) -
 
 
 def _find_copies(frame: pd.DataFrame, data: Path, progress: Progress | None = None) -> dict:
-    """Which texts are copies of one another (core/copies.py), found while the texts are in memory (45 s at 10M)."""
+    """Which texts are copies of one another (core/copies.py), found while the texts are in memory (35-45 s at 10M)."""
     from core import copies
 
     if progress:
