@@ -87,7 +87,7 @@ def copies_left_out(copies, session: Session) -> Step | None:
     for value in (INCLUDED, EXCLUDED):
         mine = rows[given == value]
         new = copies.expand(mine)[len(mine):]
-        new = new[~np.isin(new, rows) & ~np.isin(copies.codes[new], both)]
+        new = new[~np.isin(copies.codes[new], both)]  # a labelled copy is labelled otherwise: its code is in both
         more.update(dict.fromkeys(new.tolist(), value))
     if not more:
         return None

@@ -95,6 +95,10 @@ class GroupVersion:
     last_entry: int | None = None  # how far that journal went when it was saved
     kind: str = "version"  # "version", or "gold" for an adjudicated topic
 
+    def labels(self) -> dict[str, int]:
+        """id -> 1 (included) or -1 (excluded)."""
+        return {**{i: 1 for i in self.included}, **{i: -1 for i in self.excluded}}
+
 
 @dataclass(frozen=True)
 class Draft:

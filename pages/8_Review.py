@@ -33,7 +33,7 @@ if len(shown) < 2:
             + ").")
     st.stop()
 versions = {a.annotator: store.load(a.group) for a in shown}
-labels = {who: {**{i: 1 for i in v.included}, **{i: -1 for i in v.excluded}} for who, v in versions.items()}
+labels = {who: v.labels() for who, v in versions.items()}
 # a text and its copies (labelled with it) are one item: agreement counts texts, not how often one was shared
 texts_labels, members = by_text(labels, team_panel.copy_codes(name, corpus, set().union(*labels.values())))
 ag = agreement(texts_labels)

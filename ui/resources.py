@@ -107,7 +107,7 @@ def _copies(root: str, name: str, stamp: float) -> copies.Copies:
 
 def copies_of(name: str) -> copies.Copies:
     """The corpus's copies (core/copies.py), shared by its pages."""
-    return _copies(*_key(name))
+    return _copies(*corpus_key(name))
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
@@ -149,27 +149,22 @@ def _hover(root: str, name: str, stamp: float, size: int) -> tuple[np.ndarray, l
 def hover_sample(name: str, size: int) -> tuple[np.ndarray, list[str]]:
     """(rows, texts) of the scatter's fixed hover sample of the corpus (core/hover.py): read from its small
     file, drawn and saved on a corpus's first scatter where the import did not make it."""
-    return _hover(*_key(name), int(size))
+    return _hover(*corpus_key(name), int(size))
 
 
-def _key(name: str) -> tuple[str, str, float]:
+def corpus_key(name: str) -> tuple[str, str, float]:
     """(data root, corpus, stamp): the arguments every cached function of a corpus is keyed on."""
     return str(paths.data_root()), name, stamp(name)
 
 
-def corpus_key(name: str) -> tuple[str, str, float]:
-    """``_key``, for a panel's own cache of something computed from the corpus."""
-    return _key(name)
-
-
 def author_colours(name: str) -> dict[str, str]:
     """One colour per author of the corpus, the same on every page."""
-    return _author_colours(*_key(name))
+    return _author_colours(*corpus_key(name))
 
 
 def date_range(name: str):
     """First and last date of the corpus (computed once per import)."""
-    return _date_range(*_key(name))
+    return _date_range(*corpus_key(name))
 
 
 def top_authors(name: str, n: int) -> list[str]:
@@ -179,7 +174,7 @@ def top_authors(name: str, n: int) -> list[str]:
 
 def authors(name: str) -> list[str]:
     """The corpus's authors, sorted (computed once per import)."""
-    return _authors(*_key(name))
+    return _authors(*corpus_key(name))
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -191,7 +186,7 @@ def _saved_group_rows(root: str, name: str, stamp: float, db_stamp: tuple) -> di
 def saved_group_rows(name: str) -> dict:
     """Included rows of each saved group (latest versions), read again only when the groups change
     (GroupStore.stamp: a file's mtimes, or PostgreSQL's last update), not on every rerun."""
-    return _saved_group_rows(*_key(name), store(name).stamp())
+    return _saved_group_rows(*corpus_key(name), store(name).stamp())
 
 
 def _set_stamp(name: str, set_name: str) -> float:
@@ -229,7 +224,7 @@ def clustering_labels(name: str, stem: str) -> np.ndarray:
     does not fit the corpus)."""
     from core.cluster import store as clusterings
 
-    return _clustering_labels(*_key(name), stem, clusterings.stamp(name, stem))
+    return _clustering_labels(*corpus_key(name), stem, clusterings.stamp(name, stem))
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
@@ -243,7 +238,7 @@ def _once(fn_name: str, root: str, name: str, stamp: float):
 def once_per_corpus(fn, name: str):
     """``fn(name)`` run once per server process and import of the corpus (a migration that writes:
     never on every rerun)."""
-    return _once(f"{fn.__module__}.{fn.__name__}", *_key(name))
+    return _once(f"{fn.__module__}.{fn.__name__}", *corpus_key(name))
 
 
 @st.cache_data(max_entries=6, show_spinner="Loading the clustering…")
@@ -261,20 +256,20 @@ def cluster_view(name: str, stem: str):
     computed) and whether it has key lemmas; read again only when its files change."""
     from core.cluster import store as clusterings
 
-    return _cluster_view(*_key(name), stem, clusterings.stamp(name, stem))
+    return _cluster_view(*corpus_key(name), stem, clusterings.stamp(name, stem))
 
 
 def corpus(name: str) -> Corpus:
     """The loaded corpus, its embeddings those of the set the user picked."""
     set_name = embedding_set(name)
     if set_name == embedsets.IMPORT:
-        return _corpus(*_key(name))
+        return _corpus(*corpus_key(name))
     try:
-        return _corpus_with_set(*_key(name), set_name, _set_stamp(name, set_name))
+        return _corpus_with_set(*corpus_key(name), set_name, _set_stamp(name, set_name))
     except embedsets.EmbeddingSetError as exc:
         st.warning(md(f"{exc}; using the import's embeddings."))
         st.session_state["embedding_set"] = embedsets.IMPORT
-        return _corpus(*_key(name))
+        return _corpus(*corpus_key(name))
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
@@ -340,7 +335,7 @@ def _keyword_example(root: str, name: str, stamp: float) -> str:
 
 def keyword_example(name: str) -> str:
     """An example query for the keyword box made of this corpus's own frequent words."""
-    return _keyword_example(*_key(name))
+    return _keyword_example(*corpus_key(name))
 
 
 def keyword_rows(name: str, query: str, limit: int = 20) -> list[int]:
@@ -355,8 +350,8 @@ def search_context(name: str) -> SearchContext:
     search uses one (the Annotate page has no DAC button, Suggest's DAC re-rank is off: bench/RESULTS.md,
     issue 31); the DAC page loads the picked model itself (``picked_model``)."""
     set_name = embedding_set(name)
-    return (_search_context(*_key(name)) if set_name == embedsets.IMPORT
-            else _search_context_with_set(*_key(name), set_name, _set_stamp(name, set_name)))
+    return (_search_context(*corpus_key(name)) if set_name == embedsets.IMPORT
+            else _search_context_with_set(*corpus_key(name), set_name, _set_stamp(name, set_name)))
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
@@ -371,7 +366,7 @@ def _text_matches(root: str, name: str, stamp: float, query: str, is_regex: bool
 def text_matches(name: str, query: str, is_regex: bool) -> np.ndarray:
     """The rows whose text holds a filter's query (cached per corpus and query: the Annotate page's filter
     is read again on every click, and which texts hold a word does not change with the labels)."""
-    return _text_matches(*_key(name), query, is_regex)
+    return _text_matches(*corpus_key(name), query, is_regex)
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
@@ -395,7 +390,7 @@ def scatter_sketch(name: str) -> tuple[np.ndarray | None, str | None, str]:
 
     if embedding_set(name) != embedsets.IMPORT:
         return None, None, ""
-    folder = _corpus(*_key(name)).data_folder
+    folder = _corpus(*corpus_key(name)).data_folder
     files = []  # the files' identities: a sketch made (or replaced) while the server runs is seen at once
     for f in (folder / sketch.FILE, folder / sketch.META):
         try:
@@ -403,7 +398,7 @@ def scatter_sketch(name: str) -> tuple[np.ndarray | None, str | None, str]:
             files.append((st_.st_ino, st_.st_mtime_ns, st_.st_size))
         except FileNotFoundError:
             files.append(None)
-    x, problem = _sketch(*_key(name), tuple(files))
+    x, problem = _sketch(*corpus_key(name), tuple(files))
     return x, problem, (str(files) if x is not None else "")
 
 
@@ -423,4 +418,4 @@ def saved_group_file(name: str, group: str, version: int, fmt: str) -> bytes:
     download registered on one run was gone when the first click after changing the version reached
     the server ("Deferred file not found"); a saved version never changes, so its file is made once and
     the button's link stays valid across reruns."""
-    return _saved_group_file(*_key(name), group, int(version), fmt)
+    return _saved_group_file(*corpus_key(name), group, int(version), fmt)

@@ -95,6 +95,5 @@ def progress_table(name: str, corpus, store: GroupStore, rows) -> pd.DataFrame:
 def _texts_progress(_store: GroupStore, _corpus, name: str, group: str, saved: tuple) -> tuple[int, int]:
     """A group's (texts reviewed, included), a text and its copies once; kept until the group is saved again
     (``saved``: its last save, its counts and the corpus's key). Uncached 0.24 s for three groups of 20,000 labels."""
-    v = _store.load(group)
-    labels = {**{i: 1 for i in v.included}, **{i: -1 for i in v.excluded}}
+    labels = _store.load(group).labels()
     return progress_by_text(labels, copy_codes(name, _corpus, labels))
