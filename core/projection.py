@@ -1,5 +1,6 @@
-"""Three-class linear discriminant projection (included, excluded, a sample of unlabelled) to 2-D,
-in closed form in torch, for the scatter of a whole corpus.
+"""Linear discriminant projections of a whole corpus to 2-D, in closed form in torch, for its scatter: of a
+group (included, excluded, a sample of unlabelled: :func:`lda_directions`), or of the corpus's own topics
+before any group (:func:`topic_directions`).
 
 torch is imported by the discriminant alone: the import's sketch (core/sketch.py) projects with numpy
 through :func:`project`, so an import that embeds elsewhere (a Ray job) never loads torch in its driver
@@ -24,8 +25,6 @@ def lda_directions(x: np.ndarray, included: np.ndarray, excluded: np.ndarray, n_
     orthogonal to the first)."""
     import torch
 
-    from core.search.lda import within_scatter
-
     included, excluded = np.asarray(included, np.int64), np.asarray(excluded, np.int64)
     if len(included) < 1:
         raise ValueError(f"the scatter needs at least 1 included text, got {len(included)} included "
@@ -37,18 +36,11 @@ def lda_directions(x: np.ndarray, included: np.ndarray, excluded: np.ndarray, n_
     sample = rng.choice(rest, min(n_unlabelled, len(rest)), replace=False) if len(rest) else rest
     groups = [g for g in (included, excluded, np.sort(sample)) if len(g)]
     xs = [torch.from_numpy(vectorstore.take(x, g)).to(device) for g in groups]  # a cold store's reads at once
-    n = sum(len(g) for g in xs)
-    mean = torch.cat(xs).mean(0)
-    sw = within_scatter(xs)
-    sb = sum(len(g) * torch.outer(g.mean(0) - mean, g.mean(0) - mean) for g in xs) / n
-    # generalised eigenproblem Sb w = l Sw w through the Cholesky factor of Sw
-    chol = torch.linalg.cholesky(sw)
-    inv = torch.linalg.inv(chol)
-    evals, evecs = torch.linalg.eigh(inv @ sb @ inv.T)
+    w_all, mean = _discriminants(xs)
     if len(xs) > 2:
-        w = inv.T @ evecs[:, -2:].flip(1)  # the two largest
+        w = w_all[:, :2]
     else:  # one discriminant: the second axis is the texts' own largest spread orthogonal to it
-        first = inv.T @ evecs[:, -1]
+        first = w_all[:, 0]
         first = first / first.norm() * torch.sign((xs[0].mean(0) - mean) @ first + 1e-12)  # included: right
         # (the plain covariance of the fitted rows: the shrunk one is near a multiple of the identity
         # where a class has few texts, and its top direction could lie outside the texts altogether)
@@ -60,8 +52,56 @@ def lda_directions(x: np.ndarray, included: np.ndarray, excluded: np.ndarray, n_
     return w.cpu().numpy().astype(np.float32)
 
 
-def axis_titles(n_excluded: int) -> tuple[str, str]:
-    """What the two directions of :func:`lda_directions` are, for a figure's axes."""
+def _discriminants(xs: list):
+    """(directions (D, D), largest between- over within-class ratio first; the classes' mean) for the classes
+    ``xs`` (torch tensors of rows): the generalised eigenproblem Sb w = l Sw w through the Cholesky factor of Sw."""
+    import torch
+
+    from core.search.lda import within_scatter
+
+    n = sum(len(g) for g in xs)
+    mean = torch.cat(xs).mean(0)
+    sw = within_scatter(xs)
+    sb = sum(len(g) * torch.outer(g.mean(0) - mean, g.mean(0) - mean) for g in xs) / n
+    inv = torch.linalg.inv(torch.linalg.cholesky(sw))
+    evecs = torch.linalg.eigh(inv @ sb @ inv.T).eigenvectors
+    return inv.T @ evecs.flip(1), mean
+
+
+TOPICS = 20  # pseudo-classes of the corpus map (bench/RESULTS.md, "The Scatter page before any group")
+TOPIC_SAMPLE = 20_000  # rows they are found on: the map's fit costs the same at 10M texts as at 20k
+
+
+def topic_directions(x: np.ndarray, k: int = TOPICS, sample: int = TOPIC_SAMPLE, seed: int = 0,
+                     device: str = "cpu") -> np.ndarray:
+    """(D, 2) axes of a map of the whole corpus before any group: K-Means finds ``k`` topics among ``sample``
+    rows, and the two directions that set those topics apart best (a linear discriminant of the topics) are
+    the axes. On the labelled benchmarks they show the classes apart better than the texts' two largest
+    spreads (principal components) do, and as well as a discriminant of the true classes."""
+    import torch
+
+    from core.cluster.kmeans import kmeans
+
+    n = len(x)
+    if n < 6:
+        raise ValueError(f"a map of the corpus needs at least 6 texts, got {n}")
+    rng = np.random.default_rng(seed)
+    rows = np.sort(rng.choice(n, min(n, sample), replace=False))
+    fitted = np.asarray(vectorstore.take(x, rows), dtype=np.float32)
+    labels = kmeans(fitted, max(3, min(k, len(rows) // 20)), seed=seed, device=device, init="k-means++", n_init=3,
+                    niter=30).labels  # 3 starts: as good a map as 10, which took up to 24 s at 384-d (RESULTS)
+    xs = [torch.from_numpy(fitted[labels == c]).to(device) for c in np.unique(labels)]
+    w = _discriminants(xs)[0][:, :2]
+    w = w / w.norm(dim=0, keepdim=True)
+    w = w * torch.sign(w[w.abs().argmax(0), torch.arange(2)])  # the same map on every fit: its sign fixed
+    return w.cpu().numpy().astype(np.float32)
+
+
+def axis_titles(n_excluded: int, view: str = "group") -> tuple[str, str]:
+    """What the two directions of :func:`lda_directions` (``view`` "group") or :func:`topic_directions`
+    ("topics") are, for a figure's axes."""
+    if view == "topics":
+        return "the corpus's topics, first axis", "the corpus's topics, second axis"
     return ("LD1", "LD2") if n_excluded else ("included vs the rest", "the texts' largest spread beside it")
 
 

@@ -1,11 +1,11 @@
-"""LDA scatter: the whole corpus projected to 2-D by a discriminant fitted on the current group.
-Select points (box or lasso) to include or exclude them."""
+"""LDA scatter: the whole corpus projected to 2-D by a discriminant fitted on the current group, or on the
+corpus's own topics (a map before any group). Select points (box or lasso) to include or exclude them."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from core import annotate, plots
+from core import annotate, plots, projection
 from core.session import EXCLUDED, INCLUDED
 from ui import drafts, group, navigation, resources, scatter
 from ui.text import md
@@ -16,11 +16,24 @@ group.counters(session)
 st.title("LDA scatter")
 
 inc, exc = session.included, session.excluded
-if len(inc) < 1:
+VIEWS = {"group": "Set the group apart", "topics": "The corpus's topics"}
+if "sc_view" not in st.session_state:  # set once on arriving: a lasso's first include keeps the map in view
+    st.session_state["sc_view"] = "group" if len(inc) else "topics"
+view = st.segmented_control(
+    "Axes", list(VIEWS), format_func=VIEWS.get, key="sc_view",
+    help="Set the group apart: a discriminant of the group being built (its included texts, its excluded ones, "
+         "the rest). The corpus's topics: a discriminant of the topics K-Means finds among a sample of the corpus, "
+         "the same map whatever is labelled, the group's texts drawn on it.") or ("group" if len(inc) else "topics")
+if view == "group" and len(inc) < 1:
     st.info(f"The scatter needs at least 1 included text in the group being built (now none, {len(exc)} excluded). "
-            "Build the group on the Annotate page: a keyword search brings its hits in as included.")
+            "Build the group on the Annotate page: a keyword search brings its hits in as included. Or look at "
+            "the corpus's topics (above) and select texts there.")
     st.stop()
-if len(exc) < 1:
+if view == "topics":
+    st.caption(f"A map of the whole corpus: its axes set apart the topics that K-Means finds among "
+               f"{min(corpus.n, projection.TOPIC_SAMPLE):,} of its texts (up to {projection.TOPICS}), so texts on "
+               "one subject lie together. Hover to read them; a lasso around a clump includes or excludes it.")
+elif len(exc) < 1:
     st.caption("Nothing is excluded yet: the horizontal axis sets the included texts (to the right) apart from "
                "the rest of the corpus, the vertical one is the texts' largest spread beside it. Exclude texts "
                "to make the first axis also separate them.")
@@ -30,7 +43,7 @@ if sketch_problem:
     st.warning(f"The corpus's sketch for the scatter cannot be used ({md(sketch_problem)}), so every text's full "
                "vector is projected instead (slower where the corpus is large and not yet read from disk). "
                f"`python -m precompute.sketch --corpus {name} --force` makes it again.")
-key = (name, str(resources.stamp(name)), tuple(inc.tolist()), tuple(exc.tolist()), sketch_tag)
+key = (name, str(resources.stamp(name)), tuple(inc.tolist()), tuple(exc.tolist()), view, sketch_tag)
 slot = st.empty()
 if scatter.needs_preview(key, corpus.n):
     with slot.container():

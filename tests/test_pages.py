@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 
@@ -281,9 +282,29 @@ def test_timeline_page_without_dates(tmp_path, monkeypatch, so_corpus):
 
 
 def test_scatter_page(tweets):
-    at = app("pages/3_Scatter.py").run()
+    at = app("pages/3_Scatter.py").run()  # before any group: the map of the corpus's topics
     assert not at.exception
+    assert any("A map of the whole corpus" in c.value for c in at.caption)
+    assert any("All 2,000 texts" in c.value for c in at.caption)
+    layout = json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]
+    assert layout["xaxis"]["title"]["text"] == "the corpus's topics, first axis"
+    at.session_state["sc_view"] = "group"  # the group's axes asked for, with no group yet
+    at.run()
+    assert not at.exception and not at.get("plotly_chart")
     assert any("needs at least 1 included text" in i.value for i in at.info)
+    at = with_group(app("pages/3_Scatter.py"), range(0, 40), []).run()
+    at.session_state["sc_view"] = "topics"  # a group on the map: its texts drawn there, the map unchanged
+    at.run()
+    traces = {t["name"]: t for t in json.loads(at.get("plotly_chart")[0].proto.spec)["data"]}
+    assert not at.exception and len(traces["included"]["hovertext"]) == 40
+    from core import projection, sketch
+    from core.corpus import load_corpus
+
+    c = load_corpus("tweets", root=tweets)
+    space = sketch.load(c.data_folder, c.n)[0]  # the page's space
+    drawn = traces["included"]["x"]
+    drawn = np.frombuffer(base64.b64decode(drawn["bdata"]), drawn["dtype"]) if isinstance(drawn, dict) else drawn
+    assert np.allclose(drawn, projection.project(space, projection.topic_directions(space))[:40, 0], atol=1e-5)
     at = with_group(app("pages/3_Scatter.py"), range(0, 40), []).run()  # keyword hits only, nothing excluded
     assert not at.exception
     assert any("All 2,000 texts" in c.value for c in at.caption)

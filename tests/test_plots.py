@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from core import plots
-from core.projection import lda_directions, project
+from core.projection import lda_directions, project, topic_directions
 from tests.conftest import shared_file
 
 
@@ -142,6 +142,32 @@ def test_projection_with_included_texts_only(so_corpus):
     assert abs(float(w[:, 0] @ w[:, 1])) < 1e-3
     assert xy[:, 1].std() > 0.5 * xy[:, 0].std()
 
+
+
+def _class_separation(xy: np.ndarray, labels: np.ndarray) -> float:
+    """Between-class over within-class spread of the labelled classes in the plane (Fisher's criterion)."""
+    centre = xy.mean(0)
+    between = sum((labels == c).sum() * np.sum((xy[labels == c].mean(0) - centre) ** 2) for c in np.unique(labels))
+    within = sum(np.sum((xy[labels == c] - xy[labels == c].mean(0)) ** 2) for c in np.unique(labels))
+    return float(between / within)
+
+
+def test_corpus_map_shows_the_classes_apart_before_any_group(so_corpus):
+    """The Scatter page's map before any group: axes fitted on topics K-Means finds, without a label. The
+    StackOverflow titles' 20 true classes lie further apart on it than on the texts' two largest spreads (what a
+    map without labels would otherwise draw); the same map on every fit; too few texts named."""
+    from bench.corpus_map import pca_directions
+
+    x = np.asarray(so_corpus.embeddings)
+    labels = so_corpus.frame["label"].to_numpy()
+    w = topic_directions(x)
+    assert w.shape == (x.shape[1], 2) and w.dtype == np.float32 and np.allclose(np.linalg.norm(w, axis=0), 1)
+    on_map = _class_separation(project(x, w), labels)
+    on_spreads = _class_separation(project(x, pca_directions(x)), labels)
+    assert on_map > 1.2 * on_spreads, (on_map, on_spreads)
+    assert np.array_equal(topic_directions(x), w)  # no flipped or rotated map on a second page run
+    with pytest.raises(ValueError, match="at least 6 texts"):
+        topic_directions(x[:5])
 
 def test_size_histogram_counts():
     fig = plots.size_histogram(np.array([1, 1, 3, 12, 40, 40, 150]))

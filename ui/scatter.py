@@ -1,6 +1,8 @@
 """The LDA scatter's figures (the Scatter page draws them): the discriminant of a group state, the
 corpus projected on it, the figure, and the first look at a large corpus whose vectors are not yet read
-from disk. Each group state is a key ``(corpus, stamp, included, excluded, sketch identity)``.
+from disk. Each group state is a key ``(corpus, stamp, included, excluded, view, sketch identity)``; ``view`` is
+"group" (the axes set the group apart) or "topics" (the map of the corpus's own topics, the same for every group
+state: fitted and projected once per corpus).
 
 Settings are read from the environment at each call (tests change them between page runs):
 ``SEMANNO_SCATTER_HOVER_SAMPLE`` (unlabelled texts with their text on hover), ``SEMANNO_SCATTER_RASTER_FROM``
@@ -41,38 +43,61 @@ def space(corpus_name: str, sketched: str) -> np.ndarray:
 
 
 @st.cache_data(max_entries=8, show_spinner="Fitting the discriminant…")
-def directions(corpus_name: str, stamp: str, included: tuple, excluded: tuple, sketched: str) -> np.ndarray:
+def _group_directions(corpus_name: str, stamp: str, included: tuple, excluded: tuple, sketched: str) -> np.ndarray:
     return projection.lda_directions(space(corpus_name, sketched), np.array(included, np.int64),
                                      np.array(excluded, np.int64))
 
 
+@st.cache_data(max_entries=4, show_spinner="Finding the corpus's topics…")
+def _topic_directions(corpus_name: str, stamp: str, sketched: str) -> np.ndarray:
+    return projection.topic_directions(space(corpus_name, sketched))
+
+
+def directions(corpus_name: str, stamp: str, included: tuple, excluded: tuple, view: str, sketched: str
+               ) -> np.ndarray:
+    if view == "topics":
+        return _topic_directions(corpus_name, stamp, sketched)
+    return _group_directions(corpus_name, stamp, included, excluded, sketched)
+
+
 @st.cache_data(max_entries=8, show_spinner="Projecting the corpus…")
-def coordinates(corpus_name: str, stamp: str, included: tuple, excluded: tuple, sketched: str) -> np.ndarray:
+def _projected(corpus_name: str, stamp: str, included: tuple, excluded: tuple, view: str, sketched: str
+               ) -> np.ndarray:
     return projection.project(space(corpus_name, sketched),
-                              directions(corpus_name, stamp, included, excluded, sketched))
+                              directions(corpus_name, stamp, included, excluded, view, sketched))
+
+
+def coordinates(corpus_name: str, stamp: str, included: tuple, excluded: tuple, view: str, sketched: str
+                ) -> np.ndarray:
+    """Every text's place: the topic map's do not depend on the labels, so one projection serves them all."""
+    if view == "topics":
+        included = excluded = ()
+    return _projected(corpus_name, stamp, included, excluded, view, sketched)
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
-def figure(corpus_name: str, stamp: str, included: tuple, excluded: tuple, sketched: str) -> plots.Scatter:
+def figure(corpus_name: str, stamp: str, included: tuple, excluded: tuple, view: str, sketched: str
+           ) -> plots.Scatter:
     """The figure of one group state: reruns (a selection event is one) reuse it. A resource, not
     data: an unpickled copy serialises differently, and a changed spec clears the selection."""
-    xy = coordinates(corpus_name, stamp, included, excluded, sketched)
+    xy = coordinates(corpus_name, stamp, included, excluded, view, sketched)
     labels = np.zeros(len(xy), dtype=np.int8)
     labels[list(included)], labels[list(excluded)] = INCLUDED, EXCLUDED
     return plots.scatter(xy, labels, resources.corpus(corpus_name).frame["text"], hover_sample=hover_sample(),
-                         raster_from=raster_from(), axes=projection.axis_titles(len(excluded)),
+                         raster_from=raster_from(), axes=projection.axis_titles(len(excluded), view),
                          hover=resources.hover_sample(corpus_name, hover_sample()))
 
 
-def preview(corpus_name: str, stamp: str, included: tuple, excluded: tuple, sketched: str
+def preview(corpus_name: str, stamp: str, included: tuple, excluded: tuple, view: str, sketched: str
             ) -> tuple[plots.Scatter, int]:
     """A first look on the axes of the full scatter: (its figure, the texts it shows). Shown once per group
     state, so not cached."""
     sc, rows = projection.preview_scatter(space(corpus_name, sketched),
-                                          directions(corpus_name, stamp, included, excluded, sketched),
+                                          directions(corpus_name, stamp, included, excluded, view, sketched),
                                           included, excluded, resources.corpus(corpus_name).frame["text"],
                                           projection.PREVIEW_SHARE, hover_sample=preview_hover_sample(),
-                                          raster_from=raster_from(), axes=projection.axis_titles(len(excluded)))
+                                          raster_from=raster_from(),
+                                          axes=projection.axis_titles(len(excluded), view))
     return sc, len(rows)
 
 
