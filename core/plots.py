@@ -412,6 +412,31 @@ def scatter(xy: np.ndarray, labels: np.ndarray, texts=None, hover_sample: int = 
     return Scatter(fig, trace_rows, int(len(sample) + (labels != 0).sum()), raster)
 
 
+NAME_FONT_PX = 11
+PLOT_PX = (760, 330)  # a scatter's plotting area on a laptop's page, in pixels: names closer than this overlap
+
+
+def name_places(fig: go.Figure, places: np.ndarray, names: list[str], extent: tuple[float, float, float, float],
+                order=None) -> list[int]:
+    """Write each name at its place (x, y) of a scatter whose axes span ``extent`` (x0, x1, y0, y1), in ``order``
+    (the most important first), leaving out a name that would cover one already written. Names are escaped (made of
+    corpus words, they are untrusted). Returns the indices written."""
+    x0, x1, y0, y1 = extent
+    per_x, per_y = max(x1 - x0, 1e-12) / PLOT_PX[0], max(y1 - y0, 1e-12) / PLOT_PX[1]  # data units per pixel
+    boxes, written = [], []
+    for i in (range(len(names)) if order is None else order):
+        (x, y), name = np.asarray(places[i], np.float64), names[i]
+        if not name:
+            continue
+        half_w, half_h = (len(name) * 0.6 * NAME_FONT_PX + 8) / 2 * per_x, (NAME_FONT_PX + 8) / 2 * per_y
+        if any(abs(x - bx) < half_w + bw and abs(y - by) < half_h + bh for bx, by, bw, bh in boxes):
+            continue
+        boxes.append((x, y, half_w, half_h))
+        written.append(int(i))
+        fig.add_annotation(x=x, y=y, text=html.escape(name), showarrow=False, borderpad=2,
+                           font={"size": NAME_FONT_PX, "color": "#333"}, bgcolor="rgba(255,255,255,0.75)")
+    return written
+
 def selected_rows(result: Scatter, points: list[dict], shapes: dict | None = None) -> np.ndarray:
     """Corpus rows of a Streamlit Plotly selection event: its points, and for a density image every
     row inside its lasso or box (``shapes``: the event's ``{"lasso": [...], "box": [...]}``)."""

@@ -8,6 +8,8 @@ through :func:`project`, so an import that embeds elsewhere (a Ray job) never lo
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from core import vectorstore
@@ -72,12 +74,22 @@ TOPICS = 20  # pseudo-classes of the corpus map (bench/RESULTS.md, "The Scatter 
 TOPIC_SAMPLE = 20_000  # rows they are found on: the map's fit costs the same at 10M texts as at 20k
 
 
-def topic_directions(x: np.ndarray, k: int = TOPICS, sample: int = TOPIC_SAMPLE, seed: int = 0,
-                     device: str = "cpu") -> np.ndarray:
-    """(D, 2) axes of a map of the whole corpus before any group: K-Means finds ``k`` topics among ``sample``
-    rows, and the two directions that set those topics apart best (a linear discriminant of the topics) are
-    the axes. On the labelled benchmarks they show the classes apart better than the texts' two largest
-    spreads (principal components) do, and as well as a discriminant of the true classes."""
+@dataclass
+class TopicMap:
+    """The corpus map's axes and what drew them: the topics K-Means found among a sample of the corpus."""
+
+    directions: np.ndarray  # (D, 2) float32
+    centres: np.ndarray  # (k, 2): each topic's centre on the map
+    rows: np.ndarray  # the sample's rows, sorted
+    labels: np.ndarray  # each sample row's topic
+
+
+def topic_map(x: np.ndarray, k: int = TOPICS, sample: int = TOPIC_SAMPLE, seed: int = 0,
+              device: str = "cpu") -> TopicMap:
+    """A map of the whole corpus before any group: K-Means finds ``k`` topics among ``sample`` rows, and the two
+    directions that set those topics apart best (a linear discriminant of the topics) are its axes. On the labelled
+    benchmarks they show the classes apart better than the texts' two largest spreads (principal components) do
+    (bench/RESULTS.md)."""
     import torch
 
     from core.cluster.kmeans import kmeans
@@ -88,14 +100,37 @@ def topic_directions(x: np.ndarray, k: int = TOPICS, sample: int = TOPIC_SAMPLE,
     rng = np.random.default_rng(seed)
     rows = np.sort(rng.choice(n, min(n, sample), replace=False))
     fitted = np.asarray(vectorstore.take(x, rows), dtype=np.float32)
-    labels = kmeans(fitted, max(3, min(k, len(rows) // 20)), seed=seed, device=device, init="k-means++", n_init=3,
-                    niter=30).labels  # 3 starts: as good a map as 10, which took up to 24 s at 384-d (RESULTS)
+    found = kmeans(fitted, max(3, min(k, len(rows) // 20)), seed=seed, device=device, init="k-means++", n_init=3,
+                   niter=30)  # 3 starts: as good a map as 10, which took up to 24 s at 384-d (RESULTS)
+    labels = found.labels
     xs = [torch.from_numpy(fitted[labels == c]).to(device) for c in np.unique(labels)]
     w = _discriminants(xs)[0][:, :2]
     w = w / w.norm(dim=0, keepdim=True)
     w = w * torch.sign(w[w.abs().argmax(0), torch.arange(2)])  # the same map on every fit: its sign fixed
-    return w.cpu().numpy().astype(np.float32)
+    w = w.cpu().numpy().astype(np.float32)
+    return TopicMap(w, np.asarray(found.centroids, np.float32) @ w, rows, labels)
 
+
+def topic_directions(x: np.ndarray, k: int = TOPICS, sample: int = TOPIC_SAMPLE, seed: int = 0,
+                     device: str = "cpu") -> np.ndarray:
+    """(D, 2) axes of :func:`topic_map`."""
+    return topic_map(x, k, sample, seed, device).directions
+
+
+NAMED_FROM = 5_000  # texts of the sample whose key lemmas name the map's topics (0.3-1.4 s on 2 cores)
+
+
+def topic_names(found: TopicMap, texts, words: int = 3, limit: int = NAMED_FROM, seed: int = 0) -> list[str]:
+    """Each topic of the map named by its ``words`` key lemmas (class-based TF-IDF, as the Topics page ranks
+    them), read from ``limit`` texts of the sample (``texts``: the corpus's text column, read at those rows)."""
+    from core.cluster.keyterms import key_terms
+
+    rng = np.random.default_rng(seed)
+    some = np.sort(rng.choice(len(found.rows), min(len(found.rows), limit), replace=False))
+    labels = found.labels[some]
+    terms = key_terms([str(t) for t in texts.take(found.rows[some])], labels, min_count=3, seed=seed).table
+    named = dict(zip(terms["cluster"], terms["ctfidf_terms"]))
+    return [" · ".join(named.get(c, [])[:words]) for c in range(len(found.centres))]
 
 def axis_titles(n_excluded: int, view: str = "group") -> tuple[str, str]:
     """What the two directions of :func:`lda_directions` (``view`` "group") or :func:`topic_directions`

@@ -32,7 +32,9 @@ if view == "group" and len(inc) < 1:
 if view == "topics":
     st.caption(f"A map of the whole corpus: its axes set apart the topics that K-Means finds among "
                f"{min(corpus.n, projection.TOPIC_SAMPLE):,} of its texts (up to {projection.TOPICS}), so texts on "
-               "one subject lie together. Hover to read them; a lasso around a clump includes or excludes it.")
+               "one subject lie together. The largest topics are named by their key lemmas at their centre (a name "
+               "that would cover another is left out). Hover to read the texts; a lasso around a clump includes or "
+               "excludes it.")
 elif len(exc) < 1:
     st.caption("Nothing is excluded yet: the horizontal axis sets the included texts (to the right) apart from "
                "the rest of the corpus, the vertical one is the texts' largest spread beside it. Exclude texts "

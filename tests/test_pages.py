@@ -288,6 +288,7 @@ def test_scatter_page(tweets):
     assert any("All 2,000 texts" in c.value for c in at.caption)
     layout = json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]
     assert layout["xaxis"]["title"]["text"] == "the corpus's topics, first axis"
+    assert len(layout["annotations"]) >= 3 and all(a["text"] for a in layout["annotations"])  # topics named
     at.session_state["sc_view"] = "group"  # the group's axes asked for, with no group yet
     at.run()
     assert not at.exception and not at.get("plotly_chart")

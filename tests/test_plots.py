@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from core import plots
-from core.projection import lda_directions, project, topic_directions
+from core.projection import lda_directions, project, topic_directions, topic_map, topic_names
 from tests.conftest import shared_file
 
 
@@ -168,6 +168,36 @@ def test_corpus_map_shows_the_classes_apart_before_any_group(so_corpus):
     assert np.array_equal(topic_directions(x), w)  # no flipped or rotated map on a second page run
     with pytest.raises(ValueError, match="at least 6 texts"):
         topic_directions(x[:5])
+
+
+def test_the_map_names_each_topic_by_words_of_its_own_texts(so_corpus):
+    """Each topic of the map is named by key lemmas of its texts: a topic's first word is in a larger share of
+    its own texts than of the others'."""
+    found = topic_map(np.asarray(so_corpus.embeddings))
+    texts = so_corpus.frame["text"]
+    names = topic_names(found, texts)
+    assert len(names) == len(found.centres) and found.centres.shape == (len(names), 2)
+    lower = texts.take(found.rows).str.lower().to_numpy()
+    specific = 0
+    for topic, name in enumerate(names):
+        first = name.split(" · ")[0]
+        mine = found.labels == topic
+        if not first or mine.sum() < 10:
+            continue
+        has = np.array([first in t for t in lower])
+        specific += has[mine].mean() > has[~mine].mean()
+    assert specific >= 0.8 * sum((found.labels == t).sum() >= 10 and bool(n) for t, n in enumerate(names))
+
+
+def test_map_names_are_escaped_and_never_cover_one_another():
+    fig = plots.go.Figure()
+    places = np.array([[0.0, 0.0], [0.01, 0.0], [0.9, 0.9], [0.5, 0.5]])
+    names = ["<img src=x onerror=alert(1)>", "covered", "far away", ""]
+    written = plots.name_places(fig, places, names, (0.0, 1.0, 0.0, 1.0))
+    assert written == [0, 2]  # the second would cover the first; an empty name is not written
+    texts = [a.text for a in fig.layout.annotations]
+    assert texts == ["&lt;img src=x onerror=alert(1)&gt;", "far away"]
+    assert plots.name_places(plots.go.Figure(), places, names, (0.0, 1.0, 0.0, 1.0), order=[1, 0, 2]) == [1, 2]
 
 def test_size_histogram_counts():
     fig = plots.size_histogram(np.array([1, 1, 3, 12, 40, 40, 150]))

@@ -49,14 +49,21 @@ def _group_directions(corpus_name: str, stamp: str, included: tuple, excluded: t
 
 
 @st.cache_data(max_entries=4, show_spinner="Finding the corpus's topics…")
-def _topic_directions(corpus_name: str, stamp: str, sketched: str) -> np.ndarray:
-    return projection.topic_directions(space(corpus_name, sketched))
+def _topic_map(corpus_name: str, stamp: str, sketched: str) -> projection.TopicMap:
+    return projection.topic_map(space(corpus_name, sketched))
+
+
+@st.cache_data(max_entries=4, show_spinner="Naming the corpus's topics…")
+def topic_names(corpus_name: str, stamp: str, sketched: str) -> list[str]:
+    """The map's topics, each named by its key lemmas (written on the map at the topic's centre)."""
+    return projection.topic_names(_topic_map(corpus_name, stamp, sketched),
+                                  resources.corpus(corpus_name).frame["text"])
 
 
 def directions(corpus_name: str, stamp: str, included: tuple, excluded: tuple, view: str, sketched: str
                ) -> np.ndarray:
     if view == "topics":
-        return _topic_directions(corpus_name, stamp, sketched)
+        return _topic_map(corpus_name, stamp, sketched).directions
     return _group_directions(corpus_name, stamp, included, excluded, sketched)
 
 
@@ -83,9 +90,15 @@ def figure(corpus_name: str, stamp: str, included: tuple, excluded: tuple, view:
     xy = coordinates(corpus_name, stamp, included, excluded, view, sketched)
     labels = np.zeros(len(xy), dtype=np.int8)
     labels[list(included)], labels[list(excluded)] = INCLUDED, EXCLUDED
-    return plots.scatter(xy, labels, resources.corpus(corpus_name).frame["text"], hover_sample=hover_sample(),
-                         raster_from=raster_from(), axes=projection.axis_titles(len(excluded), view),
-                         hover=resources.hover_sample(corpus_name, hover_sample()))
+    sc = plots.scatter(xy, labels, resources.corpus(corpus_name).frame["text"], hover_sample=hover_sample(),
+                       raster_from=raster_from(), axes=projection.axis_titles(len(excluded), view),
+                       hover=resources.hover_sample(corpus_name, hover_sample()))
+    if view == "topics":  # the largest topics named first; a name that would cover another is left out
+        found = _topic_map(corpus_name, stamp, sketched)
+        lo, hi = xy.min(0), xy.max(0)
+        plots.name_places(sc.figure, found.centres, topic_names(corpus_name, stamp, sketched),
+                          (lo[0], hi[0], lo[1], hi[1]), np.argsort(-np.bincount(found.labels), kind="stable"))
+    return sc
 
 
 def preview(corpus_name: str, stamp: str, included: tuple, excluded: tuple, view: str, sketched: str
