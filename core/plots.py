@@ -175,6 +175,29 @@ def timeline(frame: pd.DataFrame, bin_name: str = "auto", top: int = 20,
     return Timeline(fig, mode, bin_name, n)
 
 
+
+def bin_counts(dates: pd.Series, bin_name: str) -> pd.Series:
+    """Texts per bin (index: the bins' starts, in order), undated texts left out."""
+    dates = dates.dropna()
+    codes, starts = bin_codes(dates, bin_name)
+    return pd.Series(np.bincount(codes, minlength=len(starts)), index=starts)
+
+
+def share_timeline(part: pd.Series, whole: pd.Series, bin_name: str) -> Timeline:
+    """The share of all texts that ``part`` holds in each bin, as a line (both: :func:`bin_counts` of the same
+    bin, ``part``'s texts among ``whole``'s): a topic's weight against how much the corpus says, day by day."""
+    whole = whole[whole > 0]
+    mine = part.reindex(whole.index, fill_value=0)
+    share = 100 * mine.to_numpy() / whole.to_numpy()
+    fig = go.Figure(go.Scatter(
+        x=whole.index, y=share, mode="lines+markers", marker={"size": 4}, line={"width": 1.5},
+        customdata=np.c_[mine.to_numpy(), whole.to_numpy()], name="share",
+        hovertemplate="%{x|%Y-%m-%d}<br>%{customdata[0]:,} of %{customdata[1]:,} texts (%{y:.2f}%)<extra></extra>"))
+    fig.update_layout(xaxis_title=f"date ({bin_name})", yaxis_title="% of all texts", margin={"t": 30},
+                      hoverlabel={"align": "left"})
+    fig.update_yaxes(rangemode="tozero")
+    return Timeline(fig, "share", bin_name, int(part.sum()))
+
 def _authors_of(frame: pd.DataFrame, dated: pd.Series) -> pd.Series:
     return frame.loc[dated, "author"] if "author" in frame.columns else pd.Series("all", index=frame.index[dated])
 

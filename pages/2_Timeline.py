@@ -21,10 +21,12 @@ if not corpus.has_dates:
                "(`--date-column`) to see one.")
     st.stop()
 
-sources = ["Group being built (included)", "Saved group (included)", "Keyword search"]
+sources = ["Group being built (included)", "Saved group (included)", "Keyword search", "The whole corpus"]
 source = st.radio("Texts", sources, horizontal=True, key="tl_source")
 rows = np.zeros(0, np.int64)
-if source == sources[0]:
+if source == sources[3]:
+    rows = None  # every text: the frame as it is, not a copy of its rows
+elif source == sources[0]:
     rows = session.included
     if not len(rows):
         st.info("The group being built has no included texts yet: search on the Annotate page first.")
@@ -51,12 +53,28 @@ else:
         except KeywordError as exc:
             st.error(md(exc))
 
-bin_name = st.segmented_control("Bin", ["auto", "day", "week", "month"], default="auto", key="tl_bin") or "auto"
-if len(rows):
-    cols = [c for c in ("date", "author", "text") if c in corpus.frame.columns]
-    tl = plots.timeline(timezones.shown(corpus.frame.iloc[rows][cols], corpus.timezone), bin_name,
-                        colours=resources.author_colours(name))
-    if tl.mode == "counts":
+b1, b2 = st.columns([2, 3], vertical_alignment="bottom")
+bin_name = b1.segmented_control("Bin", ["auto", "day", "week", "month"], default="auto", key="tl_bin") or "auto"
+share = rows is not None and b2.toggle(
+    "As a share of all texts", key="tl_share",
+    help="Each bin's texts of this group as a percentage of all the corpus's texts in that bin: how much of what "
+         "was written that day (week, month) the topic takes, whatever the corpus's own volume does.")
+if rows is None or len(rows):
+    n = corpus.n if rows is None else len(rows)
+    cols = [c for c in ("date", "author", "text") if c in corpus.frame.columns and
+            (c != "text" or n <= plots.PER_TEXT_LIMIT)]  # counts per bin above the limit: no text read
+    frame = corpus.frame[cols] if rows is None else corpus.frame.iloc[rows][cols]
+    shown = timezones.shown(frame, corpus.timezone)
+    if share:
+        dated = shown["date"].dropna()
+        bin_name = plots.auto_bin(dated) if bin_name == "auto" else bin_name
+        tl = plots.share_timeline(plots.bin_counts(dated, bin_name), resources.bin_counts(name, bin_name), bin_name)
+    else:
+        tl = plots.timeline(shown, bin_name, colours=resources.author_colours(name))
+    if tl.mode == "share":
+        st.caption(f"{tl.n:,} texts, as a percentage of all of the corpus's texts per {tl.bin} (hover for the "
+                   "counts); bins without any text of the corpus are left out.")
+    elif tl.mode == "counts":
         st.caption(f"{tl.n:,} texts: above {plots.PER_TEXT_LIMIT:,} texts the timeline shows counts per "
                    f"{tl.bin} and author (hover for the counts) instead of one box per text.")
     else:

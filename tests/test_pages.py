@@ -272,6 +272,41 @@ def test_timeline_page(tweets):
     assert not at.get("plotly_chart")
 
 
+
+def _share_trace(at) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(shares, the group's texts, all texts) per bin of the Timeline's share line."""
+    trace = json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]
+
+    def values(v):
+        return np.frombuffer(base64.b64decode(v["bdata"]), v["dtype"]) if isinstance(v, dict) else np.asarray(v)
+
+    counts = values(trace["customdata"]).reshape(-1, 2)
+    return values(trace["y"]), counts[:, 0], counts[:, 1]
+
+
+def test_timeline_of_the_whole_corpus_and_a_group_as_a_share_of_it(tweets):
+    """The whole corpus has a timeline of its own; a group's can be read as its share of all texts per bin. A group
+    of every text is 100% of every bin; a keyword's hits are their share of each bin's texts, every hit counted."""
+    at = app("pages/2_Timeline.py").run()
+    at.radio(key="tl_source").set_value("The whole corpus").run()
+    assert not at.exception and any(c.value.startswith("2,000 texts") for c in at.caption)
+    assert not at.get("toggle")  # a share of itself would say nothing
+    at = with_group(app("pages/2_Timeline.py"), range(0, 2000), []).run()
+    at.toggle(key="tl_share").set_value(True).run()
+    assert not at.exception and any("as a percentage of all" in c.value for c in at.caption)
+    shares, mine, whole = _share_trace(at)
+    assert len(shares) > 3 and np.allclose(shares, 100) and (mine == whole).all() and whole.sum() == 2000
+    at.radio(key="tl_source").set_value("Keyword search").run()
+    at.toggle(key="tl_share").set_value(False)
+    at.text_input(key="tl_query").set_value("ockovani").run()
+    hits = int(next(c.value for c in at.caption if "one box each" in c.value).split(" texts")[0].replace(",", ""))
+    at.toggle(key="tl_share").set_value(True).run()
+    shares, mine, whole = _share_trace(at)
+    assert not at.exception and 0 < hits == mine.sum() < whole.sum() == 2000  # every hit, in its bin
+    assert np.allclose(shares, 100 * mine / whole)
+    assert any(c.value.startswith(f"{hits:,} texts, as a percentage") for c in at.caption)
+
+
 def test_timeline_page_without_dates(tmp_path, monkeypatch, so_corpus):
     root = tmp_path / "d"
     shutil.copytree(so_corpus.folder, root / "so")
