@@ -183,15 +183,22 @@ def bin_counts(dates: pd.Series, bin_name: str) -> pd.Series:
     return pd.Series(np.bincount(codes, minlength=len(starts)), index=starts)
 
 
+def bin_table(part: pd.Series, whole: pd.Series) -> pd.DataFrame:
+    """Per bin of the corpus (both: :func:`bin_counts` of the same bin): the part's texts, all texts, and the
+    part's share of them in percent; for a download beside the timeline."""
+    whole = whole[whole > 0]
+    mine = part.reindex(whole.index, fill_value=0)
+    return pd.DataFrame({"bin_start": whole.index, "texts": mine.to_numpy(), "all_texts": whole.to_numpy(),
+                         "share_percent": np.round(100 * mine.to_numpy() / whole.to_numpy(), 4)})
+
+
 def share_timeline(part: pd.Series, whole: pd.Series, bin_name: str) -> Timeline:
     """The share of all texts that ``part`` holds in each bin, as a line (both: :func:`bin_counts` of the same
     bin, ``part``'s texts among ``whole``'s): a topic's weight against how much the corpus says, day by day."""
-    whole = whole[whole > 0]
-    mine = part.reindex(whole.index, fill_value=0)
-    share = 100 * mine.to_numpy() / whole.to_numpy()
+    table = bin_table(part, whole)
     fig = go.Figure(go.Scatter(
-        x=whole.index, y=share, mode="lines+markers", marker={"size": 4}, line={"width": 1.5},
-        customdata=np.c_[mine.to_numpy(), whole.to_numpy()], name="share",
+        x=table["bin_start"], y=100 * table["texts"] / table["all_texts"], mode="lines+markers", marker={"size": 4},
+        line={"width": 1.5}, customdata=table[["texts", "all_texts"]].to_numpy(), name="share",
         hovertemplate="%{x|%Y-%m-%d}<br>%{customdata[0]:,} of %{customdata[1]:,} texts (%{y:.2f}%)<extra></extra>"))
     fig.update_layout(xaxis_title=f"date ({bin_name})", yaxis_title="% of all texts", margin={"t": 30},
                       hoverlabel={"align": "left"})

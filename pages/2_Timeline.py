@@ -65,10 +65,11 @@ if rows is None or len(rows):
             (c != "text" or n <= plots.PER_TEXT_LIMIT)]  # counts per bin above the limit: no text read
     frame = corpus.frame[cols] if rows is None else corpus.frame.iloc[rows][cols]
     shown = timezones.shown(frame, corpus.timezone)
+    dated = shown["date"].dropna()
+    bin_name = plots.auto_bin(dated) if bin_name == "auto" else bin_name
+    part, whole = plots.bin_counts(dated, bin_name), resources.bin_counts(name, bin_name)
     if share:
-        dated = shown["date"].dropna()
-        bin_name = plots.auto_bin(dated) if bin_name == "auto" else bin_name
-        tl = plots.share_timeline(plots.bin_counts(dated, bin_name), resources.bin_counts(name, bin_name), bin_name)
+        tl = plots.share_timeline(part, whole, bin_name)
     else:
         tl = plots.timeline(shown, bin_name, colours=resources.author_colours(name))
     if tl.mode == "share":
@@ -82,3 +83,6 @@ if rows is None or len(rows):
     if not corpus.has_authors:
         st.caption("This corpus has no authors: all texts are in one colour.")
     st.plotly_chart(tl.figure, width="stretch", key="tl_chart")
+    st.download_button(f"Download the counts per {tl.bin} (CSV)", plots.bin_table(part, whole).to_csv(index=False),
+                       file_name=f"{name}-timeline-{tl.bin}.csv", mime="text/csv", on_click="ignore", key="tl_csv",
+                       help="Per bin: these texts, all the corpus's texts and their share in percent.")

@@ -296,6 +296,7 @@ def test_timeline_of_the_whole_corpus_and_a_group_as_a_share_of_it(tweets):
     assert not at.exception and any("as a percentage of all" in c.value for c in at.caption)
     shares, mine, whole = _share_trace(at)
     assert len(shares) > 3 and np.allclose(shares, 100) and (mine == whole).all() and whole.sum() == 2000
+    assert at.get("download_button")  # the counts per bin, as a CSV
     at.radio(key="tl_source").set_value("Keyword search").run()
     at.toggle(key="tl_share").set_value(False)
     at.text_input(key="tl_query").set_value("ockovani").run()
