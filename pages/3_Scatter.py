@@ -8,14 +8,20 @@ import streamlit as st
 from core import annotate, plots, projection
 from core.session import EXCLUDED, INCLUDED
 from ui import drafts, group, navigation, resources, scatter
-from ui.text import md
+from ui.text import md, quoted
 
 name, corpus = navigation.start_page("LDA scatter", "✨")
 session = group.session()
 group.counters(session)
 st.title("LDA scatter")
 
-inc, exc = session.included, session.excluded
+BUILT = "The group being built"
+saved = resources.store(name).names()
+shown_group = st.selectbox("Group", [BUILT, *saved], key="sc_group", disabled=not saved,
+                           help="The group being built (a lasso adds to it), or a saved group to look at (read-only "
+                                "here: open it in Annotate to change it).")
+editable = shown_group == BUILT
+inc, exc = (session.included, session.excluded) if editable else resources.saved_group_labels(name, shown_group)
 VIEWS = {"group": "Set the group apart", "topics": "The corpus's topics"}
 if "sc_view" not in st.session_state:  # set once on arriving: a lasso's first include keeps the map in view
     st.session_state["sc_view"] = "group" if len(inc) else "topics"
@@ -27,7 +33,9 @@ view = st.segmented_control(
 if view == "group" and len(inc) < 1:
     st.info(f"The scatter needs at least 1 included text in the group being built (now none, {len(exc)} excluded). "
             "Build the group on the Annotate page: a keyword search brings its hits in as included. Or look at "
-            "the corpus's topics (above) and select texts there.")
+            "the corpus's topics (above) and select texts there." if editable else
+            f"The saved group {quoted(shown_group)} has no included text to set apart: look at it on the corpus's "
+            "topics (above).")
     st.stop()
 if view == "topics":
     st.caption(f"A map of the whole corpus: its axes set apart the topics that K-Means finds among "
@@ -69,7 +77,8 @@ if sc.raster is None:
              f"{scatter.hover_sample():,} unlabelled ones (the rest are drawn without text, to keep the page light "
              "at 300k texts).")
     st.caption(f"All {corpus.n:,} texts: green included, red excluded, yellow unlabelled. {hover} Drag a lasso (or "
-               "pick box select in the chart's toolbar) to select texts, then include or exclude them.")
+               "pick box select in the chart's toolbar) to select texts"
+               + (", then include or exclude them." if editable else " and list them below."))
 else:
     st.caption(f"All {corpus.n:,} texts: the unlabelled ones as a density (darker: more texts), a sample of "
                f"{scatter.hover_sample():,} of them as yellow points with their text on hover, green included, red "
@@ -92,6 +101,12 @@ def on_undo() -> None:
     st.session_state["sc_msg"] = group.undo()
 
 
+if not editable:
+    st.caption(f"The saved group {quoted(shown_group)}, read-only here: open it in Annotate (the sidebar's *Open a "
+               "saved group*, or the Groups page) to change it, or pick the group being built to select texts.")
+    if len(picked):
+        st.dataframe(corpus.frame.iloc[picked[:200]][["id", "text"]], hide_index=True, width="stretch")
+    st.stop()
 a, b, c, d = st.columns([2, 2, 1, 3])
 a.button(f"Include selected ({len(picked):,})", disabled=not len(picked), key="sc_inc", width="stretch",
          on_click=on_bulk, args=(picked, INCLUDED))

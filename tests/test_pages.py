@@ -364,6 +364,26 @@ def test_scatter_page(tweets):
     assert shown[0] == plots.safe_hover(texts[int(np.flatnonzero(rows >= 60)[0])], max_chars=300)
 
 
+
+def test_scatter_page_shows_a_saved_group_read_only(tweets):
+    """An analyst looks at a saved group on the scatter without opening it: its texts drawn, its axes fitted on it,
+    no button that would change a group, and the group being built left as it was."""
+    from core.corpus import load_corpus
+
+    c = load_corpus("tweets", root=tweets)
+    ids = c.frame["id"].astype(str).tolist()
+    GroupStore(tweets / "tweets" / "groups.sqlite").save("vaccines", ids[100:130], ids[130:140], annotator="ana")
+    at = with_group(app("pages/3_Scatter.py"), range(0, 5), []).run()
+    at.selectbox(key="sc_group").set_value("vaccines").run()
+    assert not at.exception
+    traces = {t["name"]: t for t in json.loads(at.get("plotly_chart")[0].proto.spec)["data"]}
+    assert len(traces["included"]["hovertext"]) == 30 and len(traces["excluded"]["hovertext"]) == 10
+    layout = json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]
+    assert layout["xaxis"]["title"]["text"] == "LD1"  # fitted on the saved group, which has excluded texts
+    assert any("read-only here" in cap.value for cap in at.caption)
+    assert not [b for b in at.button if b.key in ("sc_inc", "sc_exc", "sc_undo")]
+    assert list(at.session_state["session"].included) == list(range(5))
+
 def test_scatter_page_of_a_large_corpus_shows_a_first_look_then_the_full_scatter(tweets, monkeypatch):
     """From SEMANNO_SCATTER_PREVIEW_FROM texts (2M by default), with the vector store not in the page cache,
     the first view of a group state is a preview from spread blocks of the corpus, replaced in the same run

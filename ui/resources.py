@@ -200,6 +200,19 @@ def saved_group_rows(name: str) -> dict:
     return _saved_group_rows(*corpus_key(name), store(name).stamp())
 
 
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _saved_group_labels(root: str, name: str, stamp: float, group: str, db_stamp: tuple) -> tuple:
+    c, s = _corpus(root, name, stamp), _store(root, name, configured_dsn())
+    version = s.load(group)
+    return np.sort(c.rows_of(version.included)), np.sort(c.rows_of(version.excluded))
+
+
+def saved_group_labels(name: str, group: str) -> tuple[np.ndarray, np.ndarray]:
+    """(included rows, excluded rows) of a saved group's latest version, sorted; read again when the groups
+    change."""
+    return _saved_group_labels(*corpus_key(name), group, store(name).stamp())
+
 def _set_stamp(name: str, set_name: str) -> float:
     mf = embedsets.folder(name) / set_name / "manifest.json"
     return mf.stat().st_mtime if set_name != embedsets.IMPORT and mf.exists() else 0.0
