@@ -183,27 +183,39 @@ def bin_counts(dates: pd.Series, bin_name: str) -> pd.Series:
     return pd.Series(np.bincount(codes, minlength=len(starts)), index=starts)
 
 
-def bin_table(part: pd.Series, whole: pd.Series) -> pd.DataFrame:
-    """Per bin of the corpus (both: :func:`bin_counts` of the same bin): the part's texts, all texts, and the
-    part's share of them in percent; for a download beside the timeline."""
+def bin_table(parts: dict[str, pd.Series], whole: pd.Series) -> pd.DataFrame:
+    """Per bin of the corpus and part (all: :func:`bin_counts` of the same bin): the part's texts, all texts, and the
+    part's share of them in percent (long format: one row per bin and part); for a download beside the timeline. A
+    bin of the corpus without any text is left out; a part without a text in a bin has 0 there."""
     whole = whole[whole > 0]
-    mine = part.reindex(whole.index, fill_value=0)
-    return pd.DataFrame({"bin_start": whole.index, "texts": mine.to_numpy(), "all_texts": whole.to_numpy(),
-                         "share_percent": np.round(100 * mine.to_numpy() / whole.to_numpy(), 4)})
+    frames = []
+    for label, part in parts.items():
+        mine = part.reindex(whole.index, fill_value=0).to_numpy()
+        frames.append(pd.DataFrame({"bin_start": whole.index, "texts_of": label, "texts": mine,
+                                    "all_texts": whole.to_numpy(),
+                                    "share_percent": np.round(100 * mine / whole.to_numpy(), 4)}))
+    return pd.concat(frames, ignore_index=True)
 
 
-def share_timeline(part: pd.Series, whole: pd.Series, bin_name: str) -> Timeline:
-    """The share of all texts that ``part`` holds in each bin, as a line (both: :func:`bin_counts` of the same
-    bin, ``part``'s texts among ``whole``'s): a topic's weight against how much the corpus says, day by day."""
-    table = bin_table(part, whole)
-    fig = go.Figure(go.Scatter(
-        x=table["bin_start"], y=100 * table["texts"] / table["all_texts"], mode="lines+markers", marker={"size": 4},
-        line={"width": 1.5}, customdata=table[["texts", "all_texts"]].to_numpy(), name="share",
-        hovertemplate="%{x|%Y-%m-%d}<br>%{customdata[0]:,} of %{customdata[1]:,} texts (%{y:.2f}%)<extra></extra>"))
-    fig.update_layout(xaxis_title=f"date ({bin_name})", yaxis_title="% of all texts", margin={"t": 30},
-                      hoverlabel={"align": "left"})
+def line_timeline(parts: dict[str, pd.Series], whole: pd.Series, bin_name: str, share: bool = True) -> Timeline:
+    """One line per part (several groups compared, or one): its texts per bin, or (``share``) their share of all
+    the corpus's texts in each bin, in percent (parts and whole: :func:`bin_counts` of the same bin). A share is a
+    topic's weight against how much the corpus says, bin by bin."""
+    table = bin_table(parts, whole)
+    fig = go.Figure()
+    for i, (label, rows) in enumerate(table.groupby("texts_of", sort=False)):
+        y = 100 * rows["texts"] / rows["all_texts"] if share else rows["texts"]
+        fig.add_trace(go.Scatter(
+            x=rows["bin_start"], y=y, mode="lines+markers", marker={"size": 4}, line={"width": 1.5},
+            name=html.escape(str(label)), customdata=rows[["texts", "all_texts", "share_percent"]].to_numpy(),
+            line_color=AUTHOR_PALETTE[i % len(AUTHOR_PALETTE)] if len(parts) > 1 else None,
+            hovertemplate=(html.escape(str(label)) + "<br>" if len(parts) > 1 else "") + "%{x|%Y-%m-%d}<br>"
+            "%{customdata[0]:,} of %{customdata[1]:,} texts (%{customdata[2]:.2f}%)<extra></extra>"))
+    fig.update_layout(xaxis_title=f"date ({bin_name})", yaxis_title="% of all texts" if share else "texts",
+                      margin={"t": 30}, hoverlabel={"align": "left"}, showlegend=len(parts) > 1,
+                      legend={"orientation": "h"})
     fig.update_yaxes(rangemode="tozero")
-    return Timeline(fig, "share", bin_name, int(part.sum()))
+    return Timeline(fig, "share" if share else "lines", bin_name, int(sum(int(p.sum()) for p in parts.values())))
 
 def _authors_of(frame: pd.DataFrame, dated: pd.Series) -> pd.Series:
     return frame.loc[dated, "author"] if "author" in frame.columns else pd.Series("all", index=frame.index[dated])

@@ -1,11 +1,14 @@
-"""Timeline: texts of a group (or of a keyword search) per date, stacked by author."""
+"""Timeline: texts of a group (a saved group, a keyword search, the whole corpus) per date, stacked by author, or as
+a share of all texts per date; several saved groups compared, a line each."""
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from core import plots, timezones
+from core.export import neutralise_formulas
 from core.search.keyword import KeywordError, find_rows
 from core.store import GroupNotFound
 from ui import group, navigation, resources
@@ -21,9 +24,11 @@ if not corpus.has_dates:
                "(`--date-column`) to see one.")
     st.stop()
 
-sources = ["Group being built (included)", "Saved group (included)", "Keyword search", "The whole corpus"]
+sources = ["Group being built (included)", "Saved groups (included)", "Keyword search", "The whole corpus"]
 source = st.radio("Texts", sources, horizontal=True, key="tl_source")
 rows = np.zeros(0, np.int64)
+label = source.split(" (")[0].lower()  # what the texts are, in the download
+compare = {}  # saved group -> its included rows, where two or more are compared
 if source == sources[3]:
     rows = None  # every text: the frame as it is, not a copy of its rows
 elif source == sources[0]:
@@ -32,14 +37,19 @@ elif source == sources[0]:
         st.info("The group being built has no included texts yet: search on the Annotate page first.")
 elif source == sources[1]:
     names = resources.store(name).names()
-    group = st.selectbox("Group", names, key="tl_group")
-    if group:
-        try:
-            rows = corpus.rows_of(resources.store(name).load(group).included)
-        except GroupNotFound:
-            st.error(f"No group named {quoted(group)}.")
-    else:
+    picked = st.multiselect("Groups (two or more: compared, a line each)", names, default=names[:1],
+                            key="tl_groups", max_selections=len(plots.AUTHOR_PALETTE)) if names else []
+    try:
+        compare = {g: resources.saved_group_labels(name, g)[0] for g in picked}
+    except GroupNotFound as exc:
+        st.error(f"No group named {quoted(str(exc))}.")
+    if len(compare) == 1:
+        (label, rows), = compare.items()
+        compare = {}
+    elif not names:
         st.info("No saved groups yet.")
+    elif not picked:
+        st.info("Pick a saved group, or several to compare them.")
 else:
     query = st.text_input("Keyword (case- and diacritics-insensitive)", key="tl_query")
     is_regex = st.checkbox("Regular expression", key="tl_regex")
@@ -55,24 +65,31 @@ else:
 
 b1, b2 = st.columns([2, 3], vertical_alignment="bottom")
 bin_name = b1.segmented_control("Bin", ["auto", "day", "week", "month"], default="auto", key="tl_bin") or "auto"
-share = rows is not None and b2.toggle(
+share = (rows is not None or bool(compare)) and b2.toggle(
     "As a share of all texts", key="tl_share",
     help="Each bin's texts of this group as a percentage of all the corpus's texts in that bin: how much of what "
          "was written that day (week, month) the topic takes, whatever the corpus's own volume does.")
-if rows is None or len(rows):
-    n = corpus.n if rows is None else len(rows)
-    cols = [c for c in ("date", "author", "text") if c in corpus.frame.columns and
-            (c != "text" or n <= plots.PER_TEXT_LIMIT)]  # counts per bin above the limit: no text read
-    frame = corpus.frame[cols] if rows is None else corpus.frame.iloc[rows][cols]
-    shown = timezones.shown(frame, corpus.timezone)
-    dated = shown["date"].dropna()
-    bin_name = plots.auto_bin(dated) if bin_name == "auto" else bin_name
-    part, whole = plots.bin_counts(dated, bin_name), resources.bin_counts(name, bin_name)
-    if share:
-        tl = plots.share_timeline(part, whole, bin_name)
+if compare or rows is None or len(rows):
+    if compare:  # one line per group: no authors, no texts read
+        dates = {g: timezones.local(corpus.frame["date"].iloc[r], corpus.timezone).dropna() for g, r in compare.items()}
+    else:
+        n = corpus.n if rows is None else len(rows)
+        cols = [c for c in ("date", "author", "text") if c in corpus.frame.columns and
+                (c != "text" or n <= plots.PER_TEXT_LIMIT)]  # counts per bin above the limit: no text read
+        shown = timezones.shown(corpus.frame[cols] if rows is None else corpus.frame.iloc[rows][cols], corpus.timezone)
+        dates = {label: shown["date"].dropna()}
+    bin_name = plots.auto_bin(pd.concat(list(dates.values()))) if bin_name == "auto" else bin_name
+    parts = {g: plots.bin_counts(d, bin_name) for g, d in dates.items()}
+    whole = resources.bin_counts(name, bin_name)
+    if compare or share:
+        tl = plots.line_timeline(parts, whole, bin_name, share)
     else:
         tl = plots.timeline(shown, bin_name, colours=resources.author_colours(name))
-    if tl.mode == "share":
+    if compare:
+        st.caption(f"{len(compare)} saved groups, {tl.n:,} texts in all: " +
+                   (f"each as a percentage of all of the corpus's texts per {tl.bin}" if share else
+                    f"their texts per {tl.bin}") + " (hover for the counts; a text in two groups counts in both).")
+    elif tl.mode == "share":
         st.caption(f"{tl.n:,} texts, as a percentage of all of the corpus's texts per {tl.bin} (hover for the "
                    "counts); bins without any text of the corpus are left out.")
     elif tl.mode == "counts":
@@ -80,9 +97,10 @@ if rows is None or len(rows):
                    f"{tl.bin} and author (hover for the counts) instead of one box per text.")
     else:
         st.caption(f"{tl.n:,} texts, one box each, per {tl.bin}; hover a box for its text.")
-    if not corpus.has_authors:
+    if not corpus.has_authors and not compare:
         st.caption("This corpus has no authors: all texts are in one colour.")
     st.plotly_chart(tl.figure, width="stretch", key="tl_chart")
-    st.download_button(f"Download the counts per {tl.bin} (CSV)", plots.bin_table(part, whole).to_csv(index=False),
+    table = neutralise_formulas(plots.bin_table(parts, whole))  # a group's name is the user's text
+    st.download_button(f"Download the counts per {tl.bin} (CSV)", table.to_csv(index=False),
                        file_name=f"{name}-timeline-{tl.bin}.csv", mime="text/csv", on_click="ignore", key="tl_csv",
                        help="Per bin: these texts, all the corpus's texts and their share in percent.")

@@ -273,14 +273,14 @@ def test_timeline_page(tweets):
 
 
 
-def _share_trace(at) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(shares, the group's texts, all texts) per bin of the Timeline's share line."""
-    trace = json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]
+def _share_trace(at, line: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(shares, the group's texts, all texts) per bin of one of the Timeline's share lines."""
+    trace = json.loads(at.get("plotly_chart")[0].proto.spec)["data"][line]
 
     def values(v):
         return np.frombuffer(base64.b64decode(v["bdata"]), v["dtype"]) if isinstance(v, dict) else np.asarray(v)
 
-    counts = values(trace["customdata"]).reshape(-1, 2)
+    counts = values(trace["customdata"]).reshape(-1, 3)
     return values(trace["y"]), counts[:, 0], counts[:, 1]
 
 
@@ -307,6 +307,32 @@ def test_timeline_of_the_whole_corpus_and_a_group_as_a_share_of_it(tweets):
     assert np.allclose(shares, 100 * mine / whole)
     assert any(c.value.startswith(f"{hits:,} texts, as a percentage") for c in at.caption)
 
+
+
+def test_timeline_compares_saved_groups_as_shares_of_all_texts(tweets):
+    """Two saved groups picked at once: a line each, as their share of every bin's texts (or their counts), each
+    line's texts those of its group, and the counts per bin to download."""
+    from core.corpus import load_corpus
+
+    c = load_corpus("tweets", root=tweets)
+    ids = c.frame["id"].astype(str).tolist()
+    store = GroupStore(tweets / "tweets" / "groups.sqlite")
+    store.save("first half", ids[:1000], [], annotator="ana")
+    store.save("a tenth", ids[1000:1200], ids[1200:1210], annotator="ana")
+    at = app("pages/2_Timeline.py").run()
+    at.radio(key="tl_source").set_value("Saved groups (included)").run()
+    assert not at.exception and at.multiselect(key="tl_groups").value == ["a tenth"]  # one group: its own chart
+    assert any("one box each" in cap.value for cap in at.caption)
+    at.multiselect(key="tl_groups").set_value(["first half", "a tenth"]).run()
+    assert not at.exception and any(cap.value.startswith("2 saved groups, 1,200 texts in all") for cap in at.caption)
+    traces = json.loads(at.get("plotly_chart")[0].proto.spec)["data"]
+    assert [t["name"] for t in traces] == ["first half", "a tenth"]
+    _, first, whole = _share_trace(at, 0)
+    _, tenth, _ = _share_trace(at, 1)
+    assert first.sum() == 1000 and tenth.sum() == 200 and whole.sum() == 2000 and (first + tenth <= whole).all()
+    at.toggle(key="tl_share").set_value(True).run()
+    shares, first, whole = _share_trace(at, 0)
+    assert np.allclose(shares, 100 * first / whole) and at.get("download_button")
 
 def test_timeline_page_without_dates(tmp_path, monkeypatch, so_corpus):
     root = tmp_path / "d"

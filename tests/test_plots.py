@@ -200,16 +200,23 @@ def test_map_names_are_escaped_and_never_cover_one_another():
     assert plots.name_places(plots.go.Figure(), places, names, (0.0, 1.0, 0.0, 1.0), order=[1, 0, 2]) == [1, 2]
 
 
-def test_bin_table_counts_a_part_against_the_whole_corpus_per_bin():
-    """The Timeline's download: per bin of the corpus, the part's texts, all texts and the share; a bin where the
-    part has no text is 0, a bin of the corpus without any text is left out, undated texts are not counted."""
+def test_bin_table_counts_each_part_against_the_whole_corpus_per_bin():
+    """The Timeline's download: per bin of the corpus and part, the part's texts, all texts and the share; a bin
+    where a part has no text is 0, a bin of the corpus without any text is left out, undated texts are not counted;
+    a group named like a spreadsheet formula is written as text."""
+    from core.export import neutralise_formulas
+
     whole_dates = pd.Series(pd.to_datetime(["2021-03-01 10:00", "2021-03-01 23:59", "2021-03-02 08:00",
                                             "2021-03-04 12:00", None]))
-    part_dates = whole_dates.iloc[[0, 3, 4]]
-    table = plots.bin_table(plots.bin_counts(part_dates, "day"), plots.bin_counts(whole_dates, "day"))
-    assert table["bin_start"].dt.strftime("%Y-%m-%d").tolist() == ["2021-03-01", "2021-03-02", "2021-03-04"]
-    assert table["texts"].tolist() == [1, 0, 1] and table["all_texts"].tolist() == [2, 1, 1]
-    assert table["share_percent"].tolist() == [50.0, 0.0, 100.0]
+    parts = {"vaccines": plots.bin_counts(whole_dates.iloc[[0, 3, 4]], "day"),
+             "=HYPERLINK(\"x\")": plots.bin_counts(whole_dates.iloc[[1, 2]], "day")}
+    table = neutralise_formulas(plots.bin_table(parts, plots.bin_counts(whole_dates, "day")))
+    first = table[table["texts_of"] == "vaccines"]
+    assert first["bin_start"].dt.strftime("%Y-%m-%d").tolist() == ["2021-03-01", "2021-03-02", "2021-03-04"]
+    assert first["texts"].tolist() == [1, 0, 1] and first["all_texts"].tolist() == [2, 1, 1]
+    assert first["share_percent"].tolist() == [50.0, 0.0, 100.0]
+    assert table["texts_of"].tolist()[3:] == ["'=HYPERLINK(\"x\")"] * 3
+    assert table["texts"].tolist()[3:] == [1, 1, 0]
 
 def test_size_histogram_counts():
     fig = plots.size_histogram(np.array([1, 1, 3, 12, 40, 40, 150]))
