@@ -69,14 +69,18 @@ share = (rows is not None or bool(compare)) and b2.toggle(
     "As a share of all texts", key="tl_share",
     help="Each bin's texts of this group as a percentage of all the corpus's texts in that bin: how much of what "
          "was written that day (week, month) the topic takes, whatever the corpus's own volume does.")
-if compare or rows is None or len(rows):
+if rows is None:  # the whole corpus: its own counts, its figure kept per bin
+    first, last = resources.date_range(name)
+    bin_name = plots.auto_bin(pd.Series(pd.to_datetime([first, last]))) if bin_name == "auto" else bin_name
+    whole = resources.bin_counts(name, bin_name)
+    parts, tl = {label: whole}, resources.whole_timeline(name, bin_name)
+elif compare or len(rows):
     if compare:  # one line per group: no authors, no texts read
         dates = {g: timezones.local(corpus.frame["date"].iloc[r], corpus.timezone).dropna() for g, r in compare.items()}
     else:
-        n = corpus.n if rows is None else len(rows)
         cols = [c for c in ("date", "author", "text") if c in corpus.frame.columns and
-                (c != "text" or n <= plots.PER_TEXT_LIMIT)]  # counts per bin above the limit: no text read
-        shown = timezones.shown(corpus.frame[cols] if rows is None else corpus.frame.iloc[rows][cols], corpus.timezone)
+                (c != "text" or len(rows) <= plots.PER_TEXT_LIMIT)]  # counts per bin above the limit: no text read
+        shown = timezones.shown(corpus.frame.iloc[rows][cols], corpus.timezone)
         dates = {label: shown["date"].dropna()}
     bin_name = plots.auto_bin(pd.concat(list(dates.values()))) if bin_name == "auto" else bin_name
     parts = {g: plots.bin_counts(d, bin_name) for g, d in dates.items()}
@@ -85,6 +89,7 @@ if compare or rows is None or len(rows):
         tl = plots.line_timeline(parts, whole, bin_name, share)
     else:
         tl = plots.timeline(shown, bin_name, colours=resources.author_colours(name))
+if rows is None or compare or len(rows):
     if compare:
         st.caption(f"{len(compare)} saved groups, {tl.n:,} texts in all: " +
                    (f"each as a percentage of all of the corpus's texts per {tl.bin}" if share else

@@ -6,7 +6,7 @@ from core import sketch
 from core.corpus import load_corpus
 from core.projection import topic_map, topic_names
 
-for root, name in (("/work/main/data", "scale-3000000"), ("/work/main/data", "crisislex_t26"), ("/tmp/s28/walk", "cz3000")):
+for root, name in ([("/work/main/data", a) for a in sys.argv[1:]] or [("/work/main/data", "scale-3000000"), ("/work/main/data", "crisislex_t26"), ("/tmp/s28/walk", "cz3000")]):
     c = load_corpus(name, Path(root))
     found = topic_map(sketch.load(c.data_folder, c.n)[0])
     runs = []

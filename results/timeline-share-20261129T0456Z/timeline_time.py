@@ -6,7 +6,8 @@ os.environ["SEMANNO_DATA"] = "/work/main/data"
 from streamlit.testing.v1 import AppTest
 
 at = AppTest.from_file("/work/main/pages/2_Timeline.py", default_timeout=600)
-at.query_params["corpus"] = "scale-3000000"
+name = sys.argv[1] if len(sys.argv) > 1 else "scale-3000000"
+at.query_params["corpus"] = name
 t = time.perf_counter(); at.run(); print(f"page opened (corpus loaded): {time.perf_counter() - t:.2f} s")
 at.radio(key="tl_source").set_value("The whole corpus")
 
@@ -20,7 +21,7 @@ def timed(label):
           f"({[round(r, 2) for r in runs[1:]]}); {at.caption[0].value[:70]}")
 
 
-timed("the whole corpus (3,000,000 texts)")
+timed(f"the whole corpus ({name})")
 at.radio(key="tl_source").set_value("Keyword search"); at.run()
 at.text_input(key="tl_query").set_value("trump")
 timed("keyword 'trump', counts")
