@@ -117,7 +117,7 @@ def topic_directions(x: np.ndarray, k: int = TOPICS, sample: int = TOPIC_SAMPLE,
     return topic_map(x, k, sample, seed, device).directions
 
 
-NAMED_FROM = 5_000  # texts of the sample whose key lemmas name the map's topics (0.3-1.4 s on 2 cores)
+NAMED_FROM = 5_000  # texts of the sample whose key lemmas name the map's topics (0.2-1.4 s on 2 cores)
 
 
 def topic_names(found: TopicMap, texts, words: int = 3, limit: int = NAMED_FROM, seed: int = 0) -> list[str]:
@@ -131,6 +131,7 @@ def topic_names(found: TopicMap, texts, words: int = 3, limit: int = NAMED_FROM,
     terms = key_terms([str(t) for t in texts.take(found.rows[some])], labels, min_count=3, seed=seed).table
     named = dict(zip(terms["cluster"], terms["ctfidf_terms"]))
     return [" · ".join(named.get(c, [])[:words]) for c in range(len(found.centres))]
+
 
 def axis_titles(n_excluded: int, view: str = "group") -> tuple[str, str]:
     """What the two directions of :func:`lda_directions` (``view`` "group") or :func:`topic_directions`
