@@ -175,7 +175,6 @@ def timeline(frame: pd.DataFrame, bin_name: str = "auto", top: int = 20,
     return Timeline(fig, mode, bin_name, n)
 
 
-
 def bin_counts(dates: pd.Series, bin_name: str) -> pd.Series:
     """Texts per bin (index: the bins' starts, in order), undated texts left out."""
     dates = dates.dropna()
@@ -216,6 +215,7 @@ def line_timeline(parts: dict[str, pd.Series], whole: pd.Series, bin_name: str, 
                       legend={"orientation": "h"})
     fig.update_yaxes(rangemode="tozero")
     return Timeline(fig, "share" if share else "lines", bin_name, int(sum(int(p.sum()) for p in parts.values())))
+
 
 def _authors_of(frame: pd.DataFrame, dated: pd.Series) -> pd.Series:
     return frame.loc[dated, "author"] if "author" in frame.columns else pd.Series("all", index=frame.index[dated])
@@ -478,6 +478,7 @@ def name_places(fig: go.Figure, places: np.ndarray, names: list[str], extent: tu
         fig.add_annotation(x=x, y=y, text=html.escape(name), showarrow=False, borderpad=2,
                            font={"size": NAME_FONT_PX, "color": "#333"}, bgcolor="rgba(255,255,255,0.75)")
     return written
+
 
 def selected_rows(result: Scatter, points: list[dict], shapes: dict | None = None) -> np.ndarray:
     """Corpus rows of a Streamlit Plotly selection event: its points, and for a density image every

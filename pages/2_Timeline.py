@@ -41,8 +41,8 @@ elif source == sources[1]:
                             key="tl_groups", max_selections=len(plots.AUTHOR_PALETTE)) if names else []
     try:
         compare = {g: resources.saved_group_labels(name, g)[0] for g in picked}
-    except GroupNotFound as exc:
-        st.error(f"No group named {quoted(str(exc))}.")
+    except GroupNotFound as exc:  # deleted since the list was read
+        st.error(f"No group named {quoted(str(exc.args[0]))}.")
     if len(compare) == 1:
         (label, rows), = compare.items()
         compare = {}

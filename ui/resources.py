@@ -124,7 +124,6 @@ def _date_range(root: str, name: str, stamp: float):
     return tuple(timezones.local(x, c.timezone).date() for x in (d.min(), d.max()))  # days of the corpus's zone
 
 
-
 @st.cache_data(max_entries=16, show_spinner="Counting the corpus's texts per date…")
 def _bin_counts(root: str, name: str, stamp: float, bin_name: str) -> pd.Series:
     c = _corpus(root, name, stamp)
@@ -149,6 +148,7 @@ def whole_timeline(name: str, bin_name: str) -> plots.Timeline:
     """The whole corpus's timeline per ``bin_name``, stacked by author: drawn once per import and bin (a second at
     10M texts), then the same figure on every rerun."""
     return _whole_timeline(*corpus_key(name), bin_name)
+
 
 # The two author tables are cache_resource (shared, read-only), not cache_data: cache_data hands every
 # caller an unpickled copy, and at 500,000 authors (10M tweets) that was ~0.3 s of every Annotate run
@@ -215,7 +215,6 @@ def saved_group_rows(name: str) -> dict:
     return _saved_group_rows(*corpus_key(name), store(name).stamp())
 
 
-
 @st.cache_data(max_entries=8, show_spinner=False)
 def _saved_group_labels(root: str, name: str, stamp: float, group: str, db_stamp: tuple) -> tuple:
     c, s = _corpus(root, name, stamp), _store(root, name, configured_dsn())
@@ -227,6 +226,7 @@ def saved_group_labels(name: str, group: str) -> tuple[np.ndarray, np.ndarray]:
     """(included rows, excluded rows) of a saved group's latest version, sorted; read again when the groups
     change."""
     return _saved_group_labels(*corpus_key(name), group, store(name).stamp())
+
 
 def _set_stamp(name: str, set_name: str) -> float:
     mf = embedsets.folder(name) / set_name / "manifest.json"
