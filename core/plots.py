@@ -196,11 +196,11 @@ def bin_table(parts: dict[str, pd.Series], whole: pd.Series) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def line_timeline(parts: dict[str, pd.Series], whole: pd.Series, bin_name: str, share: bool = True) -> Timeline:
-    """One line per part (several groups compared, or one): its texts per bin, or (``share``) their share of all
-    the corpus's texts in each bin, in percent (parts and whole: :func:`bin_counts` of the same bin). A share is a
-    topic's weight against how much the corpus says, bin by bin."""
-    table = bin_table(parts, whole)
+def line_timeline(table: pd.DataFrame, bin_name: str, share: bool = True) -> Timeline:
+    """One line per part of ``table`` (:func:`bin_table`: several groups compared, or one): its texts per bin, or
+    (``share``) their share of all the corpus's texts in each bin, in percent. A share is a topic's weight against
+    how much the corpus says, bin by bin."""
+    parts = table["texts_of"].unique()
     fig = go.Figure()
     for i, (label, rows) in enumerate(table.groupby("texts_of", sort=False)):
         y = 100 * rows["texts"] / rows["all_texts"] if share else rows["texts"]
@@ -214,7 +214,7 @@ def line_timeline(parts: dict[str, pd.Series], whole: pd.Series, bin_name: str, 
                       margin={"t": 30}, hoverlabel={"align": "left"}, showlegend=len(parts) > 1,
                       legend={"orientation": "h"})
     fig.update_yaxes(rangemode="tozero")
-    return Timeline(fig, "share" if share else "lines", bin_name, int(sum(int(p.sum()) for p in parts.values())))
+    return Timeline(fig, "share" if share else "lines", bin_name, int(table["texts"].sum()))
 
 
 def _authors_of(frame: pd.DataFrame, dated: pd.Series) -> pd.Series:

@@ -86,7 +86,7 @@ elif compare or len(rows):
     parts = {g: plots.bin_counts(d, bin_name) for g, d in dates.items()}
     whole = resources.bin_counts(name, bin_name)
     if compare or share:
-        tl = plots.line_timeline(parts, whole, bin_name, share)
+        tl = plots.line_timeline(plots.bin_table(parts, whole), bin_name, share)
     else:
         tl = plots.timeline(shown, bin_name, colours=resources.author_colours(name))
 if rows is None or compare or len(rows):
@@ -105,7 +105,8 @@ if rows is None or compare or len(rows):
     if not corpus.has_authors and not compare:
         st.caption("This corpus has no authors: all texts are in one colour.")
     st.plotly_chart(tl.figure, width="stretch", key="tl_chart")
-    table = neutralise_formulas(plots.bin_table(parts, whole))  # a group's name is the user's text
-    st.download_button(f"Download the counts per {tl.bin} (CSV)", table.to_csv(index=False),
+    # made when clicked, not on every rerun; a group's name is the user's text, so no cell is run as a formula
+    st.download_button(f"Download the counts per {tl.bin} (CSV)",
+                       lambda: neutralise_formulas(plots.bin_table(parts, whole)).to_csv(index=False),
                        file_name=f"{name}-timeline-{tl.bin}.csv", mime="text/csv", on_click="ignore", key="tl_csv",
                        help="Per bin: these texts, all the corpus's texts and their share in percent.")
