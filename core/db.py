@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 DB_VARIABLE = "SEMANNO_DB"
 
 # {id}: the identity primary key of the dialect; {big}: a 64-bit integer
@@ -59,6 +59,10 @@ CREATE TABLE IF NOT EXISTS assignments (
     topic_id {big} NOT NULL REFERENCES topics(id), annotator TEXT NOT NULL, group_name TEXT NOT NULL,
     submitted_at TEXT, PRIMARY KEY (topic_id, annotator));
 CREATE TABLE IF NOT EXISTS people (browser TEXT PRIMARY KEY, name TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS decisions (
+    topic_id {big} NOT NULL REFERENCES topics(id), item_id TEXT NOT NULL,
+    decision INTEGER NOT NULL CHECK (decision IN (1, -1, 0)), decided_by TEXT NOT NULL, decided_at TEXT NOT NULL,
+    PRIMARY KEY (topic_id, item_id));
 """
 
 # columns that older databases lack: (table, column, definition), added in place

@@ -1,9 +1,9 @@
 """Copy a corpus's groups from its SQLite file into PostgreSQL (``python -m precompute.store migrate``):
-groups and every version with its labels, drafts with their steps, the journal with its events, topics
-and assignments. One transaction: it is all there or none of it. Then every version is checked by its
-content (a checksum of its labels) on both sides. Run again, it copies nothing that is already there
-(and says so); a group that exists in PostgreSQL with other content is refused, never overwritten.
-Nothing is deleted from the SQLite file.
+groups and every version with its labels, drafts with their steps, the journal with its events, topics,
+assignments and the adjudicator's decisions. One transaction: it is all there or none of it. Then every
+version is checked by its content (a checksum of its labels) on both sides. Run again, it copies nothing
+that is already there (and says so); a group that exists in PostgreSQL with other content is refused,
+never overwritten. Nothing is deleted from the SQLite file.
 """
 
 from __future__ import annotations
@@ -110,6 +110,11 @@ def migrate(src: GroupStore, dst: GroupStore) -> Report:
                     "SELECT annotator, group_name, submitted_at FROM assignments WHERE topic_id=?", (tid,)):
                 d.run("INSERT INTO assignments (topic_id, annotator, group_name, submitted_at) VALUES (?, ?, ?, ?) "
                       "ON CONFLICT DO NOTHING", (row[0], annotator, group, submitted))
+            for item, decision, by, at in s.run(
+                    "SELECT item_id, decision, decided_by, decided_at FROM decisions WHERE topic_id=?", (tid,)):
+                if d.one("INSERT INTO decisions (topic_id, item_id, decision, decided_by, decided_at) VALUES "
+                         "(?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING 1", (row[0], item, decision, by, at)):
+                    count["decisions"] = count.get("decisions", 0) + 1
         # verify inside the transaction: every version of the source, the same labels on both sides
         for name, number, vid in s.run("SELECT g.name, v.number, v.id FROM versions v JOIN groups g ON g.id=v.group_id "
                                        "WHERE g.corpus=?", (src.corpus,)):

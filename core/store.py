@@ -396,6 +396,32 @@ class GroupStore:
             db.run("UPDATE assignments SET submitted_at=? WHERE annotator=? AND topic_id=(SELECT id FROM topics "
                    "WHERE corpus=? AND name=?)", (_now(), annotator, self.corpus, topic))
 
+    def decide(self, topic: str, decisions: dict[str, int | None], who: str) -> None:
+        """Record an adjudicator's decisions on a topic's disagreements as they are made (item id -> 1
+        included, -1 excluded, 0 left out of the gold; None takes a decision back), so that none is lost
+        before the gold version is saved. The caller checks that ``who`` may adjudicate."""
+        bad = {i: d for i, d in decisions.items() if d not in (1, -1, 0, None)}
+        if bad:
+            raise ValueError(f"a decision must be 1, -1, 0 or None, got {bad!r}")
+        at = _now()
+        with self.db.tx() as db:
+            t = db.one("SELECT id FROM topics WHERE corpus=? AND name=?", (self.corpus, topic))
+            if t is None:
+                raise GroupNotFound(f"topic {topic}")
+            db.many("DELETE FROM decisions WHERE topic_id=? AND item_id=?",
+                    [(t[0], str(i)) for i, d in decisions.items() if d is None])
+            db.many("INSERT INTO decisions (topic_id, item_id, decision, decided_by, decided_at) "
+                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (topic_id, item_id) DO UPDATE SET decision=excluded.decision, "
+                    "decided_by=excluded.decided_by, decided_at=excluded.decided_at",
+                    [(t[0], str(i), int(d), who, at) for i, d in decisions.items() if d is not None])
+
+    def decisions(self, topic: str) -> dict[str, tuple[int, str, str]]:
+        """The decisions recorded on a topic's disagreements: item id -> (decision, by whom, when)."""
+        with self.db.read() as db:
+            rows = db.run("SELECT d.item_id, d.decision, d.decided_by, d.decided_at FROM decisions d JOIN topics t ON "
+                          "t.id=d.topic_id WHERE t.corpus=? AND t.name=?", (self.corpus, topic))
+        return {r[0]: (int(r[1]), r[2], r[3]) for r in rows}
+
     def person(self, browser: str) -> str | None:
         """The name chosen in a browser (a server without sign-in: one name per browser)."""
         with self.db.read() as db:

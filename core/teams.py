@@ -151,6 +151,18 @@ def gold_labels(labels: dict[str, dict[str, int]], decisions: dict[str, int]) ->
     return out
 
 
+def majority(disagreements: list[dict], annotators: list[str]) -> dict[str, int]:
+    """The label more of its reviewers gave, for each disagreement that has one (three who reviewed a text, two
+    of them alike); a tie (two against two, or one against one) has none and is left to the adjudicator."""
+    out = {}
+    for d in disagreements:
+        given = [d[a] for a in annotators if d.get(a) is not None]
+        inc, exc = given.count(1), given.count(-1)
+        if inc != exc:
+            out[d["item_id"]] = 1 if inc > exc else -1
+    return out
+
+
 class NotAllowed(PermissionError):
     """The user may not do this (create a topic's gold)."""
 

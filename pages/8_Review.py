@@ -9,7 +9,7 @@ import json
 import pandas as pd
 import streamlit as st
 
-from core.teams import agreement, by_text, gold_group, may_adjudicate, may_see, save_gold
+from core.teams import agreement, by_text, gold_group, majority, may_adjudicate, may_see, save_gold
 from ui import navigation, resources, team_panel
 from ui.text import quoted
 
@@ -42,7 +42,9 @@ cols = st.columns(4)
 cols[0].metric("Texts two or more reviewed", f"{ag.items:,}",
                help=f"A text and its copies count once ({copies:,} copies in these groups)." if copies else None)
 cols[1].metric("Percent agreement", f"{ag.percent:.1%}" if ag.percent is not None else "-")
-cols[2].metric("Cohen's kappa", f"{ag.kappa:.3f}" if ag.kappa is not None else "- (2 annotators)")
+cols[2].metric("Cohen's kappa", f"{ag.kappa:.3f}" if ag.kappa is not None else "-",
+               help=None if ag.kappa is not None else "Cohen's kappa is for two annotators; "
+                                                       "Krippendorff's alpha, beside it, is for any number.")
 cols[3].metric("Krippendorff's alpha", f"{ag.alpha:.3f}" if ag.alpha is not None else "-")
 st.dataframe(pd.DataFrame([{"annotator": a, **c} for a, c in ag.per_annotator.items()]), hide_index=True)
 
@@ -55,27 +57,22 @@ table = pd.DataFrame([{"id": d["item_id"], "text": texts.get(d["item_id"], "(not
                        **({"copies": shared[d["item_id"]]} if any(shared.values()) else {}),
                        **{who: word[d[who]] for who in ag.annotators},
                        **{f"{who}: how": team_panel.how_line(how[who].get(d["item_id"]), corpus.timezone)
-                          for who in ag.annotators},
-                       "gold": ""} for d in ag.disagreements])
+                          for who in ag.annotators}} for d in ag.disagreements])
 if not judge:
-    st.dataframe(table.drop(columns="gold"), hide_index=True, width="stretch")
+    st.dataframe(table, hide_index=True, width="stretch")
     st.caption("Only an adjudicator makes the gold version (SEMANNO_ADJUDICATORS, or the topic's creator).")
     st.stop()
-edited = st.data_editor(table, hide_index=True, width="stretch", key="rv_gold", disabled=[c for c in table.columns
-                                                                                        if c != "gold"],
-                        column_config={"gold": st.column_config.SelectboxColumn(
-                            "gold", options=["included", "excluded", "leave out"], required=False)})
-decisions = {i: {"included": 1, "excluded": -1, "leave out": 0}[r.gold] for r in edited.itertuples() if r.gold
-             for i in members[r.id]}  # a text's decision is its copies' too
+decided = team_panel.gold_editor(store, topic.name, table, majority(ag.disagreements, ag.annotators), me)
+decisions = {i: v for item, v in decided.items() for i in members[item]}  # a text's decision is its copies' too
 report = {"topic": topic.name, "guidelines": topic.guidelines, "annotators": ag.annotators, "texts": ag.items,
           "percent": ag.percent, "kappa": ag.kappa, "alpha": ag.alpha, "per_annotator": ag.per_annotator,
           "disagreements": [{**d, **({"copies": members[d["item_id"]][1:]} if shared[d["item_id"]] else {}),
                              "gold": decisions.get(d["item_id"])} for d in ag.disagreements], "adjudicator": me}
 st.download_button("Agreement report (JSON)", json.dumps(report, indent=1, default=str), file_name=f"{topic.name}-agreement.json",
                    mime="application/json", key="rv_report")
-decided = sum(bool(r.gold) for r in edited.itertuples())
-if st.button(f"Save the gold version ({decided} of {len(ag.disagreements)} decided)", type="primary",
-             key="rv_save", disabled=decided < len(ag.disagreements)):
+st.caption("Each decision is kept as you make it: leave and come back, the table opens with them.")
+if st.button(f"Save the gold version ({len(decided):,} of {len(ag.disagreements):,} decided)", type="primary",
+             key="rv_save", disabled=len(decided) < len(ag.disagreements)):
     n = save_gold(store, topic, labels, decisions, me, json.dumps(report, default=str), texts=texts_labels)
     st.success(f"Saved the gold version {quoted(gold_group(topic.name))} (version {n}); its notes and the report "
                "keep the agreement.")

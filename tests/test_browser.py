@@ -476,3 +476,43 @@ def test_a_czech_excel_export_uploads_through_the_home_page(tmp_path):
     frame = pd.read_parquet(next((root / "export-utf8").glob("gen-*/corpus.parquet")), columns=["id", "date", "author"])
     row = frame.set_index("id").loc["36"]
     assert row["date"] == pd.Timestamp("2021-01-09 10:36") and row["author"] == "autor0"
+
+
+def test_the_adjudicators_decision_made_in_the_table_survives_a_reload(tmp_path, tweets_root):
+    """Through a real browser and the signing-in proxy: the adjudicator decides a disagreement from the keyboard
+    (a click on the row, the arrow to the gold cell, Enter, a few letters, Enter); the decision is in the store
+    at once, and after a reload the table opens with it and the save button counts it."""
+    from core.corpus import load_corpus
+    from core.store import GroupStore
+    from testbed.proxy import running
+    from tests.browser import free_port
+
+    require_browser()
+    root = tmp_path / "d"
+    shutil.copytree(tweets_root / "tweets", root / "tweets")
+    ids = load_corpus("tweets", root=root).frame["id"].tolist()[:6]
+    store = GroupStore(root / "tweets" / "groups.sqlite")
+    store.create_topic("floods", "", "lead", blind=False)
+    for who, inc, exc in (("alice", ids[:4], ids[4:]), ("bob", ids[2:], ids[:2])):
+        store.save(store.assign("floods", who), inc, exc, annotator=who, topic="floods")
+        store.submit("floods", who)
+    secret = "review-secret-0123456789"
+    env = {"SEMANNO_PROXY_USER_HEADER": "X-Remote-User", "SEMANNO_PROXY_SECRET": secret}
+    with streamlit_server(root, extra_env=env) as (url, _proc), browser_page() as page, \
+            running(url, free_port(), "lead", secret) as proxied:
+        page.goto(f"{proxied}/Review?corpus=tweets")
+        save = page.locator(".st-key-rv_save button:visible").first
+        save.wait_for(timeout=90_000)
+        assert "(0 of 4 decided)" in save.inner_text()
+        wait_idle(page)
+        box = page.locator("[data-testid='stDataFrame']").nth(1).bounding_box()
+        page.mouse.click(box["x"] + 20, box["y"] + 53)  # the first disagreement's text
+        page.keyboard.press("ArrowRight")  # its gold cell
+        page.keyboard.press("Enter")  # opens the cell's list
+        page.get_by_role("option", name="excluded").wait_for(timeout=10_000)
+        page.keyboard.type("excl")
+        page.keyboard.press("Enter")
+        page.get_by_text("(1 of 4 decided)").wait_for(timeout=30_000)
+        assert {i: d for i, (d, _, _) in store.decisions("floods").items()} == {ids[0]: -1}
+        page.reload()
+        page.get_by_text("(1 of 4 decided)").wait_for(timeout=90_000)

@@ -219,7 +219,8 @@ def test_the_team_and_review_pages_count_a_text_and_its_copies_once_and_the_gold
     table = review.get("data_editor")[0].value
     assert dict(zip(table["id"], table["copies"])) == {copies_ids[0]: 3, plain[3]: 0}
     edits = {i: {"gold": "excluded" if table["id"].iloc[i] == copies_ids[0] else "included"} for i in range(2)}
-    review.session_state["rv_gold"] = {"edited_rows": edits, "added_rows": [], "deleted_rows": []}
+    review.session_state[review.session_state["rv_editor"]] = {"edited_rows": edits, "added_rows": [],
+                                                                "deleted_rows": []}
     review.run()
     assert not review.button(key="rv_save").disabled
     review.button(key="rv_save").click().run()

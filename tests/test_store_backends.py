@@ -9,6 +9,7 @@ import threading
 import numpy as np
 import pytest
 
+from core.db import SCHEMA_VERSION
 from core.session import Session
 from core.store import GroupExists, GroupNotFound, VersionChanged
 
@@ -174,6 +175,35 @@ def test_only_an_adjudicator_creates_gold(make_store):
     assert may_see("bob", "alice", Topic("open", "", False, "lead", ""), submitted=set(), adjudicator=False)
 
 
+def test_the_adjudicators_decisions_are_kept_as_they_are_made_and_taken_back(make_store):
+    """Each decision on a disagreement is in the store the moment it is made (a reload or another server
+    finds it), a later one replaces it, None takes it back; topics do not share decisions."""
+    s = make_store()
+    s.create_topic("floods", "", created_by="lead")
+    s.create_topic("fires", "", created_by="lead")
+    s.decide("floods", {"1": 1, "2": -1, "3": 0}, "lead")
+    assert {i: d for i, (d, _, _) in s.decisions("floods").items()} == {"1": 1, "2": -1, "3": 0}
+    assert s.decisions("fires") == {}
+    s.decide("floods", {"1": -1, "3": None}, "eva")
+    assert {i: (d, by) for i, (d, by, _) in make_store().decisions("floods").items()} == {"1": (-1, "eva"),
+                                                                                         "2": (-1, "lead")}
+    with pytest.raises(ValueError, match="must be 1, -1, 0 or None"):
+        s.decide("floods", {"4": 2}, "lead")
+    with pytest.raises(GroupNotFound):
+        s.decide("no such topic", {"4": 1}, "lead")
+    assert set(s.decisions("floods")) == {"1", "2"}, "a refused call writes nothing"
+
+
+def test_majority_takes_the_label_more_reviewers_gave_and_leaves_ties():
+    from core.teams import agreement, majority
+
+    labels = {"a": {"1": 1, "2": 1, "3": 1, "4": 1}, "b": {"1": 1, "2": -1, "3": -1},
+              "c": {"1": -1, "2": -1, "4": -1}}
+    ag = agreement(labels)
+    assert [d["item_id"] for d in ag.disagreements] == ["1", "2", "3", "4"]
+    assert majority(ag.disagreements, ag.annotators) == {"1": 1, "2": -1}, "3 and 4 are one against one"
+
+
 def test_an_older_sqlite_file_is_brought_up_to_date_in_place(tmp_path):
     """A groups.sqlite written before this schema (no corpus column, no journal, no schema_version)
     keeps its groups and versions and gains the new tables."""
@@ -204,7 +234,7 @@ def test_an_older_sqlite_file_is_brought_up_to_date_in_place(tmp_path):
     g = s.load("old")
     assert (g.included, g.excluded, g.notes) == (["b", "a"], ["c"], "kept")
     assert s.save("old", ["a"], [], overwrite=True) == 2
-    assert sqlite3.connect(path).execute("SELECT version FROM schema_version").fetchone()[0] == 3
+    assert sqlite3.connect(path).execute("SELECT version FROM schema_version").fetchone()[0] == SCHEMA_VERSION
 
 
 def test_migrate_copies_everything_verifies_and_can_run_again(tmp_path, pg_server, monkeypatch):
@@ -232,12 +262,14 @@ def test_migrate_copies_everything_verifies_and_can_run_again(tmp_path, pg_serve
     src.sync_draft("tok", "alice", keep=0, steps=[], n_included=0, n_excluded=0, saved=False, browser="", writer="w")
     src.create_topic("floods", "guidelines", created_by="lead")
     src.assign("floods", "alice")
+    src.decide("floods", {"t3": -1, "t4": 0}, "lead")
     assert store_job.main(["migrate", "--corpus", name, "--to", pg_server.dsn]) == 0
     dst = GroupStore(PostgreSQL(pg_server.dsn), corpus=name)
     assert dst.load("g", 1).included == src.load("g", 1).included and dst.load("g").excluded == ["t2"]
     assert sorted(dst.membership("g", 1)[1]) == ["t2"]
     assert [g.name for g in dst.list(include_deleted=True)] == [g.name for g in src.list(include_deleted=True)]
     assert dst.load_draft("tok") is not None and [a.annotator for a in dst.assignments("floods")] == ["alice"]
+    assert dst.decisions("floods") == src.decisions("floods") and len(dst.decisions("floods")) == 2
     assert store_job.main(["migrate", "--corpus", name, "--to", pg_server.dsn]) == 0  # again: nothing new
     assert len(dst.versions("g")) == 2 and src.names() == ["g"], "the SQLite file keeps everything"
     dst.save("g", ["other"], [], overwrite=True)

@@ -88,13 +88,57 @@ def test_two_annotators_agree_disagree_and_the_adjudicator_makes_gold(tweets, mo
     assert table.value["text"].tolist() == [truth[i] for i in table.value["id"]]  # each disagreement's own text
     asked = [table.value["id"].iloc[1], "no-such-id", table.value["id"].iloc[0]]
     assert corpus.texts_by_id(asked) == {i: truth[i] for i in (asked[0], asked[2])}
-    review.session_state["rv_gold"] = {"edited_rows": {0: {"gold": "excluded"}, 1: {"gold": "included"}},
-                                       "added_rows": [], "deleted_rows": []}
+    review.session_state[review.session_state["rv_editor"]] = {"edited_rows": {0: {"gold": "excluded"}},
+                                                                "added_rows": [], "deleted_rows": []}
+    review.run()
+    # the tab is closed before the gold is saved: a fresh session opens with the decision made
+    review = app("pages/8_Review.py").run()
+    table = review.get("data_editor")[0]
+    assert table.value["gold"].tolist() == ["excluded", "undecided"]
+    assert "(1 of 2 decided)" in review.button(key="rv_save").label and review.button(key="rv_save").disabled
+    review.session_state[review.session_state["rv_editor"]] = {"edited_rows": {1: {"gold": "included"}},
+                                                                "added_rows": [], "deleted_rows": []}
     review.run()
     review.button(key="rv_save").click().run()
     assert not review.exception and any("Saved the gold version" in s.value for s in review.success)
     gold = store.load("floods · gold")
     assert gold.kind == "gold" and len(gold.included) + len(gold.excluded) == 10 and gold.saved_by == "alice"
+
+
+def test_three_annotators_the_majority_decides_at_a_click_undone_at_another_and_ties_are_left(tweets, monkeypatch):
+    """Three annotators; where two of them agree the adjudicator may take their label for every undecided text
+    at once (and undo it); a text only two reviewed, one against one, stays to decide; the gold keeps all."""
+    from core.corpus import load_corpus
+
+    ids = load_corpus("tweets").frame["id"].tolist()[:8]
+    store = GroupStore(tweets / "tweets" / "groups.sqlite")
+    store.create_topic("floods", "", "lead", blind=False)
+    for who, inc, exc in (("alice", ids[:6], []), ("bob", ids[:3], ids[3:5]), ("carol", ids[:2], ids[2:4])):
+        group = store.assign("floods", who)
+        store.save(group, inc, exc, annotator=who, topic="floods")
+        store.submit("floods", who)
+    # ids[2]: 2 in / 1 out; ids[3], ids[4] (alice in, bob and carol out... ids[4]: carol did not review): 1 vs 2,
+    # 1 vs 1; ids[5]: alice only
+    as_user(monkeypatch, "lead")
+    review = app("pages/8_Review.py").run()
+    assert not review.exception, review.exception
+    assert review.button(key="rv_majority").label.startswith("Take the majority's label for 2 undecided")
+    review.button(key="rv_majority").click().run()
+    decided = {i: d for i, (d, _, _) in store.decisions("floods").items()}
+    assert decided == {ids[2]: 1, ids[3]: -1}
+    review.button(key="rv_majority_undo").click().run()
+    assert store.decisions("floods") == {}, "undone"
+    review.button(key="rv_majority").click().run()
+    review.segmented_control(key="rv_show").set_value("Undecided").run()
+    table = review.get("data_editor")[0].value
+    assert table["id"].tolist() == [ids[4]], "only the tie is left to decide"
+    review.session_state[review.session_state["rv_editor"]] = {"edited_rows": {0: {"gold": "leave out"}},
+                                                                "added_rows": [], "deleted_rows": []}
+    review.run()
+    assert not review.button(key="rv_save").disabled
+    review.button(key="rv_save").click().run()
+    gold = store.load("floods · gold")
+    assert (sorted(gold.included), sorted(gold.excluded)) == (sorted(ids[:3] + ids[5:6]), [ids[3]])
 
 
 def test_the_team_page_shows_whichever_topic_is_picked_and_a_new_one_at_once(tweets, monkeypatch):
