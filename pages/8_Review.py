@@ -9,7 +9,7 @@ import json
 import pandas as pd
 import streamlit as st
 
-from core.teams import agreement, by_text, gold_group, majority, may_adjudicate, may_see, save_gold
+from core.teams import gold_group, majority, may_adjudicate, may_see, save_gold
 from ui import navigation, resources, team_panel
 from ui.text import quoted
 
@@ -32,11 +32,8 @@ if len(shown) < 2:
             + ("; the topic is blind: submit yours first" if topic.blind and me not in submitted and not judge else "")
             + ").")
     st.stop()
-versions = {a.annotator: store.load(a.group) for a in shown}
-labels = {who: v.labels() for who, v in versions.items()}
-# a text and its copies (labelled with it) are one item: agreement counts texts, not how often one was shared
-texts_labels, members = by_text(labels, team_panel.copy_codes(name, corpus, set().union(*labels.values())))
-ag = agreement(texts_labels)
+rv = team_panel.review(name, corpus, store, topic.name, shown)
+ag, members, labels = rv.agreement, rv.members, rv.labels
 copies = sum(len(same) - 1 for same in members.values())
 cols = st.columns(4)
 cols[0].metric("Texts two or more reviewed", f"{ag.items:,}",
@@ -48,16 +45,8 @@ cols[2].metric("Cohen's kappa", f"{ag.kappa:.3f}" if ag.kappa is not None else "
 cols[3].metric("Krippendorff's alpha", f"{ag.alpha:.3f}" if ag.alpha is not None else "-")
 st.dataframe(pd.DataFrame([{"annotator": a, **c} for a, c in ag.per_annotator.items()]), hide_index=True)
 
-shared = {d["item_id"]: len(members[d["item_id"]]) - 1 for d in ag.disagreements}
 st.subheader(f"Disagreements ({len(ag.disagreements):,})")
-texts = corpus.texts_by_id(list(shared))
-how = {who: store.provenance(list(shared), [v.work]) for who, v in versions.items()}
-word = {1: "included", -1: "excluded", None: ""}
-table = pd.DataFrame([{"id": d["item_id"], "text": texts.get(d["item_id"], "(not in this import)"),
-                       **({"copies": shared[d["item_id"]]} if any(shared.values()) else {}),
-                       **{who: word[d[who]] for who in ag.annotators},
-                       **{f"{who}: how": team_panel.how_line(how[who].get(d["item_id"]), corpus.timezone)
-                          for who in ag.annotators}} for d in ag.disagreements])
+table = rv.table
 if not judge:
     st.dataframe(table, hide_index=True, width="stretch")
     st.caption("Only an adjudicator makes the gold version (SEMANNO_ADJUDICATORS, or the topic's creator).")
@@ -66,13 +55,13 @@ decided = team_panel.gold_editor(store, topic.name, table, majority(ag.disagreem
 decisions = {i: v for item, v in decided.items() for i in members[item]}  # a text's decision is its copies' too
 report = {"topic": topic.name, "guidelines": topic.guidelines, "annotators": ag.annotators, "texts": ag.items,
           "percent": ag.percent, "kappa": ag.kappa, "alpha": ag.alpha, "per_annotator": ag.per_annotator,
-          "disagreements": [{**d, **({"copies": members[d["item_id"]][1:]} if shared[d["item_id"]] else {}),
+          "disagreements": [{**d, **({"copies": members[d["item_id"]][1:]} if len(members[d["item_id"]]) > 1 else {}),
                              "gold": decisions.get(d["item_id"])} for d in ag.disagreements], "adjudicator": me}
-st.download_button("Agreement report (JSON)", json.dumps(report, indent=1, default=str), file_name=f"{topic.name}-agreement.json",
-                   mime="application/json", key="rv_report")
+st.download_button("Agreement report (JSON)", lambda: json.dumps(report, indent=1, default=str), on_click="ignore",
+                   file_name=f"{topic.name}-agreement.json", mime="application/json", key="rv_report")
 st.caption("Each decision is kept as you make it: leave and come back, the table opens with them.")
 if st.button(f"Save the gold version ({len(decided):,} of {len(ag.disagreements):,} decided)", type="primary",
              key="rv_save", disabled=len(decided) < len(ag.disagreements)):
-    n = save_gold(store, topic, labels, decisions, me, json.dumps(report, default=str), texts=texts_labels)
+    n = save_gold(store, topic, labels, decisions, me, json.dumps(report, default=str), texts=rv.texts_labels)
     st.success(f"Saved the gold version {quoted(gold_group(topic.name))} (version {n}); its notes and the report "
                "keep the agreement.")

@@ -139,6 +139,11 @@ def test_three_annotators_the_majority_decides_at_a_click_undone_at_another_and_
     review.button(key="rv_save").click().run()
     gold = store.load("floods · gold")
     assert (sorted(gold.included), sorted(gold.excluded)) == (sorted(ids[:3] + ids[5:6]), [ids[3]])
+    # carol saves again, now excluding ids[4] too: the page's comparison is made afresh, not kept from before
+    store.save("floods · carol", ids[:2], ids[2:5], annotator="carol", topic="floods", overwrite=True)
+    review.segmented_control(key="rv_show").set_value("Every disagreement").run()
+    table = review.get("data_editor")[0].value.set_index("id")
+    assert table.loc[ids[4], "carol"] == "excluded" and table.loc[ids[4], "gold"] == "leave out"
 
 
 def test_the_team_page_shows_whichever_topic_is_picked_and_a_new_one_at_once(tweets, monkeypatch):
@@ -228,3 +233,21 @@ def test_a_malformed_or_unreachable_database_address_stops_every_page_without_th
     page = app("pages/2_Timeline.py").run()
     messages = " ".join(unescape(e.value) for e in page.error)
     assert "cannot reach PostgreSQL at semanno@127.0.0.1:1/none" in messages and "hunter2" not in messages
+
+
+def test_the_review_bench_runs_and_its_figures_count_what_the_page_shows(tweets, tmp_path, monkeypatch, capsys):
+    """bench/review.py on a small topic: every figure is printed, and the save button it reads counts the
+    majority's decisions among the disagreements it made."""
+    import json
+
+    from bench import review as bench_review
+
+    monkeypatch.setenv("SEMANNO_BENCH_RESULTS", str(tmp_path / "results"))
+    bench_review.main(["--corpus", "tweets", "--labels", "300", "--repeat", "1"])
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines() if x.startswith("{")]
+    steps = {x["step"]: x for x in lines}
+    assert set(steps) == {"setup", "first run", "rerun", "one decision in the table",
+                          "the majority's label at one click"}
+    n = steps["setup"]["disagreements"]
+    assert 0 < steps["rerun"]["rows"] <= n and f"of {steps['rerun']['rows']:,} decided" in \
+        steps["the majority's label at one click"]["save_button"]

@@ -3,12 +3,14 @@ the new-topic form, the adjudication table. The logic is core/teams.py and the s
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 import streamlit as st
 
 from core import timezones
 from core.store import GroupStore
-from core.teams import progress_by_text
+from core.teams import Agreement, agreement, by_text, progress_by_text
 from ui import access, picker, resources
 from ui.text import md, quoted
 
@@ -97,6 +99,46 @@ def _texts_progress(_store: GroupStore, _corpus, name: str, group: str, saved: t
     (``saved``: its last save, its counts and the corpus's key). Uncached 0.24 s for three groups of 20,000 labels."""
     labels = _store.load(group).labels()
     return progress_by_text(labels, copy_codes(name, _corpus, labels))
+
+
+@dataclass(frozen=True)
+class Review:
+    """A topic's submitted groups, side by side (shared by every rerun until one of them is saved again: read
+    only)."""
+    labels: dict  # annotator -> item id -> 1 / -1
+    texts_labels: dict  # the same with a text and its copies as one item (core.teams.by_text)
+    members: dict  # item -> its ids
+    agreement: Agreement
+    table: pd.DataFrame  # one row per disagreement: id, text, [copies], each one's label, each one's how
+
+
+def review(name: str, corpus, store: GroupStore, topic: str, shown) -> Review:
+    """The agreement of the groups ``shown`` (assignments) and the table of their disagreements; kept while
+    none of them is saved again (2,000 to 4,800 disagreements of three groups of 20,000 labels: ~0.45 s)."""
+    stamp = tuple((a.annotator, a.group, a.last_activity, a.reviewed, a.submitted_at) for a in shown)
+    return _review(store, corpus, name, topic, stamp, resources.corpus_key(name))
+
+
+@st.cache_resource(max_entries=8, show_spinner="Comparing the groups…")
+def _review(_store: GroupStore, _corpus, name: str, topic: str, stamp: tuple, corpus_key: tuple) -> Review:
+    versions = {who: _store.load(group) for who, group, *_ in stamp}
+    labels = {who: v.labels() for who, v in versions.items()}
+    # a text and its copies (labelled with it) are one item: agreement counts texts, not how often one was shared
+    texts_labels, members = by_text(labels, copy_codes(name, _corpus, set().union(*labels.values())))
+    ag = agreement(texts_labels)
+    copies = {d["item_id"]: len(members[d["item_id"]]) - 1 for d in ag.disagreements}
+    texts = _corpus.texts_by_id(list(copies))
+    how = {who: _store.provenance(list(copies), [v.work]) for who, v in versions.items()}
+    word = {1: "included", -1: "excluded", None: ""}
+    shared = any(copies.values())
+    table = pd.DataFrame([{"id": d["item_id"], "text": texts.get(d["item_id"], "(not in this import)"),
+                           **({"copies": copies[d["item_id"]]} if shared else {}),
+                           **{who: word[d[who]] for who in ag.annotators},
+                           **{f"{who}: how": how_line(how[who].get(d["item_id"]), _corpus.timezone)
+                              for who in ag.annotators}} for d in ag.disagreements],
+                         columns=["id", "text", *(["copies"] if shared else []), *ag.annotators,
+                                  *[f"{who}: how" for who in ag.annotators]])
+    return Review(labels, texts_labels, members, ag, table)
 
 
 # --- the adjudicator's table: each decision is kept in the store the moment it is made ---------------
