@@ -354,6 +354,17 @@ class GroupStore:
             raise GroupNotFound(f"topic {name}")
         return found[0]
 
+    def team_groups(self) -> list[tuple]:
+        """Every topic's annotators and their groups, for who may see which group: (Topic, annotator, group,
+        submitted_at) rows."""
+        from core.teams import Topic
+
+        with self.db.read() as db:
+            rows = db.run("SELECT t.name, t.guidelines, t.blind, t.created_by, t.created_at, a.annotator, a.group_name, "
+                          "a.submitted_at FROM assignments a JOIN topics t ON t.id=a.topic_id WHERE t.corpus=?",
+                          (self.corpus,))
+        return [(Topic(r[0], r[1], bool(r[2]), r[3], r[4]), r[5], r[6], r[7]) for r in rows]
+
     def assign(self, topic: str, annotator: str) -> str:
         """Assign the topic to an annotator (again: nothing changes); returns the group they build for it."""
         from core.teams import topic_group

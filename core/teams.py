@@ -65,6 +65,19 @@ def may_see(viewer: str, owner: str, topic: Topic, submitted: set[str], adjudica
     return viewer == owner or not topic.blind or adjudicator or viewer in submitted
 
 
+def hidden_groups(viewer: str, rows, adjudicators: str | None = None) -> set[str]:
+    """The annotators' groups that ``viewer`` may not see (``may_see``): on a blind topic, another annotator's
+    group until the viewer has submitted theirs, unless the viewer adjudicates it. ``rows``: the store's
+    ``team_groups()``. Every page that lists or reads saved groups leaves these out."""
+    submitted: dict[str, set[str]] = {}
+    for topic, who, _group, at in rows:
+        if at:
+            submitted.setdefault(topic.name, set()).add(who)
+    return {group for topic, who, group, _at in rows
+            if not may_see(viewer, who, topic, submitted.get(topic.name, set()), may_adjudicate(viewer, topic,
+                                                                                                adjudicators))}
+
+
 @dataclass
 class Agreement:
     annotators: list[str]

@@ -36,7 +36,7 @@ elif source == sources[0]:
     if not len(rows):
         st.info("The group being built has no included texts yet: search on the Annotate page first.")
 elif source == sources[1]:
-    names = resources.store(name).names()
+    names = resources.group_names(name)
     picked = st.multiselect("Groups (two or more: compared, a line each)", names, default=names[:1],
                             key="tl_groups", max_selections=len(plots.AUTHOR_PALETTE)) if names else []
     try:

@@ -16,7 +16,7 @@ group.counters(session)
 st.title("LDA scatter")
 
 BUILT = "The group being built"
-saved = resources.store(name).names()
+saved = resources.group_names(name)
 shown_group = st.selectbox("Group", [BUILT, *saved], key="sc_group", disabled=not saved,
                            help="The group being built (a lasso adds to it), or a saved group to look at (read-only "
                                 "here: open it in Annotate to change it).")

@@ -14,9 +14,15 @@ store = resources.store(name)
 st.title("Saved groups")
 
 show_deleted = st.toggle("Show deleted groups", key="gr_deleted")
-groups = store.list(include_deleted=show_deleted)
+hidden = resources.hidden_groups(name)  # other annotators' groups of a blind topic, until you submit yours
+listed = store.list(include_deleted=show_deleted)
+groups = [g for g in listed if g.name not in hidden]
+if len(listed) > len(groups):
+    n = len(listed) - len(groups)
+    st.caption(f"{n:,} other annotator{'s’ groups are' if n > 1 else '’s group is'} hidden: a blind topic's groups are "
+               "seen by each of its annotators once they have submitted theirs, and by its adjudicator.")
 if not groups:
-    deleted = len(store.list(include_deleted=True))
+    deleted = len([g for g in store.list(include_deleted=True) if g.name not in hidden])
     if deleted:
         st.info(f"No saved groups to show: {deleted} deleted group{'s' if deleted > 1 else ''} "
                 "(turn on 'Show deleted groups' to restore).")

@@ -129,6 +129,13 @@ def test_topics_assignments_progress_and_submission(make_store):
     assert (a["alice"].reviewed, a["alice"].included, a["bob"].reviewed) == (3, 2, 0)
     assert a["alice"].submitted_at and a["bob"].submitted_at is None
     assert [t.name for t in s.topics()] == ["floods"] and s.topic("floods").blind
+    from core.teams import hidden_groups
+
+    rows = s.team_groups()
+    assert sorted((t.name, who, g, bool(at)) for t, who, g, at in rows) == [
+        ("floods", "alice", "floods · alice", True), ("floods", "bob", "floods · bob", False)]
+    assert hidden_groups("bob", rows) == {"floods · alice"} and hidden_groups("alice", rows) == set()
+    assert make_store("other").team_groups() == [], "another corpus's topics are not this one's"
 
 
 def test_agreement_against_scikit_learn_and_krippendorff_and_by_hand():

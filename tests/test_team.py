@@ -146,6 +146,43 @@ def test_three_annotators_the_majority_decides_at_a_click_undone_at_another_and_
     assert table.loc[ids[4], "carol"] == "excluded" and table.loc[ids[4], "gold"] == "leave out"
 
 
+def test_a_blind_topics_other_groups_are_on_no_page_until_you_submit_yours(tweets, monkeypatch):
+    """On a blind topic, alice does not see bob's group anywhere (Groups, Annotate's list to open, the Scatter,
+    the Timeline) until she has submitted hers; then she does. Someone outside the
+    topic never sees it; the adjudicator always does. Her own group and the gold are never hidden."""
+    from core.corpus import load_corpus
+    from core.teams import hidden_groups
+
+    ids = load_corpus("tweets").frame["id"].tolist()[:6]
+    store = GroupStore(tweets / "tweets" / "groups.sqlite")
+    store.create_topic("floods", "", "lead")  # blind, the default
+    store.save("notes of eva", ids[:1], [], annotator="eva")
+    for who in ("alice", "bob"):
+        store.save(store.assign("floods", who), ids[:3], ids[3:], annotator=who, topic="floods")
+    store.submit("floods", "bob")
+
+    def visible(who: str) -> dict[str, list]:
+        as_user(monkeypatch, who)
+        pages = {}
+        groups = app("pages/5_Groups.py").run()
+        pages["groups"] = groups.selectbox(key="gr_pick").options
+        annotate = app("pages/1_Annotate.py").run()
+        pages["annotate"] = annotate.selectbox(key="open_name").options
+        pages["scatter"] = app("pages/3_Scatter.py").run().selectbox(key="sc_group").options[1:]
+        timeline = app("pages/2_Timeline.py")
+        timeline.session_state["tl_source"] = "Saved groups (included)"
+        pages["timeline"] = timeline.run().multiselect(key="tl_groups").options
+        return pages
+
+    for page, names in visible("alice").items():
+        assert sorted(names) == ["floods · alice", "notes of eva"], page
+    assert hidden_groups("eva", store.team_groups()) == {"floods · alice", "floods · bob"}
+    assert hidden_groups("lead", store.team_groups()) == set()
+    store.submit("floods", "alice")
+    for page, names in visible("alice").items():
+        assert sorted(names) == ["floods · alice", "floods · bob", "notes of eva"], page
+
+
 def test_the_team_page_shows_whichever_topic_is_picked_and_a_new_one_at_once(tweets, monkeypatch):
     """The topic picker was drawn inside a search over the topics, once per topic until the picked one:
     picking any topic but the first drew it twice, and the page stopped on a duplicate key."""

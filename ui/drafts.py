@@ -32,7 +32,7 @@ def owner() -> str:
 def who(name: str) -> str:
     """Who is labelling, for the journal and team topics: the signed-in user, else the name chosen in
     this browser (the Team page asks for it), else "local"."""
-    return access.identity() or resources.store(name).person(access.browser_id()) or "local"
+    return resources.viewer(name)
 
 
 def draft_browser() -> str | None:

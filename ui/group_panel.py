@@ -11,7 +11,7 @@ from core.corpus import Corpus
 from core.export import FORMATS, LABELS
 from core.session import Session
 from core.store import DatabaseError, GroupExists, GroupNotFound, GroupStore, VersionChanged
-from ui import access, drafts, group
+from ui import access, drafts, group, resources
 from ui.text import md, quoted
 
 Say = Callable[[str, str], None]
@@ -48,6 +48,8 @@ def sidebar(corpus: Corpus, session: Session, store: GroupStore, say: Say) -> No
 
     def on_open() -> None:
         try:
+            if st.session_state.get("open_name") in resources.hidden_groups(corpus.name):
+                raise GroupNotFound(st.session_state.get("open_name"))  # a blind topic's group, not yet to be seen
             say("success", group.open_group(corpus, store.load(st.session_state.get("open_name"))))
         except GroupNotFound:
             return say("error", f"No group named {quoted(st.session_state.get('open_name'))}.")
@@ -70,7 +72,7 @@ def sidebar(corpus: Corpus, session: Session, store: GroupStore, say: Say) -> No
             group.read_meta_widgets()
             st.checkbox("Overwrite (adds a new version)", key="save_overwrite")
             st.button("Save", on_click=on_save, type="primary", key="save_btn", disabled=not session.labels)
-        groups = store.names()
+        groups = resources.group_names(corpus.name)
         with st.expander("Open a saved group", expanded=not session.labels and bool(groups)):
             st.selectbox("Group", groups, key="open_name", index=None, placeholder="Choose a group")
             st.button("Open group", on_click=on_open, disabled=not st.session_state.get("open_name"), key="open_btn")

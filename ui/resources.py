@@ -210,9 +210,32 @@ def _saved_group_rows(root: str, name: str, stamp: float, db_stamp: tuple) -> di
 
 
 def saved_group_rows(name: str) -> dict:
-    """Included rows of each saved group (latest versions), read again only when the groups change
-    (GroupStore.stamp: a file's mtimes, or PostgreSQL's last update), not on every rerun."""
-    return _saved_group_rows(*corpus_key(name), store(name).stamp())
+    """Included rows of each saved group this user may see (latest versions), read again only when the groups
+    change (GroupStore.stamp: a file's mtimes, or PostgreSQL's last update), not on every rerun."""
+    hidden = hidden_groups(name)
+    return {g: rows for g, rows in _saved_group_rows(*corpus_key(name), store(name).stamp()).items() if g not in hidden}
+
+
+def viewer(name: str) -> str:
+    """Who is looking (and labelling, for the journal and team topics): the signed-in user, else the name
+    chosen in this browser (the Team page asks for it), else "local"."""
+    from ui import access
+
+    return access.identity() or store(name).person(access.browser_id()) or "local"
+
+
+def hidden_groups(name: str) -> set[str]:
+    """The saved groups this user may not see yet: other annotators' groups of a blind topic
+    (core.teams.hidden_groups)."""
+    from core.teams import hidden_groups as hidden
+
+    return hidden(viewer(name), store(name).team_groups())
+
+
+def group_names(name: str) -> list[str]:
+    """The saved groups' names this user may see (``hidden_groups`` left out)."""
+    hidden = hidden_groups(name)
+    return [g for g in store(name).names() if g not in hidden]
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
