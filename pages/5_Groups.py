@@ -19,8 +19,8 @@ listed = store.list(include_deleted=show_deleted)
 groups = [g for g in listed if g.name not in hidden]
 if len(listed) > len(groups):
     n = len(listed) - len(groups)
-    st.caption(f"{n:,} other annotator{'s’ groups are' if n > 1 else '’s group is'} hidden: a blind topic's groups are "
-               "seen by each of its annotators once they have submitted theirs, and by its adjudicator.")
+    st.caption(f"{n:,} other annotator{'s’ groups are' if n > 1 else '’s group is'} hidden: a blind topic's groups "
+               "are seen by each of its annotators once they have submitted theirs, and by its adjudicator.")
 if not groups:
     deleted = len([g for g in store.list(include_deleted=True) if g.name not in hidden])
     if deleted:
