@@ -119,6 +119,24 @@ def agreement(labels: dict[str, dict[str, int]]) -> Agreement:
     return Agreement(names, len(shared), percent, kappa, alpha, per, disagreements)
 
 
+def pairwise(labels: dict[str, dict[str, int]]) -> list[dict]:
+    """Each pair of annotators on the texts both reviewed: how many, percent agreement and Cohen's kappa (None
+    where undefined: no shared text), so that a team of three or more sees which pair parts ways."""
+    from sklearn.metrics import cohen_kappa_score
+
+    out = []
+    names = sorted(labels)
+    for n, a in enumerate(names):
+        for b in names[n + 1:]:
+            both = sorted(set(labels[a]) & set(labels[b]))
+            x, y = [labels[a][i] for i in both], [labels[b][i] for i in both]
+            same = sum(u == v for u, v in zip(x, y))
+            kappa = None if not both else 1.0 if x == y else float(cohen_kappa_score(x, y))
+            out.append({"pair": f"{a} · {b}", "texts both reviewed": len(both),
+                        "percent agreement": same / len(both) if both else None, "Cohen's kappa": kappa})
+    return out
+
+
 def by_text(labels: dict[str, dict[str, int]], code_of: dict[str, int]) -> tuple[dict, dict[str, list[str]]]:
     """Each annotator's labels with a text and its copies as one item (core/copies.py: ``code_of`` maps an id to its
     text's code), keyed by the first of their ids, so that agreement counts texts, not how often one was shared:

@@ -43,7 +43,15 @@ cols[2].metric("Cohen's kappa", f"{ag.kappa:.3f}" if ag.kappa is not None else "
                help=None if ag.kappa is not None else "Cohen's kappa is for two annotators; "
                                                        "Krippendorff's alpha, beside it, is for any number.")
 cols[3].metric("Krippendorff's alpha", f"{ag.alpha:.3f}" if ag.alpha is not None else "-")
-st.dataframe(pd.DataFrame([{"annotator": a, **c} for a, c in ag.per_annotator.items()]), hide_index=True)
+people = pd.DataFrame([{"annotator": a, **c} for a, c in ag.per_annotator.items()])
+if len(ag.annotators) < 3:
+    st.dataframe(people, hide_index=True)
+else:  # which pair parts ways
+    c1, c2 = st.columns(2)
+    c1.dataframe(people, hide_index=True)
+    c2.dataframe(pd.DataFrame(rv.pairs), hide_index=True, column_config={
+        "percent agreement": st.column_config.NumberColumn(format="percent"),
+        "Cohen's kappa": st.column_config.NumberColumn(format="%.3f")})
 
 st.subheader(f"Disagreements ({len(ag.disagreements):,})")
 table = rv.table
@@ -55,6 +63,7 @@ decided = team_panel.gold_editor(store, topic.name, table, majority(ag.disagreem
 decisions = {i: v for item, v in decided.items() for i in members[item]}  # a text's decision is its copies' too
 report = {"topic": topic.name, "guidelines": topic.guidelines, "annotators": ag.annotators, "texts": ag.items,
           "percent": ag.percent, "kappa": ag.kappa, "alpha": ag.alpha, "per_annotator": ag.per_annotator,
+          "pairs": rv.pairs,
           "disagreements": [{**d, **({"copies": members[d["item_id"]][1:]} if len(members[d["item_id"]]) > 1 else {}),
                              "gold": decisions.get(d["item_id"])} for d in ag.disagreements], "adjudicator": me}
 st.download_button("Agreement report (JSON)", lambda: json.dumps(report, indent=1, default=str), on_click="ignore",

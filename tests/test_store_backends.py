@@ -158,6 +158,17 @@ def test_agreement_against_scikit_learn_and_krippendorff_and_by_hand():
     data = np.array([[x.get(i, np.nan) for i in items] for x in (a, b, c)], dtype=float)
     assert r3.alpha == pytest.approx(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"))
     assert r3.kappa is None and {d["item_id"] for d in r3.disagreements} == {"2", "3"}
+    from core.teams import pairwise
+
+    pairs = {p["pair"]: p for p in pairwise({"alice": a, "bob": b, "carl": c})}
+    assert list(pairs) == ["alice · bob", "alice · carl", "bob · carl"]
+    assert pairs["alice · bob"]["Cohen's kappa"] == pytest.approx(r.kappa) and pairs["alice · bob"][
+        "percent agreement"] == pytest.approx(4 / 5)
+    ac = ["1", "2", "3", "6"]  # alice and carl: 3 of 4 alike; carl gave one label only, so kappa is 0
+    assert pairs["alice · carl"]["texts both reviewed"] == 4 and pairs["alice · carl"]["percent agreement"] == .75
+    assert pairs["alice · carl"]["Cohen's kappa"] == pytest.approx(
+        cohen_kappa_score([a[i] for i in ac], [c[i] for i in ac]))
+    assert pairwise({"alice": a, "dora": {"9": 1}})[0]["Cohen's kappa"] is None, "no text both reviewed"
     gold = gold_labels({"alice": a, "bob": b}, {"2": -1})
     assert gold == {"1": 1, "2": -1, "3": -1, "4": 1, "5": -1, "6": 1, "7": 1}
     with pytest.raises(ValueError, match="disagree on '2'"):

@@ -123,6 +123,9 @@ def test_three_annotators_the_majority_decides_at_a_click_undone_at_another_and_
     review = app("pages/8_Review.py").run()
     assert not review.exception, review.exception
     assert review.button(key="rv_majority").label.startswith("Take the majority's label for 2 undecided")
+    pairs = review.dataframe[1].value.set_index("pair")  # three annotators: which pair parts ways
+    assert pairs.loc["alice · bob", "texts both reviewed"] == 5
+    assert pairs.loc["bob · carol", "percent agreement"] == .75
     review.button(key="rv_majority").click().run()
     decided = {i: d for i, (d, _, _) in store.decisions("floods").items()}
     assert decided == {ids[2]: 1, ids[3]: -1}

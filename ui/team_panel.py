@@ -10,7 +10,7 @@ import streamlit as st
 
 from core import timezones
 from core.store import GroupStore
-from core.teams import Agreement, agreement, by_text, progress_by_text
+from core.teams import Agreement, agreement, by_text, pairwise, progress_by_text
 from ui import access, picker, resources
 from ui.text import md, quoted
 
@@ -109,6 +109,7 @@ class Review:
     texts_labels: dict  # the same with a text and its copies as one item (core.teams.by_text)
     members: dict  # item -> its ids
     agreement: Agreement
+    pairs: list[dict]  # core.teams.pairwise
     table: pd.DataFrame  # one row per disagreement: id, text, [copies], each one's label, each one's how
 
 
@@ -138,7 +139,7 @@ def _review(_store: GroupStore, _corpus, name: str, topic: str, stamp: tuple, co
                               for who in ag.annotators}} for d in ag.disagreements],
                          columns=["id", "text", *(["copies"] if shared else []), *ag.annotators,
                                   *[f"{who}: how" for who in ag.annotators]])
-    return Review(labels, texts_labels, members, ag, table)
+    return Review(labels, texts_labels, members, ag, pairwise(texts_labels), table)
 
 
 # --- the adjudicator's table: each decision is kept in the store the moment it is made ---------------
