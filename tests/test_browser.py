@@ -505,7 +505,7 @@ def test_the_adjudicators_decision_made_in_the_table_survives_a_reload(tmp_path,
         save.wait_for(timeout=90_000)
         assert "(0 of 4 decided)" in save.inner_text()
         wait_idle(page)
-        box = page.locator("[data-testid='stDataFrame']").nth(1).bounding_box()
+        box = page.locator("[class*='st-key-rv_gold_'] [data-testid='stDataFrame']").first.bounding_box()
         page.mouse.click(box["x"] + 20, box["y"] + 53)  # the first disagreement's text
         page.keyboard.press("ArrowRight")  # its gold cell
         page.keyboard.press("Enter")  # opens the cell's list
