@@ -264,6 +264,42 @@ def test_with_postgresql_down_the_page_says_so_keeps_the_group_and_saves_after_t
     assert sorted(exc) == sorted(saved.excluded), "and in the events, written once the database was back"
 
 
+def test_a_decision_made_while_postgresql_is_down_is_kept_in_the_tab_and_written_after_the_restart(
+        tweets, pg_server, monkeypatch):
+    """The adjudicator decides while the database is down: the page says so (no traceback) and the decision
+    stays in the tab; once the database is back, the next run writes it."""
+    import uuid
+
+    from core.corpus import load_corpus
+    from core.db import PostgreSQL
+
+    monkeypatch.setenv("SEMANNO_DB", pg_server.dsn)
+    ids = load_corpus("tweets").frame["id"].tolist()[:4]
+    store = GroupStore(PostgreSQL(pg_server.dsn), corpus="tweets")
+    topic = f"outage {uuid.uuid4().hex[:6]}"  # the session's PostgreSQL is shared by the tests
+    store.create_topic(topic, "", "lead", blind=False)
+    for who, inc, exc in (("alice", ids[:3], ids[3:]), ("bob", ids[1:], ids[:1])):
+        store.save(store.assign(topic, who), inc, exc, annotator=who, topic=topic)
+        store.submit(topic, who)
+    as_user(monkeypatch, "lead")
+    review = app("pages/8_Review.py")
+    review.session_state["rv_topic"] = topic
+    review.run()
+    assert not review.exception, review.exception
+    pg_server.stop("fast")
+    try:
+        review.session_state[review.session_state["rv_editor"]] = {"edited_rows": {0: {"gold": "excluded"}},
+                                                                    "added_rows": [], "deleted_rows": []}
+        review.run()
+        said = [unescape(e.value) for e in review.error]
+        assert not review.exception and any("cannot be used" in e and "press R" in e for e in said), said
+    finally:
+        pg_server.start()
+    review.run()  # the database is back
+    assert not review.exception, review.exception
+    assert {i: d for i, (d, _, _) in store.decisions(topic).items()} == {ids[0]: -1}
+
+
 def test_a_malformed_or_unreachable_database_address_stops_every_page_without_the_password(tweets, monkeypatch):
     monkeypatch.setenv("SEMANNO_DB", "mysql://root:hunter2@db/x")
     page = app("pages/1_Annotate.py").run()

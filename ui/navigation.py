@@ -77,8 +77,9 @@ def database_or_stop(name: str) -> None:
     try:
         resources.store(name).stamp()
     except DatabaseError as exc:
-        st.error(f"The groups' database cannot be used: {md(exc)}. The group you are building is kept in this tab; "
-                 "reload the page once the database is back (saving works again then, and nothing is lost).")
+        st.error(f"The groups' database cannot be used: {md(exc)}. What you do here is kept in this tab: keep it "
+                 "open and, once the database is back, press R (or click anything here) to go on, and it is written. "
+                 "Do not reload the tab meanwhile: a reload starts afresh from what was last written.")
         st.stop()
 
 

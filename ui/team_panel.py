@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from core import timezones
-from core.store import GroupStore
+from core.store import DatabaseError, GroupStore
 from core.teams import Agreement, agreement, by_text, pairwise, progress_by_text
 from ui import access, picker, resources
 from ui.text import md, quoted
@@ -158,6 +158,8 @@ def gold_editor(store: GroupStore, topic: str, table: pd.DataFrame, majority: di
     stored = {i: d for i, (d, _, _) in store.decisions(topic).items() if i in shown}
     fill = {i: v for i, v in majority.items() if i not in stored}
     undo = st.session_state.get("rv_undo")
+    if "rv_msg" in st.session_state:
+        st.error(st.session_state.pop("rv_msg"))
     c1, c2, c3 = st.columns([2, 1, 2])
     if majority:  # three or more annotators
         c1.button(f"Take the majority's label for {len(fill):,} undecided" if fill
@@ -185,8 +187,12 @@ def gold_editor(store: GroupStore, topic: str, table: pd.DataFrame, majority: di
     now = {r.id: _GOLD_VALUES.get(r.gold) for r in edited.itertuples()}
     changed = {i: v for i, v in now.items() if v != stored.get(i)}
     if changed:
-        store.decide(topic, changed, me)
-        stored = {**stored, **changed}
+        try:
+            store.decide(topic, changed, me)
+            stored = {**stored, **changed}
+        except DatabaseError as exc:  # the edits stay in the table (this tab) and are written at the next run
+            st.error(f"{len(changed):,} decision{'s are' if len(changed) > 1 else ' is'} not written yet: {md(exc)}. "
+                     "They stay in this table: once the database is back, press R (or click anything here).")
     return {i: v for i, v in stored.items() if v is not None}
 
 
@@ -199,7 +205,11 @@ def _editor_key(topic: str, ids: list[str]) -> str:
 
 def _bulk(store: GroupStore, topic: str, decisions: dict, me: str) -> None:
     """Decide (or take back) many at once; the editor starts afresh from the store."""
-    store.decide(topic, decisions, me)
+    try:
+        store.decide(topic, decisions, me)
+    except DatabaseError as exc:
+        st.session_state["rv_msg"] = f"Nothing was decided: {md(exc)}. Try again once the database is back."
+        return
     made = {i: v for i, v in decisions.items() if v is not None}
     st.session_state["rv_undo"] = (topic, made) if made else None
     st.session_state["rv_gen"] = st.session_state.get("rv_gen", 0) + 1
