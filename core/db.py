@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 DB_VARIABLE = "SEMANNO_DB"
 
 # {id}: the identity primary key of the dialect; {big}: a 64-bit integer
@@ -57,7 +57,7 @@ CREATE TABLE IF NOT EXISTS topics (
     UNIQUE (corpus, name));
 CREATE TABLE IF NOT EXISTS assignments (
     topic_id {big} NOT NULL REFERENCES topics(id), annotator TEXT NOT NULL, group_name TEXT NOT NULL,
-    submitted_at TEXT, PRIMARY KEY (topic_id, annotator));
+    submitted_at TEXT, submitted_version INTEGER, PRIMARY KEY (topic_id, annotator));
 CREATE TABLE IF NOT EXISTS people (browser TEXT PRIMARY KEY, name TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS decisions (
     topic_id {big} NOT NULL REFERENCES topics(id), item_id TEXT NOT NULL,
@@ -70,7 +70,8 @@ ADDED_COLUMNS = [("versions", "saved_by", "TEXT"), ("versions", "work", "TEXT"),
                  ("versions", "kind", "TEXT NOT NULL DEFAULT 'version'"), ("labels", "seq", "INTEGER"),
                  ("groups", "corpus", "TEXT NOT NULL DEFAULT ''"), ("groups", "topic", "TEXT"),
                  ("drafts", "corpus", "TEXT NOT NULL DEFAULT ''"), ("drafts", "browser", "TEXT NOT NULL DEFAULT ''"),
-                 ("drafts", "writer", "TEXT NOT NULL DEFAULT ''"), ("drafts", "created_at", "TEXT")]
+                 ("drafts", "writer", "TEXT NOT NULL DEFAULT ''"), ("drafts", "created_at", "TEXT"),
+                 ("assignments", "submitted_version", "INTEGER")]
 
 
 class DatabaseError(RuntimeError):

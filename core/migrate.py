@@ -106,10 +106,11 @@ def migrate(src: GroupStore, dst: GroupStore) -> Report:
             row = d.one("SELECT id FROM topics WHERE corpus=? AND name=?", (dst.corpus, name)) or d.one(
                 "INSERT INTO topics (corpus, name, guidelines, blind, created_at, created_by) VALUES (?, ?, ?, ?, ?, ?) "
                 "RETURNING id", (dst.corpus, name, guidelines, blind, created, by))
-            for annotator, group, submitted in s.run(
-                    "SELECT annotator, group_name, submitted_at FROM assignments WHERE topic_id=?", (tid,)):
-                d.run("INSERT INTO assignments (topic_id, annotator, group_name, submitted_at) VALUES (?, ?, ?, ?) "
-                      "ON CONFLICT DO NOTHING", (row[0], annotator, group, submitted))
+            for annotator, group, submitted, version in s.run(
+                    "SELECT annotator, group_name, submitted_at, submitted_version FROM assignments WHERE topic_id=?",
+                    (tid,)):
+                d.run("INSERT INTO assignments (topic_id, annotator, group_name, submitted_at, submitted_version) "
+                      "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING", (row[0], annotator, group, submitted, version))
             for item, decision, by, at in s.run(
                     "SELECT item_id, decision, decided_by, decided_at FROM decisions WHERE topic_id=?", (tid,)):
                 if d.one("INSERT INTO decisions (topic_id, item_id, decision, decided_by, decided_at) VALUES "

@@ -390,22 +390,29 @@ class GroupStore:
             rows = db.run(
                 "SELECT a.annotator, a.group_name, a.submitted_at, "
                 "(SELECT v.n_included + v.n_excluded FROM versions v WHERE v.group_id=g.id ORDER BY v.number DESC LIMIT 1), "
-                "(SELECT v.n_included FROM versions v WHERE v.group_id=g.id ORDER BY v.number DESC LIMIT 1), g.updated_at "
+                "(SELECT v.n_included FROM versions v WHERE v.group_id=g.id ORDER BY v.number DESC LIMIT 1), "
+                "g.updated_at, a.submitted_version, (SELECT MAX(v.number) FROM versions v WHERE v.group_id=g.id) "
                 "FROM assignments a JOIN topics t ON t.id=a.topic_id LEFT JOIN groups g ON g.corpus=t.corpus AND "
                 "g.name=a.group_name WHERE t.corpus=? AND t.name=? ORDER BY a.annotator", (self.corpus, topic))
-        return [Assignment(topic, r[0], r[1], r[2], int(r[3] or 0), int(r[4] or 0), r[5]) for r in rows]
+        return [Assignment(topic, r[0], r[1], r[2], int(r[3] or 0), int(r[4] or 0), r[5], r[6], int(r[7] or 0))
+                for r in rows]
 
-    def submit(self, topic: str, annotator: str) -> None:
-        """The annotator is done with the topic (their group must have a saved version)."""
+    def submit(self, topic: str, annotator: str) -> int:
+        """The annotator is done with the topic: their group's latest version (there must be one) is the one that
+        counts from now on; returns its number. Submitting again after a later save counts that one instead."""
         with self.db.tx() as db:
             row = db.one("SELECT a.group_name FROM assignments a JOIN topics t ON t.id=a.topic_id "
                          "WHERE t.corpus=? AND t.name=? AND a.annotator=?", (self.corpus, topic, annotator))
             if row is None:
                 raise GroupNotFound(f"{annotator} is not assigned to {topic}")
-            if db.one("SELECT 1 FROM groups WHERE corpus=? AND name=?", (self.corpus, row[0])) is None:
+            latest = db.one("SELECT MAX(v.number) FROM versions v JOIN groups g ON g.id=v.group_id WHERE g.corpus=? "
+                            "AND g.name=?", (self.corpus, row[0]))
+            if latest is None or latest[0] is None:
                 raise ValueError(f"save your group {row[0]!r} before submitting it")
-            db.run("UPDATE assignments SET submitted_at=? WHERE annotator=? AND topic_id=(SELECT id FROM topics "
-                   "WHERE corpus=? AND name=?)", (_now(), annotator, self.corpus, topic))
+            db.run("UPDATE assignments SET submitted_at=?, submitted_version=? WHERE annotator=? AND "
+                   "topic_id=(SELECT id FROM topics WHERE corpus=? AND name=?)",
+                   (_now(), int(latest[0]), annotator, self.corpus, topic))
+        return int(latest[0])
 
     def decide(self, topic: str, decisions: dict[str, int | None], who: str) -> None:
         """Record an adjudicator's decisions on a topic's disagreements as they are made (item id -> 1

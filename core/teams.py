@@ -2,7 +2,9 @@
 their own group for it; agreement between their groups; an adjudicated **gold** version.
 
 - A topic's annotator works in the group ``"<topic> · <annotator>"``; saving marks progress, submitting
-  says they are done. A *blind* topic (the default) shows nobody the others' labels until they submit.
+  says they are done, and the version submitted is the one that counts: a later save (made, say, after
+  seeing the others' groups) counts only once submitted again. A *blind* topic (the default) shows nobody
+  the others' labels until they submit.
 - Agreement is measured on the texts at least two of them reviewed (labelled included or excluded):
   percent agreement, Cohen's kappa for two annotators (scikit-learn), Krippendorff's alpha for two or more
   (the ``krippendorff`` package, nominal level, missing values allowed).
@@ -49,6 +51,19 @@ class Assignment:
     reviewed: int  # texts labelled in the latest saved version of their group
     included: int
     last_activity: str | None  # the group's last save
+    submitted_version: int | None = None  # the version they submitted (None: submitted before versions were kept)
+    latest_version: int = 0  # their group's latest version (0: none saved)
+
+    @property
+    def counted(self) -> int | None:
+        """The version the agreement and the gold use: the one submitted (a later save counts once submitted
+        again), or the latest where the submission predates this record."""
+        return self.submitted_version or (self.latest_version or None) if self.submitted_at else None
+
+    @property
+    def saved_since(self) -> bool:
+        """A version saved after the submitted one (not counted until submitted again)."""
+        return bool(self.submitted_at and self.submitted_version and self.latest_version > self.submitted_version)
 
 
 def may_adjudicate(who: str, topic: Topic, adjudicators: str | None = None) -> bool:

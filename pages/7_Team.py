@@ -55,14 +55,20 @@ def on_work() -> None:
     st.session_state.update(group_topic=topic.name, ann_msg=("success", said), ann_view="Included", ann_page=1)
 
 
+if mine.saved_since:
+    st.warning(f"You submitted version {mine.submitted_version} of your group; version {mine.latest_version}, saved "
+               "since, does not count in the agreement or the gold until you submit it.")
 c1, c2 = st.columns(2)
 if c1.button("Open my group for this topic", type="primary", key="team_work", on_click=on_work):
     navigation.go("pages/1_Annotate.py")
-if c2.button("Submit my group", key="team_submit", disabled=bool(mine.submitted_at),
-             help="Say you are done: your saved group becomes part of the agreement (Review page)."):
+again = bool(mine.submitted_at) and mine.saved_since
+if c2.button(f"Submit version {mine.latest_version} instead" if again else "Submit my group", key="team_submit",
+             disabled=bool(mine.submitted_at) and not again,
+             help="Say you are done: your latest saved version becomes part of the agreement (Review page); a later "
+                  "save counts only once submitted again."):
     try:
-        store.submit(topic.name, me)
-        st.session_state["team_msg"] = ("success", f"Submitted {quoted(mine.group)}.")
+        n = store.submit(topic.name, me)
+        st.session_state["team_msg"] = ("success", f"Submitted {quoted(mine.group)} (version {n}).")
     except (ValueError, GroupNotFound) as exc:
         st.session_state["team_msg"] = ("error", md(exc))
     st.rerun()

@@ -124,10 +124,15 @@ def test_topics_assignments_progress_and_submission(make_store):
     s.save("floods · alice", ["1", "2"], ["3"], topic="floods")
     with pytest.raises(ValueError, match="save your group"):
         s.submit("floods", "bob")
-    s.submit("floods", "alice")
+    assert s.submit("floods", "alice") == 1
     a = {x.annotator: x for x in s.assignments("floods")}
     assert (a["alice"].reviewed, a["alice"].included, a["bob"].reviewed) == (3, 2, 0)
     assert a["alice"].submitted_at and a["bob"].submitted_at is None
+    assert (a["alice"].counted, a["alice"].saved_since, a["bob"].counted) == (1, False, None)
+    s.save("floods · alice", ["1", "2", "3"], [], topic="floods", overwrite=True)  # after submitting
+    a = {x.annotator: x for x in s.assignments("floods")}["alice"]
+    assert (a.counted, a.latest_version, a.saved_since) == (1, 2, True), "the submitted version still counts"
+    assert s.submit("floods", "alice") == 2 and {x.annotator: x for x in s.assignments("floods")}["alice"].counted == 2
     assert [t.name for t in s.topics()] == ["floods"] and s.topic("floods").blind
     from core.teams import hidden_groups
 
@@ -279,7 +284,8 @@ def test_migrate_copies_everything_verifies_and_can_run_again(tmp_path, pg_serve
     src.delete("deleted one")
     src.sync_draft("tok", "alice", keep=0, steps=[], n_included=0, n_excluded=0, saved=False, browser="", writer="w")
     src.create_topic("floods", "guidelines", created_by="lead")
-    src.assign("floods", "alice")
+    src.save(src.assign("floods", "alice"), ["t1"], [], topic="floods")
+    src.submit("floods", "alice")
     src.decide("floods", {"t3": -1, "t4": 0}, "lead")
     assert store_job.main(["migrate", "--corpus", name, "--to", pg_server.dsn]) == 0
     dst = GroupStore(PostgreSQL(pg_server.dsn), corpus=name)
@@ -288,8 +294,9 @@ def test_migrate_copies_everything_verifies_and_can_run_again(tmp_path, pg_serve
     assert [g.name for g in dst.list(include_deleted=True)] == [g.name for g in src.list(include_deleted=True)]
     assert dst.load_draft("tok") is not None and [a.annotator for a in dst.assignments("floods")] == ["alice"]
     assert dst.decisions("floods") == src.decisions("floods") and len(dst.decisions("floods")) == 2
+    assert dst.assignments("floods")[0].counted == 1 == src.assignments("floods")[0].counted
     assert store_job.main(["migrate", "--corpus", name, "--to", pg_server.dsn]) == 0  # again: nothing new
-    assert len(dst.versions("g")) == 2 and src.names() == ["g"], "the SQLite file keeps everything"
+    assert len(dst.versions("g")) == 2 and src.names() == ["floods · alice", "g"], "the SQLite file keeps everything"
     dst.save("g", ["other"], [], overwrite=True)
     src.save("g", ["mine"], [], overwrite=True)  # version 3 differs on the two sides now
     from precompute._cli import run_main

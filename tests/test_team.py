@@ -142,8 +142,9 @@ def test_three_annotators_the_majority_decides_at_a_click_undone_at_another_and_
     review.button(key="rv_save").click().run()
     gold = store.load("floods · gold")
     assert (sorted(gold.included), sorted(gold.excluded)) == (sorted(ids[:3] + ids[5:6]), [ids[3]])
-    # carol saves again, now excluding ids[4] too: the page's comparison is made afresh, not kept from before
+    # carol saves again, now excluding ids[4] too, and submits that: the page's comparison is made afresh
     store.save("floods · carol", ids[:2], ids[2:5], annotator="carol", topic="floods", overwrite=True)
+    store.submit("floods", "carol")
     review.segmented_control(key="rv_show").set_value("Every disagreement").run()
     table = review.get("data_editor")[0].value.set_index("id")
     assert table.loc[ids[4], "carol"] == "excluded" and table.loc[ids[4], "gold"] == "leave out"
@@ -184,6 +185,37 @@ def test_a_blind_topics_other_groups_are_on_no_page_until_you_submit_yours(tweet
     store.submit("floods", "alice")
     for page, names in visible("alice").items():
         assert sorted(names) == ["floods · alice", "floods · bob", "notes of eva"], page
+
+
+def test_a_save_after_submitting_counts_only_once_submitted_again(tweets, monkeypatch):
+    """Alice submits, sees bob's group (the topic is no longer blind to her) and saves hers again to match it:
+    the agreement and the gold still use the version she submitted; the Team page says so and offers to submit
+    the new one, which then counts."""
+    from core.corpus import load_corpus
+
+    ids = load_corpus("tweets").frame["id"].tolist()[:6]
+    store = GroupStore(tweets / "tweets" / "groups.sqlite")
+    store.create_topic("floods", "", "lead")
+    store.save(store.assign("floods", "alice"), ids[:4], ids[4:], annotator="alice", topic="floods")
+    store.save(store.assign("floods", "bob"), ids[:2], ids[2:], annotator="bob", topic="floods")
+    store.submit("floods", "bob")
+    store.submit("floods", "alice")
+    store.save("floods · alice", ids[:2], ids[2:], annotator="alice", topic="floods", overwrite=True)  # bob's labels
+    as_user(monkeypatch, "lead")
+    review = app("pages/8_Review.py").run()
+    assert next(m for m in review.metric if m.label == "Percent agreement").value == f"{4 / 6:.1%}"
+    assert any(h.value == "Disagreements (2)" for h in review.subheader), "version 1 counts, not the copy of bob's"
+    as_user(monkeypatch, "alice")
+    team = app("pages/7_Team.py").run()
+    assert any("version 2, saved since, does not count" in w.value for w in team.warning)
+    assert team.button(key="team_submit").label == "Submit version 2 instead"
+    team.button(key="team_submit").click().run()
+    assert any("(version 2)" in s.value for s in team.success)
+    as_user(monkeypatch, "lead")
+    review = app("pages/8_Review.py").run()
+    assert not review.exception, review.exception
+    assert next(m for m in review.metric if m.label == "Percent agreement").value == "100.0%"
+    assert not review.button(key="rv_save").disabled, "nothing to decide: the gold can be saved"
 
 
 def test_the_team_page_shows_whichever_topic_is_picked_and_a_new_one_at_once(tweets, monkeypatch):

@@ -89,7 +89,9 @@ def progress_table(name: str, corpus, store: GroupStore, rows) -> pd.DataFrame:
         out.append({"annotator": a.annotator, "texts reviewed": reviewed, "included": included}
                    | ({"rows labelled (copies too)": labelled} if shared else {})
                    | {"last save": (a.last_activity or "")[:16].replace("T", " "),
-                      "submitted": (a.submitted_at or "")[:16].replace("T", " ")})
+                      "submitted": (a.submitted_at or "")[:16].replace("T", " ")
+                      + (f" (version {a.counted})" if a.counted else "")
+                      + (f"; version {a.latest_version} saved since, not counted" if a.saved_since else "")})
     return pd.DataFrame(out)
 
 
@@ -114,15 +116,16 @@ class Review:
 
 
 def review(name: str, corpus, store: GroupStore, topic: str, shown) -> Review:
-    """The agreement of the groups ``shown`` (assignments) and the table of their disagreements; kept while
-    none of them is saved again (2,000 to 4,800 disagreements of three groups of 20,000 labels: ~0.45 s)."""
-    stamp = tuple((a.annotator, a.group, a.last_activity, a.reviewed, a.submitted_at) for a in shown)
+    """The agreement of the groups ``shown`` (assignments), each at the version its annotator submitted, and the
+    table of their disagreements; kept while none of them is saved or submitted again (4,800 disagreements of
+    three groups of 20,000 labels: ~0.45 s)."""
+    stamp = tuple((a.annotator, a.group, a.counted, a.last_activity, a.submitted_at) for a in shown)
     return _review(store, corpus, name, topic, stamp, resources.corpus_key(name))
 
 
 @st.cache_resource(max_entries=8, show_spinner="Comparing the groups…")
 def _review(_store: GroupStore, _corpus, name: str, topic: str, stamp: tuple, corpus_key: tuple) -> Review:
-    versions = {who: _store.load(group) for who, group, *_ in stamp}
+    versions = {who: _store.load(group, version) for who, group, version, *_ in stamp}  # the versions submitted
     labels = {who: v.labels() for who, v in versions.items()}
     # a text and its copies (labelled with it) are one item: agreement counts texts, not how often one was shared
     texts_labels, members = by_text(labels, copy_codes(name, _corpus, set().union(*labels.values())))
