@@ -391,7 +391,9 @@ class GroupStore:
                 "SELECT a.annotator, a.group_name, a.submitted_at, "
                 "(SELECT v.n_included + v.n_excluded FROM versions v WHERE v.group_id=g.id ORDER BY v.number DESC LIMIT 1), "
                 "(SELECT v.n_included FROM versions v WHERE v.group_id=g.id ORDER BY v.number DESC LIMIT 1), "
-                "g.updated_at, a.submitted_version, (SELECT MAX(v.number) FROM versions v WHERE v.group_id=g.id) "
+                "g.updated_at, COALESCE(a.submitted_version, (SELECT MAX(v.number) FROM versions v WHERE "
+                "v.group_id=g.id AND v.created_at <= a.submitted_at)), "  # submitted before the number was kept
+                "(SELECT MAX(v.number) FROM versions v WHERE v.group_id=g.id) "
                 "FROM assignments a JOIN topics t ON t.id=a.topic_id LEFT JOIN groups g ON g.corpus=t.corpus AND "
                 "g.name=a.group_name WHERE t.corpus=? AND t.name=? ORDER BY a.annotator", (self.corpus, topic))
         return [Assignment(topic, r[0], r[1], r[2], int(r[3] or 0), int(r[4] or 0), r[5], r[6], int(r[7] or 0))

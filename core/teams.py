@@ -51,14 +51,14 @@ class Assignment:
     reviewed: int  # texts labelled in the latest saved version of their group
     included: int
     last_activity: str | None  # the group's last save
-    submitted_version: int | None = None  # the version they submitted (None: submitted before versions were kept)
+    submitted_version: int | None = None  # the version they submitted (before it was recorded: the latest then)
     latest_version: int = 0  # their group's latest version (0: none saved)
 
     @property
     def counted(self) -> int | None:
         """The version the agreement and the gold use: the one submitted (a later save counts once submitted
-        again), or the latest where the submission predates this record."""
-        return self.submitted_version or (self.latest_version or None) if self.submitted_at else None
+        again)."""
+        return (self.submitted_version or self.latest_version or None) if self.submitted_at else None
 
     @property
     def saved_since(self) -> bool:
