@@ -136,7 +136,8 @@ def test_topics_assignments_progress_and_submission(make_store):
     with s.db.tx() as db:  # a submission recorded before the version was: the version latest at that time counts
         db.run("UPDATE assignments SET submitted_version=NULL, submitted_at=(SELECT v.created_at FROM versions v JOIN "
                "groups g ON g.id=v.group_id WHERE g.name=? AND g.corpus=? AND v.number=1) WHERE annotator='alice' AND "
-               "topic_id=(SELECT id FROM topics WHERE corpus=? AND name='floods')", ("floods · alice", s.corpus, s.corpus))
+               "topic_id=(SELECT id FROM topics WHERE corpus=? AND name='floods')",
+               ("floods · alice", s.corpus, s.corpus))
     assert {x.annotator: x for x in s.assignments("floods")}["alice"].counted == 1
     assert [t.name for t in s.topics()] == ["floods"] and s.topic("floods").blind
     from core.teams import hidden_groups
