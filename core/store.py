@@ -361,8 +361,8 @@ class GroupStore:
 
         with self.db.read() as db:
             rows = db.run("SELECT t.name, t.guidelines, t.blind, t.created_by, t.created_at, a.annotator, "
-                          "a.group_name, a.submitted_at FROM assignments a JOIN topics t ON t.id=a.topic_id WHERE t.corpus=?",
-                          (self.corpus,))
+                          "a.group_name, a.submitted_at FROM assignments a JOIN topics t ON t.id=a.topic_id "
+                          "WHERE t.corpus=?", (self.corpus,))
         return [(Topic(r[0], r[1], bool(r[2]), r[3], r[4]), r[5], r[6], r[7]) for r in rows]
 
     def assign(self, topic: str, annotator: str) -> str:
