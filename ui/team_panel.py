@@ -105,8 +105,8 @@ def _texts_progress(_store: GroupStore, _corpus, name: str, group: str, saved: t
 
 @dataclass(frozen=True)
 class Review:
-    """A topic's submitted groups, side by side (shared by every rerun until one of them is saved again: read
-    only)."""
+    """A topic's submitted groups, side by side (shared by every rerun until one of them is saved or submitted
+    again: read only)."""
     labels: dict  # annotator -> item id -> 1 / -1
     texts_labels: dict  # the same with a text and its copies as one item (core.teams.by_text)
     members: dict  # item -> its ids
