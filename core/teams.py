@@ -107,8 +107,6 @@ class Agreement:
 def agreement(labels: dict[str, dict[str, int]]) -> Agreement:
     """Agreement between annotators' labels (annotator -> item id -> 1 included / -1 excluded) on the
     texts at least two of them reviewed."""
-    from sklearn.metrics import cohen_kappa_score
-
     names = sorted(labels)
     per = {a: {"reviewed": len(v), "included": sum(1 for x in v.values() if x == 1),
                "excluded": sum(1 for x in v.values() if x == -1)} for a, v in labels.items()}
@@ -117,12 +115,8 @@ def agreement(labels: dict[str, dict[str, int]]) -> Agreement:
     disagreements = [{"item_id": i, **{a: labels[a].get(i) for a in names}} for i in shared
                      if len({labels[a][i] for a in names if i in labels[a]}) > 1]
     percent = 1 - len(disagreements) / len(shared) if shared else None
-    kappa = alpha = None
-    if len(names) == 2:
-        both = [i for i in shared if all(i in labels[a] for a in names)]
-        if both:
-            a, b = ([labels[n][i] for i in both] for n in names)
-            kappa = 1.0 if a == b else float(cohen_kappa_score(a, b))
+    kappa = pairwise(labels)[0]["Cohen's kappa"] if len(names) == 2 else None
+    alpha = None
     if len(names) >= 2 and shared:
         import krippendorff
 

@@ -132,7 +132,7 @@ def _results() -> None:
     st.caption("Each text is included (✓, shown as written) or excluded (✕, struck through): click its button to "
                "switch. Texts are shown exactly as written, each once: its copies (the same words with other links) "
                "take its label." + (f" Here {copies:,} copies are left out of the list." if copies else ""))
-    me = drafts.who(name)
+    me = resources.viewer(name)
     how = {row: annotate.how_line(entry, me, corpus.timezone)
            for row, entry in annotate.provenance(session, table["row"]).items()}
     for r in table.itertuples(index=False):

@@ -9,7 +9,7 @@ import json
 import pandas as pd
 import streamlit as st
 
-from core.teams import gold_group, majority, may_adjudicate, may_see, save_gold
+from core.teams import gold_group, may_adjudicate, may_see, save_gold
 from ui import navigation, resources, team_panel
 from ui.text import quoted
 
@@ -59,18 +59,15 @@ if not judge:
     st.dataframe(table, hide_index=True, width="stretch")
     st.caption("Only an adjudicator makes the gold version (SEMANNO_ADJUDICATORS, or the topic's creator).")
     st.stop()
-decided = team_panel.gold_editor(store, topic.name, table, majority(ag.disagreements, ag.annotators), me)
+decided = team_panel.gold_editor(store, topic.name, table, rv.majority, me)
 decisions = {i: v for item, v in decided.items() for i in members[item]}  # a text's decision is its copies' too
-report = {"topic": topic.name, "guidelines": topic.guidelines, "annotators": ag.annotators, "texts": ag.items,
-          "percent": ag.percent, "kappa": ag.kappa, "alpha": ag.alpha, "per_annotator": ag.per_annotator,
-          "pairs": rv.pairs,
-          "disagreements": [{**d, **({"copies": members[d["item_id"]][1:]} if len(members[d["item_id"]]) > 1 else {}),
-                             "gold": decisions.get(d["item_id"])} for d in ag.disagreements], "adjudicator": me}
-st.download_button("Agreement report (JSON)", lambda: json.dumps(report, indent=1, default=str), on_click="ignore",
+st.download_button("Agreement report (JSON)", on_click="ignore",
+                   data=lambda: json.dumps(team_panel.report(topic, rv, decisions, me), indent=1, default=str),
                    file_name=f"{topic.name}-agreement.json", mime="application/json", key="rv_report")
 st.caption("Each decision is kept as you make it: leave and come back, the table opens with them.")
 if st.button(f"Save the gold version ({len(decided):,} of {len(ag.disagreements):,} decided)", type="primary",
              key="rv_save", disabled=len(decided) < len(ag.disagreements)):
-    n = save_gold(store, topic, labels, decisions, me, json.dumps(report, default=str), texts=rv.texts_labels)
+    record = json.dumps(team_panel.report(topic, rv, decisions, me), default=str)
+    n = save_gold(store, topic, labels, decisions, me, record, texts=rv.texts_labels)
     st.success(f"Saved the gold version {quoted(gold_group(topic.name))} (version {n}); its notes and the report "
                "keep the agreement.")

@@ -29,12 +29,6 @@ def owner() -> str:
     return access.identity() or "local"
 
 
-def who(name: str) -> str:
-    """Who is labelling, for the journal and team topics: the signed-in user, else the name chosen in
-    this browser (the Team page asks for it), else "local"."""
-    return resources.viewer(name)
-
-
 def draft_browser() -> str | None:
     """The browser to bind a draft to when listing or claiming: None (any) for a signed-in user, whose
     drafts follow them from machine to machine; this browser otherwise."""
@@ -121,11 +115,11 @@ def _write(name: str, c: Corpus, s: Session, token: str, saved: bool) -> None:
         return [{**e, "changes": [(ids[row], old, new) for row, old, new in e["changes"]]} for e in entries]
 
     if not db.sync_draft(token, owner(), keep=s.synced, steps=s.unsynced_steps(), journal=with_ids(s.unsynced_journal()),
-                         who=who(name), **fields):
+                         who=resources.viewer(name), **fields):
         st.session_state.pop("draft_token")  # the draft is someone else's now: a new one for this tab
         token = draft_token()  # whose work starts from the group as it is
         db.sync_draft(token, owner(), keep=0, steps=[asdict(step) for step in s.history],
-                      journal=with_ids([s.base_entry("went on in a new tab")]), who=who(name), **fields)
+                      journal=with_ids([s.base_entry("went on in a new tab")]), who=resources.viewer(name), **fields)
     s.synced, s.journal_synced = len(s.history), len(s.journal)
     st.session_state["draft_rev"] = (token, s.revision, saved, tuple(group.meta().values()))
     db.prune_drafts_now_and_then()

@@ -10,7 +10,7 @@ import streamlit as st
 
 from core import timezones
 from core.store import DatabaseError, GroupStore
-from core.teams import Agreement, agreement, by_text, pairwise, progress_by_text
+from core.teams import Agreement, agreement, by_text, majority, pairwise, progress_by_text
 from ui import access, picker, resources
 from ui.text import md, quoted
 
@@ -112,6 +112,7 @@ class Review:
     members: dict  # item -> its ids
     agreement: Agreement
     pairs: list[dict]  # core.teams.pairwise
+    majority: dict  # item -> the majority's label, where there is one (core.teams.majority)
     table: pd.DataFrame  # one row per disagreement: id, text, [copies], each one's label, each one's how
 
 
@@ -142,7 +143,19 @@ def _review(_store: GroupStore, _corpus, name: str, topic: str, stamp: tuple, co
                               for who in ag.annotators}} for d in ag.disagreements],
                          columns=["id", "text", *(["copies"] if shared else []), *ag.annotators,
                                   *[f"{who}: how" for who in ag.annotators]])
-    return Review(labels, texts_labels, members, ag, pairwise(texts_labels), table)
+    return Review(labels, texts_labels, members, ag, pairwise(texts_labels),
+                  majority(ag.disagreements, ag.annotators), table)
+
+
+def report(topic, rv: Review, decisions: dict[str, int], adjudicator: str) -> dict:
+    """The agreement report (the JSON download, and the gold version's session record)."""
+    ag, members = rv.agreement, rv.members
+    return {"topic": topic.name, "guidelines": topic.guidelines, "annotators": ag.annotators, "texts": ag.items,
+            "percent": ag.percent, "kappa": ag.kappa, "alpha": ag.alpha, "per_annotator": ag.per_annotator,
+            "pairs": rv.pairs,
+            "disagreements": [{**d, **({"copies": members[d["item_id"]][1:]} if len(members[d["item_id"]]) > 1
+                                       else {}), "gold": decisions.get(d["item_id"])} for d in ag.disagreements],
+            "adjudicator": adjudicator}
 
 
 # --- the adjudicator's table: each decision is kept in the store the moment it is made ---------------
