@@ -367,11 +367,9 @@ class GroupStore:
 
     def assign(self, topic: str, annotator: str) -> str:
         """Assign the topic to an annotator (again: nothing changes); returns the group they build for it."""
-        from core.teams import topic_group
+        from core.teams import check_annotator, topic_group
 
-        annotator = str(annotator).strip()
-        if not annotator:
-            raise ValueError("an assignment needs the annotator's name")
+        annotator = check_annotator(annotator)
         group = check_group_name(topic_group(topic, annotator))
         with self.db.tx() as db:
             t = db.one("SELECT id FROM topics WHERE corpus=? AND name=?", (self.corpus, topic))

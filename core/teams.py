@@ -24,6 +24,31 @@ GOLD = "gold"
 ADJUDICATORS = "SEMANNO_ADJUDICATORS"
 
 
+# names an annotator may not have: the gold group's word, and the columns the review's table and report use
+RESERVED_NAMES = frozenset({GOLD, "id", "item_id", "text", "copies"})
+HOW_SUFFIX = ": how"  # the review's provenance column of each annotator: "<annotator>: how"
+
+
+def check_annotator(name: str) -> str:
+    """The annotator's name, stripped; ValueError naming the clash when it would be mistaken for the gold group
+    (``gold``), a column of the review (``id``, ``text``, ``copies``, ``item_id``, ``...: how``) or another
+    topic's group (one holding `` · ``, which joins a topic and its annotator)."""
+    name = str(name).strip()
+    if not name:
+        raise ValueError("an assignment needs the annotator's name")
+    if name.casefold() in RESERVED_NAMES:
+        what = "the topic's gold group" if name.casefold() == GOLD else "a column of the Review page's table"
+        raise ValueError(f"an annotator cannot be named {name!r}: it would be taken for {what}; "
+                         "add a letter or use the full name")
+    if name.casefold().endswith(HOW_SUFFIX):
+        raise ValueError(f"an annotator's name cannot end with {HOW_SUFFIX!r} ({name!r}): the Review page's "
+                         "table names each annotator's provenance column so")
+    if GROUP_SEPARATOR in name:
+        raise ValueError(f"an annotator's name cannot hold {GROUP_SEPARATOR!r} ({name!r}): it joins a "
+                         "topic and its annotator in the group's name, so the group could be another topic's")
+    return name
+
+
 def topic_group(topic: str, annotator: str) -> str:
     """The group an annotator builds for a topic."""
     return f"{topic}{GROUP_SEPARATOR}{annotator}"

@@ -149,6 +149,22 @@ def test_topics_assignments_progress_and_submission(make_store):
     assert make_store("other").team_groups() == [], "another corpus's topics are not this one's"
 
 
+@pytest.mark.parametrize("name, clash", [("gold", "gold group"), ("Gold", "gold group"), ("text", "column"),
+                                         ("id", "column"), ("copies", "column"), ("item_id", "column"),
+                                         ("carol: how", "end with"), ("b · gold", "another topic's")])
+def test_an_annotator_named_like_the_gold_group_or_a_review_column_is_refused(make_store, name, clash):
+    """An annotator named ``gold`` would build the topic's gold group; one named ``text`` (or ``id``, ``copies``,
+    ``... : how``) would overwrite a column of the Review page's table and report; ``b · gold`` on topic ``a``
+    would build the gold group of a topic ``a · b``. Each is refused with the reason, and nothing is assigned."""
+    s = make_store()
+    s.create_topic("a", "", created_by="lead")
+    s.create_topic("a · b", "", created_by="lead")
+    with pytest.raises(ValueError, match=clash):
+        s.assign("a", name)
+    assert s.assignments("a") == [] and s.team_groups() == []
+    assert s.assign("a", f"{name}x".replace(" · ", "-")) == f"a · {name}x".replace("b · ", "b-")  # a letter more: fine
+
+
 def test_agreement_against_scikit_learn_and_krippendorff_and_by_hand():
     import krippendorff
     from sklearn.metrics import cohen_kappa_score

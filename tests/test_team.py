@@ -242,6 +242,24 @@ def test_the_team_page_shows_whichever_topic_is_picked_and_a_new_one_at_once(twe
         assert any("0 submitted of 1" in i.value for i in review.info), name
 
 
+def test_a_topic_with_an_annotator_named_gold_is_refused_whole_with_the_reason(tweets, monkeypatch):
+    """Before, the topic was created and the names before ``gold`` assigned when the page stopped on it."""
+    as_user(monkeypatch, "alice")
+    team = app("pages/7_Team.py").run()
+    store = GroupStore(tweets / "tweets" / "groups.sqlite")
+    for people in ("alice, gold, bob", "alice, bob"):
+        team.text_input(key="team_new_name").set_value("floods")
+        team.text_area(key="team_new_guidelines").set_value("Rivers and rain.")
+        team.text_input(key="team_new_people").set_value(people)
+        team.button(key="FormSubmitter:team_new-Create the topic").click().run()
+        assert not team.exception, team.exception
+        if "gold" in people:
+            assert any("cannot be named" in unescape(e.value) and "gold" in e.value for e in team.error), \
+                [e.value for e in team.error]
+            assert store.topics() == [] and store.team_groups() == [], "nothing half made"
+    assert [a.annotator for a in store.assignments("floods")] == ["alice", "bob"], "mended, made for both"
+
+
 def test_annotate_says_who_labelled_a_text_and_how_and_the_event_log_exports(tweets, monkeypatch):
     as_user(monkeypatch, "alice")
     ann = app("pages/1_Annotate.py").run()

@@ -10,7 +10,7 @@ import streamlit as st
 
 from core import timezones
 from core.store import DatabaseError, GroupStore
-from core.teams import Agreement, agreement, by_text, majority, pairwise, progress_by_text
+from core.teams import HOW_SUFFIX, Agreement, agreement, by_text, check_annotator, majority, pairwise, progress_by_text
 from ui import access, picker, resources
 from ui.text import md, quoted
 
@@ -49,8 +49,9 @@ def new_topic_form(store: GroupStore, me: str) -> None:
     if not go:
         return
     try:
+        people = [check_annotator(p) for p in people.split(",") if p.strip()]  # every name checked before creating
         store.create_topic(topic, guidelines, created_by=me, blind=blind)
-        for person in [p.strip() for p in people.split(",") if p.strip()]:
+        for person in people:
             store.assign(topic.strip(), person)
         st.session_state["team_msg"] = ("success", f"Created the topic {quoted(topic.strip())}.")
         picker.pick_next_run("team_topic", topic.strip())
@@ -139,10 +140,10 @@ def _review(_store: GroupStore, _corpus, name: str, topic: str, stamp: tuple, co
     table = pd.DataFrame([{"id": d["item_id"], "text": texts.get(d["item_id"], "(not in this import)"),
                            **({"copies": copies[d["item_id"]]} if shared else {}),
                            **{who: word[d[who]] for who in ag.annotators},
-                           **{f"{who}: how": how_line(how[who].get(d["item_id"]), _corpus.timezone)
+                           **{f"{who}{HOW_SUFFIX}": how_line(how[who].get(d["item_id"]), _corpus.timezone)
                               for who in ag.annotators}} for d in ag.disagreements],
                          columns=["id", "text", *(["copies"] if shared else []), *ag.annotators,
-                                  *[f"{who}: how" for who in ag.annotators]])
+                                  *[f"{who}{HOW_SUFFIX}" for who in ag.annotators]])
     return Review(labels, texts_labels, members, ag, pairwise(texts_labels),
                   majority(ag.disagreements, ag.annotators), table)
 
@@ -194,7 +195,8 @@ def gold_editor(store: GroupStore, topic: str, table: pd.DataFrame, majority: di
     # the editor's edits are kept by row position: a new key whenever its rows or the stored decisions change at
     # once (a bulk decision), so that an edit never lands on another text
     key = st.session_state["rv_editor"] = _editor_key(topic, table["id"].tolist())
-    first = ["text", "gold", *[c for c in table.columns if c not in ("id", "text", "gold") and not c.endswith(": how")]]
+    first = ["text", "gold",
+             *[c for c in table.columns if c not in ("id", "text", "gold") and not c.endswith(HOW_SUFFIX)]]
     edited = st.data_editor(  # the decision beside the text, what each said next; how they found it and the id last
         table, hide_index=True, width="stretch", key=key, disabled=[c for c in table.columns if c != "gold"],
         column_order=first + [c for c in table.columns if c not in first],
