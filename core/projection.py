@@ -120,15 +120,18 @@ def topic_directions(x: np.ndarray, k: int = TOPICS, sample: int = TOPIC_SAMPLE,
 NAMED_FROM = 5_000  # texts of the sample whose key lemmas name the map's topics (0.2-1.4 s on 2 cores)
 
 
-def topic_names(found: TopicMap, texts, words: int = 3, limit: int = NAMED_FROM, seed: int = 0) -> list[str]:
+def topic_names(found: TopicMap, texts, words: int = 3, limit: int = NAMED_FROM, seed: int = 0,
+                lang: str = "auto") -> list[str]:
     """Each topic of the map named by its ``words`` key lemmas (class-based TF-IDF, as the Topics page ranks
-    them), read from ``limit`` texts of the sample (``texts``: the corpus's text column, read at those rows)."""
+    them), read from ``limit`` texts of the sample (``texts``: the corpus's text column, read at those rows;
+    ``lang``: their language, detected when "auto")."""
     from core.cluster.keyterms import key_terms
 
     rng = np.random.default_rng(seed)
     some = np.sort(rng.choice(len(found.rows), min(len(found.rows), limit), replace=False))
     labels = found.labels[some]
-    terms = key_terms([str(t) for t in texts.take(found.rows[some])], labels, min_count=3, seed=seed).table
+    terms = key_terms([str(t) for t in texts.take(found.rows[some])], labels, lang=lang, min_count=3,
+                      seed=seed).table
     named = dict(zip(terms["cluster"], terms["ctfidf_terms"]))
     return [" · ".join(named.get(c, [])[:words]) for c in range(len(found.centres))]
 

@@ -189,6 +189,35 @@ def test_the_map_names_each_topic_by_words_of_its_own_texts(so_corpus):
     assert specific >= 0.8 * sum((found.labels == t).sum() >= 10 and bool(n) for t, n in enumerate(names))
 
 
+def test_names_and_key_lemmas_take_the_language_the_import_detected(so_corpus, monkeypatch):
+    """The import records the corpus's languages; the map's names and a clustering's key lemmas read it there
+    instead of detecting it again (three languages' dictionaries loaded: ~2.5 s of a first Scatter map), and
+    name the same topics as when they detect it."""
+    import dataclasses
+
+    from core import languages
+    from core.cluster import jobs, store
+
+    assert languages.of_corpus(so_corpus.manifest) == "en" and languages.of_corpus({}) == "auto"
+    found = topic_map(np.asarray(so_corpus.embeddings))
+    detected = topic_names(found, so_corpus.frame["text"])
+
+    def no_detection(*a, **k):
+        raise AssertionError("the language was detected again")
+
+    monkeypatch.setattr(languages, "detect", no_detection)
+    assert topic_names(found, so_corpus.frame["text"], lang=languages.of_corpus(so_corpus.manifest)) == detected
+    labels = found.labels if len(found.labels) == so_corpus.n else np.arange(so_corpus.n) % 5
+    monkeypatch.setattr(store, "labels_for", lambda corpus, stem: labels)
+    saved = {}
+    monkeypatch.setattr(store, "save_terms", lambda name, stem, table: saved.setdefault(stem, table))
+    jobs.terms(so_corpus, "kmeans-k5")
+    assert len(saved["kmeans-k5"]) == len(set(labels.tolist()))
+    unrecorded = dataclasses.replace(so_corpus, manifest={**so_corpus.manifest, "languages": {}})
+    with pytest.raises(AssertionError, match="detected again"):  # an import that did not record it: detected
+        jobs.terms(unrecorded, "kmeans-k5")
+
+
 def test_map_names_are_escaped_and_never_cover_one_another():
     fig = plots.go.Figure()
     places = np.array([[0.0, 0.0], [0.01, 0.0], [0.9, 0.9], [0.5, 0.5]])

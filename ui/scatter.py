@@ -19,7 +19,7 @@ import os
 import numpy as np
 import streamlit as st
 
-from core import plots, projection, vectorstore
+from core import languages, plots, projection, vectorstore
 from core.session import EXCLUDED, INCLUDED
 from ui import resources
 
@@ -56,8 +56,9 @@ def _topic_map(corpus_name: str, stamp: str, sketched: str) -> projection.TopicM
 @st.cache_data(max_entries=4, show_spinner="Naming the corpus's topics…")
 def topic_names(corpus_name: str, stamp: str, sketched: str) -> list[str]:
     """The map's topics, each named by its key lemmas (written on the map at the topic's centre)."""
-    return projection.topic_names(_topic_map(corpus_name, stamp, sketched),
-                                  resources.corpus(corpus_name).frame["text"])
+    corpus = resources.corpus(corpus_name)
+    return projection.topic_names(_topic_map(corpus_name, stamp, sketched), corpus.frame["text"],
+                                  lang=languages.of_corpus(corpus.manifest))
 
 
 def directions(corpus_name: str, stamp: str, included: tuple, excluded: tuple, view: str, sketched: str

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 
-from core import embedsets, paths
+from core import embedsets, languages, paths
 from core.cluster import REGISTRY, ClusterContext, store
 from core.cluster.keyterms import key_terms
 from core.cluster.topics import outcome_note
@@ -53,6 +53,8 @@ def cluster_corpus(corpus: Corpus, method_name: str, k: int | None, *, seed: int
 def terms(corpus: Corpus, stem: str, lang: str = "auto", labels=None, **options) -> None:
     """Key lemmas of a stored clustering (``labels``: its labels when already in hand)."""
     labels = store.labels_for(corpus, stem) if labels is None else labels
+    if lang == "auto":
+        lang = languages.of_corpus(corpus.manifest)
     kt = key_terms(corpus.frame["text"].tolist(), labels, lang=lang, **options)
     store.save_terms(corpus.name, stem, kt.table)
     log.info("key lemmas of %d clusters (language %s) -> %s", len(kt.table), kt.lang,
