@@ -64,7 +64,9 @@ if scatter.needs_preview(key, corpus.n):
                    "The full scatter, where a lasso selects every text, is being computed and replaces it.")
         st.plotly_chart(first.figure, width="stretch", key="scatter_preview", theme=None,
                         config={"plotGlPixelRatio": 1})
-sc = scatter.figure(*key)
+with st.spinner(f"Drawing all {corpus.n:,} texts" + (", the corpus's topics found and named…" if view == "topics"
+                                                     else " on the axes that set the group apart…")):
+    sc = scatter.figure(*key)  # a second on a new server for a small corpus; nothing showed meanwhile
 scatter.drawn(key)
 slot.empty()
 if sketch is not None:
