@@ -27,10 +27,11 @@ if "tp_done" in st.session_state:
     st.success(st.session_state.pop("tp_done"))
 if not usable:
     # corpus names and stored clusterings' names are checked to hold only [A-Za-z0-9_.-]: safe in code spans
-    st.info("No clustering yet. Run K-Means here, or in a terminal\n\n"
+    st.info("No clustering yet. Run one below (*Cluster here*), or in a terminal\n\n"
             f"`python -m precompute.cluster --corpus {name} --method kmeans --k {suggested_k(corpus.n)}`\n\n"
             f"(methods: {', '.join(REGISTRY)}; key lemmas are computed with it).\n\n"
             f"Sharper topics: {sharper_hint(name, corpus.n)}.")
+    st.subheader("Cluster here", anchor=False)  # the name the hints above use (an expander once one exists)
     topics_panel.cluster_form(name, corpus)
     st.stop()
 with st.expander("Cluster here (K-Means, DEC, DAC's choice of k)"):

@@ -245,6 +245,8 @@ def test_topics_suggests_a_k_that_fits_the_corpus(tweets):
     at = app("pages/4_Topics.py").run()
     assert suggested_k(2000) == 32 and suggested_k(203_000) == 319 and suggested_k(10_000_000) == 1000
     assert any("--k 32" in i.value for i in at.info), [i.value for i in at.info]
+    # the hints send the user to "Cluster here": before any clustering, the form stands under that name
+    assert any("*Cluster here*" in i.value for i in at.info) and [h.value for h in at.subheader] == ["Cluster here"]
 
 
 def test_overwrite_is_unticked_after_a_save(tweets):
