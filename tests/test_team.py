@@ -377,3 +377,14 @@ def test_the_review_bench_runs_and_its_figures_count_what_the_page_shows(tweets,
     n = steps["setup"]["disagreements"]
     assert 0 < steps["rerun"]["rows"] <= n and f"of {steps['rerun']['rows']:,} decided" in \
         steps["the majority's label at one click"]["save_button"]
+
+
+def test_the_review_tables_rows_are_tall_enough_to_read_a_tweet_whole():
+    """The gold table cut every text at its cell's edge (one line): read whole only by opening the cell. Rows
+    now grow with the longest text shown, up to a tweet's 280 characters, and stay one line for short texts."""
+    from ui.team_panel import row_height
+
+    assert row_height(["short", "a few words more"]) is None and row_height([]) is None
+    tweet = "x" * 280
+    assert row_height(["short", tweet]) == row_height([tweet]) > row_height(["y" * 130]) > 35  # the grid's one line
+    assert row_height(["z" * 5000]) == row_height([tweet]), "a longer text is cut at five lines"

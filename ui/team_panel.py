@@ -197,8 +197,10 @@ def gold_editor(store: GroupStore, topic: str, table: pd.DataFrame, majority: di
     key = st.session_state["rv_editor"] = _editor_key(topic, table["id"].tolist())
     first = ["text", "gold",
              *[c for c in table.columns if c not in ("id", "text", "gold") and not c.endswith(HOW_SUFFIX)]]
+    tall = row_height(table["text"])  # the text read whole, not cut at the cell's edge; eight such rows in view
     edited = st.data_editor(  # the decision beside the text, what each said next; how they found it and the id last
         table, hide_index=True, width="stretch", key=key, disabled=[c for c in table.columns if c != "gold"],
+        row_height=tall, height=min(len(table), 8) * tall + 38 if tall else "auto",
         column_order=first + [c for c in table.columns if c not in first],
         column_config={"text": st.column_config.TextColumn("text", width="large"),
                        "gold": st.column_config.SelectboxColumn("gold", options=list(_GOLD_VALUES), required=True)})
@@ -212,6 +214,15 @@ def gold_editor(store: GroupStore, topic: str, table: pd.DataFrame, majority: di
             st.error(f"{len(changed):,} decision{'s are' if len(changed) > 1 else ' is'} not written yet: {md(exc)}. "
                      "They stay in this table: once the database is back, press R (or click anything here).")
     return {i: v for i, v in stored.items() if v is not None}
+
+
+def row_height(texts, chars_per_line: int = 60, most: int = 5) -> int | None:
+    """A row height at which the longest of ``texts`` wraps whole in the table's large text column (about
+    ``chars_per_line`` a line, at most ``most`` lines: a tweet's 280 characters); None (the grid's one line)
+    when every text fits on one. A longer text is cut at ``most`` lines; its cell opens on a double click."""
+    longest = max((len(str(t)) for t in texts), default=0)
+    lines = min(most, -(-longest // chars_per_line))
+    return 14 + 20 * lines if lines > 1 else None
 
 
 def _editor_key(topic: str, ids: list[str]) -> str:
