@@ -69,11 +69,18 @@ def browser_page(viewport=(1400, 1000)):
             browser.close()
 
 
+IDLE = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    return app !== null && ['notRunning', 'compilationError'].includes(app.getAttribute('data-test-script-state'));
+}"""
+
+
 def wait_idle(page, timeout_ms: int = 60_000) -> None:
-    """Wait until Streamlit has finished its current run (the 'Running…' status is gone)."""
+    """Wait until Streamlit has finished its current run: the app's script state (``data-test-script-state``
+    on the stApp element) is neither running nor a rerun asked for. (The 'Running…' status widget waited for
+    before is never drawn with this app's minimal toolbar, so that wait returned at once, mid-run.)"""
     page.wait_for_timeout(150)
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout_ms)
+    page.wait_for_function(IDLE, timeout=timeout_ms)
 
 
 def metrics(page) -> list[str]:

@@ -516,3 +516,27 @@ def test_the_adjudicators_decision_made_in_the_table_survives_a_reload(tmp_path,
         assert {i: d for i, (d, _, _) in store.decisions("floods").items()} == {ids[0]: -1}
         page.reload()
         page.get_by_text("(1 of 4 decided)").wait_for(timeout=90_000)
+
+
+def test_wait_idle_waits_for_the_run_a_click_starts(tmp_path):
+    """Every browser test and bench/browser.py waits with ``wait_idle`` for the page's run to end. It used to
+    wait for the 'Running…' status widget to go, which this app's minimal toolbar never draws: it returned at
+    once, mid-run. On a page whose button sleeps 3 s, it now returns only once the run has drawn its result."""
+    import time
+
+    require_browser()
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "streamlit_app.py").write_text(
+        "import time\nimport streamlit as st\n"
+        "if st.button('Work', key='work'):\n    time.sleep(3)\n    st.write('done working')\n")
+    shutil.copytree(Path(__file__).resolve().parents[1] / ".streamlit", app / ".streamlit")  # the app's own toolbar
+    (tmp_path / "d").mkdir()
+    with streamlit_server(tmp_path / "d", app_root=app) as (url, _proc), browser_page() as page:
+        page.goto(url)
+        page.locator(".st-key-work button").wait_for()
+        wait_idle(page)
+        started = time.monotonic()
+        page.locator(".st-key-work button").click()
+        wait_idle(page)
+        assert time.monotonic() - started > 2.5 and page.get_by_text("done working").count() == 1
