@@ -151,7 +151,8 @@ def test_topics_assignments_progress_and_submission(make_store):
 
 @pytest.mark.parametrize("name, clash", [("gold", "gold group"), ("Gold", "gold group"), ("text", "column"),
                                          ("id", "column"), ("copies", "column"), ("item_id", "column"),
-                                         ("carol: how", "end with"), ("b · gold", "another topic's")])
+                                         ("Decided by", "column"), ("carol: how", "end with"),
+                                         ("b · gold", "another topic's")])
 def test_an_annotator_named_like_the_gold_group_or_a_review_column_is_refused(make_store, name, clash):
     """An annotator named ``gold`` would build the topic's gold group; one named ``text`` (or ``id``, ``copies``,
     ``... : how``) would overwrite a column of the Review page's table and report; ``b · gold`` on topic ``a``

@@ -388,3 +388,30 @@ def test_the_review_tables_rows_are_tall_enough_to_read_a_tweet_whole():
     tweet = "x" * 280
     assert row_height(["short", tweet]) == row_height([tweet]) > row_height(["y" * 130]) > 35  # the grid's one line
     assert row_height(["z" * 5000]) == row_height([tweet]), "a longer text is cut at five lines"
+
+
+def test_two_adjudicators_see_whose_decision_each_is(tweets, monkeypatch):
+    """With two adjudicators (SEMANNO_ADJUDICATORS) sharing a topic's disagreements, the table says who
+    decided each text; alone, it has no such column."""
+    from core.corpus import load_corpus
+
+    ids = load_corpus("tweets").frame["id"].tolist()[:6]
+    store = GroupStore(tweets / "tweets" / "groups.sqlite")
+    store.create_topic("floods", "", "lead", blind=False)
+    for who, inc, exc in (("alice", ids[:4], ids[4:]), ("bob", ids[2:], ids[:2])):
+        store.save(store.assign("floods", who), inc, exc, annotator=who, topic="floods")
+        store.submit("floods", who)
+    monkeypatch.setenv("SEMANNO_ADJUDICATORS", "lead, carol")
+    as_user(monkeypatch, "lead")
+    review = app("pages/8_Review.py").run()
+    table = review.get("data_editor")[0].value
+    assert len(table) == 4 and "decided by" not in table.columns, "one adjudicator so far: no column"
+    review.session_state[review.session_state["rv_editor"]] = {"edited_rows": {0: {"gold": "excluded"}},
+                                                                "added_rows": [], "deleted_rows": []}
+    review.run()
+    first = table["id"].iloc[0]
+    as_user(monkeypatch, "carol")
+    review = app("pages/8_Review.py").run()
+    table = review.get("data_editor")[0].value.set_index("id")
+    assert table.loc[first, ["gold", "decided by"]].tolist() == ["excluded", "lead"]
+    assert (table.drop(first)["decided by"] == "").all()

@@ -172,7 +172,8 @@ def gold_editor(store: GroupStore, topic: str, table: pd.DataFrame, majority: di
     these texts (id -> 1, -1 or 0)."""
     ids = table["id"].tolist()
     shown = set(ids)
-    stored = {i: d for i, (d, _, _) in store.decisions(topic).items() if i in shown}
+    recorded = {i: r for i, r in store.decisions(topic).items() if i in shown}  # id -> (decision, by whom, when)
+    stored = {i: d for i, (d, _, _) in recorded.items()}
     fill = {i: v for i, v in majority.items() if i not in stored}
     undo = st.session_state.get("rv_undo")
     if "rv_msg" in st.session_state:
@@ -190,13 +191,17 @@ def gold_editor(store: GroupStore, topic: str, table: pd.DataFrame, majority: di
     show = c3.segmented_control("Show", ["Every disagreement", "Undecided"], default="Every disagreement",
                                 key="rv_show", label_visibility="collapsed")
     table = table.assign(gold=[GOLD_WORDS[stored.get(i)] for i in ids])
+    by = "decided by"  # where adjudicators share the work: whose decision each is (the last one made stands)
+    shared = any(who != me for _, who, _ in recorded.values())
+    if shared:
+        table.insert(table.columns.get_loc("gold") + 1, by, [recorded[i][1] if i in recorded else "" for i in ids])
     if show == "Undecided":
         table = table[table["gold"] == GOLD_WORDS[None]].reset_index(drop=True)
     # the editor's edits are kept by row position: a new key whenever its rows or the stored decisions change at
     # once (a bulk decision), so that an edit never lands on another text
     key = st.session_state["rv_editor"] = _editor_key(topic, table["id"].tolist())
-    first = ["text", "gold",
-             *[c for c in table.columns if c not in ("id", "text", "gold") and not c.endswith(HOW_SUFFIX)]]
+    first = ["text", "gold", *([by] if shared else []),
+             *[c for c in table.columns if c not in ("id", "text", "gold", by) and not c.endswith(HOW_SUFFIX)]]
     tall = row_height(table["text"])  # the text read whole, not cut at the cell's edge; eight such rows in view
     edited = st.data_editor(  # the decision beside the text, what each said next; how they found it and the id last
         table, hide_index=True, width="stretch", key=key, disabled=[c for c in table.columns if c != "gold"],
