@@ -34,7 +34,7 @@ else:
     except CorpusError as exc:
         st.error(md(exc))
     else:
-        navigation.database_or_stop(name)
+        navigation.database_or_stop(name, before_stop=lambda: navigation.navigation(nav))
         drafts.keep_draft(name, c)
         st.subheader(f"Corpus: {md(name)}")
         cols = st.columns(5)

@@ -540,3 +540,29 @@ def test_wait_idle_waits_for_the_run_a_click_starts(tmp_path):
         page.locator(".st-key-work button").click()
         wait_idle(page)
         assert time.monotonic() - started > 2.5 and page.get_by_text("done working").count() == 1
+
+
+def test_a_page_that_stops_still_lists_the_pages(tmp_path, tweets_root):
+    """A page that cannot go on (no corpus yet; the groups' database unreachable) stopped before the sidebar's
+    page links were drawn (after a stop Streamlit draws nothing more): a user who opened Annotate before importing
+    was left with no way back but the address bar. Now the links come first, and Annotate links to the import."""
+    require_browser()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with streamlit_server(empty) as (url, _proc), browser_page() as page:
+        page.goto(f"{url}/Annotate")
+        page.get_by_text("No corpus yet").wait_for(timeout=90_000)
+        wait_idle(page)
+        sidebar = page.locator("[data-testid='stSidebar']")
+        assert sidebar.locator("[data-testid='stPageLink']").count() == 9, "every page, Home first"
+        page.locator("[data-testid='stMain'] [data-testid='stPageLink']").get_by_text("Import a corpus").click()
+        page.get_by_text("There is no corpus yet").wait_for(timeout=60_000)
+    root = tmp_path / "d"
+    shutil.copytree(tweets_root / "tweets", root / "tweets")
+    down = {"SEMANNO_DB": "postgresql://semanno@127.0.0.1:1/none"}  # nobody answers there
+    with streamlit_server(root, extra_env=down) as (url, _proc), browser_page() as page:
+        for where in ("Annotate?corpus=tweets", "?corpus=tweets"):  # a page, and the home page
+            page.goto(f"{url}/{where}")
+            page.get_by_text("The groups' database cannot be used").wait_for(timeout=90_000)
+            wait_idle(page)
+            assert page.locator("[data-testid='stSidebar'] [data-testid='stPageLink']").count() == 9, where

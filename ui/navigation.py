@@ -59,27 +59,38 @@ def start_page(title: str, icon: str) -> tuple[str, Corpus]:
     access.gate()
     resources.settle_page(title)
     nav = st.sidebar.container()
+    drawn = []
+
+    def links() -> None:  # once; before a stop too, after which Streamlit draws nothing more
+        if not drawn:
+            drawn.append(True)
+            navigation(nav)
+
     try:
         name = picker.pick_corpus()
-        c = picker.load_or_stop(name)
+        c = picker.load_or_stop(name, before_stop=links)
         picker.pick_embedding_set(name, c)
         c = resources.corpus(name)
-        database_or_stop(name)
+        database_or_stop(name, before_stop=links)
         drafts.keep_draft(name, c)
     finally:
-        navigation(nav)
+        links()
     return name, c
 
 
-def database_or_stop(name: str) -> None:
+def database_or_stop(name: str, before_stop=None) -> None:
     """The groups' database answers, or the page says it does not (host and reason, never a password)
-    and stops: the group being built stays in this tab, and is written once the database is back."""
+    and stops: the group being built stays in this tab, and is written once the database is back.
+    ``before_stop``: what to draw before the stop (the page links: once a stop is asked for, Streamlit
+    draws nothing more)."""
     try:
         resources.store(name).stamp()
     except DatabaseError as exc:
         st.error(f"The groups' database cannot be used: {md(exc)}. What you do here is kept in this tab: keep it "
                  "open and, once the database is back, press R (or click anything here) to go on, and it is written. "
                  "Do not reload the tab meanwhile: a reload starts afresh from what was last written.")
+        if before_stop:
+            before_stop()
         st.stop()
 
 

@@ -4,6 +4,7 @@ corpora noticed while a page is open, and the stop when there is none or it is b
 from __future__ import annotations
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from core import embedsets
 from core.corpus import Corpus, CorpusError, list_corpora
@@ -66,16 +67,23 @@ def pick_corpus(sidebar: bool = True) -> str | None:
     return wanted
 
 
-def load_or_stop(name: str | None) -> Corpus:
-    """The loaded corpus, or a message and st.stop() when there is none or it is broken."""
+def load_or_stop(name: str | None, before_stop=None) -> Corpus:
+    """The loaded corpus, or a message and st.stop() when there is none or it is broken (``before_stop``:
+    what to draw first, the page links: after a stop is asked for, Streamlit draws nothing more)."""
     if name is None:
         st.info("No corpus yet. Import one on the home page (or run `python -m precompute.embed`).")
-        st.stop()
-    try:
-        return resources.corpus(name)
-    except CorpusError as exc:
-        st.error(md(exc))
-        st.stop()
+        try:
+            st.page_link("streamlit_app.py", label="Import a corpus on the home page", icon=":material/home:")
+        except StreamlitAPIException:  # a page run on its own (AppTest of one page): no home page to link to
+            pass
+    else:
+        try:
+            return resources.corpus(name)
+        except CorpusError as exc:
+            st.error(md(exc))
+    if before_stop:
+        before_stop()
+    st.stop()
 
 
 def pick_embedding_set(name: str, c: Corpus) -> None:
