@@ -14,7 +14,8 @@ from ui.text import md, quoted
 
 st.set_page_config(page_title="Semantic Annotator", page_icon="🔎", layout="wide")
 access.gate()
-nav = st.sidebar.container()  # filled at the end: its links carry the corpus and this tab's draft
+nav = st.sidebar.empty()  # the links first (a stop below keeps them), drawn again at the end in place: they
+navigation.navigation(nav.container())  # then carry the corpus and this tab's draft
 st.title("Semantic Annotator")
 st.caption("Find every text on a topic: keyword searches, then semantic searches that learn from "
            "what you include and exclude.")
@@ -34,7 +35,7 @@ else:
     except CorpusError as exc:
         st.error(md(exc))
     else:
-        navigation.database_or_stop(name, before_stop=lambda: navigation.navigation(nav))
+        navigation.database_or_stop(name)
         drafts.keep_draft(name, c)
         st.subheader(f"Corpus: {md(name)}")
         cols = st.columns(5)
@@ -157,4 +158,4 @@ with st.expander("Import a corpus", expanded=name is None):
             if upload is not None and src is not None:
                 src.unlink(missing_ok=True)  # the corpus has its own copy now
 
-navigation.navigation(nav)
+navigation.navigation(nav.container())

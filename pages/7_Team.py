@@ -61,7 +61,7 @@ if mine.saved_since:
 c1, c2 = st.columns(2)
 if c1.button("Open my group for this topic", type="primary", key="team_work", on_click=on_work):
     navigation.go("pages/1_Annotate.py")
-again = bool(mine.submitted_at) and mine.saved_since
+again = mine.saved_since  # submitted, and saved since
 if c2.button(f"Submit version {mine.latest_version} instead" if again else "Submit my group", key="team_submit",
              disabled=bool(mine.submitted_at) and not again,
              help="Say you are done: your latest saved version becomes part of the agreement (Review page); a later "

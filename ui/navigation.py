@@ -53,44 +53,32 @@ def navigation(where=None) -> None:
 def start_page(title: str, icon: str) -> tuple[str, Corpus]:
     """Every page's first lines: page config, sign-in, the corpus picker, the loaded corpus (or
     a stop), and the group being built back from its draft after a reload (on any page: the URL of
-    every page carries the draft). The page links are drawn last, at the top of the sidebar, so
-    that they carry the draft's token."""
+    every page carries the draft). The page links, at the top of the sidebar, are drawn first (a page
+    that stops here keeps them) and again last in their place, so that they carry the draft's token."""
     st.set_page_config(page_title=title, page_icon=icon, layout="wide")
     access.gate()
     resources.settle_page(title)
-    nav = st.sidebar.container()
-    drawn = []
-
-    def links() -> None:  # once; before a stop too, after which Streamlit draws nothing more
-        if not drawn:
-            drawn.append(True)
-            navigation(nav)
-
-    try:
-        name = picker.pick_corpus()
-        c = picker.load_or_stop(name, before_stop=links)
-        picker.pick_embedding_set(name, c)
-        c = resources.corpus(name)
-        database_or_stop(name, before_stop=links)
-        drafts.keep_draft(name, c)
-    finally:
-        links()
+    nav = st.sidebar.empty()
+    navigation(nav.container())  # first: a page that stops below keeps its links (after a stop nothing is drawn)
+    name = picker.pick_corpus()
+    c = picker.load_or_stop(name)
+    picker.pick_embedding_set(name, c)
+    c = resources.corpus(name)
+    database_or_stop(name)
+    drafts.keep_draft(name, c)
+    navigation(nav.container())  # again, in place: the links now carry the corpus picked and the draft's token
     return name, c
 
 
-def database_or_stop(name: str, before_stop=None) -> None:
+def database_or_stop(name: str) -> None:
     """The groups' database answers, or the page says it does not (host and reason, never a password)
-    and stops: the group being built stays in this tab, and is written once the database is back.
-    ``before_stop``: what to draw before the stop (the page links: once a stop is asked for, Streamlit
-    draws nothing more)."""
+    and stops: the group being built stays in this tab, and is written once the database is back."""
     try:
         resources.store(name).stamp()
     except DatabaseError as exc:
         st.error(f"The groups' database cannot be used: {md(exc)}. What you do here is kept in this tab: keep it "
                  "open and, once the database is back, press R (or click anything here) to go on, and it is written. "
                  "Do not reload the tab meanwhile: a reload starts afresh from what was last written.")
-        if before_stop:
-            before_stop()
         st.stop()
 
 

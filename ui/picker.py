@@ -67,9 +67,9 @@ def pick_corpus(sidebar: bool = True) -> str | None:
     return wanted
 
 
-def load_or_stop(name: str | None, before_stop=None) -> Corpus:
-    """The loaded corpus, or a message and st.stop() when there is none or it is broken (``before_stop``:
-    what to draw first, the page links: after a stop is asked for, Streamlit draws nothing more)."""
+def load_or_stop(name: str | None) -> Corpus:
+    """The loaded corpus, or a message and st.stop() when there is none (with a link to the import) or it is
+    broken."""
     if name is None:
         st.info("No corpus yet. Import one on the home page (or run `python -m precompute.embed`).")
         try:
@@ -81,8 +81,6 @@ def load_or_stop(name: str | None, before_stop=None) -> Corpus:
             return resources.corpus(name)
         except CorpusError as exc:
             st.error(md(exc))
-    if before_stop:
-        before_stop()
     st.stop()
 
 
