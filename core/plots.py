@@ -508,14 +508,17 @@ def size_histogram(sizes: np.ndarray, edges=(1, 2, 5, 10, 30, 100, 300, 1000, 30
     labels, n_clusters, n_texts = [], [], []
     for lo, hi in zip(edges[:-1], edges[1:]):
         m = (sizes >= lo) & (sizes < hi)
-        labels.append(f"{lo}-{hi - 1}" if hi < 10**9 else f"{lo}+")
+        labels.append(f"{lo}+" if hi >= 10**9 else str(lo) if hi - 1 == lo else f"{lo}-{hi - 1}")
         n_clusters.append(int(m.sum()))
         n_texts.append(int(sizes[m].sum()))
     fig = go.Figure()
     fig.add_bar(x=labels, y=n_clusters, name="clusters", offsetgroup="clusters")
     fig.add_bar(x=labels, y=n_texts, name="texts", yaxis="y2", offsetgroup="texts")
     fig.update_layout(barmode="group", xaxis_title="cluster size", yaxis_title="clusters",
-                      yaxis2={"title": "texts", "overlaying": "y", "side": "right"}, margin={"t": 30},
+                      # round ticks of its own (plotly.js syncs an overlaying axis to the left one's grid
+                      # by default, at values like 4.77k); no grid of its own, so the lines stay the left's
+                      yaxis2={"title": "texts", "overlaying": "y", "side": "right", "tickmode": "auto",
+                              "showgrid": False, "rangemode": "tozero"}, margin={"t": 30},
                       legend={"orientation": "h"})
     return fig
 

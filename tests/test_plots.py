@@ -252,6 +252,9 @@ def test_size_histogram_counts():
     clusters, texts = fig.data
     assert list(clusters.y[:6]) == [2, 1, 0, 1, 2, 1] and sum(clusters.y) == 7
     assert sum(texts.y) == 247
+    assert list(clusters.x[:3]) == ["1", "2-4", "5-9"] and clusters.x[-1] == "3000+", "a one-size bin reads '1'"
+    # the texts' axis counts in round ticks of its own, not ticks synced to the clusters' grid (4.77k, 9.55k)
+    assert fig.layout.yaxis2.tickmode == "auto" and fig.layout.yaxis2.showgrid is False
 
 
 def test_each_author_keeps_one_distinct_colour_across_charts(tweets):
