@@ -54,7 +54,7 @@ model, why_not = resources.picked_model(name, picked_name)
 if model is None:
     st.error(f"This model cannot be used here: {why_not}.")
     st.stop()
-st.info(dac_panel.trust_line(model.calibration), icon=":material/verified:")
+dac_panel.show_trust(model.calibration)
 with st.expander("Model card"):
     st.dataframe([{k: s.get(k) for k in ("stage", "epochs", "steps", "batch", "lr", "seed", "device", "seconds")}
                   for s in model.stages], hide_index=True)

@@ -92,6 +92,15 @@ def anchor_picker(name: str, corpus: Corpus, session: Session) -> tuple[np.ndarr
     return anchors, non_members
 
 
+def show_trust(calibration: dict) -> None:
+    """The trust line in a box that says at a glance which it is: a calibrated model's (verified), or a
+    warning where the threshold was never checked on held-out classes."""
+    if "cut" in calibration:
+        st.info(trust_line(calibration), icon=":material/verified:")
+    else:
+        st.warning(trust_line(calibration), icon=":material/warning:")
+
+
 def trust_line(calibration: dict) -> str:
     """How far to trust the model's memberships, from its card: the cut chosen on held-out classes and
     what it gave there (or why there is none)."""
