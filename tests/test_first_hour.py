@@ -311,3 +311,27 @@ def test_when_a_text_was_labelled_is_told_in_the_corpus_time_zone():
     p = Provenance("1", 1, "alice", "2026-07-01T22:15:00+00:00", "keyword", {"query": "flood"})
     assert team_how_line(p) == "alice: KW ‘flood’, 2026-07-01 22:15"
     assert team_how_line(p, "Europe/Prague") == "alice: KW ‘flood’, 2026-07-02 00:15"  # summer: UTC+2
+
+
+def test_loading_a_corpus_starts_reading_what_the_first_key_lemmas_need(tweets):
+    """The Scatter's first map on a new server waited ~2.3 s for scikit-learn's import and the corpus
+    language's lemma dictionary before naming its topics: loading a corpus starts both in a thread while the
+    user looks at the first page (a fresh process: this one imported scikit-learn long ago)."""
+    import os
+    import subprocess
+    import sys
+
+    code = """
+import sys, threading
+from ui import resources
+assert "sklearn" not in sys.modules, "the pages' imports do not load scikit-learn themselves"
+c = resources.corpus("tweets")
+warm = [t for t in threading.enumerate() if t.name == "warm key lemmas"]
+assert warm or "sklearn" in sys.modules, "nothing started reading"
+for t in warm:
+    t.join(120)
+assert "sklearn" in sys.modules and "core.cluster.keyterms" in sys.modules
+"""
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "SEMANNO_DATA": str(tweets)})
+    assert out.returncode == 0, out.stderr[-2000:]

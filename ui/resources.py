@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import copies, embedsets, hover, paths, plots, timezones, vectorstore
+from core import copies, embedsets, hover, languages, paths, plots, timezones, vectorstore
 from core.corpus import Corpus, load_corpus
 from core.export import group_frame, to_bytes
 from core.embed import pick_device
@@ -59,7 +59,27 @@ def _corpus(root: str, name: str, stamp: float) -> Corpus:
     c = load_corpus(name, Path(root))
     if c.vector_file is not None:  # a large corpus: its store read into the page cache while the user looks
         vectorstore.warm(c.vector_file)
+    _warm_key_lemmas(languages.of_corpus(c.manifest, fallback=""))
     return _settled(c)
+
+
+@st.cache_resource(show_spinner=False)
+def _warm_key_lemmas(lang: str) -> threading.Thread:
+    """Once per server and language, while the user looks at the first page: a thread imports what key lemmas
+    need (scikit-learn, ~2.3 s cold on 2 cores; Suggest and the word searches use it too) and reads the
+    language's lemma dictionary (0.3-0.7 s), which the first Scatter map's topic names would otherwise wait for."""
+    def work():
+        try:
+            from core.cluster.keyterms import Lemmatiser
+
+            if lang:
+                Lemmatiser(lang)("a")
+        except Exception:  # a warm-up: whatever fails here fails again, with its message, where it is used
+            pass
+
+    thread = threading.Thread(target=work, name="warm key lemmas", daemon=True)
+    thread.start()
+    return thread
 
 
 def vector_index(c: Corpus, device: str) -> VectorIndex:
