@@ -373,9 +373,7 @@ def example_query(texts, sample: int = 3000, seed: int = 0, max_share: float = 0
     "" for a corpus without such words."""
     from collections import Counter
 
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
-    from core.cluster.keyterms import TWITTER_WORDS, tokens
+    from core.cluster.keyterms import ENGLISH_FUNCTION, TWITTER_WORDS, tokens
     from core.languages import CS_FUNCTION_WORDS
     from core.search.keyword import fold
 
@@ -384,7 +382,7 @@ def example_query(texts, sample: int = 3000, seed: int = 0, max_share: float = 0
     # only the sampled texts are read (a 10M corpus's column made into Python strings took seconds, holding
     # the interpreter while another page ran); ``take`` serves a numpy array and a pandas column alike
     df = Counter(w for t in texts.take(np.asarray(rows, np.int64)) for w in set(tokens(str(t))))
-    stop = ENGLISH_STOP_WORDS | TWITTER_WORDS | CS_FUNCTION_WORDS
+    stop = ENGLISH_FUNCTION | TWITTER_WORDS | CS_FUNCTION_WORDS
     words = [f for f in (fold(w) for w, k in df.most_common(500) if k <= max_share * len(rows) and len(w) >= 5
                          and w.isalpha()) if f not in stop]
     return "|".join(list(dict.fromkeys(words))[:2])

@@ -51,7 +51,9 @@ def test_czech_function_words_are_no_key_lemmas_and_the_words_that_name_a_topic_
     czech = {lem(w) for w in ("tam", "taky", "jenom", "asi", "ani", "nějaký", "kdyby", "někdo", "něco", "být", "že")}
     words = function_words("cs", lem)
     assert czech <= words and not {"strana", "ano", "spolu", "zpráva", "procento", "vakcína"} & words
-    assert function_words("en", lem) == frozenset() == function_words("xx", lem)  # English keeps scikit-learn's list
+    assert function_words("xx", lem) == frozenset()  # a language without a list gets none
+    english = function_words("en", Lemmatiser("en"))  # English: scikit-learn's list less its topic words
+    assert {"the", "more", "after", "will"} <= english and not {"fire", "bill", "system"} & english
 
     def terms(kt):
         return {w for col in ("rule_terms", "ctfidf_terms", "frequent_words") for t in kt.table[col] for w in t}
@@ -101,6 +103,28 @@ def test_english_function_words_are_no_key_lemmas_of_a_czech_corpus():
     quoting = kt.table.set_index("cluster").loc[1]
     for col in ("rule_terms", "ctfidf_terms"):
         assert quoting[col] and not set(quoting[col]) & ENGLISH_STOP_WORDS, quoting[col]
+
+
+def test_an_english_corpus_has_no_function_words_among_its_key_lemmas_and_fire_names_its_wildfire():
+    """3,000 crisis tweets (mostly English: a wildfire, two earthquakes) clustered by event: "more", "after",
+    "so" and "will" topped the c-TF-IDF of the English corpus's clusters (its 100 most frequent lemmas did not
+    catch them), and "fire", on scikit-learn's list, was missing from the wildfire's most used words."""
+    from core.cluster.keyterms import ENGLISH_FUNCTION
+
+    f = pd.read_csv(shared_file("crisislex_t26.csv"), dtype=str, keep_default_na=False).iloc[:3000]
+    events = sorted(f["label"].unique())
+    labels = f["label"].map({e: i for i, e in enumerate(events)}).to_numpy()
+
+    def function_in(kt, col):
+        return {w for terms in kt.table[col] for w in terms} & ENGLISH_FUNCTION
+
+    without = key_terms(f["text"].tolist(), labels, lang="en", top=15, min_count=5, stop_words=False)
+    assert function_in(without, "ctfidf_terms"), "this slice has English function words among its key lemmas"
+    kt = key_terms(f["text"].tolist(), labels, lang="en", top=15, min_count=5)
+    for col in ("rule_terms", "ctfidf_terms", "frequent_words"):
+        assert not function_in(kt, col), (col, function_in(kt, col))
+    wildfire = kt.table.set_index("cluster").loc[events.index("2012_Colorado_wildfires")]
+    assert "fire" in wildfire["frequent_words"][:5], wildfire["frequent_words"]
 
 
 def test_the_lemma_filter_finds_the_demos_flood_events_by_the_word_flood():

@@ -45,7 +45,13 @@ CAMEL = regex.compile(r"\p{Lu}+(?=\p{Lu}\p{Ll})|\p{Lu}?\p{Ll}+|\p{Lu}+")
 
 # stopwords-iso's lists hold some words that name a topic, or whose lemma does (Czech: "strana" is also a
 # party, "ano" and "spolu" name two, "zprávy" lemmatises to "zpráva", "proc" to "procento"): kept as key lemmas
-NOT_FUNCTION = {"cs": frozenset({
+# scikit-learn's English list holds words that name a topic too ("fire" named no wildfire in a crisis corpus's
+# most used words); they stay lemmas, as the Czech ones below
+NOT_FUNCTION = {"en": frozenset({
+    "fire", "bill", "system", "interest", "call", "cry", "move", "mill", "detail", "describe", "serious", "thick",
+    "thin", "amount", "bottom", "front", "side", "top", "name", "part", "show", "empty",
+    "sincere"}),
+    "cs": frozenset({
     "strana", "ano", "spolu", "design", "email", "téma", "tema", "tipy", "článek", "clanek", "clanku", "clanky",
     "večer", "zprávy", "proc", "teto", "mate", "jím", "chuti", "dál", "jde", "jedou", "děkovat", "děkujeme",
     "děkuji", "prosím", "napište", "napiste", "nedělají", "nedělá", "nedělám", "neděláme", "neděláte", "neděláš",
@@ -56,15 +62,22 @@ MORE_FUNCTION = {"cs": frozenset({"kdyby", "nějaký", "žádný", "nikdy", "vž
                                   "nikdo", "ať"})}
 
 
+ENGLISH_FUNCTION = frozenset(ENGLISH_STOP_WORDS - NOT_FUNCTION["en"])
+
+
 def function_words(lang: str, lemmatise: Lemmatiser) -> frozenset[str]:
     """A language's function words as this corpus's lemmas are written: stopwords-iso's list for ``lang``
-    (each word and its lemma), less :data:`NOT_FUNCTION`, plus :data:`MORE_FUNCTION`. English keeps
-    scikit-learn's list (applied everywhere); a language without a list gets none."""
+    (each word and its lemma), less :data:`NOT_FUNCTION`, plus :data:`MORE_FUNCTION`. English has
+    scikit-learn's list less its topic words (:data:`ENGLISH_FUNCTION`, left out in every language's corpus:
+    they quote English); a language without a list gets none."""
     import stopwordsiso
 
-    if lang == "en" or not stopwordsiso.has_lang(lang):
+    if lang == "en":
+        words = ENGLISH_FUNCTION
+    elif not stopwordsiso.has_lang(lang):
         return frozenset()
-    words = stopwordsiso.stopwords(lang) - NOT_FUNCTION.get(lang, frozenset()) | MORE_FUNCTION.get(lang, frozenset())
+    else:
+        words = stopwordsiso.stopwords(lang) - NOT_FUNCTION.get(lang, frozenset()) | MORE_FUNCTION.get(lang, frozenset())
     return frozenset(words | {lemmatise(w) for w in words})
 
 
@@ -206,10 +219,12 @@ def key_terms(texts: Sequence[str], labels: np.ndarray, lang: str = "auto", top:
     vocab_arr = np.array(vocab, dtype=object)
     total = np.asarray(counts.sum(0)).ravel()
     by_freq = np.argsort(-total, kind="stable")
-    # a corpus in another language often quotes English: its function words (scikit-learn's list)
-    # are no key lemmas there, however rare they are in the corpus; nor are the language's own
+    # a corpus in another language often quotes English: its function words are no key lemmas there, however
+    # rare they are in the corpus; nor are the language's own (an English corpus's too: in a small corpus or
+    # cluster "more", "after", "so", "will" are not among the most frequent lemmas, and topped its c-TF-IDF)
     own = function_words(lang, lem) if stop_words else frozenset()
-    function = ({i for i, w in enumerate(vocab) if w in ENGLISH_STOP_WORDS or w in own} if lang != "en" else set())
+    english = ENGLISH_FUNCTION if lang != "en" else frozenset()
+    function = {i for i, w in enumerate(vocab) if w in english or w in own}
     common = set(by_freq[:frequent].tolist()) | function
     stop = np.union1d(by_freq[:stop_top], np.array(sorted(function), dtype=np.int64))
     per_cluster_words = np.asarray(counts.sum(1)).ravel()
@@ -222,7 +237,7 @@ def key_terms(texts: Sequence[str], labels: np.ndarray, lang: str = "auto", top:
     first = pd.Series(np.arange(len(labels))).groupby(labels).first()
     rule, best, frequent_words = [], [], []
     # function words and Twitter's own ("rt", "via", "amp" of &amp;) name no topic
-    plain = np.array([w not in ENGLISH_STOP_WORDS and w not in TWITTER_WORDS and w not in own for w in vocab],
+    plain = np.array([w not in ENGLISH_FUNCTION and w not in TWITTER_WORDS and w not in own for w in vocab],
                      dtype=bool)
     for c in range(k):
         row = counts.getrow(c)
