@@ -264,8 +264,12 @@ def _drop_duplicates(ids: pd.Series, keep: pd.Series, source: str, id_col: str |
     if options.dedupe == "error":
         first = list(dict.fromkeys(ids[dup]))[:5]
         rounded = sum(bool(_ROUNDED.match(str(i))) for i in first) > len(first) / 2
-        raise InputError(f"{source}: column {id_col!r} has {int(dup.sum())} duplicate ids, e.g. "
-                         + ", ".join(repr(i) for i in first) + f" (rows {_rows(ids.index[dup])}); "
+        # each id with every row that holds it (its first too), so that both copies can be looked up
+        holding = ids[ids.isin(first) & keep]
+        where = "; ".join(f"{i!r} in rows {_rows(holding.index[holding == i])}" for i in first)
+        n = int(dup.sum())
+        raise InputError(f"{source}: column {id_col!r} has {n} duplicate id{'s' if n != 1 else ''} (a row whose "
+                         f"id an earlier row has), e.g. {where}; "
                          + ("these look like long numbers a spreadsheet rounded (Excel keeps 15 digits): the "
                             "original ids are not in this file. Export it again with the id column as text, or "
                             "import with row numbers as ids (--id-column '', on the home page: id column empty)"

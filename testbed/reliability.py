@@ -194,7 +194,7 @@ BAD_INPUTS: list[tuple[str, str, bytes, list[str]]] = [
     # (case, file name, content, substrings the message must hold)
     ("malformed CSV", "bad.csv", b'id,text\n1,"unterminated\n2,b,c,d\n', ["bad.csv"]),
     ("missing text column", "nocol.csv", b"id,body\n1,x\n", ["nocol.csv", "'text'", "'body'"]),
-    ("duplicate ids", "dup.csv", b"id,text\n1,a\n2,b\n1,c\n", ["dup.csv", "'id'", "duplicate", "rows 3"]),
+    ("duplicate ids", "dup.csv", b"id,text\n1,a\n2,b\n1,c\n", ["dup.csv", "'id'", "duplicate", "rows 1, 3"]),
     ("missing ids", "noid.csv", b"id,text\n1,a\n,b\n", ["noid.csv", "'id'", "rows 2"]),
     ("only empty texts", "empty.csv", b"id,text\n1,\n2,  \n", ["empty.csv", "no rows left"]),
     ("bad dates", "dates.csv", b"id,text,date\n1,a,2021-01-01\n2,b,yesterday\n", ["dates.csv", "'date'", "rows 2", "yesterday"]),

@@ -44,7 +44,7 @@ def test_duplicate_ids_listed_or_deduped(tmp_path):
     with pytest.raises(InputError) as e:
         load(p)
     msg = str(e.value)
-    assert "duplicate ids" in msg and "'1'" in msg and "'2'" in msg and "rows 3, 5" in msg
+    assert "2 duplicate ids" in msg and "'1' in rows 1, 3; '2' in rows 2, 5" in msg  # each id with both its rows
     assert "--dedupe first" in msg and "Duplicate ids = first" in msg  # the way out, in the CLI and the app
     frame, report = load(p, options=Options(dedupe="first"))
     assert frame["text"].tolist() == ["a", "b", "d"] and report.duplicates_dropped == 2
@@ -186,7 +186,7 @@ def test_html_entities_are_unescaped_and_the_raw_text_kept(tmp_path):
 def test_ids_a_spreadsheet_rounded_are_not_offered_dedupe_first(tmp_path):
     # Excel shows a tweet id as 1,3449E+18 and saves it so: '--dedupe first' would throw away real texts
     p = write(tmp_path, "excel.csv", "id;text\n1,3449E+18;first\n1,3449E+18;second\n1,345E+18;third\n")
-    with pytest.raises(InputError, match=r"excel.csv: column 'id' has 1 duplicate ids") as e:
+    with pytest.raises(InputError, match=r"excel.csv: column 'id' has 1 duplicate id ") as e:
         load(p)
     assert "spreadsheet rounded" in str(e.value) and "--dedupe first" not in str(e.value)
     q = write(tmp_path, "plain.csv", "id,text\n7,first\n7,second\n")
