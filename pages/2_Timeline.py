@@ -35,6 +35,7 @@ elif source == sources[0]:
     rows = session.included
     if not len(rows):
         st.info("The group being built has no included texts yet: search on the Annotate page first.")
+        navigation.link("Annotate", "Search on the Annotate page")
 elif source == sources[1]:
     names = resources.group_names(name)
     picked = st.multiselect("Groups (two or more: compared, a line each)", names, default=names[:1],

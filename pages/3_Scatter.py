@@ -36,6 +36,8 @@ if view == "group" and len(inc) < 1:
             "the corpus's topics (above) and select texts there." if editable else
             f"The saved group {quoted(shown_group)} has no included text to set apart: look at it on the corpus's "
             "topics (above).")
+    if editable:
+        navigation.link("Annotate", "Build the group on the Annotate page")
     st.stop()
 if view == "topics":
     st.caption(f"A map of the whole corpus: its axes set apart the topics that K-Means finds among "

@@ -28,6 +28,7 @@ if not groups:
                 "(turn on 'Show deleted groups' to restore).")
     else:
         st.info("No saved groups yet. Build one on the Annotate page and save it.")
+        navigation.link("Annotate", "Build a group on the Annotate page")
     st.stop()
 table = pd.DataFrame([{"name": g.name, "included": g.n_included, "excluded": g.n_excluded, "versions": g.versions,
                        "updated": g.updated_at[:16].replace("T", " "), "created": g.created_at[:16].replace("T", " "),

@@ -566,3 +566,24 @@ def test_a_page_that_stops_still_lists_the_pages(tmp_path, tweets_root):
             page.get_by_text("The groups' database cannot be used").wait_for(timeout=90_000)
             wait_idle(page)
             assert page.locator("[data-testid='stSidebar'] [data-testid='stPageLink']").count() == 9, where
+
+
+def test_a_page_that_sends_you_to_annotate_links_there_keeping_the_group(server):
+    """Timeline (no included text yet) and Groups (none saved) said "search on the Annotate page" without a
+    way there but the sidebar: each now links to it, keeping the corpus and the group being built."""
+    url, _root = server
+    with browser_page() as page:
+        page.goto(f"{url}/Timeline?corpus=tweets")
+        body = page.locator("[data-testid='stMain'] [data-testid='stPageLink']")
+        body.get_by_text("Search on the Annotate page").click()
+        page.get_by_label("Keyword or regular expression").wait_for(timeout=60_000)
+        keyword_search(page, "ockovani")
+        counts = metrics(page)[:2]
+        assert counts[0] != "0"
+        page.get_by_role("link", name="Groups", exact=True).click()
+        page.get_by_text("No saved groups yet").wait_for(timeout=60_000)
+        body.get_by_text("Build a group on the Annotate page").click()
+        page.wait_for_url("**/Annotate?**draft=**")
+        page.get_by_label("Keyword or regular expression").wait_for(timeout=60_000)
+        wait_idle(page)
+        assert metrics(page)[:2] == counts, "the group being built came along"

@@ -12,7 +12,7 @@ from core.corpus import Corpus
 from core.embed import pick_device
 from core.progress import Clock, duration
 from core.session import Session
-from ui import picker, resources
+from ui import navigation, picker, resources
 from ui.text import md, quoted
 
 
@@ -89,6 +89,7 @@ def anchor_picker(name: str, corpus: Corpus, session: Session) -> tuple[np.ndarr
         anchors, non_members = np.asarray(session.included, np.int64), np.asarray(session.excluded, np.int64)
         if not len(anchors):
             st.info("The group being built has no included text yet (Annotate page).")
+            navigation.link("Annotate", "Build the group on the Annotate page")
     return anchors, non_members
 
 

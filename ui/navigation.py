@@ -50,6 +50,18 @@ def navigation(where=None) -> None:
         st.divider()
 
 
+def link(to: str, label: str) -> None:
+    """A link in a page's body to the page named ``to`` (as in the sidebar: "Annotate"), where a message says
+    what to do there; it keeps the corpus and the draft, as the sidebar's do."""
+    from streamlit.errors import StreamlitAPIException
+
+    page, _, icon, _ = next(p for p in PAGES if p[1] == to)
+    try:
+        st.page_link(page, label=label, icon=icon, query_params=link_params() or None)
+    except StreamlitAPIException:  # a page run on its own (AppTest of one page): no app to link to
+        pass
+
+
 def start_page(title: str, icon: str) -> tuple[str, Corpus]:
     """Every page's first lines: page config, sign-in, the corpus picker, the loaded corpus (or
     a stop), and the group being built back from its draft after a reload (on any page: the URL of
