@@ -318,6 +318,11 @@ def search_message(method: str, r: Ranked) -> str:
     chosen = r.info.get("chosen")
     chosen = f" (chose {REGISTRY[chosen].label if chosen in REGISTRY else chosen})" if chosen else ""
     if "hits" in r.info and not r.info["hits"]:
+        if "as_pattern" in r.info:  # a plain query with a pattern's characters: 'flood|storm' found no text as typed
+            n = r.info["as_pattern"]
+            found = f" (it finds {n:,} text{'' if n == 1 else 's'})" if n is not None else ""
+            return (f"{label}: no hits for the query as typed. It looks like a regular expression: tick *Regular "
+                    f"expression* to search it as one{found}.")
         return f"{label}: no hits. Try another word, a shorter one (words match inside longer ones), or a pattern."
     if not len(r):
         what = (f"all {r.info['hits']:,} hits are already labelled" if "hits" in r.info else

@@ -508,6 +508,27 @@ def test_keyword_bad_and_catastrophic_patterns(kctx):
         find_rows(long, r"(a+)+$", is_regex=True, timeout_s=0.3)
 
 
+def test_a_plain_query_that_looks_like_a_pattern_says_what_it_finds_as_one(kctx):
+    """The query box's example is an alternation ("flood|storm"); typed without ticking *Regular expression*
+    it was a literal, found nothing, and the message said to try another word. Now the search counts the
+    words joined by | as a pattern, and the message says to tick the box and how many texts that finds."""
+    from core.annotate import search_message
+
+    none = np.zeros(0, np.int64)
+    r = REGISTRY["keyword"].search(kctx, none, none, None, query="ockovani|volby")
+    assert len(r) == 0 and r.info["hits"] == 0 and r.info["as_pattern"] == 3
+    said = search_message("keyword", r)
+    assert "tick *Regular expression*" in said and "(it finds 3 texts)" in said
+    r = REGISTRY["keyword"].search(kctx, none, none, None, query="ockovani|volby", date_from="2021-02-01")
+    assert r.info["as_pattern"] == 2  # counted with the same dates and authors
+    r = REGISTRY["keyword"].search(kctx, none, none, None, query=r"(a+)+$")  # a pattern typed unticked: never run
+    assert r.info["hits"] == 0 and r.info["as_pattern"] is None
+    said = search_message("keyword", r)
+    assert "tick *Regular expression*" in said and "finds" not in said
+    r = REGISTRY["keyword"].search(kctx, none, none, None, query="qqqzzz")
+    assert "as_pattern" not in r.info and "Try another word" in search_message("keyword", r)
+
+
 def test_a_word_past_the_deadline_is_not_blamed_on_a_pattern():
     """At 10M the first "fake news" after the server opened the corpus (its index still on disk) hit the 2 s
     deadline and was told to simplify its nested repeats: a word or phrase is told to try again instead."""

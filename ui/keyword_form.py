@@ -25,8 +25,10 @@ def draw(name: str, corpus: Corpus, on_submit) -> None:
     with st.form("kw_form", border=True):
         q1, q2 = st.columns([5, 1])
         example = resources.keyword_example(name)  # from this corpus's own words (a Czech example misled on English)
-        q1.text_input("Keyword or regular expression", key="kw_query", placeholder=f"e.g. {example}" if example else None,
-                      label_visibility="collapsed")
+        # the example is an alternation: say it is one (typed as it stands, without the box ticked, it found nothing)
+        hint = (f"e.g. {example.split('|')[0]}, or {example} as a regular expression" if "|" in example else
+                f"e.g. {example}") if example else None
+        q1.text_input("Keyword or regular expression", key="kw_query", placeholder=hint, label_visibility="collapsed")
         q2.form_submit_button("Search (KW)", on_click=on_submit, type="primary", width="stretch")
         o = st.columns([1.3, 1, 1.1, 2.2, 1.4])
         o[0].checkbox("Regular expression", key="kw_regex")

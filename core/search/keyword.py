@@ -423,6 +423,9 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
     hits = _filter(hits, ctx.frame, date_from, date_to, authors, ctx.timezone)
     fresh = rows_without(hits, unique_rows(included, excluded))
     info = {"hits": int(len(hits)), "already_labelled": int(len(hits) - len(fresh))}
+    if not len(hits) and not is_regex and set(query) & _META:
+        info["as_pattern"] = _hits_as_pattern(ctx, query, case_insensitive, diacritics_insensitive, date_from,
+                                              date_to, authors, timeout_s)
     if len(fresh) == 0:
         return Ranked(fresh, np.zeros(0, np.float32), "keyword", info)
     centre = ctx.index.mean_of(hits)
@@ -431,6 +434,23 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
     if k is not None:
         order = order[:k]
     return Ranked(fresh[order], scores[order], "keyword", info)
+
+
+def _hits_as_pattern(ctx: SearchContext, query: str, case: bool, diacritics: bool, date_from, date_to, authors,
+                     timeout_s: float) -> int | None:
+    """A plain query without hits that looks like a pattern (``flood|storm``, as the box's example shows): how
+    many hits it has as a regular expression, so that the message can say to tick the box. Counted only for
+    words joined by ``|`` (literal scans, as fast as the search itself: a pattern typed unticked is never run);
+    None otherwise, or where it fails (the message then only says it looks like one)."""
+    if literal_branches(query) is None:
+        return None
+    try:
+        with vectorstore.foreground(ctx.vectors):
+            rows = find_rows(ctx.keyword_index, query, is_regex=True, case_insensitive=case,
+                             diacritics_insensitive=diacritics, timeout_s=timeout_s)
+    except KeywordError:
+        return None
+    return int(len(_filter(rows, ctx.frame, date_from, date_to, authors, ctx.timezone)))
 
 
 METHOD = Method("keyword", "KW", "Substring or regular expression; hits come in as included.",
