@@ -100,7 +100,8 @@ if rows is None or compare or len(rows):
                    "counts); bins without any text of the corpus are left out.")
     elif tl.mode == "counts":
         st.caption(f"{tl.n:,} texts: above {plots.PER_TEXT_LIMIT:,} texts the timeline shows counts per "
-                   f"{tl.bin} and author (hover for the counts) instead of one box per text.")
+                   f"{tl.bin}{' and author' if corpus.has_authors else ''} (hover for the counts) instead of one "
+                   "box per text.")
     else:
         st.caption(f"{tl.n:,} texts, one box each, per {tl.bin}; hover a box for its text.")
     if not corpus.has_authors and not compare:
