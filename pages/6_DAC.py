@@ -103,6 +103,9 @@ refs = inspect.references(view, int(anchors[0]), clusters=resources.clustering_l
                           labels=corpus.frame["label"] if "label" in corpus.frame.columns else None)
 if refs:
     st.dataframe(refs, hide_index=True)
-st.subheader(f"Predicted members ({len(view.members):,} of {len(view.rows):,} texts in the bag)")
+n_anchors = len(view.anchors)
+st.subheader(f"Predicted members ({len(view.members):,} of the {len(view.rows):,} other texts in the bag)")
+st.caption(f"The table lists the {'anchor' if n_anchors == 1 else f'{n_anchors:,} anchors'} first, then any known "
+           "non-members (texts excluded from the group), then the other texts of the bag, the likeliest members first.")
 st.dataframe(frame[["probability", "role", "text"]], hide_index=True, height=420,
              column_config={"probability": st.column_config.ProgressColumn("probability", min_value=0.0, max_value=1.0)})
