@@ -77,7 +77,8 @@ def function_words(lang: str, lemmatise: Lemmatiser) -> frozenset[str]:
     elif not stopwordsiso.has_lang(lang):
         return frozenset()
     else:
-        words = stopwordsiso.stopwords(lang) - NOT_FUNCTION.get(lang, frozenset()) | MORE_FUNCTION.get(lang, frozenset())
+        words = (stopwordsiso.stopwords(lang) - NOT_FUNCTION.get(lang, frozenset())
+                 | MORE_FUNCTION.get(lang, frozenset()))
     return frozenset(words | {lemmatise(w) for w in words})
 
 
