@@ -83,6 +83,7 @@ if groups:
     iou = group_iou(groups, labels)
     st.metric("IOU with saved groups (best cluster per group, averaged)", f"{iou['iou']:.3f}")
     st.dataframe([{"group": g, **v} for g, v in iou["groups"].items()], hide_index=True)
+topics_panel.label_agreement(name, chosen.stem)
 
 f1, f2, f3 = st.columns(3)
 top = int(table["size"].max())

@@ -351,3 +351,17 @@ def test_metrics_against_sklearn_and_by_hand():
     # a: best is cluster 0: |{0,1,2}| / |{0,1,2,3}| = 3/4 ; b: cluster 2: 2/5
     assert res["groups"]["a"]["iou"] == pytest.approx(0.75) and res["groups"]["b"]["iou"] == pytest.approx(0.4)
     assert res["iou"] == pytest.approx((0.75 + 0.4) / 2)
+
+
+def test_a_column_of_classes_is_found_and_its_empty_cells_are_no_class():
+    import pandas as pd
+
+    from core.cluster.evaluate import categorical_columns, column_scores
+
+    frame = pd.DataFrame({"id": list("abcdef"), "text": list("uvwxyz"), "event": ["a", "a", "", "b", None, "b"],
+                          "unique": list("pqrstu"), "score": [1, 2, 3, 4, 5, 6]})
+    assert categorical_columns(frame) == ["event"]  # not ids, texts, a column of unique values, or numbers
+    s = column_scores(frame["event"], np.array([0, 0, 1, 1, 0, 1]))
+    assert s["rows"] == 4 and s["classes"] == 2 and s["nmi"] == pytest.approx(1.0) and s["acc"] == 1.0
+    s = column_scores(frame["event"], np.array([0, 1, 1, 0, 0, 1]))
+    assert s["acc"] == 0.5

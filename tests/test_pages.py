@@ -788,3 +788,26 @@ def test_dac_page_refuses_a_model_of_another_embedding_set_and_trains_on_the_pic
     assert topics.selectbox(key="tp_dac_model").options == ["on-adapted"]
     topics = app("pages/4_Topics.py").run()  # the import's vectors
     assert topics.selectbox(key="tp_dac_model").options == ["on-import"]
+
+
+def test_topics_page_scores_a_clustering_against_the_corpus_s_own_classes(so_copy):
+    """A corpus that brings classes (a label, an event) showed on the Topics page only the IOU with saved
+    groups: the agreement with its own classes was on the command line alone (precompute.evaluate)."""
+    from core.cluster import store
+    from core.cluster.evaluate import label_scores
+    from core.corpus import load_corpus
+    from precompute import cluster as cluster_job
+
+    assert cluster_job.main(["--corpus", "so", "--k", "20", "--no-terms"]) == 0
+    at = app("pages/4_Topics.py").run()
+    assert not at.exception, at.exception
+    column = at.selectbox(key="tp_label_col")
+    assert column.options == ["label", "label_name"] and column.value == "label"
+    corpus = load_corpus("so")
+    truth = label_scores(corpus.frame["label"].to_numpy(), store.labels_for(corpus, "kmeans-k20"))
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["NMI"] == f"{truth['nmi']:.3f}" and shown["ARI"] == f"{truth['ari']:.3f}"
+    assert shown["Accuracy"] == f"{truth['acc']:.1%}" and 0.3 < truth["nmi"] < 1
+    assert any("20 classes over 300 texts" in c.value for c in at.caption)
+    column.set_value("label_name").run()
+    assert not at.exception and {m.label: m.value for m in at.metric}["NMI"] == shown["NMI"]  # the same classes

@@ -22,7 +22,7 @@ def train_form(name: str, corpus: Corpus) -> None:
 
     stems = [s.stem for s in clusterings.listing(name) if s.method == "kmeans"]
     options = {"pretrain": ("pretrain", None), **({"kmeans": ("kmeans", None)} if stems else {}),
-               **{f"labels: {c}": ("labels", c) for c in stages.categorical_columns(corpus.frame)},
+               **{f"labels: {c}": ("labels", c) for c in resources.label_columns(name)},
                **({"groups": ("groups", None)} if len(resources.saved_group_rows(name)) >= 2 else {})}
     with st.form("am_train"):
         c = st.columns(4)

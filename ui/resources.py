@@ -294,6 +294,33 @@ def _search_context_with_set(root: str, name: str, stamp: float, set_name: str, 
     return dataclasses.replace(base, index=vector_index(c, base.device))
 
 
+def label_columns(name: str) -> list[str]:
+    """The corpus's columns of classes (an event, a label: core.cluster.evaluate.categorical_columns), found
+    once per import (each is read whole)."""
+    return _label_columns(*corpus_key(name))
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _label_columns(root: str, name: str, stamp: float) -> list[str]:
+    from core.cluster.evaluate import categorical_columns
+
+    return categorical_columns(_corpus(root, name, stamp).frame)
+
+
+def column_scores(name: str, stem: str, column: str) -> dict:
+    """NMI, ARI and accuracy of a stored clustering against a column of classes, once per clustering file."""
+    from core.cluster import store as clusterings
+
+    return _column_scores(*corpus_key(name), stem, clusterings.stamp(name, stem), column)
+
+
+@st.cache_data(max_entries=16, show_spinner="Comparing with the labels…")
+def _column_scores(root: str, name: str, stamp: float, stem: str, files: tuple, column: str) -> dict:
+    from core.cluster.evaluate import column_scores
+
+    return column_scores(_corpus(root, name, stamp).frame[column], clustering_labels(name, stem))
+
+
 @st.cache_data(max_entries=8, show_spinner="Loading the clustering…")
 def _clustering_labels(root: str, name: str, stamp: float, stem: str, files: tuple) -> np.ndarray:
     from core.cluster import store as clusterings

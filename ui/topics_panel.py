@@ -13,7 +13,7 @@ from core.corpus import Corpus
 from core.embed import pick_device
 from core.progress import Clock, duration
 from ui import picker, resources
-from ui.text import md
+from ui.text import md, quoted
 
 # Key lemmas read every text into memory; above this many texts (a memory-mapped corpus) the page leaves
 # them to the command line, which a user can run on a bigger machine or at night.
@@ -156,3 +156,24 @@ def lemmas_missing(name: str, corpus: Corpus, stem: str) -> None:
     st.session_state["tp_done"] = f"Key lemmas of `{stem}` computed in {duration(clock.elapsed)}."
     st.rerun()
 
+
+
+def label_agreement(name: str, stem: str) -> None:
+    """Where the corpus brought a column of classes (an event, a label): how the clustering agrees with it
+    (NMI, ARI, accuracy: what `precompute.evaluate --labels-column` prints)."""
+    columns = resources.label_columns(name)
+    if not columns:
+        return
+    column = (st.selectbox("Compare with a column of classes", columns, key="tp_label_col") if len(columns) > 1
+              else columns[0])
+    scores = resources.column_scores(name, stem, column)
+    st.caption(f"Against the corpus's column {quoted(column)}: {scores['classes']:,} classes over "
+               f"{scores['rows']:,} texts (texts without a class left out).")
+    nmi, ari, acc = st.columns(3)
+    nmi.metric("NMI", f"{scores['nmi']:.3f}", help="Normalised mutual information, 0 to 1: how much knowing a text's "
+               "cluster tells of its class. More clusters than classes is not penalised much.")
+    ari.metric("ARI", f"{scores['ari']:.3f}", help="Adjusted Rand index: pairs of texts put together or apart "
+               "alike by both, 0 for a chance clustering, 1 for the classes themselves.")
+    acc.metric("Accuracy", f"{scores['acc']:.1%}", help="The share of texts in the class their cluster is matched "
+               "with, one cluster per class (Hungarian matching): with more clusters than classes, the texts of "
+               "unmatched clusters count as wrong.")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 import numpy as np
+import pandas as pd
 from scipy.optimize import linear_sum_assignment
 from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 from sklearn.metrics.cluster import contingency_matrix
@@ -39,6 +40,31 @@ def label_scores(labels_true: Sequence, labels_pred: Sequence) -> dict[str, floa
     return {"nmi": float(normalized_mutual_info_score(labels_true, labels_pred)),
             "ari": float(adjusted_rand_score(labels_true, labels_pred)),
             "acc": accuracy(labels_true, labels_pred)}
+
+
+def categorical_columns(frame: pd.DataFrame, max_classes: int = 1000) -> list[str]:
+    """Columns of the corpus that hold classes (an event, a label): text columns (not id, text, date, author)
+    with 2 to ``max_classes`` distinct non-empty values, each class used at least twice on average."""
+    out = []
+    for col in frame.columns:
+        if col in ("id", "text", "text_raw", "date", "author") or not (
+                pd.api.types.is_string_dtype(frame[col]) or pd.api.types.is_object_dtype(frame[col])):
+            continue
+        values = frame[col].astype("string").str.strip()
+        n = values[values.notna() & (values != "")].nunique()
+        if 2 <= n <= max_classes and n * 2 <= len(frame):
+            out.append(col)
+    return out
+
+
+def column_scores(column: pd.Series, clusters: np.ndarray) -> dict:
+    """:func:`label_scores` of a clustering against a column of classes, over the rows that have a class
+    (an empty cell is no class); with the counts of classes and rows it was measured on."""
+    values = column.astype("string").str.strip()
+    has = (values.notna() & (values != "")).to_numpy()
+    truth = values[has].to_numpy()
+    return {**label_scores(truth, np.asarray(clusters)[has]), "classes": int(pd.Series(truth).nunique()),
+            "rows": int(has.sum())}
 
 
 def group_iou(groups: Mapping[str, Sequence[int]], clusters: np.ndarray) -> dict:

@@ -119,21 +119,6 @@ def fit_stage(vectors, stage: str, labels: np.ndarray | None = None, *, start: t
     return trained
 
 
-def categorical_columns(frame: pd.DataFrame, max_classes: int = 1000) -> list[str]:
-    """Columns of the corpus that can be a stage's classes: text columns (not id, text, date, author)
-    with 2 to ``max_classes`` distinct non-empty values, each class used at least twice on average."""
-    out = []
-    for col in frame.columns:
-        if col in ("id", "text", "text_raw", "date", "author") or not (
-                pd.api.types.is_string_dtype(frame[col]) or pd.api.types.is_object_dtype(frame[col])):
-            continue
-        values = frame[col].astype("string").str.strip()
-        n = values[values.notna() & (values != "")].nunique()
-        if 2 <= n <= max_classes and n * 2 <= len(frame):
-            out.append(col)
-    return out
-
-
 def train_for_corpus(corpus, stage: str, *, label_column: str = "label", clustering: str | None = None,
                      start: tr.Trained | None = None, config: Config | None = None, bag: int = 400, batch: int = 4,
                      epochs: int = 3, steps: int = 30, seed: int = 0, device: str = "cpu", progress=None,
