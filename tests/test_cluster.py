@@ -365,3 +365,8 @@ def test_a_column_of_classes_is_found_and_its_empty_cells_are_no_class():
     assert s["rows"] == 4 and s["classes"] == 2 and s["nmi"] == pytest.approx(1.0) and s["acc"] == 1.0
     s = column_scores(frame["event"], np.array([0, 1, 1, 0, 0, 1]))
     assert s["acc"] == 0.5
+    big = pd.Series(np.repeat(["a", "b"], 5000))
+    clusters = np.repeat([0, 1], 5000)
+    s = column_scores(big, clusters, at_most=1000)
+    assert s["sampled"] and s["rows"] == 1000 and s["nmi"] == pytest.approx(1.0)
+    assert not column_scores(big, clusters)["sampled"]

@@ -307,6 +307,9 @@ def _label_columns(root: str, name: str, stamp: float) -> list[str]:
     return categorical_columns(_corpus(root, name, stamp).frame)
 
 
+CLASS_SCORE_ROWS = 500_000  # above: scored on a random sample of this many texts (a 10M corpus: ~1 min whole)
+
+
 def column_scores(name: str, stem: str, column: str) -> dict:
     """NMI, ARI and accuracy of a stored clustering against a column of classes, once per clustering file."""
     from core.cluster import store as clusterings
@@ -318,7 +321,8 @@ def column_scores(name: str, stem: str, column: str) -> dict:
 def _column_scores(root: str, name: str, stamp: float, stem: str, files: tuple, column: str) -> dict:
     from core.cluster.evaluate import column_scores
 
-    return column_scores(_corpus(root, name, stamp).frame[column], clustering_labels(name, stem))
+    return column_scores(_corpus(root, name, stamp).frame[column], clustering_labels(name, stem),
+                         at_most=CLASS_SCORE_ROWS)
 
 
 @st.cache_data(max_entries=8, show_spinner="Loading the clustering…")

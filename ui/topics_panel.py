@@ -167,8 +167,9 @@ def label_agreement(name: str, stem: str) -> None:
     column = (st.selectbox("Compare with a column of classes", columns, key="tp_label_col") if len(columns) > 1
               else columns[0])
     scores = resources.column_scores(name, stem, column)
+    of = f"of a random {resources.CLASS_SCORE_ROWS:,}; " if scores["sampled"] else ""
     st.caption(f"Against the corpus's column {quoted(column)}: {scores['classes']:,} classes over "
-               f"{scores['rows']:,} texts (texts without a class left out).")
+               f"{scores['rows']:,} texts ({of}texts without a class left out).")
     nmi, ari, acc = st.columns(3)
     nmi.metric("NMI", f"{scores['nmi']:.3f}", help="Normalised mutual information, 0 to 1: how much knowing a text's "
                "cluster tells of its class. More clusters than classes is not penalised much.")

@@ -57,14 +57,20 @@ def categorical_columns(frame: pd.DataFrame, max_classes: int = 1000) -> list[st
     return out
 
 
-def column_scores(column: pd.Series, clusters: np.ndarray) -> dict:
+def column_scores(column: pd.Series, clusters: np.ndarray, at_most: int | None = None, seed: int = 0) -> dict:
     """:func:`label_scores` of a clustering against a column of classes, over the rows that have a class
-    (an empty cell is no class); with the counts of classes and rows it was measured on."""
+    (an empty cell is no class), or a random ``at_most`` of them (28k rows take 0.14 s on 2 cores: a 10M
+    corpus would take about a minute); with the counts of classes and rows it was measured on."""
+    clusters = np.asarray(clusters)
+    sampled = at_most is not None and len(column) > at_most
+    if sampled:
+        rows = np.sort(np.random.default_rng(seed).choice(len(column), at_most, replace=False))
+        column, clusters = column.iloc[rows], clusters[rows]
     values = column.astype("string").str.strip()
     has = (values.notna() & (values != "")).to_numpy()
     truth = values[has].to_numpy()
-    return {**label_scores(truth, np.asarray(clusters)[has]), "classes": int(pd.Series(truth).nunique()),
-            "rows": int(has.sum())}
+    return {**label_scores(truth, clusters[has]), "classes": int(pd.Series(truth).nunique()),
+            "rows": int(has.sum()), "sampled": sampled}
 
 
 def group_iou(groups: Mapping[str, Sequence[int]], clusters: np.ndarray) -> dict:
