@@ -68,9 +68,9 @@ def column_scores(column: pd.Series, clusters: np.ndarray, at_most: int | None =
         column, clusters = column.iloc[rows], clusters[rows]
     values = column.astype("string").str.strip()
     has = (values.notna() & (values != "")).to_numpy()
-    truth = values[has].to_numpy()
-    return {**label_scores(truth, clusters[has]), "classes": int(pd.Series(truth).nunique()),
-            "rows": int(has.sum()), "sampled": sampled}
+    # classes as integer codes: scikit-learn sorts string labels as Python objects (500k rows: 12 s, 0.2 s coded)
+    truth, classes = pd.factorize(values[has])
+    return {**label_scores(truth, clusters[has]), "classes": len(classes), "rows": int(has.sum()), "sampled": sampled}
 
 
 def group_iou(groups: Mapping[str, Sequence[int]], clusters: np.ndarray) -> dict:
