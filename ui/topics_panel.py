@@ -157,7 +157,6 @@ def lemmas_missing(name: str, corpus: Corpus, stem: str) -> None:
     st.rerun()
 
 
-
 def label_agreement(name: str, stem: str) -> None:
     """Where the corpus brought a column of classes (an event, a label): how the clustering agrees with it
     (NMI, ARI, accuracy: what `precompute.evaluate --labels-column` prints)."""

@@ -423,7 +423,7 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
     hits = _filter(hits, ctx.frame, date_from, date_to, authors, ctx.timezone)
     fresh = rows_without(hits, unique_rows(included, excluded))
     info = {"hits": int(len(hits)), "already_labelled": int(len(hits) - len(fresh))}
-    if not len(hits) and not is_regex and set(query) & _META:
+    if not len(hits) and not is_regex and set(query) & _PATTERN_SIGNS:
         info["as_pattern"] = _hits_as_pattern(ctx, query, case_insensitive, diacritics_insensitive, date_from,
                                               date_to, authors, timeout_s)
     if len(fresh) == 0:
@@ -434,6 +434,10 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
     if k is not None:
         order = order[:k]
     return Ranked(fresh[order], scores[order], "keyword", info)
+
+
+# what a plain query without hits must hold to be told it looks like a pattern: not "." or "?" ("U.S.", "why?")
+_PATTERN_SIGNS = set("|*\\[")
 
 
 def _hits_as_pattern(ctx: SearchContext, query: str, case: bool, diacritics: bool, date_from, date_to, authors,
