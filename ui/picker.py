@@ -4,7 +4,6 @@ corpora noticed while a page is open, and the stop when there is none or it is b
 from __future__ import annotations
 
 import streamlit as st
-from streamlit.errors import StreamlitAPIException
 
 from core import embedsets
 from core.corpus import Corpus, CorpusError, list_corpora
@@ -72,10 +71,9 @@ def load_or_stop(name: str | None) -> Corpus:
     broken."""
     if name is None:
         st.info("No corpus yet. Import one on the home page (or run `python -m precompute.embed`).")
-        try:
-            st.page_link("streamlit_app.py", label="Import a corpus on the home page", icon=":material/home:")
-        except StreamlitAPIException:  # a page run on its own (AppTest of one page): no home page to link to
-            pass
+        from ui import navigation  # which imports this module
+
+        navigation.link("Home", "Import a corpus on the home page")
     else:
         try:
             return resources.corpus(name)

@@ -1,0 +1,44 @@
+"""The home page's summary of the picked corpus: its size, dates, models, languages, warnings, top authors,
+and a link to every other page."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core import languages
+from core.corpus import CorpusError, summary
+from core.embed import display_name
+from ui import drafts, navigation, resources
+from ui.text import md
+
+
+def corpus_summary(name: str) -> None:
+    """The corpus's summary (or its error); stops where the groups' database does not answer."""
+    try:
+        c = resources.corpus(name)
+        info = summary(c)
+    except CorpusError as exc:
+        st.error(md(exc))
+        return
+    navigation.database_or_stop(name)
+    drafts.keep_draft(name, c)
+    st.subheader(f"Corpus: {md(name)}")
+    cols = st.columns(5)
+    cols[0].metric("Texts", f"{info['rows']:,}")
+    cols[1].metric("Dimensions", info["dim"])
+    cols[2].metric("Authors", f"{info.get('authors', 0):,}")
+    if "date_min" in info:  # two metrics: one date range does not fit a metric's width
+        cols[3].metric("First date", f"{info['date_min']:%Y-%m-%d}")
+        cols[4].metric("Last date", f"{info['date_max']:%Y-%m-%d}")
+    st.text("Models: " + ", ".join(display_name(m) for m in info["models"])
+            + (f"; dates shown in {c.timezone} time" if c.has_dates else ""))
+    if c.manifest.get("languages"):
+        st.text("Languages (share of a sample): " + ", ".join(
+            f"{languages.NAMES.get(lang, lang)} {share:.0%}" for lang, share in c.manifest["languages"].items()))
+    for warning in c.manifest.get("warnings", []):
+        st.warning(md(warning, limit=600))
+    if "top_authors" in info:
+        with st.expander("Top authors"):
+            st.dataframe(info["top_authors"].rename("texts"), width="stretch")
+    for _, label, _, description in navigation.PAGES[1:]:
+        navigation.link(label, description)

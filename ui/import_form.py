@@ -1,0 +1,123 @@
+"""The home page's import widgets: the demo corpus's offer, the form (a file uploaded or on the server, its
+columns and options), and the import run with its progress bar (ui.imports holds what is not a widget)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core import paths
+from core.corpus import CorpusError, ImportSpec, import_corpus, list_corpora
+from core.ingest import Columns, InputError, Options
+from core.progress import Clock, duration
+from ui import imports
+from ui.text import md, quoted
+
+
+def run_import(spec: ImportSpec) -> None:
+    """Import with a progress bar; on success switch to the new corpus and say so after the reload."""
+    bar = st.progress(0.0, text="Reading the file…")
+    clocks = {"all": Clock()}  # the whole import, and each model's embedding (its pace: the time left)
+
+    def progress(done: int, total: int, info: dict) -> None:
+        if not total:  # a step that cannot be counted: its name and the time so far
+            bar.progress(0.0, text=f"{md(info.get('stage', 'working').capitalize())}… "
+                                   f"({duration(clocks['all'].elapsed)} so far)")
+            return
+        if "unit" in info:  # a counted step other than embedding (vectors brought, indexes)
+            clock = clocks.setdefault(info["stage"], Clock())
+            bar.progress(min(1.0, done / total), text=f"{md(info['stage'].capitalize())}: {done:,} / {total:,} "
+                                                      f"{info['unit']}; {clock.line(done, total)}")
+            return
+        clock = clocks.setdefault(info.get("model_index", 0), Clock())
+        first = info.get("resumed_from", 0)
+        rate = f", {info['texts_per_s']:,.0f} texts/s" if info.get("texts_per_s") else ""
+        resumed = f" (resumed: {first:,} were already embedded)" if first else ""
+        models = f" [{info['model_index'] + 1}/{info['models']}]" if info.get("models", 1) > 1 else ""
+        bar.progress(min(1.0, done / total), text=f"Embedding{models} with {md(info.get('model'))}: {done:,} / "
+                     f"{total:,} texts{rate}; {clock.line(done - first, total - first)}{resumed}")
+
+    try:
+        done = import_corpus(spec, progress=progress, notify=lambda w: st.warning(md(w, limit=600)))
+    except (InputError, CorpusError, ValueError) as exc:
+        bar.empty()
+        st.error(md(exc, limit=1000))
+        return
+    notes = "; ".join(done.manifest.get("validation", {}).get("notes", []))
+    notes = notes[:1].upper() + notes[1:]  # the notes follow a full stop: a sentence of their own
+    warned = " ".join(done.manifest.get("warnings", []))
+    imports.remember_result("warning" if warned else "success",
+                            f"Imported {done.n:,} texts into corpus {quoted(done.name)} in "
+                            f"{duration(clocks['all'].elapsed)}."
+                            + (f" {md(notes, limit=600)}." if notes else "")
+                            + (f" {md(warned, limit=600)}" if warned else ""))
+    st.session_state["corpus"] = done.name
+    st.query_params["corpus"] = done.name
+    st.rerun()
+
+
+def demo_offer(name: str | None) -> None:
+    """The demo corpus, offered until it is imported (the main button where there is no corpus yet)."""
+    if paths.DEMO_NAME in list_corpora() or not paths.DEMO_FILE.exists():
+        return
+    with st.container(border=True):
+        st.markdown("**A first look?** Import the demo corpus: 2,400 English tweets about 16 crisis events of "
+                    "2012-2013 (CrisisLex T26, MIT licence), embedded with the packaged model (about a minute).")
+        if st.button("Import the demo corpus", key="demo_go", type="primary" if name is None else "secondary"):
+            run_import(ImportSpec(input=paths.DEMO_FILE, name=paths.DEMO_NAME, label=paths.DEMO_FILE.name))
+
+
+# Long (~55 lines): one form's widgets, each with its help, then the import they describe.
+def draw(name: str | None) -> None:
+    """The import form, open where there is no corpus yet."""
+    upload_limit_mb = st.get_option("server.maxUploadSize")
+    with st.expander("Import a corpus", expanded=name is None):
+        source = st.radio("Source", ["Upload a file", "A file on the server"], horizontal=True, key="imp_src")
+        upload = path_text = None
+        if source == "Upload a file":
+            upload = st.file_uploader("File", type=imports.UPLOAD_TYPES, key="imp_upload",
+                                      help=f"At most {upload_limit_mb} MB (the server's maxUploadSize). Larger "
+                                           "files: ask the operator to place them in an import folder.")
+        else:
+            path_text = st.text_input("Path on the server", key="imp_path",
+                                      help="Relative to, or inside, the folders the operator allows "
+                                           "(SEMANNO_IMPORT_ROOTS; by default the data folder).")
+        picked = upload.name if upload else (path_text or "")
+        new_name = st.text_input("Corpus name", key="imp_name",
+                                 placeholder=paths.name_from_file(picked) if picked else "from the file's name")
+        c1, c2, c3, c4, c5 = st.columns(5)
+        id_col = c1.text_input("id column ('' = row numbers)", "id", key="imp_id")
+        text_col = c2.text_input("text column", "text", key="imp_text")
+        date_col = c3.text_input("date column ('' = none)", "date", key="imp_date")
+        zone = c4.text_input("Time zone", "UTC", key="imp_tz",
+                             help="The corpus's time zone, an IANA name such as Europe/Prague: dates written without "
+                                  "an offset are its wall times, and every page shows and bins dates in it. Dates "
+                                  "with an offset (2021-01-01T07:04:16Z) keep their instant.")
+        author_col = c5.text_input("author column ('' = none)", "author", key="imp_author")
+        models = st.text_input("Models (comma-separated)", "auto", key="imp_models",
+                               help="'auto' picks by the corpus's language: 'default' (the packaged English "
+                                    "all-MiniLM-L6-v2) for English, 'multilingual-e5-small' (packaged, Czech and ~100 "
+                                    "languages, about half the speed) otherwise. Other sentence-transformers models: "
+                                    "a folder inside the operator's model folders (SEMANNO_MODEL_ROOTS).")
+        o1, o2, o3, o4 = st.columns(4)
+        dim = o1.number_input("PCA dimension", 2, 4096, 512, key="imp_dim")
+        dedupe = o2.selectbox("Duplicate ids", ["error", "first"], key="imp_dedupe")
+        bad_dates = o3.selectbox("Bad dates", ["error", "drop", "null"], key="imp_baddates")
+        keep_empty = o4.checkbox("Keep empty texts", key="imp_keep_empty")
+        overwrite = st.checkbox("Replace an existing corpus of this name (its saved groups are kept)",
+                                key="imp_overwrite")
+        if not st.button("Import", type="primary", key="imp_go", disabled=not (upload or path_text)):
+            return
+        src = None
+        try:
+            src = imports.save_upload(upload) if upload is not None else imports.server_file(path_text)
+            run_import(ImportSpec(
+                input=src, name=(new_name.strip() or paths.name_from_file(picked)), dim=int(dim),
+                overwrite=overwrite, models=imports.models_from(models),
+                label=picked,  # named as given, not by its server path
+                columns=Columns(id=id_col or None, text=text_col, date=date_col or None, author=author_col or None),
+                options=Options(dedupe=dedupe, keep_empty=keep_empty, bad_dates=bad_dates, timezone=zone)))
+        except ValueError as exc:  # a path or model outside the allowed folders
+            st.error(md(exc, limit=1000))
+        finally:
+            if upload is not None and src is not None:
+                src.unlink(missing_ok=True)  # the corpus has its own copy now
