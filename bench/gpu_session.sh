@@ -10,11 +10,17 @@
 # stackoverflow:dec_mlm:2 ... agnews8000:dec_mlm:2" (8 trainings, 366 s), then, carrying .gpu_dac (below), STEPS=dac
 # BUDGET=400 DAC_ARGS="--own" with the default DAC_RUNS (seeds 1-2 of x8, 294 s). The two packs are over one call's
 # carry together. Dry-run here first on the CPU (both, on subsets: see the two lines below).
-# Left for a next lease: faiss-gpu (its wheel and CUDA 12 libraries are over one call's carry), LDA/NN2 at 10M on the
-# H100 after one_thread kept its threadpoolctl controller (c4fe696; STEPS=search SEARCH_ARGS="--kmeans-up-to 1000000"),
+# The lease of 2026-11-29 19:33 UTC (H200, two calls on one warm machine; "A ninth lease") carried .gpu_e5x (as
+# above) and ran STEPS="search adapt" BUDGET=545 KMEANS_K=0 ADAPT_MODEL=multilingual-e5-small ADAPT_THREADS=2
+# RUNS="stackoverflow:dec_crl:1 stackoverflow:dec_crl:2 biomedical:dec_crl:1 biomedical:dec_crl:2 searchsnippets:dec_crl:1
+# searchsnippets:dec_crl:2 agnews8000:dec_crl:2" (369 s), then STEPS=adapt BUDGET=400 ADAPT_THREADS=4 (same model)
+# RUNS="stackoverflow:dec_mlm:0 biomedical:dec_mlm:0 searchsnippets:dec_mlm:0 agnews8000:dec_mlm:0" (256 s: DEC-MLM
+# without its head warm-up).
+# Left for a next lease: faiss-gpu (its wheel and CUDA 12 libraries are over one call's carry), LDA/NN2 at 10M on an
+# H100 after one_thread kept its threadpoolctl controller (c4fe696; measured on the H200 only: STEPS=search KMEANS_K=0),
 # the same with faiss-cpu carried (.whl) to see whether it cost the fifth lease's ~10 ms, MiniLM through the import's
-# loop over more texts (EMBED_N and a .gpu packed for them), seeds 1-2 of DEC-CRL on e5 for StackOverflow and
-# Biomedical, the DAC own-corpus models and clustering procedures at GPU size. Issue 31's DAC protocol (step 4, `dac`):
+# loop over more texts (EMBED_N and a .gpu packed for them), DEC-MLM-e5 seeds 1-2 without the head warm-up, the DAC
+# own-corpus models and clustering procedures at GPU size. Issue 31's DAC protocol (step 4, `dac`):
 # carry .gpu_dac alone, made here by `python -m bench.gpu pack --texts ALL.csv --n 200000 --out .gpu_dac` over the
 # five labelled corpora's texts + their CSVs gzipped in .gpu_dac/data, 41 MB; dry-run here with DEVICE=cpu
 # DAC_EMBED_ARGS="--rows 1500" DAC_ARGS="--pooled-epochs 1 --pooled-steps 5 --epochs 1 --steps 5"; the adapt step
