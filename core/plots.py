@@ -150,12 +150,14 @@ def author_colours(authors: pd.Series) -> dict[str, str]:
 
 
 def timeline(frame: pd.DataFrame, bin_name: str = "auto", top: int = 20,
-             per_text_limit: int = PER_TEXT_LIMIT, colours: dict[str, str] | None = None) -> Timeline:
+             per_text_limit: int | None = None, colours: dict[str, str] | None = None) -> Timeline:
     """Counts of texts per date bin, stacked by author (top ``top`` authors, the rest "other").
 
     Up to ``per_text_limit`` texts each text is its own box whose hover shows date, author and the
-    full text; above it, one bar per bin and author with the count.
+    full text; above it, one bar per bin and author with the count. The limit is read when called (default
+    ``PER_TEXT_LIMIT``), the one a page reads to leave the texts out of the frame above it.
     """
+    per_text_limit = PER_TEXT_LIMIT if per_text_limit is None else per_text_limit
     if "date" not in frame.columns or frame["date"].isna().all():
         raise ValueError("this corpus has no dates: a timeline needs a date column")
     dated = frame["date"].notna()

@@ -334,6 +334,30 @@ def test_timeline_compares_saved_groups_as_shares_of_all_texts(tweets):
     shares, first, whole = _share_trace(at, 0)
     assert np.allclose(shares, 100 * first / whole) and at.get("download_button")
 
+def test_timeline_counts_say_per_author_only_where_the_corpus_has_authors(tweets, tmp_path, monkeypatch, model):
+    """Above the per-text limit the timeline counts per bin, and per author where there are authors: the caption
+    says which, and a corpus without authors is not told its bars are per author."""
+    import pandas as pd
+
+    from core.corpus import ImportSpec, import_corpus
+
+    monkeypatch.setattr(plots, "PER_TEXT_LIMIT", 100)
+    at = with_group(app("pages/2_Timeline.py"), range(0, 120), []).run()
+    caption = " ".join(c.value for c in at.caption)
+    assert not at.exception and "120 texts: above 100 texts" in caption and " and author (hover" in caption
+
+    frame = pd.read_csv(shared_file("czech_politicians_tweets_2021.csv"), dtype=str, keep_default_na=False)
+    src = tmp_path / "noauthors.csv"
+    frame.iloc[:150][["id", "text", "date"]].to_csv(src, index=False)
+    root = tmp_path / "na"
+    import_corpus(ImportSpec(input=src, name="na"), root=root, model_loader=lambda n, d: model)
+    monkeypatch.setenv("SEMANNO_DATA", str(root))
+    at = with_group(app("pages/2_Timeline.py"), range(0, 120), []).run()
+    caption = " ".join(c.value for c in at.caption)
+    assert not at.exception and "120 texts: above 100 texts" in caption
+    assert "author (hover" not in caption and "This corpus has no authors" in caption
+
+
 def test_timeline_page_without_dates(tmp_path, monkeypatch, so_corpus):
     root = tmp_path / "d"
     shutil.copytree(so_corpus.folder, root / "so")
