@@ -55,13 +55,13 @@ by_stem = {s.stem: s for s in usable}
 picker.apply_pick("tp_k", by_stem)  # a clustering just made here
 chosen = by_stem[st.selectbox("Clustering", list(by_stem), format_func=lambda v: by_stem[v].describe(), key="tp_k")]
 try:
-    labels, table, has_terms = loaded(chosen.stem)
+    labels, table, lemmas = loaded(chosen.stem)
 except store.ClusteringError as exc:
     st.error(md(str(exc)))
     st.stop()
 meta = chosen.meta
-if not has_terms:
-    topics_panel.lemmas_missing(name, corpus, chosen.stem)
+if lemmas != "current":
+    topics_panel.lemmas_to_make(name, corpus, chosen.stem, outdated=lemmas == "outdated")
 objective = (f", {meta.get('objective_kind') or 'objective'} {meta['objective']:,.4g}"
              if meta.get("objective") is not None else "")
 if not any(s.meta.get("method") == SUGGESTED for s in usable):

@@ -680,6 +680,37 @@ def test_topics_page_keeps_a_clustering_whose_key_lemmas_fail(tweets, monkeypatc
     assert len(table) == 7 and (table["ctfidf_terms"].str.len() > 0).all()
 
 
+def test_topics_page_offers_to_compute_again_key_lemmas_made_with_older_function_word_lists(tweets):
+    """Key lemmas stored by a version whose lists named function words: the page says so and computes them again
+    with a click; until then it keeps showing the old ones."""
+    from core.atomic import save_parquet
+    from core.cluster import keyterms, store
+
+    at = app("pages/4_Topics.py").run()
+    next(n for n in at.number_input if n.label == "Clusters (k)").set_value(6)
+    at.button(key="FormSubmitter:tp_cluster-Run").click().run()
+    assert not at.exception and not at.warning, at.exception
+    stored = store.load_terms("tweets", "kmeans-k6")
+    assert stored.attrs[keyterms.LISTS_ATTR] == keyterms.LISTS and not keyterms.outdated(stored)
+    older = stored.assign(ctfidf_terms=[["after", "over"]] * len(stored))
+    older.attrs.clear()  # as an older version stored them: no stamp
+    save_parquet(store.terms_file("tweets", "kmeans-k6"), older)
+
+    at = app("pages/4_Topics.py").run()
+    assert not at.exception
+    assert any("computed with older lists of function words" in w.value for w in at.warning)
+    table = next(d.value for d in at.dataframe if "ctfidf_terms" in d.value)
+    old_words = table["ctfidf_terms"].map(lambda t: "after" in str(t) and "over" in str(t))
+    assert old_words.all()  # still shown meanwhile
+    at.button(key="tp_terms").click().run()
+    assert not at.exception, at.exception
+    assert any("Key lemmas of `kmeans-k6` computed" in s.value for s in at.success)
+    assert not any("older lists" in w.value for w in at.warning)
+    table = next(d.value for d in at.dataframe if "ctfidf_terms" in d.value)
+    assert len(table) == 6 and not table["ctfidf_terms"].map(lambda t: "after" in str(t) and "over" in str(t)).any()
+    assert not keyterms.outdated(store.load_terms("tweets", "kmeans-k6"))
+
+
 def test_dac_page_trains_a_model_then_inspects_an_anchor_and_annotate_uses_it(tweets):
     from core.cluster.dac import store as models
 

@@ -358,16 +358,19 @@ def once_per_corpus(fn, name: str):
 @st.cache_data(max_entries=6, show_spinner="Loading the clustering…")
 def _cluster_view(root: str, name: str, stamp: float, stem: str, files: tuple):
     from core.cluster import store as clusterings
+    from core.cluster.keyterms import outdated
     from core.cluster.topics import cluster_table
 
     labels = _clustering_labels(root, name, stamp, stem, files)
     terms = clusterings.load_terms(name, stem)
-    return cluster_table(labels, _corpus(root, name, stamp).frame["text"], terms), terms is not None
+    lemmas = "missing" if terms is None else "outdated" if outdated(terms) else "current"
+    return cluster_table(labels, _corpus(root, name, stamp).frame["text"], terms), lemmas
 
 
 def cluster_view(name: str, stem: str):
     """A stored clustering's table for the topic browser (one row per cluster, key lemmas when
-    computed) and whether it has key lemmas; read again only when its files change."""
+    computed) and its key lemmas' state: "missing", "outdated" (made with older function-word lists) or
+    "current"; read again only when its files change."""
     from core.cluster import store as clusterings
 
     return _cluster_view(*corpus_key(name), stem, clusterings.stamp(name, stem))

@@ -133,18 +133,22 @@ def cluster_form(name: str, corpus: Corpus) -> None:
     st.rerun()
 
 
-def lemmas_missing(name: str, corpus: Corpus, stem: str) -> None:
+def lemmas_to_make(name: str, corpus: Corpus, stem: str, outdated: bool = False) -> None:
     """A stored clustering without key lemmas (made on the command line with them turned off, or by an older
-    version): say so, and up to TERMS_UP_TO texts compute them here with a button (the command line's work,
-    core.cluster.jobs.terms); above, give the command."""
+    version), or with key lemmas made with older function-word lists (``outdated``): say so, and up to
+    TERMS_UP_TO texts compute them here with a button (the command line's work, core.cluster.jobs.terms); above,
+    give the command. Outdated lemmas stay shown until new ones are stored."""
     command = f"`python -m precompute.keyterms --corpus {name} --clustering {stem}`"
+    what = ("These key lemmas were computed with older lists of function words: in English they could name "
+            "words such as “after”, “over” or “their” and miss topic words such as “fire”. Compute them again"
+            if outdated else "No key lemmas for this clustering yet")
     if corpus.n > TERMS_UP_TO:
-        st.warning(f"No key lemmas for this clustering yet: {command} (above {TERMS_UP_TO:,} texts they are "
-                   "computed on the command line).")
+        st.warning(f"{what}: {command} (above {TERMS_UP_TO:,} texts they are computed on the command line).")
         return
-    box = st.warning(f"No key lemmas for this clustering yet. Compute them here, or in a terminal: {command}")
-    if not st.button("Compute key lemmas", key="tp_terms", help="Lemmatises every text and ranks each cluster's "
-                     "lemmas: seconds for thousands of texts, minutes for hundreds of thousands."):
+    box = st.warning(f"{what}{'' if outdated else '. Compute them'} here, or in a terminal: {command}")
+    if not st.button("Compute key lemmas again" if outdated else "Compute key lemmas", key="tp_terms",
+                     help="Lemmatises every text and ranks each cluster's lemmas: seconds for thousands of texts, "
+                          "minutes for hundreds of thousands."):
         return
     clock = Clock()
     with st.spinner(f"Key lemmas of {stem}…"):

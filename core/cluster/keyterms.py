@@ -64,6 +64,17 @@ MORE_FUNCTION = {"cs": frozenset({"kdyby", "nějaký", "žádný", "nikdy", "vž
 
 ENGLISH_FUNCTION = frozenset(ENGLISH_STOP_WORDS - NOT_FUNCTION["en"])
 
+# The lists' edition, stamped on every table of key lemmas (its ``attrs``, kept in the stored file) so that a
+# table made with older lists can say so: 1 (or no stamp) before 2026-11-29, when an English corpus kept English
+# function words ("after", "over", "their") and lost topic words ("fire"); 2 since. Raise it when the lists change.
+LISTS = 2
+LISTS_ATTR = "function_word_lists"
+
+
+def outdated(table: pd.DataFrame) -> bool:
+    """Whether a table of key lemmas was made with function-word lists older than :data:`LISTS`."""
+    return int(table.attrs.get(LISTS_ATTR, 1)) < LISTS
+
 
 def function_words(lang: str, lemmatise: Lemmatiser) -> frozenset[str]:
     """A language's function words as this corpus's lemmas are written: stopwords-iso's list for ``lang``
@@ -261,4 +272,5 @@ def key_terms(texts: Sequence[str], labels: np.ndarray, lang: str = "auto", top:
                    if len(forms.get(t, ())) > 1] for terms in best],
         "sample_text": [str(texts[first[c]]) if c in first.index else "" for c in range(k)],
     })
+    table.attrs[LISTS_ATTR] = LISTS
     return KeyTerms(table, lang)
