@@ -1,4 +1,5 @@
-"""Compare a clustering with a label column (NMI, ARI, ACC) or with saved groups (IOU); JSON out.
+"""Compare a clustering with a label column (NMI, ARI, ACC; rows with an empty cell left out, as on the Topics
+page) or with saved groups (IOU); JSON out.
 
     python -m precompute.evaluate --corpus NAME --clusters STEM|PATH (--labels-column COL | --groups)
 
@@ -17,7 +18,7 @@ import numpy as np
 
 from core import paths
 from core.cluster import store as clusterings
-from core.cluster.evaluate import group_iou, label_scores
+from core.cluster.evaluate import column_scores, group_iou
 from core.corpus import load_corpus
 from core.store import GroupStore
 from precompute._cli import run_main
@@ -56,7 +57,8 @@ def main(argv: list[str] | None = None) -> int:
         if a.labels_column not in corpus.frame.columns:
             raise ValueError(f"corpus {a.corpus!r} has no column {a.labels_column!r}; columns: "
                              + ", ".join(corpus.frame.columns))
-        out.update(label_scores(corpus.frame[a.labels_column].astype(str).to_numpy(), clusters))
+        # the Topics page's scores, over every row: empty cells are no class, the classes coded as integers
+        out.update(column_scores(corpus.frame[a.labels_column], clusters))
     else:
         store = GroupStore(paths.groups_db(a.corpus))
         groups = {name: corpus.rows_of(store.load(name).included) for name in store.names()}

@@ -866,3 +866,32 @@ def test_topics_page_scores_a_clustering_against_the_corpus_s_own_classes(so_cop
     assert any("20 classes over 300 texts" in c.value for c in at.caption)
     column.set_value("label_name").run()
     assert not at.exception and {m.label: m.value for m in at.metric}["NMI"] == shown["NMI"]  # the same classes
+
+
+def test_the_command_line_scores_a_clustering_against_classes_as_the_topics_page_does(tmp_path, monkeypatch, model,
+                                                                                     capsys):
+    """`precompute.evaluate --labels-column` and the Topics page give the same figures: a row with an empty cell
+    has no class (the command line had counted "" as one more class)."""
+    import pandas as pd
+
+    from core.cluster.evaluate import column_scores
+    from core.corpus import ImportSpec, import_corpus
+    from precompute import evaluate
+
+    frame = pd.read_csv(shared_file("stackoverflow.csv"), dtype=str, keep_default_na=False)
+    frame = frame.groupby("label", group_keys=False).head(6).reset_index(drop=True)
+    frame.loc[frame.index % 4 == 0, "label_name"] = ""  # a quarter of the rows without a class
+    src = tmp_path / "so_blank.csv"
+    frame.to_csv(src, index=False)
+    corpus = import_corpus(ImportSpec(input=src, name="blank"), root=tmp_path / "d", model_loader=lambda n, d: model)
+    monkeypatch.setenv("SEMANNO_DATA", str(tmp_path / "d"))
+    clusters = np.arange(corpus.n) % 7
+    np.save(tmp_path / "c.npy", clusters)
+    capsys.readouterr()
+    assert evaluate.main(["--corpus", "blank", "--clusters", str(tmp_path / "c.npy"), "--labels-column",
+                          "label_name"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    page = column_scores(corpus.frame["label_name"], clusters, at_most=500_000)
+    assert printed["rows"] == page["rows"] == corpus.n - (corpus.frame["label_name"] == "").sum() < corpus.n
+    assert printed["classes"] == page["classes"] == 20
+    assert (printed["nmi"], printed["ari"], printed["acc"]) == (page["nmi"], page["ari"], page["acc"])

@@ -322,7 +322,7 @@ def column_scores(name: str, stem: str, column: str) -> dict:
 def _column_scores(root: str, name: str, stamp: float, stem: str, files: tuple, column: str) -> dict:
     from core.cluster.evaluate import column_scores
 
-    return column_scores(_corpus(root, name, stamp).frame[column], clustering_labels(name, stem),
+    return column_scores(_corpus(root, name, stamp).frame[column], _clustering_labels(root, name, stamp, stem, files),
                          at_most=CLASS_SCORE_ROWS)
 
 

@@ -139,13 +139,13 @@ def lemmas_to_make(name: str, corpus: Corpus, stem: str, outdated: bool = False)
     TERMS_UP_TO texts compute them here with a button (the command line's work, core.cluster.jobs.terms); above,
     give the command. Outdated lemmas stay shown until new ones are stored."""
     command = f"`python -m precompute.keyterms --corpus {name} --clustering {stem}`"
-    what = ("These key lemmas were computed with older lists of function words: in English they could name "
-            "words such as “after”, “over” or “their” and miss topic words such as “fire”. Compute them again"
-            if outdated else "No key lemmas for this clustering yet")
+    state = ("These key lemmas were computed with older lists of function words: in English they could name "
+             "words such as “after”, “over” or “their” and miss topic words such as “fire”" if outdated
+             else "No key lemmas for this clustering yet")
     if corpus.n > TERMS_UP_TO:
-        st.warning(f"{what}: {command} (above {TERMS_UP_TO:,} texts they are computed on the command line).")
+        st.warning(f"{state}: {command} (above {TERMS_UP_TO:,} texts they are computed on the command line).")
         return
-    box = st.warning(f"{what}{'' if outdated else '. Compute them'} here, or in a terminal: {command}")
+    box = st.warning(f"{state}. Compute them{' again' if outdated else ''} here, or in a terminal: {command}")
     if not st.button("Compute key lemmas again" if outdated else "Compute key lemmas", key="tp_terms",
                      help="Lemmatises every text and ranks each cluster's lemmas: seconds for thousands of texts, "
                           "minutes for hundreds of thousands."):
