@@ -71,8 +71,8 @@ TWEETS=${TWEETS:-/tmp/data/tweets20k.csv}
 SIZES=${SIZES:-"1000000 10000000"}   # smaller (and DEVICE=cpu, SCCL_ARGS="--subset 200 --param epochs=1") to try it here
 DEVICE=${DEVICE:-cuda}
 SCCL_ARGS=${SCCL_ARGS:-}
-# step 3, for a session to change: one training process per CORPUS:METHOD:SEEDS (seeds joined by commas),
-# all at once on the one GPU, each with ADAPT_THREADS torch threads
+# step 3, for a session to change: one training process per CORPUS:METHOD:SEEDS[:NAME=VALUE,...] (seeds joined by
+# commas; the fourth field, the run's own parameters), all at once on the one GPU, each with ADAPT_THREADS torch threads
 RUNS=${RUNS:-"stackoverflow:sccl:0,1,2 biomedical:sccl:0,1,2 searchsnippets:sccl:0,1,2 agnews8000:sccl:0,1,2"}
 ADAPT_THREADS=${ADAPT_THREADS:-4}
 # step 1: precisions, batch sizes and tokenising threads ahead of the model (0: the model's own encode)
@@ -156,10 +156,13 @@ left=$(( BUDGET - $(elapsed) - 15 ))
 echo "adaptation gets ${left} s"
 if [[ " $STEPS " == *" adapt "* ]] && [ "$left" -gt 60 ]; then
   for run in $RUNS; do
-    IFS=: read -r d method seeds <<< "$run"
+    # a fourth field gives the run parameters of its own after SCCL_ARGS (which they override): NAME=VALUE,NAME=VALUE
+    IFS=: read -r d method seeds own <<< "$run"
+    extra=""; tag=""
+    for kv in ${own//,/ }; do extra="$extra --param $kv"; tag="$tag-${kv//[^A-Za-z0-9.]/}"; done
     OMP_NUM_THREADS=$ADAPT_THREADS timeout "$left" python3 -m bench.adapt --data "/tmp/data/$d.csv" --method "$method" \
-        --model "$ADAPT_MODEL" --seeds ${seeds//,/ } --device "$DEVICE" --threads "$ADAPT_THREADS" $SCCL_ARGS \
-        > "/tmp/results/adapt-$d-$method-${seeds//,/}.log" 2>&1 &
+        --model "$ADAPT_MODEL" --seeds ${seeds//,/ } --device "$DEVICE" --threads "$ADAPT_THREADS" $SCCL_ARGS $extra \
+        > "/tmp/results/adapt-$d-$method-${seeds//,/}$tag.log" 2>&1 &
   done
   wait
 fi
