@@ -16,7 +16,11 @@
 # searchsnippets:dec_crl:2 agnews8000:dec_crl:2" (369 s), then STEPS=adapt BUDGET=400 ADAPT_THREADS=4 (same model)
 # RUNS="stackoverflow:dec_mlm:0 biomedical:dec_mlm:0 searchsnippets:dec_mlm:0 agnews8000:dec_mlm:0" (256 s: DEC-MLM
 # without its head warm-up).
-# Left for a next lease: faiss-gpu (its wheel and CUDA 12 libraries are over one call's carry), LDA/NN2 at 10M on an
+# The lease of 2026-11-29 22:17 UTC (H200, two calls on one warm machine; "A tenth lease") carried .gpu_e5x and ran
+# STEPS=adapt BUDGET=490 ADAPT_MODEL=multilingual-e5-small ADAPT_THREADS=1 with seventeen dec_crl runs, each with its
+# own settings (RUNS="biomedical:dec_crl:0:lr=1e-5 ..."; Biomedical's three-epoch runs ran out of budget), then
+# STEPS=adapt BUDGET=320 ADAPT_THREADS=4 with those four Biomedical runs (240 s). Sixteen at once is too many.
+# Left for a next lease: dec_crl --param epochs=1 on StackOverflow and seeds 1-2 elsewhere; faiss-gpu (its wheel and CUDA 12 libraries are over one call's carry), LDA/NN2 at 10M on an
 # H100 after one_thread kept its threadpoolctl controller (c4fe696; measured on the H200 only: STEPS=search KMEANS_K=0),
 # the same with faiss-cpu carried (.whl) to see whether it cost the fifth lease's ~10 ms, MiniLM through the import's
 # loop over more texts (EMBED_N and a .gpu packed for them), DEC-MLM-e5 seeds 1-2 without the head warm-up, the DAC
