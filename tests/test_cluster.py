@@ -359,8 +359,11 @@ def test_a_column_of_classes_is_found_and_its_empty_cells_are_no_class():
     from core.cluster.evaluate import categorical_columns, column_scores
 
     frame = pd.DataFrame({"id": list("abcdef"), "text": list("uvwxyz"), "event": ["a", "a", "", "b", None, "b"],
-                          "unique": list("pqrstu"), "score": [1, 2, 3, 4, 5, 6]})
-    assert categorical_columns(frame) == ["event"]  # not ids, texts, a column of unique values, or numbers
+                          "unique": list("pqrstu"), "score": [1, 2, 3, 4, 5, 6],
+                          "in_reply_to_user_id": ["1234567", "1234567", "", "7654321", "7654321", "1234567"],
+                          "year": ["2012", "2012", "2013", "2013", "2012", "2013"]})
+    # not ids (its own or other records'), texts, a column of unique values, or numbers; a short code is a class
+    assert categorical_columns(frame) == ["event", "year"]
     s = column_scores(frame["event"], np.array([0, 0, 1, 1, 0, 1]))
     assert s["rows"] == 4 and s["classes"] == 2 and s["nmi"] == pytest.approx(1.0) and s["acc"] == 1.0
     s = column_scores(frame["event"], np.array([0, 1, 1, 0, 0, 1]))

@@ -44,15 +44,17 @@ def label_scores(labels_true: Sequence, labels_pred: Sequence) -> dict[str, floa
 
 def categorical_columns(frame: pd.DataFrame, max_classes: int = 1000) -> list[str]:
     """Columns of the corpus that hold classes (an event, a label): text columns (not id, text, date, author)
-    with 2 to ``max_classes`` distinct non-empty values, each class used at least twice on average."""
+    with 2 to ``max_classes`` distinct non-empty values, each class used at least twice on average, that are
+    not ids of other records (every value a number of six or more digits: ``in_reply_to_user_id``)."""
     out = []
     for col in frame.columns:
         if col in ("id", "text", "text_raw", "date", "author") or not (
                 pd.api.types.is_string_dtype(frame[col]) or pd.api.types.is_object_dtype(frame[col])):
             continue
         values = frame[col].astype("string").str.strip()
-        n = values[values.notna() & (values != "")].nunique()
-        if 2 <= n <= max_classes and n * 2 <= len(frame):
+        values = values[values.notna() & (values != "")]
+        n = values.nunique()
+        if 2 <= n <= max_classes and n * 2 <= len(frame) and not values.str.fullmatch(r"\d{6,}").all():
             out.append(col)
     return out
 
