@@ -188,3 +188,31 @@ def test_the_topics_caption_counts_each_method_s_training_in_its_own_units():
     assert run_summary(clusterbert) == "1 tsdae epoch, 2 cluster epochs"
     assert run_summary({"history": [{"epoch": 1}, {"epoch": 2}]}) == "2 epochs"
     assert run_summary({}) == ""
+
+
+def test_a_cluster_in_another_language_loses_that_languages_function_words_and_an_english_one_keeps_fire():
+    """The crisis corpus is English with Spanish, Italian and Portuguese events: their key lemmas were "que",
+    "il", "che", "non", "tras", "da", and their most used words "en", "el", "la", "di". A cluster's other
+    language is now found by its function words, and they are left out there; an English cluster keeps "fire"
+    (Danish's "four") and its own words."""
+    import stopwordsiso
+
+    f = pd.read_csv(shared_file("crisislex_t26.csv"), dtype=str, keep_default_na=False)
+    events = ["2012_Venezuela_refinery", "2013_Sardinia_floods", "2013_Brazil_nightclub_fire",
+              "2012_Colorado_wildfires", "2013_Boston_bombings"]
+    f = pd.concat([f[f["label"] == e].iloc[:600] for e in events])
+    labels = f["label"].map({e: i for i, e in enumerate(events)}).to_numpy()
+    kt = key_terms(f["text"].tolist(), labels, lang="en", top=15, min_count=5)
+    table = kt.table.set_index("cluster")
+    for c, lang in enumerate(("es", "it", "pt")):
+        assert table.loc[c, "languages"] == [lang], table.loc[c, "languages"]
+        own = stopwordsiso.stopwords(lang)
+        for col in ("rule_terms", "ctfidf_terms", "frequent_words"):
+            assert not set(table.loc[c, col]) & own, (events[c], col, set(table.loc[c, col]) & own)
+    assert {"refinería", "venezuela"} <= set(table.loc[0, "frequent_words"])
+    assert "alluvione" in table.loc[1, "frequent_words"] and "boate" in table.loc[2, "frequent_words"]
+    for c in (3, 4):
+        assert table.loc[c, "languages"] == [], (events[c], table.loc[c, "languages"])
+    assert "fire" in table.loc[3, "frequent_words"][:5] and "marathon" in table.loc[4, "frequent_words"][:5]
+    without = key_terms(f["text"].tolist(), labels, lang="en", top=15, min_count=5, stop_words=False)
+    assert set(without.table.loc[0, "frequent_words"]) & stopwordsiso.stopwords("es"), "the slice shows the fault"

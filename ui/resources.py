@@ -67,11 +67,13 @@ def _corpus(root: str, name: str, stamp: float) -> Corpus:
 def _warm_key_lemmas(lang: str) -> threading.Thread:
     """Once per server and language, while the user looks at the first page: a thread imports what key lemmas
     need (scikit-learn, ~2.3 s cold on 2 cores; Suggest and the word searches use it too) and reads the
-    language's lemma dictionary (0.3-0.7 s), which the first Scatter map's topic names would otherwise wait for."""
+    language's lemma dictionary (0.3-0.7 s) and every language's function words (0.3 s), which the first Scatter
+    map's topic names would otherwise wait for."""
     def work():
         try:
-            from core.cluster.keyterms import Lemmatiser
+            from core.cluster.keyterms import Lemmatiser, word_languages
 
+            word_languages()
             if lang:
                 Lemmatiser(lang)("a")
         except Exception:  # a warm-up: whatever fails here fails again, with its message, where it is used

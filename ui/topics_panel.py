@@ -42,7 +42,8 @@ METHOD_HELP = ("K-Means: seconds to minutes. DEC: K-Means, then an autoencoder a
 
 # The topic table's columns as an analyst reads them (the stored names stay: filters and files use them),
 # c-TF-IDF's lemmas first: the rule's are empty for clusters where no lemma is used 10+ times
-TABLE_ORDER = ("cluster", "size", "ctfidf_terms", "rule_terms", "frequent_words", "forms", "mean_len", "sample_text")
+TABLE_ORDER = ("cluster", "size", "ctfidf_terms", "rule_terms", "frequent_words", "forms", "languages", "mean_len",
+               "sample_text")
 TABLE_COLUMNS = {
     "mean_len": st.column_config.NumberColumn("mean length", help="Mean characters per text of the cluster"),
     "rule_terms": st.column_config.TextColumn(
@@ -50,11 +51,15 @@ TABLE_COLUMNS = {
         "corpus's 300 most frequent nor function words. Empty where no lemma is used that often: read c-TF-IDF's."),
     "ctfidf_terms": st.column_config.TextColumn(
         "key lemmas (c-TF-IDF)", help="The cluster's most distinctive lemmas: frequent in it, rare in the corpus "
-        "(class-based TF-IDF, as BERTopic), function words of the corpus's language and of English left out"),
+        "(class-based TF-IDF, as BERTopic), function words of the corpus's language, of English and of the "
+        "cluster's other language left out"),
     "frequent_words": st.column_config.TextColumn(
         "most used words", help="The cluster's most used lemmas, the corpus's common ones included; the lemma "
         "filter searches them too"),
     "forms": st.column_config.TextColumn("word forms", help="The word forms counted under each key lemma"),
+    "languages": st.column_config.TextColumn(
+        "other language", help="Another language much of the cluster is written in (ISO code, found by its "
+        "function words); those function words are left out of the cluster's lemmas too"),
     "sample_text": st.column_config.TextColumn("sample text", width="large"),
 }
 

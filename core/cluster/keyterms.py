@@ -3,8 +3,9 @@ simplemma, then rank per cluster by the original rule and by class-based TF-IDF.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -67,7 +68,17 @@ ENGLISH_FUNCTION = frozenset(ENGLISH_STOP_WORDS - NOT_FUNCTION["en"])
 # The lists' edition, stamped on every table of key lemmas (its ``attrs``, kept in the stored file) so that a
 # table made with older lists can say so: 1 (or no stamp) before 2026-11-29, when an English corpus kept English
 # function words ("after", "over", "their") and lost topic words ("fire"); 2 since. Raise it when the lists change.
-LISTS = 2
+# 3 since 2026-11-30: a cluster written in another language than the corpus's loses that language's function words
+# too ("que", "il", "ang" among a crisis corpus's Spanish, Italian and Tagalog events' key lemmas).
+LISTS = 3
+
+# A cluster is written (partly) in another language when that language's function words (those that are not the
+# corpus language's) make up at least OTHER_LANGUAGE_SHARE of its words, each word counted up to WORD_CAP of them
+# (one frequent word is no language: Danish's "fire", four, filled 3% of a wildfire's words). On the crisis
+# corpus's events (stopwords-iso's 58 lists): 0.10-0.20 for the Spanish, Italian, Portuguese and French ones,
+# 0.044 and 0.037 for the Tagalog and Russian ones, at most 0.022 for the English ones.
+OTHER_LANGUAGE_SHARE = 0.03
+WORD_CAP = 0.005
 LISTS_ATTR = "function_word_lists"
 
 
@@ -91,6 +102,51 @@ def function_words(lang: str, lemmatise: Lemmatiser) -> frozenset[str]:
         words = (stopwordsiso.stopwords(lang) - NOT_FUNCTION.get(lang, frozenset())
                  | MORE_FUNCTION.get(lang, frozenset()))
     return frozenset(words | {lemmatise(w) for w in words})
+
+
+@lru_cache(maxsize=1)
+def word_languages() -> dict[str, tuple[str, ...]]:
+    """Each word of stopwords-iso's lists -> the languages whose function word it is."""
+    import stopwordsiso
+
+    out: dict[str, list[str]] = defaultdict(list)
+    for lang in sorted(stopwordsiso.langs()):
+        for word in stopwordsiso.stopwords(lang):
+            out[word].append(lang)
+    return {w: tuple(langs) for w, langs in out.items()}
+
+
+def other_language_words(counts: sp.spmatrix, vocab: Sequence[str], lang: str, function: set[int],
+                         share: float = OTHER_LANGUAGE_SHARE) -> tuple[list[np.ndarray], list[list[str]]]:
+    """Per cluster (a row of ``counts``, lemma counts over ``vocab``): the vocabulary indices that are function
+    words of another language the cluster is written in, and those languages. A language counts for a cluster
+    when its function words that are not already ``function`` (the corpus language's) are at least ``share`` of
+    the cluster's words (each word counted up to :data:`WORD_CAP` of them), and at least half the share of the cluster's most used other language (a Spanish cluster
+    also drops Galician's list, which its words fill nearly as well; an Italian one not Spanish's)."""
+    word_langs = word_languages()
+    names = sorted({lg for langs in word_langs.values() for lg in langs} - {lang})
+    col = {lg: j for j, lg in enumerate(names)}
+    rows, cols = [], []
+    for i, w in enumerate(vocab):
+        if i in function:
+            continue
+        for lg in word_langs.get(w, ()):
+            if lg in col:
+                rows.append(i)
+                cols.append(col[lg])
+    member = sp.csc_matrix((np.ones(len(rows), dtype=np.float32), (rows, cols)), shape=(len(vocab), len(names)))
+    capped = sp.csr_matrix(counts, dtype=np.float64, copy=True)
+    words = np.maximum(np.asarray(capped.sum(1)).ravel(), 1)
+    capped.data = np.minimum(capped.data, np.repeat(WORD_CAP * words, np.diff(capped.indptr)))
+    cover = np.asarray((capped @ member).todense()) / words[:, None]
+    extra, found = [], []
+    for c in range(counts.shape[0]):
+        top = cover[c].max(initial=0.0)
+        chosen = np.flatnonzero(cover[c] >= max(share, top / 2)) if top >= share else np.array([], dtype=int)
+        found.append([names[j] for j in chosen])
+        extra.append(np.unique(np.concatenate([member[:, j].indices for j in chosen]))
+                     if len(chosen) else np.array([], dtype=np.int64))
+    return extra, found
 
 
 def tokens(text: str) -> list[str]:
@@ -220,7 +276,9 @@ def key_terms(texts: Sequence[str], labels: np.ndarray, lang: str = "auto", top:
     corpus's ``stop_top`` most frequent lemmas (function words, in any language) are left out of
     the c-TF-IDF ranking too: with few or large clusters they would otherwise top it. In a corpus
     whose language is not English, English function words are left out of both, and (``stop_words``)
-    that language's own (:func:`function_words`): Czech "tam", "jenom", "asi" name no topic."""
+    that language's own (:func:`function_words`): Czech "tam", "jenom", "asi" name no topic. A cluster written
+    in another language loses that language's function words too (:func:`other_language_words`; ``languages``
+    column: the languages found)."""
     labels = np.asarray(labels)
     k = int(labels.max()) + 1 if len(labels) else 0
     if lang == "auto":
@@ -239,6 +297,8 @@ def key_terms(texts: Sequence[str], labels: np.ndarray, lang: str = "auto", top:
     function = {i for i, w in enumerate(vocab) if w in english or w in own}
     common = set(by_freq[:frequent].tolist()) | function
     stop = np.union1d(by_freq[:stop_top], np.array(sorted(function), dtype=np.int64))
+    foreign, found = (other_language_words(counts, vocab, lang, function) if stop_words
+                      else ([np.array([], dtype=np.int64)] * k, [[] for _ in range(k)]))
     per_cluster_words = np.asarray(counts.sum(1)).ravel()
     tf = sp.diags(1 / np.maximum(per_cluster_words, 1)) @ counts
     idf = np.log(1 + per_cluster_words.mean() / np.maximum(total, 1))
@@ -254,15 +314,17 @@ def key_terms(texts: Sequence[str], labels: np.ndarray, lang: str = "auto", top:
     for c in range(k):
         row = counts.getrow(c)
         idx, val = row.indices, row.data
-        keep = [(v, i) for i, v in zip(idx, val) if v >= min_count and i not in common]
+        other = set(foreign[c].tolist())
+        keep = [(v, i) for i, v in zip(idx, val) if v >= min_count and i not in common and i not in other]
         keep.sort(key=lambda t: (-t[0], vocab[t[1]]))
         rule.append([vocab[i] for _, i in keep[:top]])
         crow = ctfidf.getrow(c)
-        ok = ~np.isin(crow.indices, stop)
+        ok = ~np.isin(crow.indices, stop) & ~np.isin(crow.indices, foreign[c])
         data, ind = crow.data[ok], crow.indices[ok]
         order = np.argsort(-data, kind="stable")[:top]
         best.append(vocab_arr[ind[order]].tolist())
-        ok = plain[idx]  # the cluster's most used words, common ones included (the filter searches them too)
+        # the cluster's most used words, common ones included (the filter searches them too)
+        ok = plain[idx] & ~np.isin(idx, foreign[c])
         order = np.lexsort((vocab_arr[idx[ok]], -val[ok]))[:2 * top]
         frequent_words.append(vocab_arr[idx[ok][order]].tolist())
     table = pd.DataFrame({
@@ -271,6 +333,7 @@ def key_terms(texts: Sequence[str], labels: np.ndarray, lang: str = "auto", top:
         "forms": [[f"{t}: {'/'.join(f for f, _ in forms[t].most_common(4))}" for t in terms
                    if len(forms.get(t, ())) > 1] for terms in best],
         "sample_text": [str(texts[first[c]]) if c in first.index else "" for c in range(k)],
+        "languages": found,
     })
     table.attrs[LISTS_ATTR] = LISTS
     return KeyTerms(table, lang)

@@ -18,6 +18,8 @@ def cluster_table(labels: np.ndarray, texts, terms: pd.DataFrame | None) -> pd.D
         t["ctfidf_terms"] = t["ctfidf_terms"].map(lambda v: ", ".join(v))
         if "frequent_words" in t.columns:  # older files lack it
             t["frequent_words"] = t["frequent_words"].map(lambda v: ", ".join(v))
+        if "languages" in t.columns:  # another language the cluster is written in (older files lack it)
+            t["languages"] = t["languages"].map(lambda v: ", ".join(v))
         if "forms" in t.columns:  # the word forms counted under each c-TF-IDF lemma (older files lack it)
             t["forms"] = t["forms"].map(lambda v: "; ".join(v))
         return t
