@@ -68,7 +68,7 @@ ENGLISH_FUNCTION = frozenset(ENGLISH_STOP_WORDS - NOT_FUNCTION["en"])
 # The lists' edition, stamped on every table of key lemmas (its ``attrs``, kept in the stored file) so that a
 # table made with older lists can say so: 1 (or no stamp) before 2026-11-29, when an English corpus kept English
 # function words ("after", "over", "their") and lost topic words ("fire"); 2 since. Raise it when the lists change.
-# 3 since 2026-11-30: a cluster written in another language than the corpus's loses that language's function words
+# 3 since the evening of 2026-11-29: a cluster written in another language than the corpus's loses that language's function words
 # too ("que", "il", "ang" among a crisis corpus's Spanish, Italian and Tagalog events' key lemmas).
 LISTS = 3
 
