@@ -68,8 +68,9 @@ ENGLISH_FUNCTION = frozenset(ENGLISH_STOP_WORDS - NOT_FUNCTION["en"])
 # The lists' edition, stamped on every table of key lemmas (its ``attrs``, kept in the stored file) so that a
 # table made with older lists can say so: 1 (or no stamp) before 2026-11-29, when an English corpus kept English
 # function words ("after", "over", "their") and lost topic words ("fire"); 2 since. Raise it when the lists change.
-# 3 since the evening of 2026-11-29: a cluster written in another language than the corpus's loses that language's function words
-# too ("que", "il", "ang" among a crisis corpus's Spanish, Italian and Tagalog events' key lemmas).
+# 3 since the evening of 2026-11-29: a cluster written in another language than the corpus's loses that
+# language's function words too ("que", "il", "ang" among a crisis corpus's Spanish, Italian and Tagalog events'
+# key lemmas).
 LISTS = 3
 
 # A cluster is written (partly) in another language when that language's function words (those that are not the
@@ -121,8 +122,9 @@ def other_language_words(counts: sp.spmatrix, vocab: Sequence[str], lang: str, f
     """Per cluster (a row of ``counts``, lemma counts over ``vocab``): the vocabulary indices that are function
     words of another language the cluster is written in, and those languages. A language counts for a cluster
     when its function words that are not already ``function`` (the corpus language's) are at least ``share`` of
-    the cluster's words (each word counted up to :data:`WORD_CAP` of them), and at least half the share of the cluster's most used other language (a Spanish cluster
-    also drops Galician's list, which its words fill nearly as well; an Italian one not Spanish's)."""
+    the cluster's words (each word counted up to :data:`WORD_CAP` of them), and at least half the share of the
+    cluster's most used other language (an Italian event fills Spanish's list a third as much as Italian's: it
+    keeps Spanish's words; a cluster of Spanish and Portuguese texts drops both lists)."""
     word_langs = word_languages()
     names = sorted({lg for langs in word_langs.values() for lg in langs} - {lang})
     col = {lg: j for j, lg in enumerate(names)}
