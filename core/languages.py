@@ -4,14 +4,26 @@ whether the chosen embedding models cover them."""
 from __future__ import annotations
 
 from collections import Counter
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
+import regex
 
 # simplemma keeps only a few dictionaries cached: detecting among many languages reloads them
 # endlessly; these are the languages of the corpora this tool was built for
 CANDIDATES = ("cs", "en", "de")
 NAMES = {"cs": "Czech", "en": "English", "de": "German", "unknown": "unknown"}
+# Other languages a text may be written in, told by their function words (stopwords-iso's lists; simplemma
+# lemmatises each): a Spanish or Italian corpus came out as English and German before, and got the English model
+OTHER = ("es", "it", "pt", "fr", "nl", "pl", "sk", "ru", "uk", "sv", "da", "fi", "hu", "ro", "tr", "id", "tl", "el",
+         "bg", "ca")
+NAMES.update({"es": "Spanish", "it": "Italian", "pt": "Portuguese", "fr": "French", "nl": "Dutch", "pl": "Polish",
+              "sk": "Slovak", "ru": "Russian", "uk": "Ukrainian", "sv": "Swedish", "da": "Danish", "fi": "Finnish",
+              "hu": "Hungarian", "ro": "Romanian", "tr": "Turkish", "id": "Indonesian", "tl": "Tagalog",
+              "el": "Greek", "bg": "Bulgarian", "ca": "Catalan"})
+_NOT_WORDS = regex.compile(r"https?://\S+|www\.\S+|@\w+|#\w+")
+_WORD = regex.compile(r"\p{L}+")
 # Czech function words of 5+ letters, case and diacritics folded (no offline library has a Czech stop
 # list: issue 16). Only for choosing example words, where one such word makes a poor example.
 CS_FUNCTION_WORDS = frozenset("""
@@ -23,9 +35,35 @@ tento tohle tomto tuto tyto vsech vsechno vsichni vzdyt zatim zcela proti podle 
 """.split())
 
 
+@lru_cache(maxsize=4)
+def _function_words(langs: tuple[str, ...]) -> dict[str, frozenset[str]]:
+    import stopwordsiso
+
+    return {lang: frozenset(stopwordsiso.stopwords(lang)) for lang in langs if stopwordsiso.has_lang(lang)}
+
+
+def other_language(text: str, candidates: tuple[str, ...] = CANDIDATES, other: tuple[str, ...] = OTHER) -> str | None:
+    """The language of ``other`` a text is written in, when its words (links, mentions and hashtags left out) are
+    that language's function words at least twice and more often than any candidate's; else None. Measured on
+    400 tweets of each of the crisis corpus's events: 83% of the Venezuelan refinery's found Spanish, 69%
+    of Sardinia's floods Italian, 51% of the Brazilian fire Portuguese; 0-5% of the English events' and 1% of
+    Czech politicians' tweets went to another language."""
+    lists = _function_words(tuple(candidates) + tuple(other))
+    words = _WORD.findall(_NOT_WORDS.sub(" ", text).lower())
+    if len(words) < 2:
+        return None
+    hits = {lang: sum(w in fw for w in words) for lang, fw in lists.items()}
+    best = max((lang for lang in other if lang in hits), key=hits.get, default=None)
+    if best is None or hits[best] < 2 or hits[best] <= max((hits.get(c, 0) for c in candidates), default=0):
+        return None
+    return best
+
+
 def detect(texts: Sequence[str], sample: int = 400, seed: int = 0,
            candidates: tuple[str, ...] = CANDIDATES) -> dict[str, float]:
-    """Share of sampled texts per language (``unknown`` when no candidate fits), largest first."""
+    """Share of sampled texts per language, largest first: one of :data:`OTHER` where its function words
+    outnumber the candidates' (:func:`other_language`), else simplemma's choice among ``candidates``
+    (``unknown`` when none fits)."""
     from simplemma import langdetect
 
     if not len(texts):
@@ -34,6 +72,10 @@ def detect(texts: Sequence[str], sample: int = 400, seed: int = 0,
     idx = rng.choice(len(texts), min(sample, len(texts)), replace=False)
     votes: Counter = Counter()
     for i in idx:
+        other = other_language(str(texts[i]), candidates)
+        if other:
+            votes[other] += 1
+            continue
         found = langdetect(str(texts[i]), lang=candidates)
         best, score = found[0] if found else ("unk", 0)
         votes[best if best != "unk" and score > 0 else "unknown"] += 1

@@ -116,6 +116,37 @@ def test_language_detection_and_model_choice():
     assert languages.coverage_warning({"en": 0.95, "cs": 0.05}, ["default"]) is None
 
 
+def test_a_spanish_or_italian_corpus_is_found_as_such_and_gets_the_multilingual_model_and_spanish_lemmas():
+    """Detection knew Czech, English and German only: the crisis corpus's Venezuelan refinery tweets (mostly
+    Spanish) came out 58% English and 29% German, so `auto` embedded them with the English-only model, no warning
+    said so, and their key lemmas were made with English lemmas ("muertos", "los" kept)."""
+    import pandas as pd
+
+    from core.cluster.keyterms import key_terms
+
+    f = pd.read_csv(shared_file("crisislex_t26.csv"), dtype=str, keep_default_na=False)
+    spanish = f[f["label"] == "2012_Venezuela_refinery"]["text"].tolist()
+    italian = f[f["label"] == "2013_Sardinia_floods"]["text"].tolist()
+    english = f[f["label"] == "2013_Boston_bombings"]["text"].tolist()
+    es, it, en = (languages.detect(t) for t in (spanish, italian, english))
+    assert languages.main_language(es) == "es" and es["es"] > 0.7, es
+    assert languages.main_language(it) == "it" and it["it"] > 0.6, it
+    assert languages.main_language(en) == "en" and en["en"] > 0.85, en
+    assert languages.choose_models(["auto"], es) == [MULTILINGUAL_MODEL]
+    assert languages.choose_models(["auto"], en) != [MULTILINGUAL_MODEL]
+    warning = languages.coverage_warning(es, ["default"])
+    assert warning and "look Spanish" in warning
+    assert languages.other_language("Se registró un fuerte sismo en la costa de Guatemala, dice el servicio") == "es"
+    assert languages.other_language("Explosion at the refinery in Venezuela, dozens dead") is None
+    assert languages.other_language("Vláda dnes schválila nový rozpočet a to je dobře") is None
+    # the key lemmas of a Spanish corpus: Spanish lemmas, without Spanish function words
+    labels = np.zeros(len(spanish), dtype=int)
+    kt = key_terms(spanish, labels, lang=languages.main_language(es), top=20, min_count=5)
+    assert kt.lang == "es"
+    words = set(kt.table.loc[0, "frequent_words"])
+    assert "muerto" in words and not words & {"los", "que", "el", "la", "de", "en", "por"}, words
+
+
 def test_import_warns_before_embedding_a_czech_corpus_with_the_english_model(tmp_path, model, caplog):
     src = slice_csv(shared_file("czech_politicians_tweets_2021.csv"), tmp_path / "cz.csv", 120)
     heard, embedded = [], []
