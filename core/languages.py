@@ -89,6 +89,14 @@ def main_language(shares: dict[str, float]) -> str:
     return known[0] if known else "en"
 
 
+def describe(shares: dict[str, float]) -> str:
+    """The shares as a reader takes them: "Spanish 83%, English 13%; 2 more under 0.5%" (none reads "0%")."""
+    shown = {lang: share for lang, share in shares.items() if share >= 0.005}
+    rest = len(shares) - len(shown)
+    return (", ".join(f"{NAMES.get(lang, lang)} {share:.0%}" for lang, share in shown.items())
+            + (f"; {rest} more under 0.5%" if rest else ""))
+
+
 def of_corpus(manifest: dict, fallback: str = "auto") -> str:
     """The corpus's main language as its import detected it (the manifest's ``languages``), so that key lemmas
     need not detect it again (loading three languages' dictionaries: ~2.5 s the first time in a process);

@@ -139,6 +139,9 @@ def test_a_spanish_or_italian_corpus_is_found_as_such_and_gets_the_multilingual_
     assert languages.other_language("Se registró un fuerte sismo en la costa de Guatemala, dice el servicio") == "es"
     assert languages.other_language("Explosion at the refinery in Venezuela, dozens dead") is None
     assert languages.other_language("Vláda dnes schválila nový rozpočet a to je dobře") is None
+    # the home page's line: no language reads "0%" (Venezuela's sample: 0.3% unknown)
+    assert languages.describe({"es": 0.83, "en": 0.13, "pt": 0.01, "de": 0.007, "unknown": 0.003}) == (
+        "Spanish 83%, English 13%, Portuguese 1%, German 1%; 1 more under 0.5%")
     # the key lemmas of a Spanish corpus: Spanish lemmas, without Spanish function words
     labels = np.zeros(len(spanish), dtype=int)
     kt = key_terms(spanish, labels, lang=languages.main_language(es), top=20, min_count=5)

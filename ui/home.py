@@ -33,8 +33,7 @@ def corpus_summary(name: str) -> None:
     st.text("Models: " + ", ".join(display_name(m) for m in info["models"])
             + (f"; dates shown in {c.timezone} time" if c.has_dates else ""))
     if c.manifest.get("languages"):
-        st.text("Languages (share of a sample): " + ", ".join(
-            f"{languages.NAMES.get(lang, lang)} {share:.0%}" for lang, share in c.manifest["languages"].items()))
+        st.text("Languages (share of a sample): " + languages.describe(c.manifest["languages"]))
     for warning in c.manifest.get("warnings", []):
         st.warning(md(warning, limit=600))
     if "top_authors" in info:
