@@ -56,7 +56,11 @@ NOT_FUNCTION = {"en": frozenset({
     "strana", "ano", "spolu", "design", "email", "téma", "tema", "tipy", "článek", "clanek", "clanku", "clanky",
     "večer", "zprávy", "proc", "teto", "mate", "jím", "chuti", "dál", "jde", "jedou", "děkovat", "děkujeme",
     "děkuji", "prosím", "napište", "napiste", "nedělají", "nedělá", "nedělám", "neděláme", "neděláte", "neděláš",
-    "nestačí", "nevadí", "novy", "sté", "pravé", "prave"})}
+    "nestačí", "nevadí", "novy", "sté", "pravé", "prave"}),
+    # the nouns of the Spanish and Italian lists (a corpus's or a cluster's other language): "forza" named
+    # Sardinia's floods (#forzasardegna); the other languages' lists are taken as stopwords-iso has them
+    "es": frozenset({"tiempo", "trabajo", "día", "lugar", "parte", "fin"}),
+    "it": frozenset({"vita", "paese", "mondo", "forza", "tempo", "anni", "parte", "fine"})}
 # and some it lacks that topped the key lemmas of the Czech politicians' tweets (bench.keyterms)
 MORE_FUNCTION = {"cs": frozenset({"kdyby", "nějaký", "žádný", "nikdy", "vždy", "vždycky", "jo", "ja", "přesně",
                                   "prostě", "fakt", "opravdu", "trochu", "trocha", "tenhle", "takový", "jaký",
@@ -107,12 +111,12 @@ def function_words(lang: str, lemmatise: Lemmatiser) -> frozenset[str]:
 
 @lru_cache(maxsize=1)
 def word_languages() -> dict[str, tuple[str, ...]]:
-    """Each word of stopwords-iso's lists -> the languages whose function word it is."""
+    """Each word of stopwords-iso's lists (less :data:`NOT_FUNCTION`) -> the languages whose function word it is."""
     import stopwordsiso
 
     out: dict[str, list[str]] = defaultdict(list)
     for lang in sorted(stopwordsiso.langs()):
-        for word in stopwordsiso.stopwords(lang):
+        for word in stopwordsiso.stopwords(lang) - NOT_FUNCTION.get(lang, frozenset()):
             out[word].append(lang)
     return {w: tuple(langs) for w, langs in out.items()}
 
