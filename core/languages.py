@@ -46,7 +46,7 @@ def other_language(text: str, candidates: tuple[str, ...] = CANDIDATES, other: t
     """The language of ``other`` a text is written in, when its words (links, mentions and hashtags left out) are
     that language's function words at least twice and more often than any candidate's; else None. Measured on
     400 tweets of each of the crisis corpus's events: 83% of the Venezuelan refinery's found Spanish, 69%
-    of Sardinia's floods Italian, 51% of the Brazilian fire Portuguese; 0-5% of the English events' and 1% of
+    of Sardinia's floods Italian, 51% of the Brazilian fire Portuguese; 0-4% of the English events' and 1% of
     Czech politicians' tweets went to another language."""
     lists = _function_words(tuple(candidates) + tuple(other))
     words = _WORD.findall(_NOT_WORDS.sub(" ", text).lower())
