@@ -35,11 +35,13 @@ tento tohle tomto tuto tyto vsech vsechno vsichni vzdyt zatim zcela proti podle 
 """.split())
 
 
-@lru_cache(maxsize=4)
-def _function_words(langs: tuple[str, ...]) -> dict[str, frozenset[str]]:
+@lru_cache(maxsize=1)
+def stop_lists() -> dict[str, frozenset[str]]:
+    """stopwords-iso's function-word list of each of its languages, read once per process (0.3 s): the
+    detection here, and key lemmas' function words (core.cluster.keyterms), use them."""
     import stopwordsiso
 
-    return {lang: frozenset(stopwordsiso.stopwords(lang)) for lang in langs if stopwordsiso.has_lang(lang)}
+    return {lang: frozenset(stopwordsiso.stopwords(lang)) for lang in sorted(stopwordsiso.langs())}
 
 
 def other_language(text: str, candidates: tuple[str, ...] = CANDIDATES, other: tuple[str, ...] = OTHER) -> str | None:
@@ -48,11 +50,11 @@ def other_language(text: str, candidates: tuple[str, ...] = CANDIDATES, other: t
     400 tweets of each of the crisis corpus's events: 83% of the Venezuelan refinery's found Spanish, 69%
     of Sardinia's floods Italian, 51% of the Brazilian fire Portuguese; 0-4% of the English events' and 1% of
     Czech politicians' tweets went to another language."""
-    lists = _function_words(tuple(candidates) + tuple(other))
+    lists = stop_lists()
     words = _WORD.findall(_NOT_WORDS.sub(" ", text).lower())
     if len(words) < 2:
         return None
-    hits = {lang: sum(w in fw for w in words) for lang, fw in lists.items()}
+    hits = {lang: sum(w in lists[lang] for w in words) for lang in (*candidates, *other) if lang in lists}
     best = max((lang for lang in other if lang in hits), key=hits.get, default=None)
     if best is None or hits[best] < 2 or hits[best] <= max((hits.get(c, 0) for c in candidates), default=0):
         return None

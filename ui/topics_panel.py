@@ -144,8 +144,9 @@ def lemmas_to_make(name: str, corpus: Corpus, stem: str, outdated: bool = False)
     TERMS_UP_TO texts compute them here with a button (the command line's work, core.cluster.jobs.terms); above,
     give the command. Outdated lemmas stay shown until new ones are stored."""
     command = f"`python -m precompute.keyterms --corpus {name} --clustering {stem}`"
-    state = ("These key lemmas were computed with older lists of function words: in English they could name "
-             "words such as “after”, “over” or “their” and miss topic words such as “fire”" if outdated
+    state = ("These key lemmas were computed with older lists of function words: they could name words such "
+             "as English “after” or “their”, or Spanish “que” in a cluster written in Spanish, and miss topic "
+             "words such as “fire”" if outdated
              else "No key lemmas for this clustering yet")
     if corpus.n > TERMS_UP_TO:
         st.warning(f"{state}: {command} (above {TERMS_UP_TO:,} texts they are computed on the command line).")

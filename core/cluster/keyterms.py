@@ -97,26 +97,22 @@ def function_words(lang: str, lemmatise: Lemmatiser) -> frozenset[str]:
     (each word and its lemma), less :data:`NOT_FUNCTION`, plus :data:`MORE_FUNCTION`. English has
     scikit-learn's list less its topic words (:data:`ENGLISH_FUNCTION`, left out in every language's corpus:
     they quote English); a language without a list gets none."""
-    import stopwordsiso
-
+    lists = languages.stop_lists()
     if lang == "en":
         words = ENGLISH_FUNCTION
-    elif not stopwordsiso.has_lang(lang):
+    elif lang not in lists:
         return frozenset()
     else:
-        words = (stopwordsiso.stopwords(lang) - NOT_FUNCTION.get(lang, frozenset())
-                 | MORE_FUNCTION.get(lang, frozenset()))
+        words = lists[lang] - NOT_FUNCTION.get(lang, frozenset()) | MORE_FUNCTION.get(lang, frozenset())
     return frozenset(words | {lemmatise(w) for w in words})
 
 
 @lru_cache(maxsize=1)
 def word_languages() -> dict[str, tuple[str, ...]]:
     """Each word of stopwords-iso's lists (less :data:`NOT_FUNCTION`) -> the languages whose function word it is."""
-    import stopwordsiso
-
     out: dict[str, list[str]] = defaultdict(list)
-    for lang in sorted(stopwordsiso.langs()):
-        for word in stopwordsiso.stopwords(lang) - NOT_FUNCTION.get(lang, frozenset()):
+    for lang, words in languages.stop_lists().items():
+        for word in words - NOT_FUNCTION.get(lang, frozenset()):
             out[word].append(lang)
     return {w: tuple(langs) for w, langs in out.items()}
 
