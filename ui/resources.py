@@ -65,14 +65,21 @@ def _corpus(root: str, name: str, stamp: float) -> Corpus:
 
 @st.cache_resource(show_spinner=False)
 def _warm_key_lemmas(lang: str) -> threading.Thread:
-    """Once per server and language, while the user looks at the first page: a thread imports what key lemmas
-    need (scikit-learn, ~2.3 s cold on 2 cores; Suggest and the word searches use it too) and reads the
-    language's lemma dictionary (0.3-0.7 s) and every language's function words (0.3 s), which the first Scatter
-    map's topic names would otherwise wait for."""
+    """Once per server and language, while the user looks at the first page: what key lemmas need (scikit-learn,
+    ~2.3 s cold on 2 cores; Suggest and the word searches use it too) is imported here, in the page's own thread,
+    and a thread reads the language's lemma dictionary (0.3-0.7 s) and every language's function words (0.3 s),
+    which the first Scatter map's topic names would otherwise wait for.
+
+    The thread imports nothing. It used to import scikit-learn itself, and a page importing it at the same time
+    (Review, Topics) met half-initialised modules: "cannot import name 'clone' from partially initialized module
+    'sklearn.base'" stopped about one first page in six on a new server."""
+    import simplemma  # noqa: F401  (the lemmatiser's package; its dictionaries are read in the thread)
+    import stopwordsiso  # noqa: F401
+
+    from core.cluster.keyterms import Lemmatiser, word_languages
+
     def work():
         try:
-            from core.cluster.keyterms import Lemmatiser, word_languages
-
             word_languages()
             if lang:
                 Lemmatiser(lang)("a")
