@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import access, home, import_form, imports, navigation, picker
+from ui import access, home, import_form, imports, navigation, picker, resources
 
 st.set_page_config(page_title="Semantic Annotator", page_icon="🔎", layout="wide")
 access.gate()
@@ -26,3 +26,5 @@ import_form.demo_offer(name)
 st.divider()
 import_form.draw(name)
 navigation.navigation(nav.container())
+if name is not None:  # drawn: now, while the user reads, what the first key lemmas need
+    resources.warm_key_lemmas(name)

@@ -314,12 +314,13 @@ def test_when_a_text_was_labelled_is_told_in_the_corpus_time_zone():
     assert team_how_line(p, "Europe/Prague") == "alice: KW ‘flood’, 2026-07-02 00:15"  # summer: UTC+2
 
 
-def test_loading_a_corpus_starts_reading_what_the_first_key_lemmas_need(tweets):
+def test_the_home_page_gets_ready_what_the_first_key_lemmas_need_once_drawn(tweets):
     """The Scatter's first map on a new server waited ~2.3 s for scikit-learn's import and the corpus
-    language's lemma dictionary before naming its topics: loading a corpus gets both ready while the user looks
-    at the first page (a fresh process: this one imported scikit-learn long ago). The thread that reads in the
-    background imports nothing: when it imported scikit-learn while the Review page did too, the page stopped on
-    "cannot import name 'clone' from partially initialized module 'sklearn.base'" about one time in six."""
+    language's lemma dictionary before naming its topics: the Home page gets both ready at the end of its run,
+    while the user reads it (a fresh process: this one imported scikit-learn long ago). Loading a corpus does not
+    wait for them, and the thread that reads in the background imports nothing: when it imported scikit-learn
+    while the Review page did too, the page stopped on "cannot import name 'clone' from partially initialized
+    module 'sklearn.base'" about one time in six."""
     import os
     import subprocess
     import sys
@@ -334,18 +335,24 @@ class Who:  # each module imported from now on, and the thread that imported it
         return None
 
 sys.meta_path.insert(0, Who())
+from streamlit.testing.v1 import AppTest
 from ui import resources
 assert "sklearn" not in sys.modules, "the pages' imports do not load scikit-learn themselves"
-c = resources.corpus("tweets")
+resources.corpus("tweets")
+assert "sklearn" not in sys.modules, "loading a corpus waited for scikit-learn"
+at = AppTest.from_file("streamlit_app.py", default_timeout=120).run()
+assert not at.exception, at.exception
 warm = [t for t in threading.enumerate() if t.name == "warm key lemmas"]
 assert warm, "nothing started reading"
 for t in warm:
     t.join(120)
 assert "sklearn" in sys.modules and "core.cluster.keyterms" in sys.modules
 from core.cluster import keyterms
-assert keyterms.word_languages.cache_info().hits + keyterms.word_languages.cache_info().misses, "not read"
+assert keyterms.word_languages.cache_info().currsize == 1, "the function words were not read"
 late = [name for thread, name in Who.seen if thread == "warm key lemmas"]
 assert not late, f"the thread imported {late[:5]}"
+at.run()
+assert not [t for t in threading.enumerate() if t.name == "warm key lemmas" and t not in warm], "read twice"
 """
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300,
                          env={**os.environ, "SEMANNO_DATA": str(tweets)})

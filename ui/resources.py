@@ -59,24 +59,33 @@ def _corpus(root: str, name: str, stamp: float) -> Corpus:
     c = load_corpus(name, Path(root))
     if c.vector_file is not None:  # a large corpus: its store read into the page cache while the user looks
         vectorstore.warm(c.vector_file)
-    _warm_key_lemmas(languages.of_corpus(c.manifest, fallback=""))
     return _settled(c)
 
 
-@st.cache_resource(show_spinner=False)
-def _warm_key_lemmas(lang: str) -> threading.Thread:
-    """Once per server and language, while the user looks at the first page: what key lemmas need (scikit-learn,
-    ~2.3 s cold on 2 cores; Suggest and the word searches use it too) is imported here, in the page's own thread,
-    and a thread reads the language's lemma dictionary (0.3-0.7 s) and every language's function words (0.3 s),
+_WARMED: set[str] = set()
+_WARMING = threading.Lock()
+
+
+def warm_key_lemmas(name: str) -> threading.Thread | None:
+    """At the end of the Home page's run, once per server and language, while the user reads the page: what key
+    lemmas need is imported (scikit-learn, ~2 s cold on 2 cores; Suggest and the word searches use it too), and a
+    thread reads the corpus language's lemma dictionary (0.3-0.7 s) and every language's function words (0.3 s),
     which the first Scatter map's topic names would otherwise wait for.
 
-    The thread imports nothing. It used to import scikit-learn itself, and a page importing it at the same time
-    (Review, Topics) met half-initialised modules: "cannot import name 'clone' from partially initialized module
-    'sklearn.base'" stopped about one first page in six on a new server."""
-    import simplemma  # noqa: F401  (the lemmatiser's package; its dictionaries are read in the thread)
-    import stopwordsiso  # noqa: F401
+    The imports run here, in the page's own thread, after everything is drawn; the thread imports nothing. A
+    thread that imported scikit-learn while a page imported it too (Review, Topics) left the page with
+    half-initialised modules: "cannot import name 'clone' from partially initialized module 'sklearn.base'"
+    stopped about one Review page in six opened on a new server. Importing before the Home page was drawn
+    instead cost it 2.2 s."""
+    lang = languages.of_corpus(corpus(name).manifest, fallback="")
+    with _WARMING:  # two Home pages at once: one imports, the other waits
+        if lang in _WARMED:
+            return None
+        _WARMED.add(lang)
+        import simplemma  # noqa: F401  (the lemmatiser's package; its dictionaries are read in the thread)
+        import stopwordsiso  # noqa: F401
 
-    from core.cluster.keyterms import Lemmatiser, word_languages
+        from core.cluster.keyterms import Lemmatiser, word_languages
 
     def work():
         try:
