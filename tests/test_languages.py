@@ -150,6 +150,27 @@ def test_a_spanish_or_italian_corpus_is_found_as_such_and_gets_the_multilingual_
     assert "muerto" in words and not words & {"los", "que", "el", "la", "de", "en", "por"}, words
 
 
+def test_a_portuguese_corpus_keeps_the_nouns_of_its_stop_list_that_name_the_topic():
+    """stopwords-iso's Portuguese list holds nouns: the Brazilian nightclub fire's key lemmas lost "pessoas" (the
+    victims, in 36 of its 1,000 tweets) and "noite" (the night of the fire), left out as function words; the
+    French list's "gens" (Lac-Mégantic's people) went the same way. Function words still go."""
+    import pandas as pd
+
+    from core.cluster.keyterms import Lemmatiser, function_words, key_terms
+
+    f = pd.read_csv(shared_file("crisislex_t26.csv"), dtype=str, keep_default_na=False)
+    fire = f[f["label"] == "2013_Brazil_nightclub_fire"]["text"].tolist()
+    pt = languages.detect(fire)
+    assert languages.main_language(pt) == "pt", pt
+    kt = key_terms(fire, np.zeros(len(fire), dtype=int), lang="pt", top=40, min_count=5)
+    words = set(kt.table.loc[0, "frequent_words"])
+    assert "pessoa" in words, words
+    assert not words & {"que", "de", "em", "não", "para", "mais"}, words
+    assert not function_words("pt", Lemmatiser("pt")) & {"pessoas", "pessoa", "noite"}
+    french = function_words("fr", Lemmatiser("fr"))
+    assert "gens" not in french and {"les", "pour", "dans"} <= french
+
+
 def test_import_warns_before_embedding_a_czech_corpus_with_the_english_model(tmp_path, model, caplog):
     src = slice_csv(shared_file("czech_politicians_tweets_2021.csv"), tmp_path / "cz.csv", 120)
     heard, embedded = [], []
