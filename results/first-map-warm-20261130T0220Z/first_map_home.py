@@ -16,4 +16,5 @@ with streamlit_server(Path(sys.argv[2]), app_root=tree) as (url, proc), browser_
     t = time.time()
     page.goto(url + "/Scatter")
     page.locator(".js-plotly-plot").first.wait_for(timeout=120_000)
-    print(f"{tree.name} pause {pause:.0f} home drawn {drawn:.1f} s, run over {home:.1f} s, first map {time.time() - t:.1f} s", flush=True)
+    print(f"{tree.name} pause {pause:.0f} home drawn {drawn:.1f} s, run over {home:.1f} s, "
+          f"first map {time.time() - t:.1f} s", flush=True)

@@ -1,3 +1,5 @@
+"""The Review page opened from its address on a server just started, behind the signing-in proxy, N times;
+the page's text, a screenshot and the server log on a failure. Args: CORPUS_DIR N (see README.txt)."""
 import shutil, time, sys, tempfile
 from pathlib import Path
 sys.path.insert(0, ".")
@@ -18,7 +20,8 @@ for it in range(int(sys.argv[2])):
         store.submit("floods", who)
     secret = "review-secret-0123456789"
     env = {"SEMANNO_PROXY_USER_HEADER": "X-Remote-User", "SEMANNO_PROXY_SECRET": secret}
-    with streamlit_server(root, extra_env=env) as (url, _proc), browser_page() as page, running(url, free_port(), "lead", secret) as proxied:
+    with streamlit_server(root, extra_env=env) as (url, _proc), browser_page() as page, \
+            running(url, free_port(), "lead", secret) as proxied:
         t = time.monotonic()
         page.goto(f"{proxied}/Review?corpus=tweets")
         try:
