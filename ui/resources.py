@@ -16,7 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from core import copies, embedsets, hover, languages, paths, plots, timezones, vectorstore
-from core.corpus import Corpus, load_corpus
+from core.corpus import Corpus, CorpusError, load_corpus
 from core.export import group_frame, to_bytes
 from core.embed import pick_device
 from core.search.index import VectorIndex
@@ -77,7 +77,10 @@ def warm_key_lemmas(name: str) -> threading.Thread | None:
     half-initialised modules: "cannot import name 'clone' from partially initialized module 'sklearn.base'"
     stopped about one Review page in six opened on a new server. Importing before the Home page was drawn
     instead cost it 2.2 s."""
-    lang = languages.of_corpus(corpus(name).manifest, fallback="")
+    try:  # the import's set: a picked embedding set's warning is shown once, by the page
+        lang = languages.of_corpus(_corpus(*corpus_key(name)).manifest, fallback="")
+    except CorpusError:  # the page has said why the corpus cannot be opened; nothing to get ready
+        return None
     with _WARMING:  # two Home pages at once: one imports, the other waits
         if lang in _WARMED:
             return None
