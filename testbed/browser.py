@@ -65,8 +65,22 @@ def browser_page(viewport=(1400, 1000)):
         page.set_default_timeout(60_000)
         try:
             yield page
+        except BaseException:
+            tell_what_the_page_shows(page)
+            raise
         finally:
             browser.close()
+
+
+def tell_what_the_page_shows(page, limit: int = 4000) -> None:
+    """On a failure, what the page showed, to stderr (pytest prints it with the failure): a wait that timed out
+    used to say only which element never came, where the page held the error that explained it (a CI run's
+    Review page had stopped on an ImportError)."""
+    try:
+        text = page.locator("body").inner_text(timeout=5_000)
+    except Exception as exc:  # the page or browser is gone: say so, and let the first error speak
+        text = f"(the page could not be read: {exc})"
+    print(f"--- the page at {page.url} showed ---\n{text[:limit]}", file=sys.stderr)
 
 
 IDLE = """() => {

@@ -518,6 +518,19 @@ def test_the_adjudicators_decision_made_in_the_table_survives_a_reload(tmp_path,
         page.get_by_text("(1 of 4 decided)").wait_for(timeout=90_000)
 
 
+def test_a_browser_test_that_fails_tells_what_the_page_showed(capsys):
+    """A CI run's browser test failed with only "Timeout 90000ms exceeded" waiting for the Review page's save
+    button; the page itself held the ImportError that explained it. A failure inside ``browser_page`` now prints
+    the page's text with it."""
+    require_browser()
+    with pytest.raises(TimeoutError):
+        with browser_page() as page:
+            page.set_content("<h1>Review</h1><p>ImportError: cannot import name 'clone'</p>")
+            raise TimeoutError("the save button never came")
+    err = capsys.readouterr().err
+    assert "the page at" in err and "ImportError: cannot import name 'clone'" in err
+
+
 def test_wait_idle_waits_for_the_run_a_click_starts(tmp_path):
     """Every browser test and bench/browser.py waits with ``wait_idle`` for the page's run to end. It used to
     wait for the 'Running…' status widget to go, which this app's minimal toolbar never draws: it returned at
