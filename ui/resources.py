@@ -62,33 +62,29 @@ def _corpus(root: str, name: str, stamp: float) -> Corpus:
     return _settled(c)
 
 
-_WARMED: set[str] = set()
-_WARMING = threading.Lock()
-
-
 def warm_key_lemmas(name: str) -> threading.Thread | None:
     """At the end of the Home page's run, once per server and language, while the user reads the page: what key
     lemmas need is imported (scikit-learn, ~2 s cold on 2 cores; Suggest and the word searches use it too), and a
     thread reads the corpus language's lemma dictionary (0.3-0.7 s) and every language's function words (0.3 s),
     which the first Scatter map's topic names would otherwise wait for.
 
-    The imports run here, in the page's own thread, after everything is drawn; the thread imports nothing. A
-    thread that imported scikit-learn while a page imported it too (Review, Topics) left the page with
-    half-initialised modules: "cannot import name 'clone' from partially initialized module 'sklearn.base'"
-    stopped about one Review page in six opened on a new server. Importing before the Home page was drawn
-    instead cost it 2.2 s."""
+    The imports run in the page's own thread, after everything is drawn; the thread imports nothing. A thread
+    that imported scikit-learn while a page imported it too (Review, Topics) left the page with half-initialised
+    modules: "cannot import name 'clone' from partially initialized module 'sklearn.base'" stopped about one
+    Review page in six opened on a new server. Importing before the Home page was drawn instead cost it 2.2 s."""
     try:  # the import's set: a picked embedding set's warning is shown once, by the page
         lang = languages.of_corpus(_corpus(*corpus_key(name)).manifest, fallback="")
     except CorpusError:  # the page has said why the corpus cannot be opened; nothing to get ready
         return None
-    with _WARMING:  # two Home pages at once: one imports, the other waits
-        if lang in _WARMED:
-            return None
-        _WARMED.add(lang)
-        import simplemma  # noqa: F401  (the lemmatiser's package; its dictionaries are read in the thread)
-        import stopwordsiso  # noqa: F401
+    return _key_lemmas_ready(lang)
 
-        from core.cluster.keyterms import Lemmatiser, word_languages
+
+@st.cache_resource(show_spinner=False)  # once per server and language; two Home pages at once: the other waits
+def _key_lemmas_ready(lang: str) -> threading.Thread:
+    import simplemma  # noqa: F401  (the lemmatiser's package; its dictionaries are read in the thread)
+    import stopwordsiso  # noqa: F401
+
+    from core.cluster.keyterms import Lemmatiser, word_languages
 
     def work():
         try:
