@@ -61,24 +61,39 @@ def other_language(text: str, candidates: tuple[str, ...] = CANDIDATES, other: t
     return best
 
 
+# What detect() knows: 1, Czech, English and German only (imports before 2026-11-29: a Spanish corpus came out English
+# and German); 2, also the languages of OTHER by their function words. A corpus's manifest records its import's.
+EDITION = 2
+
+
+def sample_rows(n: int, sample: int = 400, seed: int = 0) -> np.ndarray:
+    """The rows :func:`detect` reads of ``n`` texts: the same for the same seed, at import and after."""
+    return np.random.default_rng(seed).choice(n, min(sample, n), replace=False)
+
+
 def detect(texts: Sequence[str], sample: int = 400, seed: int = 0,
            candidates: tuple[str, ...] = CANDIDATES) -> dict[str, float]:
     """Share of sampled texts per language, largest first: one of :data:`OTHER` where its function words
     outnumber the candidates' (:func:`other_language`), else simplemma's choice among ``candidates``
     (``unknown`` when none fits)."""
+    if not len(texts):
+        return {}
+    return shares_of([str(texts[i]) for i in sample_rows(len(texts), sample, seed)], candidates)
+
+
+def shares_of(texts: Sequence[str], candidates: tuple[str, ...] = CANDIDATES) -> dict[str, float]:
+    """Share of these texts (a sample, :func:`sample_rows`) per language, largest first (:func:`detect`)."""
     from simplemma import langdetect
 
     if not len(texts):
         return {}
-    rng = np.random.default_rng(seed)
-    idx = rng.choice(len(texts), min(sample, len(texts)), replace=False)
     votes: Counter = Counter()
-    for i in idx:
-        other = other_language(str(texts[i]), candidates)
+    for text in texts:
+        other = other_language(text, candidates)
         if other:
             votes[other] += 1
             continue
-        found = langdetect(str(texts[i]), lang=candidates)
+        found = langdetect(text, lang=candidates)
         best, score = found[0] if found else ("unk", 0)
         votes[best if best != "unk" and score > 0 else "unknown"] += 1
     total = sum(votes.values())
@@ -99,12 +114,24 @@ def describe(shares: dict[str, float]) -> str:
             + (f"; {rest} more under 0.5%" if rest else ""))
 
 
-def of_corpus(manifest: dict, fallback: str = "auto") -> str:
-    """The corpus's main language as its import detected it (the manifest's ``languages``), so that key lemmas
-    need not detect it again (loading three languages' dictionaries: ~2.5 s the first time in a process);
-    ``fallback`` for an import that did not record it."""
-    shares = manifest.get("languages") or {}
+def of_corpus(corpus, fallback: str = "auto") -> str:
+    """A corpus's main language (``corpus.languages``: its import's detection, or today's where that was older),
+    so that key lemmas need not detect it again (loading three languages' dictionaries: ~2.5 s the first time in
+    a process); ``fallback`` for a corpus without texts."""
+    shares = corpus.languages
     return main_language(shares) if shares else fallback
+
+
+def late_warning(corpus) -> str | None:
+    """:func:`coverage_warning` for a corpus whose languages were detected again (``corpus.languages``): its
+    import's detection knew only Czech, English and German, so a Spanish corpus embedded with the English-only
+    model was not warned of. None where the import warned itself or brought its own vectors."""
+    m = corpus.manifest
+    if not corpus.languages_detected_again or "vectors" in m or any("English-only" in w for w in m.get("warnings", [])):
+        return None
+    warning = coverage_warning(corpus.languages, [model["name"] for model in m["models"]])
+    return warning and (warning + " Its import's detection knew only Czech, English and German and did not warn: "
+                        "import it again to embed it with another model.")
 
 
 def choose_models(requested: list[str], shares: dict[str, float]) -> list[str]:

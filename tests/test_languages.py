@@ -206,6 +206,56 @@ def test_home_page_import_shows_the_language_warning(tmp_path, empty_root):
     assert any("Czech" in t.value for t in at.text)  # the detected languages are on the home page
 
 
+def test_a_corpus_imported_before_the_detection_knew_spanish_gets_its_languages_and_warning(tmp_path, empty_root,
+                                                                                            monkeypatch):
+    """A corpus imported before 2026-11-29 keeps what that import's detection (Czech, English and German only) said:
+    the Venezuelan refinery's Spanish tweets read as "English 58%, German 29%" on the Home page, with no word that
+    the English-only model fits them poorly, and their topics were named with English lemmas. Opened today, its
+    languages are detected again once, kept beside its data, and the Home page says what the import did not."""
+    import dataclasses
+    import json
+
+    import pandas as pd
+
+    from core.corpus import LANGUAGES_FILE, load_corpus
+    from tests.test_pages import app
+
+    f = pd.read_csv(shared_file("crisislex_t26.csv"), dtype=str, keep_default_na=False)
+    f[f["label"] == "2012_Venezuela_refinery"].head(150)[["id", "text"]].to_csv(tmp_path / "ve.csv", index=False)
+    import_corpus(ImportSpec(input=tmp_path / "ve.csv", name="ve", models=["default"]), root=empty_root)
+    manifest_file = empty_root / "ve" / "manifest.json"
+    manifest = json.loads(manifest_file.read_text())
+    assert manifest["languages_edition"] == languages.EDITION and "look Spanish" in manifest["warnings"][0]
+    today = manifest["languages"]
+    manifest.pop("languages_edition")  # as the older import wrote it
+    manifest.update(languages={"en": 0.58, "de": 0.29, "unknown": 0.13}, warnings=[])
+    manifest_file.write_text(json.dumps(manifest))
+
+    c = load_corpus("ve", root=empty_root)
+    assert c.languages_detected_again and c.languages == today and languages.of_corpus(c) == "es"
+    assert (c.data_folder / LANGUAGES_FILE).is_file()
+    at = app("streamlit_app.py").run()
+    assert not at.exception, at.exception
+    assert any(t.value.startswith("Languages (share of a sample): Spanish") for t in at.text), [t.value for t in at.text]
+    shown = " ".join(w.value for w in at.warning)
+    assert "look Spanish" in shown and "knew only Czech, English and German" in shown, shown
+    warned = dataclasses.replace(c, manifest={**c.manifest, "warnings": ["40% of texts look Czech, but the embedding "
+                                                                          "model is English-only: ..."]})
+    assert languages.late_warning(warned) is None  # the import warned itself: not twice
+
+    def no_detection(*a, **k):
+        raise AssertionError("detected again")
+
+    monkeypatch.setattr(languages, "shares_of", no_detection)
+    assert load_corpus("ve", root=empty_root).languages == today  # once: then read from beside the data
+    (c.data_folder / LANGUAGES_FILE).write_text("{not json")
+    with pytest.raises(AssertionError, match="detected again"):  # a damaged file: detected again, not a crash
+        _ = load_corpus("ve", root=empty_root).languages
+    manifest.update(languages=today, languages_edition=languages.EDITION)
+    manifest_file.write_text(json.dumps(manifest))
+    assert load_corpus("ve", root=empty_root).languages == today  # today's import: the manifest's, no detection
+
+
 def test_czech_topic_benchmark_removes_every_defining_word():
     import regex
 

@@ -198,7 +198,8 @@ def test_names_and_key_lemmas_take_the_language_the_import_detected(so_corpus, m
     from core import languages
     from core.cluster import jobs, store
 
-    assert languages.of_corpus(so_corpus.manifest) == "en" and languages.of_corpus({}) == "auto"
+    textless = dataclasses.replace(so_corpus, manifest={**so_corpus.manifest, "languages": {}})
+    assert languages.of_corpus(so_corpus) == "en" and languages.of_corpus(textless) == "auto"
     found = topic_map(np.asarray(so_corpus.embeddings))
     detected = topic_names(found, so_corpus.frame["text"])
 
@@ -206,7 +207,7 @@ def test_names_and_key_lemmas_take_the_language_the_import_detected(so_corpus, m
         raise AssertionError("the language was detected again")
 
     monkeypatch.setattr(languages, "detect", no_detection)
-    assert topic_names(found, so_corpus.frame["text"], lang=languages.of_corpus(so_corpus.manifest)) == detected
+    assert topic_names(found, so_corpus.frame["text"], lang=languages.of_corpus(so_corpus)) == detected
     labels = found.labels if len(found.labels) == so_corpus.n else np.arange(so_corpus.n) % 5
     monkeypatch.setattr(store, "labels_for", lambda corpus, stem: labels)
     saved = {}

@@ -32,8 +32,13 @@ def corpus_summary(name: str) -> None:
         cols[4].metric("Last date", f"{info['date_max']:%Y-%m-%d}")
     st.text("Models: " + ", ".join(display_name(m) for m in info["models"])
             + (f"; dates shown in {c.timezone} time" if c.has_dates else ""))
-    if c.manifest.get("languages"):
-        st.text("Languages (share of a sample): " + languages.describe(c.manifest["languages"]))
+    with st.spinner("Detecting the corpus's languages again: its import used an older detection…"):
+        shares = c.languages  # an older import's: detected again once (~1-3 s), then read from beside its data
+    if shares:
+        st.text("Languages (share of a sample): " + languages.describe(shares))
+    late = languages.late_warning(c)  # what an older import's detection did not warn of
+    if late:
+        st.warning(md(late))
     for warning in c.manifest.get("warnings", []):
         st.warning(md(warning, limit=600))
     if "top_authors" in info:

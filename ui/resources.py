@@ -73,7 +73,7 @@ def warm_key_lemmas(name: str) -> threading.Thread | None:
     modules: "cannot import name 'clone' from partially initialized module 'sklearn.base'" stopped about one
     Review page in six opened on a new server. Importing before the Home page was drawn instead cost it 2.2 s."""
     try:  # the import's set: a picked embedding set's warning is shown once, by the page
-        lang = languages.of_corpus(_corpus(*corpus_key(name)).manifest, fallback="")
+        lang = languages.of_corpus(_corpus(*corpus_key(name)), fallback="")
     except CorpusError:  # the page has said why the corpus cannot be opened; nothing to get ready
         return None
     return _key_lemmas_ready(lang)

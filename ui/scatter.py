@@ -58,7 +58,7 @@ def topic_names(corpus_name: str, stamp: str, sketched: str) -> list[str]:
     """The map's topics, each named by its key lemmas (written on the map at the topic's centre)."""
     corpus = resources.corpus(corpus_name)
     return projection.topic_names(_topic_map(corpus_name, stamp, sketched), corpus.frame["text"],
-                                  lang=languages.of_corpus(corpus.manifest))
+                                  lang=languages.of_corpus(corpus))
 
 
 def directions(corpus_name: str, stamp: str, included: tuple, excluded: tuple, view: str, sketched: str

@@ -54,7 +54,7 @@ def terms(corpus: Corpus, stem: str, lang: str = "auto", labels=None, **options)
     """Key lemmas of a stored clustering (``labels``: its labels when already in hand)."""
     labels = store.labels_for(corpus, stem) if labels is None else labels
     if lang == "auto":
-        lang = languages.of_corpus(corpus.manifest)
+        lang = languages.of_corpus(corpus)
     kt = key_terms(corpus.frame["text"].tolist(), labels, lang=lang, **options)
     store.save_terms(corpus.name, stem, kt.table)
     log.info("key lemmas of %d clusters (language %s) -> %s", len(kt.table), kt.lang,
