@@ -6,6 +6,7 @@ Corpus text is untrusted: every text that reaches a hover label goes through ``h
 
 from __future__ import annotations
 
+import functools
 import html
 import textwrap
 from dataclasses import dataclass
@@ -24,7 +25,13 @@ BINS = {"day": "D", "week": "W-MON", "month": "MS"}
 
 def safe_hover(text: str, width: int = 60, max_chars: int = 600) -> str:
     """Escape and wrap a text for a Plotly hover label."""
-    text = text if len(text) <= max_chars else text[:max_chars] + "…"
+    return _wrapped(text if len(text) <= max_chars else text[:max_chars] + "…", width)
+
+
+# The scatter's fixed hover sample (core/hover.py) and its labelled texts are wrapped again at every step of a group:
+# 0.38 s of a 300k scatter's 0.48 s figure (bench/RESULTS.md). Kept cut to max_chars: at most ~5 MB.
+@functools.lru_cache(maxsize=8192)
+def _wrapped(text: str, width: int) -> str:
     lines = textwrap.wrap(text, width) or [""]
     return "<br>".join(html.escape(line) for line in lines)
 
