@@ -124,16 +124,18 @@ def of_corpus(corpus, fallback: str = "auto") -> str:
     return main_language(shares) if shares else fallback
 
 
-def late_warning(corpus) -> str | None:
-    """:func:`coverage_warning` for a corpus whose languages were detected again (``corpus.languages``): its
-    import's detection knew only Czech, English and German, so a Spanish corpus embedded with the English-only
-    model was not warned of. None where the import warned itself or brought its own vectors."""
+def warnings_of(corpus) -> list[str]:
+    """A corpus's warnings as its Home page shows them: its import's; where its languages were detected again
+    (``corpus.languages``: an older import), the import's language warning made again from them. A Spanish corpus
+    that an import knowing only Czech, English and German took for English is warned of, and an import that read
+    links as German no longer warns of German texts."""
     m = corpus.manifest
-    if not corpus.languages_detected_again or "vectors" in m or any("English-only" in w for w in m.get("warnings", [])):
-        return None
+    said = list(m.get("warnings", []))
+    if not corpus.languages_detected_again or "vectors" in m:  # brought vectors: the import chose no model
+        return said
     warning = coverage_warning(corpus.languages, [model["name"] for model in m["models"]])
-    return warning and (warning + " Its import's detection knew only Czech, English and German and did not warn: "
-                        "import it again to embed it with another model.")
+    return [w for w in said if "English-only" not in w] + (
+        [warning + " (Detected again: this corpus's import used an older detection.)"] if warning else [])
 
 
 def choose_models(requested: list[str], shares: dict[str, float]) -> list[str]:

@@ -36,10 +36,7 @@ def corpus_summary(name: str) -> None:
         shares = c.languages  # an older import's: detected again once (~1-3 s), then read from beside its data
     if shares:
         st.text("Languages (share of a sample): " + languages.describe(shares))
-    late = languages.late_warning(c)  # what an older import's detection did not warn of
-    if late:
-        st.warning(md(late))
-    for warning in c.manifest.get("warnings", []):
+    for warning in languages.warnings_of(c):
         st.warning(md(warning, limit=600))
     if "top_authors" in info:
         with st.expander("Top authors"):

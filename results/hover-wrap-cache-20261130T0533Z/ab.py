@@ -15,7 +15,9 @@ labels[np.setdiff1d(np.arange(c.n), rows)[:1854]] = 1
 cold, warm = [], []
 for r in range(7):
     plots._wrapped.cache_clear()
-    t = time.perf_counter(); plots.scatter(xy, labels, c.frame["text"], hover=hover); cold.append(time.perf_counter() - t)
-    t = time.perf_counter(); plots.scatter(xy, labels, c.frame["text"], hover=hover); warm.append(time.perf_counter() - t)
+    for times in (cold, warm):
+        t = time.perf_counter()
+        plots.scatter(xy, labels, c.frame["text"], hover=hover)
+        times.append(time.perf_counter() - t)
 print("cache emptied: median %.3f s %s" % (statistics.median(cold), [round(x, 3) for x in cold]))
 print("cache kept:    median %.3f s %s" % (statistics.median(warm), [round(x, 3) for x in warm]))

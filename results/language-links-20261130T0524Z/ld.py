@@ -26,7 +26,9 @@ sets["troll 300k"] = tr["text"].sample(800, random_state=0).tolist()
 cz = pd.read_csv("../shared/data/czech_politicians_tweets_2021.csv", dtype=str, keep_default_na=False)
 sets["czech politicians"] = cz["text"].sample(800, random_state=0).tolist()
 cr = pd.read_csv("../shared/data/crisislex_t26.csv", dtype=str, keep_default_na=False)
-for ev in ["2013_Boston_bombings", "2012_Colorado_wildfires", "2013_Alberta_floods", "2013_Queensland_floods", "2012_Venezuela_refinery", "2013_Russia_meteor", "2012_Italy_earthquakes", "2013_Lac_Megantic_train_crash"]:
+EVENTS = ["2013_Boston_bombings", "2012_Colorado_wildfires", "2013_Alberta_floods", "2013_Queensland_floods",
+          "2012_Venezuela_refinery", "2013_Russia_meteor", "2012_Italy_earthquakes", "2013_Lac_Megantic_train_crash"]
+for ev in EVENTS:
     s = cr[cr.label == ev]["text"]
     if len(s): sets[ev] = s.sample(min(400, len(s)), random_state=0).tolist()
 for name, texts in sets.items():
