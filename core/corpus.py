@@ -148,11 +148,12 @@ LEGACY_DATA = ("corpus.parquet", "embeddings.npy")  # imports before generations
 
 def remove_stale_generations(folder: Path, current: str) -> None:
     """Delete data the manifest no longer names: older generations, an unfinished one left by a
-    killed import, and the flat files of imports made before generations. Never groups.sqlite."""
+    killed import, and the flat files of imports made before generations (with the languages detected again
+    for such an import, Corpus.languages). Never groups.sqlite."""
     for p in folder.iterdir():
         if p.is_dir() and p.name.startswith("gen-") and p.name != current:
             shutil.rmtree(p, ignore_errors=True)
-        elif p.name in LEGACY_DATA or (p.name.startswith("words-v") and p.suffix == ".npz"):
+        elif p.name in (*LEGACY_DATA, LANGUAGES_FILE) or (p.name.startswith("words-v") and p.suffix == ".npz"):
             p.unlink(missing_ok=True)
 
 

@@ -134,7 +134,7 @@ def warnings_of(corpus) -> list[str]:
     if not corpus.languages_detected_again or "vectors" in m:  # brought vectors: the import chose no model
         return said
     warning = coverage_warning(corpus.languages, [model["name"] for model in m["models"]])
-    return [w for w in said if "English-only" not in w] + (
+    return [w for w in said if ENGLISH_ONLY not in w] + (
         [warning + " (Detected again: this corpus's import used an older detection.)"] if warning else [])
 
 
@@ -145,6 +145,9 @@ def choose_models(requested: list[str], shares: dict[str, float]) -> list[str]:
 
     auto = DEFAULT_MODEL if main_language(shares) == "en" else MULTILINGUAL_MODEL
     return [auto if m == "auto" else m for m in requested]
+
+
+ENGLISH_ONLY = "the embedding model is English-only"  # how a language warning is told from any other
 
 
 def coverage_warning(shares: dict[str, float], models: list[str], threshold: float = 0.3) -> str | None:
@@ -158,5 +161,5 @@ def coverage_warning(shares: dict[str, float], models: list[str], threshold: flo
     if sum(other.values()) < threshold:
         return None
     lang, share = max(other.items(), key=lambda t: t[1])
-    return (f"{round(100 * share)}% of texts look {NAMES.get(lang, lang)}, but the embedding model is English-only: "
+    return (f"{round(100 * share)}% of texts look {NAMES.get(lang, lang)}, but {ENGLISH_ONLY}: "
             f"semantic search will work poorly. Use the model {MULTILINGUAL_MODEL!r} (or 'auto').")
