@@ -91,35 +91,20 @@ class Corpus:
     def has_authors(self) -> bool:
         return bool("author" in self.frame.columns and (self.frame["author"] != "").any())
 
-    @cached_property
-    def languages(self) -> dict[str, float]:
-        """Share of a sample of its texts per language, by today's detection: the manifest's where its import
-        detected them so (``languages.EDITION``); for an older import, detected again on the import's sample
-        once and kept beside its data (an import before 2026-11-29 took a Spanish corpus for English and
-        German: the wrong lemmas for its topics, no word that its English-only model fits it poorly)."""
-        if self.manifest.get("languages_edition") == languages.EDITION:
-            return dict(self.manifest.get("languages") or {})
-        kept = self.data_folder / LANGUAGES_FILE
-        try:
-            found = json.loads(kept.read_text(encoding="utf-8"))
-            if found["edition"] == languages.EDITION and all(
-                    isinstance(v, float) and 0 <= v <= 1 for v in found["shares"].values()):
-                return found["shares"]
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            pass  # none yet, or not readable: detected again
-        seed = self.manifest.get("options", {}).get("seed", 0)
-        rows = languages.sample_rows(self.n, seed=seed if isinstance(seed, int) and seed >= 0 else 0)
-        shares = languages.shares_of([str(t) for t in self.frame["text"].take(rows).tolist()])
-        try:
-            save_json(kept, {"edition": languages.EDITION, "shares": shares})
-        except OSError:  # a read-only data folder: detected again in the next process
-            pass
-        return shares
-
     @property
     def languages_detected_again(self) -> bool:
-        """Whether :attr:`languages` are not the import's own (its detection was older)."""
+        """Whether :attr:`languages` are not the import's own: its detection was older (``languages.EDITION``)."""
         return self.manifest.get("languages_edition") != languages.EDITION
+
+    @cached_property
+    def languages(self) -> dict[str, float]:
+        """Share of a sample of its texts per language, by today's detection: the manifest's, or for an older
+        import detected again once and kept beside its data (:func:`languages.kept_or_detected`)."""
+        if not self.languages_detected_again:
+            return dict(self.manifest.get("languages") or {})
+        seed = self.manifest.get("options", {}).get("seed", 0)
+        return languages.kept_or_detected(self.data_folder, self.frame["text"],
+                                          seed if isinstance(seed, int) and seed >= 0 else 0)
 
     def rows_of(self, ids: Sequence[str]) -> np.ndarray:
         """Row positions of corpus ids; ids not in the corpus are dropped."""
@@ -142,7 +127,6 @@ class Corpus:
         return [str(i) for i in self.frame["id"].take(rows).tolist()] if len(rows) else []
 
 
-LANGUAGES_FILE = "languages.json"  # an older import's languages, detected again (Corpus.languages)
 LEGACY_DATA = ("corpus.parquet", "embeddings.npy")  # imports before generations kept these flat
 
 
@@ -153,7 +137,7 @@ def remove_stale_generations(folder: Path, current: str) -> None:
     for p in folder.iterdir():
         if p.is_dir() and p.name.startswith("gen-") and p.name != current:
             shutil.rmtree(p, ignore_errors=True)
-        elif p.name in (*LEGACY_DATA, LANGUAGES_FILE) or (p.name.startswith("words-v") and p.suffix == ".npz"):
+        elif p.name in (*LEGACY_DATA, languages.FILE) or (p.name.startswith("words-v") and p.suffix == ".npz"):
             p.unlink(missing_ok=True)
 
 

@@ -3,12 +3,19 @@ whether the chosen embedding models cover them."""
 
 from __future__ import annotations
 
+import json
+import logging
 from collections import Counter
 from functools import lru_cache
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 import regex
+
+from core.atomic import save_json
+
+log = logging.getLogger(__name__)
 
 # simplemma keeps only a few dictionaries cached: detecting among many languages reloads them
 # endlessly; these are the languages of the corpora this tool was built for
@@ -71,6 +78,32 @@ EDITION = 3
 def sample_rows(n: int, sample: int = 400, seed: int = 0) -> np.ndarray:
     """The rows :func:`detect` reads of ``n`` texts: the same for the same seed, at import and after."""
     return np.random.default_rng(seed).choice(n, min(sample, n), replace=False)
+
+
+FILE = "languages.json"  # an older import's languages by today's detection, in its data folder
+
+
+def kept_or_detected(data: Path, texts, seed: int = 0) -> dict[str, float]:
+    """An older import's languages by today's detection (an import before 2026-11-29 took a Spanish corpus for
+    English and German: the wrong lemmas for its topics, and no warning that its English-only model fits it
+    poorly): read from :data:`FILE` in its data folder, else detected on the import's own sample rows of ``texts``
+    (its text column: only those rows are read) and saved there."""
+    f = Path(data) / FILE
+    if f.exists():
+        try:
+            kept = json.loads(f.read_text(encoding="utf-8"))
+            if kept["edition"] == EDITION and all(isinstance(v, float) and 0 <= v <= 1
+                                                  for v in kept["shares"].values()):
+                return kept["shares"]
+            log.info("%s holds an older detection's languages; detecting them again", f)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            log.warning("%s is unreadable (%s); detecting the languages again", f, exc)
+    shares = shares_of([str(t) for t in texts.take(sample_rows(len(texts), seed=seed)).tolist()])
+    try:
+        save_json(f, {"edition": EDITION, "shares": shares})
+    except OSError as exc:  # a read-only data root: detected again in the next process
+        log.warning("could not save the languages to %s (%s)", f, exc)
+    return shares
 
 
 def detect(texts: Sequence[str], sample: int = 400, seed: int = 0,

@@ -217,7 +217,8 @@ def test_a_corpus_imported_before_the_detection_knew_spanish_gets_its_languages_
 
     import pandas as pd
 
-    from core.corpus import LANGUAGES_FILE, load_corpus
+    from core.corpus import load_corpus
+    from core.languages import FILE as LANGUAGES_FILE
     from tests.test_pages import app
 
     f = pd.read_csv(shared_file("crisislex_t26.csv"), dtype=str, keep_default_na=False)
