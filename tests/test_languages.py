@@ -279,6 +279,29 @@ def test_links_and_headlines_do_not_pass_for_german():
     assert languages.detect(["https://t.co/abc @someone #tag"]) == {"unknown": 1.0}  # no words: not a language
 
 
+def test_russian_headlines_and_retweets_of_handles_are_named_as_twitter_tagged_them():
+    """The scale corpus carries Twitter's own language tag per tweet. Russian headlines without function words
+    ("Путин 18 августа посетит Севастополь") came out unknown or Czech, and English retweets of handles
+    ("RT TheGreatFeather: 2Chron169 realDonaldTrump") or one word ("Wow.") came out Czech."""
+    import pandas as pd
+
+    frame = pd.read_csv(shared_file("russian_troll_tweets_recent300k.csv"), usecols=["text", "language"],
+                        dtype=str, keep_default_na=False, nrows=20000)
+    russian = frame[frame["language"] == "Russian"]["text"].head(300).tolist()
+    english = frame[frame["language"] == "English"]["text"].head(1200).tolist()
+    shares = languages.shares_of(english + russian)
+    assert shares["ru"] >= 0.19 and shares.get("cs", 0) <= 0.004, shares  # 300 of 1,500 are Russian: 0.2
+    ru = [languages.language_of(t) for t in russian]
+    assert ru.count("ru") >= 0.9 * len(ru), pd.Series(ru).value_counts().to_dict()
+    assert languages.language_of("Путин 18 августа посетит Севастополь https://t.co/kPPrN1Hp9c") == "ru"
+    assert languages.language_of("Уряд України ухвалив рішення") == "uk"
+    assert languages.language_of("RT TheGreatFeather: 2Chron169 realDonaldTrump  https://t.co/5zOOlMwBdQ") == "unknown"
+    assert languages.language_of("Wow.") == "unknown"  # Czech, English and German all know it: not told apart
+    assert languages.language_of("Wow.", prior=["en", "de"]) == "en"  # ... so the corpus's main language has it
+    assert languages.shares_of(["Amen", "Hlasujte pro nás", "Dobrý den, vážení"]) == {"cs": 1.0}
+    assert languages.language_of("Ahoj, jak se máš?") == "cs"
+
+
 def test_czech_topic_benchmark_removes_every_defining_word():
     import regex
 
