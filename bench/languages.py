@@ -4,9 +4,9 @@ Two corpora in ../shared/data carry Twitter's own language tag per tweet: the sc
 German 7%, Russian 4%, ...) and Czech politicians' tweets (`lang`: cs 93%, und 5%, en 1%, ...). Twitter's tags are
 not perfect ("Guten Morgen! #Berlin" is tagged Norwegian), so agreement is a floor for accuracy, not accuracy.
 Untagged rows ("und") and tags the detection cannot name (see core.languages.NAMES) are left out of the rate and
-counted apart. A text two languages fit as well ("Wow.") goes to the one more of the sample is in, as
-on the Home page. Prints, per corpus: agreement over sampled tagged rows, recall per common tag, the shares the Home page
-would show beside the tags' own shares, and milliseconds per 1,000 texts.
+counted apart. A text two languages fit as well ("Wow.") goes to the one more of the sample is in, as on the Home
+page. Prints, per corpus: agreement over sampled tagged rows, recall per common tag, the shares the Home page would
+show beside the tags' own shares, and milliseconds per 1,000 texts.
 
     PYTHONPATH=. .venv/bin/python bench/languages.py [--rows 4000] [--seed 0]
 """
