@@ -239,6 +239,7 @@ def test_a_corpus_imported_before_the_detection_knew_spanish_gets_its_languages_
     assert not at.exception, at.exception
     lines = [t.value for t in at.text]
     assert any(line.startswith("Languages (share of a sample): Spanish") for line in lines), lines
+    assert any("'unknown': a text with no word" in t.proto.help for t in at.text)  # what "unknown" means, on hover
     shown = " ".join(w.value for w in at.warning)
     assert "look Spanish" in shown and "Detected again" in shown, shown
     for stale in ("40% of texts look Czech, but the embedding model is English-only: ...",  # the older import's

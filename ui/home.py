@@ -35,7 +35,7 @@ def corpus_summary(name: str) -> None:
     with st.spinner("Detecting the corpus's languages again: its import used an older detection…"):
         shares = c.languages  # an older import's: detected again once (~1-3 s), then read from beside its data
     if shares:
-        st.text("Languages (share of a sample): " + languages.describe(shares))
+        st.text("Languages (share of a sample): " + languages.describe(shares), help=languages.HOW)
     for warning in languages.warnings_of(c):
         st.warning(md(warning, limit=600))
     if "top_authors" in info:
