@@ -171,6 +171,23 @@ def test_a_portuguese_corpus_keeps_the_nouns_of_its_stop_list_that_name_the_topi
     assert "gens" not in french and {"les", "pour", "dans"} <= french
 
 
+def test_russian_key_lemmas_keep_russia_and_moscow():
+    """stopwords-iso's Russian list holds "россия" and "москва": in the scale corpus's Russian tweets "россии"
+    (lemma "россия") is among the most used words, yet it was left out of their key lemmas as a function word."""
+    import pandas as pd
+
+    from core.cluster.keyterms import key_terms
+
+    f = pd.read_csv(shared_file("russian_troll_tweets_recent300k.csv"), usecols=["text", "language"], dtype=str,
+                    keep_default_na=False, nrows=60000)
+    ru = f[f["language"] == "Russian"]["text"].head(2000).tolist()
+    assert languages.main_language(languages.detect(ru)) == "ru"
+    kt = key_terms(ru, np.zeros(len(ru), dtype=int), lang="ru", top=40, min_count=5)
+    words = kt.table.loc[0, "frequent_words"]
+    assert "россия" in words[:5] and {"москва", "город"} <= set(words), words
+    assert not set(words) & {"в", "на", "и", "что", "это", "из-за", "год"}, words
+
+
 def test_import_warns_before_embedding_a_czech_corpus_with_the_english_model(tmp_path, model, caplog):
     src = slice_csv(shared_file("czech_politicians_tweets_2021.csv"), tmp_path / "cz.csv", 120)
     heard, embedded = [], []
