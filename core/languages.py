@@ -76,11 +76,10 @@ def other_language(text: str, candidates: tuple[str, ...] = CANDIDATES, other: t
 # What detect() knows: 1, Czech, English and German only (imports before 2026-11-29: a Spanish corpus came out English
 # and German); 2, also the languages of OTHER by their function words; 3, links, mentions and hashtags left out of
 # simplemma's reading too ("https", "t.co" and Title Case headlines read as German: the scale corpus's English troll
-# tweets came out 58% English, 38% German). 4, the alphabet (Russian headlines without
-# function words came out unknown or Czech), Twitter's markup left out ("RT name:", handles without @), and a text two
-# candidates fit as well ("Wow.") given to the corpus's more common one, not to Czech: the scale corpus's texts agree
-# with Twitter's own tags 96.1% -> 97.3%, Russian ones 71% -> 95% (bench/languages.py). A corpus's manifest records
-# its import's.
+# tweets came out 58% English, 38% German); 4, the alphabet too (Russian headlines without function words came out
+# unknown or Czech), Twitter's markup left out ("RT name:", handles without @), and a text two candidates fit as well
+# ("Wow.") given to the corpus's more common one, not to Czech: the scale corpus's texts agree with Twitter's own
+# tags 96.1% -> 97.3%, Russian ones 71% -> 95% (bench/languages.py). A corpus's manifest records its import's.
 EDITION = 4
 
 
