@@ -8,19 +8,20 @@ counted apart. A text two languages fit as well ("Wow.") goes to the one more of
 page. Prints, per corpus: agreement over sampled tagged rows, recall per common tag, the shares the Home page would
 show beside the tags' own shares, and milliseconds per 1,000 texts.
 
-    PYTHONPATH=. .venv/bin/python bench/languages.py [--rows 4000] [--seed 0]
+    python -m bench.languages [--rows 4000] [--seed 0]     (-> results/languages-<UTC>/)
 """
 from __future__ import annotations
 
 import argparse
+import sys
 import time
-from functools import partial
 from collections import Counter
-from pathlib import Path
+from functools import partial
 
 import pandas as pd
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+from testbed.common import SHARED, emit, run_folder
+
 # the scale corpus names its languages in English; Czech politicians' tags are Twitter's codes ("in": Indonesian)
 TAG_CODES = {"English": "en", "German": "de", "Russian": "ru", "Italian": "it", "Ukrainian": "uk", "Spanish": "es",
              "Bulgarian": "bg", "Portuguese": "pt", "Dutch": "nl", "French": "fr", "Finnish": "fi", "Romanian": "ro",
@@ -32,7 +33,7 @@ CORPORA = {"scale corpus (troll tweets)": ("russian_troll_tweets_recent300k.csv"
 
 def tagged_sample(file: str, column: str, rows: int, seed: int) -> pd.DataFrame:
     """``rows`` rows at random with Twitter's tag as a code in ``tag`` (None where untagged)."""
-    frame = pd.read_csv(DATA / file, usecols=["text", column], dtype=str, keep_default_na=False)
+    frame = pd.read_csv(SHARED / file, usecols=["text", column], dtype=str, keep_default_na=False)
     frame = frame.sample(min(rows, len(frame)), random_state=seed)
     tags = frame[column].map(lambda t: TAG_CODES.get(t, t if len(t) == 2 else None))
     return pd.DataFrame({"text": frame["text"].tolist(), "tag": tags.where(frame[column] != "und", None).tolist()})
@@ -57,20 +58,24 @@ def measure(language_of, sample: pd.DataFrame, names: dict[str, str]) -> dict:
             "ms per 1,000 texts": round(ms_per_1000)}
 
 
-def main() -> None:
+def main(argv=None) -> None:
     from core import languages
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.languages", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=4000, help="sampled rows per corpus")
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
-    if not DATA.is_dir():
-        raise SystemExit(f"{DATA} is missing: this benchmark reads the shared corpora")
+    args = parser.parse_args(argv)
+    missing = [file for file, _ in CORPORA.values() if not (SHARED / file).is_file()]
+    if missing:
+        sys.exit(f"bench.languages needs {', '.join(missing)} in {SHARED}")
+    run_folder("languages", sys.argv if argv is None else ["bench/languages.py", *argv])
     languages.language_of("warm up the dictionaries")
     for name, (file, column) in CORPORA.items():
         sample = tagged_sample(file, column, args.rows, args.seed)
         prior = list(languages.shares_of(sample["text"].tolist()))  # ties go to the corpus's more common language
-        print(name, measure(partial(languages.language_of, prior=prior), sample, languages.NAMES))
+        emit(op="language_agreement", corpus=name, rows=args.rows, seed=args.seed,
+             **measure(partial(languages.language_of, prior=prior), sample, languages.NAMES))
 
 
 if __name__ == "__main__":

@@ -79,7 +79,8 @@ def other_language(text: str, candidates: tuple[str, ...] = CANDIDATES, other: t
 # tweets came out 58% English, 38% German); 4, the alphabet too (Russian headlines without function words came out
 # unknown or Czech), Twitter's markup left out ("RT name:", handles without @), and a text two candidates fit as well
 # ("Wow.") given to the corpus's more common one, not to Czech: the scale corpus's texts agree with Twitter's own
-# tags 96.1% -> 97.3%, Russian ones 71% -> 95% (bench/languages.py). A corpus's manifest records its import's.
+# tags 96.1% -> 97.3%, Russian ones 71% -> 95% (python -m bench.languages). A corpus's manifest records its
+# import's.
 EDITION = 4
 
 

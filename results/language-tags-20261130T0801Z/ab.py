@@ -7,7 +7,8 @@ from collections import Counter
 from functools import partial
 import pandas as pd
 from simplemma import langdetect
-from bench.languages import CORPORA, DATA, measure, tagged_sample
+from bench.languages import CORPORA, measure, tagged_sample
+from testbed.common import SHARED as DATA
 from core import languages
 from core.languages import _NOT_WORDS, CANDIDATES, NAMES, other_language
 
