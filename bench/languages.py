@@ -35,8 +35,8 @@ def tagged_sample(file: str, column: str, rows: int, seed: int) -> pd.DataFrame:
     """``rows`` rows at random with Twitter's tag as a code in ``tag`` (None where untagged)."""
     frame = pd.read_csv(SHARED / file, usecols=["text", column], dtype=str, keep_default_na=False)
     frame = frame.sample(min(rows, len(frame)), random_state=seed)
-    tags = frame[column].map(lambda t: TAG_CODES.get(t, t if len(t) == 2 else None))
-    return pd.DataFrame({"text": frame["text"].tolist(), "tag": tags.where(frame[column] != "und", None).tolist()})
+    tags = frame[column].map(lambda t: TAG_CODES.get(t, t if len(t) == 2 else None))  # "und", untagged: None
+    return pd.DataFrame({"text": frame["text"].tolist(), "tag": tags.tolist()})
 
 
 def measure(language_of, sample: pd.DataFrame, names: dict[str, str]) -> dict:
@@ -54,7 +54,8 @@ def measure(language_of, sample: pd.DataFrame, names: dict[str, str]) -> dict:
             "left out (untagged or unnamed)": total - len(rows), "recall per tag": recall,
             "most common disagreements (tag, detected)": wrong,
             "detected shares": {k: round(v / total, 3) for k, v in Counter(found).most_common(5)},
-            "tags' shares": {k: round(v / total, 3) for k, v in Counter(sample["tag"].fillna("und")).most_common(5)},
+            "tags' shares": {k: round(v / total, 3)  # untagged, or a tag without a code here: "none"
+                              for k, v in Counter(sample["tag"].fillna("none")).most_common(5)},
             "ms per 1,000 texts": round(ms_per_1000)}
 
 
