@@ -10,11 +10,12 @@ from simplemma import langdetect
 from bench.languages import CORPORA, measure, tagged_sample
 from testbed.common import SHARED as DATA
 from core import languages
-from core.languages import _NOT_WORDS, CANDIDATES, NAMES, other_language
+from core.languages import _NOT_WORDS, CANDIDATES, NAMES
 
 
-def edition_3(text):
-    other = other_language(text, CANDIDATES)
+def edition_3(text):  # its function-word step read the text without links, mentions and hashtags only
+    other = languages._by_function_words(languages._WORD.findall(_NOT_WORDS.sub(" ", text).lower()), CANDIDATES,
+                                         languages.OTHER)
     if other:
         return other
     found = langdetect(_NOT_WORDS.sub(" ", text), lang=CANDIDATES)
