@@ -508,7 +508,9 @@ def test_topics_page(tweets):
     assert any("of 20 clusters" in c.value for c in at.caption)
     assert "IOU" in at.metric[0].label
     table = at.dataframe[1].value
-    assert table["size"].sum() == 2000 and (table["ctfidf_terms"].str.len() > 0).all()
+    named = table["ctfidf_terms"].str.len() > 0  # a cluster with no word in 3 of its texts (links, emoji) has none
+    assert table["size"].sum() == 2000 and named.mean() >= 0.9 and (table["sample_text"].str.len() > 0).all()
+    print("clusters without key lemmas:", table.loc[~named, ["size", "sample_text"]].to_dict("records"))
     lemma = table["ctfidf_terms"].iloc[0].split(", ")[0]
     at.text_input(key="tp_lemma").set_value(lemma).run()
     filtered = at.dataframe[1].value
@@ -698,7 +700,7 @@ def test_topics_page_offers_to_compute_again_key_lemmas_made_with_older_function
 
     at = app("pages/4_Topics.py").run()
     assert not at.exception
-    assert any("computed with older lists of function words" in w.value for w in at.warning)
+    assert any("computed the older way" in w.value and "just one of the" in w.value for w in at.warning)
     table = next(d.value for d in at.dataframe if "ctfidf_terms" in d.value)
     old_words = table["ctfidf_terms"].map(lambda t: "after" in str(t) and "over" in str(t))
     assert old_words.all()  # still shown meanwhile

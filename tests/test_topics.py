@@ -218,3 +218,30 @@ def test_a_cluster_in_another_language_loses_that_languages_function_words_and_a
     assert "fire" in table.loc[3, "frequent_words"][:5] and "marathon" in table.loc[4, "frequent_words"][:5]
     without = key_terms(f["text"].tolist(), labels, lang="en", top=15, min_count=5, stop_words=False)
     assert set(without.table.loc[0, "frequent_words"]) & stopwordsiso.stopwords("es"), "the slice shows the fault"
+
+
+def test_a_key_lemma_is_written_in_several_of_its_clusters_texts():
+    """c-TF-IDF scored a word of one text highest of all in a cluster of short texts (its corpus frequency is 1):
+    the Czech politicians' links-and-emoji cluster was named "favourite · book · observer", each word in one of
+    its texts. A key lemma is now written in at least MIN_TEXTS of its cluster's texts, and a topic keeps its
+    words."""
+    from core.cluster.keyterms import MIN_TEXTS, lemmatised
+
+    f = pd.read_csv(shared_file("czech_politicians_tweets_2021.csv"), dtype=str, keep_default_na=False).iloc[:4000]
+    text = f["text"].str.lower()
+    words = text.str.replace(r"https?://\S+|@\w+", " ", regex=True).str.count(r"\w{3,}")
+    labels = np.select([words <= 1, text.str.contains("očkov|vakcín")], [1, 2], 0)  # one word or none; vaccines
+    lem = Lemmatiser("cs")
+    held = [set(d) for d in lemmatised(f["text"].tolist(), lem)[0]]
+
+    def written_in(kt):
+        return {(c, w): sum(w in held[i] for i in np.flatnonzero(labels == c))
+                for c, terms in zip(kt.table["cluster"], kt.table["ctfidf_terms"]) for w in terms}
+
+    before = written_in(key_terms(f["text"].tolist(), labels, lang="cs", top=10, min_count=5, min_texts=1))
+    assert [w for (c, w), n in before.items() if c == 1 and n == 1], before  # the slice shows the fault
+    kt = key_terms(f["text"].tolist(), labels, lang="cs", top=10, min_count=5)
+    after = written_in(kt)
+    assert all(n >= MIN_TEXTS for n in after.values()), {k: n for k, n in after.items() if n < MIN_TEXTS}
+    vaccines = kt.table.set_index("cluster").loc[2, "ctfidf_terms"]
+    assert len(vaccines) == 10 and {lem("očkovat"), lem("dávka")} <= set(vaccines[:5]), vaccines

@@ -52,7 +52,8 @@ TABLE_COLUMNS = {
     "ctfidf_terms": st.column_config.TextColumn(
         "key lemmas (c-TF-IDF)", help="The cluster's most distinctive lemmas: frequent in it, rare in the corpus "
         "(class-based TF-IDF, as BERTopic), function words of the corpus's language, of English and of the "
-        "cluster's other language left out"),
+        "cluster's other language left out. Each is written in at least 3 of the cluster's texts: empty where no "
+        "word is (links and emoji, or a few texts in another language): read its most used words and sample text"),
     "frequent_words": st.column_config.TextColumn(
         "most used words", help="The cluster's most used lemmas, the corpus's common ones included; the lemma "
         "filter searches them too"),
@@ -140,13 +141,13 @@ def cluster_form(name: str, corpus: Corpus) -> None:
 
 def lemmas_to_make(name: str, corpus: Corpus, stem: str, outdated: bool = False) -> None:
     """A stored clustering without key lemmas (made on the command line with them turned off, or by an older
-    version), or with key lemmas made with older function-word lists (``outdated``): say so, and up to
+    version), or with key lemmas made with older lists or ranking (``outdated``): say so, and up to
     TERMS_UP_TO texts compute them here with a button (the command line's work, core.cluster.jobs.terms); above,
     give the command. Outdated lemmas stay shown until new ones are stored."""
     command = f"`python -m precompute.keyterms --corpus {name} --clustering {stem}`"
-    state = ("These key lemmas were computed with older lists of function words: they could name words such "
-             "as English “after” or “their”, or Spanish “que” in a cluster written in Spanish, and miss topic "
-             "words such as “fire”" if outdated
+    state = ("These key lemmas were computed the older way: they could name words such as English “after” or "
+             "“their”, Spanish “que” in a cluster written in Spanish, or a word written in just one of the "
+             "cluster's texts, and miss topic words such as “fire”" if outdated
              else "No key lemmas for this clustering yet")
     if corpus.n > TERMS_UP_TO:
         st.warning(f"{state}: {command} (above {TERMS_UP_TO:,} texts they are computed on the command line).")

@@ -89,8 +89,16 @@ ENGLISH_FUNCTION = frozenset(ENGLISH_STOP_WORDS - NOT_FUNCTION["en"])
 # 3 since the evening of 2026-11-29: a cluster written in another language than the corpus's loses that
 # language's function words too ("que", "il", "ang" among a crisis corpus's Spanish, Italian and Tagalog events'
 # key lemmas). 4 since 2026-11-30: the nouns of the Portuguese, French and German lists stay lemmas. 5 since
-# 2026-11-30 (morning): the Russian list's too ("россия", "москва").
-LISTS = 5
+# 2026-11-30 (morning): the Russian list's too ("россия", "москва"). 6 since 2026-11-30 (noon): a c-TF-IDF key
+# lemma is used in at least MIN_TEXTS of its cluster's texts (no list changed; the same stamp tells a stored table
+# that it was ranked the older way).
+LISTS = 6
+
+# A c-TF-IDF key lemma is written in at least this many of its cluster's texts (in all of them, in a smaller
+# cluster). Without the floor a word of one text topped a cluster of short texts (its corpus frequency is 1, its
+# idf the highest there is): the Czech politicians' cluster of links and emoji was named "favourite · book ·
+# observer", each word in one of its 107 texts (bench/RESULTS.md, "Key lemmas written in one text").
+MIN_TEXTS = 3
 
 # A cluster is written (partly) in another language when that language's function words (those that are not the
 # corpus language's) make up at least OTHER_LANGUAGE_SHARE of its words, each word counted up to WORD_CAP of them
@@ -286,7 +294,7 @@ def lemmatised(texts: Sequence[str], lem: Lemmatiser) -> tuple[list[list[str]], 
 # (lemmatised, count_matrix, merge_unknown) are functions of their own.
 def key_terms(texts: Sequence[str], labels: np.ndarray, lang: str = "auto", top: int = 10,
               min_count: int = 10, frequent: int = 300, stop_top: int = 100, seed: int = 0,
-              stop_words: bool = True) -> KeyTerms:
+              stop_words: bool = True, min_texts: int = MIN_TEXTS) -> KeyTerms:
     """Per cluster: the original rule (lemmas used >= ``min_count`` times in the cluster that are
     not among the corpus's ``frequent`` most frequent lemmas) and c-TF-IDF (BERTopic's weighting:
     frequency in the cluster x log(1 + mean words per cluster / frequency in the corpus)). The
@@ -295,7 +303,8 @@ def key_terms(texts: Sequence[str], labels: np.ndarray, lang: str = "auto", top:
     whose language is not English, English function words are left out of both, and (``stop_words``)
     that language's own (:func:`function_words`): Czech "tam", "jenom", "asi" name no topic. A cluster written
     in another language loses that language's function words too (:func:`other_language_words`; ``languages``
-    column: the languages found)."""
+    column: the languages found). A c-TF-IDF key lemma is written in at least ``min_texts`` of its cluster's
+    texts (in all of them, in a smaller cluster): a word of one text names no topic."""
     labels = np.asarray(labels)
     k = int(labels.max()) + 1 if len(labels) else 0
     if lang == "auto":
@@ -303,6 +312,8 @@ def key_terms(texts: Sequence[str], labels: np.ndarray, lang: str = "auto", top:
     lem = Lemmatiser(lang)
     docs, forms = lemmatised(texts, lem)
     counts, vocab = count_matrix(docs, labels, k)
+    # the texts holding each lemma, per cluster (each text's lemmas once, in order: the same vocabulary)
+    holding = count_matrix([list(dict.fromkeys(d)) for d in docs], labels, k)[0].tocsr()
     vocab_arr = np.array(vocab, dtype=object)
     total = np.asarray(counts.sum(0)).ravel()
     by_freq = np.argsort(-total, kind="stable")
@@ -337,6 +348,7 @@ def key_terms(texts: Sequence[str], labels: np.ndarray, lang: str = "auto", top:
         rule.append([vocab[i] for _, i in keep[:top]])
         crow = ctfidf.getrow(c)
         ok = ~np.isin(crow.indices, stop) & ~np.isin(crow.indices, foreign[c])
+        ok &= holding[c, crow.indices].toarray().ravel() >= min(min_texts, sizes[c])
         data, ind = crow.data[ok], crow.indices[ok]
         order = np.argsort(-data, kind="stable")[:top]
         best.append(vocab_arr[ind[order]].tolist())
