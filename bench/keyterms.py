@@ -13,6 +13,7 @@ Per ranking (the original rule, c-TF-IDF), over every cluster's top ``--top`` le
 - ``empty``: clusters the rule names with no lemma at all;
 - ``lone``: the share of key lemmas written in fewer than ``MIN_TEXTS`` of their cluster's texts;
 - ``coverage``: the share of a cluster's texts that hold at least one of its key lemmas, averaged over clusters;
+- ``twins``: clusters whose key lemmas hold two words of one Czech stem ("babiš", "babiše");
 - ``seconds``: the whole key-lemma computation, median of ``--repeat`` runs.
 Also prints how many clusters' lemmas changed, and the largest of them side by side, for a reader to judge.
 """
@@ -29,7 +30,7 @@ import numpy as np
 
 from core import languages
 from core.cluster import store
-from core.cluster.keyterms import MIN_TEXTS, Lemmatiser, key_terms, lemmatised
+from core.cluster.keyterms import MIN_TEXTS, Lemmatiser, _stem, key_terms, lemmatised
 from core.corpus import load_corpus
 from testbed.common import emit, run_folder
 
@@ -55,6 +56,7 @@ def quality(table, docs: list[list[str]], labels: np.ndarray, column: str, top: 
     return {"specificity": round(float(np.mean(spec)), 4) if spec else None,
             "spread": round(shared / max(n, 1), 4), "lemmas": n, "lone": round(lone / max(n, 1), 4),
             "coverage": round(float(np.mean(cover)), 4) if cover else None,
+            "twins": int(sum(len({_stem(w) for w in t[:top]}) < len(t[:top]) for t in table[column])),
             "empty": int(sum(1 for terms in table[column] if not terms))}
 
 

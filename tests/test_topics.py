@@ -245,3 +245,21 @@ def test_a_key_lemma_is_written_in_several_of_its_clusters_texts():
     assert all(n >= MIN_TEXTS for n in after.values()), {k: n for k, n in after.items() if n < MIN_TEXTS}
     vaccines = kt.table.set_index("cluster").loc[2, "ctfidf_terms"]
     assert len(vaccines) == 10 and {lem("očkovat"), lem("dávka")} <= set(vaccines[:5]), vaccines
+
+
+def test_czech_names_and_words_the_dictionary_lacks_are_one_lemma_in_all_their_forms():
+    """A cluster of the Czech politicians' tweets was named "babiš, babiše, babišovi": forms the dictionary does not
+    know were joined only to a known lemma, never to one another. They now count as one lemma, under the form the
+    corpus writes alone (a name's first case) or their most used one, and the forms are listed beside it."""
+    from core.cluster.keyterms import lemmatised
+
+    f = pd.read_csv(shared_file("czech_politicians_tweets_2021.csv"), dtype=str, keep_default_na=False).iloc[:6000]
+    docs, forms = lemmatised(f["text"].tolist(), Lemmatiser("cs"))
+    used = {w for d in docs for w in d}
+    assert "babiš" in used and not {"babiše", "babišovi", "babišem", "okamury", "okamurou"} & used
+    assert {"babiše", "babišovi"} <= set(forms["babiš"]) and {"okamura", "okamury"} <= set(forms["okamura"])
+    text = f["text"].str.lower()
+    labels = text.str.contains("babiš").to_numpy().astype(int)
+    kt = key_terms(f["text"].tolist(), labels, lang="cs", top=10, min_count=5)
+    babis = kt.table.set_index("cluster").loc[1, "ctfidf_terms"]
+    assert babis[0] == "babiš" and not {"babiše", "babišovi", "babišem", "babiši"} & set(babis), babis

@@ -90,8 +90,9 @@ ENGLISH_FUNCTION = frozenset(ENGLISH_STOP_WORDS - NOT_FUNCTION["en"])
 # language's function words too ("que", "il", "ang" among a crisis corpus's Spanish, Italian and Tagalog events'
 # key lemmas). 4 since 2026-11-30: the nouns of the Portuguese, French and German lists stay lemmas. 5 since
 # 2026-11-30 (morning): the Russian list's too ("россия", "москва"). 6 since 2026-11-30 (noon): a c-TF-IDF key
-# lemma is used in at least MIN_TEXTS of its cluster's texts (no list changed; the same stamp tells a stored table
-# that it was ranked the older way).
+# lemma is used in at least MIN_TEXTS of its cluster's texts, and Czech forms the dictionary lacks join one another
+# by their stem ("babiš", "babiše", "babišovi"); no list changed, the same stamp tells a stored table that it was
+# made the older way.
 LISTS = 6
 
 # A c-TF-IDF key lemma is written in at least this many of its cluster's texts (in all of them, in a smaller
@@ -229,7 +230,8 @@ def _stem(word: str, endings=CS_ENDINGS, min_stem: int = 4) -> str:
 def merge_unknown(counts: dict[str, int], lemmatise: Lemmatiser) -> dict[str, str]:
     """For Czech: word forms the dictionary does not know (the lemmatiser returns them unchanged) mapped to a
     known lemma of the same corpus with the same stem (the most used such lemma), so that their
-    counts join those of the other forms. Only stems of 4+ letters are matched."""
+    counts join those of the other forms; unknown forms of one stem without a known lemma join one another. Only
+    stems of 4+ letters are matched."""
     if lemmatise.lang != "cs":
         return {}
     from simplemma import is_known
@@ -244,11 +246,20 @@ def merge_unknown(counts: dict[str, int], lemmatise: Lemmatiser) -> dict[str, st
         stem = _stem(lemma)
         by_stem.setdefault(stem, {})
         by_stem[stem][lemma] = by_stem[stem].get(lemma, 0) + n
-    out = {}
+    out, alone = {}, {}
     for form in unknown:
         known = by_stem.get(_stem(form))
         if known:
             out[form] = max(known.items(), key=lambda t: (t[1], t[0]))[0]
+        else:
+            alone.setdefault(_stem(form), []).append(form)
+    # unknown forms of one stem and no known lemma are one word too: names ("babiš", "babiše", "babišovi" were
+    # three key lemmas of one cluster) and words the dictionary lacks ("respirátory", "respirátorů"); they are
+    # counted under the stem where the corpus writes it alone (a name's first case), else their most used form
+    for stem, forms in alone.items():
+        if len(forms) > 1:
+            head = stem if stem in forms else max(forms, key=lambda f: (counts[f], -len(f), f))
+            out.update({f: head for f in forms if f != head})
     return out
 
 
