@@ -14,6 +14,8 @@ Per ranking (the original rule, c-TF-IDF), over every cluster's top ``--top`` le
 - ``lone``: the share of key lemmas written in fewer than ``MIN_TEXTS`` of their cluster's texts;
 - ``coverage``: the share of a cluster's texts that hold at least one of its key lemmas, averaged over clusters;
 - ``twins``: clusters whose key lemmas hold two words of one Czech stem ("babiš", "babiše");
+- ``unaccented``: key lemmas written without the diacritics of another of the corpus's lemmas ("diky" beside
+  "díky");
 - ``seconds``: the whole key-lemma computation, median of ``--repeat`` runs.
 Also prints how many clusters' lemmas changed, and the largest of them side by side, for a reader to judge.
 """
@@ -30,7 +32,7 @@ import numpy as np
 
 from core import languages
 from core.cluster import store
-from core.cluster.keyterms import MIN_TEXTS, Lemmatiser, _stem, key_terms, lemmatised
+from core.cluster.keyterms import MIN_TEXTS, Lemmatiser, _plain, _stem, key_terms, lemmatised
 from core.corpus import load_corpus
 from testbed.common import emit, run_folder
 
@@ -52,10 +54,12 @@ def quality(table, docs: list[list[str]], labels: np.ndarray, column: str, top: 
         cover.append(float(np.logical_or.reduce([holding[w] & inside for w in terms]).sum() / max(inside.sum(), 1)))
         lone += sum(int((holding[w] & inside).sum() < min(MIN_TEXTS, inside.sum())) for w in terms)
         n += len(terms)
+    accented = {_plain(w) for d in per_doc for w in d if _plain(w) != w}
     shared = sum(1 for terms in table[column] for w in terms[:top] if used[w] >= 5)
     return {"specificity": round(float(np.mean(spec)), 4) if spec else None,
             "spread": round(shared / max(n, 1), 4), "lemmas": n, "lone": round(lone / max(n, 1), 4),
             "coverage": round(float(np.mean(cover)), 4) if cover else None,
+            "unaccented": int(sum(w in accented for t in table[column] for w in t[:top])),
             "twins": int(sum(len({_stem(w) for w in t[:top]}) < len(t[:top]) for t in table[column])),
             "empty": int(sum(1 for terms in table[column] if not terms))}
 

@@ -263,3 +263,29 @@ def test_czech_names_and_words_the_dictionary_lacks_are_one_lemma_in_all_their_f
     kt = key_terms(f["text"].tolist(), labels, lang="cs", top=10, min_count=5)
     babis = kt.table.set_index("cluster").loc[1, "ctfidf_terms"]
     assert babis[0] == "babiš" and not {"babiše", "babišovi", "babišem", "babiši"} & set(babis), babis
+
+
+def test_czech_typed_without_diacritics_counts_with_the_words_written_with_them():
+    """Some politicians write Czech without diacritics: their cluster was named "diky, dekujeme, souhlas" and
+    "treba, mame", function words the lists hold only as "díky", "třeba", "máme". A form without diacritics now
+    counts under the lemma of the corpus's form with them, where that form is the more written one, and not for an
+    English word, a word of two letters or a form with diacritics of its own."""
+    from core.cluster.keyterms import lemmatised, merge_unknown, tokens
+
+    f = pd.read_csv(shared_file("czech_politicians_tweets_2021.csv"), dtype=str, keep_default_na=False).iloc[:8000]
+    lem = Lemmatiser("cs")
+    docs, _ = lemmatised(f["text"].tolist(), lem)
+    used = {w for d in docs for w in d}
+    assert {"díky", "mít", "zákon"} <= used and not {"diky", "dekujeme", "mame", "treba", "zakona"} & used
+    assert {lem(w) for w in ("děkujeme", "máme", "zákona")} == {"děkovat", "mít", "zákon"}
+    counts = {"diky": 5, "díky": 50, "prima": 40, "přímá": 3, "ct": 2, "čt": 30, "more": 2, "moře": 20,
+              "praní": 4, "přání": 40}
+    joined = merge_unknown(counts, lem)
+    assert joined.get("diky") == lem("díky")  # written with them more often: one word
+    assert not {"prima", "ct", "more", "praní"} & set(joined)  # TV Prima, ČT, English "more", laundering
+    text = f["text"].str.lower()
+    plain = text.str.contains(r"\b(?:diky|dekuji|dekujeme|mame|treba|neni)\b").to_numpy().astype(int)
+    kt = key_terms(f["text"].tolist(), plain, lang="cs", top=10, min_count=5)
+    named = kt.table.set_index("cluster").loc[1, "ctfidf_terms"]
+    assert not {"diky", "dekujeme", "dekuji", "mame", "treba", "neni"} & set(named), named
+    assert tokens("Díky!") == ["díky"]

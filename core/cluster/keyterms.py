@@ -7,6 +7,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
+import unicodedata
 
 import numpy as np
 import pandas as pd
@@ -227,16 +228,24 @@ def _stem(word: str, endings=CS_ENDINGS, min_stem: int = 4) -> str:
     return word
 
 
+def _plain(word: str) -> str:
+    """The word without its diacritics (as Czech is often typed: "dekujeme" for "děkujeme")."""
+    return "".join(ch for ch in unicodedata.normalize("NFKD", word) if not unicodedata.combining(ch))
+
+
 def merge_unknown(counts: dict[str, int], lemmatise: Lemmatiser) -> dict[str, str]:
     """For Czech: word forms the dictionary does not know (the lemmatiser returns them unchanged) mapped to a
     known lemma of the same corpus with the same stem (the most used such lemma), so that their
     counts join those of the other forms; unknown forms of one stem without a known lemma join one another. Only
-    stems of 4+ letters are matched."""
+    stems of 4+ letters are matched. First of all, a form written without its diacritics ("dekujeme", "zakon",
+    "mame") counts under the lemma of the corpus's form that has them ("děkujeme", "zákon", "máme") where that form
+    is written more often, unless it is an English word ("more" is no "moře")."""
     if lemmatise.lang != "cs":
         return {}
     from simplemma import is_known
 
     by_stem: dict[str, dict[str, int]] = {}
+    by_plain: dict[str, Counter] = {}  # a known form's spelling without diacritics -> its lemmas, counted
     unknown = []
     for form, n in counts.items():
         lemma = lemmatise(form)
@@ -246,8 +255,16 @@ def merge_unknown(counts: dict[str, int], lemmatise: Lemmatiser) -> dict[str, st
         stem = _stem(lemma)
         by_stem.setdefault(stem, {})
         by_stem[stem][lemma] = by_stem[stem].get(lemma, 0) + n
+        if (plain := _plain(form)) != form:
+            by_plain.setdefault(plain, Counter())[lemma] += n
     out, alone = {}, {}
     for form in unknown:
+        twins = by_plain.get(form)  # a form without diacritics only: "praní" (laundering) is no "přání" (a wish)
+        # not a word of 1-2 letters (ČT, Czech television, is no "čt", Thursday), and the form with diacritics is
+        # the one more often written (TV Prima, 59 times, is no "přímá", 4 times; the PCR test no "PČR")
+        if twins and len(form) > 2 and sum(twins.values()) > counts[form] and not is_known(form, lang="en"):
+            out[form] = max(twins.items(), key=lambda t: (t[1], t[0]))[0]
+            continue
         known = by_stem.get(_stem(form))
         if known:
             out[form] = max(known.items(), key=lambda t: (t[1], t[0]))[0]

@@ -1,0 +1,113 @@
+"""Key lemmas with and without a rule, on a stored clustering of an imported corpus, both computed in the same run:
+the corpus language's function words (stopwords-iso; ``--against function_words``, the default) or the floor of
+texts a c-TF-IDF key lemma must be written in (``--against min_texts``: 1, no floor, against ``MIN_TEXTS``).
+
+    python -m precompute.embed ../shared/data/czech_politicians_tweets_2021.csv --name cz
+    python -m precompute.cluster --corpus cz --method kmeans --k 78
+    python -m bench.keyterms --corpus cz --clustering kmeans-k78 [--repeat 3] [--against min_texts]
+
+Per ranking (the original rule, c-TF-IDF), over every cluster's top ``--top`` lemmas:
+- ``specificity``: the share of the corpus's texts holding the lemma that lie in the cluster it names,
+  averaged over lemmas and clusters (a lemma that names a topic is used mostly inside it; "tam" is not);
+- ``spread``: the share of key lemmas that are key lemmas of 5 or more clusters;
+- ``empty``: clusters the rule names with no lemma at all;
+- ``lone``: the share of key lemmas written in fewer than ``MIN_TEXTS`` of their cluster's texts;
+- ``coverage``: the share of a cluster's texts that hold at least one of its key lemmas, averaged over clusters;
+- ``twins``: clusters whose key lemmas hold two words of one Czech stem ("babiš", "babiše");
+- ``unaccented``: key lemmas written without the diacritics of another of the corpus's lemmas ("diky" beside
+  "díky");
+- ``seconds``: the whole key-lemma computation, median of ``--repeat`` runs.
+Also prints how many clusters' lemmas changed, and the largest of them side by side, for a reader to judge.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections import Counter
+
+import numpy as np
+
+from core import languages
+from core.cluster import store
+from core.cluster.keyterms import MIN_TEXTS, Lemmatiser, _stem, key_terms, lemmatised
+import unicodedata
+
+
+def _plain(w):  # the new module's, for this A/B only
+    return ''.join(ch for ch in unicodedata.normalize('NFKD', w) if not unicodedata.combining(ch))
+from core.corpus import load_corpus
+from testbed.common import emit, run_folder
+
+
+def quality(table, docs: list[list[str]], labels: np.ndarray, column: str, top: int) -> dict:
+    holding: dict[str, np.ndarray] = {}
+    per_doc = [set(d) for d in docs]
+    wanted = {w for terms in table[column] for w in terms[:top]}
+    for w in wanted:
+        holding[w] = np.fromiter((w in d for d in per_doc), bool, len(per_doc))
+    spec, cover, n, lone = [], [], 0, 0
+    used = Counter(w for terms in table[column] for w in terms[:top])
+    for c, terms in zip(table["cluster"], table[column]):
+        terms = terms[:top]
+        if not terms:
+            continue
+        inside = labels == c
+        spec.append(np.mean([(holding[w] & inside).sum() / max(holding[w].sum(), 1) for w in terms]))
+        cover.append(float(np.logical_or.reduce([holding[w] & inside for w in terms]).sum() / max(inside.sum(), 1)))
+        lone += sum(int((holding[w] & inside).sum() < min(MIN_TEXTS, inside.sum())) for w in terms)
+        n += len(terms)
+    accented = {_plain(w) for d in per_doc for w in d if _plain(w) != w}
+    shared = sum(1 for terms in table[column] for w in terms[:top] if used[w] >= 5)
+    return {"specificity": round(float(np.mean(spec)), 4) if spec else None,
+            "spread": round(shared / max(n, 1), 4), "lemmas": n, "lone": round(lone / max(n, 1), 4),
+            "coverage": round(float(np.mean(cover)), 4) if cover else None,
+            "unaccented": int(sum(w in accented for t in table[column] for w in t[:top])),
+            "twins": int(sum(len({_stem(w) for w in t[:top]}) < len(t[:top]) for t in table[column])),
+            "empty": int(sum(1 for terms in table[column] if not terms))}
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(prog="python -m bench.keyterms", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--corpus", required=True, help="an imported corpus's name")
+    p.add_argument("--clustering", required=True, help="a stored clustering's name, e.g. kmeans-k78")
+    p.add_argument("--top", type=int, default=5)
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--show", type=int, default=12, help="the largest changed clusters' lemmas printed side by side")
+    p.add_argument("--against", choices=("function_words", "min_texts"), default="function_words",
+                   help="the rule measured: with it (on) against without it (off)")
+    a = p.parse_args(argv)
+    run_folder("keyterms", sys.argv if argv is None else ["bench/keyterms.py", *argv])
+    corpus = load_corpus(a.corpus)
+    labels = np.asarray(store.labels_for(corpus, a.clustering))
+    texts = corpus.frame["text"].tolist()
+    lang = languages.main_language(languages.detect(texts, sample=500, seed=0))  # as key_terms's "auto"
+    runs: dict[bool, list[float]] = {False: [], True: []}
+    tables = {}
+    for i in range(a.repeat):
+        for on in (False, True) if i % 2 == 0 else (True, False):
+            t = time.perf_counter()
+            rule = {"stop_words": on} if a.against == "function_words" else {"min_texts": MIN_TEXTS if on else 1}
+            tables[on] = key_terms(texts, labels, lang=lang, **rule)
+            runs[on].append(time.perf_counter() - t)
+    docs, _ = lemmatised(texts, Lemmatiser(lang))
+    for on in (False, True):
+        table = tables[on].table
+        for column in ("rule_terms", "ctfidf_terms"):
+            emit(op="keyterms", corpus=a.corpus, clustering=a.clustering, lang=lang, **{a.against: on},
+                 ranking=column, top=a.top, **quality(table, docs, labels, column, a.top))
+        emit(op="keyterms_time", **{a.against: on}, seconds=round(statistics.median(runs[on]), 2),
+             runs=[round(x, 2) for x in runs[on]])
+    before, after = tables[False].table, tables[True].table
+    changed = [c for c in before["cluster"] if before.loc[c, "ctfidf_terms"][:8] != after.loc[c, "ctfidf_terms"][:8]]
+    emit(op="changed", clusters=len(changed), of=len(before))
+    for c in before.loc[changed].sort_values("size", ascending=False)["cluster"].head(a.show):  # the largest changed
+        emit(op="cluster", cluster=int(c), size=int(before.loc[c, "size"]),
+             before=", ".join(before.loc[c, "ctfidf_terms"][:8]), after=", ".join(after.loc[c, "ctfidf_terms"][:8]))
+
+
+if __name__ == "__main__":
+    main()
