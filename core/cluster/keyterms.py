@@ -91,15 +91,16 @@ ENGLISH_FUNCTION = frozenset(ENGLISH_STOP_WORDS - NOT_FUNCTION["en"])
 # language's function words too ("que", "il", "ang" among a crisis corpus's Spanish, Italian and Tagalog events'
 # key lemmas). 4 since 2026-11-30: the nouns of the Portuguese, French and German lists stay lemmas. 5 since
 # 2026-11-30 (morning): the Russian list's too ("россия", "москва"). 6 since 2026-11-30 (noon): a c-TF-IDF key
-# lemma is used in at least MIN_TEXTS of its cluster's texts, and Czech forms the dictionary lacks join one another
-# by their stem ("babiš", "babiše", "babišovi"); no list changed, the same stamp tells a stored table that it was
-# made the older way.
+# lemma is used in at least MIN_TEXTS of its cluster's texts, Czech forms the dictionary lacks join one another by
+# their stem ("babiš", "babiše", "babišovi"), and Czech typed without diacritics joins the forms written with them
+# ("diky", "díky"); no list changed, the same stamp tells a stored table that it was made the older way.
 LISTS = 6
 
 # A c-TF-IDF key lemma is written in at least this many of its cluster's texts (in all of them, in a smaller
 # cluster). Without the floor a word of one text topped a cluster of short texts (its corpus frequency is 1, its
 # idf the highest there is): the Czech politicians' cluster of links and emoji was named "favourite · book ·
-# observer", each word in one of its 107 texts (bench/RESULTS.md, "Key lemmas written in one text").
+# observer", each word in one of its 107 texts (bench/RESULTS.md, "Key lemmas written in one text"). The Topics
+# table's column help and the README say "3" in words: change them with it.
 MIN_TEXTS = 3
 
 # A cluster is written (partly) in another language when that language's function words (those that are not the
