@@ -52,8 +52,9 @@ TABLE_COLUMNS = {
     "ctfidf_terms": st.column_config.TextColumn(
         "key lemmas (c-TF-IDF)", help="The cluster's most distinctive lemmas: frequent in it, rare in the corpus "
         "(class-based TF-IDF, as BERTopic), function words of the corpus's language, of English and of the "
-        "cluster's other language left out. Each is written in at least 3 of the cluster's texts: empty where no "
-        "word is (links and emoji, or a few texts in another language): read its most used words and sample text"),
+        "cluster's other language left out. Each is written in at least 3 of the cluster's texts, so a cluster of "
+        "links and emoji, or of a few texts in another language, may have none: read its most used words and "
+        "sample text then"),
     "frequent_words": st.column_config.TextColumn(
         "most used words", help="The cluster's most used lemmas, the corpus's common ones included; the lemma "
         "filter searches them too"),
