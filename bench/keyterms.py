@@ -32,8 +32,9 @@ import numpy as np
 
 from core import languages
 from core.cluster import store
-from core.cluster.keyterms import MIN_TEXTS, Lemmatiser, _plain, _stem, key_terms, lemmatised
+from core.cluster.keyterms import MIN_TEXTS, Lemmatiser, _stem, key_terms, lemmatised
 from core.corpus import load_corpus
+from core.search.keyword import fold
 from testbed.common import emit, run_folder
 
 
@@ -54,7 +55,7 @@ def quality(table, docs: list[list[str]], labels: np.ndarray, column: str, top: 
         cover.append(float(np.logical_or.reduce([holding[w] & inside for w in terms]).sum() / max(inside.sum(), 1)))
         lone += sum(int((holding[w] & inside).sum() < min(MIN_TEXTS, inside.sum())) for w in terms)
         n += len(terms)
-    accented = {_plain(w) for d in per_doc for w in d if _plain(w) != w}
+    accented = {f for d in per_doc for w in d if (f := fold(w, case=False)) != w}
     shared = sum(1 for terms in table[column] for w in terms[:top] if used[w] >= 5)
     return {"specificity": round(float(np.mean(spec)), 4) if spec else None,
             "spread": round(shared / max(n, 1), 4), "lemmas": n, "lone": round(lone / max(n, 1), 4),

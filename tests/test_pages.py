@@ -510,7 +510,6 @@ def test_topics_page(tweets):
     table = at.dataframe[1].value
     named = table["ctfidf_terms"].str.len() > 0  # a cluster with no word in 3 of its texts (links, emoji) has none
     assert table["size"].sum() == 2000 and named.mean() >= 0.9 and (table["sample_text"].str.len() > 0).all()
-    print("clusters without key lemmas:", table.loc[~named, ["size", "sample_text"]].to_dict("records"))
     lemma = table["ctfidf_terms"].iloc[0].split(", ")[0]
     at.text_input(key="tp_lemma").set_value(lemma).run()
     filtered = at.dataframe[1].value

@@ -7,7 +7,6 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
-import unicodedata
 
 import numpy as np
 import pandas as pd
@@ -229,11 +228,6 @@ def _stem(word: str, endings=CS_ENDINGS, min_stem: int = 4) -> str:
     return word
 
 
-def _plain(word: str) -> str:
-    """The word without its diacritics (as Czech is often typed: "dekujeme" for "děkujeme")."""
-    return "".join(ch for ch in unicodedata.normalize("NFKD", word) if not unicodedata.combining(ch))
-
-
 def merge_unknown(counts: dict[str, int], lemmatise: Lemmatiser) -> dict[str, str]:
     """For Czech: word forms the dictionary does not know (the lemmatiser returns them unchanged) mapped to a
     known lemma of the same corpus with the same stem (the most used such lemma), so that their
@@ -244,6 +238,8 @@ def merge_unknown(counts: dict[str, int], lemmatise: Lemmatiser) -> dict[str, st
     if lemmatise.lang != "cs":
         return {}
     from simplemma import is_known
+
+    from core.search.keyword import fold  # here: the search package loads torch (K-Means has, where this runs)
 
     by_stem: dict[str, dict[str, int]] = {}
     by_plain: dict[str, Counter] = {}  # a known form's spelling without diacritics -> its lemmas, counted
@@ -256,7 +252,7 @@ def merge_unknown(counts: dict[str, int], lemmatise: Lemmatiser) -> dict[str, st
         stem = _stem(lemma)
         by_stem.setdefault(stem, {})
         by_stem[stem][lemma] = by_stem[stem].get(lemma, 0) + n
-        if (plain := _plain(form)) != form:
+        if (plain := fold(form, case=False)) != form:
             by_plain.setdefault(plain, Counter())[lemma] += n
     out, alone = {}, {}
     for form in unknown:
@@ -287,17 +283,20 @@ class KeyTerms:
     lang: str
 
 
-def count_matrix(docs: list[list[str]], labels: np.ndarray, k: int) -> tuple[sp.csr_matrix, list[str]]:
+def count_matrix(docs: list[list[str]], labels: np.ndarray, k: int
+                 ) -> tuple[sp.csr_matrix, sp.csr_matrix, list[str]]:
+    """(k, V) uses of each lemma per cluster, (k, V) texts holding it per cluster, and the V lemmas."""
     vocab: dict[str, int] = {}
     rows, cols = [], []
-    for doc, lab in zip(docs, labels):
+    for i, doc in enumerate(docs):
         for lem in doc:
-            j = vocab.setdefault(lem, len(vocab))
-            rows.append(int(lab))
-            cols.append(j)
-    m = sp.csr_matrix((np.ones(len(rows), np.float64), (rows, cols)), shape=(k, len(vocab)))
-    m.sum_duplicates()
-    return m, list(vocab)
+            cols.append(vocab.setdefault(lem, len(vocab)))
+            rows.append(i)
+    per_text = sp.csr_matrix((np.ones(len(rows), np.float64), (rows, cols)), shape=(len(docs), len(vocab)))
+    per_text.sum_duplicates()
+    into = sp.csr_matrix((np.ones(len(docs)), (np.asarray(labels, np.int64), np.arange(len(docs)))),
+                         shape=(k, len(docs)))
+    return (into @ per_text).tocsr(), (into @ per_text.sign()).tocsr(), list(vocab)
 
 
 def lemmatised(texts: Sequence[str], lem: Lemmatiser) -> tuple[list[list[str]], dict[str, Counter]]:
@@ -340,9 +339,7 @@ def key_terms(texts: Sequence[str], labels: np.ndarray, lang: str = "auto", top:
         lang = languages.main_language(languages.detect(texts, sample=500, seed=seed))
     lem = Lemmatiser(lang)
     docs, forms = lemmatised(texts, lem)
-    counts, vocab = count_matrix(docs, labels, k)
-    # the texts holding each lemma, per cluster (each text's lemmas once, in order: the same vocabulary)
-    holding = count_matrix([list(dict.fromkeys(d)) for d in docs], labels, k)[0].tocsr()
+    counts, holding, vocab = count_matrix(docs, labels, k)
     vocab_arr = np.array(vocab, dtype=object)
     total = np.asarray(counts.sum(0)).ravel()
     by_freq = np.argsort(-total, kind="stable")
@@ -360,8 +357,12 @@ def key_terms(texts: Sequence[str], labels: np.ndarray, lang: str = "auto", top:
     tf = sp.diags(1 / np.maximum(per_cluster_words, 1)) @ counts
     idf = np.log(1 + per_cluster_words.mean() / np.maximum(total, 1))
     ctfidf = (tf @ sp.diags(idf)).tocsr()
-    counts = counts.tocsr()
     sizes = np.bincount(labels, minlength=k)
+    # a c-TF-IDF key lemma is written in min_texts of its cluster's texts (all of them, in a smaller cluster)
+    h = holding.tocoo()
+    ctfidf = ctfidf.multiply(sp.csr_matrix(((h.data >= np.minimum(min_texts, sizes)[h.row]).astype(np.float64),
+                                            (h.row, h.col)), shape=h.shape)).tocsr()
+    ctfidf.eliminate_zeros()
     lengths = np.bincount(labels, weights=[len(str(t)) for t in texts], minlength=k)
     first = pd.Series(np.arange(len(labels))).groupby(labels).first()
     rule, best, frequent_words = [], [], []
@@ -377,7 +378,6 @@ def key_terms(texts: Sequence[str], labels: np.ndarray, lang: str = "auto", top:
         rule.append([vocab[i] for _, i in keep[:top]])
         crow = ctfidf.getrow(c)
         ok = ~np.isin(crow.indices, stop) & ~np.isin(crow.indices, foreign[c])
-        ok &= holding[c, crow.indices].toarray().ravel() >= min(min_texts, sizes[c])
         data, ind = crow.data[ok], crow.indices[ok]
         order = np.argsort(-data, kind="stable")[:top]
         best.append(vocab_arr[ind[order]].tolist())
