@@ -294,7 +294,8 @@ def test_the_keyword_index_finds_the_same_texts_as_the_in_memory_engine(tmp_path
     blocks = list(tix.joined([["the"]], deadline, block=500))
     assert len(blocks) == -(-len(rows) // 500) and np.concatenate([b[0] for b in blocks]).tolist() == rows.tolist()
     for part, joined, ends in blocks:
-        assert joined.split("\n")[:-1] == [fold(textindex.one_line(texts[r])) for r in part]
+        read = textindex.without_link_codes([textindex.one_line(texts[r]) for r in part])
+        assert joined.split("\n")[:-1] == [fold(t) for t in read]
         assert [joined[e] for e in ends] == ["\n"] * len(part)
     # an index built before the folded column and the word postings existed reads SQLite: the same rows
     earlier = tmp_path / "earlier" / textindex.FILE

@@ -32,7 +32,7 @@ import regex
 from core import vectorstore
 from core.rows import TextColumn
 from core.search.base import Method, NotApplicable, Ranked, SearchContext, rows_without, unique_rows
-from core.search.textindex import one_line
+from core.search.textindex import one_line, without_link_codes
 
 DEFAULT_TIMEOUT_S = 2.0
 MAX_QUERY_CHARS = 1000
@@ -67,7 +67,8 @@ def _fold_joined(texts: Sequence[str], case: bool, diacritics: bool) -> tuple[st
     user's session), with the line ends found by numpy rather than a Python loop."""
     parts, ends, offset = [], [], 0
     for start in range(0, len(texts), FOLD_CHUNK_TEXTS):
-        piece = fold("\n".join(texts[start:start + FOLD_CHUNK_TEXTS]) + "\n", case=case, diacritics=diacritics)
+        piece = without_link_codes("\n".join(texts[start:start + FOLD_CHUNK_TEXTS]) + "\n")
+        piece = fold(piece, case=case, diacritics=diacritics)
         codes = np.frombuffer(piece.encode("utf-32-le"), dtype=np.uint32)
         ends.append(np.flatnonzero(codes == 10) + offset)
         parts.append(piece)
@@ -334,8 +335,8 @@ def _find_indexed(kindex: KeywordIndex, query: str, is_regex: bool, case: bool, 
         keep = []
         for s in range(0, len(rows), 2048):
             part = rows[s:s + 2048]
-            for r, text in zip(part, kindex.texts.take(part)):
-                if hit(fold(one_line(text), case=case, diacritics=diacritics)):
+            for r, text in zip(part, without_link_codes([one_line(t) for t in kindex.texts.take(part)])):
+                if hit(fold(text, case=case, diacritics=diacritics)):
                     keep.append(int(r))
             deadline.left()
         return np.asarray(keep, np.int64)
