@@ -31,11 +31,12 @@ ABANDONED_DRAFT_DAYS = 30
 
 
 class GroupExists(ValueError):
-    """A group of that name exists; the caller must choose overwrite (new version) or a new name."""
+    """A group of that name exists; the caller must choose overwrite (new version) or a new name. Says who saved
+    its latest version (``by``), which (``number``) and when (``at``), where known."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, number: int | None = None, by: str = "", at: str = ""):
         super().__init__(f"a group named {name!r} exists; overwrite it (a new version) or choose another name")
-        self.name = name
+        self.name, self.number, self.by, self.at = name, number, by or "", at or ""
 
 
 MAX_NAME_CHARS = 120
@@ -186,10 +187,10 @@ class GroupStore:
             else:
                 created = False
             gid, deleted = row
-            if not created and deleted is None and not overwrite:
-                raise GroupExists(name)
             latest = db.one("SELECT number, COALESCE(saved_by, annotator), created_at FROM versions WHERE group_id=? "
                             "ORDER BY number DESC LIMIT 1", (gid,))
+            if not created and deleted is None and not overwrite:
+                raise GroupExists(name, *(latest or ()))
             if expect is not None and latest is not None and latest[0] != expect and not created:
                 raise VersionChanged(name, latest[0], latest[1], latest[2])
             if not created:

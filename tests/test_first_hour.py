@@ -260,6 +260,25 @@ def test_overwrite_is_unticked_after_a_save(tweets):
     assert at.checkbox(key="save_overwrite").value is False
 
 
+def test_a_save_over_someone_elses_group_says_whose_it_is_and_points_to_the_team_page(tweets):
+    """A second annotator of one topic saved under the name the first one had used: the page said only to tick
+    Overwrite, which makes their work the first one's next version, never compared with it. Now it says whose
+    group it is and where a team compares several people's work; one's own group still gets the short line."""
+    at = search(annotate().run(), "ockovani")
+    at.text_input(key="save_name").set_value("očkování")
+    at.text_input(key="save_annotator").set_value("anna")
+    at.button(key="save_btn").click().run()
+    at.button(key="save_btn").click().run()  # anna again: her own group
+    said = [m for m in messages(at) if "exists" in m]
+    assert said and "tick 'Overwrite' to save it as a new version" in said[-1] and "anna" not in said[-1]
+    at.text_input(key="save_annotator").set_value("ben")
+    at.button(key="save_btn").click().run()
+    said = [m for m in messages(at) if "exists" in m][-1]
+    assert "saved by anna (version 1," in said and "Team page" in said, said
+    store = GroupStore(tweets / "tweets" / "groups.sqlite")
+    assert [v[0] for v in store.versions("očkování")] == [1]  # nothing saved over hers unasked
+
+
 def test_home_names_the_model_and_dac_offers_every_label_column(so_copy):
     home = app("streamlit_app.py").run()
     assert any("all-MiniLM-L6-v2" in t.value for t in home.text), [t.value for t in home.text]

@@ -17,6 +17,18 @@ from ui.text import md, quoted
 Say = Callable[[str, str], None]
 
 
+def _exists(exc: GroupExists, saving_as: str) -> str:
+    """What a Save under a taken name says. Where someone else saved that group: whose it is, and where a team
+    compares several people's work on one topic (a second annotator who ticked Overwrite made their work the
+    first one's next version, and the Review page never compared the two)."""
+    if not exc.by or exc.by.strip().casefold() == (saving_as or "").strip().casefold():
+        return f"A group named {quoted(exc.name)} exists: tick 'Overwrite' to save it as a new version."
+    return (f"A group named {quoted(exc.name)} exists, saved by {md(exc.by)} (version {exc.number}, "
+            f"{exc.at[:16].replace('T', ' ')} UTC): tick 'Overwrite' to make yours its next version, or give yours "
+            "another name. For several people on one topic, each with a group of their own and their agreement "
+            "measured, make a topic on the Team page.")
+
+
 def sidebar(corpus: Corpus, session: Session, store: GroupStore, say: Say) -> None:
     """Undo, the save form, open, export and new group, in the sidebar."""
 
@@ -31,8 +43,7 @@ def sidebar(corpus: Corpus, session: Session, store: GroupStore, say: Say) -> No
                            overwrite=st.session_state.get("save_overwrite", False), saved_by=who,
                            expect=group.expected_version(name), work=drafts.draft_token(), topic=group.topic_of(name))
         except GroupExists as exc:
-            return say("warning", f"A group named {quoted(exc.name)} exists: tick 'Overwrite' to save it as a "
-                                  "new version.")
+            return say("warning", _exists(exc, who or m["annotator"]))
         except VersionChanged as exc:
             group.accept_version(exc.name, exc.number)  # a second Save adds yours after theirs
             return say("warning", f"{md(exc)}. Their version stays; press Save again to add yours as version "
