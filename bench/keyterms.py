@@ -16,6 +16,9 @@ Per ranking (the original rule, c-TF-IDF), over every cluster's top ``--top`` le
 - ``twins``: clusters whose key lemmas hold two words of one Czech stem ("babiš", "babiše");
 - ``unaccented``: key lemmas written without the diacritics of another of the corpus's lemmas ("diky" beside
   "díky");
+- ``fragments``: key lemmas that are a piece of a word: one written after a digit more often than alone ("th" of
+  "4th", "nd" of "2nd"), one ending in a quote or hyphen ("knee’", "covid-"), or a possessive or contraction
+  ("mueller’s", "you're") -- read off the raw texts, so the same for every version of the tokeniser;
 - ``seconds``: the whole key-lemma computation, median of ``--repeat`` runs.
 Also prints how many clusters' lemmas changed, and the largest of them side by side, for a reader to judge.
 """
@@ -29,6 +32,7 @@ import time
 from collections import Counter
 
 import numpy as np
+import regex
 
 from core import languages
 from core.cluster import store
@@ -38,7 +42,20 @@ from core.search.keyword import fold
 from testbed.common import emit, run_folder
 
 
-def quality(table, docs: list[list[str]], labels: np.ndarray, column: str, top: int) -> dict:
+ENDING = regex.compile(r"(?:['’-]|['’](?:s|m|re|ll|ve|d))$")
+
+
+def after_digits(texts: list[str]) -> set[str]:
+    """Words written right after a digit more often than on their own ("th", "nd", "pm")."""
+    glued, alone = Counter(), Counter()
+    for t in texts:
+        t = regex.sub(r"https?://\S+|www\.\S+|@\w+", " ", str(t)).lower()
+        for m in regex.finditer(r"\p{L}[\p{L}\p{M}'’-]*", t):
+            (glued if m.start() and t[m.start() - 1].isdigit() else alone)[m.group()] += 1
+    return {w for w, n in glued.items() if n > alone[w]}
+
+
+def quality(table, docs: list[list[str]], labels: np.ndarray, column: str, top: int, pieces: set[str]) -> dict:
     holding: dict[str, np.ndarray] = {}
     per_doc = [set(d) for d in docs]
     wanted = {w for terms in table[column] for w in terms[:top]}
@@ -62,6 +79,7 @@ def quality(table, docs: list[list[str]], labels: np.ndarray, column: str, top: 
             "coverage": round(float(np.mean(cover)), 4) if cover else None,
             "unaccented": int(sum(w in accented for t in table[column] for w in t[:top])),
             "twins": int(sum(len({_stem(w) for w in t[:top]}) < len(t[:top]) for t in table[column])),
+            "fragments": int(sum(w in pieces or bool(ENDING.search(w)) for t in table[column] for w in t[:top])),
             "empty": int(sum(1 for terms in table[column] if not terms))}
 
 
@@ -90,11 +108,12 @@ def main(argv=None) -> None:
             tables[on] = key_terms(texts, labels, lang=lang, **rule)
             runs[on].append(time.perf_counter() - t)
     docs, _ = lemmatised(texts, Lemmatiser(lang))
+    pieces = after_digits(texts)
     for on in (False, True):
         table = tables[on].table
         for column in ("rule_terms", "ctfidf_terms"):
             emit(op="keyterms", corpus=a.corpus, clustering=a.clustering, lang=lang, **{a.against: on},
-                 ranking=column, top=a.top, **quality(table, docs, labels, column, a.top))
+                 ranking=column, top=a.top, **quality(table, docs, labels, column, a.top, pieces))
         emit(op="keyterms_time", **{a.against: on}, seconds=round(statistics.median(runs[on]), 2),
              runs=[round(x, 2) for x in runs[on]])
     before, after = tables[False].table, tables[True].table

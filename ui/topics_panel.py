@@ -147,8 +147,9 @@ def lemmas_to_make(name: str, corpus: Corpus, stem: str, outdated: bool = False)
     give the command. Outdated lemmas stay shown until new ones are stored."""
     command = f"`python -m precompute.keyterms --corpus {name} --clustering {stem}`"
     state = ("These key lemmas were computed the older way: they could name words such as English “after” or "
-             "“their”, Spanish “que” in a cluster written in Spanish, or a word written in just one of the "
-             "cluster's texts, and miss topic words such as “fire”" if outdated
+             "“their”, Spanish “que” in a cluster written in Spanish, a word written in just one of the "
+             "cluster's texts, or pieces of words (“th” of “4th”, “knee’” beside “knee”), and miss topic words "
+             "such as “fire”" if outdated
              else "No key lemmas for this clustering yet")
     if corpus.n > TERMS_UP_TO:
         st.warning(f"{state}: {command} (above {TERMS_UP_TO:,} texts they are computed on the command line).")

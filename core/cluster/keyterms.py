@@ -18,7 +18,13 @@ from core import languages
 
 URL = regex.compile(r"https?://\S+|www\.\S+")
 MENTION = regex.compile(r"@\w+")
-TOKEN = regex.compile(r"[\p{L}][\p{L}\p{M}'’-]*")  # words start with a letter: numbers are dropped
+# A word starts with a letter that follows no letter or digit ("4th", "2nd", "5pm" give no "th", "nd", "pm"), holds
+# letters, apostrophes and hyphens, and ends with a letter: a quotation's closing ’ ("‘Take a Knee’") or a number's
+# hyphen ("covid-19") is no part of it. Numbers are dropped.
+TOKEN = regex.compile(r"(?<![\p{L}\p{M}\p{N}])\p{L}(?:[\p{L}\p{M}'-]*[\p{L}\p{M}])?")
+# English possessives and contractions ("mueller's", "you're", "we'll") count as the word before them: "mccain's"
+# and "mccain" were two key lemmas of one cluster; the pronouns are function words then
+CLITIC = regex.compile(r"'(?:s|m|re|ll|ve|d)$")
 
 
 class Lemmatiser:
@@ -92,8 +98,10 @@ ENGLISH_FUNCTION = frozenset(ENGLISH_STOP_WORDS - NOT_FUNCTION["en"])
 # 2026-11-30 (morning): the Russian list's too ("россия", "москва"). 6 since 2026-11-30 (noon): a c-TF-IDF key
 # lemma is used in at least MIN_TEXTS of its cluster's texts, Czech forms the dictionary lacks join one another by
 # their stem ("babiš", "babiše", "babišovi"), and Czech typed without diacritics joins the forms written with them
-# ("diky", "díky"); no list changed, the same stamp tells a stored table that it was made the older way.
-LISTS = 6
+# ("diky", "díky"); no list changed, the same stamp tells a stored table that it was made the older way. 7 since
+# 2026-11-30 (afternoon): words are read whole (TOKEN, CLITIC): no "th" of "4th", no "knee’" beside "knee", no
+# "mueller’s" beside "mueller".
+LISTS = 7
 
 # A c-TF-IDF key lemma is written in at least this many of its cluster's texts (in all of them, in a smaller
 # cluster). Without the floor a word of one text topped a cluster of short texts (its corpus frequency is 1, its
@@ -177,8 +185,9 @@ def other_language_words(counts: sp.spmatrix, vocab: Sequence[str], lang: str, f
 
 
 def tokens(text: str) -> list[str]:
-    text = MENTION.sub(" ", URL.sub(" ", text)).lower()
-    return [t for t in TOKEN.findall(text) if len(t) > 1]
+    text = MENTION.sub(" ", URL.sub(" ", text)).lower().replace("’", "'")  # one apostrophe, as typed or typeset
+    found = (CLITIC.sub("", t) if "'" in t else t for t in TOKEN.findall(text))
+    return [t for t in found if len(t) > 1]
 
 
 def hashtag_parts(text: str) -> list[str]:
