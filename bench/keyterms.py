@@ -1,10 +1,13 @@
 """Key lemmas with and without a rule, on a stored clustering of an imported corpus, both computed in the same run:
 the corpus language's function words (stopwords-iso; ``--against function_words``, the default) or the floor of
-texts a c-TF-IDF key lemma must be written in (``--against min_texts``: 1, no floor, against ``MIN_TEXTS``).
+texts a c-TF-IDF key lemma must be written in (``--against min_texts``: 1, no floor, against ``MIN_TEXTS``) or the
+corpus's most frequent lemmas kept where a few clusters hold them (``--against concentrated``: 0, every one of them
+left out, against ``CONCENTRATED``).
 
     python -m precompute.embed ../shared/data/czech_politicians_tweets_2021.csv --name cz
     python -m precompute.cluster --corpus cz --method kmeans --k 78
     python -m bench.keyterms --corpus cz --clustering kmeans-k78 [--repeat 3] [--against min_texts]
+    python -m bench.keyterms --corpus so --clustering kmeans-k100 --against concentrated --class-column label_name
 
 Per ranking (the original rule, c-TF-IDF), over every cluster's top ``--top`` lemmas:
 - ``specificity``: the share of the corpus's texts holding the lemma that lie in the cluster it names,
@@ -19,6 +22,8 @@ Per ranking (the original rule, c-TF-IDF), over every cluster's top ``--top`` le
 - ``fragments``: key lemmas that are a piece of a word: one written after a digit more often than alone ("th" of
   "4th", "nd" of "2nd"), one ending in a quote or hyphen ("knee’", "covid-"), or a possessive or contraction
   ("mueller’s", "you're") -- read off the raw texts, so the same for every version of the tokeniser;
+- ``named`` (with ``--class-column``, a labelled corpus): the share of clusters whose key lemmas hold a word of their
+  most common class's name (StackOverflow's tag "haskell", CrisisLex's "2012_Colorado_wildfires": colorado, wildfire);
 - ``seconds``: the whole key-lemma computation, median of ``--repeat`` runs.
 Also prints how many clusters' lemmas changed, and the largest of them side by side, for a reader to judge.
 """
@@ -32,11 +37,12 @@ import time
 from collections import Counter
 
 import numpy as np
+import pandas as pd
 import regex
 
 from core import languages
 from core.cluster import store
-from core.cluster.keyterms import MIN_TEXTS, Lemmatiser, _stem, key_terms, lemmatised
+from core.cluster.keyterms import CONCENTRATED, MIN_TEXTS, Lemmatiser, _stem, key_terms, lemmatised
 from core.corpus import load_corpus
 from core.search.keyword import fold
 from testbed.common import emit, run_folder
@@ -55,7 +61,18 @@ def after_digits(texts: list[str]) -> set[str]:
     return {w for w, n in glued.items() if n > alone[w]}
 
 
-def quality(table, docs: list[list[str]], labels: np.ndarray, column: str, top: int, pieces: set[str]) -> dict:
+def class_words(names: np.ndarray, labels: np.ndarray, lem: Lemmatiser) -> dict[int, set[str]]:
+    """Each cluster's most common class name as its words and their lemmas ("visual-studio": visual, studio)."""
+    out = {}
+    for c in np.unique(labels):
+        name = pd.Series(names[labels == c]).value_counts().index[0]
+        words = [w for w in regex.split(r"[^\p{L}]+", str(name).lower()) if len(w) > 2]
+        out[int(c)] = {fold(f, case=False) for w in words for f in (w, lem(w))}
+    return out
+
+
+def quality(table, docs: list[list[str]], labels: np.ndarray, column: str, top: int, pieces: set[str],
+            classes: dict[int, set[str]] | None = None) -> dict:
     holding: dict[str, np.ndarray] = {}
     per_doc = [set(d) for d in docs]
     wanted = {w for terms in table[column] for w in terms[:top]}
@@ -80,7 +97,10 @@ def quality(table, docs: list[list[str]], labels: np.ndarray, column: str, top: 
             "unaccented": int(sum(w in accented for t in table[column] for w in t[:top])),
             "twins": int(sum(len({_stem(w) for w in t[:top]}) < len(t[:top]) for t in table[column])),
             "fragments": int(sum(w in pieces or bool(ENDING.search(w)) for t in table[column] for w in t[:top])),
-            "empty": int(sum(1 for terms in table[column] if not terms))}
+            "empty": int(sum(1 for terms in table[column] if not terms)),
+            **({"named": round(float(np.mean([bool(classes[int(c)] & {fold(w, case=False) for w in t[:top]})
+                                                for c, t in zip(table["cluster"], table[column])])), 4)}
+               if classes else {})}
 
 
 def main(argv=None) -> None:
@@ -91,7 +111,8 @@ def main(argv=None) -> None:
     p.add_argument("--top", type=int, default=5)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--show", type=int, default=12, help="the largest changed clusters' lemmas printed side by side")
-    p.add_argument("--against", choices=("function_words", "min_texts"), default="function_words",
+    p.add_argument("--class-column", help="a column of class names, for the `named` measure")
+    p.add_argument("--against", choices=("function_words", "min_texts", "concentrated"), default="function_words",
                    help="the rule measured: with it (on) against without it (off)")
     a = p.parse_args(argv)
     run_folder("keyterms", sys.argv if argv is None else ["bench/keyterms.py", *argv])
@@ -104,16 +125,19 @@ def main(argv=None) -> None:
     for i in range(a.repeat):
         for on in (False, True) if i % 2 == 0 else (True, False):
             t = time.perf_counter()
-            rule = {"stop_words": on} if a.against == "function_words" else {"min_texts": MIN_TEXTS if on else 1}
+            rule = {"function_words": {"stop_words": on}, "min_texts": {"min_texts": MIN_TEXTS if on else 1},
+                    "concentrated": {"concentrated": CONCENTRATED if on else 0}}[a.against]
             tables[on] = key_terms(texts, labels, lang=lang, **rule)
             runs[on].append(time.perf_counter() - t)
     docs, _ = lemmatised(texts, Lemmatiser(lang))
     pieces = after_digits(texts)
+    classes = (class_words(corpus.frame[a.class_column].astype(str).to_numpy(), labels, Lemmatiser(lang))
+               if a.class_column else None)
     for on in (False, True):
         table = tables[on].table
         for column in ("rule_terms", "ctfidf_terms"):
             emit(op="keyterms", corpus=a.corpus, clustering=a.clustering, lang=lang, **{a.against: on},
-                 ranking=column, top=a.top, **quality(table, docs, labels, column, a.top, pieces))
+                 ranking=column, top=a.top, **quality(table, docs, labels, column, a.top, pieces, classes))
         emit(op="keyterms_time", **{a.against: on}, seconds=round(statistics.median(runs[on]), 2),
              runs=[round(x, 2) for x in runs[on]])
     before, after = tables[False].table, tables[True].table

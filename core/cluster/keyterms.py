@@ -100,7 +100,8 @@ ENGLISH_FUNCTION = frozenset(ENGLISH_STOP_WORDS - NOT_FUNCTION["en"])
 # their stem ("babiš", "babiše", "babišovi"), and Czech typed without diacritics joins the forms written with them
 # ("diky", "díky"); no list changed, the same stamp tells a stored table that it was made the older way. 7 since
 # 2026-11-30 (afternoon): words are read whole (TOKEN, CLITIC): no "th" of "4th", no "knee’" beside "knee", no
-# "mueller’s" beside "mueller".
+# "mueller’s" beside "mueller"; and the corpus's most frequent lemmas that it writes mostly in a few clusters are
+# key lemmas of them (CONCENTRATED: "haskell", "colorado").
 LISTS = 7
 
 # A c-TF-IDF key lemma is written in at least this many of its cluster's texts (in all of them, in a smaller
@@ -308,6 +309,30 @@ def count_matrix(docs: list[list[str]], labels: np.ndarray, k: int
     return (into @ per_text).tocsr(), (into @ per_text.sign()).tocsr(), list(vocab)
 
 
+# Of the corpus's most frequent lemmas, those it writes mostly in a few clusters name them and stay key lemmas: a
+# lemma is concentrated when the 5% of clusters that use it most hold at least this many times their share of all
+# words of its uses. Leaving out all of the 100 most frequent had left StackOverflow's tags ("haskell", "matlab",
+# "linq") and the crisis events' places ("colorado", "sardegna", "guatemala") out of every cluster's key lemmas: 4%
+# and 32% of their K-Means clusters were named by a word of their class, 64% and 64% now; 5 named more, with
+# "president", "file", "need" among them (bench/RESULTS.md, "The corpus's most frequent words that name a topic").
+CONCENTRATED = 10.0
+
+
+def _spread(counts: sp.spmatrix, frequent: np.ndarray, lift: float = CONCENTRATED) -> np.ndarray:
+    """Of the corpus's most frequent lemmas (``frequent``), those used across its clusters: their uses in the 5% of
+    clusters that use them most are less than ``lift`` times those clusters' share of all words (0: all of them)."""
+    if not len(frequent) or not lift:
+        return frequent
+    k = counts.shape[0]
+    m = max(1, int(round(0.05 * k)))
+    sizes = np.asarray(counts.sum(1)).ravel()
+    cols = counts[:, frequent].toarray()
+    top = np.argsort(-cols, axis=0)[:m]
+    used = np.take_along_axis(cols, top, 0).sum(0) / np.maximum(cols.sum(0), 1)
+    held = sizes[top].sum(0) / max(sizes.sum(), 1)
+    return frequent[used < lift * held]
+
+
 def lemmatised(texts: Sequence[str], lem: Lemmatiser) -> tuple[list[list[str]], dict[str, Counter]]:
     """Each text as its lemmas (hashtags adding the words inside them, unknown Czech forms joined to the
     known lemma of their stem), and for each lemma the word forms counted under it."""
@@ -331,12 +356,13 @@ def lemmatised(texts: Sequence[str], lem: Lemmatiser) -> tuple[list[list[str]], 
 # (lemmatised, count_matrix, merge_unknown) are functions of their own.
 def key_terms(texts: Sequence[str], labels: np.ndarray, lang: str = "auto", top: int = 10,
               min_count: int = 10, frequent: int = 300, stop_top: int = 100, seed: int = 0,
-              stop_words: bool = True, min_texts: int = MIN_TEXTS) -> KeyTerms:
+              stop_words: bool = True, min_texts: int = MIN_TEXTS, concentrated: float = CONCENTRATED) -> KeyTerms:
     """Per cluster: the original rule (lemmas used >= ``min_count`` times in the cluster that are
     not among the corpus's ``frequent`` most frequent lemmas) and c-TF-IDF (BERTopic's weighting:
     frequency in the cluster x log(1 + mean words per cluster / frequency in the corpus)). The
     corpus's ``stop_top`` most frequent lemmas (function words, in any language) are left out of
-    the c-TF-IDF ranking too: with few or large clusters they would otherwise top it. In a corpus
+    the c-TF-IDF ranking too: with few or large clusters they would otherwise top it; not those ``concentrated``
+    in a few clusters (:func:`_spread`; 0 leaves them all out): "haskell" names its clusters. In a corpus
     whose language is not English, English function words are left out of both, and (``stop_words``)
     that language's own (:func:`function_words`): Czech "tam", "jenom", "asi" name no topic. A cluster written
     in another language loses that language's function words too (:func:`other_language_words`; ``languages``
@@ -359,7 +385,7 @@ def key_terms(texts: Sequence[str], labels: np.ndarray, lang: str = "auto", top:
     english = ENGLISH_FUNCTION if lang != "en" else frozenset()
     function = {i for i, w in enumerate(vocab) if w in english or w in own}
     common = set(by_freq[:frequent].tolist()) | function
-    stop = np.union1d(by_freq[:stop_top], np.array(sorted(function), dtype=np.int64))
+    stop = np.union1d(_spread(counts, by_freq[:stop_top], concentrated), np.array(sorted(function), dtype=np.int64))
     foreign, found = (other_language_words(counts, vocab, lang, function) if stop_words
                       else ([np.array([], dtype=np.int64)] * k, [[] for _ in range(k)]))
     per_cluster_words = np.asarray(counts.sum(1)).ravel()
