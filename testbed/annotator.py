@@ -229,7 +229,9 @@ def class_queries(corpus: Corpus, label_column: str, classes: list[str], seed_qu
     names = (corpus.frame.groupby(label_column)["label_name"].first()
              if "label_name" in corpus.frame.columns else {})
     codes = {c: i for i, c in enumerate(sorted(set(labels)))}
-    kt = key_terms(corpus.frame["text"].tolist(), np.array([codes[x] for x in labels]), top=3, stop_top=200)
+    # concentrated=0: the protocol's tries as every figure was measured with (the 200 most frequent lemmas left out)
+    kt = key_terms(corpus.frame["text"].tolist(), np.array([codes[x] for x in labels]), top=3, stop_top=200,
+                   concentrated=0)
     out = {}
     for c in classes:
         tries = [str(names[c])] if c in names else []
