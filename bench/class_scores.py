@@ -1,4 +1,4 @@
-"""What the Topics page's comparison with a column of classes costs: NMI, ARI and accuracy of a clustering
+"""What the Topics page's comparison with a column of classes costs: NMI, ARI, accuracy and purity of a clustering
 against the corpus's classes (core.cluster.evaluate.column_scores), whole and on the page's sample
 (ui.resources.CLASS_SCORE_ROWS), with the classes as strings (a corpus column) on synthetic rows.
 

@@ -346,6 +346,10 @@ def test_metrics_against_sklearn_and_by_hand():
     assert s["ari"] == pytest.approx(adjusted_rand_score(t, p))
     # by hand: 5->0 (2 right), 1->1 (3 right), 7->2 (3 right): 8 of 10
     assert s["acc"] == pytest.approx(0.8) and accuracy(t, t) == 1.0
+    assert s["purity"] == pytest.approx(0.8)  # 5: 0,0,2 -> 0; 1: 0,1,1,1 -> 1; 7: 2,2,2 -> 2
+    # more clusters than classes: every cluster pure, half of the texts in clusters the matching leaves out
+    split = label_scores(np.array([0, 0, 1, 1]), np.array([0, 1, 2, 3]))
+    assert split["acc"] == 0.5 and split["purity"] == 1.0
     clusters = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2, 2])
     res = group_iou({"a": [0, 1, 2, 3], "b": [5, 6]}, clusters)
     # a: best is cluster 0: |{0,1,2}| / |{0,1,2,3}| = 3/4 ; b: cluster 2: 2/5

@@ -864,6 +864,7 @@ def test_topics_page_scores_a_clustering_against_the_corpus_s_own_classes(so_cop
     shown = {m.label: m.value for m in at.metric}
     assert shown["NMI"] == f"{truth['nmi']:.3f}" and shown["ARI"] == f"{truth['ari']:.3f}"
     assert shown["Accuracy"] == f"{truth['acc']:.1%}" and 0.3 < truth["nmi"] < 1
+    assert shown["Purity"] == f"{truth['purity']:.1%}"
     assert any("20 classes over 300 texts" in c.value for c in at.caption)
     column.set_value("label_name").run()
     assert not at.exception and {m.label: m.value for m in at.metric}["NMI"] == shown["NMI"]  # the same classes

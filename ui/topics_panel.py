@@ -172,7 +172,7 @@ def lemmas_to_make(name: str, corpus: Corpus, stem: str, outdated: bool = False)
 
 def label_agreement(name: str, stem: str) -> None:
     """Where the corpus brought a column of classes (an event, a label): how the clustering agrees with it
-    (NMI, ARI, accuracy: what `precompute.evaluate --labels-column` prints)."""
+    (NMI, ARI, accuracy, purity: what `precompute.evaluate --labels-column` prints)."""
     columns = resources.label_columns(name)
     if not columns:
         return
@@ -182,7 +182,7 @@ def label_agreement(name: str, stem: str) -> None:
     of = f"of a random {resources.CLASS_SCORE_ROWS:,}; " if scores["sampled"] else ""
     st.caption(f"Against the corpus's column {quoted(column)}: {scores['classes']:,} classes over "
                f"{scores['rows']:,} texts ({of}texts without a class left out).")
-    nmi, ari, acc = st.columns(3)
+    nmi, ari, acc, pure = st.columns(4)
     nmi.metric("NMI", f"{scores['nmi']:.3f}", help="Normalised mutual information, 0 to 1: how much knowing a text's "
                "cluster tells of its class. More clusters than classes is not penalised much.")
     ari.metric("ARI", f"{scores['ari']:.3f}", help="Adjusted Rand index: pairs of texts put together or apart "
@@ -190,3 +190,6 @@ def label_agreement(name: str, stem: str) -> None:
     acc.metric("Accuracy", f"{scores['acc']:.1%}", help="The share of texts in the class their cluster is matched "
                "with, one cluster per class (Hungarian matching): with more clusters than classes, the texts of "
                "unmatched clusters count as wrong.")
+    pure.metric("Purity", f"{scores['purity']:.1%}", help="The share of texts whose cluster's most common class is "
+                "their own: how far each cluster keeps to one class, however many clusters there are (more "
+                "clusters make it higher: compare it at equal k).")

@@ -20,26 +20,35 @@ def _contingency(labels_true: Sequence, labels_pred: Sequence) -> np.ndarray:
     return contingency_matrix(np.asarray(labels_true), np.asarray(labels_pred))
 
 
-def accuracy(labels_true: Sequence, labels_pred: Sequence) -> float:
-    """Clustering accuracy: the best one-to-one matching of clusters to classes (Hungarian)."""
-    m = _contingency(labels_true, labels_pred)
+def _matched(m: np.ndarray) -> float:
     rows, cols = linear_sum_assignment(-m)
     return float(m[rows, cols].sum() / m.sum())
+
+
+def _pure(m: np.ndarray) -> float:
+    return float(m.max(0).sum() / m.sum())
+
+
+def accuracy(labels_true: Sequence, labels_pred: Sequence) -> float:
+    """Clustering accuracy: the best one-to-one matching of clusters to classes (Hungarian)."""
+    return _matched(_contingency(labels_true, labels_pred))
 
 
 def purity(labels_true: Sequence, labels_pred: Sequence) -> float:
     """The share of rows whose cluster's most common class is their own. Unlike NMI it does not reward a
     clustering for merging clusters (fewer than asked for); it does reward splitting, so read it at equal k."""
-    m = _contingency(labels_true, labels_pred)
-    return float(m.max(0).sum() / m.sum())
+    return _pure(_contingency(labels_true, labels_pred))
 
 
 def label_scores(labels_true: Sequence, labels_pred: Sequence) -> dict[str, float]:
+    """NMI, ARI, accuracy and purity. With more clusters than classes (K-Means at k = 141 against 38 languages)
+    accuracy counts the texts of every unmatched cluster as wrong (5.5% there); purity says how far each cluster
+    keeps to one class."""
     if len(labels_true) != len(labels_pred):
         raise ValueError(f"{len(labels_true)} labels but {len(labels_pred)} cluster assignments")
+    m = _contingency(labels_true, labels_pred)  # once, for both
     return {"nmi": float(normalized_mutual_info_score(labels_true, labels_pred)),
-            "ari": float(adjusted_rand_score(labels_true, labels_pred)),
-            "acc": accuracy(labels_true, labels_pred)}
+            "ari": float(adjusted_rand_score(labels_true, labels_pred)), "acc": _matched(m), "purity": _pure(m)}
 
 
 def categorical_columns(frame: pd.DataFrame, max_classes: int = 1000) -> list[str]:
