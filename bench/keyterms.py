@@ -42,7 +42,8 @@ import regex
 
 from core import languages
 from core.cluster import store
-from core.cluster.keyterms import CONCENTRATED, MIN_TEXTS, Lemmatiser, _stem, key_terms, lemmatised
+from core.cluster.keyterms import (CONCENTRATED, MENTION, MIN_TEXTS, URL, Lemmatiser, _stem, key_terms,
+                                   lemmatised)
 from core.corpus import load_corpus
 from core.search.keyword import fold
 from testbed.common import emit, run_folder
@@ -55,7 +56,7 @@ def after_digits(texts: list[str]) -> set[str]:
     """Words written right after a digit more often than on their own ("th", "nd", "pm")."""
     glued, alone = Counter(), Counter()
     for t in texts:
-        t = regex.sub(r"https?://\S+|www\.\S+|@\w+", " ", str(t)).lower()
+        t = MENTION.sub(" ", URL.sub(" ", str(t))).lower()
         for m in regex.finditer(r"\p{L}[\p{L}\p{M}'’-]*", t):
             (glued if m.start() and t[m.start() - 1].isdigit() else alone)[m.group()] += 1
     return {w for w, n in glued.items() if n > alone[w]}

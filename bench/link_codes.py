@@ -24,14 +24,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from core.search import keyword, textindex
+from core.cluster.keyterms import URL as LINK  # a link, as the key lemmas and copies cut it out
+from core.search import keyword
 from testbed.common import SCALE, SHARED, emit, run_folder
 
 CORPORA = [SCALE, SHARED / "czech_politicians_tweets_2021.csv", SHARED / "crisislex_t26.csv"]
 NAMED = {"russian_troll_tweets_recent300k": ["nfl", "fbi", "cnn", "gop", "isis", "war", "gun", "tax"],
          "czech_politicians_tweets_2021": ["ano", "ods", "spd", "kdu", "top", "pir", "covid"],
          "crisislex_t26": ["red", "fire", "flood", "help", "bomb", "rain"]}
-LINK = re.compile(r"https?://\S+|www\.\S+")
 
 
 def queries(texts: list[str], words: int, named: list[str]) -> list[str]:

@@ -56,7 +56,7 @@ def folded_file(path: Path) -> Path:
 
 
 def one_line(text: str) -> str:
-    """A text as the index and both engines read it: line breaks as spaces (then ``without_link_codes``)."""
+    """Line breaks as spaces: a query as both engines read it, and a text before ``without_link_codes``."""
     return text.replace("\n", " ").replace("\r", " ")
 
 
