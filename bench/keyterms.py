@@ -2,7 +2,8 @@
 the corpus language's function words (stopwords-iso; ``--against function_words``, the default) or the floor of
 texts a c-TF-IDF key lemma must be written in (``--against min_texts``: 1, no floor, against ``MIN_TEXTS``) or the
 corpus's most frequent lemmas kept where a few clusters hold them (``--against concentrated``: 0, every one of them
-left out, against ``CONCENTRATED``).
+left out, against ``CONCENTRATED``) or English verbs' lemmas in today's spelling (``--against modern``: simplemma's
+"playe" and "thinke" against "play" and "think").
 
     python -m precompute.embed ../shared/data/czech_politicians_tweets_2021.csv --name cz
     python -m precompute.cluster --corpus cz --method kmeans --k 78
@@ -22,6 +23,9 @@ Per ranking (the original rule, c-TF-IDF), over every cluster's top ``--top`` le
 - ``fragments``: key lemmas that are a piece of a word: one written after a digit more often than alone ("th" of
   "4th", "nd" of "2nd"), one ending in a quote or hyphen ("knee’", "covid-"), or a possessive or contraction
   ("mueller’s", "you're") -- read off the raw texts, so the same for every version of the tokeniser;
+- ``old_spellings``: English key lemmas that are an old spelling of a verb ("playe", "thinke":
+  ``keyterms.old_spelling``) written less often than the verb's -ing and -ed forms (German "ende" and
+  Portuguese "boate" are words of their own; a tweet cut at "playe…" is not);
 - ``named`` (with ``--class-column``, a labelled corpus): the share of clusters whose key lemmas hold a word of their
   most common class's name (StackOverflow's tag "haskell", CrisisLex's "2012_Colorado_wildfires": colorado, wildfire);
 - ``seconds``: the whole key-lemma computation, median of ``--repeat`` runs.
@@ -43,7 +47,7 @@ import regex
 from core import languages
 from core.cluster import store
 from core.cluster.keyterms import (CONCENTRATED, MENTION, MIN_TEXTS, URL, Lemmatiser, _stem, key_terms,
-                                   lemmatised)
+                                   lemmatised, old_spelling, tokens)
 from core.corpus import load_corpus
 from core.search.keyword import fold
 from testbed.common import emit, run_folder
@@ -73,7 +77,7 @@ def class_words(names: np.ndarray, labels: np.ndarray, lem: Lemmatiser) -> dict[
 
 
 def quality(table, docs: list[list[str]], labels: np.ndarray, column: str, top: int, pieces: set[str],
-            classes: dict[int, set[str]] | None = None) -> dict:
+            classes: dict[int, set[str]] | None = None, written: Counter | None = None) -> dict:
     holding: dict[str, np.ndarray] = {}
     per_doc = [set(d) for d in docs]
     wanted = {w for terms in table[column] for w in terms[:top]}
@@ -97,6 +101,8 @@ def quality(table, docs: list[list[str]], labels: np.ndarray, column: str, top: 
             "coverage": round(float(np.mean(cover)), 4) if cover else None,
             "unaccented": int(sum(w in accented for t in table[column] for w in t[:top])),
             "twins": int(sum(len({_stem(w) for w in t[:top]}) < len(t[:top]) for t in table[column])),
+            "old_spellings": int(sum(old_spelling(w) and (written or {}).get(w, 0) < sum(
+                (written or {}).get(w[:-1] + e, 0) for e in ("ing", "ed")) for t in table[column] for w in t[:top])),
             "fragments": int(sum(w in pieces or bool(ENDING.search(w)) for t in table[column] for w in t[:top])),
             "empty": int(sum(1 for terms in table[column] if not terms)),
             **({"named": round(float(np.mean([bool(classes[int(c)] & {fold(w, case=False) for w in t[:top]})
@@ -113,7 +119,8 @@ def main(argv=None) -> None:
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--show", type=int, default=12, help="the largest changed clusters' lemmas printed side by side")
     p.add_argument("--class-column", help="a column of class names, for the `named` measure")
-    p.add_argument("--against", choices=("function_words", "min_texts", "concentrated"), default="function_words",
+    p.add_argument("--against", choices=("function_words", "min_texts", "concentrated", "modern"),
+                   default="function_words",
                    help="the rule measured: with it (on) against without it (off)")
     a = p.parse_args(argv)
     run_folder("keyterms", sys.argv if argv is None else ["bench/keyterms.py", *argv])
@@ -127,18 +134,20 @@ def main(argv=None) -> None:
         for on in (False, True) if i % 2 == 0 else (True, False):
             t = time.perf_counter()
             rule = {"function_words": {"stop_words": on}, "min_texts": {"min_texts": MIN_TEXTS if on else 1},
-                    "concentrated": {"concentrated": CONCENTRATED if on else 0}}[a.against]
+                    "concentrated": {"concentrated": CONCENTRATED if on else 0}, "modern": {"modern": on}}[a.against]
             tables[on] = key_terms(texts, labels, lang=lang, **rule)
             runs[on].append(time.perf_counter() - t)
-    docs, _ = lemmatised(texts, Lemmatiser(lang))
+    # each table's lemmas as its texts were lemmatised ("playe" is held by no text lemmatised today's way)
+    docs = {on: lemmatised(texts, Lemmatiser(lang, modern=on or a.against != "modern"))[0] for on in (False, True)}
     pieces = after_digits(texts)
+    written = Counter(w for t in texts for w in tokens(str(t)))
     classes = (class_words(corpus.frame[a.class_column].astype(str).to_numpy(), labels, Lemmatiser(lang))
                if a.class_column else None)
     for on in (False, True):
         table = tables[on].table
         for column in ("rule_terms", "ctfidf_terms"):
             emit(op="keyterms", corpus=a.corpus, clustering=a.clustering, lang=lang, **{a.against: on},
-                 ranking=column, top=a.top, **quality(table, docs, labels, column, a.top, pieces, classes))
+                 ranking=column, top=a.top, **quality(table, docs[on], labels, column, a.top, pieces, classes, written))
         emit(op="keyterms_time", **{a.against: on}, seconds=round(statistics.median(runs[on]), 2),
              runs=[round(x, 2) for x in runs[on]])
     before, after = tables[False].table, tables[True].table
