@@ -14,7 +14,7 @@ from core import timezones
 from core.search import REGISTRY, NotApplicable, Ranked, SearchContext
 from core.rows import as_rows, in_sorted, unique_rows
 from core.search.keyword import find_rows
-from core.session import EXCLUDED, INCLUDED, LABEL_NAMES, Session, Step
+from core.session import EXCLUDED, INCLUDED, LABEL_NAMES, UNLABELLED, Session, Step
 
 
 def ask(ctx: SearchContext, session: Session, method: str, k: int | None = 10, **params) -> Ranked:
@@ -40,6 +40,27 @@ def ask(ctx: SearchContext, session: Session, method: str, k: int | None = 10, *
         recorded["chosen"] = result.info["chosen"]
     session.add_search(method, recorded, result.rows, result.scores, copies=brought)
     return replace(result, info={**result.info, "copies": int(len(brought))}) if len(brought) else result
+
+
+CLUSTER = "cluster"  # the step that brings a cluster's texts into the group being built (the Topics page)
+
+
+def bring_cluster(session: Session, embeddings: np.ndarray, rows, clustering: str, cluster: int) -> Step | None:
+    """A cluster's texts that the group being built has not labelled, brought in as a search's hits are (included,
+    to be reviewed; one Undo takes them out), those closest to the group's included texts first (the score:
+    cosine to their mean); None where the group has labelled all of them."""
+    rows = as_rows(rows)
+    new = rows[np.fromiter((session.label_of(r) == UNLABELLED for r in rows), bool, len(rows))]
+    if not len(new):
+        return None
+    scores = np.zeros(len(new), np.float32)
+    if len(included := session.included):
+        centre = np.asarray(embeddings[np.sort(included)], np.float32).mean(0)
+        vectors = np.asarray(embeddings[new], np.float32)
+        scores = vectors @ centre / np.maximum(np.linalg.norm(vectors, axis=1) * np.linalg.norm(centre), 1e-12)
+    order = np.argsort(-scores, kind="stable")
+    return session.add_search(CLUSTER, {"clustering": clustering, "cluster": int(cluster)}, new[order],
+                              scores[order].astype(float))
 
 
 MORE_FOR_COPIES = 4  # a search asked again, once, for this many times its k when copies took its places
@@ -415,6 +436,8 @@ def how_line(entry: dict | None, who: str, zone: str = "UTC") -> str:
     params = entry.get("params") or {}
     if entry["method"] == "switch":
         what = f"from group ‘{params['group']}’ v{params['version']}" if params.get("group") else f"{params.get('action')}"
+    elif entry["method"] == CLUSTER:
+        what = f"from cluster {params.get('cluster')} of {params.get('clustering')}"
     elif entry["method"] in REGISTRY:
         query = params.get("query")
         what = f"via {REGISTRY[entry['method']].label}" + (f" ‘{query}’" if query else "")

@@ -25,7 +25,9 @@ if not corpus.has_dates:
     st.stop()
 
 sources = ["Group being built (included)", "Saved groups (included)", "Keyword search", "The whole corpus"]
-source = st.radio("Texts", sources, horizontal=True, key="tl_source")
+# an analyst who opens the page with no group being built sees the saved groups first, where there are any
+first = 1 if not len(session.included) and resources.group_names(name) else 0
+source = st.radio("Texts", sources, index=first, horizontal=True, key="tl_source")
 rows = np.zeros(0, np.int64)
 label = source.split(" (")[0].lower()  # what the texts are, in the download
 compare = {}  # saved group -> its included rows, where two or more are compared

@@ -8,7 +8,7 @@ import streamlit as st
 
 from core import paths, plots, timezones
 from core.cluster import REGISTRY, store
-from core.cluster.evaluate import agreement, best_matches, group_iou
+from core.cluster.evaluate import agreement, best_matches
 from core.cluster.topics import SUGGESTED, filter_clusters, run_summary, sharper_hint, suggested_k
 from ui import group, navigation, picker, resources, topics_panel
 from ui.text import md
@@ -78,11 +78,7 @@ with st.popover("Delete this clustering"):
         st.session_state.pop("tp_k", None)
         st.rerun()
 
-groups = resources.saved_group_rows(name)
-if groups:
-    iou = group_iou(groups, labels)
-    st.metric("IOU with saved groups (best cluster per group, averaged)", f"{iou['iou']:.3f}")
-    st.dataframe([{"group": g, **v} for g, v in iou["groups"].items()], hide_index=True)
+table = topics_panel.saved_groups(name, labels, table)
 topics_panel.label_agreement(name, chosen.stem)
 
 f1, f2, f3 = st.columns(3)
@@ -90,7 +86,8 @@ top = int(table["size"].max())
 size_range = f1.slider("Cluster size", 1, max(top, 2), (1, max(top, 2)), key="tp_size")
 min_len = f2.number_input("Mean text length above", 0, 1000, 0, key="tp_len")
 lemma = f3.text_input("Contains the lemma", key="tp_lemma")
-shown = filter_clusters(table, size_range, min_len, lemma).sort_values("size", ascending=False)
+shown = filter_clusters(table, size_range, min_len, lemma).sort_values(
+    ["in_group", "size"] if "in_group" in table else "size", ascending=False)
 st.caption(f"{len(shown):,} of {len(table):,} clusters. Click a row to see its texts.")
 event = st.dataframe(shown, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
                      key="tp_table", column_config=topics_panel.TABLE_COLUMNS,
@@ -126,6 +123,7 @@ if cluster is not None:
         st.session_state.update(ann_msg=("success", f"Started a group from cluster {cluster}: {len(rows):,} texts "
                                          f"included.{said}"), ann_view="Included", ann_page=1)
         navigation.go("pages/1_Annotate.py")
+    topics_panel.cluster_into_group(corpus, chosen.stem, cluster, rows)
     cols = [c for c in ("id", "text", "date", "author") if c in corpus.frame.columns]
     st.dataframe(timezones.shown(corpus.frame.iloc[rows[:500]][cols], corpus.timezone), hide_index=True,
                  width="stretch")

@@ -357,6 +357,19 @@ def test_metrics_against_sklearn_and_by_hand():
     assert res["iou"] == pytest.approx((0.75 + 0.4) / 2)
 
 
+def test_where_a_groups_rows_lie_among_the_clusters():
+    """The Topics page sorts the clusters by a saved group's texts in them and says how few clusters hold 80%."""
+    from core.cluster.evaluate import group_in_clusters
+
+    clusters = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2, 2, 3])
+    spread = group_in_clusters([5, 6, 7, 8, 0, 3, 5], clusters)  # a row twice counts once
+    assert spread["counts"].tolist() == [1, 1, 4, 0] and spread["rows"] == 6 and spread["clusters"] == 3
+    assert spread["cover"] == 2  # 4 + 1 of 6 rows >= 80%; cluster 2 alone holds 67%
+    assert group_in_clusters([5, 6, 7, 8], clusters)["cover"] == 1
+    empty = group_in_clusters([], clusters)
+    assert (empty["clusters"], empty["cover"], empty["rows"]) == (0, 0, 0)
+
+
 def test_a_column_of_classes_is_found_and_its_empty_cells_are_no_class():
     import pandas as pd
 

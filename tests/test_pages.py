@@ -7,6 +7,7 @@ import json
 import shutil
 
 import numpy as np
+import pytest
 
 from streamlit.testing.v1 import AppTest
 
@@ -320,7 +321,8 @@ def test_timeline_compares_saved_groups_as_shares_of_all_texts(tweets):
     store.save("first half", ids[:1000], [], annotator="ana")
     store.save("a tenth", ids[1000:1200], ids[1200:1210], annotator="ana")
     at = app("pages/2_Timeline.py").run()
-    at.radio(key="tl_source").set_value("Saved groups (included)").run()
+    # no group being built: the page opens on the saved groups, not on "the group being built has no texts"
+    assert at.radio(key="tl_source").value == "Saved groups (included)" and not at.info
     assert not at.exception and at.multiselect(key="tl_groups").value == ["a tenth"]  # one group: its own chart
     assert any("one box each" in cap.value for cap in at.caption)
     at.multiselect(key="tl_groups").set_value(["first half", "a tenth"]).run()
@@ -467,6 +469,60 @@ def test_scatter_page_of_a_large_corpus_shows_a_first_look_then_the_full_scatter
     monkeypatch.setenv("SEMANNO_SCATTER_PREVIEW_FROM", "5000")  # a corpus below the threshold: never a preview
     at = with_group(app("pages/3_Scatter.py"), range(0, 38), range(38, 60)).run()
     assert not at.exception and calls == [1]
+
+
+def test_a_saved_groups_clusters_come_first_and_a_cluster_brings_in_the_texts_the_group_lacks(tweets):
+    """An analyst sees which clusters a saved group's texts lie in (Topics, sorted by them), and an annotator
+    brings a cluster's texts that the group being built has not labelled into it: as included, shown as the last
+    search, closest to the group first; excluded texts stay excluded, and one Undo takes the new ones out."""
+    from core.annotate import how_line, provenance
+    from core.cluster import store
+    from core.corpus import load_corpus
+    from core.session import EXCLUDED, Session
+    from precompute import kmeans as km_job
+
+    assert km_job.main(["--corpus", "tweets", "--k", "20", "--no-terms"]) == 0
+    corpus = load_corpus("tweets")
+    labels = store.load("tweets", "kmeans-k20")[0].labels
+    big = int(np.argmax(np.bincount(labels)))
+    members = np.flatnonzero(labels == big)
+    group = [*members[: len(members) * 2 // 3], *np.flatnonzero(labels != big)[:5]]
+    GroupStore(tweets / "tweets" / "groups.sqlite").save("g", corpus.frame["id"].iloc[group].tolist(), [])
+    at = app("pages/4_Topics.py").run()
+    at.selectbox(key="tp_k").set_value("kmeans-k20").run()
+    at.selectbox(key="tp_group").set_value("g").run()
+    assert not at.exception
+    said = next(unescape(c.value) for c in at.caption if unescape(c.value).startswith("‘g’: "))
+    assert said.startswith(f"‘g’: {len(group):,} texts in ")
+    assert "of 20 clusters; 80% of them lie in 1 cluster." in said
+    table = next(d.value for d in at.dataframe if "in_group" in d.value.columns)
+    counts = np.bincount(labels[group], minlength=20)
+    assert table["cluster"].iloc[0] == big and table["in_group"].is_monotonic_decreasing
+    assert table.set_index("cluster")["in_group"].sort_index().tolist() == counts.tolist()
+    assert table.set_index("cluster").loc[big, "group_share"] == pytest.approx(len(members) * 2 // 3 / len(members))
+
+    # the group being built holds part of the cluster, one of its texts excluded
+    s = Session()
+    s.set_labels(members[:10], 1)
+    s.set_labels(members[10:11], EXCLUDED)
+    at.session_state["session"] = s
+    at.session_state["tp_table"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    at.run()
+    assert any("has 10 of these texts included and 1 excluded" in c.value for c in at.caption)
+    at.button(key="tp_bring").click().run()
+    s = at.session_state["session"]
+    step = s.last_search()
+    assert step.method == "cluster" and sorted(step.shown) == sorted(members[11:].tolist())
+    assert s.label_of(members[10]) == EXCLUDED and set(s.included) == set(members) - {members[10]}
+    vectors = np.asarray(corpus.embeddings[step.shown], np.float32)
+    centre = np.asarray(corpus.embeddings[members[:10]], np.float32).mean(0)
+    closeness = vectors @ centre / np.linalg.norm(vectors, axis=1)
+    assert (np.diff(closeness) <= 1e-5).all()  # closest to the group's included texts first
+    assert at.session_state["ann_view"] == "Last search"
+    entry = provenance(s, [int(step.shown[0])])[int(step.shown[0])]
+    assert "from cluster" in how_line(entry, "eva") and "kmeans-k20" in how_line(entry, "eva")
+    s.undo()
+    assert len(s.included) == 10 and s.label_of(members[10]) == EXCLUDED
 
 
 def test_groups_page_open_delete_restore(tweets):

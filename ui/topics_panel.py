@@ -1,18 +1,23 @@
-"""The Topics page's "Cluster here" form: K-Means, DEC, or K-Means with the k a DAC model chooses, with
-key lemmas, run from the browser with a progress bar (the work itself is core.cluster.jobs.cluster_corpus,
-the same as the command line's)."""
+"""The Topics page's parts: the "Cluster here" form (K-Means, DEC, or K-Means with the k a DAC model chooses, with
+key lemmas, run from the browser with a progress bar; the work itself is core.cluster.jobs.cluster_corpus, the same
+as the command line's), the saved groups beside a clustering, and a cluster's texts brought into the group being
+built."""
 
 from __future__ import annotations
 
+import numpy as np
 import streamlit as st
 
+from core import annotate
 from core.cluster import REGISTRY, store
+from core.cluster.evaluate import group_in_clusters, group_iou
 from core.cluster.jobs import cluster_corpus, terms
-from core.cluster.topics import outcome_note, suggested_k
+from core.cluster.topics import outcome_note, suggested_k, with_group
 from core.corpus import Corpus
 from core.embed import pick_device
 from core.progress import Clock, duration
-from ui import picker, resources
+from core.session import EXCLUDED, INCLUDED, UNLABELLED
+from ui import group, navigation, picker, resources
 from ui.text import md, quoted
 
 # Key lemmas read every text into memory; above this many texts (a memory-mapped corpus) the page leaves
@@ -42,10 +47,16 @@ METHOD_HELP = ("K-Means: seconds to minutes. DEC: K-Means, then an autoencoder a
 
 # The topic table's columns as an analyst reads them (the stored names stay: filters and files use them),
 # c-TF-IDF's lemmas first: the rule's are empty for clusters where no lemma is used 10+ times
-TABLE_ORDER = ("cluster", "size", "ctfidf_terms", "rule_terms", "frequent_words", "forms", "languages", "mean_len",
-               "sample_text")
+TABLE_ORDER = ("cluster", "size", "in_group", "group_share", "ctfidf_terms", "rule_terms", "frequent_words", "forms",
+               "languages", "mean_len", "sample_text")
 TABLE_COLUMNS = {
     "mean_len": st.column_config.NumberColumn("mean length", help="Mean characters per text of the cluster"),
+    "in_group": st.column_config.NumberColumn(
+        "in the group", help="The chosen saved group's included texts in this cluster"),
+    "group_share": st.column_config.ProgressColumn(
+        "of it in the group", format="percent", min_value=0.0, max_value=1.0,
+        help="The share of the cluster's texts that are in the chosen saved group: a cluster mostly in it, but "
+        "not wholly, may hold texts of the topic the group does not have yet"),
     "rule_terms": st.column_config.TextColumn(
         "key lemmas (rule)", help="The original rule: lemmas used 10+ times in the cluster that are not among the "
         "corpus's 300 most frequent nor function words. Empty where no lemma is used that often: read c-TF-IDF's."),
@@ -193,3 +204,49 @@ def label_agreement(name: str, stem: str) -> None:
     pure.metric("Purity", f"{scores['purity']:.1%}", help="The share of texts whose cluster's most common class is "
                 "their own: how far each cluster keeps to one class, however many clusters there are (more "
                 "clusters make it higher: compare it at equal k).")
+
+
+NO_GROUP = "(none)"
+
+
+def saved_groups(name: str, labels, table):
+    """The saved groups beside a clustering: the original study's IOU (each group's best cluster), and where one
+    chosen group's texts lie: the cluster table (returned) gains each cluster's texts of it and their share, for
+    the page to sort by; the table unchanged where no group is chosen."""
+    groups = resources.saved_group_rows(name)
+    if not groups:
+        return table
+    iou = group_iou(groups, labels)
+    st.metric("IOU with saved groups (best cluster per group, averaged)", f"{iou['iou']:.3f}")
+    st.dataframe([{"group": g, **v} for g, v in iou["groups"].items()], hide_index=True)
+    picked = st.selectbox("Sort the clusters by a saved group's texts in them", [NO_GROUP, *groups],
+                          key="tp_group", help="Which clusters a group's texts lie in, and how much of each "
+                          "cluster is the group: a cluster mostly in the group may hold texts it still lacks")
+    if picked == NO_GROUP:
+        return table
+    spread = group_in_clusters(groups[picked], labels)
+    cover = spread["cover"]
+    st.caption(md(f"{quoted(picked)}: {spread['rows']:,} texts in {spread['clusters']:,} of {len(table):,} "
+                  f"clusters; 80% of them lie in {cover:,} cluster{'s' if cover != 1 else ''}. The table below lists "
+                  "the clusters holding most of them first."))
+    return with_group(table, spread["counts"])
+
+
+def cluster_into_group(corpus: Corpus, stem: str, cluster: int, rows) -> None:
+    """Where a group is being built: how many of a cluster's texts it holds, and a button that brings in the
+    others, as a search's hits come in (included, for review on the Annotate page; one Undo takes them out)."""
+    session = group.session()
+    if not session.labels:
+        return
+    labels = np.fromiter((session.label_of(r) for r in rows), np.int8, len(rows))
+    new, included, excluded = (int((labels == v).sum()) for v in (UNLABELLED, INCLUDED, EXCLUDED))
+    title = quoted(group.meta()["name"]) if group.meta().get("name") else "The group being built"
+    st.caption(md(f"{title} has {included:,} of these texts included and {excluded:,} excluded; {new:,} it has not "
+                  "labelled."))
+    if st.button(f"Bring the {new:,} into the group being built", key="tp_bring", disabled=not new,
+                 help="They come in as included, as a search's hits do, those closest to the group's included texts "
+                 "first, for you to review on the Annotate page (Last search); Undo there takes them all out."):
+        annotate.bring_cluster(session, corpus.embeddings, rows, stem, cluster)
+        st.session_state.update(ann_msg=("success", f"Brought {new:,} texts of cluster {cluster} in as included: "
+                                         "exclude those off the topic."), ann_view="Last search", ann_page=1)
+        navigation.go("pages/1_Annotate.py")

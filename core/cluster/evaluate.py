@@ -106,6 +106,18 @@ def group_iou(groups: Mapping[str, Sequence[int]], clusters: np.ndarray) -> dict
     return {"iou": mean, "groups": per_group}
 
 
+def group_in_clusters(rows: Sequence[int], clusters: np.ndarray, share: float = 0.8) -> dict:
+    """Where a group's rows lie among the clusters: ``counts``, the group's rows in each cluster (an array over the
+    clusters); ``clusters``, how many clusters hold any; ``cover``, the fewest clusters that together hold ``share``
+    of the group's rows; ``rows``, how many rows the group has."""
+    clusters = np.asarray(clusters)
+    rows = unique_rows(rows)
+    counts = np.bincount(clusters[rows], minlength=int(clusters.max()) + 1 if len(clusters) else 0)
+    held = np.cumsum(np.sort(counts)[::-1])
+    cover = int(np.searchsorted(held, share * len(rows) - 1e-9) + 1) if len(rows) else 0
+    return {"counts": counts, "clusters": int((counts > 0).sum()), "cover": cover, "rows": int(len(rows))}
+
+
 def agreement(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
     """NMI and ARI between two clusterings of the same rows."""
     if len(a) != len(b):

@@ -52,6 +52,16 @@ def filter_clusters(table: pd.DataFrame, size_range: tuple[int, int] | None = No
     return table[m]
 
 
+def with_group(table: pd.DataFrame, counts: np.ndarray) -> pd.DataFrame:
+    """The cluster table with a saved group's texts in each cluster (``in_group``: counts per cluster, from
+    ``core.cluster.evaluate.group_in_clusters``) and their share of the cluster's texts (``group_share``)."""
+    out = table.copy()
+    held = np.asarray(counts)[out["cluster"].to_numpy()]
+    out["in_group"] = held
+    out["group_share"] = held / out["size"].clip(lower=1).to_numpy()
+    return out
+
+
 def suggested_k(n: int) -> int:
     """A first number of clusters to try for ``n`` texts: about sqrt(n / 2), between 2 and 1,000
     (2,400 texts: 35; 20,000: 100; 300,000: 387)."""
