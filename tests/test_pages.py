@@ -472,9 +472,10 @@ def test_scatter_page_of_a_large_corpus_shows_a_first_look_then_the_full_scatter
 
 
 def test_a_saved_groups_clusters_come_first_and_a_cluster_brings_in_the_texts_the_group_lacks(tweets):
-    """An analyst sees which clusters a saved group's texts lie in (Topics, sorted by them), and an annotator
-    brings a cluster's texts that the group being built has not labelled into it: as included, shown as the last
-    search, closest to the group first; excluded texts stay excluded, and one Undo takes the new ones out."""
+    """An analyst sees which clusters a saved group's texts lie in (Topics, sorted by them), an annotator those of
+    the group being built, and brings a cluster's texts that group has not labelled into it: as included, shown as
+    the last search, closest to the group first; excluded texts stay excluded, and one Undo takes the new ones
+    out."""
     from core.annotate import how_line, provenance
     from core.cluster import store
     from core.corpus import load_corpus
@@ -506,6 +507,10 @@ def test_a_saved_groups_clusters_come_first_and_a_cluster_brings_in_the_texts_th
     s.set_labels(members[:10], 1)
     s.set_labels(members[10:11], EXCLUDED)
     at.session_state["session"] = s
+    at.run()
+    at.selectbox(key="tp_group").set_value("(the group being built)").run()  # the annotator's unsaved group
+    table = next(d.value for d in at.dataframe if "in_group" in d.value.columns)
+    assert table["cluster"].iloc[0] == big and table["in_group"].sum() == 10 and table["in_group"].iloc[0] == 10
     at.session_state["tp_table"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
     at.run()
     assert any("has 10 of these texts included and 1 excluded" in c.value for c in at.caption)

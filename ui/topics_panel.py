@@ -206,29 +206,34 @@ def label_agreement(name: str, stem: str) -> None:
                 "clusters make it higher: compare it at equal k).")
 
 
-NO_GROUP = "(none)"
+NO_GROUP, BUILDING = "(none)", "(the group being built)"
 
 
-def saved_groups(name: str, labels, table):
-    """The saved groups beside a clustering: the original study's IOU (each group's best cluster), and where one
-    chosen group's texts lie: the cluster table (returned) gains each cluster's texts of it and their share, for
-    the page to sort by; the table unchanged where no group is chosen."""
+def groups_beside(name: str, labels, table):
+    """The groups beside a clustering: the saved groups' IOU as the original study scored it (each group's best
+    cluster), and where one chosen group's texts lie (a saved group's, or the included texts of the group being
+    built): the cluster table (returned) gains each cluster's texts of it and their share, for the page to sort by;
+    the table unchanged where no group is chosen."""
     groups = resources.saved_group_rows(name)
-    if not groups:
+    if groups:
+        iou = group_iou(groups, labels)
+        st.metric("IOU with saved groups (best cluster per group, averaged)", f"{iou['iou']:.3f}")
+        st.dataframe([{"group": g, **v} for g, v in iou["groups"].items()], hide_index=True)
+    building = group.session().included
+    options = {NO_GROUP: None, **({BUILDING: building} if len(building) else {}), **groups}
+    if len(options) == 1:
         return table
-    iou = group_iou(groups, labels)
-    st.metric("IOU with saved groups (best cluster per group, averaged)", f"{iou['iou']:.3f}")
-    st.dataframe([{"group": g, **v} for g, v in iou["groups"].items()], hide_index=True)
-    picked = st.selectbox("Sort the clusters by a saved group's texts in them", [NO_GROUP, *groups],
-                          key="tp_group", help="Which clusters a group's texts lie in, and how much of each "
-                          "cluster is the group: a cluster mostly in the group may hold texts it still lacks")
-    if picked == NO_GROUP:
+    picked = st.selectbox("Sort the clusters by a group's texts in them", list(options), key="tp_group",
+                          help="Which clusters a group's (included) texts lie in, and how much of each cluster is "
+                          "the group: a cluster mostly in the group may hold texts it still lacks")
+    if options.get(picked) is None:  # none chosen, or the group being built since emptied
         return table
-    spread = group_in_clusters(groups[picked], labels)
+    spread = group_in_clusters(options[picked], labels)
     cover = spread["cover"]
-    st.caption(md(f"{quoted(picked)}: {spread['rows']:,} texts in {spread['clusters']:,} of {len(table):,} "
-                  f"clusters; 80% of them lie in {cover:,} cluster{'s' if cover != 1 else ''}. The table below lists "
-                  "the clusters holding most of them first."))
+    title = "The group being built" if picked == BUILDING else quoted(picked)
+    st.caption(md(f"{title}: {spread['rows']:,} texts in {spread['clusters']:,} of {len(table):,} clusters; 80% of "
+                  f"them lie in {cover:,} cluster{'s' if cover != 1 else ''}. The table below lists the clusters "
+                  "holding most of them first."))
     return with_group(table, spread["counts"])
 
 
