@@ -246,7 +246,8 @@ def stop_advice(y: RecentYield | None) -> str | None:
             f"{'es' if y.searches > 1 else ''} brought in (the newest search not counted)")
     if y.dried_up:
         return (f"{said}: they have stopped finding this topic. {STOP_EVIDENCE} Try a keyword for a side of the "
-                "topic not found yet, or save the group.")
+                "topic not found yet; or, on the Topics page, sort a clustering's clusters by the group being built "
+                "and bring in the rest of a cluster it mostly holds; or save the group.")
     return said + "."
 
 
