@@ -90,7 +90,14 @@ def main(argv=None) -> None:
                    help="stop at the Annotate page's stopping signal (core.annotate.recent_yield), after trying up "
                         "to N keywords that testbed.annotator.keyword_ideas proposes (0: at the first signal); each "
                         "line then gives recall and texts reviewed at every signal")
+    p.add_argument("--bring-clustering", metavar="NAME",
+                   help="with --stop N: at each of the first N signals, bring in the rest of the clusters of this "
+                        "stored clustering of the corpus (e.g. kmeans-k100) that the group holds at least "
+                        "--bring-share of, instead of a keyword idea (the Topics page's Bring)")
+    p.add_argument("--bring-share", type=float, default=0.5)
     a = p.parse_args(argv)
+    if a.bring_clustering and not a.stop:
+        p.error("--bring-clustering needs --stop N (N >= 1): it acts at the stopping signal")
     folder = run_folder("annotator", sys.argv if argv is None else ["bench/annotator.py", *argv])
     quiet_logging()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -126,8 +133,12 @@ def main(argv=None) -> None:
             REGISTRY[name].params({k: v for k, v in params.items() if k in REGISTRY[name].defaults})
     except ValueError as exc:
         raise SystemExit(f"--param: {exc}")
-    ideas = None
-    if a.stop:  # keyword ideas from the corpus's words, less function words (English's and the corpus language's)
+    ideas = bring = None
+    if a.bring_clustering:
+        from core.cluster import store as cluster_store
+
+        bring = (np.asarray(cluster_store.labels_for(corpus, a.bring_clustering)), a.bring_share)
+    elif a.stop:  # keyword ideas from the corpus's words, less function words (English's and the corpus language's)
         from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
         from core.cluster.keyterms import function_words
@@ -159,7 +170,8 @@ def main(argv=None) -> None:
                 members = np.flatnonzero(labels[keep] == cls)
             for method in methods:
                 r = simulate(sub_ctx, members, method, queries[cls], a.budget, a.seed_hits, cls, params,
-                             a.keyword_policy, a.keyword_stop_share, stop=a.stop, ideas=ideas)
+                             a.keyword_policy, a.keyword_stop_share, stop=a.stop, ideas=ideas,
+                             bring=None if sub_ctx is not ctx else bring)
                 runs.append(r)
                 if a.trace:
                     with open(Path(folder) / "traces.jsonl", "a") as f:

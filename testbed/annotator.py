@@ -15,6 +15,7 @@ import numpy as np
 from core import annotate
 from core.corpus import Corpus, ImportSpec, import_corpus, list_corpora, load_corpus
 from core.ingest import Options, sha256_file
+from core.cluster.evaluate import group_in_clusters
 from core.cluster.keyterms import key_terms, tokens
 from core.search import REGISTRY, NotApplicable, SearchContext
 from core.search.keyword import fold
@@ -134,14 +135,25 @@ def keyword_ideas(texts, included: np.ndarray, stats: WordStats, searched=(), to
     return sorted(score, key=lambda w: -score[w])[:top]
 
 
+def clusters_to_bring(session: Session, clusters: np.ndarray, share: float) -> list[int]:
+    """The clusters a group holds at least ``share`` of (its included texts in them over their size) that hold
+    texts it has not labelled, the most held first: what an annotator would bring in from the Topics page."""
+    sizes = np.bincount(clusters)
+    held = group_in_clusters(session.included, clusters)["counts"] / np.maximum(sizes, 1)
+    labelled = np.bincount(clusters[np.fromiter(session.labels, np.int64, len(session.labels))], minlength=len(sizes))
+    return [int(c) for c in np.argsort(-held, kind="stable") if held[c] >= share and labelled[c] < sizes[c]]
+
+
 def simulate(ctx: SearchContext, member_rows: np.ndarray, method: str, queries: list[str], budget: float,
              seed_hits: int, cls: str, params: dict | None = None, keyword_policy: str = "fixed",
-             stop_share: float = 0.5, stop: int | None = None, ideas=None) -> Run:
+             stop_share: float = 0.5, stop: int | None = None, ideas=None, bring=None) -> Run:
     """One topic reviewed by the protocol of bench/annotator.py, up to ``budget`` x its size. With ``stop``, the
     annotator also stops at the page's stopping signal (core.annotate.recent_yield, read after each semantic
     step as the page shows it), after trying, each time the signal holds, one more keyword that
     ``ideas(session, searched)`` proposes, up to ``stop`` of them (0: stop at the first signal); ``run.stops``
-    holds (reviewed, found) at each signal."""
+    holds (reviewed, found) at each signal. With ``bring`` (a clustering's labels per row and a share), each such
+    time the annotator instead brings in the rest of the clusters the group holds at least that share of (the
+    Topics page's "Bring", core.annotate.bring_cluster), the most held first, and reviews them."""
     members = set(member_rows.tolist())
     run = Run(cls, method, len(members), "", budget)
     s = Session()
@@ -163,6 +175,19 @@ def simulate(ctx: SearchContext, member_rows: np.ndarray, method: str, queries: 
     while reviewed < limit:
         if check and stop is not None and (y := annotate.recent_yield(s)) is not None and y.dried_up:
             run.stops.append(run.curve[-1])
+            if bring is not None:
+                chosen = clusters_to_bring(s, *bring) if len(run.stops) <= stop else []
+                if not chosen:
+                    break
+                run.seed_query = f"{query} + {len(chosen)} clusters" if len(run.stops) == 1 else run.seed_query
+                for c in chosen:
+                    if reviewed >= limit:
+                        break
+                    step = annotate.bring_cluster(s, ctx.index.vectors, np.flatnonzero(bring[0] == c), "bring", c)
+                    if step is not None:
+                        reviewed += review(ctx, s, step.shown[:limit - reviewed], members, run)
+                check = False
+                continue
             proposed = ideas(s, tried) if ideas and len(run.stops) <= stop else []
             query = next((w for w in proposed if w not in tried), None)
             if query is None:

@@ -328,6 +328,21 @@ def test_the_simulated_annotator_stops_at_the_pages_signal_once_the_topic_is_fou
     assert run.texts == plain.texts[:run.reviewed], "up to the stop, the same review as without it"
 
 
+def test_the_simulated_annotator_brings_the_clusters_its_group_mostly_holds():
+    """At the signal the simulated annotator may bring in the rest of the clusters its group holds at least a
+    share of (bench.annotator --bring-clustering), the most held first, those it has labelled whole left out."""
+    from core.session import EXCLUDED, Session
+    from testbed.annotator import clusters_to_bring
+
+    clusters = np.array([0] * 10 + [1] * 10 + [2] * 4 + [3] * 6)
+    s = Session()
+    s.set_labels(list(range(0, 6)) + list(range(10, 18)) + [20, 21], 1)  # 6/10, 8/10, 2/4 of clusters 0, 1, 2
+    s.set_labels([22, 23], EXCLUDED)  # cluster 2 labelled whole: nothing left to bring from it
+    assert clusters_to_bring(s, clusters, 0.5) == [1, 0]
+    assert clusters_to_bring(s, clusters, 0.7) == [1]
+    assert clusters_to_bring(s, clusters, 0.9) == []
+
+
 def test_a_filter_keeps_the_views_texts_that_hold_the_word_in_the_views_order_with_their_scores():
     from core import annotate
     from core.search.keyword import KeywordError
