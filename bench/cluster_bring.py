@@ -26,6 +26,7 @@ from core.annotate import bring_cluster
 from core.cluster import store
 from core.cluster.evaluate import group_in_clusters
 from core.corpus import load_corpus
+from core.search.index import VectorIndex
 from core.session import INCLUDED, Session
 from testbed.common import emit, run_folder
 
@@ -57,7 +58,7 @@ def main(argv=None) -> None:
         session = Session()
         session.set_labels(group, INCLUDED)
         t = time.perf_counter()
-        step = bring_cluster(session, corpus.embeddings, np.flatnonzero(labels == target), a.clustering, target)
+        step = bring_cluster(session, VectorIndex(corpus.embeddings), np.flatnonzero(labels == target), a.clustering, target)
         runs.append(time.perf_counter() - t)
     emit(op="bring_cluster_seconds", group=len(group), cluster=int(sizes[target]), brought=len(step.shown),
          median=round(statistics.median(runs), 4), runs=[round(x, 4) for x in runs])

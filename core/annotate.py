@@ -12,6 +12,7 @@ import pandas as pd
 
 from core import timezones
 from core.search import REGISTRY, NotApplicable, Ranked, SearchContext
+from core.search.index import VectorIndex
 from core.rows import as_rows, in_sorted, unique_rows
 from core.search.keyword import find_rows
 from core.session import EXCLUDED, INCLUDED, LABEL_NAMES, UNLABELLED, Session, Step
@@ -45,19 +46,18 @@ def ask(ctx: SearchContext, session: Session, method: str, k: int | None = 10, *
 CLUSTER = "cluster"  # the step that brings a cluster's texts into the group being built (the Topics page)
 
 
-def bring_cluster(session: Session, embeddings: np.ndarray, rows, clustering: str, cluster: int) -> Step | None:
+def bring_cluster(session: Session, index: VectorIndex, rows, clustering: str, cluster: int) -> Step | None:
     """A cluster's texts that the group being built has not labelled, brought in as a search's hits are (included,
-    to be reviewed; one Undo takes them out), those closest to the group's included texts first (the score:
-    cosine to their mean); None where the group has labelled all of them."""
+    to be reviewed; one Undo takes them out), those closest to the group's included texts first (the score: cosine
+    to their mean, over ``index``'s unit rows, read in blocks); None where the group has labelled all of them."""
     rows = as_rows(rows)
     new = rows[np.fromiter((session.label_of(r) == UNLABELLED for r in rows), bool, len(rows))]
     if not len(new):
         return None
     scores = np.zeros(len(new), np.float32)
     if len(included := session.included):
-        centre = np.asarray(embeddings[np.sort(included)], np.float32).mean(0)
-        vectors = np.asarray(embeddings[new], np.float32)
-        scores = vectors @ centre / np.maximum(np.linalg.norm(vectors, axis=1) * np.linalg.norm(centre), 1e-12)
+        centre = index.mean_of(included)
+        scores = index.scores_of(new, centre / max(float(np.linalg.norm(centre)), 1e-12))
     order = np.argsort(-scores, kind="stable")
     return session.add_search(CLUSTER, {"clustering": clustering, "cluster": int(cluster)}, new[order],
                               scores[order].astype(float))

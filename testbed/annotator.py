@@ -183,7 +183,7 @@ def simulate(ctx: SearchContext, member_rows: np.ndarray, method: str, queries: 
                 for c in chosen:
                     if reviewed >= limit:
                         break
-                    step = annotate.bring_cluster(s, ctx.index.vectors, np.flatnonzero(bring[0] == c), "bring", c)
+                    step = annotate.bring_cluster(s, ctx.index, np.flatnonzero(bring[0] == c), "bring", c)
                     if step is not None:
                         reviewed += review(ctx, s, step.shown[:limit - reviewed], members, run)
                 check = False

@@ -1,6 +1,6 @@
 """The Topics page's parts: the "Cluster here" form (K-Means, DEC, or K-Means with the k a DAC model chooses, with
 key lemmas, run from the browser with a progress bar; the work itself is core.cluster.jobs.cluster_corpus, the same
-as the command line's), the saved groups beside a clustering, and a cluster's texts brought into the group being
+as the command line's), the groups beside a clustering, and a cluster's texts brought into the group being
 built."""
 
 from __future__ import annotations
@@ -251,7 +251,7 @@ def cluster_into_group(corpus: Corpus, stem: str, cluster: int, rows) -> None:
     if st.button(f"Bring the {new:,} into the group being built", key="tp_bring", disabled=not new,
                  help="They come in as included, as a search's hits do, those closest to the group's included texts "
                  "first, for you to review on the Annotate page (Last search); Undo there takes them all out."):
-        annotate.bring_cluster(session, corpus.embeddings, rows, stem, cluster)
+        annotate.bring_cluster(session, resources.search_context(corpus.name).index, rows, stem, cluster)
         st.session_state.update(ann_msg=("success", f"Brought {new:,} texts of cluster {cluster} in as included: "
                                          "exclude those off the topic."), ann_view="Last search", ann_page=1)
         navigation.go("pages/1_Annotate.py")

@@ -53,7 +53,7 @@ def filter_clusters(table: pd.DataFrame, size_range: tuple[int, int] | None = No
 
 
 def with_group(table: pd.DataFrame, counts: np.ndarray) -> pd.DataFrame:
-    """The cluster table with a saved group's texts in each cluster (``in_group``: counts per cluster, from
+    """The cluster table with a group's texts in each cluster (``in_group``: counts per cluster, from
     ``core.cluster.evaluate.group_in_clusters``) and their share of the cluster's texts (``group_share``)."""
     out = table.copy()
     held = np.asarray(counts)[out["cluster"].to_numpy()]
