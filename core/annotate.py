@@ -43,6 +43,12 @@ def ask(ctx: SearchContext, session: Session, method: str, k: int | None = 10, *
     return replace(result, info={**result.info, "copies": int(len(brought))}) if len(brought) else result
 
 
+def labels_of(session: Session, rows) -> np.ndarray:
+    """Each of ``rows``'s label in the group being built: INCLUDED, EXCLUDED or UNLABELLED (int8)."""
+    rows = as_rows(rows)
+    return np.fromiter((session.label_of(r) for r in rows), np.int8, len(rows))
+
+
 CLUSTER = "cluster"  # the step that brings a cluster's texts into the group being built (the Topics page)
 
 
@@ -51,7 +57,7 @@ def bring_cluster(session: Session, index: VectorIndex, rows, clustering: str, c
     to be reviewed; one Undo takes them out), those closest to the group's included texts first (the score: cosine
     to their mean, over ``index``'s unit rows, read in blocks); None where the group has labelled all of them."""
     rows = as_rows(rows)
-    new = rows[np.fromiter((session.label_of(r) == UNLABELLED for r in rows), bool, len(rows))]
+    new = rows[labels_of(session, rows) == UNLABELLED]
     if not len(new):
         return None
     scores = np.zeros(len(new), np.float32)

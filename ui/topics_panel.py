@@ -5,7 +5,6 @@ built."""
 
 from __future__ import annotations
 
-import numpy as np
 import streamlit as st
 
 from core import annotate
@@ -243,7 +242,7 @@ def cluster_into_group(corpus: Corpus, stem: str, cluster: int, rows) -> None:
     session = group.session()
     if not session.labels:
         return
-    labels = np.fromiter((session.label_of(r) for r in rows), np.int8, len(rows))
+    labels = annotate.labels_of(session, rows)
     new, included, excluded = (int((labels == v).sum()) for v in (UNLABELLED, INCLUDED, EXCLUDED))
     title = quoted(group.meta()["name"]) if group.meta().get("name") else "The group being built"
     st.caption(md(f"{title} has {included:,} of these texts included and {excluded:,} excluded; {new:,} it has not "
