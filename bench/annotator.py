@@ -98,6 +98,8 @@ def main(argv=None) -> None:
     a = p.parse_args(argv)
     if a.bring_clustering and not a.stop:
         p.error("--bring-clustering needs --stop N (N >= 1): it acts at the stopping signal")
+    if a.bring_clustering and a.shrink:
+        p.error("--bring-clustering labels the whole corpus's rows: it cannot be used with --shrink")
     folder = run_folder("annotator", sys.argv if argv is None else ["bench/annotator.py", *argv])
     quiet_logging()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -170,8 +172,7 @@ def main(argv=None) -> None:
                 members = np.flatnonzero(labels[keep] == cls)
             for method in methods:
                 r = simulate(sub_ctx, members, method, queries[cls], a.budget, a.seed_hits, cls, params,
-                             a.keyword_policy, a.keyword_stop_share, stop=a.stop, ideas=ideas,
-                             bring=None if sub_ctx is not ctx else bring)
+                             a.keyword_policy, a.keyword_stop_share, stop=a.stop, ideas=ideas, bring=bring)
                 runs.append(r)
                 if a.trace:
                     with open(Path(folder) / "traces.jsonl", "a") as f:

@@ -328,7 +328,7 @@ def test_the_simulated_annotator_stops_at_the_pages_signal_once_the_topic_is_fou
     assert run.texts == plain.texts[:run.reviewed], "up to the stop, the same review as without it"
 
 
-def test_the_simulated_annotator_brings_the_clusters_its_group_mostly_holds():
+def test_the_simulated_annotator_brings_the_clusters_its_group_mostly_holds(capsys):
     """At the signal the simulated annotator may bring in the rest of the clusters its group holds at least a
     share of (bench.annotator --bring-clustering), the most held first, those it has labelled whole left out."""
     from core.session import EXCLUDED, Session
@@ -341,6 +341,13 @@ def test_the_simulated_annotator_brings_the_clusters_its_group_mostly_holds():
     assert clusters_to_bring(s, clusters, 0.5) == [1, 0]
     assert clusters_to_bring(s, clusters, 0.7) == [1]
     assert clusters_to_bring(s, clusters, 0.9) == []
+    from bench import annotator as bench_annotator
+
+    for wrong, said in ((["--bring-clustering", "kmeans-k20"], "needs --stop"),
+                        (["--bring-clustering", "kmeans-k20", "--stop", "1", "--shrink", "30"], "--shrink")):
+        with pytest.raises(SystemExit):
+            bench_annotator.main(["--data", "x.csv", *wrong])
+        assert said in capsys.readouterr().err
 
 
 def test_a_filter_keeps_the_views_texts_that_hold_the_word_in_the_views_order_with_their_scores():
