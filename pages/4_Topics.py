@@ -78,7 +78,7 @@ with st.popover("Delete this clustering"):
         st.session_state.pop("tp_k", None)
         st.rerun()
 
-table = topics_panel.groups_beside(name, labels, table)
+table = topics_panel.groups_beside(name, chosen.stem, labels, table)
 topics_panel.label_agreement(name, chosen.stem)
 
 f1, f2, f3 = st.columns(3)

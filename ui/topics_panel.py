@@ -9,7 +9,7 @@ import streamlit as st
 
 from core import annotate
 from core.cluster import REGISTRY, store
-from core.cluster.evaluate import group_in_clusters, group_iou
+from core.cluster.evaluate import group_in_clusters
 from core.cluster.jobs import cluster_corpus, terms
 from core.cluster.topics import outcome_note, suggested_k, with_group
 from core.corpus import Corpus
@@ -51,10 +51,10 @@ TABLE_ORDER = ("cluster", "size", "in_group", "group_share", "ctfidf_terms", "ru
 TABLE_COLUMNS = {
     "mean_len": st.column_config.NumberColumn("mean length", help="Mean characters per text of the cluster"),
     "in_group": st.column_config.NumberColumn(
-        "in the group", help="The chosen saved group's included texts in this cluster"),
+        "in the group", help="The chosen group's included texts in this cluster"),
     "group_share": st.column_config.ProgressColumn(
         "of it in the group", format="percent", min_value=0.0, max_value=1.0,
-        help="The share of the cluster's texts that are in the chosen saved group: a cluster mostly in it, but "
+        help="The share of the cluster's texts that are in the chosen group: a cluster mostly in it, but "
         "not wholly, may hold texts of the topic the group does not have yet"),
     "rule_terms": st.column_config.TextColumn(
         "key lemmas (rule)", help="The original rule: lemmas used 10+ times in the cluster that are not among the "
@@ -208,14 +208,14 @@ def label_agreement(name: str, stem: str) -> None:
 NO_GROUP, BUILDING = "(none)", "(the group being built)"
 
 
-def groups_beside(name: str, labels, table):
+def groups_beside(name: str, stem: str, labels, table):
     """The groups beside a clustering: the saved groups' IOU as the original study scored it (each group's best
     cluster), and where one chosen group's texts lie (a saved group's, or the included texts of the group being
     built): the cluster table (returned) gains each cluster's texts of it and their share, for the page to sort by;
     the table unchanged where no group is chosen."""
     groups = resources.saved_group_rows(name)
     if groups:
-        iou = group_iou(groups, labels)
+        iou = resources.saved_groups_in_clustering(name, stem)
         st.metric("IOU with saved groups (best cluster per group, averaged)", f"{iou['iou']:.3f}")
         st.dataframe([{"group": g, **v} for g, v in iou["groups"].items()], hide_index=True)
     building = group.session().included
@@ -227,7 +227,8 @@ def groups_beside(name: str, labels, table):
                           "the group: a cluster mostly in the group may hold texts it still lacks")
     if options.get(picked) is None:  # none chosen, or the group being built since emptied
         return table
-    spread = group_in_clusters(options[picked], labels)
+    spread = (group_in_clusters(options[picked], labels) if picked == BUILDING
+              else resources.saved_groups_in_clustering(name, stem, picked))
     cover = spread["cover"]
     title = "The group being built" if picked == BUILDING else quoted(picked)
     st.caption(md(f"{title}: {spread['rows']:,} texts in {spread['clusters']:,} of {len(table):,} clusters; 80% of "
