@@ -340,8 +340,12 @@ def filter_caption(query: str, kept: int, total: int, view: str) -> str:
             "act on these only, on every page.")
 
 
+FORMS_NAMED = 8  # the other forms of a keyword a search's message names
+
+
 def search_message(method: str, r: Ranked) -> str:
-    """What a search did, in words (labels of methods, counts; no user text)."""
+    """What a search did, in words (labels of methods, counts, the dictionary's forms of a keyword (letters
+    only); no user text)."""
     label = REGISTRY[method].label
     chosen = r.info.get("chosen")
     chosen = f" (chose {REGISTRY[chosen].label if chosen in REGISTRY else chosen})" if chosen else ""
@@ -356,7 +360,10 @@ def search_message(method: str, r: Ranked) -> str:
         what = (f"all {r.info['hits']:,} hits are already labelled" if "hits" in r.info else
                 "every text it could rank is already labelled")
         return f"{label}{chosen}: no new texts ({what})."
-    hits = (f" of {r.info['hits']:,} hits ({r.info['already_labelled']:,} already labelled)"
+    forms = r.info.get("forms") if r.info.get("by_forms") else None
+    forms = (f"; {r.info['by_forms']:,} found only as another form of the words: "
+             + ", ".join(forms[:FORMS_NAMED]) + (", ..." if len(forms) > FORMS_NAMED else "")) if forms else ""
+    hits = (f" of {r.info['hits']:,} hits ({r.info['already_labelled']:,} already labelled{forms})"
             if "hits" in r.info else "")
     n = r.info.get("copies", 0)
     copies = f", with their {n:,} cop{'y' if n == 1 else 'ies'} (the same words with other links)" if n else ""
@@ -447,7 +454,8 @@ def how_line(entry: dict | None, who: str, zone: str = "UTC") -> str:
         what = f"from cluster {params.get('cluster')} of {params.get('clustering')}"
     elif entry["method"] in REGISTRY:
         query = params.get("query")
-        what = f"via {REGISTRY[entry['method']].label}" + (f" ‘{query}’" if query else "")
+        forms = " in every form" if query and params.get("word_forms") and not params.get("is_regex") else ""
+        what = f"via {REGISTRY[entry['method']].label}" + (f" ‘{query}’{forms}" if query else "")
     else:
         what = {"toggle": "by a click", "review": "in review", "copies": "as a copy of a text labelled so"}.get(
             entry["method"], f"by {entry['method']}")

@@ -35,7 +35,7 @@ def run(method: str, k: int | None, **params) -> None:
 
 
 def on_keyword() -> None:
-    k, params = keyword_form.request()
+    k, params = keyword_form.request(corpus)
     run("keyword", k, **params)
 
 

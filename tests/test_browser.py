@@ -430,7 +430,7 @@ def test_the_annotators_loop_runs_from_the_keyboard(server):
             page.get_by_text(text).first.wait_for()
             wait_idle(page)
 
-        press("Alt+k", 20, "(10 already labelled)")  # the keyword's next page, from inside the keyword box
+        press("Alt+k", 20, "(10 already labelled")  # the keyword's next page, from inside the keyword box
         page.keyboard.press("Tab")  # out of the box: the shortcuts work anywhere on the page
         press("Alt+1", 30, "COS: 10 new texts")
         press("Alt+s", 40, "10 new texts")

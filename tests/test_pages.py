@@ -12,6 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core import plots
+from core.corpus import load_corpus
 from core.store import GroupStore
 from tests.conftest import ROOT, shared_file, slice_csv
 from ui.text import unescape
@@ -116,6 +117,28 @@ def test_annotate_workflow(tweets):
     assert [m.value for m in fresh.metric[:2]] == [str(n_hits - 2), "2"]
 
 
+def test_a_czech_keyword_finds_the_words_other_forms_unless_the_box_is_unticked(tweets):
+    """On a Czech corpus "Every form" is ticked: "volby" (elections) also finds "voleb", "volbách"..., and the
+    message names the forms that found texts; unticked, the word is searched as typed."""
+    texts = load_corpus("tweets").frame["text"].str.lower()
+    typed = int(texts.str.contains("volby", regex=False).sum())
+    at = app("pages/1_Annotate.py").run()
+    assert at.checkbox(key="kw_forms").value, "ticked by default on a Czech corpus"
+    at.number_input(key="kw_limit").set_value(0)
+    at.text_input(key="kw_query").set_value("volby")
+    at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
+    msg = next(s.value for s in at.success if s.value.startswith("KW: "))
+    hits = int(msg.split(" of ")[1].split()[0].replace(",", ""))
+    by_forms = int(msg.split("already labelled; ")[1].split()[0].replace(",", ""))
+    assert hits == typed + by_forms and by_forms > typed, msg  # more texts hold another form than "volby"
+    assert "found only as another form of the words: " in msg and "voleb" in msg
+    at.button(key="undo").click().run()
+    at.checkbox(key="kw_forms").uncheck()
+    at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
+    msg = next(s.value for s in at.success if s.value.startswith("KW: "))
+    assert msg.startswith(f"KW: {typed:,} new texts of {typed:,} hits (0 already labelled)"), msg
+
+
 def test_annotate_bad_regex_message(tweets):
     at = app("pages/1_Annotate.py").run()
     at.checkbox(key="kw_regex").check()
@@ -198,7 +221,7 @@ def test_annotate_keyword_limit_adds_the_most_typical_hits(tweets):
     # the same search again adds the next 5 most typical hits, not the ones already labelled
     at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
     assert at.metric[0].value == "10"
-    assert any(f"5 new texts of {total:,} hits (5 already labelled)" in s.value for s in at.success)
+    assert any(f"5 new texts of {total:,} hits (5 already labelled" in s.value for s in at.success)
 
 
 def test_more_hits_pages_through_a_keyword_and_the_advice_follows_the_exclusions(tweets):
@@ -218,7 +241,7 @@ def test_more_hits_pages_through_a_keyword_and_the_advice_follows_the_exclusions
     second = [b.key for b in rows(at)]
     assert len(second) == 10 and not set(first) & set(second), "the next hits, none shown before"
     assert [m.value for m in at.metric[:2]] == ["14", "6"]
-    assert any("10 new texts of" in s.value and "(10 already labelled)" in s.value for s in at.success)
+    assert any("10 new texts of" in s.value and "(10 already labelled" in s.value for s in at.success)
     assert any("10 of these 10 hits are on topic" in c.value or "Exclude the off-topic" in c.value for c in at.caption)
     at.button(key="undo").click().run()  # More hits is one undoable step
     assert [m.value for m in at.metric[:2]] == ["4", "6"]

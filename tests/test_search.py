@@ -509,6 +509,39 @@ def test_keyword_bad_and_catastrophic_patterns(kctx):
 
 
 @pytest.mark.parametrize("engine", ["memory", "index", "fts"])
+def test_a_czech_word_is_found_in_every_form_it_takes(engine, tmp_path):
+    """A Czech annotator types a word's dictionary form: as a substring, "volby" (elections) found 128 of the 603
+    Czech politicians' tweets that hold the word in any case. With every form on, each form of its lemma that
+    begins as the word does is found too, as a whole word, by every engine; another word's forms that share the
+    lemma are not ("lidé" is a form of "člověk"), nor are longer words ("volební"), and a pattern is left as
+    written."""
+    texts = ["Volby 2021 jsou tady", "po volbách přijde nová vláda", "výsledky voleb", "volební kampaň začala",
+             "svoboda slova", "lidé chtějí změnu", "každý člověk má hlas", "šli k volbám", "ceny energií rostou",
+             "energie zdražuje", "cena energie je vysoká", "nový byt", "chci být", "vakcíny dorazily"]
+    x, _ = clustered_unit_vectors(len(texts), 8, seed=1)
+    ctx = SearchContext(VectorIndex(x), keyword_index(texts, engine, tmp_path),
+                        pd.DataFrame({"id": [str(i) for i in range(len(texts))], "text": texts}))
+    assert kw(ctx, "volby") == [0]
+    assert kw(ctx, "volby", word_forms="cs") == [0, 1, 2, 7]
+    assert kw(ctx, "Volby", word_forms="cs", case_insensitive=False) == [0]  # capitalised forms only
+    assert kw(ctx, "lidé", word_forms="cs") == [5]
+    assert kw(ctx, "lide", word_forms="cs") == [5]  # typed without diacritics as the README suggests
+    assert kw(ctx, "energie", word_forms="cs") == [8, 9, 10]
+    assert kw(ctx, "ceny energií", word_forms="cs") == [8, 10]  # a phrase: each of its words in any form
+    assert kw(ctx, "byt", word_forms="cs", diacritics_insensitive=False) == [11]
+    assert kw(ctx, "vakcína", word_forms="cs") == [13]
+    assert kw(ctx, "volby", word_forms="cs", is_regex=True) == [0]  # a pattern is searched as written
+    assert kw(ctx, "volby", word_forms="xx") == [0]  # a language without a dictionary: as typed
+    r = REGISTRY["keyword"].search(ctx, np.zeros(0, np.int64), np.zeros(0, np.int64), None, query="volby",
+                                   word_forms="cs")
+    assert r.info["by_forms"] == 3 and {"volbách", "voleb", "volbám"} <= set(r.info["forms"])
+    said = annotate.search_message("keyword", r)
+    assert "3 found only as another form of the words: " in said and "volbách" in said and "volbou" not in said
+    assert annotate.how_line({"method": "keyword", "params": {"query": "volby", "word_forms": "cs"}, "kind": "search",
+                              "at": "2026-11-30T20:00:00+00:00"}, "jana").startswith("jana via KW ‘volby’ in every form")
+
+
+@pytest.mark.parametrize("engine", ["memory", "index", "fts"])
 def test_a_keyword_is_not_found_inside_the_random_code_of_a_shortened_link(engine, tmp_path):
     """Tweets write every link as t.co/<random code>: "nfl" was found in "https://t.co/eq1i4aKNFL" and "eu" in
     "t.co/xEUq", 1-5% of a short query's hits on the scale and Czech corpora, texts with no other trace of it.

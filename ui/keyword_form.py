@@ -5,19 +5,27 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import annotate
+from core import annotate, languages, wordforms
 from core.corpus import Corpus
 from ui import resources
 
 
-def request() -> tuple[int | None, dict]:
+def request(corpus: Corpus) -> tuple[int | None, dict]:
     """(how many hits to add: None for all, the keyword search's parameters) from the form's widgets."""
     g = st.session_state.get
     dates = g("kw_dates") or ()
+    lang = forms_language(corpus)
     return int(g("kw_limit") or 0) or None, dict(
         query=g("kw_query", ""), is_regex=g("kw_regex", False), case_insensitive=not g("kw_case", False),
         diacritics_insensitive=not g("kw_diacritics", False), date_from=dates[0] if len(dates) > 0 else None,
-        date_to=dates[1] if len(dates) > 1 else None, authors=g("kw_authors") or None)
+        date_to=dates[1] if len(dates) > 1 else None, authors=g("kw_authors") or None,
+        word_forms=lang if lang and g("kw_forms", True) else None)
+
+
+def forms_language(corpus: Corpus) -> str | None:
+    """The corpus's main language where the keyword search knows its words' forms (core.wordforms), else None."""
+    lang = languages.of_corpus(corpus, fallback="")
+    return lang if wordforms.supported(lang) else None
 
 
 def draw(name: str, corpus: Corpus, on_submit) -> None:
@@ -30,14 +38,22 @@ def draw(name: str, corpus: Corpus, on_submit) -> None:
                 f"e.g. {example}") if example else None
         q1.text_input("Keyword or regular expression", key="kw_query", placeholder=hint, label_visibility="collapsed")
         q2.form_submit_button("Search (KW)", on_click=on_submit, type="primary", width="stretch")
-        o = st.columns([1.3, 1, 1.1, 2.2, 1.4])
+        o = st.columns([1.3, 1, 1.1, 1.1, 2.2, 1.4])
         o[0].checkbox("Regular expression", key="kw_regex")
         o[1].checkbox("Match case", key="kw_case")
         o[2].checkbox("Match diacritics", key="kw_diacritics")
+        if lang := forms_language(corpus):
+            said = languages.NAMES.get(lang, lang)
+            example = " (Czech: ‘volby’ finds ‘voleb’, ‘volbách’ and ‘volbám’ too)" if lang == "cs" else ""
+            o[3].checkbox("Every form", value=True, key="kw_forms",
+                          help=f"Each word typed is also found in its other forms, as whole words{example}: "
+                               f"the forms of its lemma in the {said} dictionary (simplemma's, from Wiktionary) "
+                               "that begin with the same three letters. The word as typed is still found anywhere "
+                               "in a text. Not for regular expressions. The search's message names the forms added.")
         if corpus.has_dates:
             lo, hi = resources.date_range(name)
-            o[3].date_input("Dates", value=(lo, hi), min_value=lo, max_value=hi, key="kw_dates")
-        o[4].number_input("Add at most (0 = all)", 0, None, annotate.KEYWORD_PAGE, step=10, key="kw_limit",
+            o[4].date_input("Dates", value=(lo, hi), min_value=lo, max_value=hi, key="kw_dates")
+        o[5].number_input("Add at most (0 = all)", 0, None, annotate.KEYWORD_PAGE, step=10, key="kw_limit",
                           help="Hits are added a page at a time, the most typical first (closest to the centre of all "
                                "hits): review them, then take More hits while most are on topic, or Suggest once most "
                                "are not. Measured: this finds more per text reviewed than adding every hit "

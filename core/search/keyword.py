@@ -410,20 +410,38 @@ def _filter(rows: np.ndarray, frame, date_from=None, date_to=None, authors=None,
 def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: int | None = None,
            *, query: str = "", is_regex: bool = False, case_insensitive: bool = True,
            diacritics_insensitive: bool = True, date_from=None, date_to=None,
-           authors: Sequence[str] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> Ranked:
+           authors: Sequence[str] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
+           word_forms: str | None = None) -> Ranked:
     """All unlabelled hits (or the first k), ordered by cosine to the hits' centre; ``date_from`` and
-    ``date_to`` are days of the corpus's time zone (``ctx.timezone``)."""
+    ``date_to`` are days of the corpus's time zone (``ctx.timezone``). ``word_forms``, a language code: a
+    plain query's words are also found in their other forms, as whole words (core.wordforms: ``volby``
+    finds ``voleb``); ``info`` then names the forms added and how many hits only they found."""
     if ctx.keyword_index is None:
         raise NotApplicable("keyword search needs the corpus texts")
+    extra, added = (None, [])
+    if word_forms and not is_regex:  # read before the deadline starts: the first reads the dictionary (~1 s)
+        from core import wordforms
+
+        check_limits(query, False)
+        extra, added = wordforms.pattern(query, word_forms, case_insensitive, diacritics_insensitive)
     # the server's background read of a large store waits meanwhile: the index's first reads after the
     # corpus opens come from the same disk, and the search has a deadline (a 10M corpus's first phrase
     # searches in the browser ran past it three times in a row while the store was being read)
     with vectorstore.foreground(ctx.vectors):
         hits = find_rows(ctx.keyword_index, query, is_regex=is_regex, case_insensitive=case_insensitive,
                          diacritics_insensitive=diacritics_insensitive, timeout_s=timeout_s)
+        if extra:
+            more = find_rows(ctx.keyword_index, extra, is_regex=True, case_insensitive=case_insensitive,
+                             diacritics_insensitive=diacritics_insensitive, timeout_s=timeout_s)
     hits = _filter(hits, ctx.frame, date_from, date_to, authors, ctx.timezone)
+    info: dict = {}
+    if extra:
+        more = rows_without(_filter(more, ctx.frame, date_from, date_to, authors, ctx.timezone), hits)
+        info.update(forms=_forms_found(ctx.keyword_index, more, extra, added + query.split(), case_insensitive,
+                                       diacritics_insensitive), by_forms=int(len(more)))
+        hits = unique_rows(hits, more)
     fresh = rows_without(hits, unique_rows(included, excluded))
-    info = {"hits": int(len(hits)), "already_labelled": int(len(hits) - len(fresh))}
+    info.update(hits=int(len(hits)), already_labelled=int(len(hits) - len(fresh)))
     if not len(hits) and not is_regex and set(query) & _PATTERN_SIGNS:
         info["as_pattern"] = _hits_as_pattern(ctx, query, case_insensitive, diacritics_insensitive, date_from,
                                               date_to, authors, timeout_s)
@@ -435,6 +453,26 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
     if k is not None:
         order = order[:k]
     return Ranked(fresh[order], scores[order], "keyword", info)
+
+
+FORMS_SAMPLE = 2000  # texts found only by a keyword's other forms that are read to tell which forms they hold
+
+
+def _forms_found(kindex: KeywordIndex, rows: np.ndarray, extra: str, added: list[str], case: bool,
+                 diacritics: bool) -> list[str]:
+    """The forms (of ``added``, a phrase's words as written) that the texts ``rows`` hold, the most frequent
+    first: the first ``FORMS_SAMPLE`` texts are read."""
+    from collections import Counter
+
+    pattern = compile_query(extra, True, case, diacritics)
+    written = {fold_literal(f, case, diacritics): f for f in added}
+    part = rows[:FORMS_SAMPLE]
+    texts = kindex.texts.take(part) if kindex.text_index is not None else [kindex.texts[int(r)] for r in part]
+    seen = Counter()
+    for text in without_link_codes([one_line(t) for t in texts]):
+        for found in {m.group(0) for m in pattern.finditer(fold(text, case=case, diacritics=diacritics))}:
+            seen[" ".join(written.get(w, w) for w in found.split(" "))] += 1  # a phrase: its words as written
+    return [form for form, _n in seen.most_common()]
 
 
 # what a plain query without hits must hold to be told it looks like a pattern: not "." or "?" ("U.S.", "why?")

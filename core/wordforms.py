@@ -1,0 +1,175 @@
+"""Every form of a word, for the keyword search: ``volby`` finds ``volbách``, ``voleb`` and ``volbám`` too.
+
+A Czech annotator types a word's dictionary form; a substring search then finds only the forms that hold it.
+On 12,275 Czech politicians' tweets ``volby`` (elections) is in 128 texts, while the word in any of its cases
+is in 603; ``energie`` in 60 of 104 (bench/RESULTS.md, "Every form of a word"). The forms come from
+simplemma's dictionary of the language (form -> lemma, built from Wiktionary), read backwards: the lemma of
+what was typed, then every form with that lemma.
+
+A form is taken only where it starts with the same three letters as the word typed (case and diacritics
+aside): that keeps the regular forms (``volby`` -> ``voleb``, ``děti`` -> ``dětem``) and leaves out another
+word's forms that share its lemma (``lidé`` is a form of ``člověk``, ``better`` of ``good``, ``je`` of
+``být``). A word shorter than three letters, or holding anything but letters (a hashtag, a link), is
+searched as typed, and so is a form holding anything but letters.
+
+The dictionary is held as three strings of one entry a line (forms, their folded forms, lemmas; ~4 MB each
+for Czech's 362,550 entries) rather than as Python dicts of sets (over 300 MB), and looked up by a
+line-anchored scan (milliseconds)."""
+
+from __future__ import annotations
+
+import re
+import threading
+from functools import lru_cache
+
+import numpy as np
+
+PREFIX = 3  # letters a form shares with the typed word
+MAX_FORMS = 40  # forms of one word at most (Czech nouns have up to 14, adjectives a few more)
+MAX_BRANCHES = 100  # the keyword search's own limit on alternatives
+
+
+def supported(lang: str) -> bool:
+    """Whether simplemma has a dictionary of ``lang`` (an ISO 639-1 code such as "cs")."""
+    if not lang:
+        return False
+    from simplemma.strategies.dictionaries.dictionary_factory import SUPPORTED_LANGUAGES
+
+    return lang in SUPPORTED_LANGUAGES
+
+
+def _fold(text: str) -> str:
+    from core.search.keyword import fold
+
+    return fold(text)
+
+
+class _Lines:
+    """One string of one entry a line (a line break before the first too), and where each line starts."""
+
+    def __init__(self, lines: list[str]):
+        self.text = "\n" + "\n".join(lines) + "\n"
+        codes = np.frombuffer(self.text.encode("utf-32-le"), dtype=np.uint32)
+        self.starts = (np.flatnonzero(codes == 10)[:-1] + 1).astype(np.int64)
+
+    def find(self, entry: str) -> list[int]:
+        """The lines that are exactly ``entry`` (str.find: about a millisecond through Czech's 4 MB)."""
+        needle, at, found = "\n" + entry + "\n", 0, []
+        while (at := self.text.find(needle, at)) >= 0:
+            found.append(at + 1)
+            at += 1
+        return np.searchsorted(self.starts, np.asarray(found, np.int64)).tolist()
+
+    def line(self, i: int) -> str:
+        start = int(self.starts[i])
+        return self.text[start:self.text.index("\n", start)]
+
+
+class Dictionary:
+    """A language's forms and lemmas, lower-cased, looked up both ways."""
+
+    def __init__(self, lang: str):
+        from simplemma.strategies.dictionaries import DefaultDictionaryFactory
+
+        self.lang = lang
+        pairs = DefaultDictionaryFactory().get_dictionary(lang).items()
+        forms, lemmas = zip(*((f.lower(), l.lower()) for f, l in pairs)) if pairs else ((), ())
+        self.forms, self.lemmas = _Lines(list(forms)), _Lines(list(lemmas))
+        self.folded = _Lines(_fold(self.forms.text[1:-1]).split("\n"))
+
+    def lemmas_of(self, word: str, diacritics_insensitive: bool = True) -> set[str]:
+        """The lemmas of ``word`` (lower-cased), of every form that reads as it without diacritics unless they
+        must match (``ockovani`` and ``očkování``: očkování, očkovaný, očkovat); else simplemma's guess."""
+        w = word.lower()
+        found = {self.lemmas.line(i) for i in self.forms.find(w)}
+        if self.lemmas.find(w):
+            found.add(w)
+        if diacritics_insensitive:
+            found |= {self.lemmas.line(i) for i in self.folded.find(_fold(w))}
+        if not found:
+            from simplemma import lemmatize
+
+            guess = lemmatize(w, lang=self.lang).lower()
+            if guess != w:
+                found = {guess}
+        return found
+
+    def forms_of(self, lemma: str) -> set[str]:
+        return {self.forms.line(i) for i in self.lemmas.find(lemma)} | {lemma}
+
+
+_LOCK = threading.Lock()
+
+
+@lru_cache(maxsize=4)
+def _dictionary(lang: str) -> Dictionary:
+    return Dictionary(lang)
+
+
+def dictionary(lang: str) -> Dictionary:
+    """The language's dictionary, read once per process (about a second for Czech), one reader at a time."""
+    with _LOCK:
+        return _dictionary(lang)
+
+
+@lru_cache(maxsize=4096)
+def other_forms(word: str, lang: str, diacritics_insensitive: bool = True) -> list[str]:
+    """The forms of ``word`` other than those a substring search for it finds anyway, lower-cased and
+    sorted: ``volby`` (cs) -> ``volba``, ``volbami``, ``volbou``, ... ``voleb``. [] where the language has
+    no dictionary or the word is short, not a word, or has no other form."""
+    if len(word) < PREFIX or not word.isalpha() or not supported(lang):
+        return []
+    typed, same = _fold(word), (_fold if diacritics_insensitive else str.lower)
+    found = set()
+    for lemma in dictionary(lang).lemmas_of(word, diacritics_insensitive):
+        found |= dictionary(lang).forms_of(lemma)
+    kept = {f for f in found  # what the typed word finds as a substring anyway is not added
+            if f.isalpha() and _fold(f)[:PREFIX] == typed[:PREFIX] and same(word) not in same(f)}
+    return sorted(kept, key=lambda f: (len(f), f))[:MAX_FORMS]
+
+
+def expand(query: str, lang: str, diacritics_insensitive: bool = True) -> tuple[list[str], list[str]]:
+    """(the phrases to search as whole words besides ``query`` itself, the forms added), for a plain
+    (not regular-expression) query of one or more words: each word in any of its forms, the phrase's
+    words in the order typed. ([], []) where no word has another form. A phrase's combinations are
+    capped at the keyword search's limit of alternatives, taking fewer forms of each word."""
+    words = query.split()
+    if not words:
+        return [], []
+    options = [[w] + other_forms(w, lang, diacritics_insensitive) for w in words]
+    added = sorted({f for opts in options for f in opts[1:]})
+    if not added:
+        return [], []
+    per_word = max(1, int((MAX_BRANCHES - 1) ** (1 / len(words))))
+    while np.prod([min(len(o), per_word) for o in options], dtype=np.int64) > MAX_BRANCHES - 1 and per_word > 1:
+        per_word -= 1
+    options = [o[:per_word] for o in options]
+    phrases = [" ".join(p) for p in _product(options)]
+    return [p for p in phrases if p != " ".join(words)], added
+
+
+def _product(options: list[list[str]]) -> list[tuple[str, ...]]:
+    from itertools import product
+
+    return list(product(*options))
+
+
+def pattern(query: str, lang: str, case_insensitive: bool = True,
+            diacritics_insensitive: bool = True) -> tuple[str | None, list[str]]:
+    """(a regular expression that matches the other forms as whole words, the forms added), for the keyword
+    search to run beside the query as typed; (None, []) where there are none. Under Match case each form
+    takes the typed word's case (all capitals, or a capital first letter)."""
+    phrases, added = expand(query, lang, diacritics_insensitive)
+    if not phrases:
+        return None, []
+    if not case_insensitive:
+        phrases = [_cased(p, query) for p in phrases]
+    return "|".join(r"\b" + re.escape(p) + r"\b" for p in phrases), added
+
+
+def _cased(phrase: str, typed: str) -> str:
+    out = []
+    for form, word in zip(phrase.split(" "), typed.split()):
+        out.append(form.upper() if word.isupper() and len(word) > 1 else
+                   form[:1].upper() + form[1:] if word[:1].isupper() else form)
+    return " ".join(out)
