@@ -38,7 +38,7 @@ def draw(name: str, corpus: Corpus, on_submit) -> None:
                 f"e.g. {example}") if example else None
         q1.text_input("Keyword or regular expression", key="kw_query", placeholder=hint, label_visibility="collapsed")
         q2.form_submit_button("Search (KW)", on_click=on_submit, type="primary", width="stretch")
-        o = st.columns([1.3, 1, 1.1, 1.1, 2.2, 1.4])
+        o = st.columns([1.5, 1.05, 1.35, 1.2, 2.4])
         o[0].checkbox("Regular expression", key="kw_regex")
         o[1].checkbox("Match case", key="kw_case")
         o[2].checkbox("Match diacritics", key="kw_diacritics")
@@ -53,13 +53,15 @@ def draw(name: str, corpus: Corpus, on_submit) -> None:
         if corpus.has_dates:
             lo, hi = resources.date_range(name)
             o[4].date_input("Dates", value=(lo, hi), min_value=lo, max_value=hi, key="kw_dates")
-        o[5].number_input("Add at most (0 = all)", 0, None, annotate.KEYWORD_PAGE, step=10, key="kw_limit",
-                          help="Hits are added a page at a time, the most typical first (closest to the centre of all "
-                               "hits): review them, then take More hits while most are on topic, or Suggest once most "
-                               "are not. Measured: this finds more per text reviewed than adding every hit "
-                               "(bench/RESULTS.md, issue 17). 0 adds all hits at once.")
+        a, n = st.columns([4.8, 1.3], vertical_alignment="bottom")
+        n.number_input("Add at most (0 = all)", 0, None, annotate.KEYWORD_PAGE, step=10, key="kw_limit",
+                       help="Hits are added a page at a time, the most typical first (closest to the centre of all "
+                            "hits): review them, then take More hits while most are on topic, or Suggest once most "
+                            "are not. Measured: this finds more per text reviewed than adding every hit "
+                            "(bench/RESULTS.md, issue 17). 0 adds all hits at once.")
         if corpus.has_authors:
-            _authors(name)
+            with a:
+                _authors(name)
 
 
 AUTHOR_OPTIONS = 2_000  # more options than this: the most prolific listed, any other typed (see _authors)
