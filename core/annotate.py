@@ -14,7 +14,7 @@ from core import timezones
 from core.search import REGISTRY, NotApplicable, Ranked, SearchContext
 from core.search.index import VectorIndex
 from core.rows import as_rows, in_sorted, unique_rows
-from core.search.keyword import find_rows
+from core.search.keyword import find_rows, forms_rows
 from core.session import EXCLUDED, INCLUDED, LABEL_NAMES, UNLABELLED, Session, Step
 
 
@@ -316,12 +316,16 @@ def view_rows(session: Session, view: str) -> tuple[np.ndarray, np.ndarray | Non
     raise ValueError(f"view must be last, included or excluded, got {view!r}")
 
 
-def text_matches(ctx: SearchContext, query: str, is_regex: bool = False) -> np.ndarray:
+def text_matches(ctx: SearchContext, query: str, is_regex: bool = False, word_forms: str | None = None) -> np.ndarray:
     """Sorted rows of the corpus whose text holds ``query``: the keyword search's engine and rules (case and
-    diacritics ignored, its limits on a pattern, its deadline); KeywordError names what is wrong with a query."""
+    diacritics ignored, its limits on a pattern, its deadline; with ``word_forms``, a language, its words in any of
+    their forms as the keyword search finds them); KeywordError names what is wrong with a query."""
     if ctx.keyword_index is None:
         raise NotApplicable("a filter needs the corpus texts")
-    return find_rows(ctx.keyword_index, query, is_regex=is_regex)
+    rows = find_rows(ctx.keyword_index, query, is_regex=is_regex)
+    if word_forms and not is_regex:
+        return unique_rows(rows, forms_rows(ctx.keyword_index, query, word_forms)[0])
+    return rows
 
 
 def filter_view(rows: np.ndarray, scores: np.ndarray | None, matches: np.ndarray):

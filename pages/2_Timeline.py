@@ -9,9 +9,10 @@ import streamlit as st
 
 from core import plots, timezones
 from core.export import neutralise_formulas
-from core.search.keyword import KeywordError, find_rows
+from core.search import NotApplicable
+from core.search.keyword import KeywordError
 from core.store import GroupNotFound
-from ui import group, navigation, resources
+from ui import group, keyword_form, navigation, resources
 from ui.text import md, quoted
 
 name, corpus = navigation.start_page("Timeline", "📈")
@@ -55,15 +56,19 @@ elif source == sources[1]:
         st.info("Pick a saved group, or several to compare them.")
 else:
     query = st.text_input("Keyword (case- and diacritics-insensitive)", key="tl_query")
-    is_regex = st.checkbox("Regular expression", key="tl_regex")
+    t1, t2 = st.columns([1, 4])
+    is_regex = t1.checkbox("Regular expression", key="tl_regex")
+    forms = keyword_form.forms_language(corpus)
+    if forms and not t2.checkbox("Every form", value=True, key="tl_forms", help=keyword_form.forms_help(forms)):
+        forms = None
     if not query.strip():
         st.info("Type a keyword (or a regular expression, ticked): its hits appear here over time.")
     else:
         try:
-            rows = find_rows(resources.search_context(name).keyword_index, query, is_regex=is_regex)
+            rows = resources.text_matches(name, query, is_regex, forms)
             if not len(rows):
                 st.info(f"No text matches {quoted(query)}.")
-        except KeywordError as exc:
+        except (KeywordError, NotApplicable) as exc:
             st.error(md(exc))
 
 b1, b2 = st.columns([2, 3], vertical_alignment="bottom")

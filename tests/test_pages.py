@@ -132,6 +132,10 @@ def test_a_czech_keyword_finds_the_words_other_forms_unless_the_box_is_unticked(
     by_forms = int(msg.split("already labelled; ")[1].split()[0].replace(",", ""))
     assert hits == typed + by_forms and by_forms > typed, msg  # more texts hold another form than "volby"
     assert "found only as another form of the words: " in msg and "voleb" in msg
+    shown = int(at.metric[0].value)  # the hits, each once (a copy takes its text's label)
+    at.text_input(key="ann_filter").set_value("volby").run()  # the filter reads the word as the search did
+    assert any(unescape(c.value).startswith(f"Filter ‘volby’: {shown:,} of the {shown:,} texts") for c in at.caption)
+    at.text_input(key="ann_filter").set_value("").run()
     at.button(key="undo").click().run()
     at.checkbox(key="kw_forms").uncheck()
     at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
@@ -197,6 +201,7 @@ def test_the_filter_narrows_a_view_to_the_texts_holding_a_word_and_the_page_butt
     many = [r for r in load_group_rows(at) if "ockovani" in fold(texts[r])]
     assert len(many) > 50
     at.checkbox(key="ann_filter_regex").uncheck()
+    at.session_state["kw_forms"] = False  # the word as typed (ticked, očkovat's forms count too)
     at.text_input(key="ann_filter").set_value("očkování").run()
     assert len(rows(at)) == 50 and at.button(key="bulk_exc").label == f"Exclude all {len(many)} filtered"
     at.button(key="bulk_exc").click().run()
@@ -294,6 +299,14 @@ def test_timeline_page(tweets):
     at.text_input(key="tl_query").set_value("zzqqxx").run()  # no hit: said so, not an empty page
     assert not at.exception and any("No text matches ‘zzqqxx’" in i.value for i in at.info)
     assert not at.get("plotly_chart")
+
+    def boxes():
+        return int(next(c.value for c in at.caption if "one box each" in c.value).split(" texts")[0].replace(",", ""))
+
+    at.text_input(key="tl_query").set_value("volby").run()  # Czech: every form of the word, as on Annotate
+    every = boxes()
+    at.checkbox(key="tl_forms").uncheck().run()
+    assert not at.exception and 0 < boxes() < every
 
 
 

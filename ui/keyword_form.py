@@ -22,6 +22,14 @@ def request(corpus: Corpus) -> tuple[int | None, dict]:
         word_forms=lang if lang and g("kw_forms", True) else None)
 
 
+def forms_help(lang: str) -> str:
+    """What the Every form box does, for the corpus language ``lang``."""
+    example = " (Czech: ‘volby’ finds ‘voleb’, ‘volbách’ and ‘volbám’ too)" if lang == "cs" else ""
+    return (f"Each word typed is also found in its other forms, as whole words{example}: the forms of its lemma in "
+            f"the {languages.NAMES.get(lang, lang)} dictionary (simplemma's, from Wiktionary) that begin with the "
+            "same three letters. The word as typed is still found anywhere in a text. Not for regular expressions.")
+
+
 def forms_language(corpus: Corpus) -> str | None:
     """The corpus's main language where the keyword search knows its words' forms (core.wordforms), else None."""
     lang = languages.of_corpus(corpus, fallback="")
@@ -43,13 +51,8 @@ def draw(name: str, corpus: Corpus, on_submit) -> None:
         o[1].checkbox("Match case", key="kw_case")
         o[2].checkbox("Match diacritics", key="kw_diacritics")
         if lang := forms_language(corpus):
-            said = languages.NAMES.get(lang, lang)
-            example = " (Czech: ‘volby’ finds ‘voleb’, ‘volbách’ and ‘volbám’ too)" if lang == "cs" else ""
-            o[3].checkbox("Every form", value=True, key="kw_forms",
-                          help=f"Each word typed is also found in its other forms, as whole words{example}: "
-                               f"the forms of its lemma in the {said} dictionary (simplemma's, from Wiktionary) "
-                               "that begin with the same three letters. The word as typed is still found anywhere "
-                               "in a text. Not for regular expressions. The search's message names the forms added.")
+            o[3].checkbox("Every form", value=True, key="kw_forms", help=forms_help(lang) + " The search's message "
+                          "names the forms that found texts.")
         if corpus.has_dates:
             lo, hi = resources.date_range(name)
             o[4].date_input("Dates", value=(lo, hi), min_value=lo, max_value=hi, key="kw_dates")

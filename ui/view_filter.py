@@ -9,7 +9,7 @@ import streamlit as st
 from core import annotate
 from core.search import NotApplicable
 from core.search.keyword import KeywordError
-from ui import resources
+from ui import keyword_form, resources
 from ui.text import md
 
 
@@ -17,9 +17,10 @@ def draw(box, tick) -> None:
     """The filter's box and its Pattern tick, in the two columns given; a change goes back to the first page."""
     box.text_input("Filter these texts", key="ann_filter", placeholder="a word or phrase in them",
                    on_change=st.session_state.update, kwargs={"ann_page": 1},
-                   help="Shows only the texts of this view that hold it (case and diacritics ignored, as the keyword "
-                        "search): e.g. to find the included texts that mention something off-topic and exclude them "
-                        "all at once. Brings in nothing new.")
+                   help="Shows only the texts of this view that hold it (case and diacritics ignored, and with "
+                        "'Every form' ticked above its words in any form, as the keyword search reads them): e.g. to "
+                        "find the included texts that mention something off-topic and exclude them all at once. "
+                        "Brings in nothing new.")
     tick.checkbox("Pattern", key="ann_filter_regex", help="Read the filter as a regular expression",
                   on_change=st.session_state.update, kwargs={"ann_page": 1})
 
@@ -27,7 +28,9 @@ def draw(box, tick) -> None:
 def picked() -> dict:
     """The filter in force ({} without one): how a page action's rows were picked, kept with its step."""
     query = st.session_state.get("ann_filter", "").strip()
-    return {"filter": query, "pattern": bool(st.session_state.get("ann_filter_regex"))} if query else {}
+    pattern = bool(st.session_state.get("ann_filter_regex"))
+    return {"filter": query, "pattern": pattern,
+            "forms": not pattern and st.session_state.get("kw_forms", True)} if query else {}
 
 
 def apply(name: str, rows: np.ndarray, scores, view: str):
@@ -37,7 +40,8 @@ def apply(name: str, rows: np.ndarray, scores, view: str):
     if not flt or not len(rows):
         return rows, scores
     try:
-        matches = resources.text_matches(name, flt["filter"], flt["pattern"])
+        lang = keyword_form.forms_language(resources.corpus(name)) if flt["forms"] else None
+        matches = resources.text_matches(name, flt["filter"], flt["pattern"], lang)
     except (KeywordError, NotApplicable) as exc:
         st.error(f"Filter: {md(exc)}")
         return None

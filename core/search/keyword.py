@@ -418,21 +418,17 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
     finds ``voleb``); ``info`` then names the forms added and how many hits only they found."""
     if ctx.keyword_index is None:
         raise NotApplicable("keyword search needs the corpus texts")
-    extra, added = (None, [])
-    if word_forms and not is_regex:  # read before the deadline starts: the first reads the dictionary (~1 s)
-        from core import wordforms
-
+    if word_forms and not is_regex:
         check_limits(query, False)
-        extra, added = wordforms.pattern(query, word_forms, case_insensitive, diacritics_insensitive)
     # the server's background read of a large store waits meanwhile: the index's first reads after the
     # corpus opens come from the same disk, and the search has a deadline (a 10M corpus's first phrase
     # searches in the browser ran past it three times in a row while the store was being read)
     with vectorstore.foreground(ctx.vectors):
         hits = find_rows(ctx.keyword_index, query, is_regex=is_regex, case_insensitive=case_insensitive,
                          diacritics_insensitive=diacritics_insensitive, timeout_s=timeout_s)
-        if extra:
-            more = find_rows(ctx.keyword_index, extra, is_regex=True, case_insensitive=case_insensitive,
-                             diacritics_insensitive=diacritics_insensitive, timeout_s=timeout_s)
+        more, extra, added = (forms_rows(ctx.keyword_index, query, word_forms, case_insensitive,
+                                         diacritics_insensitive, timeout_s)
+                              if word_forms and not is_regex else (None, None, []))
     hits = _filter(hits, ctx.frame, date_from, date_to, authors, ctx.timezone)
     info: dict = {}
     if extra:
@@ -453,6 +449,20 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
     if k is not None:
         order = order[:k]
     return Ranked(fresh[order], scores[order], "keyword", info)
+
+
+def forms_rows(kindex: KeywordIndex, query: str, lang: str, case_insensitive: bool = True,
+               diacritics_insensitive: bool = True, timeout_s: float = DEFAULT_TIMEOUT_S):
+    """(sorted rows holding another form of the plain query's words as whole words, the pattern that found them,
+    the forms searched: core.wordforms); (empty, None, []) where the words have no other form. The first call for
+    a language reads its dictionary (~1-2 s), before the search's own deadline starts."""
+    from core import wordforms
+
+    extra, added = wordforms.pattern(query, lang, case_insensitive, diacritics_insensitive)
+    if not extra:
+        return np.zeros(0, np.int64), None, []
+    return find_rows(kindex, extra, is_regex=True, case_insensitive=case_insensitive,
+                     diacritics_insensitive=diacritics_insensitive, timeout_s=timeout_s), extra, added
 
 
 FORMS_SAMPLE = 2000  # texts found only by a keyword's other forms that are read to tell which forms they hold
