@@ -51,6 +51,7 @@ def draw(name: str, corpus: Corpus, on_submit) -> None:
         o[1].checkbox("Match case", key="kw_case")
         o[2].checkbox("Match diacritics", key="kw_diacritics")
         if lang := forms_language(corpus):
+            resources.warm_word_forms(lang)
             o[3].checkbox("Every form", value=True, key="kw_forms", help=forms_help(lang) + " The search's message "
                           "names the forms that found texts.")
         if corpus.has_dates:
