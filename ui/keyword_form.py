@@ -27,7 +27,9 @@ def forms_help(lang: str) -> str:
     example = " (Czech: ‘volby’ finds ‘voleb’, ‘volbách’ and ‘volbám’ too)" if lang == "cs" else ""
     return (f"Each word typed is also found in its other forms, as whole words{example}: the forms of its lemma in "
             f"the {languages.NAMES.get(lang, lang)} dictionary (simplemma's, from Wiktionary) that begin with the "
-            "same three letters. The word as typed is still found anywhere in a text. Not for regular expressions.")
+            "same three letters. The word as typed is still found anywhere in a text, so a stem finds the forms the "
+            "dictionary lacks" + (" (Czech's lists ‘vakcíny’ but not ‘vakcínu’: type ‘vakcín’)" if lang == "cs" else "")
+            + ". Not for regular expressions.")
 
 
 def forms_language(corpus: Corpus) -> str | None:
