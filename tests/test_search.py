@@ -517,7 +517,8 @@ def test_a_czech_word_is_found_in_every_form_it_takes(engine, tmp_path):
     written."""
     texts = ["Volby 2021 jsou tady", "po volbách přijde nová vláda", "výsledky voleb", "volební kampaň začala",
              "svoboda slova", "lidé chtějí změnu", "každý člověk má hlas", "šli k volbám", "ceny energií rostou",
-             "energie zdražuje", "cena energie je vysoká", "nový byt", "chci být", "vakcíny dorazily"]
+             "energie zdražuje", "cena energie je vysoká", "nový byt", "chci být", "vakcíny dorazily",
+             "cena ![x](http://e.vil/a.png) dnes"]
     x, _ = clustered_unit_vectors(len(texts), 8, seed=1)
     ctx = SearchContext(VectorIndex(x), keyword_index(texts, engine, tmp_path),
                         pd.DataFrame({"id": [str(i) for i in range(len(texts))], "text": texts}))
@@ -537,6 +538,9 @@ def test_a_czech_word_is_found_in_every_form_it_takes(engine, tmp_path):
     assert r.info["by_forms"] == 3 and {"volbách", "voleb", "volbám"} <= set(r.info["forms"])
     said = annotate.search_message("keyword", r)
     assert "3 found only as another form of the words: " in said and "volbách" in said and "volbou" not in said
+    hostile = REGISTRY["keyword"].search(ctx, np.zeros(0, np.int64), np.zeros(0, np.int64), None,
+                                         query="ceny ![x](http://e.vil/a.png) dnes", word_forms="cs")
+    assert "e.vil" not in annotate.search_message("keyword", hostile)  # typed text is never named as a form
     assert annotate.how_line({"method": "keyword", "params": {"query": "volby", "word_forms": "cs"}, "kind": "search",
                               "at": "2026-11-30T20:00:00+00:00"}, "jana").startswith("jana via KW ‘volby’ in every form")
 

@@ -418,8 +418,6 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
     finds ``voleb``); ``info`` then names the forms added and how many hits only they found."""
     if ctx.keyword_index is None:
         raise NotApplicable("keyword search needs the corpus texts")
-    if word_forms and not is_regex:
-        check_limits(query, False)
     # the server's background read of a large store waits meanwhile: the index's first reads after the
     # corpus opens come from the same disk, and the search has a deadline (a 10M corpus's first phrase
     # searches in the browser ran past it three times in a row while the store was being read)
@@ -471,7 +469,8 @@ FORMS_SAMPLE = 2000  # texts found only by a keyword's other forms that are read
 def _forms_found(kindex: KeywordIndex, rows: np.ndarray, extra: str, added: list[str], case: bool,
                  diacritics: bool) -> list[str]:
     """The forms (of ``added``, a phrase's words as written) that the texts ``rows`` hold, the most frequent
-    first: the first ``FORMS_SAMPLE`` texts are read."""
+    first: the first ``FORMS_SAMPLE`` texts are read. Letters only: a phrase that holds anything else (typed, and
+    so matched in a text) is not named, since the page writes these names into a message."""
     from collections import Counter
 
     pattern = compile_query(extra, True, case, diacritics)
@@ -482,7 +481,7 @@ def _forms_found(kindex: KeywordIndex, rows: np.ndarray, extra: str, added: list
     for text in without_link_codes([one_line(t) for t in texts]):
         for found in {m.group(0) for m in pattern.finditer(fold(text, case=case, diacritics=diacritics))}:
             seen[" ".join(written.get(w, w) for w in found.split(" "))] += 1  # a phrase: its words as written
-    return [form for form, _n in seen.most_common()]
+    return [form for form, _n in seen.most_common() if all(w.isalpha() for w in form.split(" "))]
 
 
 # what a plain query without hits must hold to be told it looks like a pattern: not "." or "?" ("U.S.", "why?")
