@@ -95,6 +95,9 @@ def main(argv=None) -> None:
                         "stored clustering of the corpus (e.g. kmeans-k100) that the group holds at least "
                         "--bring-share of, instead of a keyword idea (the Topics page's Bring)")
     p.add_argument("--bring-share", type=float, default=0.5)
+    p.add_argument("--word-forms", metavar="LANG", default=None,
+                   help="keywords find every form of their words in LANG's dictionary, as the Annotate page's Every "
+                        "form (ticked there by default); without it, the word as typed")
     a = p.parse_args(argv)
     if a.bring_clustering and not a.stop:
         p.error("--bring-clustering needs --stop N (N >= 1): it acts at the stopping signal")
@@ -172,7 +175,8 @@ def main(argv=None) -> None:
                 members = np.flatnonzero(labels[keep] == cls)
             for method in methods:
                 r = simulate(sub_ctx, members, method, queries[cls], a.budget, a.seed_hits, cls, params,
-                             a.keyword_policy, a.keyword_stop_share, stop=a.stop, ideas=ideas, bring=bring)
+                             a.keyword_policy, a.keyword_stop_share, stop=a.stop, ideas=ideas, bring=bring,
+                             word_forms=a.word_forms)
                 runs.append(r)
                 if a.trace:
                     with open(Path(folder) / "traces.jsonl", "a") as f:
@@ -182,7 +186,7 @@ def main(argv=None) -> None:
                                             "steps": [n for n, _ in r.curve], "stops": r.stops,
                                             "queries": r.seed_query}) + "\n")
                 emit(dataset=a.data.stem, cls=cls, method=method, size=r.size, seed_query=r.seed_query,
-                     keyword_policy=a.keyword_policy, band=band(r.size),
+                     keyword_policy=a.keyword_policy, word_forms=a.word_forms, band=band(r.size),
                      **{f"recall@{m}x": round(r.recall_at(m), 4) for m in MARKS if m <= a.budget},
                      **{f"reviewed_for_{v:g}": r.reviewed_for(v) for v in REVIEWED_FOR},
                      reviewed=r.reviewed, recall_measured="per_text",

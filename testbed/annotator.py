@@ -92,9 +92,10 @@ def found(session: Session, members: set[int]) -> int:
 
 
 def keyword_page(ctx: SearchContext, s: Session, kr: "annotate.KeywordReview", query: str, k: int,
-                 members: set[int], run: Run) -> int:
-    """Review the keyword's next ``k`` hits; returns how many were shown."""
-    r = annotate.ask(ctx, s, "keyword", k, query=query)
+                 members: set[int], run: Run, word_forms: str | None = None) -> int:
+    """Review the keyword's next ``k`` hits (with ``word_forms``, a language: its words in every form, as the
+    Annotate page's Every form searches them); returns how many were shown."""
+    r = annotate.ask(ctx, s, "keyword", k, query=query, word_forms=word_forms)
     n = review(ctx, s, r.rows, members, run)
     kr.record(len(r), off_topic(r.rows, members))
     return n
@@ -146,14 +147,16 @@ def clusters_to_bring(session: Session, clusters: np.ndarray, share: float) -> l
 
 def simulate(ctx: SearchContext, member_rows: np.ndarray, method: str, queries: list[str], budget: float,
              seed_hits: int, cls: str, params: dict | None = None, keyword_policy: str = "fixed",
-             stop_share: float = 0.5, stop: int | None = None, ideas=None, bring=None) -> Run:
+             stop_share: float = 0.5, stop: int | None = None, ideas=None, bring=None,
+             word_forms: str | None = None) -> Run:
     """One topic reviewed by the protocol of bench/annotator.py, up to ``budget`` x its size. With ``stop``, the
     annotator also stops at the page's stopping signal (core.annotate.recent_yield, read after each semantic
     step as the page shows it), after trying, each time the signal holds, one more keyword that
     ``ideas(session, searched)`` proposes, up to ``stop`` of them (0: stop at the first signal); ``run.stops``
     holds (reviewed, found) at each signal. With ``bring`` (a clustering's labels per row and a share), each such
     time the annotator instead brings in the rest of the clusters the group holds at least that share of (the
-    Topics page's "Bring", core.annotate.bring_cluster), the most held first, and reviews them."""
+    Topics page's "Bring", core.annotate.bring_cluster), the most held first, and reviews them. ``word_forms``:
+    the keywords' words in every form of that language's dictionary (the page's Every form)."""
     members = set(member_rows.tolist())
     run = Run(cls, method, len(members), "", budget)
     s = Session()
@@ -165,9 +168,9 @@ def simulate(ctx: SearchContext, member_rows: np.ndarray, method: str, queries: 
         if keyword_policy in ("adaptive", "alternate"):  # a page of hits at a time, until a page is mostly off topic
             kr = annotate.KeywordReview(max_hits=seed_hits, stop_share=stop_share)
             while k := kr.next_k(limit - reviewed):
-                reviewed += keyword_page(ctx, s, kr, q, k, members, run)
+                reviewed += keyword_page(ctx, s, kr, q, k, members, run, word_forms)
         else:  # "fixed": the first seed_hits hits at once
-            r = annotate.ask(ctx, s, "keyword", min(seed_hits, limit - reviewed), query=q)
+            r = annotate.ask(ctx, s, "keyword", min(seed_hits, limit - reviewed), query=q, word_forms=word_forms)
             reviewed += review(ctx, s, r.rows, members, run)
         if found(s, members) or reviewed >= limit:
             break
@@ -196,7 +199,7 @@ def simulate(ctx: SearchContext, member_rows: np.ndarray, method: str, queries: 
             run.seed_query = " + ".join(tried)
             kr = annotate.KeywordReview(max_hits=seed_hits, stop_share=stop_share)
             while k := kr.next_k(limit - reviewed):
-                reviewed += keyword_page(ctx, s, kr, query, k, members, run)
+                reviewed += keyword_page(ctx, s, kr, query, k, members, run, word_forms)
             check = False  # the signal is read again after the next semantic step, as on the page
             continue
         check = True
@@ -219,7 +222,7 @@ def simulate(ctx: SearchContext, member_rows: np.ndarray, method: str, queries: 
         # "alternate": back to the keyword's next page when it found more than this step did
         if keyword_policy == "alternate" and kr is not None and reviewed < limit and kr.resume(share):
             if k := kr.next_k(limit - reviewed):
-                reviewed += keyword_page(ctx, s, kr, query, k, members, run)
+                reviewed += keyword_page(ctx, s, kr, query, k, members, run, word_forms)
     run.included = len(s.included)
     run.true_included = found(s, members)
     return run

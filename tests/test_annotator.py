@@ -52,6 +52,23 @@ def eight_member_case():
     return ctx, members
 
 
+def test_the_simulated_annotators_keyword_finds_every_form_as_the_page_does():
+    """bench.annotator --word-forms: the annotator's keyword finds its word in every form, as the Annotate page's
+    Every form does; without it, the word as typed (the figures before it)."""
+    x, labels = clustered_unit_vectors(300, 16, clusters=3, seed=3, spread=0.05)
+    members = np.flatnonzero(labels == 0)
+    texts = [f"text {i}" for i in range(len(x))]
+    for j, i in enumerate(members):
+        texts[i] = f"{['volby', 've volbách', 'do voleb', 'k volbám'][j % 4]} {i}"
+    ctx = SearchContext(VectorIndex(x), KeywordIndex(texts), pd.DataFrame({"text": texts}), word_index=WordIndex(texts))
+    plain = simulate(ctx, members, "cos", ["volby"], budget=1.0, seed_hits=100, cls="0", keyword_policy="fixed")
+    every = simulate(ctx, members, "cos", ["volby"], budget=1.0, seed_hits=100, cls="0", keyword_policy="fixed",
+                     word_forms="cs")
+    typed = sum(t.startswith("volby") for t in texts)
+    assert plain.curve[0][0] == typed and plain.texts[:typed] == [True] * typed  # the keyword's hits: "volby" only
+    assert every.curve[0][0] == len(members) > typed and all(every.texts[:len(members)])  # the keyword found them all
+
+
 def test_the_eight_member_class_whose_keyword_has_nine_hits_scores_full_recall_at_1x():
     ctx, members = eight_member_case()
     assert len(members) == 8
