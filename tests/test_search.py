@@ -541,8 +541,9 @@ def test_a_czech_word_is_found_in_every_form_it_takes(engine, tmp_path):
     hostile = REGISTRY["keyword"].search(ctx, np.zeros(0, np.int64), np.zeros(0, np.int64), None,
                                          query="ceny ![x](http://e.vil/a.png) dnes", word_forms="cs")
     assert "e.vil" not in annotate.search_message("keyword", hostile)  # typed text is never named as a form
-    assert annotate.how_line({"method": "keyword", "params": {"query": "volby", "word_forms": "cs"}, "kind": "search",
-                              "at": "2026-11-30T20:00:00+00:00"}, "jana").startswith("jana via KW ‘volby’ in every form")
+    step = {"method": "keyword", "params": {"query": "volby", "word_forms": "cs"}, "kind": "search",
+            "at": "2026-11-30T20:00:00+00:00"}
+    assert annotate.how_line(step, "jana").startswith("jana via KW ‘volby’ in every form")
 
 
 @pytest.mark.parametrize("engine", ["memory", "index", "fts"])
