@@ -4,7 +4,8 @@ A Czech annotator types a word's dictionary form; a substring search then finds 
 On 12,275 Czech politicians' tweets ``volby`` (elections) is in 128 texts, while the word in any of its cases
 is in 603; ``energie`` in 60 of 104 (bench/RESULTS.md, "Every form of a word"). The forms come from
 simplemma's dictionary of the language (form -> lemma, built from Wiktionary), read backwards: the lemma of
-what was typed, then every form with that lemma.
+what was typed, then every form with that lemma. Where the dictionary lists few forms of a lemma (Wiktionary's
+Czech has two of *vakcína*), the lemmas that end as it does lend it theirs (:meth:`Dictionary.analog_forms`).
 
 A form is taken only where it starts with the same three letters as the word typed (case and diacritics
 aside): that keeps the regular forms (``volby`` -> ``voleb``, ``děti`` -> ``dětem``) and leaves out another
@@ -27,6 +28,7 @@ import numpy as np
 PREFIX = 3  # letters a form shares with the typed word
 MAX_FORMS = 40  # forms of one word at most (Czech nouns have up to 14, adjectives a few more)
 MAX_BRANCHES = 100  # the keyword search's own limit on alternatives
+ANALOGS = 10  # lemmas of the same ending whose paradigms lend a lemma the forms the dictionary lacks
 
 
 def supported(lang: str) -> bool:
@@ -76,6 +78,7 @@ class Dictionary:
         forms, lemmas = zip(*((f.lower(), l.lower()) for f, l in pairs)) if pairs else ((), ())
         self.forms, self.lemmas = _Lines(list(forms)), _Lines(list(lemmas))
         self.folded = _Lines(_fold(self.forms.text[1:-1]).split("\n"))
+        self._by_ending: dict[str, list[str]] | None = None  # built on the first analogy (core.wordforms.ANALOGS)
 
     def lemmas_of(self, word: str, diacritics_insensitive: bool = True) -> set[str]:
         """The lemmas of ``word`` (lower-cased), of every form that reads as it without diacritics unless they
@@ -97,6 +100,36 @@ class Dictionary:
     def forms_of(self, lemma: str) -> set[str]:
         return {self.forms.line(i) for i in self.lemmas.find(lemma)} | {lemma}
 
+    def _analogs(self) -> dict[str, list[str]]:
+        """Per last three letters, the lemmas with the most forms in the dictionary (fullest paradigms first)."""
+        if self._by_ending is None:
+            from collections import Counter, defaultdict
+
+            by_ending = defaultdict(list)
+            for lemma, n in Counter(self.lemmas.text[1:-1].split("\n")).items():
+                if len(lemma) > PREFIX + 1 and lemma.isalpha():
+                    by_ending[lemma[-PREFIX:]].append((n, lemma))
+            self._by_ending = {end: [lemma for _n, lemma in sorted(v, reverse=True)[:ANALOGS]]
+                               for end, v in by_ending.items()}
+        return self._by_ending
+
+    def analog_forms(self, lemma: str) -> set[str]:
+        """The forms of ``lemma`` by analogy with the lemmas that end as it does and have the fullest paradigms: each
+        analog's form is its lemma with the ending changed (*žena* -> *ženou*), and the same change made to ``lemma``
+        is kept where at least half the analogs make it. Wiktionary lists two forms of *vakcína*; its analogs give
+        the other eight (*vakcínu*, *vakcínou*, *vakcín*...)."""
+        analogs = [a for a in self._analogs().get(lemma[-PREFIX:], []) if a != lemma]
+        votes: dict[str, int] = {}
+        for analog in analogs:
+            for form in self.forms_of(analog):
+                same = 0
+                while same < min(len(analog), len(form)) and analog[same] == form[same]:
+                    same += 1
+                if lemma.endswith(analog[same:]) and len(lemma) - (len(analog) - same) >= PREFIX:
+                    made = lemma[:len(lemma) - (len(analog) - same)] + form[same:]
+                    votes[made] = votes.get(made, 0) + 1
+        return {form for form, n in votes.items() if 2 * n >= len(analogs)}
+
 
 _LOCK = threading.Lock()
 
@@ -114,18 +147,22 @@ def dictionary(lang: str) -> Dictionary:
 
 @lru_cache(maxsize=4096)
 def other_forms(word: str, lang: str, diacritics_insensitive: bool = True) -> list[str]:
-    """The forms of ``word`` other than those a substring search for it finds anyway, lower-cased and
-    sorted: ``volby`` (cs) -> ``volba``, ``volbami``, ``volbou``, ... ``voleb``. [] where the language has
+    """The forms of ``word`` other than those a substring search for it finds anyway, lower-cased: the
+    dictionary's, then those its analogs lend (:meth:`Dictionary.analog_forms`), each shortest first: ``volby``
+    (cs) -> ``volba``, ``volbo``, ``volbu``, ... ``volbách``. [] where the language has
     no dictionary or the word is short, not a word, or has no other form."""
     if len(word) < PREFIX or not word.isalpha() or not supported(lang):
         return []
     typed, same = _fold(word), (_fold if diacritics_insensitive else str.lower)
-    found = set()
-    for lemma in dictionary(lang).lemmas_of(word, diacritics_insensitive):
-        found |= dictionary(lang).forms_of(lemma)
-    kept = {f for f in found  # what the typed word finds as a substring anyway is not added
+    listed, made = set(), set()
+    book = dictionary(lang)
+    for lemma in book.lemmas_of(word, diacritics_insensitive) or {word.lower()}:  # unknown: the word as its lemma
+        listed |= book.forms_of(lemma)
+        made |= book.analog_forms(lemma)
+    kept = {f for f in listed | made  # what the typed word finds as a substring anyway is not added
             if f.isalpha() and _fold(f)[:PREFIX] == typed[:PREFIX] and same(word) not in same(f)}
-    return sorted(kept, key=lambda f: (len(f), f))[:MAX_FORMS]
+    # the dictionary's own forms first: a phrase keeps the first few of each word (expand)
+    return sorted(kept, key=lambda f: (f not in listed, len(f), f))[:MAX_FORMS]
 
 
 def expand(query: str, lang: str, diacritics_insensitive: bool = True) -> tuple[list[str], list[str]]:
