@@ -145,6 +145,11 @@ def dictionary(lang: str) -> Dictionary:
         return _dictionary(lang)
 
 
+def warm(lang: str) -> None:
+    """Read the language's dictionary and its table of analogs now (a server's thread, while the user types)."""
+    dictionary(lang)._analogs()
+
+
 @lru_cache(maxsize=4096)
 def other_forms(word: str, lang: str, diacritics_insensitive: bool = True) -> list[str]:
     """The forms of ``word`` other than those a substring search for it finds anyway, lower-cased: the

@@ -88,7 +88,7 @@ def warm_word_forms(lang: str) -> threading.Thread:
 
     def work():
         try:
-            wordforms.dictionary(lang)
+            wordforms.warm(lang)
         except Exception:  # a warm-up: whatever fails here fails again, with its message, in the search
             pass
 
