@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 import threading
 from functools import lru_cache
+from itertools import product
 
 import numpy as np
 
@@ -179,21 +180,14 @@ def expand(query: str, lang: str, diacritics_insensitive: bool = True) -> tuple[
     if not words:
         return [], []
     options = [[w] + other_forms(w, lang, diacritics_insensitive) for w in words]
+    # a phrase keeps the first forms of each word: per_word ** len(words) <= the limit, the query as typed included
+    per_word = max(1, int((MAX_BRANCHES - 1) ** (1 / len(words))))
+    options = [o[:per_word] for o in options]
     added = sorted({f for opts in options for f in opts[1:]})
     if not added:
         return [], []
-    per_word = max(1, int((MAX_BRANCHES - 1) ** (1 / len(words))))
-    while np.prod([min(len(o), per_word) for o in options], dtype=np.int64) > MAX_BRANCHES - 1 and per_word > 1:
-        per_word -= 1
-    options = [o[:per_word] for o in options]
-    phrases = [" ".join(p) for p in _product(options)]
+    phrases = [" ".join(p) for p in product(*options)]
     return [p for p in phrases if p != " ".join(words)], added
-
-
-def _product(options: list[list[str]]) -> list[tuple[str, ...]]:
-    from itertools import product
-
-    return list(product(*options))
 
 
 def pattern(query: str, lang: str, case_insensitive: bool = True,

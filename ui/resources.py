@@ -86,13 +86,19 @@ def warm_word_forms(lang: str) -> threading.Thread:
     (a search that comes first waits for the thread's read, under the dictionary's lock)."""
     from core import wordforms
 
-    def work():
+    return _warm_in_thread("warm word forms", lambda: wordforms.warm(lang))
+
+
+def _warm_in_thread(name: str, work) -> threading.Thread:
+    """``work()`` in a daemon thread: a warm-up, so whatever fails there fails again, with its message, where the
+    work is used."""
+    def run():
         try:
-            wordforms.warm(lang)
-        except Exception:  # a warm-up: whatever fails here fails again, with its message, in the search
+            work()
+        except Exception:
             pass
 
-    thread = threading.Thread(target=work, name="warm word forms", daemon=True)
+    thread = threading.Thread(target=run, name=name, daemon=True)
     thread.start()
     return thread
 
@@ -105,16 +111,11 @@ def _key_lemmas_ready(lang: str) -> threading.Thread:
     from core.cluster.keyterms import Lemmatiser, word_languages
 
     def work():
-        try:
-            word_languages()
-            if lang:
-                Lemmatiser(lang)("playing" if lang == "en" else "a")  # English reads its list of today's words
-        except Exception:  # a warm-up: whatever fails here fails again, with its message, where it is used
-            pass
+        word_languages()
+        if lang:
+            Lemmatiser(lang)("playing" if lang == "en" else "a")  # English reads its list of today's words
 
-    thread = threading.Thread(target=work, name="warm key lemmas", daemon=True)
-    thread.start()
-    return thread
+    return _warm_in_thread("warm key lemmas", work)
 
 
 def vector_index(c: Corpus, device: str) -> VectorIndex:
