@@ -95,6 +95,10 @@ def main(argv=None) -> None:
                         "stored clustering of the corpus (e.g. kmeans-k100) that the group holds at least "
                         "--bring-share of, instead of a keyword idea (the Topics page's Bring)")
     p.add_argument("--bring-share", type=float, default=0.5)
+    p.add_argument("--word-lemmas", metavar="LANG", default="auto",
+                   help="Suggest's word features count a word's forms as one word, its lemma's, in that language's "
+                        "dictionary; 'auto' (default, as the app): the corpus's main language where it has one; "
+                        "'none': every form a word of its own (figures before 2026-11-30)")
     p.add_argument("--word-forms", metavar="LANG", default=None,
                    help="keywords find every form of their words in LANG's dictionary, as the Annotate page's Every "
                         "form (ticked there by default); without it, the word as typed")
@@ -124,7 +128,16 @@ def main(argv=None) -> None:
                                                                                         corpus.folder.parent)
         dac_model = dac_train.load(path)
     copies_of = (lambda t: Copies(codes_of(t))) if a.copies == "on" else (lambda t: None)  # noqa: E731
-    ctx = SearchContext(VectorIndex(corpus.embeddings), KeywordIndex(texts), corpus.frame, word_index=WordIndex(texts),
+    from core import wordforms
+
+    if a.word_lemmas == "auto":
+        a.word_lemmas = wordforms.language_of(corpus)
+    elif a.word_lemmas == "none":
+        a.word_lemmas = None
+    elif not wordforms.supported(a.word_lemmas):
+        p.error(f"--word-lemmas {a.word_lemmas}: no dictionary of that language (simplemma's); 'none' or 'auto'")
+    words = WordIndex(texts, lang=a.word_lemmas)
+    ctx = SearchContext(VectorIndex(corpus.embeddings), KeywordIndex(texts), corpus.frame, word_index=words,
                         dac=dac_model, seed=a.context_seed, copies=copies_of(texts))
     labels = corpus.frame[a.label_column].astype(str).to_numpy()
     classes = a.classes or sorted(set(labels) - {""})  # an empty label: background, not a topic
@@ -170,7 +183,7 @@ def main(argv=None) -> None:
                 sub_texts = [texts[i] for i in keep]
                 sub_ctx = SearchContext(VectorIndex(np.asarray(corpus.embeddings)[keep]), KeywordIndex(sub_texts),
                                         corpus.frame.iloc[keep].reset_index(drop=True),
-                                        word_index=WordIndex(sub_texts), dac=dac_model,
+                                        word_index=WordIndex(sub_texts, lang=a.word_lemmas), dac=dac_model,
                                         seed=a.context_seed, copies=copies_of(sub_texts))
                 members = np.flatnonzero(labels[keep] == cls)
             for method in methods:
@@ -186,7 +199,8 @@ def main(argv=None) -> None:
                                             "steps": [n for n, _ in r.curve], "stops": r.stops,
                                             "queries": r.seed_query}) + "\n")
                 emit(dataset=a.data.stem, cls=cls, method=method, size=r.size, seed_query=r.seed_query,
-                     keyword_policy=a.keyword_policy, word_forms=a.word_forms, band=band(r.size),
+                     keyword_policy=a.keyword_policy, word_forms=a.word_forms, word_lemmas=a.word_lemmas,
+                     band=band(r.size),
                      **{f"recall@{m}x": round(r.recall_at(m), 4) for m in MARKS if m <= a.budget},
                      **{f"reviewed_for_{v:g}": r.reviewed_for(v) for v in REVIEWED_FOR},
                      reviewed=r.reviewed, recall_measured="per_text",
@@ -196,7 +210,7 @@ def main(argv=None) -> None:
                          "final": [r.reviewed, round(sum(r.texts) / r.size, 4)]} if a.stop is not None else {}))
     summary = {"dataset": a.data.stem, "classes": len(classes), "budget": a.budget,
                "keyword_policy": a.keyword_policy, "keyword_stop_share": a.keyword_stop_share, "shrink": a.shrink,
-               "copies": a.copies, "methods": {}, "bands": {}}
+               "copies": a.copies, "word_forms": a.word_forms, "word_lemmas": a.word_lemmas, "methods": {}, "bands": {}}
     for method in methods:
         mr = [r for r in runs if r.method == method]
         summary["methods"][method] = {

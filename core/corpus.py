@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from core import __version__, brought, languages, paths, textcolumn, timezones, vectorstore
+from core import __version__, brought, languages, paths, textcolumn, timezones, vectorstore, wordforms
 from core.atomic import Busy, atomic_path, exclusive, save_json, save_npy, save_parquet
 from core.idindex import IdIndex
 from core.embed import DEFAULT_MODEL, combine, embed_model_chunked, load_model, model_dim
@@ -478,7 +478,9 @@ def _import_locked(spec: ImportSpec, name: str, root: Path, progress: Progress |
     if spec.indexes not in ("auto", "on", "off"):
         raise ValueError(f"indexes must be auto, on or off, got {spec.indexes!r}")
     if spec.indexes == "on" or (spec.indexes == "auto" and len(frame) >= INDEXES_FROM_ROWS):
-        write_data = lambda data: {**write_vectors(data), **_build_indexes(frame, data, progress)}  # noqa: E731
+        lang = languages.main_language(shares) if shares else ""
+        lang = lang if wordforms.supported(lang) else None
+        write_data = lambda data: {**write_vectors(data), **_build_indexes(frame, data, progress, lang)}  # noqa: E731
     else:
         write_data = write_vectors
     stage("writing the corpus")
@@ -490,12 +492,13 @@ def _import_locked(spec: ImportSpec, name: str, root: Path, progress: Progress |
     return load_corpus(name, root)
 
 
-def _build_indexes(frame: pd.DataFrame, data: Path, progress: Progress | None) -> dict:
-    """The keyword index and Suggest's word matrix, built now rather than on a user's first search
-    (minutes at ten million texts)."""
+def _build_indexes(frame: pd.DataFrame, data: Path, progress: Progress | None, lang: str | None = None) -> dict:
+    """The keyword index and Suggest's word matrix (its words counted by lemma in ``lang``, the corpus's main
+    language where it has a dictionary), built now rather than on a user's first search (minutes at ten million
+    texts)."""
     from core.search import textindex
     from core.search.keyword import fold
-    from core.search.lexical import WORDS_VERSION, WordIndex
+    from core.search.lexical import WordIndex, words_file
 
     texts = frame["text"].tolist()
     t0 = time.time()
@@ -505,7 +508,8 @@ def _build_indexes(frame: pd.DataFrame, data: Path, progress: Progress | None) -
     t1 = time.time()
     if progress:
         progress(0, 0, {"stage": "building Suggest's word matrix"})
-    WordIndex(texts, data / f"words-v{WORDS_VERSION}.npz").matrix  # built and saved beside the corpus
+    file, lang = words_file(data, lang)
+    WordIndex(texts, file, lang=lang).matrix  # built and saved beside the corpus
     return {"indexes": {"keyword": {"engine": "word-postings", "file": textindex.FILE, "folded": textindex.FOLDED,
                                     "words": list(textindex.WORDS), "seconds": round(t1 - t0, 1)},
                         "words": {"seconds": round(time.time() - t1, 1)}}}

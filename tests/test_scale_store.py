@@ -312,7 +312,7 @@ def test_the_keyword_index_finds_the_same_texts_as_the_in_memory_engine(tmp_path
         assert len(a) > 0, query  # each query finds something, or the comparison says little
 
 
-def test_indexes_built_at_import_are_what_the_server_searches(source, tmp_path):
+def test_indexes_built_at_import_are_what_the_server_searches(source, tmp_path, monkeypatch):
     from core.search.keyword import find_rows
     from core.search.lexical import WORDS_VERSION
     from ui.resources import search_context_of
@@ -321,7 +321,8 @@ def test_indexes_built_at_import_are_what_the_server_searches(source, tmp_path):
     np.save(tmp_path / "v.npy", x)
     c = import_corpus(ImportSpec(input=src, name="ix", vectors=tmp_path / "v.npy", indexes="on"),
                       root=tmp_path / "data", model_loader=no_model)
-    assert c.keyword_index_file is not None and (c.data_folder / f"words-v{WORDS_VERSION}.npz").exists()
+    by_lemma = c.data_folder / f"words-v{WORDS_VERSION}-en.npz"  # English titles: words counted by lemma
+    assert c.keyword_index_file is not None and by_lemma.exists()
     assert set(c.manifest["indexes"]) == {"keyword", "words"}
     from core import hover
 
@@ -343,7 +344,15 @@ def test_indexes_built_at_import_are_what_the_server_searches(source, tmp_path):
         assert find_rows(kindex, query, case_insensitive=False).tolist() == cased
     assert cased != expected  # the case mattered
     assert ctx.word_index.matrix.shape[0] == c.n  # Suggest's words from the file made at import
+    assert (ctx.word_index.file, ctx.word_index.lang) == (by_lemma, "en")
     assert len(SEARCHES["suggest"].search(ctx, expected[:3], [i for i in range(20) if i not in expected][:3], 5)) == 5
+    # a large corpus imported before words were counted by lemma keeps its matrix: no rebuild of minutes
+    by_lemma.rename(c.data_folder / f"words-v{WORDS_VERSION}.npz")
+    from core.search import lexical
+
+    monkeypatch.setattr(lexical, "word_matrix", lambda *a: (_ for _ in ()).throw(AssertionError("rebuilt")))
+    older = search_context_of(c, "cpu").word_index
+    assert older.lang is None and older.matrix.shape[0] == c.n
 
 
 def test_a_loaded_corpus_holds_one_copy_of_its_texts_and_its_authors_as_codes(source, tmp_path):

@@ -383,6 +383,45 @@ def test_suggest_finds_a_topic_defined_by_its_words():
     assert (r_lda.rows < members).mean() < 0.5
 
 
+def test_word_matrix_counts_a_words_forms_as_one_word_in_a_language_with_a_dictionary():
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from core.search.keyword import fold
+    from core.search.lexical import word_matrix
+
+    texts = ["Volby dnes", "do voleb zítra", "ve volbách", "dnes zítra"]
+    m = word_matrix(texts, "cs")
+    # volby, voleb and volbách are one column (each form alone is in one text only, so without the lemma: none)
+    assert m.shape == (4, 3) and all(m[i].nnz == 2 for i in (0, 1)) and m[2].nnz == 1
+    assert word_matrix(texts).shape == (4, 2)  # dnes, zítra
+    # with no form to merge the matrix is the plain one, value for value
+    plain = ["the plot in matlab", "matlab plot", "a plot twist", "python plot", "python matlab"]
+    want = TfidfVectorizer(preprocessor=fold, min_df=2, sublinear_tf=True).fit_transform(plain)
+    assert np.allclose(word_matrix(plain, "en").toarray(), want.toarray(), atol=1e-6)
+    assert word_matrix(texts, "xx").shape == (4, 2)  # no dictionary: the words as written
+
+
+def test_suggest_finds_a_czech_topic_in_forms_the_included_texts_do_not_hold():
+    """Included texts say "volby" (elections); the rest of the topic says "voleb", "volbách", "volbám". With the
+    words counted by lemma Suggest finds them; counted as written, the included texts' word is in none of them."""
+    rng = np.random.default_rng(7)
+    n, members = 2000, 200
+    x = rng.normal(size=(n, 32)).astype(np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    filler = [f"w{j}" for j in range(300)]
+    forms = ["před volbami", "do voleb", "ve volbách", "k volbám"]
+    texts = [" ".join(rng.choice(filler, 6)) + (" volby" if i < 20 else f" {forms[i % 4]}" if i < members else "")
+             for i in range(n)]
+    inc, exc = np.arange(10), np.arange(members, members + 10)
+    found = {}
+    for lang in (None, "cs"):
+        c = SearchContext(VectorIndex(x), KeywordIndex(texts), None, word_index=WordIndex(texts, lang=lang))
+        r = REGISTRY["suggest"].search(c, inc, exc, 50)
+        found[lang] = (r.rows < members).mean()
+    # as written: the ten other "volby" texts, then chance (10%); by lemma: most of the 50 are the topic
+    assert found["cs"] >= 0.6 and found[None] <= 0.25, found
+
+
 def test_suggest_finds_a_topic_of_two_far_apart_parts_by_its_labelled_neighbours():
     """A topic in two opposite places of the embedding space (a linear model sees one direction only, so
     it ranks the whole background as high as the members): re-ranking Suggest's best texts by how much

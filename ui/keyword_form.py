@@ -34,8 +34,7 @@ def forms_help(lang: str) -> str:
 
 def forms_language(corpus: Corpus) -> str | None:
     """The corpus's main language where the keyword search knows its words' forms (core.wordforms), else None."""
-    lang = languages.of_corpus(corpus, fallback="")
-    return lang if wordforms.supported(lang) else None
+    return wordforms.language_of(corpus)
 
 
 def draw(name: str, corpus: Corpus, on_submit) -> None:

@@ -15,13 +15,13 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import copies, embedsets, hover, languages, paths, plots, timezones, vectorstore
+from core import copies, embedsets, hover, languages, paths, plots, timezones, vectorstore, wordforms
 from core.corpus import Corpus, CorpusError, load_corpus
 from core.export import group_frame, to_bytes
 from core.embed import pick_device
 from core.search.index import VectorIndex
 from core.search.keyword import KeywordIndex
-from core.search.lexical import WORDS_VERSION, WordIndex
+from core.search.lexical import WordIndex, words_file
 from core.search import SearchContext
 from core.db import configured_dsn
 from core.store import GroupStore
@@ -83,9 +83,8 @@ def warm_key_lemmas(name: str) -> threading.Thread | None:
 def warm_word_forms(lang: str) -> threading.Thread:
     """Read the language's dictionary of word forms (core.wordforms) in a thread while the user types the first
     keyword: Czech takes 1.6-1.8 s, German 4.4 s, which the first search with Every form would otherwise wait for
-    (a search that comes first waits for the thread's read, under the dictionary's lock)."""
-    from core import wordforms
-
+    (a search that comes first waits for the thread's read, under the dictionary's lock). Suggest's first word
+    matrix of a corpus reads the same dictionary (its words counted by lemma)."""
     return _warm_in_thread("warm word forms", lambda: wordforms.warm(lang))
 
 
@@ -144,7 +143,8 @@ def search_context_of(c: Corpus, device: str, found: copies.Copies | None = None
     from core.rows import TextColumn
 
     texts = TextColumn(c.frame["text"]) if c.keyword_index_file else c.frame["text"].tolist()
-    words = WordIndex(texts, c.data_folder / f"words-v{WORDS_VERSION}.npz")
+    file, lang = words_file(c.data_folder, wordforms.language_of(c), built_at_import=bool(c.keyword_index_file))
+    words = WordIndex(texts, file, lang=lang)
     return SearchContext(vector_index(c, device), keyword_index(c, texts), c.frame, timezone=c.timezone,
                          device=device, word_index=words,
                          copies=found if found is not None else copies.load_or_build(c.data_folder, c.frame["text"]))

@@ -12,6 +12,7 @@ restarted app loads it instead of re-reading every text.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from pathlib import Path
 from typing import Sequence
@@ -33,28 +34,54 @@ COMPACT_FROM = 1_000_000
 DOT_BLOCK = 1 << 20
 
 
-def word_matrix(texts) -> sp.csr_matrix:
+def word_matrix(texts, lang: str | None = None) -> sp.csr_matrix:
     """Rows = texts, columns = words seen in at least two texts; sublinear tf-idf, L2 rows.
 
-    Case and diacritics are folded (``Očkování`` and ``ockovani`` are one word)."""
+    Case and diacritics are folded (``Očkování`` and ``ockovani`` are one word). With ``lang`` (a language with a
+    dictionary, core/wordforms.py) a word's forms are one column, its lemma's: ``volby``, ``voleb`` and ``volbách``
+    count as one word, as ``query`` and ``queries`` do (+40% time: 8.9 s against 6.4 s at 300,000 tweets)."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 
+    from core import wordforms
+
     vec = TfidfVectorizer(preprocessor=fold, min_df=2, sublinear_tf=True, dtype=np.float32)
+    if lang and wordforms.supported(lang):  # the same words (the vectorizer's pattern), each as its lemma
+        words, lemma = re.compile(vec.token_pattern).findall, wordforms.dictionary(lang).lemma_map().get
+        vec = TfidfVectorizer(analyzer=lambda text: [lemma(w, w) for w in words(fold(text))], min_df=2,
+                              sublinear_tf=True, dtype=np.float32)
     try:
         return vec.fit_transform(texts).tocsr()
     except ValueError:  # no word occurs twice (a tiny corpus): no word features
         return sp.csr_matrix((len(texts), 0), dtype=np.float32)
 
 
+def words_file(folder: Path, lang: str | None, built_at_import: bool = False) -> tuple[Path, str | None]:
+    """(the file of a corpus's word matrix, the language its words are counted by lemma in or None). ``lang``: the
+    corpus's main language where it has a dictionary (core.wordforms.language_of). A large corpus's matrix is
+    built at import (``built_at_import``); one imported before words were counted by lemma keeps its matrix of
+    words as written, rather than a user's first Suggest building another for minutes (imported again, it gets
+    one by lemma)."""
+    plain = Path(folder) / f"words-v{WORDS_VERSION}.npz"
+    if not lang:
+        return plain, None
+    by_lemma = plain.with_name(f"words-v{WORDS_VERSION}-{lang}.npz")
+    if built_at_import and not by_lemma.exists() and plain.exists():
+        return plain, None
+    return by_lemma, lang
+
+
 class WordIndex:
     """Suggest's word matrix of a corpus's texts: read from ``file`` when a valid copy is there,
-    otherwise built from the texts on first use (seconds at 300k texts) and saved to ``file``.
+    otherwise built from the texts on first use (seconds at 300k texts) and saved to ``file``. With ``lang``
+    a word's forms are one column (:func:`word_matrix`).
 
     Its one piece of state is the matrix, filled once under the index's own lock; the texts and
     the file are fixed at construction."""
 
-    def __init__(self, texts: Sequence[str], file: str | Path | None = None, compact_from: int = COMPACT_FROM):
+    def __init__(self, texts: Sequence[str], file: str | Path | None = None, compact_from: int = COMPACT_FROM,
+                 lang: str | None = None):
         self._texts = texts
+        self.lang = lang
         self.n = len(texts)
         self.file = Path(file) if file else None
         self.compact = self.n >= compact_from
@@ -73,7 +100,7 @@ class WordIndex:
                 if m is None and self.file:
                     m = self._from_older()
                 if m is None:
-                    m = word_matrix(self._texts)
+                    m = word_matrix(self._texts, self.lang)
                     m = compact(m) if self.compact else m
                     if self.file:
                         _save(self.file, m)

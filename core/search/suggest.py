@@ -1,7 +1,8 @@
 """Suggest (button "Suggest", key "suggest"): the ranker the simulated annotator found best, chosen from the labels so far.
 
 COS while nothing is excluded. Once both sides exist: a class-balanced logistic regression over
-the text's embedding *and* its words (tf-idf; see core/search/lexical.py), fitted on the included
+the text's embedding *and* its words (tf-idf, a word's forms one column where the corpus's language has a
+dictionary; see core/search/lexical.py), fitted on the included
 texts against the excluded ones plus a random sample of unlabelled texts taken as background (a
 topic is usually a small part of a corpus, so a random text is almost always off-topic; the
 background shows the model the whole corpus early on, when few texts are excluded). Without the
@@ -120,6 +121,8 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
         scores = fit_scores(x, ctx.word_index.matrix, inc, neg, alpha=float(alpha), c=float(c), scan=ctx.index.scores)
         rows, top = top_unlabelled(scores, labelled, head)
         info["chosen"] = "words+embedding"
+        if ctx.word_index.lang:
+            info["words_by_lemma"] = ctx.word_index.lang
     else:
         with one_thread():
             dev = fit_device(ctx, len(inc) + len(neg))
@@ -140,7 +143,8 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
 
 
 METHOD = Method("suggest", "Suggest", "Learns from your labels: COS until something is excluded, then a model "
-                "over the texts' meaning and words (your included texts against your excluded ones and a random "
+                "over the texts' meaning and words (a word's forms counted as one where the corpus's language has a "
+                "dictionary: volby, voleb, volbách; your included texts against your excluded ones and a random "
                 "sample of the corpus), its best texts put in order by how much nearer they lie to texts you "
                 "included than to texts you excluded. There is no DAC button: in simulated annotation DAC found less of a topic, "
                 "measured below Suggest alone and no better as a re-ranking of Suggest's results "
