@@ -16,7 +16,7 @@ and not as written, to read. The corpus is one imported already (``SEMANNO_DATA`
     python -m bench.word_lemmas --time-data ../shared/data/russian_troll_tweets_recent300k.csv --lang en [--repeat 3]
 
 times instead the word matrix's build from the file's texts, as written and by lemma (median of ``--repeat``), and
-the dictionary's first read apart.
+the dictionary's first read apart; ``--rows N`` repeats the texts up to N (the same vocabulary, N texts' tokens).
 """
 
 from __future__ import annotations
@@ -61,12 +61,14 @@ def whole_words(words) -> str:
     return r"\b(?:" + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)) + r")\b"
 
 
-def build_times(path: Path, lang: str, repeat: int) -> None:
+def build_times(path: Path, lang: str, repeat: int, rows: int | None = None) -> None:
     import pandas as pd
 
     from core.search.lexical import word_matrix
 
     texts = pd.read_csv(path, usecols=["text"], dtype=str, keep_default_na=False)["text"].tolist()
+    if rows:  # the file's texts over again up to ``rows``: the same words, more of them
+        texts = (texts * (rows // len(texts) + 1))[:rows]
     t0 = time.perf_counter()
     wordforms.dictionary(lang)
     emit(dictionary_read_s=round(time.perf_counter() - t0, 2), lang=lang)
@@ -92,11 +94,12 @@ def main(argv=None) -> None:
     p.add_argument("--sample", type=int, default=10)
     p.add_argument("--time-data", type=Path, default=None)
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--rows", type=int, default=None, help="with --time-data: its texts repeated up to N")
     a = p.parse_args(argv)
     folder = run_folder("word-lemmas", sys.argv if argv is None else ["bench/word_lemmas.py", *argv])
     quiet_logging()
     if a.time_data:
-        return build_times(a.time_data, a.lang, a.repeat)
+        return build_times(a.time_data, a.lang, a.repeat, a.rows)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     corpus = load_corpus(a.corpus)
     texts = corpus.frame["text"].tolist()
