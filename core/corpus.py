@@ -478,8 +478,7 @@ def _import_locked(spec: ImportSpec, name: str, root: Path, progress: Progress |
     if spec.indexes not in ("auto", "on", "off"):
         raise ValueError(f"indexes must be auto, on or off, got {spec.indexes!r}")
     if spec.indexes == "on" or (spec.indexes == "auto" and len(frame) >= INDEXES_FROM_ROWS):
-        lang = languages.main_language(shares) if shares else ""
-        lang = lang if wordforms.supported(lang) else None
+        lang = wordforms.language_for(shares)  # Suggest's words by lemma in it
         write_data = lambda data: {**write_vectors(data), **_build_indexes(frame, data, progress, lang)}  # noqa: E731
     else:
         write_data = write_vectors

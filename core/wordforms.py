@@ -44,9 +44,14 @@ def supported(lang: str) -> bool:
 def language_of(corpus) -> str | None:
     """A corpus's main language where it has a dictionary (the keyword search's Every form, Suggest's words by
     lemma), else None."""
+    return language_for(corpus.languages)
+
+
+def language_for(shares: dict[str, float]) -> str | None:
+    """The main language of these shares (``{"cs": 0.9, ...}``, an import's detection) where it has a dictionary."""
     from core import languages
 
-    lang = languages.of_corpus(corpus, fallback="")
+    lang = languages.main_language(shares) if shares else ""
     return lang if supported(lang) else None
 
 
