@@ -401,6 +401,19 @@ def test_word_matrix_counts_a_words_forms_as_one_word_in_a_language_with_a_dicti
     assert word_matrix(texts, "xx").shape == (4, 2)  # no dictionary: the words as written
 
 
+def test_a_word_matrix_by_lemma_replaces_the_one_as_written_beside_the_corpus(tmp_path):
+    from core.search.lexical import WORDS_VERSION, words_file
+
+    texts = ["Volby dnes", "do voleb zítra", "ve volbách", "dnes zítra"]
+    plain = tmp_path / f"words-v{WORDS_VERSION}.npz"
+    WordIndex(texts, plain).matrix
+    file, lang = words_file(tmp_path, "cs")
+    assert (file.name, lang) == (f"words-v{WORDS_VERSION}-cs.npz", "cs")
+    assert WordIndex(texts, file, lang=lang).matrix.shape == (4, 3)
+    assert file.exists() and not plain.exists()  # one matrix on disk, not two
+    assert words_file(tmp_path, None) == (plain, None)
+
+
 def test_suggest_finds_a_czech_topic_in_forms_the_included_texts_do_not_hold():
     """Included texts say "volby" (elections); the rest of the topic says "voleb", "volbách", "volbám". With the
     words counted by lemma Suggest finds them; counted as written, the included texts' word is in none of them."""

@@ -104,6 +104,8 @@ class WordIndex:
                     m = compact(m) if self.compact else m
                     if self.file:
                         _save(self.file, m)
+                        if self.lang and self.file.exists():  # the words as written, read before: not read again
+                            self.file.with_name(f"words-v{WORDS_VERSION}.npz").unlink(missing_ok=True)
                 self._matrix = m
         return self._matrix
 
