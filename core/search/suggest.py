@@ -121,8 +121,6 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
         scores = fit_scores(x, ctx.word_index.matrix, inc, neg, alpha=float(alpha), c=float(c), scan=ctx.index.scores)
         rows, top = top_unlabelled(scores, labelled, head)
         info["chosen"] = "words+embedding"
-        if ctx.word_index.lang:
-            info["words_by_lemma"] = ctx.word_index.lang
     else:
         with one_thread():
             dev = fit_device(ctx, len(inc) + len(neg))
