@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import plots, timezones
+from core import plots, timezones, wordforms
 from core.export import neutralise_formulas
 from core.search import NotApplicable
 from core.search.keyword import KeywordError
@@ -58,7 +58,7 @@ else:
     query = st.text_input("Keyword (case- and diacritics-insensitive)", key="tl_query")
     t1, t2 = st.columns([1, 4])
     is_regex = t1.checkbox("Regular expression", key="tl_regex")
-    forms = keyword_form.forms_language(corpus)
+    forms = wordforms.language_of(corpus)
     if forms and not t2.checkbox("Every form", value=True, key="tl_forms", help=keyword_form.forms_help(forms)):
         forms = None
     if not query.strip():

@@ -14,7 +14,7 @@ def request(corpus: Corpus) -> tuple[int | None, dict]:
     """(how many hits to add: None for all, the keyword search's parameters) from the form's widgets."""
     g = st.session_state.get
     dates = g("kw_dates") or ()
-    lang = forms_language(corpus)
+    lang = wordforms.language_of(corpus)
     return int(g("kw_limit") or 0) or None, dict(
         query=g("kw_query", ""), is_regex=g("kw_regex", False), case_insensitive=not g("kw_case", False),
         diacritics_insensitive=not g("kw_diacritics", False), date_from=dates[0] if len(dates) > 0 else None,
@@ -32,11 +32,6 @@ def forms_help(lang: str) -> str:
             + ". Not for regular expressions.")
 
 
-def forms_language(corpus: Corpus) -> str | None:
-    """The corpus's main language where the keyword search knows its words' forms (core.wordforms), else None."""
-    return wordforms.language_of(corpus)
-
-
 def draw(name: str, corpus: Corpus, on_submit) -> None:
     """The form; ``on_submit`` runs the search (Enter in the box, or the button)."""
     with st.form("kw_form", border=True):
@@ -51,7 +46,7 @@ def draw(name: str, corpus: Corpus, on_submit) -> None:
         o[0].checkbox("Regular expression", key="kw_regex")
         o[1].checkbox("Match case", key="kw_case")
         o[2].checkbox("Match diacritics", key="kw_diacritics")
-        if lang := forms_language(corpus):
+        if lang := wordforms.language_of(corpus):
             resources.warm_word_forms(lang)
             o[3].checkbox("Every form", value=True, key="kw_forms", help=forms_help(lang) + " The search's message "
                           "names the forms that found texts.")

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core import annotate
+from core import annotate, wordforms
 from core.search import NotApplicable
 from core.search.keyword import KeywordError
-from ui import keyword_form, resources
+from ui import resources
 from ui.text import md
 
 
@@ -40,7 +40,7 @@ def apply(name: str, rows: np.ndarray, scores, view: str):
     if not flt or not len(rows):
         return rows, scores
     try:
-        lang = keyword_form.forms_language(resources.corpus(name)) if flt["forms"] else None
+        lang = wordforms.language_of(resources.corpus(name)) if flt["forms"] else None
         matches = resources.text_matches(name, flt["filter"], flt["pattern"], lang)
     except (KeywordError, NotApplicable) as exc:
         st.error(f"Filter: {md(exc)}")
