@@ -35,6 +35,7 @@ import os
 from pathlib import Path
 import numpy as np
 from testbed.common import emit, run_folder
+from core import wordforms
 from core.corpus import load_corpus
 from core.search import REGISTRY, SearchContext
 from core.copies import Copies, codes_of
@@ -128,8 +129,6 @@ def main(argv=None) -> None:
                                                                                         corpus.folder.parent)
         dac_model = dac_train.load(path)
     copies_of = (lambda t: Copies(codes_of(t))) if a.copies == "on" else (lambda t: None)  # noqa: E731
-    from core import wordforms
-
     if a.word_lemmas == "auto":
         a.word_lemmas = wordforms.language_of(corpus)
     elif a.word_lemmas == "none":

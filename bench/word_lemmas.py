@@ -48,13 +48,10 @@ WORDS = ["volby", "energie", "očkování", "škola", "daň", "děti", "nemocnic
 
 
 def forms(word: str, lang: str) -> set[str]:
-    """Every form of ``word`` as the keyword search's Every form takes them (core/wordforms.py), the word itself and
-    those that hold it included: the dictionary's forms of its lemmas and their analogs', same first three letters."""
-    book, folded = wordforms.dictionary(lang), wordforms._fold(word)
-    found = {word.lower()}
-    for lemma in book.lemmas_of(word) or {word.lower()}:
-        found |= book.forms_of(lemma) | book.analog_forms(lemma)
-    return {f for f in found if f.isalpha() and wordforms._fold(f)[:wordforms.PREFIX] == folded[:wordforms.PREFIX]}
+    """Every form of ``word`` as the keyword search's Every form takes them (core.wordforms.paradigm), the word itself
+    and those that hold it included."""
+    listed, made = wordforms.paradigm(word, lang)
+    return {word.lower()} | listed | made
 
 
 def whole_words(words) -> str:

@@ -178,22 +178,30 @@ def warm(lang: str) -> None:
     dictionary(lang)._analogs()
 
 
-@lru_cache(maxsize=4096)
-def other_forms(word: str, lang: str, diacritics_insensitive: bool = True) -> list[str]:
-    """The forms of ``word`` other than those a substring search for it finds anyway, lower-cased: the
-    dictionary's, then those its analogs lend (:meth:`Dictionary.analog_forms`), each shortest first: ``volby``
-    (cs) -> ``volba``, ``volbo``, ``volbu``, ... ``volbách``. [] where the language has
-    no dictionary or the word is short, not a word, or has no other form."""
-    if len(word) < PREFIX or not word.isalpha() or not supported(lang):
-        return []
-    typed, same = _fold(word), (_fold if diacritics_insensitive else str.lower)
-    listed, made = set(), set()
+def paradigm(word: str, lang: str, diacritics_insensitive: bool = True) -> tuple[set[str], set[str]]:
+    """(the dictionary's forms of ``word``'s lemmas, those their analogs lend: :meth:`Dictionary.analog_forms`),
+    lower-cased, letters only, each beginning with the word's first three letters (case and diacritics aside).
+    A word the dictionary does not know is taken as its own lemma."""
+    typed, listed, made = _fold(word), set(), set()
     book = dictionary(lang)
-    for lemma in book.lemmas_of(word, diacritics_insensitive) or {word.lower()}:  # unknown: the word as its lemma
+    for lemma in book.lemmas_of(word, diacritics_insensitive) or {word.lower()}:
         listed |= book.forms_of(lemma)
         made |= book.analog_forms(lemma)
-    kept = {f for f in listed | made  # what the typed word finds as a substring anyway is not added
-            if f.isalpha() and _fold(f)[:PREFIX] == typed[:PREFIX] and same(word) not in same(f)}
+    kept = lambda forms: {f for f in forms if f.isalpha() and _fold(f)[:PREFIX] == typed[:PREFIX]}  # noqa: E731
+    return kept(listed), kept(made)
+
+
+@lru_cache(maxsize=4096)
+def other_forms(word: str, lang: str, diacritics_insensitive: bool = True) -> list[str]:
+    """The forms of ``word`` (:func:`paradigm`) other than those a substring search for it finds anyway: the
+    dictionary's, then those its analogs lend, each shortest first: ``volby`` (cs) -> ``volba``, ``volbo``,
+    ``volbu``, ... ``volbách``. [] where the language has no dictionary or the word is short, not a word, or has no
+    other form."""
+    if len(word) < PREFIX or not word.isalpha() or not supported(lang):
+        return []
+    same = _fold if diacritics_insensitive else str.lower
+    listed, made = paradigm(word, lang, diacritics_insensitive)
+    kept = {f for f in listed | made if same(word) not in same(f)}  # found as a substring anyway: not added
     # the dictionary's own forms first: a phrase keeps the first few of each word (expand)
     return sorted(kept, key=lambda f: (f not in listed, len(f), f))[:MAX_FORMS]
 

@@ -44,11 +44,11 @@ def word_matrix(texts, lang: str | None = None) -> sp.csr_matrix:
 
     from core import wordforms
 
-    vec = TfidfVectorizer(preprocessor=fold, min_df=2, sublinear_tf=True, dtype=np.float32)
+    same = dict(min_df=2, sublinear_tf=True, dtype=np.float32)
+    vec = TfidfVectorizer(preprocessor=fold, **same)
     if lang and wordforms.supported(lang):  # the same words (the vectorizer's pattern), each as its lemma
         words, lemma = re.compile(vec.token_pattern).findall, wordforms.dictionary(lang).lemma_map().get
-        vec = TfidfVectorizer(analyzer=lambda text: [lemma(w, w) for w in words(fold(text))], min_df=2,
-                              sublinear_tf=True, dtype=np.float32)
+        vec = TfidfVectorizer(analyzer=lambda text: [lemma(w, w) for w in words(fold(text))], **same)
     try:
         return vec.fit_transform(texts).tocsr()
     except ValueError:  # no word occurs twice (a tiny corpus): no word features
@@ -105,7 +105,7 @@ class WordIndex:
                     if self.file:
                         _save(self.file, m)
                         if self.lang and self.file.exists():  # the words as written, read before: not read again
-                            self.file.with_name(f"words-v{WORDS_VERSION}.npz").unlink(missing_ok=True)
+                            words_file(self.file.parent, None)[0].unlink(missing_ok=True)
                 self._matrix = m
         return self._matrix
 
