@@ -100,6 +100,10 @@ def main(argv=None) -> None:
                    help="Suggest's word features count a word's forms as one word, its lemma's, in that language's "
                         "dictionary; 'auto' (default, as the app): the corpus's main language where it has one; "
                         "'none': every form a word of its own (figures before 2026-11-30)")
+    p.add_argument("--no-unlisted", dest="unlisted", action="store_false",
+                   help="with word lemmas: the forms of a word the dictionary does not list stay words of their own "
+                        "(figures before 2026-12-01); by default, as the app, they are joined "
+                        "(core.wordforms.unlisted_forms)")
     p.add_argument("--word-forms", metavar="LANG", default=None,
                    help="keywords find every form of their words in LANG's dictionary, as the Annotate page's Every "
                         "form (ticked there by default); without it, the word as typed")
@@ -135,7 +139,7 @@ def main(argv=None) -> None:
         a.word_lemmas = None
     elif not wordforms.supported(a.word_lemmas):
         p.error(f"--word-lemmas {a.word_lemmas}: no dictionary of that language (simplemma's); 'none' or 'auto'")
-    words = WordIndex(texts, lang=a.word_lemmas)
+    words = WordIndex(texts, lang=a.word_lemmas, unlisted=a.unlisted)
     ctx = SearchContext(VectorIndex(corpus.embeddings), KeywordIndex(texts), corpus.frame, word_index=words,
                         dac=dac_model, seed=a.context_seed, copies=copies_of(texts))
     labels = corpus.frame[a.label_column].astype(str).to_numpy()
@@ -182,7 +186,8 @@ def main(argv=None) -> None:
                 sub_texts = [texts[i] for i in keep]
                 sub_ctx = SearchContext(VectorIndex(np.asarray(corpus.embeddings)[keep]), KeywordIndex(sub_texts),
                                         corpus.frame.iloc[keep].reset_index(drop=True),
-                                        word_index=WordIndex(sub_texts, lang=a.word_lemmas), dac=dac_model,
+                                        word_index=WordIndex(sub_texts, lang=a.word_lemmas, unlisted=a.unlisted),
+                                        dac=dac_model,
                                         seed=a.context_seed, copies=copies_of(sub_texts))
                 members = np.flatnonzero(labels[keep] == cls)
             for method in methods:
@@ -199,6 +204,7 @@ def main(argv=None) -> None:
                                             "queries": r.seed_query}) + "\n")
                 emit(dataset=a.data.stem, cls=cls, method=method, size=r.size, seed_query=r.seed_query,
                      keyword_policy=a.keyword_policy, word_forms=a.word_forms, word_lemmas=a.word_lemmas,
+                     unlisted=a.unlisted,
                      band=band(r.size),
                      **{f"recall@{m}x": round(r.recall_at(m), 4) for m in MARKS if m <= a.budget},
                      **{f"reviewed_for_{v:g}": r.reviewed_for(v) for v in REVIEWED_FOR},
@@ -209,7 +215,8 @@ def main(argv=None) -> None:
                          "final": [r.reviewed, round(sum(r.texts) / r.size, 4)]} if a.stop is not None else {}))
     summary = {"dataset": a.data.stem, "classes": len(classes), "budget": a.budget,
                "keyword_policy": a.keyword_policy, "keyword_stop_share": a.keyword_stop_share, "shrink": a.shrink,
-               "copies": a.copies, "word_forms": a.word_forms, "word_lemmas": a.word_lemmas, "methods": {}, "bands": {}}
+               "copies": a.copies, "word_forms": a.word_forms, "word_lemmas": a.word_lemmas, "unlisted": a.unlisted,
+               "methods": {}, "bands": {}}
     for method in methods:
         mr = [r for r in runs if r.method == method]
         summary["methods"][method] = {

@@ -314,14 +314,14 @@ def test_the_keyword_index_finds_the_same_texts_as_the_in_memory_engine(tmp_path
 
 def test_indexes_built_at_import_are_what_the_server_searches(source, tmp_path, monkeypatch):
     from core.search.keyword import find_rows
-    from core.search.lexical import WORDS_VERSION
+    from core.search.lexical import WORDS_VERSION, words_file
     from ui.resources import search_context_of
 
     src, frame, x = source
     np.save(tmp_path / "v.npy", x)
     c = import_corpus(ImportSpec(input=src, name="ix", vectors=tmp_path / "v.npy", indexes="on"),
                       root=tmp_path / "data", model_loader=no_model)
-    by_lemma = c.data_folder / f"words-v{WORDS_VERSION}-en.npz"  # English titles: words counted by lemma
+    by_lemma = words_file(c.data_folder, "en")[0]  # English titles: words counted by lemma
     assert c.keyword_index_file is not None and by_lemma.exists()
     assert set(c.manifest["indexes"]) == {"keyword", "words"}
     from core import hover
@@ -346,13 +346,15 @@ def test_indexes_built_at_import_are_what_the_server_searches(source, tmp_path, 
     assert ctx.word_index.matrix.shape[0] == c.n  # Suggest's words from the file made at import
     assert (ctx.word_index.file, ctx.word_index.lang) == (by_lemma, "en")
     assert len(SEARCHES["suggest"].search(ctx, expected[:3], [i for i in range(20) if i not in expected][:3], 5)) == 5
-    # a large corpus imported before words were counted by lemma keeps its matrix: no rebuild of minutes
-    by_lemma.rename(c.data_folder / f"words-v{WORDS_VERSION}.npz")
+    # a large corpus imported before words were read as now keeps its matrix: no rebuild of minutes; one by lemma
+    # as first read (no forms of words the dictionary lacks), else one of words as written
     from core.search import lexical
 
     monkeypatch.setattr(lexical, "word_matrix", lambda *a: (_ for _ in ()).throw(AssertionError("rebuilt")))
-    older = search_context_of(c, "cpu").word_index
-    assert older.lang is None and older.matrix.shape[0] == c.n
+    for older_name, lang in ((f"words-v{WORDS_VERSION}-en.npz", "en"), (f"words-v{WORDS_VERSION}.npz", None)):
+        by_lemma = by_lemma.rename(c.data_folder / older_name)
+        older = search_context_of(c, "cpu").word_index
+        assert older.file == by_lemma and older.lang == lang and older.matrix.shape[0] == c.n
 
 
 def test_a_loaded_corpus_holds_one_copy_of_its_texts_and_its_authors_as_codes(source, tmp_path):

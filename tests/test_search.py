@@ -401,38 +401,80 @@ def test_word_matrix_counts_a_words_forms_as_one_word_in_a_language_with_a_dicti
     assert word_matrix(texts, "xx").shape == (4, 2)  # no dictionary: the words as written
 
 
+def test_the_forms_of_a_name_the_dictionary_lacks_are_one_word_and_two_listed_words_never_one():
+    from core import wordforms
+
+    words = {"babis": 211, "babise": 118, "babisovi": 34, "babisem": 26, "okamura": 407, "okamury": 14,
+             "okamurou": 4, "stat": 553, "stan": 71, "stani": 1, "dala": 13, "dale": 41, "plan": 9, "spd": 40,
+             "spdd": 1}
+    joined = wordforms.unlisted_forms(list(words), list(words.values()), "cs")
+    assert {w: joined[w] for w in ("babise", "babisovi", "babisem")} == dict.fromkeys(("babise", "babisovi",
+                                                                                       "babisem"), "babis")
+    assert joined["okamury"] == joined["okamurou"] == "okamura"
+    assert joined["stani"] in {"stat", "stan"} and "stat" not in joined and "stan" not in joined
+    assert "dale" not in joined  # "further" is no form of "dala" (she gave), a form not a lemma of the dictionary
+    assert "spdd" not in joined  # a base of three letters: too short to tell
+    assert not set(joined) & {"babis", "okamura", "dala", "plan"}  # the word a group is named by is no key
+    assert wordforms.unlisted_forms(list(words), list(words.values()), "xx") == {}  # no dictionary: none
+    # from the dictionary's own changes of ending, so in English too: a plural of a word it lacks
+    assert wordforms.unlisted_forms(["plugin", "plugins", "playlist"], [9, 5, 3], "en") == {"plugins": "plugin"}
+
+
+def test_word_matrix_counts_the_cases_of_a_name_as_one_word():
+    from core.search.lexical import word_matrix
+
+    texts = ["Babiš dnes", "s Babišem zítra", "Babišovi dnes", "dnes zítra"]
+    m = word_matrix(texts, "cs")
+    # babiš, babišem and babišovi: each alone is in one text only (no column), together one column in three texts
+    assert m.shape == (4, 3) and m[:3].getnnz(axis=1).tolist() == [2, 2, 2]
+    assert word_matrix(texts, "cs", unlisted=False).shape == (4, 2)
+
+
 def test_a_word_matrix_by_lemma_replaces_the_one_as_written_beside_the_corpus(tmp_path):
-    from core.search.lexical import WORDS_VERSION, words_file
+    from core.search.lexical import LEMMAS_VERSION, WORDS_VERSION, words_file
 
     texts = ["Volby dnes", "do voleb zítra", "ve volbách", "dnes zítra"]
+    earlier = tmp_path / f"words-v{WORDS_VERSION}-cs.npz"  # by lemma as first read (no forms of unlisted words)
+    WordIndex(texts, earlier, lang="cs", unlisted=False).matrix
     plain = tmp_path / f"words-v{WORDS_VERSION}.npz"
     WordIndex(texts, plain).matrix
+    assert plain.exists() and earlier.exists()
+    # a large corpus's matrix made at import of an earlier reading is kept (no rebuild of minutes), newest first
+    assert words_file(tmp_path, "cs", built_at_import=True) == (earlier, "cs")
     file, lang = words_file(tmp_path, "cs")
-    assert (file.name, lang) == (f"words-v{WORDS_VERSION}-cs.npz", "cs")
+    assert (file.name, lang) == (f"words-v{WORDS_VERSION}-cs-l{LEMMAS_VERSION}.npz", "cs")
     assert WordIndex(texts, file, lang=lang).matrix.shape == (4, 3)
-    assert file.exists() and not plain.exists()  # one matrix on disk, not two
+    assert [f.name for f in tmp_path.iterdir()] == [file.name]  # one matrix on disk, not three
+    assert words_file(tmp_path, "cs", built_at_import=True) == (file, "cs")
     assert words_file(tmp_path, None) == (plain, None)
 
 
-def test_suggest_finds_a_czech_topic_in_forms_the_included_texts_do_not_hold():
+@pytest.mark.parametrize("typed, forms, way", [
+    ("volby", ["před volbami", "do voleb", "ve volbách", "k volbám"], dict(lang="cs", unlisted=False)),
+    ("Babiš", ["s Babišem", "od Babiše", "Babišovi", "pane Babiši"], dict(lang="cs", unlisted=True))])
+def test_suggest_finds_a_czech_topic_in_forms_the_included_texts_do_not_hold(typed, forms, way):
     """Included texts say "volby" (elections); the rest of the topic says "voleb", "volbách", "volbám". With the
-    words counted by lemma Suggest finds them; counted as written, the included texts' word is in none of them."""
+    words counted by lemma Suggest finds them; counted as written, the included texts' word is in none of them. So
+    with a name the dictionary does not list (Babiš, Babišem, Babiše), its forms joined by the dictionary's endings."""
     rng = np.random.default_rng(7)
     n, members = 2000, 200
     x = rng.normal(size=(n, 32)).astype(np.float32)
     x /= np.linalg.norm(x, axis=1, keepdims=True)
     filler = [f"w{j}" for j in range(300)]
-    forms = ["před volbami", "do voleb", "ve volbách", "k volbám"]
-    texts = [" ".join(rng.choice(filler, 6)) + (" volby" if i < 20 else f" {forms[i % 4]}" if i < members else "")
+    texts = [" ".join(rng.choice(filler, 6)) + (f" {typed}" if i < 20 else f" {forms[i % 4]}" if i < members else "")
              for i in range(n)]
     inc, exc = np.arange(10), np.arange(members, members + 10)
     found = {}
-    for lang in (None, "cs"):
-        c = SearchContext(VectorIndex(x), KeywordIndex(texts), None, word_index=WordIndex(texts, lang=lang))
+    for name, kw in (("as written", {}), ("joined", way)):
+        c = SearchContext(VectorIndex(x), KeywordIndex(texts), None, word_index=WordIndex(texts, **kw))
         r = REGISTRY["suggest"].search(c, inc, exc, 50)
-        found[lang] = (r.rows < members).mean()
-    # as written: the ten other "volby" texts, then chance (10%); by lemma: most of the 50 are the topic
-    assert found["cs"] >= 0.6 and found[None] <= 0.25, found
+        found[name] = (r.rows < members).mean()
+    # as written: the ten other texts holding the typed word, then chance (10%); joined: most of the 50 are the topic
+    assert found["joined"] >= 0.6 and found["as written"] <= 0.25, found
+    if way["unlisted"]:  # the dictionary's lemmas alone do not know the name
+        c = SearchContext(VectorIndex(x), KeywordIndex(texts), None,
+                          word_index=WordIndex(texts, lang="cs", unlisted=False))
+        assert (REGISTRY["suggest"].search(c, inc, exc, 50).rows < members).mean() <= 0.25
 
 
 def test_suggest_finds_a_topic_of_two_far_apart_parts_by_its_labelled_neighbours():

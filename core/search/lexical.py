@@ -27,6 +27,9 @@ log = logging.getLogger(__name__)
 # it is stored (then the versions in SAME_WORDS are read and saved again instead: seconds, not minutes)
 WORDS_VERSION = 2  # 2: float16 values from COMPACT_FROM texts
 SAME_WORDS = (1,)
+# bump when a matrix by lemma reads words otherwise (its file is named by it; one of an older reading is rebuilt,
+# but for a large corpus whose matrix was built at import: :func:`words_file`)
+LEMMAS_VERSION = 2  # 2: the forms of words the dictionary lacks joined (core.wordforms.unlisted_forms)
 # from this many texts the matrix's values are kept as float16 (in memory and on disk): at 10M texts
 # that halves the 0.6 GB of values Suggest reads at every query (indices stay int32); below, float32
 COMPACT_FROM = 1_000_000
@@ -34,54 +37,80 @@ COMPACT_FROM = 1_000_000
 DOT_BLOCK = 1 << 20
 
 
-def word_matrix(texts, lang: str | None = None) -> sp.csr_matrix:
+def word_matrix(texts, lang: str | None = None, unlisted: bool = True) -> sp.csr_matrix:
     """Rows = texts, columns = words seen in at least two texts; sublinear tf-idf, L2 rows.
 
     Case and diacritics are folded (``Očkování`` and ``ockovani`` are one word). With ``lang`` (a language with a
     dictionary, core/wordforms.py) a word's forms are one column, its lemma's: ``volby``, ``voleb`` and ``volbách``
-    count as one word, as ``query`` and ``queries`` do (+31% time: 7.6 s against 5.8 s at 300,000 tweets)."""
-    from sklearn.feature_extraction.text import TfidfVectorizer
+    count as one word, as ``query`` and ``queries`` do; and so are the forms of a word the dictionary does not list,
+    found among the corpus's words by the dictionary's changes of ending (core.wordforms.unlisted_forms):
+    ``Babiš``, ``Babiše``, ``Babišovi`` (``unlisted``; +31% time: 7.6 s against 5.8 s at 300,000 tweets)."""
+    from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer, TfidfVectorizer
 
     from core import wordforms
 
     same = dict(min_df=2, sublinear_tf=True, dtype=np.float32)
-    vec = TfidfVectorizer(preprocessor=fold, **same)
-    if lang and wordforms.supported(lang):  # the same words (the vectorizer's pattern), each as its lemma
-        words, lemma = re.compile(vec.token_pattern).findall, wordforms.dictionary(lang).lemma_map().get
-        vec = TfidfVectorizer(analyzer=lambda text: [lemma(w, w) for w in words(fold(text))], **same)
+    if not (lang and wordforms.supported(lang)):
+        try:
+            return TfidfVectorizer(preprocessor=fold, **same).fit_transform(texts).tocsr()
+        except ValueError:  # no word occurs twice (a tiny corpus): no word features
+            return sp.csr_matrix((len(texts), 0), dtype=np.float32)
+    # the same words (the vectorizer's pattern), each as its lemma; counted, then a word's unlisted forms joined
+    words, lemma = re.compile(TfidfVectorizer().token_pattern).findall, wordforms.dictionary(lang).lemma_map().get
+    counter = CountVectorizer(analyzer=lambda text: [lemma(w, w) for w in words(fold(text))], dtype=np.float32)
     try:
-        return vec.fit_transform(texts).tocsr()
-    except ValueError:  # no word occurs twice (a tiny corpus): no word features
+        counts = counter.fit_transform(texts).tocsr()
+    except ValueError:  # no word at all
         return sp.csr_matrix((len(texts), 0), dtype=np.float32)
+    names = counter.get_feature_names_out()
+    texts_with = np.bincount(counts.indices, minlength=len(names))
+    joined = wordforms.unlisted_forms(names, texts_with, lang) if unlisted else {}
+    if joined:
+        kept = np.array([joined.get(w, w) for w in names], dtype=object)
+        columns, to = np.unique(kept, return_inverse=True)  # the words in the vectorizer's (sorted) order
+        counts = sp.csr_matrix((counts.data, to[counts.indices], counts.indptr), shape=(len(texts), len(columns)))
+        counts.sum_duplicates()
+    seen = np.bincount(counts.indices, minlength=counts.shape[1]) >= same["min_df"]
+    if not seen.any():
+        return sp.csr_matrix((len(texts), 0), dtype=np.float32)
+    return TfidfTransformer(sublinear_tf=True).fit_transform(counts[:, np.flatnonzero(seen)]).tocsr()
 
 
 def words_file(folder: Path, lang: str | None, built_at_import: bool = False) -> tuple[Path, str | None]:
     """(the file of a corpus's word matrix, the language its words are counted by lemma in or None). ``lang``: the
     corpus's main language where it has a dictionary (core.wordforms.language_of). A large corpus's matrix is
-    built at import (``built_at_import``); one imported before words were counted by lemma keeps its matrix of
-    words as written, rather than a user's first Suggest building another for minutes (imported again, it gets
-    one by lemma)."""
+    built at import (``built_at_import``); one imported before its words were read as they are now keeps its matrix
+    (by lemma of an earlier reading, else of words as written), rather than a user's first Suggest building another
+    for minutes (imported again, it gets one as now)."""
     plain = Path(folder) / f"words-v{WORDS_VERSION}.npz"
     if not lang:
         return plain, None
-    by_lemma = plain.with_name(f"words-v{WORDS_VERSION}-{lang}.npz")
-    if built_at_import and not by_lemma.exists() and plain.exists():
-        return plain, None
+    by_lemma = plain.with_name(f"words-v{WORDS_VERSION}-{lang}-l{LEMMAS_VERSION}.npz")
+    if built_at_import and not by_lemma.exists():
+        for older in _older_files(plain, lang):
+            if older.exists():
+                return older, (None if older == plain else lang)
     return by_lemma, lang
+
+
+def _older_files(plain: Path, lang: str) -> list[Path]:
+    """The files of matrices of ``lang``'s corpus read otherwise than now: by lemma, newest first, then as written."""
+    named = lambda v: f"-l{v}" if v > 1 else ""  # noqa: E731 (the first by lemma had no number)
+    return [plain.with_name(f"{plain.stem}-{lang}{named(v)}.npz") for v in range(LEMMAS_VERSION - 1, 0, -1)] + [plain]
 
 
 class WordIndex:
     """Suggest's word matrix of a corpus's texts: read from ``file`` when a valid copy is there,
     otherwise built from the texts on first use (seconds at 300k texts) and saved to ``file``. With ``lang``
-    a word's forms are one column (:func:`word_matrix`).
+    a word's forms are one column (:func:`word_matrix`; ``unlisted``: and those of words the dictionary lacks).
 
     Its one piece of state is the matrix, filled once under the index's own lock; the texts and
     the file are fixed at construction."""
 
     def __init__(self, texts: Sequence[str], file: str | Path | None = None, compact_from: int = COMPACT_FROM,
-                 lang: str | None = None):
+                 lang: str | None = None, unlisted: bool = True):
         self._texts = texts
-        self.lang = lang
+        self.lang, self.unlisted = lang, unlisted
         self.n = len(texts)
         self.file = Path(file) if file else None
         self.compact = self.n >= compact_from
@@ -100,12 +129,14 @@ class WordIndex:
                 if m is None and self.file:
                     m = self._from_older()
                 if m is None:
-                    m = word_matrix(self._texts, self.lang)
+                    m = word_matrix(self._texts, self.lang, self.unlisted)
                     m = compact(m) if self.compact else m
                     if self.file:
                         _save(self.file, m)
-                        if self.lang and self.file.exists():  # the words as written, read before: not read again
-                            words_file(self.file.parent, None)[0].unlink(missing_ok=True)
+                        if self.lang and self.file.exists():  # those read otherwise before: not read again
+                            for older in _older_files(words_file(self.file.parent, None)[0], self.lang):
+                                if older != self.file:
+                                    older.unlink(missing_ok=True)
                 self._matrix = m
         return self._matrix
 
