@@ -95,7 +95,7 @@ class Dictionary:
         self.forms, self.lemmas = _Lines(list(forms)), _Lines(list(lemmas))
         self.folded = _Lines(_fold(self.forms.text[1:-1]).split("\n"))
         self._by_ending: dict[str, list[str]] | None = None  # built on the first analogy (core.wordforms.ANALOGS)
-        self._changes: dict[str, list[str]] | None = None  # built on the first corpus_forms
+        self._changes: dict[str, list[str]] | None = None  # built on the first unlisted_forms
 
     def lemmas_of(self, word: str, diacritics_insensitive: bool = True) -> set[str]:
         """The lemmas of ``word`` (lower-cased), of every form that reads as it without diacritics unless they
@@ -245,7 +245,9 @@ def unlisted_forms(words, texts_with, lang: str) -> dict[str, str]:
     for w in unlisted:
         bases = {w[:-k] + was for k in (1, 2, 3) if len(w) - k >= PREFIX for was in changes.get(w[-k:], ())}
         bases = [b for b in bases if b != w and len(b) > PREFIX and b in n and (b in headwords or b not in listed)]
-        for base in sorted(bases, key=lambda b: (b not in listed, -n[b], b)):
+        if len(bases) > 1:
+            bases.sort(key=lambda b: (b not in listed, -n[b], b))
+        for base in bases:
             a, b = root(w), root(base)
             if a == b:
                 break
