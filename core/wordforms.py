@@ -29,6 +29,7 @@ import numpy as np
 PREFIX = 3  # letters a form shares with the typed word
 MAX_FORMS = 40  # forms of one word at most (Czech nouns have up to 14, adjectives a few more)
 MAX_BRANCHES = 100  # the keyword search's own limit on alternatives
+MAX_CHARS = 1000  # and on a pattern's length (core.search.keyword.MAX_QUERY_CHARS)
 ANALOGS = 10  # lemmas of the same ending whose paradigms lend a lemma the forms the dictionary lacks
 CHANGE_SHARE = 0.01  # an ending change the dictionary makes in at least this share of its lemmas is a rule
 
@@ -198,8 +199,11 @@ def dictionary(lang: str) -> Dictionary:
 
 
 def warm(lang: str) -> None:
-    """Read the language's dictionary and its table of analogs now (a server's thread, while the user types)."""
-    dictionary(lang)._analogs()
+    """Read the language's dictionary, its table of analogs and its changes of ending now (a server's thread, while
+    the user types)."""
+    book = dictionary(lang)
+    book._analogs()
+    book.ending_changes()
 
 
 def paradigm(word: str, lang: str, diacritics_insensitive: bool = True) -> tuple[set[str], set[str]]:
@@ -275,36 +279,75 @@ def other_forms(word: str, lang: str, diacritics_insensitive: bool = True) -> li
     return sorted(kept, key=lambda f: (f not in listed, len(f), f))[:MAX_FORMS]
 
 
-def expand(query: str, lang: str, diacritics_insensitive: bool = True) -> tuple[list[str], list[str]]:
+@lru_cache(maxsize=4096)
+def phrase_forms(word: str, lang: str, diacritics_insensitive: bool = True) -> tuple[str, ...]:
+    """The other forms of a word of a phrase. A phrase's forms are searched as whole words, so unlike
+    :func:`other_forms` these keep the forms that hold the word (``soudu`` of ``soud``, ``státního`` of
+    ``státní``). The forms of the lemmas of the word as typed come first (``státní``'s before those of ``statný``,
+    which reads the same without diacritics), then by length. A word the dictionary does not know, a name
+    (``Andrej``, ``Babiš``), takes the forms the dictionary's changes of ending make of it
+    (:meth:`Dictionary.ending_changes`: ``Andreje``, ``Andrejem``, ``Andrejovi``...), for the keyword search to keep
+    those the corpus holds. () where the language has no dictionary or the word is short or not a word."""
+    if len(word) < PREFIX or not word.isalpha() or not supported(lang):
+        return ()
+    book, w = dictionary(lang), word.lower()
+    listed, made = paradigm(word, lang, diacritics_insensitive)
+    exact = {f for lemma in book.lemmas_of(word, False) for f in book.forms_of(lemma)}
+    if not book.lemmas_of(word, diacritics_insensitive):  # unknown to the dictionary: its endings' forms
+        made |= {w[:len(w) - len(was)] + becomes for becomes, wases in book.ending_changes().items()
+                 for was in wases if w.endswith(was) and len(w) - len(was) >= PREFIX}
+    kept = (listed | made) - {w}
+    return tuple(sorted(kept, key=lambda f: (f not in exact, f not in listed, len(f), f))[:3 * MAX_FORMS])
+
+
+def expand(query: str, lang: str, diacritics_insensitive: bool = True,
+           present: set[str] | None = None) -> tuple[list[str], list[str]]:
     """(the phrases to search as whole words besides ``query`` itself, the forms added), for a plain
     (not regular-expression) query of one or more words: each word in any of its forms, the phrase's
-    words in the order typed. ([], []) where no word has another form. A phrase's combinations are
-    capped at the keyword search's limit of alternatives, taking fewer forms of each word."""
+    words in the order typed. ([], []) where no word has another form. A phrase's words take their
+    :func:`phrase_forms`, only those in ``present`` where given (the corpus's words, folded: the keyword search
+    looks them up first), and its combinations are capped at the keyword search's limits (alternatives and
+    characters), taking fewer forms of each word."""
     words = query.split()
     if not words:
         return [], []
-    options = [[w] + other_forms(w, lang, diacritics_insensitive) for w in words]
+    if len(words) == 1:
+        options = [[words[0]] + other_forms(words[0], lang, diacritics_insensitive)]
+    else:
+        from core.search.keyword import fold
+
+        options = [[w] + [f for f in phrase_forms(w, lang, diacritics_insensitive)
+                          if present is None or fold(f) in present] for w in words]
     # a phrase keeps the first forms of each word: per_word ** len(words) <= the limit, the query as typed included
     per_word = max(1, int((MAX_BRANCHES - 1) ** (1 / len(words))))
-    options = [o[:per_word] for o in options]
-    added = sorted({f for opts in options for f in opts[1:]})
+    while True:
+        cut = [o[:per_word] for o in options]
+        phrases = [" ".join(p) for p in product(*cut)]
+        phrases = [p for p in phrases if p != " ".join(words)]
+        if per_word == 1 or len(_alternatives(phrases)) <= MAX_CHARS:
+            break
+        per_word -= 1
+    added = sorted({f for opts in cut for f in opts[1:]})
     if not added:
         return [], []
-    phrases = [" ".join(p) for p in product(*options)]
-    return [p for p in phrases if p != " ".join(words)], added
+    return phrases, added
 
 
-def pattern(query: str, lang: str, case_insensitive: bool = True,
-            diacritics_insensitive: bool = True) -> tuple[str | None, list[str]]:
+def _alternatives(phrases: list[str]) -> str:
+    return "|".join(r"\b" + re.escape(p) + r"\b" for p in phrases)
+
+
+def pattern(query: str, lang: str, case_insensitive: bool = True, diacritics_insensitive: bool = True,
+            present: set[str] | None = None) -> tuple[str | None, list[str]]:
     """(a regular expression that matches the other forms as whole words, the forms added), for the keyword
     search to run beside the query as typed; (None, []) where there are none. Under Match case each form
-    takes the typed word's case (all capitals, or a capital first letter)."""
-    phrases, added = expand(query, lang, diacritics_insensitive)
+    takes the typed word's case (all capitals, or a capital first letter). ``present``: as :func:`expand`."""
+    phrases, added = expand(query, lang, diacritics_insensitive, present)
     if not phrases:
         return None, []
     if not case_insensitive:
         phrases = [_cased(p, query) for p in phrases]
-    return "|".join(r"\b" + re.escape(p) + r"\b" for p in phrases), added
+    return _alternatives(phrases), added
 
 
 def _cased(phrase: str, typed: str) -> str:

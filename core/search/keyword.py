@@ -456,11 +456,50 @@ def forms_rows(kindex: KeywordIndex, query: str, lang: str, case_insensitive: bo
     a language reads its dictionary (~1-2 s), before the search's own deadline starts."""
     from core import wordforms
 
-    extra, added = wordforms.pattern(query, lang, case_insensitive, diacritics_insensitive)
+    words = query.split()
+    present = None
+    if len(words) > 1:  # a phrase: its words' forms that the corpus holds (whole-word phrases of the rest find none)
+        forms = {f for w in words for f in wordforms.phrase_forms(w, lang, diacritics_insensitive)}
+        present = corpus_words(kindex, forms, _Deadline(timeout_s, False)) if forms else set()
+    extra, added = wordforms.pattern(query, lang, case_insensitive, diacritics_insensitive, present)
     if not extra:
         return np.zeros(0, np.int64), None, []
     return find_rows(kindex, extra, is_regex=True, case_insensitive=case_insensitive,
                      diacritics_insensitive=diacritics_insensitive, timeout_s=timeout_s), extra, added
+
+
+def corpus_words(kindex: KeywordIndex, words, deadline: _Deadline) -> set[str]:
+    """Those of ``words`` (any number) that some text holds as a whole word, folded (case and diacritics): one scan
+    of the corpus's folded texts, or a large corpus's word postings (a text holding the word within another word
+    counts there)."""
+    from core.search import textindex
+
+    keys = sorted({fold(w) for w in words if w}, key=len, reverse=True)
+    if not keys:
+        return set()
+    if kindex.text_index is not None:
+        found = set()
+        for key in keys:
+            rows = kindex.text_index.word_rows(key, deadline) if len(key) >= textindex.MIN_CHARS else None
+            if rows is not None and len(rows):
+                found.add(key)
+        return found
+    joined, _ends = kindex.variant(True, True)
+    # the words are the dictionary's letters only, so no limit of a typed pattern applies to their alternation
+    pattern = regex.compile(r"\b(?:" + "|".join(regex.escape(k) for k in keys) + r")\b", regex.V0)
+
+    def scan() -> set[str]:
+        try:
+            return set(pattern.findall(joined, timeout=deadline.left(), concurrent=True))
+        except TimeoutError:
+            raise deadline.expired() from None
+
+    job = _SCANNERS.submit(scan)
+    try:
+        return job.result(timeout=max(0.0, deadline.at - time.monotonic()))
+    except FutureTimeout:
+        job.cancel()
+        raise deadline.expired() from None
 
 
 FORMS_SAMPLE = 2000  # texts found only by a keyword's other forms that are read to tell which forms they hold
