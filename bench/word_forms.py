@@ -2,7 +2,8 @@
 them, a sample of them to read, and what it costs in time, in memory and through a large corpus's index.
 
     python -m bench.word_forms [--data ../shared/data/czech_politicians_tweets_2021.csv] [--lang cs]
-                               [--words volby energie ...] [--repeat 7] [--sample 15] [--rows 1000000]
+                               [--words volby energie ...] [--phrases "státní rozpočet" ...] [--repeat 7]
+                               [--sample 15] [--rows 1000000]
 
 For each word: the texts found as typed (a substring, case and diacritics aside) and with every form, the
 forms that found texts, and the median time of the keyword search both ways (``find_rows``, and for every
@@ -28,12 +29,15 @@ sys.path.insert(0, str(Path.cwd()))
 
 from core import wordforms  # noqa: E402
 from core.rows import rows_without, unique_rows  # noqa: E402
-from core.search.keyword import KeywordIndex, find_rows  # noqa: E402
+from core.search.keyword import KeywordError, KeywordIndex, find_rows, forms_rows  # noqa: E402
 from testbed.common import SHARED, emit, run_folder  # noqa: E402
 
 # topics of Czech politics in 2021, typed as a Czech annotator types them: the dictionary form
 WORDS = ["volby", "energie", "vakcína", "očkování", "uprchlík", "daň", "děti", "ceny energií", "zdravotník",
          "nemocnice", "škola", "důchod", "armáda", "koalice", "soud", "hranice"]
+# phrases typed as a Czech annotator types them (``--words`` and ``--phrases`` are measured one after the other)
+PHRASES = ["státní rozpočet", "Evropská unie", "ústavní soud", "nová vláda", "minimální mzda", "zdravotní pojišťovna",
+           "veřejné finance", "hnutí ANO", "Andrej Babiš", "Tomio Okamura", "Petr Fiala"]
 
 
 def timed(fn, repeat: int):
@@ -46,23 +50,29 @@ def timed(fn, repeat: int):
 
 
 def both_ways(kindex: KeywordIndex, word: str, lang: str, repeat: int):
-    """(rows as typed, rows with every form, ms as typed, ms with every form)."""
+    """(rows as typed, rows with every form, ms as typed, ms with every form, the forms added), every form as the
+    keyword search runs it (``forms_rows``: a phrase's words first looked up in the corpus); a KeywordError (a
+    phrase refused) as every form's rows."""
     typed, ms_typed = timed(lambda: find_rows(kindex, word), repeat)
 
     def every():
-        extra, _ = wordforms.pattern(word, lang)
         rows = find_rows(kindex, word)
-        return unique_rows(rows, find_rows(kindex, extra, is_regex=True)) if extra else rows
+        more, _extra, added = forms_rows(kindex, word, lang)
+        return unique_rows(rows, more), added
 
-    every_rows, ms_every = timed(every, repeat)
-    return typed, every_rows, ms_typed, ms_every
+    try:
+        (every_rows, added), ms_every = timed(every, repeat)
+    except KeywordError as e:
+        return typed, e, ms_typed, None, []
+    return typed, every_rows, ms_typed, ms_every, added
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=SHARED / "czech_politicians_tweets_2021.csv")
     ap.add_argument("--lang", default="cs")
-    ap.add_argument("--words", nargs="+", default=WORDS)
+    ap.add_argument("--words", nargs="*", default=WORDS)
+    ap.add_argument("--phrases", nargs="*", default=PHRASES)
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--sample", type=int, default=15)
     ap.add_argument("--rows", type=int, nargs="*", default=[])
@@ -78,21 +88,26 @@ def main(argv=None) -> None:
     kindex = KeywordIndex(texts, prebuild=False)
     rng = np.random.default_rng(0)
     samples = [f"# Texts found only by another form ({args.data.name}, {len(texts):,} texts)\n"]
-    total = [0, 0]
-    for word in args.words:
-        typed, every, ms_typed, ms_every = both_ways(kindex, word, args.lang, args.repeat)
+    wordforms.warm(args.lang)  # as the app does while the user types (the analogs, the changes of ending)
+    total = {False: [0, 0], True: [0, 0]}  # words, phrases
+    for word in [*args.words, *args.phrases]:
+        typed, every, ms_typed, ms_every, added = both_ways(kindex, word, args.lang, args.repeat)
+        if isinstance(every, KeywordError):
+            emit(kind="word", data=args.data.name, rows=len(texts), word=word, typed=len(typed), refused=str(every))
+            continue
         only = rows_without(every, typed)
-        _, added = wordforms.pattern(word, args.lang)
-        total[0] += len(typed)
-        total[1] += len(every)
+        total[" " in word][0] += len(typed)
+        total[" " in word][1] += len(every)
         emit(kind="word", data=args.data.name, rows=len(texts), word=word, typed=len(typed), every_form=len(every),
              gain=round(len(every) / max(1, len(typed)), 2), forms_added=len(added), ms_typed=ms_typed,
              ms_every_form=ms_every)
         picked = rng.choice(only, min(args.sample, len(only)), replace=False) if len(only) else []
         samples.append(f"\n## {word}: {len(typed):,} as typed, {len(every):,} in every form\n")
         samples += [f"- {texts[int(r)].replace(chr(10), ' ')[:300]}\n" for r in sorted(picked)]
-    emit(kind="words", data=args.data.name, words=len(args.words), typed=total[0], every_form=total[1],
-         gain=round(total[1] / max(1, total[0]), 2))
+    for phrases, (n_typed, n_every) in total.items():
+        emit(kind="phrases" if phrases else "words", data=args.data.name,
+             count=sum((" " in w) == phrases for w in [*args.words, *args.phrases]), typed=n_typed,
+             every_form=n_every, gain=round(n_every / max(1, n_typed), 2))
     (folder / "samples.md").write_text("".join(samples), encoding="utf-8")
     for rows in args.rows:
         from bench.keyword_scale import index_for
@@ -100,8 +115,11 @@ def main(argv=None) -> None:
 
         path, build_s = index_for(rows, fts=False)
         big = KeywordIndex([""] * rows, text_index=textindex.TextIndex(path, rows))
-        for word in args.words:
-            typed, every, ms_typed, ms_every = both_ways(big, word, args.lang, args.repeat)
+        for word in [*args.words, *args.phrases]:
+            typed, every, ms_typed, ms_every, _added = both_ways(big, word, args.lang, args.repeat)
+            if isinstance(every, KeywordError):
+                emit(kind="word_indexed", rows=rows, word=word, typed=len(typed), refused=str(every))
+                continue
             emit(kind="word_indexed", rows=rows, index_build_s=build_s and round(build_s, 1), word=word,
                  typed=len(typed), every_form=len(every), ms_typed=ms_typed, ms_every_form=ms_every)
 

@@ -19,17 +19,17 @@ with ``str.find`` of a whole line (about a millisecond)."""
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 from functools import lru_cache
 from itertools import product
+from typing import Callable
 
 import numpy as np
 
 PREFIX = 3  # letters a form shares with the typed word
 MAX_FORMS = 40  # forms of one word at most (Czech nouns have up to 14, adjectives a few more)
-MAX_BRANCHES = 100  # the keyword search's own limit on alternatives
-MAX_CHARS = 1000  # and on a pattern's length (core.search.keyword.MAX_QUERY_CHARS)
 ANALOGS = 10  # lemmas of the same ending whose paradigms lend a lemma the forms the dictionary lacks
 CHANGE_SHARE = 0.01  # an ending change the dictionary makes in at least this share of its lemmas is a rule
 
@@ -301,30 +301,33 @@ def phrase_forms(word: str, lang: str, diacritics_insensitive: bool = True) -> t
 
 
 def expand(query: str, lang: str, diacritics_insensitive: bool = True,
-           present: set[str] | None = None) -> tuple[list[str], list[str]]:
+           present: Callable[[set[str]], set[str]] | None = None) -> tuple[list[str], list[str]]:
     """(the phrases to search as whole words besides ``query`` itself, the forms added), for a plain
     (not regular-expression) query of one or more words: each word in any of its forms, the phrase's
     words in the order typed. ([], []) where no word has another form. A phrase's words take their
-    :func:`phrase_forms`, only those in ``present`` where given (the corpus's words, folded: the keyword search
-    looks them up first), and its combinations are capped at the keyword search's limits (alternatives and
-    characters), taking fewer forms of each word."""
+    :func:`phrase_forms`, and its combinations are capped at the keyword search's limits (alternatives and
+    characters), taking fewer forms of each word. Where the cap would leave forms out, ``present`` (given the forms,
+    folded, it returns those the corpus holds: the keyword search looks them up) keeps the forms the corpus holds
+    first."""
+    from core.search.keyword import MAX_BRANCHES, MAX_QUERY_CHARS, fold  # the keyword search's own limits
+
     words = query.split()
     if not words:
         return [], []
     if len(words) == 1:
         options = [[words[0]] + other_forms(words[0], lang, diacritics_insensitive)]
     else:
-        from core.search.keyword import fold
-
-        options = [[w] + [f for f in phrase_forms(w, lang, diacritics_insensitive)
-                          if present is None or fold(f) in present] for w in words]
+        options = [[w, *phrase_forms(w, lang, diacritics_insensitive)] for w in words]
     # a phrase keeps the first forms of each word: per_word ** len(words) <= the limit, the query as typed included
     per_word = max(1, int((MAX_BRANCHES - 1) ** (1 / len(words))))
+    if present is not None and len(words) > 1 and (  # the whole product only where it is small
+            math.prod(map(len, options)) > MAX_BRANCHES or len(_alternatives(_phrases(options))) > MAX_QUERY_CHARS):
+        held = present({fold(f) for o in options for f in o[1:]})
+        options = [o[:1] + [f for f in o[1:] if fold(f) in held] for o in options]
     while True:
         cut = [o[:per_word] for o in options]
-        phrases = [" ".join(p) for p in product(*cut)]
-        phrases = [p for p in phrases if p != " ".join(words)]
-        if per_word == 1 or len(_alternatives(phrases)) <= MAX_CHARS:
+        phrases = [p for p in _phrases(cut) if p != " ".join(words)]
+        if per_word == 1 or len(_alternatives(phrases)) <= MAX_QUERY_CHARS:
             break
         per_word -= 1
     added = sorted({f for opts in cut for f in opts[1:]})
@@ -333,12 +336,16 @@ def expand(query: str, lang: str, diacritics_insensitive: bool = True,
     return phrases, added
 
 
+def _phrases(options: list[list[str]]) -> list[str]:
+    return [" ".join(p) for p in product(*options)]
+
+
 def _alternatives(phrases: list[str]) -> str:
     return "|".join(r"\b" + re.escape(p) + r"\b" for p in phrases)
 
 
 def pattern(query: str, lang: str, case_insensitive: bool = True, diacritics_insensitive: bool = True,
-            present: set[str] | None = None) -> tuple[str | None, list[str]]:
+            present: Callable[[set[str]], set[str]] | None = None) -> tuple[str | None, list[str]]:
     """(a regular expression that matches the other forms as whole words, the forms added), for the keyword
     search to run beside the query as typed; (None, []) where there are none. Under Match case each form
     takes the typed word's case (all capitals, or a capital first letter). ``present``: as :func:`expand`."""

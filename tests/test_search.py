@@ -661,10 +661,11 @@ def test_a_czech_phrase_is_found_with_each_word_in_any_case_and_a_name_in_the_co
                                    query="Andrej Babiš", word_forms="cs")
     assert {"andreje babiše", "andrejem babišem"} <= set(r.info["forms"])  # the message names what was found
     from core import wordforms
+    from core.search.keyword import MAX_BRANCHES, MAX_QUERY_CHARS
 
     many = "zdravotní pojišťovna státní rozpočet"  # four words, every one with many forms: within the limits
     extra, added = wordforms.pattern(many, "cs")
-    assert extra.count("|") + 1 <= wordforms.MAX_BRANCHES and len(extra) <= wordforms.MAX_CHARS and added
+    assert extra.count("|") + 1 <= MAX_BRANCHES and len(extra) <= MAX_QUERY_CHARS and added
     assert kw(ctx, many, word_forms="cs") == []  # searched, not refused
 
 

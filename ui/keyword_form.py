@@ -29,7 +29,9 @@ def forms_help(lang: str) -> str:
             f"the {languages.NAMES.get(lang, lang)} dictionary (simplemma's, from Wiktionary) that begin with the "
             "same three letters. The word as typed is still found anywhere in a text, so a stem finds the forms the "
             "dictionary lacks" + (" (Czech's lists ‘vakcíny’ but not ‘vakcínu’: type ‘vakcín’)" if lang == "cs" else "")
-            + ". Not for regular expressions.")
+            + ". In a phrase each word takes its forms that the corpus holds"
+            + (" (‘státní rozpočet’ finds ‘státního rozpočtu’, and ‘Andrej Babiš’ ‘Andreje Babiše’: a name takes the "
+               "forms its endings make)" if lang == "cs" else "") + ". Not for regular expressions.")
 
 
 def draw(name: str, corpus: Corpus, on_submit) -> None:

@@ -17,6 +17,7 @@ they can be excluded in bulk.
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -456,12 +457,9 @@ def forms_rows(kindex: KeywordIndex, query: str, lang: str, case_insensitive: bo
     a language reads its dictionary (~1-2 s), before the search's own deadline starts."""
     from core import wordforms
 
-    words = query.split()
-    present = None
-    if len(words) > 1:  # a phrase: its words' forms that the corpus holds (whole-word phrases of the rest find none)
-        forms = {f for w in words for f in wordforms.phrase_forms(w, lang, diacritics_insensitive)}
-        present = corpus_words(kindex, forms, _Deadline(timeout_s, False)) if forms else set()
-    extra, added = wordforms.pattern(query, lang, case_insensitive, diacritics_insensitive, present)
+    # a phrase whose forms are too many for one pattern keeps those the corpus holds
+    extra, added = wordforms.pattern(query, lang, case_insensitive, diacritics_insensitive,
+                                     lambda forms: corpus_words(kindex, forms, _Deadline(timeout_s, False)))
     if not extra:
         return np.zeros(0, np.int64), None, []
     return find_rows(kindex, extra, is_regex=True, case_insensitive=case_insensitive,
@@ -485,12 +483,22 @@ def corpus_words(kindex: KeywordIndex, words, deadline: _Deadline) -> set[str]:
                 found.add(key)
         return found
     joined, _ends = kindex.variant(True, True)
-    # the words are the dictionary's letters only, so no limit of a typed pattern applies to their alternation
-    pattern = regex.compile(r"\b(?:" + "|".join(regex.escape(k) for k in keys) + r")\b", regex.V0)
+    # one scan per leading three letters (a phrase's word and its forms share them), each pattern led by the
+    # letters its words share, so the engine skips to where they are (a scan of 300,000 tweets for the forms of
+    # two words together took 230-360 ms, these 20-70 ms); the words are letters only, so no limit of a typed
+    # pattern applies to their alternation
+    by_start: dict[str, list[str]] = {}
+    for key in keys:
+        by_start.setdefault(key[:3], []).append(key)
+    patterns = []
+    for group in by_start.values():
+        lead = os.path.commonprefix(group)
+        rest = "|".join(regex.escape(k[len(lead):]) for k in sorted(group, key=len, reverse=True))
+        patterns.append(regex.compile(r"\b" + regex.escape(lead) + r"(?:" + rest + r")\b", regex.V0))
 
     def scan() -> set[str]:
         try:
-            return set(pattern.findall(joined, timeout=deadline.left(), concurrent=True))
+            return {w for p in patterns for w in p.findall(joined, timeout=deadline.left(), concurrent=True)}
         except TimeoutError:
             raise deadline.expired() from None
 
