@@ -521,11 +521,17 @@ def _forms_found(kindex: KeywordIndex, rows: np.ndarray, extra: str, added: list
     from collections import Counter
 
     pattern = compile_query(extra, True, case, diacritics)
+    # first the forms with their diacritics as the text writes them: "rozpočtu" and "rozpočtů" read the same folded
+    exact = compile_query(extra, True, case, False) if diacritics else None
     written = {fold_literal(f, case, diacritics): f for f in added}
     part = rows[:FORMS_SAMPLE]
     texts = kindex.texts.take(part) if kindex.text_index is not None else [kindex.texts[int(r)] for r in part]
     seen = Counter()
     for text in without_link_codes([one_line(t) for t in texts]):
+        found = {m.group(0) for m in exact.finditer(fold(text, case=case, diacritics=False))} if exact else set()
+        if found:
+            seen.update(found)
+            continue
         for found in {m.group(0) for m in pattern.finditer(fold(text, case=case, diacritics=diacritics))}:
             seen[" ".join(written.get(w, w) for w in found.split(" "))] += 1  # a phrase: its words as written
     return [form for form, _n in seen.most_common() if all(w.isalpha() for w in form.split(" "))]
