@@ -266,17 +266,11 @@ def unlisted_forms(words, texts_with, lang: str) -> dict[str, str]:
 
 @lru_cache(maxsize=4096)
 def other_forms(word: str, lang: str, diacritics_insensitive: bool = True) -> list[str]:
-    """The forms of ``word`` (:func:`paradigm`) other than those a substring search for it finds anyway: the
-    dictionary's, then those its analogs lend, each shortest first: ``volby`` (cs) -> ``volba``, ``volbo``,
-    ``volbu``, ... ``volbách``. [] where the language has no dictionary or the word is short, not a word, or has no
-    other form."""
-    if len(word) < PREFIX or not word.isalpha() or not supported(lang):
-        return []
+    """The forms of ``word`` (:func:`phrase_forms`) other than those a substring search for it finds anyway, in the
+    same order: ``volby`` (cs) -> ``volba``, ``volbo``, ``volbu``, ... ``volbách``. [] where the language has no
+    dictionary or the word is short, not a word, or has no other form."""
     same = _fold if diacritics_insensitive else str.lower
-    listed, made = paradigm(word, lang, diacritics_insensitive)
-    kept = {f for f in listed | made if same(word) not in same(f)}  # found as a substring anyway: not added
-    # the dictionary's own forms first: a phrase keeps the first few of each word (expand)
-    return sorted(kept, key=lambda f: (f not in listed, len(f), f))[:MAX_FORMS]
+    return [f for f in phrase_forms(word, lang, diacritics_insensitive) if same(word) not in same(f)][:MAX_FORMS]
 
 
 @lru_cache(maxsize=4096)
