@@ -27,8 +27,9 @@ def forms_help(lang: str) -> str:
     example = " (Czech: ‘volby’ finds ‘voleb’, ‘volbách’ and ‘volbám’ too)" if lang == "cs" else ""
     return (f"Each word typed is also found in its other forms, as whole words{example}: the forms of its lemma in "
             f"the {languages.NAMES.get(lang, lang)} dictionary (simplemma's, from Wiktionary) that begin with the "
-            "same three letters. The word as typed is still found anywhere in a text, so a stem finds the forms the "
-            "dictionary lacks" + (" (Czech's lists ‘vakcíny’ but not ‘vakcínu’: type ‘vakcín’)" if lang == "cs" else "")
+            "same three letters, and for a word it lists with few forms those its like words lend. The word as typed "
+            "is still found anywhere in a text, so a stem finds every word that holds it"
+            + (" (‘vakcín’: vakcína, vakcínu, vakcínami, vakcínový)" if lang == "cs" else "")
             + ". In a phrase each word takes its forms that the corpus holds"
             + (" (‘státní rozpočet’ finds ‘státního rozpočtu’, and ‘Andrej Babiš’ ‘Andreje Babiše’: a name takes the "
                "forms its endings make)" if lang == "cs" else "") + ". Not for regular expressions.")

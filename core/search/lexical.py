@@ -96,8 +96,8 @@ def words_file(folder: Path, lang: str | None, built_at_import: bool = False) ->
 
 def _older_files(plain: Path, lang: str) -> list[Path]:
     """The files of matrices of ``lang``'s corpus read otherwise than now: by lemma, newest first, then as written."""
-    named = lambda v: f"-l{v}" if v > 1 else ""  # noqa: E731 (the first by lemma had no number)
-    return [plain.with_name(f"{plain.stem}-{lang}{named(v)}.npz") for v in range(LEMMAS_VERSION - 1, 0, -1)] + [plain]
+    return [plain.with_name(f"{plain.stem}-{lang}{f'-l{v}' if v > 1 else ''}.npz")  # the first had no number
+            for v in range(LEMMAS_VERSION - 1, 0, -1)] + [plain]
 
 
 class WordIndex:
