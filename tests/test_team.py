@@ -368,8 +368,15 @@ def test_the_review_bench_runs_and_its_figures_count_what_the_page_shows(tweets,
 
     from bench import review as bench_review
 
+    import os
+
+    import ui.access
+
     monkeypatch.setenv("SEMANNO_BENCH_RESULTS", str(tmp_path / "results"))
+    headers, env = ui.access.request_headers, dict(os.environ)
     bench_review.main(["--corpus", "tweets", "--labels", "300", "--repeat", "1"])
+    # it ran the page as a proxy's user: the tests after it (run in this process) must not be that user
+    assert ui.access.request_headers is headers and dict(os.environ) == env
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines() if x.startswith("{")]
     steps = {x["step"]: x for x in lines}
     assert set(steps) == {"setup", "first run", "rerun", "one decision in the table",
@@ -415,3 +422,29 @@ def test_two_adjudicators_see_whose_decision_each_is(tweets, monkeypatch):
     table = review.get("data_editor")[0].value.set_index("id")
     assert table.loc[first, ["gold", "decided by"]].tolist() == ["excluded", "lead"]
     assert (table.drop(first)["decided by"] == "").all()
+
+
+def test_a_name_is_typed_once_for_team_work_and_the_groups_a_browser_saves(tweets, monkeypatch):
+    """On a server without sign-in: the Annotator typed on the Annotate page is offered as the name for team work,
+    and the name a browser chose is the Annotator of the groups it saves, after a reload too. A field emptied on
+    purpose stays empty."""
+    monkeypatch.setattr("ui.access.browser_id", lambda cookies=None: "evas-browser")
+    ann = app("pages/1_Annotate.py").run()
+    assert not ann.exception and ann.text_input(key="save_annotator").value == ""
+    ann.text_input(key="save_annotator").set_value("Eva Nová").run()
+
+    review = app("pages/8_Review.py")
+    review.session_state["group_meta"] = ann.session_state["group_meta"]  # the same tab
+    review.run()
+    (name,) = [t for t in review.text_input if t.label == "Your name (team work)"]
+    assert name.value == "Eva Nová" and any("Type your name" in i.value for i in review.info)
+    review.button(key="FormSubmitter:team_name-Use this name").click().run()
+    assert not review.exception and GroupStore(tweets / "tweets" / "groups.sqlite").person("evas-browser") == "Eva Nová"
+
+    ann = app("pages/1_Annotate.py").run()  # a reload: a new session of the same browser
+    assert ann.text_input(key="save_annotator").value == "Eva Nová"
+    ann.text_input(key="save_annotator").set_value("").run()
+    ann.run()
+    assert ann.text_input(key="save_annotator").value == "", "an Annotator emptied on purpose is not filled again"
+    monkeypatch.setattr("ui.access.browser_id", lambda cookies=None: "another-browser")
+    assert app("pages/1_Annotate.py").run().text_input(key="save_annotator").value == "", "nobody else's name"

@@ -41,6 +41,15 @@ def set_meta(**fields: str) -> None:
         st.session_state[META_KEYS[field]] = value or ""
 
 
+def default_annotator(name: str | None) -> None:
+    """An empty Annotator field takes ``name``, the name this browser chose for team work (the Team and Review
+    pages ask for it), so that nobody types their name twice. Once per name: a field emptied on purpose stays
+    empty until another name is chosen."""
+    if name and not meta()["annotator"] and st.session_state.get("annotator_default") != name:
+        set_meta(annotator=name)
+    st.session_state["annotator_default"] = name or st.session_state.get("annotator_default", "")
+
+
 def bind_meta_widgets() -> None:
     """Before drawing the save form: widgets start from the group's fields."""
     for field, key in META_KEYS.items():

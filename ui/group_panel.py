@@ -29,6 +29,15 @@ def _exists(exc: GroupExists, saving_as: str) -> str:
             "measured, make a topic on the Team page.")
 
 
+def team_name(store: GroupStore) -> str | None:
+    """The name this browser chose for team work (none without a browser's cookie, or with the database down)."""
+    browser = access.browser_id()
+    try:
+        return store.person(browser) if browser else None
+    except DatabaseError:
+        return None
+
+
 def sidebar(corpus: Corpus, session: Session, store: GroupStore, say: Say) -> None:
     """Undo, the save form, open, export and new group, in the sidebar."""
 
@@ -74,9 +83,11 @@ def sidebar(corpus: Corpus, session: Session, store: GroupStore, say: Say) -> No
         st.button("Undo", on_click=lambda: say("info", group.undo()), disabled=not session.history, key="undo",
                   width="stretch", shortcut="Alt+Z", help="Undo the last step (Alt+Z)")
         with st.expander("Save group", expanded=True):
+            who = access.identity()
+            if who is None and "annotator_default" not in st.session_state:  # looked up once a session
+                group.default_annotator(team_name(store))
             group.bind_meta_widgets()
             st.text_input("Group name", key="save_name", max_chars=120)
-            who = access.identity()
             st.text_input("Annotator", key="save_annotator", disabled=who is not None,
                           help=f"Signed in: saved as {md(who)}" if who else None)
             st.text_area("Notes", key="save_notes", height=68)

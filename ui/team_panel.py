@@ -11,7 +11,7 @@ import streamlit as st
 from core import timezones
 from core.store import DatabaseError, GroupStore
 from core.teams import HOW_SUFFIX, Agreement, agreement, by_text, check_annotator, majority, pairwise, progress_by_text
-from ui import access, picker, resources
+from ui import access, group, picker, resources
 from ui.text import md, quoted
 
 
@@ -24,8 +24,9 @@ def whoami(name: str, store: GroupStore) -> str:
     browser = access.browser_id()
     known = store.person(browser)
     with st.sidebar.form("team_name"):
-        typed = st.text_input("Your name (team work)", value=known or "", max_chars=60,
-                              help="Recorded with your labels and topics; kept for this browser.")
+        typed = st.text_input("Your name (team work)", value=known or group.meta()["annotator"], max_chars=60,
+                              help="Recorded with your labels and topics; kept for this browser, and the "
+                                   "Annotator of the groups you save.")
         if st.form_submit_button("Use this name"):
             try:
                 store.set_person(browser, typed)
@@ -35,6 +36,7 @@ def whoami(name: str, store: GroupStore) -> str:
     if not known:
         st.info("Type your name in the sidebar first: it goes with your labels, topics and agreement.")
         st.stop()
+    group.default_annotator(known)
     return known
 
 
