@@ -99,6 +99,8 @@ def test_the_app_drive_goes_through_every_page_and_reports_each_step(tmp_path, m
     from tests.conftest import shared_file
 
     monkeypatch.setenv("SEMANNO_BENCH_RESULTS", str(tmp_path / "results"))
+    for var in ("SEMANNO_DATA", "SEMANNO_IMPORT_ROOTS"):  # the drive sets them for its pages: put back after it
+        monkeypatch.setenv(var, str(tmp_path))
     src = shared_file("czech_politicians_tweets_2021.csv")
     code = gpu_app.main(["--csv", str(src), "--rows", "300", "--model", "default", "--dac-steps", "3", "--k", "4"])
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines() if x.startswith("{")]
