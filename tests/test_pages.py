@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from streamlit.testing.v1 import AppTest
@@ -69,6 +70,18 @@ def test_home_summary_and_query_param(tweets):
     assert not at.exception
     assert at.metric[0].value == "2,000"
     assert "2021" in at.metric[3].value
+    authors = pd.read_csv(shared_file("czech_politicians_tweets_2021.csv"), dtype=str, nrows=1998)["author"]
+    assert at.metric[2].value == str(authors.nunique() + 1)  # the politicians who wrote them, and 'evil'
+
+
+def test_home_says_a_corpus_without_an_author_column_has_none_not_zero_authors(so_corpus, monkeypatch):
+    monkeypatch.setenv("SEMANNO_DATA", str(so_corpus.folder.parent))
+    at = app("streamlit_app.py")
+    at.query_params["corpus"] = "so"
+    at.run()
+    assert not at.exception
+    (authors,) = [m for m in at.metric if m.label == "Authors"]
+    assert authors.value == "none" and "without an author column" in authors.help
 
 
 def rows(at):

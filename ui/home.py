@@ -26,7 +26,11 @@ def corpus_summary(name: str) -> None:
     cols = st.columns(5)
     cols[0].metric("Texts", f"{info['rows']:,}")
     cols[1].metric("Dimensions", info["dim"])
-    cols[2].metric("Authors", f"{info.get('authors', 0):,}")
+    if "authors" in info:
+        cols[2].metric("Authors", f"{info['authors']:,}")
+    else:  # not 0 authors: the import had no author column (the Timeline then counts texts, not authors' texts)
+        cols[2].metric("Authors", "none", help="This corpus was imported without an author column (the import's "
+                       "'author column'); import it again with one to see who wrote what.")
     if "date_min" in info:  # two metrics: one date range does not fit a metric's width
         cols[3].metric("First date", f"{info['date_min']:%Y-%m-%d}")
         cols[4].metric("Last date", f"{info['date_max']:%Y-%m-%d}")
