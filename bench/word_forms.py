@@ -76,6 +76,9 @@ def main(argv=None) -> None:
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--sample", type=int, default=15)
     ap.add_argument("--rows", type=int, nargs="*", default=[])
+    ap.add_argument("--no-word-set", action="store_true",
+                    help="find which forms the corpus holds by scanning its texts, as before its words were built "
+                         "in the background (KeywordIndex.words)")
     args = ap.parse_args(argv)
     folder = run_folder("word-forms", sys.argv)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -86,6 +89,11 @@ def main(argv=None) -> None:
          entries=len(wordforms.dictionary(args.lang).forms.starts))
     texts = pd.read_csv(args.data, usecols=["text"], dtype=str, keep_default_na=False)["text"].tolist()
     kindex = KeywordIndex(texts, prebuild=False)
+    if not args.no_word_set:  # what the app's background thread does once the index is built
+        before, t0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, time.perf_counter()
+        kindex.build_words()
+        emit(kind="word_set", rows=len(texts), words=len(kindex.words), build_s=round(time.perf_counter() - t0, 2),
+             peak_mb=round((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024, 1))
     rng = np.random.default_rng(0)
     samples = [f"# Texts found only by another form ({args.data.name}, {len(texts):,} texts)\n"]
     wordforms.warm(args.lang)  # as the app does while the user types (the analogs, the changes of ending)

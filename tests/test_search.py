@@ -812,3 +812,28 @@ def test_search_parameters_are_checked_like_clustering_parameters(ctx):
             annotate.ask(ctx, s, "suggest", 10, **params)
     assert REGISTRY["nn1"].defaults == {"steps": 100} and "n_init" in CLUSTERING["kmeans"].defaults
     assert annotate.ask(ctx, s, "suggest", 10, alpha=1, background=100).method == "suggest"
+
+
+def test_the_forms_a_corpus_holds_are_looked_up_in_its_words_built_in_the_background_as_a_scan_finds_them():
+    """Every form asks which of a phrase's forms the corpus holds: a scan of the texts (85 ms for 'black lives
+    matter' at 300,000 tweets), or once the corpus's words are built in the background, a look-up. Both say the
+    same: whole words only, case and diacritics folded."""
+    import time
+
+    from core.search.keyword import _Deadline, corpus_words
+
+    texts = ["Black lives matter", "blackboard LIVING", "Očkování zdarma", "matters: black-ish", "x_y"]
+    asked = {"black", "blacks", "lives", "living", "live", "matter", "matters", "ockovani", "ockovat", "board",
+             "ish", "x", "Očkování"}
+    k = KeywordIndex(texts, prebuild=False)
+    assert k.words is None
+    scanned = corpus_words(k, asked, _Deadline(5.0))
+    assert scanned == {"black", "lives", "living", "matter", "matters", "ockovani", "ish"}
+    built = KeywordIndex(texts, prebuild=True)
+    deadline = time.monotonic() + 10
+    while built.words is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert built.words is not None and "ockovani" in built.words and "board" not in built.words
+    assert corpus_words(built, asked, _Deadline(5.0)) == scanned
+    assert corpus_words(built, {"don't", "black"}, _Deadline(5.0)) == corpus_words(k, {"don't", "black"},
+                                                                                      _Deadline(5.0))
