@@ -439,7 +439,8 @@ def test_a_name_is_typed_once_for_team_work_and_the_groups_a_browser_saves(tweet
     (name,) = [t for t in review.text_input if t.label == "Your name (team work)"]
     assert name.value == "Eva Nová" and any("Type your name" in i.value for i in review.info)
     review.button(key="FormSubmitter:team_name-Use this name").click().run()
-    assert not review.exception and GroupStore(tweets / "tweets" / "groups.sqlite").person("evas-browser") == "Eva Nová"
+    assert not review.exception
+    assert GroupStore(tweets / "tweets" / "groups.sqlite").person("evas-browser") == "Eva Nová"
 
     ann = app("pages/1_Annotate.py").run()  # a reload: a new session of the same browser
     assert ann.text_input(key="save_annotator").value == "Eva Nová"
