@@ -48,7 +48,7 @@ _BATCH = 20_000
 # (FTS5 took 141-249 ms for `trump` at 3M rows and grows with them)
 WORDS = ("keywords.words.vocab.txt", "keywords.words.ends.npy", "keywords.words.starts.npy",
          "keywords.words.rows.npy")
-_WORD = re.compile(r"\w+")
+WORD = re.compile(r"\w+")  # a word: a maximal run of word characters (the in-memory index's too)
 
 
 def folded_file(path: Path) -> Path:
@@ -107,7 +107,7 @@ class _Words:
     def add(self, first_row: int, folded: list[str]) -> None:
         vocab, ids, rows = self.vocab, self.ids, self.rows
         for r, text in enumerate(folded, first_row):
-            for w in set(_WORD.findall(text)):
+            for w in set(WORD.findall(text)):
                 i = vocab.get(w)
                 if i is None:
                     i = vocab[w] = len(vocab)
@@ -350,7 +350,7 @@ class TextIndex:
     def word_rows(self, key: str, deadline) -> np.ndarray | None:
         """Sorted rows whose folded text contains ``key`` (folded), from the word postings; None where
         ``key`` is not made of word characters only, or the index has no postings (then ``containing``)."""
-        if self._words() is None or not _WORD.fullmatch(key):
+        if self._words() is None or not WORD.fullmatch(key):
             return None
         return self._gather(*self._spans(key, deadline), deadline)
 
@@ -371,7 +371,7 @@ class TextIndex:
         """Sorted rows that may hold every needle: those holding its rarest two word runs of MIN_CHARS or
         more (each run lies inside some word of a text that holds the needle); None where no needle has
         such a run (every row may)."""
-        runs = {r for k in needles for r in _WORD.findall(k) if len(r) >= MIN_CHARS}
+        runs = {r for k in needles for r in WORD.findall(k) if len(r) >= MIN_CHARS}
         spans = sorted((self._spans(r, deadline) for r in runs), key=lambda sp: int(sp[1].sum()))
         if not spans:
             return None
