@@ -64,6 +64,18 @@ class GroupNotFound(KeyError):
     pass
 
 
+class TeamGroup(ValueError):
+    """The group is a topic's record (an annotator's group for it, or its gold): the Team and Review pages count it,
+    so it is not deleted. The message says whose and for which topic."""
+
+    def __init__(self, name: str, topic: str, annotator: str | None, submitted: bool):
+        whose = f"{annotator}'s group for the topic {topic!r}" if annotator else f"the gold of the topic {topic!r}"
+        counted = (", submitted: the topic's agreement and gold count it" if submitted else
+                   ": the topic's Team page counts it")
+        super().__init__(f"{name!r} is {whose}{counted}, so it is not deleted; save a new version instead")
+        self.name, self.topic, self.annotator = name, topic, annotator
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
@@ -256,12 +268,28 @@ class GroupStore:
                 "JOIN groups g ON g.id=v.group_id WHERE g.corpus=? AND g.name=? ORDER BY v.number", (self.corpus, name))]
 
     def delete(self, name: str) -> None:
-        """Soft delete: hidden from the list, restorable with ``restore``."""
+        """Soft delete: hidden from the list, restorable with ``restore``. A topic's group (an annotator's, or its
+        gold) raises TeamGroup: the topic's agreement and gold go on counting it, so it would only vanish from the
+        list (:meth:`team_record`)."""
+        if (record := self.team_record(name)) is not None:
+            raise TeamGroup(name, *record)
         with self.db.tx() as db:
             db.run("UPDATE groups SET deleted_at=? WHERE corpus=? AND name=? AND deleted_at IS NULL",
                    (_now(), self.corpus, name))
             if db.rowcount == 0:
                 raise GroupNotFound(name)
+
+    def team_record(self, name: str) -> tuple[str, str | None, bool] | None:
+        """(topic, annotator, submitted) where the group is an annotator's for a topic, (topic, None, False) where it
+        is a topic's gold; None for any other group."""
+        from core.teams import gold_group
+
+        with self.db.read() as db:
+            row = db.one("SELECT t.name, a.annotator, a.submitted_at FROM assignments a JOIN topics t ON "
+                         "t.id=a.topic_id WHERE t.corpus=? AND a.group_name=?", (self.corpus, name))
+        if row is not None:
+            return row[0], row[1], row[2] is not None
+        return next(((t.name, None, False) for t in self.topics() if gold_group(t.name) == name), None)
 
     def restore(self, name: str) -> None:
         with self.db.tx() as db:
@@ -446,6 +474,17 @@ class GroupStore:
         with self.db.read() as db:
             row = db.one("SELECT name FROM people WHERE browser=?", (browser,))
         return row[0] if row else None
+
+    def others_named(self, browser: str, name: str) -> list[str]:
+        """How other browsers spell ``name`` where they chose it too (case and accents aside, as people type it):
+        on a server without sign-in, two people who pick one name would share one group per topic."""
+        def plain(text: str) -> str:
+            marks = unicodedata.normalize("NFKD", text.strip())
+            return "".join(c for c in marks if not unicodedata.combining(c)).casefold()
+
+        with self.db.read() as db:
+            rows = db.run("SELECT name FROM people WHERE browser<>?", (browser,))
+        return sorted({n for (n,) in rows if plain(n) == plain(str(name))})
 
     def set_person(self, browser: str, name: str) -> None:
         name = check_group_name(name)

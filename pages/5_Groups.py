@@ -6,8 +6,9 @@ import pandas as pd
 import streamlit as st
 
 from core.export import FORMATS, LABELS, to_bytes
+from core.store import TeamGroup
 from ui import group, navigation, resources
-from ui.text import quoted
+from ui.text import md, quoted
 
 name, corpus = navigation.start_page("Groups", "🗂️")
 store = resources.store(name)
@@ -58,6 +59,8 @@ if info.deleted_at:
     if c3.button("Restore", key="gr_restore"):
         store.restore(chosen)
         st.rerun()
+elif (record := store.team_record(chosen)) is not None:  # counted by the Team and Review pages: kept
+    c3.caption(md(f"{TeamGroup(chosen, *record)}."))
 else:
     sure = c3.checkbox(f"Yes, delete {quoted(chosen)}", key="gr_sure", help="Deleted groups can be restored.")
     if c3.button("Delete", key="gr_delete", disabled=not sure):

@@ -596,6 +596,14 @@ def test_groups_page_open_delete_restore(tweets):
     at.toggle(key="gr_deleted").set_value(True).run()
     at.button(key="gr_restore").click().run()
     assert store.names() == ["covid"]
+    store.create_topic("floods", "", created_by="eva", blind=False)
+    store.save(store.assign("floods", "bob"), ["1344902244014170115"], [], annotator="bob", topic="floods")
+    store.submit("floods", "bob")
+    at.run().selectbox(key="gr_pick").set_value("floods · bob").run()  # a topic's group: kept, and the page says why
+    assert not at.exception and not [b for b in at.button if b.key == "gr_delete"]
+    assert any("bob's group for the topic" in c.value and "submitted" in c.value for c in at.caption)
+    at.selectbox(key="gr_pick").set_value("covid").run()
+    assert at.checkbox(key="gr_sure").label == "Yes, delete ‘covid’" and at.button(key="gr_delete").disabled
 
 
 def test_topics_page(tweets):

@@ -149,6 +149,30 @@ def test_topics_assignments_progress_and_submission(make_store):
     assert make_store("other").team_groups() == [], "another corpus's topics are not this one's"
 
 
+def test_a_topics_groups_are_not_deleted_and_the_refusal_says_whose_they_are(make_store):
+    """Deleting an annotator's group for a topic only hid it from the Groups page: the Team and Review pages went on
+    counting its submitted version, and its annotator reopened it from the Team page without a word. A topic's
+    groups (each annotator's, and its gold) are now refused with whose they are; any other group is deleted."""
+    from core.store import TeamGroup
+
+    s = make_store()
+    s.create_topic("floods", "", created_by="lead")
+    for who in ("alice", "bob"):
+        s.save(s.assign("floods", who), ["1"], ["2"], topic="floods")
+    s.submit("floods", "alice")
+    s.save("floods · gold", ["1"], [], topic="floods", kind="gold")
+    s.save("floods · carol", ["1"], [])  # named like a topic's group, but nobody is assigned it
+    for name, says in (("floods · alice", "alice's group for the topic 'floods', submitted"),
+                       ("floods · bob", "bob's group for the topic 'floods': the topic's Team page"),
+                       ("floods · gold", "the gold of the topic 'floods'")):
+        with pytest.raises(TeamGroup, match=says):
+            s.delete(name)
+    assert s.team_record("floods · alice") == ("floods", "alice", True) and s.team_record("floods · carol") is None
+    s.delete("floods · carol")
+    assert sorted(s.names()) == ["floods · alice", "floods · bob", "floods · gold"]
+    assert make_store("other").team_record("floods · alice") is None, "another corpus's topics are not this one's"
+
+
 @pytest.mark.parametrize("name, clash", [("gold", "gold group"), ("Gold", "gold group"), ("text", "column"),
                                          ("id", "column"), ("copies", "column"), ("item_id", "column"),
                                          ("Decided by", "column"), ("carol: how", "end with"),

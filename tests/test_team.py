@@ -449,3 +449,32 @@ def test_a_name_is_typed_once_for_team_work_and_the_groups_a_browser_saves(tweet
     assert ann.text_input(key="save_annotator").value == "", "an Annotator emptied on purpose is not filled again"
     monkeypatch.setattr("ui.access.browser_id", lambda cookies=None: "another-browser")
     assert app("pages/1_Annotate.py").run().text_input(key="save_annotator").value == "", "nobody else's name"
+
+
+def test_a_name_another_browser_chose_is_taken_only_once_confirmed(tweets, monkeypatch):
+    """On a server without sign-in, a second person who typed a name already chosen in another browser became that
+    person: both then built and saved one group per topic. The name is now taken only when *Use this name* is pressed
+    twice (the same person on a new browser), after a warning that names the clash; case and accents aside."""
+    store = GroupStore(tweets / "tweets" / "groups.sqlite")
+    store.set_person("petrs-laptop", "Petr")
+
+    def team_as(browser: str, typed: str, presses: int) -> AppTest:
+        monkeypatch.setattr("ui.access.browser_id", lambda cookies=None: browser)
+        team = app("pages/7_Team.py").run()
+        (box,) = [t for t in team.text_input if t.label == "Your name (team work)"]
+        box.set_value(typed)
+        for _ in range(presses):
+            team.button(key="FormSubmitter:team_name-Use this name").click().run()
+        assert not team.exception
+        return team
+
+    team = team_as("new-browser", "petr", presses=1)
+    assert any("Another browser already works as ‘Petr’" in w.value for w in team.warning), team.warning
+    assert store.person("new-browser") is None, "not taken at the first press"
+    team.button(key="FormSubmitter:team_name-Use this name").click().run()  # that is me: pressed again
+    assert store.person("new-browser") == "petr" and not team.warning
+    team = team_as("a-third-browser", "Pétr ", presses=1)
+    assert team.warning and store.person("a-third-browser") is None  # accents and spaces aside, the same name
+    assert not team_as("a-third-browser", "Petr N.", presses=1).warning
+    assert store.person("a-third-browser") == "Petr N." and store.others_named("petrs-laptop", "PETR") == ["petr"]
+    assert not team_as("petrs-laptop", "Petr", presses=1).warning, "a browser's own name is no clash"

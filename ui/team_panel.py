@@ -29,8 +29,9 @@ def whoami(name: str, store: GroupStore) -> str:
                                    "Annotator of the groups you save.")
         if st.form_submit_button("Use this name"):
             try:
-                store.set_person(browser, typed)
-                st.rerun()
+                if not _taken(store, browser, typed, known):
+                    store.set_person(browser, typed)
+                    st.rerun()
             except ValueError as exc:
                 st.error(md(exc))
     if not known:
@@ -38,6 +39,20 @@ def whoami(name: str, store: GroupStore) -> str:
         st.stop()
     group.default_annotator(known)
     return known
+
+
+def _taken(store: GroupStore, browser: str, typed: str, known: str | None) -> bool:
+    """True, with a warning, where other browsers chose this name (as people type it: case and accents aside) and
+    it is not yet confirmed: two people of one name would share one group per topic, each saving over the other's
+    work. Pressing *Use this name* again with the same name confirms it (the same person on another browser)."""
+    spelt = store.others_named(browser, typed)
+    if not spelt or typed.strip() == (known or "") or st.session_state.get("team_name_again") == typed.strip():
+        return False
+    st.session_state["team_name_again"] = typed.strip()
+    st.warning(f"Another browser already works as {' / '.join(quoted(n) for n in spelt)}. If that is you on "
+               "another browser, press *Use this name* again (and spell it the same); if not, make it yours "
+               f"(\"{md(typed.strip())} N.\"): two people of one name share one group per topic.")
+    return True
 
 
 def new_topic_form(store: GroupStore, me: str) -> None:
