@@ -30,7 +30,9 @@ Parts:
   store_kills (a saving process SIGKILLed; no committed version lost), store_writers (1, 4 and 16
   processes for --seconds each; p50/p99 of a save; 0 lost, 0 errors), postgres_restart (the server
   stopped and started under a writer: errors named, nothing committed lost, saving resumes), rebuild
-  (a version's membership rebuilt from 1,000,000 label events: the time).
+  (a version's membership rebuilt from 1,000,000 label events: the time), team_paced (16 and 32 annotators of one
+  topic at a person's pace, an action every --pace s: a click's autosave, a save and the Team page's progress query,
+  p50/p99; 0 errors, every saved version there).
 
 The logic lives in testbed/reliability.py (shared with the tests); this is the command line."""
 
@@ -44,12 +46,13 @@ from pathlib import Path
 
 from testbed.common import SCALE, emit, run_folder
 from testbed.reliability import (attacks, bad_inputs, import_kills, kills, postgres_restart, rebuild, regex, store_kills,
-                                 store_writers, writers)
+                                 store_writers, team_paced, writers)
 
-TEAM = "store_kills,store_writers,postgres_restart,rebuild"
+TEAM = "store_kills,store_writers,postgres_restart,rebuild,team_paced"
 
 
-def team_store(parts: list[str], kills_n: int, seconds: float, counts=(1, 4, 16), events: int = 1_000_000) -> list[dict]:
+def team_store(parts: list[str], kills_n: int, seconds: float, counts=(1, 4, 16), events: int = 1_000_000,
+               team=(16, 32), pace: float = 2.0) -> list[dict]:
     """The team-store parts on both backends: a SQLite file and a throwaway PostgreSQL server (fsync on,
     as an operator's)."""
     from testbed.postgres import throwaway_server
@@ -64,6 +67,10 @@ def team_store(parts: list[str], kills_n: int, seconds: float, counts=(1, 4, 16)
                     out.append(store_writers(where + ("" if where.startswith("postgresql") else f".{n}"), n, seconds))
             if "rebuild" in parts:
                 out.append(rebuild(where + ("" if where.startswith("postgresql") else ".events"), events))
+            if "team_paced" in parts:
+                for n in team:
+                    out.append(team_paced(where + ("" if where.startswith("postgresql") else f".team{n}"), n, seconds,
+                                          pace))
         if "postgres_restart" in parts:
             out.append(postgres_restart(server, 12.0))
     return out
@@ -78,6 +85,9 @@ def main(argv=None) -> list[dict]:
     p.add_argument("--writers", type=int, default=4)
     p.add_argument("--seconds", type=float, default=60)
     p.add_argument("--import-kills", type=int, default=10)
+    p.add_argument("--team", default="16,32", help="team_paced: how many annotators, comma-separated (default 16,32)")
+    p.add_argument("--pace", type=float, default=2.0, help="team_paced: seconds between an annotator's actions, on "
+                                                          "average (default 2)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-record", action="store_true", help="do not write results/reliability-*")
     a = p.parse_args(argv)
@@ -100,7 +110,8 @@ def main(argv=None) -> list[dict]:
         summary.append(attacks())
     if set(parts) & set(TEAM.split(",")):
         summary += team_store(parts, 5 if a.fast else 30, a.seconds, (1, 4) if a.fast else (1, 4, 16),
-                              100_000 if a.fast else 1_000_000)
+                              100_000 if a.fast else 1_000_000, (4,) if a.fast else tuple(map(int, a.team.split(","))),
+                              a.pace)
     emit(summary=summary)
     if out is not None:
         (out / "summary.json").write_text(json.dumps(summary, indent=2))

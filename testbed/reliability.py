@@ -498,6 +498,86 @@ STORE_SAVER = OPEN + textwrap.dedent("""
 """)
 
 
+# An annotator as the Annotate page drives the store, at a person's pace: every action (a click on a text, 1 in 8 a
+# search bringing 10 texts in) is written as the page's autosave writes it (ui/drafts._write: the new steps and
+# journal entries in one transaction), every 30th action saves a version of the annotator's group for the topic
+# (session, work and expected version, as Save does) and reads the topic's progress (the Team page's query).
+PACED_ANNOTATOR = OPEN + textwrap.dedent("""
+    import hashlib, json, random, time
+    from core.session import Session
+    s = open_store(sys.argv[1])
+    tag, until, pace, topic = sys.argv[2], time.time() + float(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
+    rng, sess, token, group = random.Random(tag), Session(), f"draft-{topic}-{tag}", s.assign(topic, tag)
+    version, n, rows = None, 0, int(sys.argv[6])
+    sess.add_search("keyword", {"query": "start"}, range(rows))  # the topic's first keyword: its hits, all at once
+    def ids(changes):  # the journal names texts by id
+        return [(f"t{r}", old, new) for r, old, new in changes]
+    def digest(inc, exc):
+        return hashlib.sha1(repr((sorted(inc), sorted(exc))).encode()).hexdigest()
+    def timed(kind, call):
+        t = time.perf_counter()
+        try:
+            out = call()
+            print(json.dumps({"op": kind, "ms": (time.perf_counter() - t) * 1000}), flush=True)
+            return out
+        except Exception as exc:
+            print(json.dumps({"op": kind, "error": repr(exc)[:200]}), flush=True)
+    time.sleep(rng.uniform(0, pace))  # the annotators do not start in step
+    while time.time() < until:
+        time.sleep(min(rng.expovariate(1 / pace), 4 * pace))
+        if n % 8 == 0:
+            sess.add_search("keyword", {"query": f"q{n}"}, range(rows, rows + 10))
+            rows += 10
+        else:
+            sess.toggle(rng.randrange(rows))
+        counts = sess.counts()
+        journal = [{**e, "changes": ids(e["changes"])} for e in sess.unsynced_journal()]
+        if timed("click", lambda: s.sync_draft(token, tag, keep=sess.synced, steps=sess.unsynced_steps(),
+                                               journal=journal, browser=tag, writer=tag, saved=False,
+                                               n_included=counts["included"], n_excluded=counts["excluded"])):
+            sess.synced, sess.journal_synced = len(sess.history), len(sess.journal)
+        n += 1
+        if n % 30 == 0:
+            inc = [f"t{r}" for r, v in sess.labels.items() if v == 1]
+            exc = [f"t{r}" for r, v in sess.labels.items() if v == -1]
+            got = timed("save", lambda: s.save(group, inc, exc, annotator=tag, overwrite=version is not None,
+                                               session_json=sess.to_json(), expect=version, work=token, topic=topic))
+            if got is not None:
+                version = got
+                print(json.dumps({"saved": group, "version": got, "labels": digest(inc, exc)}), flush=True)
+            timed("progress", lambda: s.assignments(topic))
+""")
+
+
+def _digest(g) -> str:
+    """A saved version's labels as PACED_ANNOTATOR's digest of what it saved."""
+    import hashlib
+
+    return hashlib.sha1(repr((sorted(g.included), sorted(g.excluded))).encode()).hexdigest()
+
+
+def team_paced(where: str, n: int, seconds: float, pace: float = 2.0, start: int = 1000) -> dict:
+    """``n`` annotators of one topic working at a person's pace (an action every ``pace`` s on average), each from
+    a keyword search that brought ``start`` texts in: the latency of a click's autosave, of a save and of the Team
+    page's progress query (p50 / p99), errors, and every version each reported saved loaded back with its labels."""
+    s, topic = _store(where), f"team of {n}"
+    s.create_topic(topic, "", created_by="lead")
+    procs = [_run(PACED_ANNOTATOR, where, f"a{i}", seconds, pace, topic, start) for i in range(n)]
+    lines = [json.loads(line) for out, _ in _drain(procs) for line in out.splitlines() if line.strip()]
+    errors = [x["error"] for x in lines if "error" in x]
+    saved = [x for x in lines if "saved" in x]
+    missing = [x for x in saved if x["labels"] != _digest(s.load(x["saved"], x["version"]))]
+    figures = {}
+    for op in ("click", "save", "progress"):
+        ms = np.array([x["ms"] for x in lines if x.get("op") == op and "ms" in x] or [np.nan])
+        figures[op] = dict(n=int(np.isfinite(ms).sum()), p50_ms=round(float(np.nanpercentile(ms, 50)), 1),
+                           p99_ms=round(float(np.nanpercentile(ms, 99)), 1))
+    emit(part="team_paced", backend=_backend_name(where), annotators=n, seconds=seconds, pace_s=pace, start=start,
+         errors=errors[:3], n_errors=len(errors), missing=len(missing), **figures)
+    return {"part": f"team_paced_{_backend_name(where)}_{n}", "trials": len(lines), "failures": len(errors) + len(missing),
+            **{f"{op}_p99_ms": f["p99_ms"] for op, f in figures.items()}}
+
+
 def _store(where: str):
     from core.db import PostgreSQL
     from core.store import GroupStore
