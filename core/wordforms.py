@@ -131,8 +131,9 @@ class Dictionary:
     def ending_changes(self) -> dict[str, list[str]]:
         """A form's ending -> the lemma endings it takes the place of, folded, for each change of ending (up to two
         letters of the lemma for up to three of the form, after a stem of four or more) that the dictionary makes in
-        at least ``CHANGE_SHARE`` of its lemmas: Czech 73 (``-`` -> ``-e``, ``-ovi``, ``-em``; ``-a`` -> ``-y``,
-        ``-u``, ``-ou``; ``-ka`` -> ``-ek``...), English 8 (``-`` -> ``-s``, ``-ed``...). Read once (~1.5 s)."""
+        at least ``CHANGE_SHARE`` of its lemmas: Czech 78 (``-`` -> ``-e``, ``-ovi``, ``-em``; ``-a`` -> ``-y``,
+        ``-u``, ``-ou``; ``-ka`` -> ``-ek``; a form that is its lemma's stem alone, key ``""``: ``-a``, ``-e``, ``-t``
+        -> ``-``, as *vakcín* of *vakcína*), English 8 (``-`` -> ``-s``, ``-ed``...). Read once (~1.5 s)."""
         if self._changes is None:
             from collections import Counter, defaultdict
             from os.path import commonprefix
@@ -141,7 +142,9 @@ class Dictionary:
             made = set()  # (lemma, its ending, the form's ending): each lemma counted once per change
             for form, lemma in zip(self.folded.text[1:-1].split("\n"), lemmas):
                 p = len(commonprefix((form, lemma)))
-                if p > PREFIX and len(lemma) - p <= 2 and 0 < len(form) - p <= 3 and (form + lemma).isalpha():
+                # a form may end where its lemma's stem does (vakcín of vakcína, žen of žena), not be the lemma
+                if p > PREFIX and len(lemma) - p <= 2 and len(form) - p <= 3 and form != lemma and (
+                        form + lemma).isalpha():
                     made.add((lemma, lemma[p:], form[p:]))
             floor, changes = CHANGE_SHARE * len(set(lemmas)), defaultdict(list)
             for (was, becomes), n in Counter((was, becomes) for _l, was, becomes in made).most_common():
@@ -222,7 +225,8 @@ def paradigm(word: str, lang: str, diacritics_insensitive: bool = True) -> tuple
 def unlisted_forms(words, texts_with, lang: str) -> dict[str, str]:
     """Words the dictionary does not list (names, new words, English in Czech texts), each -> the word of the same
     corpus it is a form of by one of the dictionary's changes of ending (:meth:`Dictionary.ending_changes`):
-    ``babise``, ``babisovi``, ``babisem`` -> ``babis``; ``okamury`` -> ``okamura``; ``plugins`` -> ``plugin``.
+    ``babise``, ``babisovi``, ``babisem`` -> ``babis``; ``okamury`` -> ``okamura``; ``plugins`` -> ``plugin``;
+    ``vakcin`` (the dictionary lists two forms of *vakcína*) -> ``vakcina``.
 
     ``words``: a corpus's words, folded (each as its lemma where the dictionary lists it:
     :meth:`Dictionary.lemma_map`); ``texts_with``: how many texts hold each. A word of four letters or more joins one
@@ -247,7 +251,8 @@ def unlisted_forms(words, texts_with, lang: str) -> dict[str, str]:
 
     unlisted = sorted((w for w in n if w not in listed and len(w) > PREFIX and w.isalpha()), key=lambda w: (-n[w], w))
     for w in unlisted:
-        bases = {w[:-k] + was for k in (1, 2, 3) if len(w) - k >= PREFIX for was in changes.get(w[-k:], ())}
+        bases = {w[:len(w) - k] + was for k in (0, 1, 2, 3) if len(w) - k >= PREFIX  # k = 0: vakcin -> vakcina
+                 for was in changes.get(w[len(w) - k:], ())}
         bases = [b for b in bases if b != w and len(b) > PREFIX and b in n and (b in headwords or b not in listed)]
         if len(bases) > 1:
             bases.sort(key=lambda b: (b not in listed, -n[b], b))
@@ -289,7 +294,7 @@ def phrase_forms(word: str, lang: str, diacritics_insensitive: bool = True) -> t
     exact = {f for lemma in book.lemmas_of(word, False) for f in book.forms_of(lemma)}
     if not book.lemmas_of(word, diacritics_insensitive):  # unknown to the dictionary: its endings' forms
         made |= {w[:len(w) - len(was)] + becomes for becomes, wases in book.ending_changes().items()
-                 for was in wases if w.endswith(was) and len(w) - len(was) >= PREFIX}
+                 if becomes for was in wases if w.endswith(was) and len(w) - len(was) >= PREFIX}  # a stem alone: none
     kept = (listed | made) - {w}
     return tuple(sorted(kept, key=lambda f: (f not in exact, f not in listed, len(f), f))[:3 * MAX_FORMS])
 

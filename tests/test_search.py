@@ -414,6 +414,10 @@ def test_the_forms_of_a_name_the_dictionary_lacks_are_one_word_and_two_listed_wo
     assert joined["stani"] in {"stat", "stan"} and "stat" not in joined and "stan" not in joined
     assert "dale" not in joined  # "further" is no form of "dala" (she gave), a form not a lemma of the dictionary
     assert "spdd" not in joined  # a base of three letters: too short to tell
+    # a form that is its lemma's stem alone, which the dictionary does not list: "dodávky vakcín" (of vaccines)
+    more = {"vakcina": 39, "vakcin": 51, "reform": 1, "reforma": 39, "babisa": 2}
+    joined = wordforms.unlisted_forms(list(words) + list(more), [*words.values(), *more.values()], "cs")
+    assert joined["vakcin"] == "vakcina" and joined["reform"] == "reforma" and "babis" not in joined
     assert not set(joined) & {"babis", "okamura", "dala", "plan"}  # the word a group is named by is no key
     assert wordforms.unlisted_forms(list(words), list(words.values()), "xx") == {}  # no dictionary: none
     # from the dictionary's own changes of ending, so in English too: a plural of a word it lacks
