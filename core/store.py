@@ -478,13 +478,11 @@ class GroupStore:
     def others_named(self, browser: str, name: str) -> list[str]:
         """How other browsers spell ``name`` where they chose it too (case and accents aside, as people type it):
         on a server without sign-in, two people who pick one name would share one group per topic."""
-        def plain(text: str) -> str:
-            marks = unicodedata.normalize("NFKD", text.strip())
-            return "".join(c for c in marks if not unicodedata.combining(c)).casefold()
+        from core.search.keyword import fold  # folded as the keyword search folds (the search package: here only)
 
         with self.db.read() as db:
             rows = db.run("SELECT name FROM people WHERE browser<>?", (browser,))
-        return sorted({n for (n,) in rows if plain(n) == plain(str(name))})
+        return sorted({n for (n,) in rows if fold(n.strip()) == fold(str(name).strip())})
 
     def set_person(self, browser: str, name: str) -> None:
         name = check_group_name(name)
