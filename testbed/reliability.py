@@ -503,8 +503,9 @@ STORE_SAVER = OPEN + textwrap.dedent("""
 # journal entries in one transaction), every 30th action saves a version of the annotator's group for the topic
 # (session, work and expected version, as Save does) and reads the topic's progress (the Team page's query).
 PACED_ANNOTATOR = OPEN + textwrap.dedent("""
-    import hashlib, json, random, time
+    import json, random, time
     from core.session import Session
+    from testbed.reliability import labels_digest
     s = open_store(sys.argv[1])
     tag, until, pace, topic = sys.argv[2], time.time() + float(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
     rng, sess, token, group = random.Random(tag), Session(), f"draft-{topic}-{tag}", s.assign(topic, tag)
@@ -512,8 +513,6 @@ PACED_ANNOTATOR = OPEN + textwrap.dedent("""
     sess.add_search("keyword", {"query": "start"}, range(rows))  # the topic's first keyword: its hits, all at once
     def ids(changes):  # the journal names texts by id
         return [(f"t{r}", old, new) for r, old, new in changes]
-    def digest(inc, exc):
-        return hashlib.sha1(repr((sorted(inc), sorted(exc))).encode()).hexdigest()
     def timed(kind, call):
         t = time.perf_counter()
         try:
@@ -544,16 +543,16 @@ PACED_ANNOTATOR = OPEN + textwrap.dedent("""
                                                session_json=sess.to_json(), expect=version, work=token, topic=topic))
             if got is not None:
                 version = got
-                print(json.dumps({"saved": group, "version": got, "labels": digest(inc, exc)}), flush=True)
+                print(json.dumps({"saved": group, "version": got, "labels": labels_digest(inc, exc)}), flush=True)
             timed("progress", lambda: s.assignments(topic))
 """)
 
 
-def _digest(g) -> str:
-    """A saved version's labels as PACED_ANNOTATOR's digest of what it saved."""
+def labels_digest(included, excluded) -> str:
+    """A version's labels in a line: what PACED_ANNOTATOR saved, checked against what the store gives back."""
     import hashlib
 
-    return hashlib.sha1(repr((sorted(g.included), sorted(g.excluded))).encode()).hexdigest()
+    return hashlib.sha1(repr((sorted(included), sorted(excluded))).encode()).hexdigest()
 
 
 def team_paced(where: str, n: int, seconds: float, pace: float = 2.0, start: int = 1000) -> dict:
@@ -566,7 +565,8 @@ def team_paced(where: str, n: int, seconds: float, pace: float = 2.0, start: int
     lines = [json.loads(line) for out, _ in _drain(procs) for line in out.splitlines() if line.strip()]
     errors = [x["error"] for x in lines if "error" in x]
     saved = [x for x in lines if "saved" in x]
-    missing = [x for x in saved if x["labels"] != _digest(s.load(x["saved"], x["version"]))]
+    versions = ((x, s.load(x["saved"], x["version"])) for x in saved)
+    missing = [x for x, g in versions if x["labels"] != labels_digest(g.included, g.excluded)]
     figures = {}
     for op in ("click", "save", "progress"):
         ms = np.array([x["ms"] for x in lines if x.get("op") == op and "ms" in x] or [np.nan])
