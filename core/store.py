@@ -284,11 +284,9 @@ class GroupStore:
         is a topic's gold; None for any other group."""
         from core.teams import gold_group
 
-        with self.db.read() as db:
-            row = db.one("SELECT t.name, a.annotator, a.submitted_at FROM assignments a JOIN topics t ON "
-                         "t.id=a.topic_id WHERE t.corpus=? AND a.group_name=?", (self.corpus, name))
-        if row is not None:
-            return row[0], row[1], row[2] is not None
+        for topic, annotator, group, submitted_at in self.team_groups():
+            if group == name:
+                return topic.name, annotator, submitted_at is not None
         return next(((t.name, None, False) for t in self.topics() if gold_group(t.name) == name), None)
 
     def restore(self, name: str) -> None:
