@@ -465,5 +465,5 @@ def how_line(entry: dict | None, who: str, zone: str = "UTC") -> str:
             entry["method"], f"by {entry['method']}")
         if params.get("filter"):  # a page of the Annotate page's filter
             what = f"by a page filtered by ‘{params['filter']}’"
-    undone = " (undo)" if entry["kind"] == "undo" else ""
+    undone = {"undo": " (undo)", "redo": " (redo)"}.get(entry["kind"], "")
     return f"{who} {what}{undone} at {timezones.wall(entry['at'], zone)[11:]}"

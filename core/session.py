@@ -1,7 +1,8 @@
 """An annotation session: labels of corpus rows and the undoable history that produced them.
 
 Rows are corpus positions (ints); the store converts them to corpus ids when saving. Every step
-records the label changes it made, so ``undo()`` restores exactly the state before it.
+records the label changes it made, so ``undo()`` restores exactly the state before it, and ``redo()`` puts an
+undone step back (until a new step is taken, as in an editor).
 """
 
 from __future__ import annotations
@@ -51,6 +52,9 @@ class Session:
         # ``journal_synced`` entries of it are there already.
         self.journal: list[dict] = []
         self.journal_synced = 0
+        # the steps undone, the latest last: what redo() puts back. A new step forgets them (the group has moved
+        # on from the state they were taken in); they live in this tab, not in the draft.
+        self.undone: list[Step] = []
 
     # --- reading -----------------------------------------------------------------------
     def _rows(self, label: int) -> np.ndarray:
@@ -92,6 +96,7 @@ class Session:
 
     # --- changing ----------------------------------------------------------------------
     def _apply(self, step: Step, updates: Iterable[tuple[int, int]]) -> Step:
+        self.undone.clear()
         for row, new in updates:
             row, new = int(row), int(new)
             if new not in LABEL_NAMES:
@@ -164,14 +169,32 @@ class Session:
         step = self.history.pop()
         self.synced = min(self.synced, len(self.history))
         for row, old, _new in reversed(step.changes):
-            if old == UNLABELLED:
-                self.labels.pop(row, None)
-            else:
-                self.labels[row] = old
+            self._set(row, old)
+        self.undone.append(step)
         self.revision += 1
         self.journal.append({"kind": "undo", "step": step.id, "at": _now(), "method": step.method, "params": {},
                              "changes": [(row, new, old) for row, old, new in reversed(step.changes)]})
         return step
+
+    def redo(self) -> Step | None:
+        """Put back the step the last undo took (the same step: its changes, search and place in the history);
+        None when there is nothing to redo. The journal records it as a step of its own (kind ``redo``)."""
+        if not self.undone:
+            return None
+        step = self.undone.pop()
+        for row, _old, new in step.changes:
+            self._set(row, new)
+        self.history.append(step)
+        self.revision += 1
+        self.journal.append({"kind": "redo", "step": step.id, "at": _now(), "method": step.method,
+                             "params": step.params, "changes": list(step.changes)})
+        return step
+
+    def _set(self, row: int, label: int) -> None:
+        if label == UNLABELLED:
+            self.labels.pop(row, None)
+        else:
+            self.labels[row] = label
 
     def base_entry(self, method: str = "copy") -> dict:
         """A journal entry that sets every current label from nothing: what a work starts from when its

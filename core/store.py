@@ -298,7 +298,7 @@ class GroupStore:
 
     # --- the journal: every labelling step, with its events --------------------------------------
     def append_journal(self, work: str, who: str, entries: Sequence[dict]) -> None:
-        """Append a tab's journal entries (core.session.Session.journal: kind apply|undo|base, step id, at,
+        """Append a tab's journal entries (core.session.Session.journal: kind apply|undo|redo|base, step id, at,
         method, params, and ``changes`` as (item_id, old, new)) with one event per changed text."""
         with self.db.tx() as db:
             self._append_journal(db, work, who, entries)

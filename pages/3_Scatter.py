@@ -30,13 +30,29 @@ view = st.segmented_control(
     help="Set the group apart: a discriminant of the group being built (its included texts, its excluded ones, "
          "the rest). The corpus's topics: a discriminant of the topics K-Means finds among a sample of the corpus, "
          "the same map whatever is labelled, the group's texts drawn on it.") or ("group" if len(inc) else "topics")
+
+
+def on_undo(redo: bool = False) -> None:
+    st.session_state["sc_msg"] = group.redo() if redo else group.undo()
+
+
+def undo_buttons(undo_col, redo_col) -> None:
+    undo_col.button("Undo", disabled=not session.history, key="sc_undo", on_click=on_undo, width="stretch")
+    redo_col.button("Redo", disabled=not session.undone, key="sc_redo", on_click=on_undo, args=(True,),
+                    width="stretch")
+
+
 if view == "group" and len(inc) < 1:
-    st.info(f"The scatter needs at least 1 included text in the group being built (now none, {len(exc)} excluded). "
+    st.info(f"The scatter needs at least 1 included text in the group being built (now none, {len(exc):,} excluded). "
             "Build the group on the Annotate page: a keyword search brings its hits in as included. Or look at "
             "the corpus's topics (above) and select texts there." if editable else
             f"The saved group {quoted(shown_group)} has no included text to set apart: look at it on the corpus's "
             "topics (above).")
     if editable:
+        if session.history:  # a lasso that excluded every included text: one Undo away, here
+            undo_buttons(*st.columns([1, 1, 6])[:2])
+            if "sc_msg" in st.session_state:
+                st.info(st.session_state.pop("sc_msg"))
         navigation.link("Annotate", "Build the group on the Annotate page")
     st.stop()
 if view == "topics":
@@ -101,22 +117,18 @@ def on_bulk(rows, label: int) -> None:
     st.session_state["sc_msg"] = annotate.bulk_message(step, label)
 
 
-def on_undo() -> None:
-    st.session_state["sc_msg"] = group.undo()
-
-
 if not editable:
     st.caption(f"The saved group {quoted(shown_group)}, read-only here: open it in Annotate (the sidebar's *Open a "
                "saved group*, or the Groups page) to change it, or pick the group being built to select texts.")
     if len(picked):
         st.dataframe(corpus.frame.iloc[picked[:200]][["id", "text"]], hide_index=True, width="stretch")
     st.stop()
-a, b, c, d = st.columns([2, 2, 1, 3])
+a, b, c, e, d = st.columns([2, 2, 1, 1, 3])
 a.button(f"Include selected ({len(picked):,})", disabled=not len(picked), key="sc_inc", width="stretch",
          on_click=on_bulk, args=(picked, INCLUDED))
 b.button(f"Exclude selected ({len(picked):,})", disabled=not len(picked), key="sc_exc", width="stretch",
          on_click=on_bulk, args=(picked, EXCLUDED))
-c.button("Undo", disabled=not session.history, key="sc_undo", on_click=on_undo, width="stretch")
+undo_buttons(c, e)
 d.checkbox("Also overturn my own labels", key="sc_overturn",
            help="Off: texts you labelled yourself keep their label; only the others change.")
 if "sc_msg" in st.session_state:

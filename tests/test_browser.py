@@ -400,6 +400,11 @@ def test_scatter_draws_and_excludes_by_lasso(server):
         wait_idle(page)
         after = metrics(page)[:2]
         assert int(after[1]) > int(before[1]), (before, after)
+        for key, want in (("sc_undo", before[1]), ("sc_redo", after[1])):  # the lasso's step undone, then redone
+            button(page, key).click()
+            page.wait_for_function("n => [...document.querySelectorAll('[data-testid=stMetricValue]')]"
+                                   ".map(e => e.innerText)[1] === n", arg=want, timeout=30_000)
+            wait_idle(page)
 
 
 def colour_counts(png: bytes) -> dict[str, int]:
@@ -416,7 +421,7 @@ def colour_counts(png: bytes) -> dict[str, int]:
 
 def test_the_annotators_loop_runs_from_the_keyboard(server):
     """The shortcuts the README promises, pressed as a person would: Enter for the keyword (focus still in its
-    box for More hits), then Alt+K, Alt+1 (COS), Alt+S (Suggest), Alt+Z (Undo)."""
+    box for More hits), then Alt+K, Alt+1 (COS), Alt+S (Suggest), Alt+Z (Undo), Alt+Y (Redo)."""
     url, _ = server
     with browser_page() as page:
         open_annotate(page, url)
@@ -435,6 +440,7 @@ def test_the_annotators_loop_runs_from_the_keyboard(server):
         press("Alt+1", 30, "COS: 10 new texts")
         press("Alt+s", 40, "10 new texts")
         press("Alt+z", 30, "Undid")
+        press("Alt+y", 40, "Redid: Suggest (10 texts)")
 
 
 def test_a_czech_excel_export_uploads_through_the_home_page(tmp_path):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from core.session import EXCLUDED, INCLUDED, Session
+from core.session import EXCLUDED, INCLUDED, UNLABELLED, Session
 from core.store import GroupStore
 from tests.conftest import ROOT
 from ui.text import unescape
@@ -54,6 +54,50 @@ def test_a_group_switch_is_one_undoable_step():
     assert s.labels == {7: INCLUDED, 8: INCLUDED, 9: EXCLUDED}
     s.undo()
     assert s.labels == before and s.history[-1].method == "toggle"
+
+
+def test_redo_puts_back_what_undo_took_until_a_new_step_is_taken():
+    s = Session()
+    s.add_search("keyword", {"query": "flood"}, [1, 2, 3])
+    s.toggle(2)
+    s.add_search("cos", {}, [4, 5])
+    done, steps = dict(s.labels), [step.id for step in s.history]
+    s.undo()
+    s.undo()
+    assert s.labels == {1: INCLUDED, 2: INCLUDED, 3: INCLUDED}
+    assert s.redo().method == "toggle" and s.label_of(2) == EXCLUDED
+    assert s.redo().method == "cos" and s.redo() is None
+    assert s.labels == done and [step.id for step in s.history] == steps
+    assert [e["kind"] for e in s.journal] == ["apply"] * 3 + ["undo"] * 2 + ["redo"] * 2
+    s.undo()
+    s.toggle(1)  # a new step: the undone COS is forgotten, as in an editor
+    assert s.redo() is None and s.label_of(4) == UNLABELLED and s.label_of(1) == EXCLUDED
+    s.switch_to([9], [], "new")
+    s.undo()
+    assert s.redo().method == "switch" and s.labels == {9: INCLUDED}
+
+
+def test_redo_on_the_page_brings_back_an_undone_search_and_a_new_groups_fields(tweets):
+    at = search(annotate().run(), "ockovani")
+    at.button(key=[b.key for b in at.button if b.key and b.key.startswith("tog_")][0]).click().run()
+    assert at.button(key="redo").disabled, "nothing undone yet"
+    at.button(key="btn_suggest").click().run()
+    after = counts(at)
+    at.button(key="undo").click().run()
+    assert counts(at) != after and not at.button(key="redo").disabled
+    at.button(key="redo").click().run()
+    assert counts(at) == after
+    assert any(m.startswith("Redid: Suggest (10 texts)") for m in messages(at)), messages(at)
+    at.text_input(key="save_name").set_value("vakcíny").run()
+    at.button(key="new_btn").click().run()
+    at.text_input(key="save_name").set_value("druhá").run()
+    at.button(key="undo").click().run()  # back to vakcíny
+    assert counts(at) == after and at.text_input(key="save_name").value == "vakcíny"
+    at.button(key="redo").click().run()  # the new group again, with the name typed into it
+    assert counts(at) == ["0", "0"] and at.text_input(key="save_name").value == "druhá"
+    at.button(key="undo").click().run()
+    at.button(key=[b.key for b in at.button if b.key and b.key.startswith("tog_")][0]).click().run()
+    assert at.button(key="redo").disabled, "a new step forgets what was undone"
 
 
 def test_new_empty_group_clears_the_name_and_overwrite_and_undo_brings_it_back(tweets):

@@ -470,6 +470,24 @@ def test_scatter_page(tweets):
 
 
 
+def test_a_lasso_that_excluded_every_included_text_is_undone_and_redone_on_the_scatter_page(tweets):
+    from core.session import Session
+
+    s = Session()
+    s.add_search("keyword", {"query": "x"}, range(40))
+    s.set_labels(range(40), -1, action="exclude", keep_explicit=True)  # what a lasso around everything does
+    at = app("pages/3_Scatter.py")
+    at.session_state["session"], at.session_state["sc_view"] = s, "group"
+    at.run()
+    assert not at.exception and not at.get("plotly_chart")  # nothing included: no axes to set it apart
+    assert any("needs at least 1 included text" in i.value for i in at.info)
+    at.button(key="sc_undo").click().run()
+    assert not at.exception and at.get("plotly_chart") and len(s.included) == 40
+    assert any(i.value == "Undid: exclude (40 texts)." for i in at.info), [i.value for i in at.info]
+    at.button(key="sc_redo").click().run()
+    assert len(s.excluded) == 40 and not at.get("plotly_chart") and not at.button(key="sc_undo").disabled
+
+
 def test_scatter_page_shows_a_saved_group_read_only(tweets):
     """An analyst looks at a saved group on the scatter without opening it: its texts drawn, its axes fitted on it,
     no button that would change a group, and the group being built left as it was."""

@@ -85,6 +85,32 @@ def test_a_version_is_rebuilt_from_its_events_with_undo_and_provenance(make_stor
     assert [e["kind"] for e in log].count("undo") == 5 and all(e["who"] == "alice" for e in log)
 
 
+def test_a_version_saved_after_undo_and_redo_holds_what_the_annotator_saw(make_store):
+    s = make_store()
+    ids = [f"t{i}" for i in range(50)]
+    sess = Session()
+    sess.add_search("keyword", {"query": "flood"}, range(10))
+    sess.toggle(3)
+    sess.add_search("suggest", {}, range(10, 15))
+    sess.undo()
+    sess.undo()  # the exclusion of t3 too
+    sess.redo()  # t3 excluded again; Suggest's five stay out until the next redo
+    assert s.sync_draft("work1", "alice", keep=0, steps=sess.unsynced_steps(), n_included=9, n_excluded=1,
+                        saved=False, browser="", writer="w", journal=journal_of(sess, ids))
+    sess.synced, sess.journal_synced = len(sess.history), len(sess.journal)
+    sess.redo()  # Suggest's five back
+    assert s.sync_draft("work1", "alice", keep=sess.synced, steps=sess.unsynced_steps(), n_included=14,
+                        n_excluded=1, saved=False, browser="", writer="w", journal=journal_of(sess, ids))
+    inc, exc = [ids[r] for r in sess.included], [ids[r] for r in sess.excluded]
+    assert len(inc) == 14 and exc == ["t3"]
+    assert s.save("floods", inc, exc, work="work1") == 1
+    got_inc, got_exc = s.membership("floods", 1)
+    assert sorted(got_inc) == sorted(inc) and got_exc == exc
+    assert Session.from_history(s.load_draft("work1").steps).labels == sess.labels, "a reload brings the same group"
+    assert s.provenance(["t12"], ["work1"])["t12"].method == "suggest"
+    assert [e["kind"] for e in s.journal("work1")].count("redo") == 6  # t3's event, then Suggest's five
+
+
 def test_saving_over_a_version_someone_saved_meanwhile_asks_first(make_store):
     s = make_store()
     s.save("g", ["1"], [], saved_by="alice")

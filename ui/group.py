@@ -117,13 +117,30 @@ def undo() -> str:
     if step is None:
         return "Nothing to undo."
     if step.method == SWITCH:
+        st.session_state.setdefault("redo_meta", {})[step.id] = dict(meta())  # what Redo brings back
         set_meta(**{k: v for k, v in step.params.get("previous_meta", {}).items() if k in META_KEYS})
-        return "Undid: back to the group you were building before."
+        return "Undid: back to the group you were building before. Redo (Alt+Y) takes you to it again."
+    return f"Undid: {_described(step)}."
+
+
+def redo() -> str:
+    """Put back the step the last Undo took (a switch brings back the fields it had); a message."""
+    s = session()
+    step = s.redo()
+    if step is None:
+        return "Nothing to redo."
+    if step.method == SWITCH:
+        set_meta(**st.session_state.get("redo_meta", {}).pop(step.id, {}))
+        return "Redid: back to the group you had opened or started."
+    return f"Redid: {_described(step)}."
+
+
+def _described(step) -> str:
     if step.kind == "search":
         label = REGISTRY[step.method].label if step.method in REGISTRY else step.method
-        return f"Undid: {label} ({len(step.changes):,} texts)."
+        return f"{label} ({len(step.changes):,} texts)"
     n = len(step.changes)
-    return f"Undid: {step.method} ({n:,} text{'s' if n != 1 else ''})."
+    return f"{step.method} ({n:,} text{'s' if n != 1 else ''})"
 
 
 def counters(s: Session, where=None) -> None:

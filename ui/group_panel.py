@@ -80,8 +80,12 @@ def sidebar(corpus: Corpus, session: Session, store: GroupStore, say: Say) -> No
         st.session_state.update(ann_view="Last search", ann_page=1)
 
     with st.sidebar:
-        st.button("Undo", on_click=lambda: say("info", group.undo()), disabled=not session.history, key="undo",
-                  width="stretch", shortcut="Alt+Z", help="Undo the last step (Alt+Z)")
+        undo_col, redo_col = st.columns(2)
+        undo_col.button("Undo", on_click=lambda: say("info", group.undo()), disabled=not session.history, key="undo",
+                        width="stretch", shortcut="Alt+Z", help="Undo the last step (Alt+Z)")
+        redo_col.button("Redo", on_click=lambda: say("info", group.redo()), disabled=not session.undone, key="redo",
+                        width="stretch", shortcut="Alt+Y",
+                        help="Put back what Undo took (Alt+Y), until you take a new step")
         with st.expander("Save group", expanded=True):
             who = access.identity()
             if who is None and "annotator_default" not in st.session_state:  # looked up once a session
