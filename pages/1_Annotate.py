@@ -16,6 +16,7 @@ ctx = resources.search_context(name)
 store = resources.store(name)
 session = group.session()
 PER_PAGE = 50
+TOGGLE_WIDTH = 118  # px: "✓ Included" whole in any window (a column's share of a narrow one cut it to "Incl…")
 SHORTCUTS = {"cos": "Alt+1", "lda": "Alt+2", "nn1": "Alt+3", "nn2": "Alt+4", "suggest": "Alt+S"}
 
 
@@ -75,13 +76,15 @@ def _results() -> None:
     if advice := annotate.stop_advice(recent):  # when to stop (bench/stopping.py)
         (st.info if recent.dried_up else st.caption)(advice)
     avail = annotate.availability(session, ctx)
-    b = st.columns([1.2] + [1.5] * len(BUTTONS), vertical_alignment="bottom")
-    k = b[0].number_input("Texts per search", 1, 500, 10, key="sem_k")
-    for col, method in zip(b[1:], BUTTONS):
-        m = REGISTRY[method]
-        col.button(m.label, key=f"btn_{method}", disabled=avail[method] is not None, on_click=run,
-                   help=avail[method] or m.help, args=(method, int(k)), width="stretch",
-                   type="primary" if method == "suggest" else "secondary", shortcut=SHORTCUTS.get(method))
+    # a row that wraps where the window is narrow (half a laptop's screen beside the guidelines): in columns the
+    # buttons shrank until they showed their shortcuts alone, the method's name cut off
+    with st.container(horizontal=True, vertical_alignment="bottom"):
+        k = st.number_input("Texts per search", 1, 500, 10, key="sem_k", width=120)
+        for method in BUTTONS:
+            m = REGISTRY[method]
+            st.button(m.label, key=f"btn_{method}", disabled=avail[method] is not None, on_click=run,
+                      help=avail[method] or m.help, args=(method, int(k)), width="content",
+                      type="primary" if method == "suggest" else "secondary", shortcut=SHORTCUTS.get(method))
     reasons = sorted({r for m, r in avail.items() if r and m in BUTTONS})
     if reasons:
         st.caption(" · ".join(reasons))
@@ -89,14 +92,16 @@ def _results() -> None:
         kind, text = st.session_state.pop("ann_msg")
         getattr(st, kind)(text)
     views = {"Last search": "last", "Included": "included", "Excluded": "excluded"}
-    v1, v2, v3 = st.columns([3, 3, 1.1], vertical_alignment="bottom")
-    view = v1.radio("Show", list(views), horizontal=True, key="ann_view")
-    view_filter.draw(v2, v3)
-    advice_col, more_col = st.columns([5, 1.3], vertical_alignment="center")
+    # rows that wrap in a narrow window rather than cut their widgets' names short (as columns did)
+    show = st.container(horizontal=True, vertical_alignment="bottom", gap="medium")
+    view = show.radio("Show", list(views), horizontal=True, key="ann_view")
+    view_filter.draw(show)
+    advice_row = st.container(horizontal=True, vertical_alignment="center")
+    advice_col = advice_row.container()
     last_kw = annotate.last_keyword(session)
-    more_col.button("More hits", key="btn_kw_more", disabled=last_kw is None, on_click=on_more_hits, shortcut="Alt+K",
+    advice_row.button("More hits", key="btn_kw_more", disabled=last_kw is None, on_click=on_more_hits, shortcut="Alt+K",
                     help=f"The next hits of the keyword ‘{md(last_kw['query'])}’, most typical first" if last_kw else
-                    "Search a keyword first", width="stretch")
+                    "Search a keyword first", width="content")
     if view == "Last search" and (advice := annotate.keyword_advice(session)):
         advice_col.caption(advice)
     in_view = annotate.view_rows(session, views[view])
@@ -122,11 +127,11 @@ def _results() -> None:
             st.info(f"Nothing to show under '{view}'. The group has {len(session.included):,} included and "
                     f"{len(session.excluded):,} excluded texts: pick another view, or search.")
         return
-    a, bb, c, _ = st.columns([2, 2, 3, 2])
+    a = bb = c = st.container(horizontal=True, vertical_alignment="center")
     picked = view_filter.picked()  # with a filter, every text it kept (on every page); without, the page shown
     targets, scope = (rows, f"all {len(rows):,} filtered") if picked else (shown, "all on this page")
-    a.button(f"Include {scope}", on_click=on_bulk, args=(targets, INCLUDED, picked), key="bulk_inc", width="stretch")
-    bb.button(f"Exclude {scope}", on_click=on_bulk, args=(targets, EXCLUDED, picked), key="bulk_exc", width="stretch")
+    a.button(f"Include {scope}", on_click=on_bulk, args=(targets, INCLUDED, picked), key="bulk_inc")
+    bb.button(f"Exclude {scope}", on_click=on_bulk, args=(targets, EXCLUDED, picked), key="bulk_exc")
     c.checkbox("Also overturn my own labels", key="bulk_overturn",
                help="Off: a bulk action leaves the texts you labelled yourself as they are.")
     st.caption("Each text is included (✓, shown as written) or excluded (✕, struck through): click its button to "
@@ -137,12 +142,13 @@ def _results() -> None:
            for row, entry in annotate.provenance(session, table["row"]).items()}
     for r in table.itertuples(index=False):
         inc = r.label == "included"
-        c1, c2 = st.container(border=True).columns([3, 17])
+        c1 = st.container(border=True, horizontal=True)  # the button keeps its width, the text takes the rest
         # a button, not a checkbox: a click is an event, so no stale widget value can re-fire it. Its icon, colour and
         # word tell the state (Material icons: no emoji font needed); an excluded text is struck through and grey
         c1.button(":green[:material/check_circle: Included]" if inc else ":red[:material/block: Excluded]",
                   key=f"tog_{r.row}", on_click=annotate.toggle, args=(ctx.copies, session, int(r.row)),
-                  help="Click to exclude" if inc else "Click to include", width="stretch")
+                  help="Click to exclude" if inc else "Click to include", width=TOGGLE_WIDTH)
+        c2 = c1.container()
         if inc:
             c2.text(r.text)
         else:

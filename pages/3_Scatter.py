@@ -36,10 +36,9 @@ def on_undo(redo: bool = False) -> None:
     st.session_state["sc_msg"] = group.redo() if redo else group.undo()
 
 
-def undo_buttons(undo_col, redo_col) -> None:
-    undo_col.button("Undo", disabled=not session.history, key="sc_undo", on_click=on_undo, width="stretch")
-    redo_col.button("Redo", disabled=not session.undone, key="sc_redo", on_click=on_undo, args=(True,),
-                    width="stretch")
+def undo_buttons(where) -> None:
+    where.button("Undo", disabled=not session.history, key="sc_undo", on_click=on_undo)
+    where.button("Redo", disabled=not session.undone, key="sc_redo", on_click=on_undo, args=(True,))
 
 
 if view == "group" and len(inc) < 1:
@@ -50,7 +49,7 @@ if view == "group" and len(inc) < 1:
             "topics (above).")
     if editable:
         if session.history:  # a lasso that excluded every included text: one Undo away, here
-            undo_buttons(*st.columns([1, 1, 6])[:2])
+            undo_buttons(st.container(horizontal=True))
             if "sc_msg" in st.session_state:
                 st.info(st.session_state.pop("sc_msg"))
         navigation.link("Annotate", "Build the group on the Annotate page")
@@ -123,13 +122,13 @@ if not editable:
     if len(picked):
         st.dataframe(corpus.frame.iloc[picked[:200]][["id", "text"]], hide_index=True, width="stretch")
     st.stop()
-a, b, c, e, d = st.columns([2, 2, 1, 1, 3])
-a.button(f"Include selected ({len(picked):,})", disabled=not len(picked), key="sc_inc", width="stretch",
-         on_click=on_bulk, args=(picked, INCLUDED))
-b.button(f"Exclude selected ({len(picked):,})", disabled=not len(picked), key="sc_exc", width="stretch",
-         on_click=on_bulk, args=(picked, EXCLUDED))
-undo_buttons(c, e)
-d.checkbox("Also overturn my own labels", key="sc_overturn",
+row = st.container(horizontal=True, vertical_alignment="center")  # wraps in a narrow window, no name cut short
+row.button(f"Include selected ({len(picked):,})", disabled=not len(picked), key="sc_inc", on_click=on_bulk,
+           args=(picked, INCLUDED))
+row.button(f"Exclude selected ({len(picked):,})", disabled=not len(picked), key="sc_exc", on_click=on_bulk,
+           args=(picked, EXCLUDED))
+undo_buttons(row)
+row.checkbox("Also overturn my own labels", key="sc_overturn",
            help="Off: texts you labelled yourself keep their label; only the others change.")
 if "sc_msg" in st.session_state:
     st.info(st.session_state.pop("sc_msg"))

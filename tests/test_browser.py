@@ -443,6 +443,28 @@ def test_the_annotators_loop_runs_from_the_keyboard(server):
         press("Alt+y", 40, "Redid: Suggest (10 texts)")
 
 
+CUT_SHORT = """keys => keys.flatMap(k => [...document.querySelectorAll(`[class*="st-key-${k}"]`)].flatMap(root =>
+    [...root.querySelectorAll('*')].filter(e => getComputedStyle(e).textOverflow === 'ellipsis'
+                                                && e.scrollWidth > e.clientWidth + 1)
+    .map(e => `${k}: ${e.innerText}`)))"""
+
+
+def test_a_narrow_window_keeps_every_name_on_the_annotate_page_whole(server):
+    """Half of a laptop's screen beside the guidelines (900 px, sidebar open): in columns the search buttons had
+    shrunk to their shortcuts alone ("Alt + 1"), the options to "Regu…", each text's toggle to "Incl…". Rows that
+    wrap keep them whole."""
+    url, _ = server
+    with browser_page(viewport=(900, 900)) as page:
+        open_annotate(page, url)
+        keyword_search(page, "ockovani")
+        keys = ["kw_regex", "kw_case", "kw_diacritics", "kw_forms", "btn_cos", "btn_lda", "btn_nn1", "btn_nn2",
+                "btn_suggest", "btn_kw_more", "bulk_inc", "bulk_exc", "bulk_overturn", "ann_filter_regex", "tog_",
+                "undo", "redo"]
+        assert page.locator('[class*="st-key-tog_"] button:visible').count() == 10
+        assert page.evaluate(CUT_SHORT, keys) == []
+        assert button(page, "btn_suggest").inner_text().startswith("Suggest")
+
+
 def test_a_czech_excel_export_uploads_through_the_home_page(tmp_path):
     """What Excel on a Czech Windows saves as "CSV": Windows-1250, semicolons, dates day first. The
     upload names the encoding and the fix; the same file in UTF-8, gzipped, imports with its dates."""

@@ -23,17 +23,17 @@ def corpus_summary(name: str) -> None:
     navigation.database_or_stop(name)
     drafts.keep_draft(name, c)
     st.subheader(f"Corpus: {md(name)}")
-    cols = st.columns(5)
-    cols[0].metric("Texts", f"{info['rows']:,}")
-    cols[1].metric("Dimensions", info["dim"])
+    row = st.container(horizontal=True, gap="large")  # wraps in a narrow window (columns cut dates to "2021-0…")
+    row.metric("Texts", f"{info['rows']:,}", width="content")
+    row.metric("Dimensions", info["dim"], width="content")
     if "authors" in info:
-        cols[2].metric("Authors", f"{info['authors']:,}")
+        row.metric("Authors", f"{info['authors']:,}", width="content")
     else:  # not 0 authors: the import had no author column (the Timeline then counts texts, not authors' texts)
-        cols[2].metric("Authors", "none", help="This corpus was imported without an author column (the import's "
-                       "'author column'); import it again with one to see who wrote what.")
+        row.metric("Authors", "none", width="content", help="This corpus was imported without an author column (the "
+                   "import's 'author column'); import it again with one to see who wrote what.")
     if "date_min" in info:  # two metrics: one date range does not fit a metric's width
-        cols[3].metric("First date", f"{info['date_min']:%Y-%m-%d}")
-        cols[4].metric("Last date", f"{info['date_max']:%Y-%m-%d}")
+        row.metric("First date", f"{info['date_min']:%Y-%m-%d}", width="content")
+        row.metric("Last date", f"{info['date_max']:%Y-%m-%d}", width="content")
     st.text("Models: " + ", ".join(display_name(m) for m in info["models"])
             + (f"; dates shown in {c.timezone} time" if c.has_dates else ""))
     with st.spinner("Detecting the corpus's languages again: its import used an older detection…"):

@@ -38,33 +38,34 @@ def forms_help(lang: str) -> str:
 def draw(name: str, corpus: Corpus, on_submit) -> None:
     """The form; ``on_submit`` runs the search (Enter in the box, or the button)."""
     with st.form("kw_form", border=True):
-        q1, q2 = st.columns([5, 1])
+        q = st.container(horizontal=True, vertical_alignment="bottom")
         example = resources.keyword_example(name)  # from this corpus's own words (a Czech example misled on English)
         # the example is an alternation: say it is one (typed as it stands, without the box ticked, it found nothing)
         hint = (f"e.g. {example.split('|')[0]}, or {example} as a regular expression" if "|" in example else
                 f"e.g. {example}") if example else None
-        q1.text_input("Keyword or regular expression", key="kw_query", placeholder=hint, label_visibility="collapsed")
-        q2.form_submit_button("Search (KW)", on_click=on_submit, type="primary", width="stretch")
-        o = st.columns([1.5, 1.05, 1.35, 1.2, 2.4])
-        o[0].checkbox("Regular expression", key="kw_regex")
-        o[1].checkbox("Match case", key="kw_case")
-        o[2].checkbox("Match diacritics", key="kw_diacritics")
-        if lang := wordforms.language_of(corpus):
-            resources.warm_word_forms(lang)
-            o[3].checkbox("Every form", value=True, key="kw_forms", help=forms_help(lang) + " The search's message "
-                          "names the forms that found texts.")
-        if corpus.has_dates:
-            lo, hi = resources.date_range(name)
-            o[4].date_input("Dates", value=(lo, hi), min_value=lo, max_value=hi, key="kw_dates")
-        a, n = st.columns([4.8, 1.3], vertical_alignment="bottom")
-        n.number_input("Add at most (0 = all)", 0, None, annotate.KEYWORD_PAGE, step=10, key="kw_limit",
-                       help="Hits are added a page at a time, the most typical first (closest to the centre of all "
-                            "hits): review them, then take More hits while most are on topic, or Suggest once most "
-                            "are not. Measured: this finds more per text reviewed than adding every hit "
-                            "(bench/RESULTS.md, issue 17). 0 adds all hits at once.")
+        q.text_input("Keyword or regular expression", key="kw_query", placeholder=hint, label_visibility="collapsed")
+        q.form_submit_button("Search (KW)", on_click=on_submit, type="primary", width="content")
+        # a row that wraps in a narrow window (in columns the options' names were cut to "Regu…", "M…")
+        with st.container(horizontal=True, vertical_alignment="bottom", gap="medium"):
+            st.checkbox("Regular expression", key="kw_regex")
+            st.checkbox("Match case", key="kw_case")
+            st.checkbox("Match diacritics", key="kw_diacritics")
+            if lang := wordforms.language_of(corpus):
+                resources.warm_word_forms(lang)
+                st.checkbox("Every form", value=True, key="kw_forms", help=forms_help(lang) + " The search's "
+                            "message names the forms that found texts.")
+            if corpus.has_dates:
+                lo, hi = resources.date_range(name)
+                st.date_input("Dates", value=(lo, hi), min_value=lo, max_value=hi, key="kw_dates", width=240)
+        row = st.container(horizontal=True, vertical_alignment="bottom", horizontal_alignment="right")
         if corpus.has_authors:
-            with a:
+            with row:
                 _authors(name)
+        row.number_input("Add at most (0 = all)", 0, None, annotate.KEYWORD_PAGE, step=10, key="kw_limit", width=170,
+                         help="Hits are added a page at a time, the most typical first (closest to the centre of all "
+                              "hits): review them, then take More hits while most are on topic, or Suggest once most "
+                              "are not. Measured: this finds more per text reviewed than adding every hit "
+                              "(bench/RESULTS.md, issue 17). 0 adds all hits at once.")
 
 
 AUTHOR_OPTIONS = 2_000  # more options than this: the most prolific listed, any other typed (see _authors)

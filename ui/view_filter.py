@@ -13,15 +13,15 @@ from ui import resources
 from ui.text import md
 
 
-def draw(box, tick) -> None:
-    """The filter's box and its Pattern tick, in the two columns given; a change goes back to the first page."""
-    box.text_input("Filter these texts", key="ann_filter", placeholder="a word or phrase in them",
+def draw(row) -> None:
+    """The filter's box and its Pattern tick, in the row (container) given; a change goes back to the first page."""
+    row.text_input("Filter these texts", key="ann_filter", placeholder="a word or phrase in them", width=320,
                    on_change=st.session_state.update, kwargs={"ann_page": 1},
                    help="Shows only the texts of this view that hold it (case and diacritics ignored, and with "
                         "'Every form' ticked above its words in any form, as the keyword search reads them): e.g. to "
                         "find the included texts that mention something off-topic and exclude them all at once. "
                         "Brings in nothing new.")
-    tick.checkbox("Pattern", key="ann_filter_regex", help="Read the filter as a regular expression",
+    row.checkbox("Pattern", key="ann_filter_regex", help="Read the filter as a regular expression",
                   on_change=st.session_state.update, kwargs={"ann_page": 1})
 
 
