@@ -45,7 +45,9 @@ info = next(g for g in groups if g.name == chosen)
 version = st.selectbox("Version", list(range(info.versions, 0, -1)), key="gr_version",
                        format_func=lambda v: f"{v} (latest)" if v == info.versions else str(v))
 g = store.load(chosen, version)
-c1, c2, c3 = st.columns(3)
+c1, c2 = st.columns(2)
+# deleting below, the full width: in a third of a column the group's name was cut short ("Yes, delete ‘vakci…")
+c3 = st.container(horizontal=True, vertical_alignment="center")
 if c1.button("Open in Annotate", key="gr_open", type="primary", disabled=bool(info.deleted_at)):
     st.session_state.update(ann_msg=("success", group.open_group(corpus, g)), ann_view="Included", ann_page=1)
     navigation.go("pages/1_Annotate.py")
