@@ -98,11 +98,11 @@ def draw(name: str | None) -> None:
                                     "all-MiniLM-L6-v2) for English, 'multilingual-e5-small' (packaged, Czech and ~100 "
                                     "languages, about half the speed) otherwise. Other sentence-transformers models: "
                                     "a folder inside the operator's model folders (SEMANNO_MODEL_ROOTS).")
-        o1, o2, o3, o4 = st.columns(4)
-        dim = o1.number_input("PCA dimension", 2, 4096, 512, key="imp_dim")
-        dedupe = o2.selectbox("Duplicate ids", ["error", "first"], key="imp_dedupe")
-        bad_dates = o3.selectbox("Bad dates", ["error", "drop", "null"], key="imp_baddates")
-        keep_empty = o4.checkbox("Keep empty texts", key="imp_keep_empty")
+        o = st.container(horizontal=True, vertical_alignment="bottom", gap="medium")  # wraps where narrow
+        dim = o.number_input("PCA dimension", 2, 4096, 512, key="imp_dim", width=160)
+        dedupe = o.selectbox("Duplicate ids", ["error", "first"], key="imp_dedupe", width=160)
+        bad_dates = o.selectbox("Bad dates", ["error", "drop", "null"], key="imp_baddates", width=160)
+        keep_empty = o.checkbox("Keep empty texts", key="imp_keep_empty")
         overwrite = st.checkbox("Replace an existing corpus of this name (its saved groups are kept)",
                                 key="imp_overwrite")
         if not st.button("Import", type="primary", key="imp_go", disabled=not (upload or path_text)):

@@ -91,11 +91,12 @@ def cluster_form(name: str, corpus: Corpus) -> None:
                                   help=f"A first guess for {corpus.n:,} texts is {suggested_k(corpus.n):,} "
                                        "(about the square root of half the number of texts). More clusters: "
                                        "smaller, sharper topics. DAC chooses its own."))
-        replace = c[2].checkbox("Replace a stored clustering of the same method and k", key="tp_replace",
-                                help="DAC's choice of k always replaces a stored DAC clustering of the k it finds.")
         model = (c[2].selectbox("DAC model (for DAC)", trained, key="tp_dac_model",
                                 help="A model trained on the DAC page on the embedding set in use; the newest "
                                      "first.") if trained else None)
+        # on a line of its own: in the row's last column a window under 1,200 px wide cut it to "...of the same"
+        replace = st.checkbox("Replace a stored clustering of the same method and k", key="tp_replace",
+                              help="DAC's choice of k always replaces a stored DAC clustering of the k it finds.")
         go = st.form_submit_button("Run", type="primary")
     big = corpus.n > TERMS_UP_TO
     st.caption(("Above a million texts K-Means is fitted on a sample of a million and every text assigned "
