@@ -99,9 +99,10 @@ def _results() -> None:
     advice_row = st.container(horizontal=True, vertical_alignment="center")
     advice_col = advice_row.container()
     last_kw = annotate.last_keyword(session)
-    advice_row.button("More hits", key="btn_kw_more", disabled=last_kw is None, on_click=on_more_hits, shortcut="Alt+K",
-                    help=f"The next hits of the keyword ‘{md(last_kw['query'])}’, most typical first" if last_kw else
-                    "Search a keyword first", width="content")
+    advice_row.button("More hits", key="btn_kw_more", disabled=last_kw is None, on_click=on_more_hits,
+                      shortcut="Alt+K", width="content",
+                      help=f"The next hits of the keyword ‘{md(last_kw['query'])}’, most typical first" if last_kw
+                      else "Search a keyword first")
     if view == "Last search" and (advice := annotate.keyword_advice(session)):
         advice_col.caption(advice)
     in_view = annotate.view_rows(session, views[view])
@@ -127,13 +128,13 @@ def _results() -> None:
             st.info(f"Nothing to show under '{view}'. The group has {len(session.included):,} included and "
                     f"{len(session.excluded):,} excluded texts: pick another view, or search.")
         return
-    a = bb = c = st.container(horizontal=True, vertical_alignment="center")
+    bulk = st.container(horizontal=True, vertical_alignment="center")
     picked = view_filter.picked()  # with a filter, every text it kept (on every page); without, the page shown
     targets, scope = (rows, f"all {len(rows):,} filtered") if picked else (shown, "all on this page")
-    a.button(f"Include {scope}", on_click=on_bulk, args=(targets, INCLUDED, picked), key="bulk_inc")
-    bb.button(f"Exclude {scope}", on_click=on_bulk, args=(targets, EXCLUDED, picked), key="bulk_exc")
-    c.checkbox("Also overturn my own labels", key="bulk_overturn",
-               help="Off: a bulk action leaves the texts you labelled yourself as they are.")
+    bulk.button(f"Include {scope}", on_click=on_bulk, args=(targets, INCLUDED, picked), key="bulk_inc")
+    bulk.button(f"Exclude {scope}", on_click=on_bulk, args=(targets, EXCLUDED, picked), key="bulk_exc")
+    bulk.checkbox("Also overturn my own labels", key="bulk_overturn",
+                  help="Off: a bulk action leaves the texts you labelled yourself as they are.")
     st.caption("Each text is included (✓, shown as written) or excluded (✕, struck through): click its button to "
                "switch. Texts are shown exactly as written, each once: its copies (the same words with other links) "
                "take its label." + (f" Here {copies:,} copies are left out of the list." if copies else ""))
