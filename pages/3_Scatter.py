@@ -48,7 +48,7 @@ if view == "group" and len(inc) < 1:
             f"The saved group {quoted(shown_group)} has no included text to set apart: look at it on the corpus's "
             "topics (above).")
     if editable:
-        if session.history:  # a lasso that excluded every included text: one Undo away, here
+        if session.history or session.undone:  # a lasso that excluded every included text: one Undo away, here
             undo_buttons(st.container(horizontal=True))
             if "sc_msg" in st.session_state:
                 st.info(st.session_state.pop("sc_msg"))

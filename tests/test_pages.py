@@ -486,6 +486,11 @@ def test_a_lasso_that_excluded_every_included_text_is_undone_and_redone_on_the_s
     assert any(i.value == "Undid: exclude (40 texts)." for i in at.info), [i.value for i in at.info]
     at.button(key="sc_redo").click().run()
     assert len(s.excluded) == 40 and not at.get("plotly_chart") and not at.button(key="sc_undo").disabled
+    at.button(key="sc_undo").click().run()
+    at.button(key="sc_undo").click().run()  # the search too: nothing left to undo, and nothing included
+    assert not s.history and not at.get("plotly_chart")
+    at.button(key="sc_redo").click().run()  # Redo is still offered there, and brings the search's 40 back
+    assert len(s.included) == 40 and at.get("plotly_chart")
 
 
 def test_scatter_page_shows_a_saved_group_read_only(tweets):
