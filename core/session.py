@@ -53,8 +53,10 @@ class Session:
         self.journal: list[dict] = []
         self.journal_synced = 0
         # the steps undone, the latest last: what redo() puts back. A new step forgets them (the group has moved
-        # on from the state they were taken in); they live in this tab, not in the draft.
+        # on from the state they were taken in). The draft keeps them too (a reload can still redo);
+        # ``undone_synced`` of the first ones are there already.
         self.undone: list[Step] = []
+        self.undone_synced = 0
 
     # --- reading -----------------------------------------------------------------------
     def _rows(self, label: int) -> np.ndarray:
@@ -97,6 +99,7 @@ class Session:
     # --- changing ----------------------------------------------------------------------
     def _apply(self, step: Step, updates: Iterable[tuple[int, int]]) -> Step:
         self.undone.clear()
+        self.undone_synced = 0
         for row, new in updates:
             row, new = int(row), int(new)
             if new not in LABEL_NAMES:
@@ -182,6 +185,7 @@ class Session:
         if not self.undone:
             return None
         step = self.undone.pop()
+        self.undone_synced = min(self.undone_synced, len(self.undone))
         for row, _old, new in step.changes:
             self._set(row, new)
         self.history.append(step)
@@ -217,10 +221,7 @@ class Session:
     def from_dict(cls, d: dict) -> "Session":
         s = cls()
         s.labels = {int(r): int(v) for r, v in d.get("labels", [])}
-        for h in d.get("history", []):
-            h = dict(h)
-            h["changes"] = [tuple(int(v) for v in c) for c in h.get("changes", [])]
-            s.history.append(Step(**h))
+        s.history = [_step(h) for h in d.get("history", [])]
         return s
 
     @classmethod
@@ -231,15 +232,20 @@ class Session:
         """The steps an autosave has not written yet, as dicts (see ``synced``)."""
         return [asdict(step) for step in self.history[self.synced:]]
 
+    def unsynced_undone(self) -> list[dict]:
+        """The undone steps an autosave has not written yet, as dicts (see ``undone_synced``)."""
+        return [asdict(step) for step in self.undone[self.undone_synced:]]
+
     @classmethod
-    def from_history(cls, steps: Iterable[dict]) -> "Session":
+    def from_history(cls, steps: Iterable[dict], undone: Iterable[dict] = ()) -> "Session":
         """The session whose history is ``steps`` (dicts, in order): the labels are what the steps'
-        changes leave, replayed from an empty group."""
+        changes leave, replayed from an empty group. ``undone``: the steps Redo can put back (the latest
+        last), as a draft keeps them."""
         s = cls()
+        s.undone = [_step(h) for h in undone]
+        s.undone_synced = len(s.undone)
         for h in steps:
-            h = dict(h)
-            h["changes"] = [tuple(int(v) for v in c) for c in h.get("changes", [])]
-            step = Step(**h)
+            step = _step(h)
             for row, _old, new in step.changes:
                 if new == UNLABELLED:
                     s.labels.pop(row, None)
@@ -248,3 +254,10 @@ class Session:
             s.history.append(step)
         s.synced = len(s.history)
         return s
+
+
+def _step(h: dict) -> Step:
+    """A step back from its dict (as ``asdict`` wrote it, changes as lists)."""
+    h = dict(h)
+    h["changes"] = [tuple(int(v) for v in c) for c in h.get("changes", [])]
+    return Step(**h)

@@ -128,6 +128,7 @@ class Draft:
     session_json: str  # drafts written before steps were stored one by one: the whole session; else ""
     browser: str = ""  # the browser that wrote it (a hash; "" when unknown)
     steps: tuple = ()  # the session's history, step by step (dicts), when read with its steps
+    undone: tuple = ()  # the steps Redo can put back (dicts, the latest last), when read with its steps
 
 
 class VersionChanged(ValueError):
@@ -496,11 +497,14 @@ class GroupStore:
 
     def sync_draft(self, token: str, owner: str, *, browser: str, writer: str, keep: int, steps: Sequence[dict],
                    n_included: int, n_excluded: int, saved: bool, meta: dict | None = None,
-                   journal: Sequence[dict] = (), who: str | None = None) -> bool:
+                   journal: Sequence[dict] = (), who: str | None = None, keep_undone: int = 0,
+                   undone: Sequence[dict] = ()) -> bool:
         """Bring the draft ``token`` in step with a session: its first ``keep`` steps stay, later ones are
-        replaced by ``steps``, and the new ``journal`` entries (with ids for rows: see append_journal) are
-        appended as ``who``'s (default: the owner), all in one transaction. Creates the draft when it does not exist. False, and nothing
-        written, when the draft belongs to another owner or another writer took it over."""
+        replaced by ``steps``; so with the steps Redo can put back (``keep_undone``, ``undone``: written at
+        seq -1, -2, ...); and the new ``journal`` entries (with ids for rows: see append_journal) are
+        appended as ``who``'s (default: the owner), all in one transaction. Creates the draft when it does not
+        exist. False, and nothing written, when the draft belongs to another owner or another writer took it
+        over."""
         now = _now()
         with self.db.tx() as db:
             lock = " FOR UPDATE" if self.db.dialect == "postgresql" else ""
@@ -516,9 +520,11 @@ class GroupStore:
                 db.run("UPDATE drafts SET updated_at=?, n_included=?, n_excluded=?, saved=?, meta_json=?, "
                        "session_json='' WHERE token=?",
                        (now, n_included, n_excluded, int(saved), json.dumps(meta or {}), token))
-            db.run("DELETE FROM draft_steps WHERE token=? AND seq>=?", (token, keep))
+            db.run("DELETE FROM draft_steps WHERE token=? AND (seq>=? OR seq<?)", (token, keep, -keep_undone))
             db.many("INSERT INTO draft_steps (token, seq, step_json) VALUES (?, ?, ?)",
-                    [(token, keep + i, json.dumps(step, ensure_ascii=False)) for i, step in enumerate(steps)])
+                    [(token, keep + i, json.dumps(step, ensure_ascii=False)) for i, step in enumerate(steps)]
+                    + [(token, -(keep_undone + i + 1), json.dumps(step, ensure_ascii=False))
+                       for i, step in enumerate(undone)])
             self._append_journal(db, token, who or owner, journal)
         return True
 
@@ -526,9 +532,10 @@ class GroupStore:
         r = db.one(f"SELECT {_DRAFT_COLUMNS} FROM drafts WHERE corpus=? AND token=?", (self.corpus, token))
         if r is None:
             return None
-        steps = tuple(json.loads(j) for (j,) in db.run(
-            "SELECT step_json FROM draft_steps WHERE token=? ORDER BY seq", (token,)))
-        return dataclasses.replace(_draft(r), steps=steps)
+        rows = db.run("SELECT seq, step_json FROM draft_steps WHERE token=? ORDER BY seq", (token,))
+        steps = tuple(json.loads(j) for seq, j in rows if seq >= 0)
+        undone = tuple(json.loads(j) for seq, j in reversed(rows) if seq < 0)  # -1 first: the first undone
+        return dataclasses.replace(_draft(r), steps=steps, undone=undone)
 
     def claim_draft(self, token: str, owner: str, *, browser: str, writer: str, any_browser: bool = False
                     ) -> Draft | None:

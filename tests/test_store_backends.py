@@ -96,11 +96,18 @@ def test_a_version_saved_after_undo_and_redo_holds_what_the_annotator_saw(make_s
     sess.undo()  # the exclusion of t3 too
     sess.redo()  # t3 excluded again; Suggest's five stay out until the next redo
     assert s.sync_draft("work1", "alice", keep=0, steps=sess.unsynced_steps(), n_included=9, n_excluded=1,
-                        saved=False, browser="", writer="w", journal=journal_of(sess, ids))
-    sess.synced, sess.journal_synced = len(sess.history), len(sess.journal)
+                        saved=False, browser="", writer="w", journal=journal_of(sess, ids),
+                        keep_undone=sess.undone_synced, undone=sess.unsynced_undone())
+    sess.synced, sess.journal_synced, sess.undone_synced = len(sess.history), len(sess.journal), len(sess.undone)
+    d = s.load_draft("work1")
+    reloaded = Session.from_history(d.steps, d.undone)  # a reload here can still redo Suggest, and only it
+    assert [u["method"] for u in d.undone] == ["suggest"] and reloaded.labels == sess.labels
+    assert reloaded.redo().method == "suggest" and reloaded.redo() is None and len(reloaded.included) == 14
     sess.redo()  # Suggest's five back
     assert s.sync_draft("work1", "alice", keep=sess.synced, steps=sess.unsynced_steps(), n_included=14,
-                        n_excluded=1, saved=False, browser="", writer="w", journal=journal_of(sess, ids))
+                        n_excluded=1, saved=False, browser="", writer="w", journal=journal_of(sess, ids),
+                        keep_undone=sess.undone_synced, undone=sess.unsynced_undone())
+    assert s.load_draft("work1").undone == (), "nothing left to redo after a reload either"
     inc, exc = [ids[r] for r in sess.included], [ids[r] for r in sess.excluded]
     assert len(inc) == 14 and exc == ["t3"]
     assert s.save("floods", inc, exc, work="work1") == 1

@@ -60,25 +60,32 @@ def _restore_from_url(name: str, c: Corpus) -> None:
         return
     d = resources.store(name).claim_draft(asked, owner(), browser=access.browser_id(), writer=draft_writer(),
                                 any_browser=access.signed_in())
-    if d is None or (d.n_included + d.n_excluded) == 0:
-        return
+    if d is None or not (d.n_included + d.n_excluded or d.steps or d.undone):  # an empty group with steps
+        return  # (a New empty group, everything undone) comes back too: Undo and Redo go on from it
     if d.meta.get("generation") != c.manifest.get("data_dir"):
         st.warning("Your unsaved group was built on an earlier import of this corpus and cannot be restored "
                    "(rows changed). Saved groups are not affected.")
         return
     st.session_state["draft_token"] = asked
     adopt_draft(d, own=True)
-    st.toast(f"Restored the group you were building ({d.n_included:,} included, {d.n_excluded:,} excluded).")
+    st.toast(f"Restored the group you were building ({d.n_included:,} included, {d.n_excluded:,} excluded)."
+             if d.n_included + d.n_excluded else "Restored your work: the group is empty now; Undo (Alt+Z) takes "
+             "back its last step.")
 
 
 def adopt_draft(d, own: bool = False) -> Session:
     """Make a draft's group this tab's group. ``own``: the draft is this tab's (its steps are written
     already); otherwise it is copied into this tab's draft on the next autosave."""
-    s = Session.from_history(d.steps) if d.steps or not d.session_json else Session.from_json(d.session_json)
-    s.synced = len(s.history) if own and d.steps else 0
-    if not (own and d.steps):  # this tab's work starts from the copied group: one entry sets its labels
+    steps_own = own and bool(d.steps)  # this tab's own steps, undone ones too: Redo goes on after a reload
+    s = (Session.from_history(d.steps, d.undone if steps_own else ()) if d.steps or not d.session_json
+         else Session.from_json(d.session_json))
+    s.synced = len(s.history) if steps_own else 0
+    if not steps_own:  # this tab's work starts from the copied group: one entry sets its labels
         s.journal.append(s.base_entry("copied from another tab" if d.steps else "restored"))
     st.session_state["session"] = s
+    kept = d.meta.get("redo_meta") if steps_own else None  # the fields Redo of a switch brings back (group.undo)
+    st.session_state["redo_meta"] = ({k: v for k, v in kept.items() if isinstance(v, dict)}
+                                     if isinstance(kept, dict) else {})
     for field in group.META_KEYS:
         group.meta()[field] = str(d.meta.get(field, "") or "")
         st.session_state.pop(group.META_KEYS[field], None)  # the form re-reads the fields
@@ -106,8 +113,11 @@ def _write(name: str, c: Corpus, s: Session, token: str, saved: bool) -> None:
     """autosave's writing: the new steps and journal entries of this tab's draft, in one transaction."""
     counts = s.counts()
     db = resources.store(name)
+    undone = {step.id for step in s.undone}
+    redo_meta = {k: v for k, v in st.session_state.get("redo_meta", {}).items() if k in undone}
     fields = dict(browser=access.browser_id(), writer=draft_writer(), n_included=counts["included"],
-                  n_excluded=counts["excluded"], saved=saved, meta={**group.meta(), "generation": c.manifest.get("data_dir")})
+                  n_excluded=counts["excluded"], saved=saved,
+                  meta={**group.meta(), "generation": c.manifest.get("data_dir"), "redo_meta": redo_meta})
 
     def with_ids(entries):  # the journal names texts by id (rows belong to one import)
         rows = [row for e in entries for row, _, _ in e["changes"]]
@@ -115,12 +125,13 @@ def _write(name: str, c: Corpus, s: Session, token: str, saved: bool) -> None:
         return [{**e, "changes": [(ids[row], old, new) for row, old, new in e["changes"]]} for e in entries]
 
     if not db.sync_draft(token, owner(), keep=s.synced, steps=s.unsynced_steps(), journal=with_ids(s.unsynced_journal()),
-                         who=resources.viewer(name), **fields):
+                         who=resources.viewer(name), keep_undone=s.undone_synced, undone=s.unsynced_undone(), **fields):
         st.session_state.pop("draft_token")  # the draft is someone else's now: a new one for this tab
         token = draft_token()  # whose work starts from the group as it is
         db.sync_draft(token, owner(), keep=0, steps=[asdict(step) for step in s.history],
-                      journal=with_ids([s.base_entry("went on in a new tab")]), who=resources.viewer(name), **fields)
-    s.synced, s.journal_synced = len(s.history), len(s.journal)
+                      journal=with_ids([s.base_entry("went on in a new tab")]), who=resources.viewer(name),
+                      undone=[asdict(step) for step in s.undone], **fields)
+    s.synced, s.journal_synced, s.undone_synced = len(s.history), len(s.journal), len(s.undone)
     st.session_state["draft_rev"] = (token, s.revision, saved, tuple(group.meta().values()))
     db.prune_drafts_now_and_then()
 
