@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-
+import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
@@ -77,13 +77,24 @@ def test_redo_puts_back_what_undo_took_until_a_new_step_is_taken():
     assert s.redo().method == "switch" and s.labels == {9: INCLUDED}
 
 
-def test_redo_on_the_page_brings_back_an_undone_search_and_a_new_groups_fields(tweets):
+@pytest.mark.parametrize("reload", [False, True], ids=["in-the-tab", "after-each-reload"])
+def test_redo_on_the_page_brings_back_an_undone_search_and_a_new_groups_fields(tweets, reload):
+    """Redo in the tab, and (the draft keeps what can be redone) after F5 pressed between Undo and Redo."""
+    def again(at):  # F5: a new browser session with the same URL
+        if not reload:
+            return at
+        token = at.query_params["draft"]
+        fresh = annotate()
+        fresh.query_params["draft"] = token if isinstance(token, str) else token[0]
+        return fresh.run()
+
     at = search(annotate().run(), "ockovani")
     at.button(key=[b.key for b in at.button if b.key and b.key.startswith("tog_")][0]).click().run()
     assert at.button(key="redo").disabled, "nothing undone yet"
     at.button(key="btn_suggest").click().run()
     after = counts(at)
     at.button(key="undo").click().run()
+    at = again(at)
     assert counts(at) != after and not at.button(key="redo").disabled
     at.button(key="redo").click().run()
     assert counts(at) == after
@@ -92,43 +103,16 @@ def test_redo_on_the_page_brings_back_an_undone_search_and_a_new_groups_fields(t
     at.button(key="new_btn").click().run()
     at.text_input(key="save_name").set_value("druhá").run()
     at.button(key="undo").click().run()  # back to vakcíny
+    at = again(at)
     assert counts(at) == after and at.text_input(key="save_name").value == "vakcíny"
     at.button(key="redo").click().run()  # the new group again, with the name typed into it
     assert counts(at) == ["0", "0"] and at.text_input(key="save_name").value == "druhá"
-    at.button(key="undo").click().run()
-    at.button(key=[b.key for b in at.button if b.key and b.key.startswith("tog_")][0]).click().run()
-    assert at.button(key="redo").disabled, "a new step forgets what was undone"
-
-
-def test_an_undone_step_is_redone_after_a_reload(tweets):
-    def reload(token):
-        again = annotate()
-        again.query_params["draft"] = token
-        return again.run()
-
-    at = search(annotate().run(), "ockovani")
-    at.button(key="btn_suggest").click().run()
-    after = counts(at)
-    at.button(key="undo").click().run()
-    token = at.query_params["draft"]
-    token = token if isinstance(token, str) else token[0]
-    at = reload(token)  # F5 after one Undo too many
-    assert counts(at) != after and not at.button(key="redo").disabled
-    at.button(key="redo").click().run()
-    assert counts(at) == after
-    assert any(m.startswith("Redid: Suggest (10 texts)") for m in messages(at)), messages(at)
-    at.text_input(key="save_name").set_value("vakcíny").run()
-    at.button(key="new_btn").click().run()
-    at.text_input(key="save_name").set_value("druhá").run()
-    at.button(key="undo").click().run()  # back to vakcíny
-    at = reload(token)
-    assert counts(at) == after and at.text_input(key="save_name").value == "vakcíny"
-    at.button(key="redo").click().run()  # the new group again, with the name typed into it before the reload
-    assert counts(at) == ["0", "0"] and at.text_input(key="save_name").value == "druhá"
-    at = reload(token)  # an empty group comes back with its steps: the group before it is one Undo away still
+    at = again(at)  # an empty group comes back with its steps: the group before it is one Undo away still
     assert at.button(key="redo").disabled, "what was redone is not offered again"
     at.button(key="undo").click().run()
     assert counts(at) == after and at.text_input(key="save_name").value == "vakcíny"
+    at.button(key=[b.key for b in at.button if b.key and b.key.startswith("tog_")][0]).click().run()
+    assert at.button(key="redo").disabled, "a new step forgets what was undone"
 
 
 def test_new_empty_group_clears_the_name_and_overwrite_and_undo_brings_it_back(tweets):
