@@ -445,16 +445,18 @@ def test_the_annotators_loop_runs_from_the_keyboard(server):
 
 CUT_SHORT = """keys => keys.flatMap(k => [...document.querySelectorAll(`[class*="st-key-${k}"]`)].flatMap(root =>
     [...root.querySelectorAll('*')].filter(e => getComputedStyle(e).textOverflow === 'ellipsis'
-                                                && e.scrollWidth > e.clientWidth + 1)
+                                                && e.scrollWidth > e.clientWidth + 1
+                                                && e.getBoundingClientRect().right > 0)  // not in a folded sidebar
     .map(e => `${k}: ${e.innerText}`)))"""
 
 
-def test_a_narrow_window_keeps_every_name_on_the_annotate_page_whole(server):
+@pytest.mark.parametrize("width", [900, 400], ids=["half-a-laptop", "a-phone"])
+def test_a_narrow_window_keeps_every_name_on_the_annotate_page_whole(server, width):
     """Half of a laptop's screen beside the guidelines (900 px, sidebar open): in columns the search buttons had
     shrunk to their shortcuts alone ("Alt + 1"), the options to "Regu…", each text's toggle to "Incl…". Rows that
-    wrap keep them whole."""
+    wrap keep them whole; so on a phone (400 px, the sidebar folded away)."""
     url, _ = server
-    with browser_page(viewport=(900, 900)) as page:
+    with browser_page(viewport=(width, 900)) as page:
         open_annotate(page, url)
         keyword_search(page, "ockovani")
         keys = ["kw_regex", "kw_case", "kw_diacritics", "kw_forms", "btn_cos", "btn_lda", "btn_nn1", "btn_nn2",
@@ -463,6 +465,10 @@ def test_a_narrow_window_keeps_every_name_on_the_annotate_page_whole(server):
         assert page.locator('[class*="st-key-tog_"] button:visible').count() == 10
         assert page.evaluate(CUT_SHORT, keys) == []
         assert button(page, "btn_suggest").inner_text().startswith("Suggest")
+        if width < 640:  # a phone: the sidebar opens over the page, with Undo and Redo whole
+            page.locator("[data-testid=stExpandSidebarButton]").click()
+            button(page, "undo").wait_for(state="visible")
+            assert page.evaluate(CUT_SHORT, ["undo", "redo"]) == []
 
 
 def test_a_czech_excel_export_uploads_through_the_home_page(tmp_path):
