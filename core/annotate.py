@@ -456,6 +456,8 @@ def how_line(entry: dict | None, who: str, zone: str = "UTC") -> str:
         what = f"from group ‘{params['group']}’ v{params['version']}" if params.get("group") else f"{params.get('action')}"
     elif entry["method"] == CLUSTER:
         what = f"from cluster {params.get('cluster')} of {params.get('clustering')}"
+    elif entry["kind"] == "base":  # a work that starts from a group as it was: "copied from another tab"
+        what = str(entry["method"])
     elif entry["method"] in REGISTRY:
         query = params.get("query")
         forms = " in every form" if query and params.get("word_forms") and not params.get("is_regex") else ""

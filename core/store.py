@@ -321,15 +321,24 @@ class GroupStore:
             work, last = v[6], v[7]
             if work is None or last is None:
                 raise ValueError(f"{name!r} version {v[1]} was saved without a journal (before label events)")
+        state = self.work_labels(work, last)
+        return [i for i, v in state.items() if v == 1], [i for i, v in state.items() if v == -1]
+
+    def work_labels(self, work: str, up_to: int | None = None) -> dict[str, int]:
+        """id -> label (1 or -1) of every text a work's events (up to entry ``up_to``) leave labelled, the events
+        replayed in order from an empty group: a version's members, or a draft's group by id (rows move when the
+        corpus is imported again)."""
+        with self.db.read() as db:
             rows = db.run("SELECT e.item_id, e.label FROM events e JOIN journal j ON j.id=e.entry WHERE j.corpus=? "
-                          "AND j.work=? AND j.id<=? ORDER BY e.id", (self.corpus, work, last))
+                          "AND j.work=? AND j.id<=? ORDER BY e.id",
+                          (self.corpus, work, up_to if up_to is not None else 2 ** 62))
         state: dict[str, int] = {}
         for item, label in rows:
             if label:
                 state[item] = label
             else:
                 state.pop(item, None)
-        return [i for i, v in state.items() if v == 1], [i for i, v in state.items() if v == -1]
+        return state
 
     def provenance(self, item_ids: Sequence[str], works: Sequence[str]) -> dict[str, Provenance]:
         """For each text, the last event that labelled it in any of ``works`` (a tab's own work, the work

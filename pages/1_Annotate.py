@@ -57,7 +57,7 @@ group_panel.sidebar(corpus, session, store, say)
 
 # ---- searches -----------------------------------------------------------------------------
 st.title("Annotate")
-group_panel.offer_draft(session, store, say)
+group_panel.offer_draft(corpus, session, store, say)
 keyword_form.draw(name, corpus, on_submit=on_keyword)
 
 

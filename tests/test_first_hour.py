@@ -178,6 +178,66 @@ def test_the_group_being_built_survives_a_reload_and_a_server_restart(tweets):
     assert counts(other) == n
 
 
+def labelled_ids(at, root) -> dict[str, int]:
+    """The group of a tab by id (rows of the corpus's current import)."""
+    import pandas as pd
+
+    ids = pd.read_parquet(next((root / "tweets").glob("gen-*/corpus.parquet")), columns=["id"])["id"]
+    return {str(ids.iloc[row]): label for row, label in at.session_state["session"].labels.items()}
+
+
+@pytest.mark.parametrize("back", ["reload", "new-tab"])
+def test_an_unsaved_group_outlives_a_new_import_of_its_corpus(tweets, back):
+    """The corpus imported again (newest first, two of the group's texts gone): the texts move to other rows, and
+    the unsaved group comes back by its texts' ids, on a reload of its tab or offered in a new one."""
+    import numpy as np
+    import pandas as pd
+
+    from core.corpus import ImportSpec, import_corpus
+
+    at = search(annotate().run(), "ockovani")
+    at.button(key=[b.key for b in at.button if b.key and b.key.startswith("tog_")][0]).click().run()
+    at.text_input(key="save_name").set_value("rozpracováno").run()
+    before = labelled_ids(at, tweets)
+    token = at.query_params["draft"]
+    token = token if isinstance(token, str) else token[0]
+    frame = pd.read_parquet(next((tweets / "tweets").glob("gen-*/corpus.parquet")))
+    gone = sorted(i for i, v in before.items() if v == INCLUDED)[:2]
+    frame = frame[~frame["id"].isin(gone)].iloc[::-1][["id", "text", "date", "author"]]
+    frame.to_csv(tweets / "again.csv", index=False)
+
+    class Fake:  # the vectors do not matter here: the rows do
+        def get_sentence_embedding_dimension(self):
+            return 384
+
+        def encode(self, texts, **kw):
+            return np.random.default_rng(0).normal(size=(len(texts), 384)).astype(np.float32)
+
+    import_corpus(ImportSpec(input=tweets / "again.csv", name="tweets", overwrite=True), root=tweets,
+                  model_loader=lambda n, d: Fake())
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    again = annotate()
+    if back == "reload":
+        again.query_params["draft"] = token
+        again.run()
+    else:
+        again.run()
+        assert any("You have an unsaved group" in m for m in messages(again)), messages(again)
+        again.button(key="draft_restore").click().run()
+    assert not again.exception
+    expected = {i: v for i, v in before.items() if i not in gone}
+    assert labelled_ids(again, tweets) == expected and len(expected) == len(before) - 2
+    assert counts(again) == [str(len(expected) - 1), "1"]
+    assert any("rebuilt by its texts' ids" in m and "2 of its texts are no longer in the corpus" in m
+               for m in messages(again)), messages(again)
+    assert again.text_input(key="save_name").value == "rozpracováno"
+    later = annotate()  # and the rebuilt group is this tab's draft now: a reload brings it back as it is
+    later.query_params["draft"] = again.query_params["draft"]
+    later.run()
+    assert labelled_ids(later, tweets) == expected
+
+
 def test_a_saved_group_is_not_offered_back_as_unsaved(tweets):
     at = search(annotate().run(), "ockovani")
     at.text_input(key="save_name").set_value("hotovo")

@@ -6,6 +6,7 @@ gives nothing. The draft is written a step at a time."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import secrets
 from dataclasses import asdict
@@ -13,8 +14,8 @@ from dataclasses import asdict
 import streamlit as st
 
 from core.corpus import Corpus
-from core.session import Session
-from core.store import DatabaseError
+from core.session import INCLUDED, UNLABELLED, Session, Step
+from core.store import DatabaseError, Draft, GroupStore
 from ui.text import md
 from ui import access, group, resources
 
@@ -58,13 +59,22 @@ def _restore_from_url(name: str, c: Corpus) -> None:
     asked = st.query_params.get("draft") or ""
     if not re.fullmatch(r"[A-Za-z0-9_-]{8,64}", asked):
         return
-    d = resources.store(name).claim_draft(asked, owner(), browser=access.browser_id(), writer=draft_writer(),
-                                any_browser=access.signed_in())
+    store = resources.store(name)
+    d = store.claim_draft(asked, owner(), browser=access.browser_id(), writer=draft_writer(),
+                          any_browser=access.signed_in())
     if d is None or not (d.n_included + d.n_excluded or d.steps or d.undone):  # an empty group with steps
         return  # (a New empty group, everything undone) comes back too: Undo and Redo go on from it
-    if d.meta.get("generation") != c.manifest.get("data_dir"):
-        st.warning("Your unsaved group was built on an earlier import of this corpus and cannot be restored "
-                   "(rows changed). Saved groups are not affected.")
+    if d.meta.get("generation") != c.manifest.get("data_dir"):  # the corpus was imported again since
+        moved = on_this_import(d, c, store)
+        if moved is None:
+            if d.n_included + d.n_excluded:
+                st.warning("Your unsaved group was built on an earlier import of this corpus and cannot be "
+                           "restored (rows changed, and it was written before label events kept its texts' ids). "
+                           "Saved groups are not affected.")
+            return
+        adopt_draft(moved[0], how="restored on a new import")  # under a new token: the old steps name old rows
+        store.delete_draft(asked, owner(), draft_browser())
+        st.warning(moved_message(moved[0], moved[1]))
         return
     st.session_state["draft_token"] = asked
     adopt_draft(d, own=True)
@@ -73,15 +83,45 @@ def _restore_from_url(name: str, c: Corpus) -> None:
              "back its last step.")
 
 
-def adopt_draft(d, own: bool = False) -> Session:
+def on_this_import(d: Draft, c: Corpus, store: GroupStore) -> tuple[Draft, int] | None:
+    """``d`` as a draft of this import of the corpus, and how many of its texts the corpus no longer holds. A draft
+    built on an earlier import (its steps name that import's rows, which move when a corpus is imported again) is
+    rebuilt by id from its label events: one step that gives each of its texts still in the corpus its label. None
+    when that cannot be done (a draft written before label events)."""
+    here = c.manifest.get("data_dir")
+    if d.meta.get("generation") == here:
+        return d, 0
+    labels = store.work_labels(d.token)
+    if not labels:
+        return None
+    ids = list(labels)
+    rows = c.id_index.get_indexer(ids)
+    changes = [(int(r), UNLABELLED, labels[i]) for i, r in zip(ids, rows) if r >= 0]
+    gone = len(ids) - len(changes)
+    step = Step("label", "restored on a new import", {"n": len(changes), "kept": 0, "gone": gone}, changes=changes)
+    n_inc = sum(1 for *_, v in changes if v == INCLUDED)
+    return dataclasses.replace(d, steps=(asdict(step),), undone=(), session_json="", n_included=n_inc,
+                               n_excluded=len(changes) - n_inc, meta={**d.meta, "generation": here, "redo_meta": {}}
+                               ), gone
+
+
+def moved_message(d: Draft, gone: int) -> str:
+    """What the user is told when their unsaved group was rebuilt on a new import (on_this_import)."""
+    lost = (f" {gone:,} of its texts are no longer in the corpus and were left out (saved groups keep theirs)."
+            if gone else " Every one of its texts is still in the corpus.")
+    return (f"The corpus was imported again since you built this unsaved group: it was rebuilt by its texts' ids "
+            f"({d.n_included:,} included, {d.n_excluded:,} excluded).{lost} Its earlier steps cannot be undone.")
+
+
+def adopt_draft(d, own: bool = False, how: str = "copied from another tab") -> Session:
     """Make a draft's group this tab's group. ``own``: the draft is this tab's (its steps are written
-    already); otherwise it is copied into this tab's draft on the next autosave."""
+    already); otherwise it is copied into this tab's draft on the next autosave (``how``: the journal's words)."""
     steps_own = own and bool(d.steps)  # this tab's own steps, undone ones too: Redo goes on after a reload
     s = (Session.from_history(d.steps, d.undone if steps_own else ()) if d.steps or not d.session_json
          else Session.from_json(d.session_json))
     s.synced = len(s.history) if steps_own else 0
     if not steps_own:  # this tab's work starts from the copied group: one entry sets its labels
-        s.journal.append(s.base_entry("copied from another tab" if d.steps else "restored"))
+        s.journal.append(s.base_entry(how if d.steps else "restored"))
     st.session_state["session"] = s
     kept = d.meta.get("redo_meta") if steps_own else None  # the fields Redo of a switch brings back (group.undo)
     st.session_state["redo_meta"] = ({k: v for k, v in kept.items() if isinstance(v, dict)}

@@ -110,7 +110,7 @@ def sidebar(corpus: Corpus, session: Session, store: GroupStore, say: Say) -> No
         st.button("New empty group", on_click=on_new, key="new_btn", disabled=session.is_empty())
 
 
-def offer_draft(session: Session, store: GroupStore, say: Say) -> None:
+def offer_draft(c: Corpus, session: Session, store: GroupStore, say: Say) -> None:
     """In an empty tab: the user's latest unsaved group from another tab of theirs (without sign-in:
     of this browser), to restore or discard. Nobody else's draft is ever offered or deleted."""
 
@@ -119,9 +119,17 @@ def offer_draft(session: Session, store: GroupStore, say: Say) -> None:
         if restore:
             d = store.claim_draft(token, drafts.owner(), browser=access.browser_id(), writer=drafts.draft_writer(),
                                   any_browser=browser is None)
-            if d is not None:
+            moved = drafts.on_this_import(d, c, store) if d is not None else None
+            if moved is None and d is not None:
+                say("warning", "That group was built on an earlier import of this corpus and cannot be restored "
+                    "(rows changed, and it was written before label events kept its texts' ids).")
+                return
+            if moved is not None and moved[0] is d:
                 drafts.adopt_draft(d)
                 say("success", f"Restored your unsaved group ({d.n_included:,} included, {d.n_excluded:,} excluded).")
+            elif moved is not None:
+                drafts.adopt_draft(moved[0], how="restored on a new import")
+                say("warning", drafts.moved_message(*moved))
         store.delete_draft(token, drafts.owner(), browser)  # restored: it lives on in this tab's draft
 
     if not session.is_empty():
