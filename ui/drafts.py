@@ -176,9 +176,40 @@ def _write(name: str, c: Corpus, s: Session, token: str, saved: bool) -> None:
     db.prune_drafts_now_and_then()
 
 
+def _follow_new_import(name: str, c: Corpus) -> None:
+    """A tab left open while its corpus was imported again: its group names the earlier import's rows, which the new
+    import has moved. Before anything reads or writes it, the group is rebuilt by id from its draft's label events
+    (what the last autosave wrote), as a reload would (on_this_import)."""
+    here = (name, c.manifest.get("data_dir"))
+    was, st.session_state["session_import"] = st.session_state.get("session_import"), here
+    s = st.session_state.get("session")
+    if s is None or was is None or was == here or was[0] != name:
+        return
+    del st.session_state["session"]  # its rows are the earlier import's
+    token = st.session_state.pop("draft_token", None)
+    st.session_state.pop("draft_rev", None)
+    if s.is_empty() and not s.undone:
+        return
+    store = resources.store(name)
+    d = store.load_draft(token) if token else None
+    moved = on_this_import(d, c, store) if d is not None and d.owner == owner() else None
+    if moved is None:
+        st.session_state["session"] = Session()  # not the URL's draft either: it is the same earlier group
+        st.warning("The corpus was imported again while you were building your group, and the group could not be "
+                   "rebuilt on the new import (it had not been written to the database). Saved groups are not "
+                   "affected.")
+        return
+    adopt_draft(moved[0], how="restored on a new import")
+    store.delete_draft(token, owner(), draft_browser())
+    st.warning(moved_message(*moved) + (" Its last change had not reached the database and is not in it."
+                                        if s.journal_synced < len(s.journal) else ""))
+
+
 def keep_draft(name: str, c: Corpus) -> None:
-    """The group being built back from the URL's draft after a reload, and this tab's draft named in
-    the URL of every page, so that F5 anywhere brings it back."""
+    """The group being built back from the URL's draft after a reload (or rebuilt by id when the corpus was imported
+    again under an open tab), and this tab's draft named in the URL of every page, so that F5 anywhere brings it
+    back."""
+    _follow_new_import(name, c)
     _restore_from_url(name, c)
     if "draft_token" in st.session_state or not group.session().is_empty():
         draft_token()
