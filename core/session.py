@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from typing import Iterable
 
@@ -33,6 +33,12 @@ class Step:
     changes: list[tuple[int, int, int]] = field(default_factory=list)  # (row, old, new)
     at: str = field(default_factory=_now)
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])  # names the step in the journal
+
+
+def step_dict(step: Step) -> dict:
+    """A step as a dict of its fields, for JSON. Its lists are shared, not copied: ``dataclasses.asdict`` copies
+    every change, 164 ms for a step that brought in 50,000 texts (this: 0.02 ms), on the autosave of that click."""
+    return {f.name: getattr(step, f.name) for f in fields(Step)}
 
 
 SWITCH = "switch"  # a label step that replaced the whole group (open, new, from a cluster)
@@ -212,7 +218,7 @@ class Session:
     # --- serialising -------------------------------------------------------------------
     def to_dict(self) -> dict:
         return {"version": 1, "labels": [[r, v] for r, v in sorted(self.labels.items())],
-                "history": [asdict(s) for s in self.history]}
+                "history": [step_dict(s) for s in self.history]}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False)
@@ -230,11 +236,11 @@ class Session:
 
     def unsynced_steps(self) -> list[dict]:
         """The steps an autosave has not written yet, as dicts (see ``synced``)."""
-        return [asdict(step) for step in self.history[self.synced:]]
+        return [step_dict(step) for step in self.history[self.synced:]]
 
     def unsynced_undone(self) -> list[dict]:
         """The undone steps an autosave has not written yet, as dicts (see ``undone_synced``)."""
-        return [asdict(step) for step in self.undone[self.undone_synced:]]
+        return [step_dict(step) for step in self.undone[self.undone_synced:]]
 
     @classmethod
     def from_history(cls, steps: Iterable[dict], undone: Iterable[dict] = ()) -> "Session":
@@ -257,7 +263,7 @@ class Session:
 
 
 def _step(h: dict) -> Step:
-    """A step back from its dict (as ``asdict`` wrote it, changes as lists)."""
+    """A step back from its dict (as ``step_dict`` made it, after JSON: changes as lists)."""
     h = dict(h)
     h["changes"] = [tuple(int(v) for v in c) for c in h.get("changes", [])]
     return Step(**h)

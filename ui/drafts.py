@@ -9,12 +9,11 @@ from __future__ import annotations
 import dataclasses
 import re
 import secrets
-from dataclasses import asdict
 
 import streamlit as st
 
 from core.corpus import Corpus
-from core.session import INCLUDED, UNLABELLED, Session, Step
+from core.session import INCLUDED, UNLABELLED, Session, Step, step_dict
 from core.store import DatabaseError, Draft, GroupStore
 from ui.text import md
 from ui import access, group, resources
@@ -100,7 +99,7 @@ def on_this_import(d: Draft, c: Corpus, store: GroupStore) -> tuple[Draft, int] 
     gone = len(ids) - len(changes)
     step = Step("label", "restored on a new import", {"n": len(changes), "kept": 0, "gone": gone}, changes=changes)
     n_inc = sum(1 for *_, v in changes if v == INCLUDED)
-    return dataclasses.replace(d, steps=(asdict(step),), undone=(), session_json="", n_included=n_inc,
+    return dataclasses.replace(d, steps=(step_dict(step),), undone=(), session_json="", n_included=n_inc,
                                n_excluded=len(changes) - n_inc, meta={**d.meta, "generation": here, "redo_meta": {}}
                                ), gone
 
@@ -168,9 +167,9 @@ def _write(name: str, c: Corpus, s: Session, token: str, saved: bool) -> None:
                          who=resources.viewer(name), keep_undone=s.undone_synced, undone=s.unsynced_undone(), **fields):
         st.session_state.pop("draft_token")  # the draft is someone else's now: a new one for this tab
         token = draft_token()  # whose work starts from the group as it is
-        db.sync_draft(token, owner(), keep=0, steps=[asdict(step) for step in s.history],
+        db.sync_draft(token, owner(), keep=0, steps=[step_dict(step) for step in s.history],
                       journal=with_ids([s.base_entry("went on in a new tab")]), who=resources.viewer(name),
-                      undone=[asdict(step) for step in s.undone], **fields)
+                      undone=[step_dict(step) for step in s.undone], **fields)
     s.synced, s.journal_synced, s.undone_synced = len(s.history), len(s.journal), len(s.undone)
     st.session_state["draft_rev"] = (token, s.revision, saved, tuple(group.meta().values()))
     db.prune_drafts_now_and_then()
