@@ -103,7 +103,7 @@ def draw(name: str | None) -> None:
         dedupe = o.selectbox("Duplicate ids", ["error", "first"], key="imp_dedupe", width=160)
         bad_dates = o.selectbox("Bad dates", ["error", "drop", "null"], key="imp_baddates", width=160)
         keep_empty = o.checkbox("Keep empty texts", key="imp_keep_empty")
-        overwrite = st.checkbox("Replace an existing corpus of this name (its saved groups are kept)",
+        overwrite = st.checkbox("Replace an existing corpus of this name (its groups, saved or being built, are kept)",
                                 key="imp_overwrite")
         if not st.button("Import", type="primary", key="imp_go", disabled=not (upload or path_text)):
             return
