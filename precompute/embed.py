@@ -44,7 +44,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--timezone", default="UTC",
                    help="the corpus's time zone (IANA name, e.g. Europe/Prague): dates written without an offset "
                         "are its wall times, and the pages show and bin dates in it (default UTC)")
-    p.add_argument("--overwrite", action="store_true", help="replace an existing corpus of that name (its groups, saved or being built, are kept: by their texts' ids)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace an existing corpus of that name (its groups, saved or being built, are kept: by "
+                        "their texts' ids)")
     p.add_argument("--seed", type=int, default=0, help="seed of the PCA")
     p.add_argument("--vectors", type=Path, help="vectors computed elsewhere instead of embedding here: a .npy "
                    "matrix (one row per data row of the input, in order) or Parquet with 'id' and a vector column")
