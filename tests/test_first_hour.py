@@ -205,6 +205,8 @@ def test_an_unsaved_group_outlives_a_new_import_of_its_corpus(tweets, back):
     frame = pd.read_parquet(next((tweets / "tweets").glob("gen-*/corpus.parquet")))
     gone = sorted(i for i, v in before.items() if v == INCLUDED)[:2]
     frame = frame[~frame["id"].isin(gone)].iloc[::-1][["id", "text", "date", "author"]]
+    kept = sorted(i for i, v in before.items() if v == INCLUDED)[2]  # a new tweet that is a copy of one of them
+    frame = pd.concat([frame, frame[frame["id"] == kept].assign(id="copy-1")], ignore_index=True)
     frame.to_csv(tweets / "again.csv", index=False)
 
     class Fake:  # the vectors do not matter here: the rows do
@@ -232,10 +234,11 @@ def test_an_unsaved_group_outlives_a_new_import_of_its_corpus(tweets, back):
         assert any("You have an unsaved group" in m for m in messages(again)), messages(again)
         again.button(key="draft_restore").click().run()
     assert not again.exception
-    expected = {i: v for i, v in before.items() if i not in gone}
-    assert labelled_ids(again, tweets) == expected and len(expected) == len(before) - 2
+    expected = {i: v for i, v in before.items() if i not in gone} | {"copy-1": INCLUDED}
+    assert labelled_ids(again, tweets) == expected and len(expected) == len(before) - 1
     assert counts(again) == [str(len(expected) - 1), "1"]
     assert any("rebuilt by its texts' ids" in m and "2 of its texts are no longer in the corpus" in m
+               and "1 copy of its texts in the new import took their text's label" in m
                for m in messages(again)), messages(again)
     assert again.text_input(key="save_name").value == "rozpracováno"
     later = annotate()  # and the rebuilt group is this tab's draft now: a reload brings it back as it is

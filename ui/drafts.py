@@ -12,6 +12,7 @@ import secrets
 
 import streamlit as st
 
+from core import annotate
 from core.corpus import Corpus
 from core.session import INCLUDED, UNLABELLED, Session, Step, step_dict
 from core.store import DatabaseError, Draft, GroupStore
@@ -71,9 +72,9 @@ def _restore_from_url(name: str, c: Corpus) -> None:
                            "restored (rows changed, and it was written before label events kept its texts' ids). "
                            "Saved groups are not affected.")
             return
-        adopt_draft(moved[0], how="restored on a new import")  # under a new token: the old steps name old rows
+        message = adopt_moved(name, moved)  # under a new token: the old steps name old rows
         store.delete_draft(asked, owner(), draft_browser())
-        st.warning(moved_message(moved[0], moved[1]))
+        st.warning(message)
         return
     st.session_state["draft_token"] = asked
     adopt_draft(d, own=True)
@@ -110,6 +111,17 @@ def moved_message(d: Draft, gone: int) -> str:
             if gone else " Every one of its texts is still in the corpus.")
     return (f"The corpus was imported again since you built this unsaved group: it was rebuilt by its texts' ids "
             f"({d.n_included:,} included, {d.n_excluded:,} excluded).{lost} Its earlier steps cannot be undone.")
+
+
+def adopt_moved(name: str, moved: tuple[Draft, int]) -> str:
+    """Make a draft rebuilt on a new import (on_this_import) this tab's group, as a copy under a new token, with the
+    copies of its texts that the new import holds unlabelled labelled as their texts (as opening a saved group
+    does); what to tell the user."""
+    s = adopt_draft(moved[0], how="restored on a new import")
+    step = annotate.copies_left_out(resources.copies_of(name), s)
+    n = step.params["changed"] if step else 0
+    return moved_message(*moved) + (f" {n:,} cop{'y' if n == 1 else 'ies'} of its texts in the new import took "
+                                    "their text's label, in one step that Undo takes back." if n else "")
 
 
 def adopt_draft(d, own: bool = False, how: str = "copied from another tab") -> Session:
@@ -198,10 +210,10 @@ def _follow_new_import(name: str, c: Corpus) -> None:
                    "rebuilt on the new import (it had not been written to the database). Saved groups are not "
                    "affected.")
         return
-    adopt_draft(moved[0], how="restored on a new import")
+    message = adopt_moved(name, moved)
     store.delete_draft(token, owner(), draft_browser())
-    st.warning(moved_message(*moved) + (" Its last change had not reached the database and is not in it."
-                                        if s.journal_synced < len(s.journal) else ""))
+    st.warning(message + (" Its last change had not reached the database and is not in it."
+                          if s.journal_synced < len(s.journal) else ""))
 
 
 def keep_draft(name: str, c: Corpus) -> None:

@@ -128,8 +128,7 @@ def offer_draft(c: Corpus, session: Session, store: GroupStore, say: Say) -> Non
                 drafts.adopt_draft(d)
                 say("success", f"Restored your unsaved group ({d.n_included:,} included, {d.n_excluded:,} excluded).")
             elif moved is not None:
-                drafts.adopt_draft(moved[0], how="restored on a new import")
-                say("warning", drafts.moved_message(*moved))
+                say("warning", drafts.adopt_moved(c.name, moved))
         store.delete_draft(token, drafts.owner(), browser)  # restored: it lives on in this tab's draft
 
     if not session.is_empty():
