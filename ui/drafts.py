@@ -189,13 +189,18 @@ def _write(name: str, c: Corpus, s: Session, token: str, saved: bool) -> None:
 
 def _follow_new_import(name: str, c: Corpus) -> None:
     """A tab left open while its corpus was imported again: its group names the earlier import's rows, which the new
-    import has moved. Before anything reads or writes it, the group is rebuilt by id from its draft's label events
-    (what the last autosave wrote), as a reload would (on_this_import)."""
-    here = (name, c.manifest.get("data_dir"))
-    was, st.session_state["session_import"] = st.session_state.get("session_import"), here
+    import has moved. Before anything reads it, its last change (a click's callback runs before the page) is written
+    by the earlier import's ids, and the group is rebuilt by id from its draft's label events, as a reload would
+    (on_this_import). The earlier import is kept in the tab's state from one page run to the next for this."""
+    was, st.session_state["session_corpus"] = st.session_state.get("session_corpus"), c
     s = st.session_state.get("session")
-    if s is None or was is None or was == here or was[0] != name:
+    if s is None or was is None or was.name != name or was.manifest.get("data_dir") == c.manifest.get("data_dir"):
         return
+    if st.session_state.get("draft_token") and s.journal_synced < len(s.journal):
+        try:
+            _write(name, was, s, st.session_state["draft_token"], saved=False)
+        except DatabaseError:
+            pass  # said below: the change is not in what comes back
     del st.session_state["session"]  # its rows are the earlier import's
     token = st.session_state.pop("draft_token", None)
     st.session_state.pop("draft_rev", None)
@@ -212,7 +217,7 @@ def _follow_new_import(name: str, c: Corpus) -> None:
         return
     message = adopt_moved(name, moved)
     store.delete_draft(token, owner(), draft_browser())
-    st.warning(message + (" Its last change had not reached the database and is not in it."
+    st.warning(message + (" Its last change could not be written to the database and is not in it."
                           if s.journal_synced < len(s.journal) else ""))
 
 
