@@ -118,6 +118,7 @@ def adopt_moved(name: str, moved: tuple[Draft, int]) -> str:
     copies of its texts that the new import holds unlabelled labelled as their texts (as opening a saved group
     does); what to tell the user."""
     s = adopt_draft(moved[0], how="restored on a new import")
+    st.session_state.update(ann_view="Included", ann_page=1)  # its searches are gone: the group itself is shown
     step = annotate.copies_left_out(resources.copies_of(name), s)
     n = step.params["changed"] if step else 0
     return moved_message(*moved) + (f" {n:,} cop{'y' if n == 1 else 'ies'} of its texts in the new import took "
