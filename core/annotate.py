@@ -121,6 +121,18 @@ def copies_left_out(copies, session: Session) -> Step | None:
     return session.relabel(more, "copies", {"copies": len(more)})
 
 
+def rebuilt_on_import(labels: dict[str, int], id_index: pd.Index) -> tuple[Step, int]:
+    """A group known by its texts' ids (``labels``: id -> 1 or -1, as a draft's label events leave it) as one step on
+    the rows of an import of its corpus (``id_index``: the import's ids), and how many of its texts the import lacks.
+    An unsaved group outlives a new import this way: its steps named the earlier import's rows."""
+    ids = list(labels)
+    rows = id_index.get_indexer(ids)
+    changes = [(int(r), UNLABELLED, labels[i]) for i, r in zip(ids, rows) if r >= 0]
+    gone = len(ids) - len(changes)
+    return Step("label", "restored on a new import", {"n": len(changes), "kept": 0, "gone": gone},
+                changes=changes), gone
+
+
 def distinct(ctx: SearchContext, rows: np.ndarray, scores: np.ndarray | None):
     """A view's rows with each text once (its first row, in the view's order), and their scores."""
     if ctx.copies is None or not len(rows):

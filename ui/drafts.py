@@ -14,7 +14,7 @@ import streamlit as st
 
 from core import annotate
 from core.corpus import Corpus
-from core.session import INCLUDED, UNLABELLED, Session, Step, step_dict
+from core.session import INCLUDED, Session, step_dict
 from core.store import DatabaseError, Draft, GroupStore
 from ui.text import md
 from ui import access, group, resources
@@ -94,14 +94,10 @@ def on_this_import(d: Draft, c: Corpus, store: GroupStore) -> tuple[Draft, int] 
     labels = store.work_labels(d.token)
     if not labels:
         return None
-    ids = list(labels)
-    rows = c.id_index.get_indexer(ids)
-    changes = [(int(r), UNLABELLED, labels[i]) for i, r in zip(ids, rows) if r >= 0]
-    gone = len(ids) - len(changes)
-    step = Step("label", "restored on a new import", {"n": len(changes), "kept": 0, "gone": gone}, changes=changes)
-    n_inc = sum(1 for *_, v in changes if v == INCLUDED)
+    step, gone = annotate.rebuilt_on_import(labels, c.id_index)
+    n_inc = sum(1 for *_, v in step.changes if v == INCLUDED)
     return dataclasses.replace(d, steps=(step_dict(step),), undone=(), session_json="", n_included=n_inc,
-                               n_excluded=len(changes) - n_inc, meta={**d.meta, "generation": here, "redo_meta": {}}
+                               n_excluded=len(step.changes) - n_inc, meta={**d.meta, "generation": here, "redo_meta": {}}
                                ), gone
 
 
