@@ -64,23 +64,31 @@ def _restore_from_url(name: str, c: Corpus) -> None:
                           any_browser=access.signed_in())
     if d is None or not (d.n_included + d.n_excluded or d.steps or d.undone):  # an empty group with steps
         return  # (a New empty group, everything undone) comes back too: Undo and Redo go on from it
-    if d.meta.get("generation") != c.manifest.get("data_dir"):  # the corpus was imported again since
-        moved = on_this_import(d, c, store)
-        if moved is None:
-            if d.n_included + d.n_excluded:
-                st.warning("Your unsaved group was built on an earlier import of this corpus and cannot be "
-                           "restored (rows changed, and it was written before label events kept its texts' ids). "
-                           "Saved groups are not affected.")
-            return
-        message = adopt_moved(name, moved)  # under a new token: the old steps name old rows
-        store.delete_draft(asked, owner(), draft_browser())
-        st.warning(message)
-        return
-    st.session_state["draft_token"] = asked
-    adopt_draft(d, own=True)
-    st.toast(f"Restored the group you were building ({d.n_included:,} included, {d.n_excluded:,} excluded)."
-             if d.n_included + d.n_excluded else "Restored your work: the group is empty now; Undo (Alt+Z) takes "
-             "back its last step.")
+    if said := restore(d, c, store, token=asked):
+        getattr(st, "toast" if said[0] == "success" else said[0])(said[1])
+
+
+def restore(d: Draft, c: Corpus, store: GroupStore, token: str | None = None) -> tuple[str, str] | None:
+    """Make the draft ``d`` this tab's group: with ``token`` (a reload: the draft is this tab's own) going on
+    writing it, otherwise copied into this tab's draft. A draft built on an earlier import of the corpus is rebuilt
+    by its texts' ids (on_this_import) under a new token, and its old draft deleted. Returns (kind, what to tell the
+    user): "success", "warning" (rebuilt), or "error" (it cannot be restored; the draft is left as it is); None
+    for an empty draft that cannot be."""
+    moved = on_this_import(d, c, store)
+    if moved is None:
+        return ("error", "Your unsaved group was built on an earlier import of this corpus and cannot be restored "
+                "(rows changed, and it was written before label events kept its texts' ids). Saved groups are not "
+                "affected.") if d.n_included + d.n_excluded else None
+    if moved[0] is not d:
+        message = adopt_moved(c.name, moved)  # under a new token: the old steps name old rows
+        store.delete_draft(d.token, owner(), draft_browser())
+        return "warning", message
+    if token:
+        st.session_state["draft_token"] = token
+    adopt_draft(d, own=token is not None)
+    return "success", (f"Restored the group you were building ({d.n_included:,} included, {d.n_excluded:,} "
+                       "excluded)." if d.n_included + d.n_excluded else
+                       "Restored your work: the group is empty now; Undo (Alt+Z) takes back its last step.")
 
 
 def on_this_import(d: Draft, c: Corpus, store: GroupStore) -> tuple[Draft, int] | None:
@@ -96,9 +104,9 @@ def on_this_import(d: Draft, c: Corpus, store: GroupStore) -> tuple[Draft, int] 
         return None
     step, gone = annotate.rebuilt_on_import(labels, c.id_index)
     n_inc = sum(1 for *_, v in step.changes if v == INCLUDED)
+    meta = {**d.meta, "generation": here, "redo_meta": {}}
     return dataclasses.replace(d, steps=(step_dict(step),), undone=(), session_json="", n_included=n_inc,
-                               n_excluded=len(step.changes) - n_inc, meta={**d.meta, "generation": here, "redo_meta": {}}
-                               ), gone
+                               n_excluded=len(step.changes) - n_inc, meta=meta), gone
 
 
 def moved_message(d: Draft, gone: int) -> str:
@@ -205,16 +213,14 @@ def _follow_new_import(name: str, c: Corpus) -> None:
         return
     store = resources.store(name)
     d = store.load_draft(token) if token else None
-    moved = on_this_import(d, c, store) if d is not None and d.owner == owner() else None
-    if moved is None:
+    said = restore(d, c, store) if d is not None and d.owner == owner() else None
+    if said is None or said[0] == "error":
         st.session_state["session"] = Session()  # not the URL's draft either: it is the same earlier group
         st.warning("The corpus was imported again while you were building your group, and the group could not be "
                    "rebuilt on the new import (it had not been written to the database). Saved groups are not "
                    "affected.")
         return
-    message = adopt_moved(name, moved)
-    store.delete_draft(token, owner(), draft_browser())
-    st.warning(message + (" Its last change could not be written to the database and is not in it."
+    st.warning(said[1] + (" Its last change could not be written to the database and is not in it."
                           if s.journal_synced < len(s.journal) else ""))
 
 

@@ -119,16 +119,11 @@ def offer_draft(c: Corpus, session: Session, store: GroupStore, say: Say) -> Non
         if restore:
             d = store.claim_draft(token, drafts.owner(), browser=access.browser_id(), writer=drafts.draft_writer(),
                                   any_browser=browser is None)
-            moved = drafts.on_this_import(d, c, store) if d is not None else None
-            if moved is None and d is not None:
-                say("warning", "That group was built on an earlier import of this corpus and cannot be restored "
-                    "(rows changed, and it was written before label events kept its texts' ids).")
-                return
-            if moved is not None and moved[0] is d:
-                drafts.adopt_draft(d)
-                say("success", f"Restored your unsaved group ({d.n_included:,} included, {d.n_excluded:,} excluded).")
-            elif moved is not None:
-                say("warning", drafts.adopt_moved(c.name, moved))
+            said = drafts.restore(d, c, store) if d is not None else None
+            if said:
+                say(*said)
+            if said and said[0] == "error":
+                return  # left offered: Discard it is the user's choice
         store.delete_draft(token, drafts.owner(), browser)  # restored: it lives on in this tab's draft
 
     if not session.is_empty():
