@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 DB_VARIABLE = "SEMANNO_DB"
 
 # {id}: the identity primary key of the dialect; {big}: a 64-bit integer
@@ -38,7 +38,7 @@ CREATE TABLE IF NOT EXISTS drafts (
     token TEXT PRIMARY KEY, corpus TEXT NOT NULL DEFAULT '', owner TEXT NOT NULL, browser TEXT NOT NULL DEFAULT '',
     writer TEXT NOT NULL DEFAULT '', created_at TEXT, updated_at TEXT NOT NULL, n_included INTEGER NOT NULL,
     n_excluded INTEGER NOT NULL, saved INTEGER NOT NULL DEFAULT 0, meta_json TEXT NOT NULL DEFAULT '{{}}',
-    session_json TEXT NOT NULL);
+    session_json TEXT NOT NULL, unsaved_behind INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS draft_steps (
     token TEXT NOT NULL REFERENCES drafts(token) ON DELETE CASCADE, seq INTEGER NOT NULL, step_json TEXT NOT NULL,
     PRIMARY KEY (token, seq));
@@ -71,7 +71,8 @@ ADDED_COLUMNS = [("versions", "saved_by", "TEXT"), ("versions", "work", "TEXT"),
                  ("groups", "corpus", "TEXT NOT NULL DEFAULT ''"), ("groups", "topic", "TEXT"),
                  ("drafts", "corpus", "TEXT NOT NULL DEFAULT ''"), ("drafts", "browser", "TEXT NOT NULL DEFAULT ''"),
                  ("drafts", "writer", "TEXT NOT NULL DEFAULT ''"), ("drafts", "created_at", "TEXT"),
-                 ("assignments", "submitted_version", "INTEGER")]
+                 ("assignments", "submitted_version", "INTEGER"),
+                 ("drafts", "unsaved_behind", "INTEGER NOT NULL DEFAULT 0")]
 
 
 class DatabaseError(RuntimeError):

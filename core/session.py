@@ -164,6 +164,14 @@ class Session:
         updates = [(r, UNLABELLED) for r in self.labels if r not in new] + list(new.items())
         return self._apply(Step("label", SWITCH, {"action": action, **params}), updates)
 
+    def unsaved_behind(self) -> tuple[int, Step] | None:
+        """The nearest unsaved group that a switch left (open, new, from a cluster: ``switch_to`` with
+        ``left_unsaved``): how many Undos bring it back, and that switch. None when every group behind is saved."""
+        for back, step in enumerate(reversed(self.history), start=1):
+            if step.method == SWITCH and step.params.get("left_unsaved"):
+                return back, step
+        return None
+
     def flipped(self, row: int) -> int:
         """The label a click on ``row`` gives it: included <-> excluded (an unlabelled row: included)."""
         return EXCLUDED if self.label_of(row) == INCLUDED else INCLUDED

@@ -129,6 +129,7 @@ class Draft:
     browser: str = ""  # the browser that wrote it (a hash; "" when unknown)
     steps: tuple = ()  # the session's history, step by step (dicts), when read with its steps
     undone: tuple = ()  # the steps Redo can put back (dicts, the latest last), when read with its steps
+    unsaved_behind: int = 0  # texts of the unsaved group behind a switch (its counts in meta["behind"])
 
 
 class VersionChanged(ValueError):
@@ -324,11 +325,18 @@ class GroupStore:
         state = self.work_labels(work, last)
         return [i for i, v in state.items() if v == 1], [i for i, v in state.items() if v == -1]
 
-    def work_labels(self, work: str, up_to: int | None = None) -> dict[str, int]:
-        """id -> label (1 or -1) of every text a work's events (up to entry ``up_to``) leave labelled, the events
-        replayed in order from an empty group: a version's members, or a draft's group by id (rows move when the
-        corpus is imported again)."""
+    def work_labels(self, work: str, up_to: int | None = None, before_step: str | None = None) -> dict[str, int]:
+        """id -> label (1 or -1) of every text a work's events (up to entry ``up_to``; with ``before_step``, up to
+        where the step of that id last took effect: the group it replaced) leave labelled, the events replayed in
+        order from an empty group: a version's members, or a draft's group by id (rows move when the corpus is
+        imported again). Empty when ``before_step`` never took effect in that work."""
         with self.db.read() as db:
+            if before_step is not None:
+                r = db.one("SELECT MAX(id) FROM journal WHERE corpus=? AND work=? AND step=? AND kind IN "
+                           "('apply', 'redo')", (self.corpus, work, before_step))
+                if r is None or r[0] is None:
+                    return {}
+                up_to = int(r[0]) - 1
             rows = db.run("SELECT e.item_id, e.label FROM events e JOIN journal j ON j.id=e.entry WHERE j.corpus=? "
                           "AND j.work=? AND j.id<=? ORDER BY e.id",
                           (self.corpus, work, up_to if up_to is not None else 2 ** 62))
@@ -507,10 +515,11 @@ class GroupStore:
     def sync_draft(self, token: str, owner: str, *, browser: str, writer: str, keep: int, steps: Sequence[dict],
                    n_included: int, n_excluded: int, saved: bool, meta: dict | None = None,
                    journal: Sequence[dict] = (), who: str | None = None, keep_undone: int = 0,
-                   undone: Sequence[dict] = ()) -> bool:
+                   undone: Sequence[dict] = (), unsaved_behind: int = 0) -> bool:
         """Bring the draft ``token`` in step with a session: its first ``keep`` steps stay, later ones are
         replaced by ``steps``; so with the steps Redo can put back (``keep_undone``, ``undone``: written at
-        seq -1, -2, ...); and the new ``journal`` entries (with ids for rows: see append_journal) are
+        seq -1, -2, ...), how many texts the unsaved group behind a switch holds (``unsaved_behind``: work
+        that a new tab offers even when the group now is empty or saved); and the new ``journal`` entries (with ids for rows: see append_journal) are
         appended as ``who``'s (default: the owner), all in one transaction. Creates the draft when it does not
         exist. False, and nothing written, when the draft belongs to another owner or another writer took it
         over."""
@@ -520,15 +529,16 @@ class GroupStore:
             row = db.one("SELECT owner, writer, corpus FROM drafts WHERE token=?" + lock, (token,))
             if row is None:
                 db.run("INSERT INTO drafts (token, corpus, owner, browser, writer, created_at, updated_at, n_included, "
-                       "n_excluded, saved, meta_json, session_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '')",
+                       "n_excluded, saved, meta_json, session_json, unsaved_behind) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?)",
                        (token, self.corpus, owner, browser, writer, now, now, n_included, n_excluded, int(saved),
-                        json.dumps(meta or {})))
+                        json.dumps(meta or {}), unsaved_behind))
             elif row[0] != owner or row[1] != writer or row[2] != self.corpus:
                 return False
             else:
                 db.run("UPDATE drafts SET updated_at=?, n_included=?, n_excluded=?, saved=?, meta_json=?, "
-                       "session_json='' WHERE token=?",
-                       (now, n_included, n_excluded, int(saved), json.dumps(meta or {}), token))
+                       "session_json='', unsaved_behind=? WHERE token=?",
+                       (now, n_included, n_excluded, int(saved), json.dumps(meta or {}), unsaved_behind, token))
             db.run("DELETE FROM draft_steps WHERE token=? AND (seq>=? OR seq<?)", (token, keep, -keep_undone))
             db.many("INSERT INTO draft_steps (token, seq, step_json) VALUES (?, ?, ?)",
                     [(token, keep + i, json.dumps(step, ensure_ascii=False)) for i, step in enumerate(steps)]
@@ -564,12 +574,14 @@ class GroupStore:
             return self._draft_with_steps(db, token)
 
     def drafts(self, owner: str, browser: str | None = None, unsaved_only: bool = True, limit: int = 5) -> list[Draft]:
-        """The owner's most recent drafts that hold labels (and, by default, unsaved work); with
-        ``browser``, only those that browser wrote. Without their steps (see :meth:`claim_draft`)."""
+        """The owner's most recent drafts that hold labels (and, by default, unsaved work: their group, or an
+        unsaved group behind a switch to another); with ``browser``, only those that browser wrote. Without their
+        steps (see :meth:`claim_draft`)."""
+        holds = "(n_included + n_excluded > 0 AND saved=0)" if unsaved_only else "n_included + n_excluded > 0"
         with self.db.read() as db:
             rows = db.run(f"SELECT {_DRAFT_COLUMNS} FROM drafts WHERE corpus=? AND owner=? "
-                          "AND n_included + n_excluded > 0" + (" AND browser=?" if browser is not None else "")
-                          + (" AND saved=0" if unsaved_only else "") + " ORDER BY updated_at DESC LIMIT ?",
+                          f"AND ({holds} OR unsaved_behind > 0)" + (" AND browser=?" if browser is not None else "")
+                          + " ORDER BY updated_at DESC LIMIT ?",
                           (self.corpus, owner, *([browser] if browser is not None else []), limit))
         return [_draft(r) for r in rows]
 
@@ -583,7 +595,8 @@ class GroupStore:
             return bool(db.rowcount)
 
     def prune_drafts(self, now: datetime | None = None) -> int:
-        """Delete drafts that are saved or empty and untouched for SAVED_DRAFT_DAYS, and any draft
+        """Delete drafts that are saved or empty (and hold no unsaved group behind a switch) and untouched for
+        SAVED_DRAFT_DAYS, and any draft
         untouched for ABANDONED_DRAFT_DAYS; returns how many. An unsaved draft younger than that stays."""
         from datetime import timedelta
 
@@ -592,8 +605,8 @@ class GroupStore:
         abandoned = (now - timedelta(days=ABANDONED_DRAFT_DAYS)).isoformat(timespec="milliseconds")
         with self.db.tx() as db:
             gone = [t for (t,) in db.run(
-                "SELECT token FROM drafts WHERE corpus=? AND ((updated_at < ? AND (saved=1 OR n_included + n_excluded = 0))"
-                " OR updated_at < ?)", (self.corpus, done, abandoned))]
+                "SELECT token FROM drafts WHERE corpus=? AND ((updated_at < ? AND unsaved_behind = 0 AND "
+                "(saved=1 OR n_included + n_excluded = 0)) OR updated_at < ?)", (self.corpus, done, abandoned))]
             db.many("DELETE FROM draft_steps WHERE token=?", [(t,) for t in gone])
             db.many("DELETE FROM drafts WHERE token=?", [(t,) for t in gone])
         return len(gone)
@@ -608,7 +621,8 @@ class GroupStore:
             self.prune_drafts()
 
 
-_DRAFT_COLUMNS = "token, owner, updated_at, n_included, n_excluded, saved, meta_json, session_json, browser"
+_DRAFT_COLUMNS = ("token, owner, updated_at, n_included, n_excluded, saved, meta_json, session_json, browser, "
+                  "unsaved_behind")
 
 
 def _draft(r) -> Draft:
@@ -617,7 +631,7 @@ def _draft(r) -> Draft:
     except ValueError:
         meta = {}
     return Draft(r[0], r[1], r[2], int(r[3]), int(r[4]), bool(r[5]), meta if isinstance(meta, dict) else {}, r[7],
-                 r[8] or "")
+                 r[8] or "", unsaved_behind=int(r[9] or 0))
 
 
 def open_store(corpus: str, root: Path | None = None) -> GroupStore:

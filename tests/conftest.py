@@ -102,6 +102,23 @@ def xlsx_cells(data: bytes) -> dict[str, tuple[str, str]]:
     return out
 
 
+def import_again(root: Path, frame: pd.DataFrame, name: str = "tweets") -> None:
+    """Import ``frame`` (id, text, date, author) as corpus ``name`` again, over the earlier import, with random
+    384-d vectors (what a test of rows moving by a new import needs, in a second)."""
+    from core.corpus import ImportSpec, import_corpus
+
+    class Fake:
+        def get_sentence_embedding_dimension(self):
+            return 384
+
+        def encode(self, texts, **kw):
+            return np.random.default_rng(0).normal(size=(len(texts), 384)).astype(np.float32)
+
+    frame.to_csv(root / "again.csv", index=False)
+    import_corpus(ImportSpec(input=root / "again.csv", name=name, overwrite=True), root=root,
+                  model_loader=lambda n, d: Fake())
+
+
 def clustered_unit_vectors(n: int, dim: int, clusters: int = 7, seed: int = 0, spread: float = 0.3):
     rng = np.random.default_rng(seed)
     centres = rng.standard_normal((clusters, dim))

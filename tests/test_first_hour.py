@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.session import EXCLUDED, INCLUDED, UNLABELLED, Session
 from core.store import GroupStore
-from tests.conftest import ROOT
+from tests.conftest import ROOT, import_again
 from ui.text import unescape
 
 ANNOTATE = str(ROOT / "pages" / "1_Annotate.py")
@@ -178,6 +178,52 @@ def test_the_group_being_built_survives_a_reload_and_a_server_restart(tweets):
     assert counts(other) == n
 
 
+@pytest.mark.parametrize("left_for", ["a new empty group", "a saved group"])
+def test_a_new_tab_offers_the_unsaved_group_that_was_left_for_another(tweets, left_for):
+    """The tab's unsaved group was left for a new empty group, or for a saved group opened: the group is one Undo
+    away in that tab, and the tab is closed. A new tab offers that group, and restores it with the next group a
+    Redo away."""
+    at = annotate().run()
+    if left_for == "a saved group":
+        at = search(at, "praha")
+        at.text_input(key="save_name").set_value("hotovo").run()
+        at.button(key="save_btn").click().run()
+        at.button(key="new_btn").click().run()
+    at = search(at, "ockovani")
+    at.button(key=[b.key for b in at.button if b.key and b.key.startswith("tog_")][0]).click().run()
+    at.text_input(key="save_name").set_value("rozpracováno").run()
+    n = counts(at)
+    assert n == ["9", "1"]
+    if left_for == "a saved group":
+        at.selectbox(key="open_name").set_value("hotovo").run()
+        at.button(key="open_btn").click().run()
+        assert at.text_input(key="save_name").value == "hotovo"
+    else:
+        at.button(key="new_btn").click().run()
+        assert counts(at) == ["0", "0"]
+    assert any("is one Undo away" in m for m in messages(at)), messages(at)
+    other = annotate().run()  # the first tab closed; a new one
+    offer = [m for m in messages(other) if "You have an unsaved group" in m]
+    went = "a new empty group" if left_for == "a new empty group" else "the saved group ‘hotovo’"
+    assert offer and "rozpracováno" in offer[0] and "9 included, 1 excluded" in offer[0] and went in offer[0], offer
+    other.button(key="draft_restore").click().run()
+    assert counts(other) == n and other.text_input(key="save_name").value == "rozpracováno"
+    assert any("Restored the unsaved group" in m and went in m for m in messages(other)), messages(other)
+    other.button(key="redo").click().run()  # the group it was left for, a Redo away
+    assert other.text_input(key="save_name").value == ("" if left_for == "a new empty group" else "hotovo")
+    other.button(key="undo").click().run()
+    token = other.query_params["draft"]
+    token = token[0] if isinstance(token, list) else token
+    reloaded = annotate()  # the restored group is the new tab's own draft now: a reload of it brings it back
+    reloaded.query_params["draft"] = token
+    reloaded.run()
+    assert counts(reloaded) == n
+    from core.store import open_store
+
+    kept = open_store("tweets", tweets).drafts("local", unsaved_only=False)
+    assert [d.token for d in kept] == [token], "the closed tab's draft lives on in the new tab's, not twice"
+
+
 def labelled_ids(at, root) -> dict[str, int]:
     """The group of a tab by id (rows of the corpus's current import)."""
     import pandas as pd
@@ -186,20 +232,19 @@ def labelled_ids(at, root) -> dict[str, int]:
     return {str(ids.iloc[row]): label for row, label in at.session_state["session"].labels.items()}
 
 
-@pytest.mark.parametrize("back", ["reload", "new-tab", "open-tab"])
+@pytest.mark.parametrize("back", ["reload", "new-tab", "open-tab", "new-tab-after-new-empty-group"])
 def test_an_unsaved_group_outlives_a_new_import_of_its_corpus(tweets, back):
     """The corpus imported again (newest first, two of the group's texts gone): the texts move to other rows, and
-    the unsaved group comes back by its texts' ids, on a reload of its tab, offered in a new one, or at the next
-    click of the tab left open meanwhile."""
-    import numpy as np
+    the unsaved group comes back by its texts' ids, on a reload of its tab, offered in a new one (also when the tab
+    had left it for a new empty group), or at the next click of the tab left open meanwhile."""
     import pandas as pd
-
-    from core.corpus import ImportSpec, import_corpus
 
     at = search(annotate().run(), "ockovani")
     at.button(key=[b.key for b in at.button if b.key and b.key.startswith("tog_")][0]).click().run()
     at.text_input(key="save_name").set_value("rozpracováno").run()
     before = labelled_ids(at, tweets)
+    if back == "new-tab-after-new-empty-group":
+        at.button(key="new_btn").click().run()
     token = at.query_params["draft"]
     token = token if isinstance(token, str) else token[0]
     frame = pd.read_parquet(next((tweets / "tweets").glob("gen-*/corpus.parquet")))
@@ -208,17 +253,7 @@ def test_an_unsaved_group_outlives_a_new_import_of_its_corpus(tweets, back):
     frame = frame[~frame["id"].isin(gone)].iloc[::-1][["id", "text", "date", "author"]]
     kept = sorted(i for i, v in before.items() if v == INCLUDED)[2]  # a new tweet that is a copy of one of them
     frame = pd.concat([frame, frame[frame["id"] == kept].assign(id="copy-1")], ignore_index=True)
-    frame.to_csv(tweets / "again.csv", index=False)
-
-    class Fake:  # the vectors do not matter here: the rows do
-        def get_sentence_embedding_dimension(self):
-            return 384
-
-        def encode(self, texts, **kw):
-            return np.random.default_rng(0).normal(size=(len(texts), 384)).astype(np.float32)
-
-    import_corpus(ImportSpec(input=tweets / "again.csv", name="tweets", overwrite=True), root=tweets,
-                  model_loader=lambda n, d: Fake())
+    import_again(tweets, frame)  # the vectors do not matter here: the rows do
     if back == "open-tab":  # nothing cleared: the page sees the new import by its manifest, as a server would;
         # the click's callback runs before the page, on the group as the tab had it
         again = at.button(key="btn_suggest").click().run()

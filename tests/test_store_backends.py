@@ -118,6 +118,30 @@ def test_a_version_saved_after_undo_and_redo_holds_what_the_annotator_saw(make_s
     assert [e["kind"] for e in s.journal("work1")].count("redo") == 6  # t3's event, then Suggest's five
 
 
+def test_an_unsaved_group_behind_a_switch_is_listed_kept_and_rebuilt_by_id(make_store):
+    """A draft whose group now is a saved one opened (or a new empty one), with the unsaved group it left one Undo
+    behind: listed among the unsaved work a new tab offers, never pruned as saved, and that group rebuilt by id."""
+    from datetime import datetime, timedelta, timezone
+
+    s = make_store()
+    ids = [f"t{i}" for i in range(50)]
+    sess = Session()
+    sess.add_search("keyword", {"query": "flood"}, range(6))
+    sess.toggle(2)
+    switch = sess.switch_to([40, 41], [], "open", group="done", left_unsaved={"included": 5, "excluded": 1})
+    sess.toggle(41)  # a step in the group opened: the unsaved one is two Undos behind now
+    assert sess.unsaved_behind() == (2, switch)
+    for token, behind in [("left", 6), ("saved", 0)]:
+        assert s.sync_draft(token, "alice", keep=0, steps=sess.unsynced_steps(), n_included=1, n_excluded=1,
+                            saved=True, browser="", writer="w", journal=journal_of(sess, ids), unsaved_behind=behind)
+    assert [d.token for d in s.drafts("alice")] == ["left"] and s.drafts("alice")[0].unsaved_behind == 6
+    later = datetime.now(timezone.utc) + timedelta(days=3)  # past the days a saved draft is kept
+    assert s.prune_drafts(later) == 1 and [d.token for d in s.drafts("alice", unsaved_only=False)] == ["left"]
+    assert s.work_labels("left", before_step=switch.id) == {**{f"t{i}": 1 for i in range(6) if i != 2}, "t2": -1}
+    assert s.work_labels("left") == {"t40": 1, "t41": -1}
+    assert s.work_labels("left", before_step="never-taken") == {}
+
+
 def test_saving_over_a_version_someone_saved_meanwhile_asks_first(make_store):
     s = make_store()
     s.save("g", ["1"], [], saved_by="alice")

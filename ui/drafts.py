@@ -16,7 +16,7 @@ from core import annotate
 from core.corpus import Corpus
 from core.session import INCLUDED, Session, step_dict
 from core.store import DatabaseError, Draft, GroupStore
-from ui.text import md
+from ui.text import md, quoted
 from ui import access, group, resources
 
 
@@ -68,17 +68,19 @@ def _restore_from_url(name: str, c: Corpus) -> None:
         getattr(st, "toast" if said[0] == "success" else said[0])(said[1])
 
 
-def restore(d: Draft, c: Corpus, store: GroupStore, token: str | None = None) -> tuple[str, str] | None:
+def restore(d: Draft, c: Corpus, store: GroupStore, token: str | None = None, behind: bool = False
+            ) -> tuple[str, str] | None:
     """Make the draft ``d`` this tab's group: with ``token`` (a reload: the draft is this tab's own) going on
-    writing it, otherwise copied into this tab's draft. A draft built on an earlier import of the corpus is rebuilt
+    writing it, otherwise copied into this tab's draft; with ``behind`` (a new tab's offer of a draft whose unsaved
+    work is a group behind a switch: offered_counts), back at that group, the ones after it a Redo away. A draft built on an earlier import of the corpus is rebuilt
     by its texts' ids (on_this_import) under a new token, and its old draft deleted. Returns (kind, what to tell the
     user): "success", "warning" (rebuilt), or "error" (it cannot be restored; the draft is left as it is); None
     for an empty draft that cannot be."""
-    moved = on_this_import(d, c, store)
+    moved = on_this_import(d, c, store, behind)
     if moved is None:
         return ("error", "Your unsaved group was built on an earlier import of this corpus and cannot be restored "
                 "(rows changed, and it was written before label events kept its texts' ids). Saved groups are not "
-                "affected.") if d.n_included + d.n_excluded else None
+                "affected.") if d.n_included + d.n_excluded or (behind and unsaved_left(d)) else None
     if moved[0] is not d:
         message = adopt_moved(c.name, moved)  # under a new token: the old steps name old rows
         store.delete_draft(d.token, owner(), draft_browser())
@@ -86,27 +88,56 @@ def restore(d: Draft, c: Corpus, store: GroupStore, token: str | None = None) ->
     if token:
         st.session_state["draft_token"] = token
     adopt_draft(d, own=token is not None)
+    if behind and (left := unsaved_left(d)):
+        for _ in range(left["undos"]):
+            group.undo()
+        return "success", (f"Restored the unsaved group you were building ({left['included']:,} included, "
+                           f"{left['excluded']:,} excluded). Redo (Alt+Y) takes you to {went_on_to(left)} again.")
     return "success", (f"Restored the group you were building ({d.n_included:,} included, {d.n_excluded:,} "
                        "excluded)." if d.n_included + d.n_excluded else
                        "Restored your work: the group is empty now; Undo (Alt+Z) takes back its last step.")
 
 
-def on_this_import(d: Draft, c: Corpus, store: GroupStore) -> tuple[Draft, int] | None:
+def unsaved_left(d: Draft) -> dict | None:
+    """What a new tab offers of the draft ``d`` when its unsaved work is a group that a switch left (the group now
+    is empty or saved): that group's counts and fields (meta), how many Undos bring it back, and the switch (its
+    step id, action and the group it opened)."""
+    left = d.meta.get("behind")
+    if (d.unsaved_behind and isinstance(left, dict) and {"included", "excluded", "undos", "step"} <= left.keys()
+            and not (d.n_included + d.n_excluded and not d.saved)):
+        return left
+    return None
+
+
+def went_on_to(left: dict) -> str:
+    """What the switch of unsaved_left went on to, in words."""
+    if left.get("action") == "new":
+        return "a new empty group"
+    if left.get("group"):
+        return f"the saved group {quoted(str(left['group']))}"
+    return "a cluster's group" if left.get("action") == "cluster" else "another group"
+
+
+def on_this_import(d: Draft, c: Corpus, store: GroupStore, behind: bool = False) -> tuple[Draft, int] | None:
     """``d`` as a draft of this import of the corpus, and how many of its texts the corpus no longer holds. A draft
     built on an earlier import (its steps name that import's rows, which move when a corpus is imported again) is
-    rebuilt by id from its label events: one step that gives each of its texts still in the corpus its label. None
-    when that cannot be done (a draft written before label events)."""
+    rebuilt by id from its label events: one step that gives each of its texts still in the corpus its label (with
+    ``behind``, of the unsaved group a switch left: unsaved_left). None when that cannot be done (a draft written
+    before label events)."""
     here = c.manifest.get("data_dir")
     if d.meta.get("generation") == here:
         return d, 0
-    labels = store.work_labels(d.token)
+    left = unsaved_left(d) if behind else None
+    labels = store.work_labels(d.token, before_step=left["step"]) if left else store.work_labels(d.token)
     if not labels:
         return None
     step, gone = annotate.rebuilt_on_import(labels, c.id_index)
     n_inc = sum(1 for *_, v in step.changes if v == INCLUDED)
-    meta = {**d.meta, "generation": here, "redo_meta": {}}
+    fields = left.get("meta") if left else {}
+    meta = {**d.meta, **(fields if isinstance(fields, dict) else {}), "generation": here, "redo_meta": {},
+            "behind": {}}
     return dataclasses.replace(d, steps=(step_dict(step),), undone=(), session_json="", n_included=n_inc,
-                               n_excluded=len(step.changes) - n_inc, meta=meta), gone
+                               n_excluded=len(step.changes) - n_inc, saved=False, unsaved_behind=0, meta=meta), gone
 
 
 def moved_message(d: Draft, gone: int) -> str:
@@ -171,9 +202,16 @@ def _write(name: str, c: Corpus, s: Session, token: str, saved: bool) -> None:
     db = resources.store(name)
     undone = {step.id for step in s.undone}
     redo_meta = {k: v for k, v in st.session_state.get("redo_meta", {}).items() if k in undone}
+    left = {}
+    if behind := s.unsaved_behind():  # an unsaved group that a switch left: a new tab offers it too
+        undos, switch = behind
+        left = {**switch.params["left_unsaved"], "meta": switch.params.get("previous_meta", {}), "undos": undos,
+                "step": switch.id, "action": switch.params.get("action"), "group": switch.params.get("group")}
     fields = dict(browser=access.browser_id(), writer=draft_writer(), n_included=counts["included"],
                   n_excluded=counts["excluded"], saved=saved,
-                  meta={**group.meta(), "generation": c.manifest.get("data_dir"), "redo_meta": redo_meta})
+                  unsaved_behind=left.get("included", 0) + left.get("excluded", 0),
+                  meta={**group.meta(), "generation": c.manifest.get("data_dir"), "redo_meta": redo_meta,
+                        "behind": left})
 
     def with_ids(entries):  # the journal names texts by id (rows belong to one import)
         rows = [row for e in entries for row, _, _ in e["changes"]]

@@ -100,7 +100,8 @@ def switch_group(included_rows, excluded_rows, action: str, **fields: str) -> st
     before = s.counts()
     was_unsaved = unsaved(s)
     opened = {"group": fields["name"], "version": fields["version"]} if "version" in fields else {}
-    s.switch_to(included_rows, excluded_rows, action, previous_meta=dict(meta()), **opened)  # the journal says which
+    left = {"left_unsaved": {"included": before["included"], "excluded": before["excluded"]}} if was_unsaved else {}
+    s.switch_to(included_rows, excluded_rows, action, previous_meta=dict(meta()), **opened, **left)  # journal: which
     set_meta(name=fields.get("name", ""), notes=fields.get("notes", ""),
              annotator=fields.get("annotator", meta().get("annotator", "")))
     st.session_state["save_overwrite"] = False
@@ -126,6 +127,11 @@ def undo() -> str:
 def redo() -> str:
     """Put back the step the last Undo took (a switch brings back the fields it had); a message."""
     s = session()
+    if s.undone and s.undone[-1].method == SWITCH:  # the group it leaves again may have been saved meanwhile
+        c = s.counts()
+        s.undone[-1].params.pop("left_unsaved", None)
+        if unsaved(s):
+            s.undone[-1].params["left_unsaved"] = {"included": c["included"], "excluded": c["excluded"]}
     step = s.redo()
     if step is None:
         return "Nothing to redo."

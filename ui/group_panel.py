@@ -119,7 +119,7 @@ def offer_draft(c: Corpus, session: Session, store: GroupStore, say: Say) -> Non
         if restore:
             d = store.claim_draft(token, drafts.owner(), browser=access.browser_id(), writer=drafts.draft_writer(),
                                   any_browser=browser is None)
-            said = drafts.restore(d, c, store) if d is not None else None
+            said = drafts.restore(d, c, store, behind=True) if d is not None else None
             if said:
                 say(*said)
             if said and said[0] == "error":
@@ -131,10 +131,12 @@ def offer_draft(c: Corpus, session: Session, store: GroupStore, say: Say) -> Non
     for d in store.drafts(drafts.owner(), browser=drafts.draft_browser(), limit=2):
         if d.token == st.session_state.get("draft_token"):
             continue
-        box = st.container(border=True)
+        box, left = st.container(border=True), drafts.unsaved_left(d)
+        name, n_inc, n_exc = ((str((left.get("meta") or {}).get("name") or ""), left["included"], left["excluded"])
+                              if left else (d.meta.get("name"), d.n_included, d.n_excluded))
         box.info(f"You have an unsaved group from {d.updated_at[:16].replace('T', ' ')} UTC"
-                 f"{' named ' + quoted(d.meta.get('name')) if d.meta.get('name') else ''}: "
-                 f"{d.n_included:,} included, {d.n_excluded:,} excluded.")
+                 f"{' named ' + quoted(name) if name else ''}: {n_inc:,} included, {n_exc:,} excluded"
+                 + (f", which you left for {drafts.went_on_to(left)}." if left else "."))
         r1, r2, _ = box.columns([1, 1, 4])
         r1.button("Restore it", on_click=on_draft, args=(d.token, True), type="primary", key="draft_restore")
         r2.button("Discard it", on_click=on_draft, args=(d.token, False), key="draft_discard")
