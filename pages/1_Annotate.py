@@ -65,6 +65,8 @@ keyword_form.draw(name, corpus, on_submit=on_keyword)
 def results() -> None:
     """Counters, semantic searches and the result list: a click here reruns only this part."""
     try:
+        if resources.imported_again(name, corpus):  # this part's corpus is the earlier import: the page takes the new
+            st.rerun(scope="app")  # (the click's change is written first, by the earlier import's ids: finally)
         _results()
     finally:
         drafts.autosave(name, corpus, session)  # every change, also from a fragment-only rerun

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from tests.browser import browser_page, metrics, require_browser, streamlit_server, untick_row, wait_idle
-from tests.conftest import xlsx_cells
+from tests.conftest import import_again, xlsx_cells
 
 pytestmark = pytest.mark.slow  # a real server and chromium
 
@@ -613,6 +613,33 @@ def test_a_page_that_stops_still_lists_the_pages(tmp_path, tweets_root):
             page.get_by_text("The groups' database cannot be used").wait_for(timeout=90_000)
             wait_idle(page)
             assert page.locator("[data-testid='stSidebar'] [data-testid='stPageLink']").count() == 9, where
+
+
+def test_a_click_after_a_new_import_takes_the_group_onto_it_without_a_reload(server):
+    """A tab left open while its corpus was imported again (newest first): a click in the results reruns only that
+    part of the page, which had kept the earlier import and showed it until a reload. Now that click takes the page
+    onto the new import at once, the group rebuilt by its texts' ids, the click's own change in it."""
+    url, root = server
+    with browser_page() as page:
+        open_annotate(page, url)
+        keyword_search(page, "ockovani")
+        assert metrics(page)[:2] == ["10", "0"]
+        frame = pd.read_parquet(next((root / "tweets").glob("gen-*/corpus.parquet")))
+        import_again(root, frame.iloc[::-1][["id", "text", "date", "author"]])
+        toggles = page.locator('[class*="st-key-tog_"] button:visible')
+        row = 'xpath=ancestor::*[contains(@class, "st-key-tog_")]/..'  # a toggle's row: the button, text, caption
+        first = [line for line in toggles.first.locator(row).inner_text().splitlines() if line][1]  # its text
+        toggles.first.click()
+        page.get_by_text("rebuilt by its texts' ids").first.wait_for(timeout=60_000)
+        wait_idle(page)
+        assert metrics(page)[:2] == ["9", "1"]
+        assert page.get_by_role("radio", name="Included").is_checked(), "the group itself is shown"
+        page.locator("[data-testid=stRadioGroup]").get_by_text("Excluded", exact=True).click()
+        wait_idle(page)
+        shown = page.locator('[class*="st-key-tog_"] button:visible')
+        assert shown.count() == 1
+        excluded = [line for line in shown.first.locator(row).inner_text().splitlines() if line][1]
+        assert excluded[:60] == first[:60], "the text clicked is the one excluded"  # (links shown unlinked here)
 
 
 def test_a_page_that_sends_you_to_annotate_links_there_keeping_the_group(server):

@@ -34,6 +34,17 @@ def stamp(name: str) -> float:
     return mf.stat().st_mtime if mf.exists() else 0.0
 
 
+def imported_again(name: str, c: Corpus) -> bool:
+    """The corpus was imported again since ``c`` was loaded: a part of a page that reruns alone (a fragment) still
+    holds the earlier import, and the whole page must run to take the new one (ui.drafts brings the group over)."""
+    from core.corpus import load_manifest
+
+    try:
+        return load_manifest(name).get("data_dir") != c.manifest.get("data_dir")
+    except CorpusError:
+        return False  # the page's own run says what is wrong
+
+
 def _settled(resource):
     """A long-lived resource, just built: every object alive now (the server's modules, the corpus,
     its indexes) leaves the garbage collector's view. They live as long as the server, and at ten
