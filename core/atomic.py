@@ -14,9 +14,14 @@ import numpy as np
 
 
 @contextmanager
-def atomic_path(target: Path) -> Iterator[Path]:
-    """Yield a temporary path beside ``target``; rename it onto ``target`` on success."""
+def atomic_path(target: Path, cache: bool = False) -> Iterator[Path]:
+    """Yield a temporary path beside ``target``; rename it onto ``target`` on success. Its folder is made where
+    missing, except for a ``cache`` (what a page computes once and keeps beside an import): its folder gone means
+    the corpus was imported again meanwhile, and it must not come back (FileNotFoundError: the caller keeps what it
+    computed in memory, as where the folder cannot be written)."""
     target = Path(target)
+    if cache and not target.parent.is_dir():
+        raise FileNotFoundError(f"{target.parent} is gone (the corpus was imported again)")
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     os.close(fd)
@@ -32,19 +37,19 @@ def atomic_path(target: Path) -> Iterator[Path]:
             tmp_path.unlink()
 
 
-def save_npy(target: Path, array: np.ndarray) -> None:
-    with atomic_path(target) as tmp:
+def save_npy(target: Path, array: np.ndarray, cache: bool = False) -> None:
+    with atomic_path(target, cache) as tmp:
         with open(tmp, "wb") as fh:
             np.save(fh, array)
 
 
-def save_json(target: Path, obj: Any) -> None:
-    with atomic_path(target) as tmp:
+def save_json(target: Path, obj: Any, cache: bool = False) -> None:
+    with atomic_path(target, cache) as tmp:
         tmp.write_text(json.dumps(obj, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
 
 
-def save_parquet(target: Path, frame) -> None:
-    with atomic_path(target) as tmp:
+def save_parquet(target: Path, frame, cache: bool = False) -> None:
+    with atomic_path(target, cache) as tmp:
         frame.to_parquet(tmp, index=False)
 
 

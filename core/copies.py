@@ -127,7 +127,7 @@ def load_or_build(folder: Path, texts: Sequence[str]) -> Copies:
             log.warning("%s cannot be read (%s); computed again", path, exc)
     copies = Copies(codes_of(texts))
     try:
-        save_npy(path, copies.codes)
+        save_npy(path, copies.codes, cache=True)
         for old in Path(folder).glob("copies-v*.npy"):  # an earlier rule's codes
             if old.name != FILE:
                 old.unlink()

@@ -62,7 +62,8 @@ def save(data: Path, rows: np.ndarray, texts: list[str]) -> None:
     from core.atomic import save_parquet
 
     try:
-        save_parquet(Path(data) / FILE, pd.DataFrame({"row": rows, "text": pd.Series(texts, dtype=object)}))
+        save_parquet(Path(data) / FILE, pd.DataFrame({"row": rows, "text": pd.Series(texts, dtype=object)}),
+                     cache=True)
     except OSError as exc:  # a read-only data root: kept in memory only
         log.warning("could not save the hover sample to %s (%s)", Path(data) / FILE, exc)
 

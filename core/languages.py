@@ -113,7 +113,7 @@ def kept_or_detected(data: Path, texts, seed: int = 0) -> dict[str, float]:
             log.warning("%s is unreadable (%s); detecting the languages again", f, exc)
     shares = shares_of([str(t) for t in texts.take(sample_rows(len(texts), seed=seed)).tolist()])
     try:
-        save_json(f, {"edition": EDITION, "shares": shares})
+        save_json(f, {"edition": EDITION, "shares": shares}, cache=True)
     except OSError as exc:  # a read-only data root: detected again in the next process
         log.warning("could not save the languages to %s (%s)", f, exc)
     return shares

@@ -150,3 +150,21 @@ def test_leftovers_of_older_versions_are_listed_restored_and_purged(tmp_path, ol
         trash.restore_groups(leftover, old_corpus)  # never overwrites live groups
     assert trash.main(["--purge"]) == 2 and leftover.exists()  # asks for --yes
     assert trash.main(["--purge", "--yes"]) == 0 and not leftover.exists()
+
+
+def test_what_a_page_computes_for_an_import_that_is_gone_does_not_bring_its_folder_back(tmp_path):
+    """A tab still on the earlier import computes Suggest's word matrix or the copies of its texts after a new
+    import removed that import's folder: they serve the tab from memory and leave no folder behind (it had come
+    back, holding the one cache, until the next import removed it again)."""
+    from core import copies
+    from core.search.lexical import WordIndex
+
+    live, gone = tmp_path / "gen-new", tmp_path / "gen-old"
+    live.mkdir()
+    texts = ["povodně na Moravě", "povodně na Moravě", "vakcína proti covidu"]
+    for folder in (live, gone):
+        words = WordIndex(texts, folder / "words.npz")
+        assert words.matrix.shape[0] == 3
+        assert copies.load_or_build(folder, texts).codes.tolist()[0] == copies.load_or_build(folder, texts).codes[1]
+    assert sorted(p.name for p in live.iterdir()) == sorted(["words.npz", copies.FILE]), "kept where the import is"
+    assert not gone.exists()

@@ -258,7 +258,7 @@ def _save(path: Path, m: sp.csr_matrix) -> None:
     from core.atomic import atomic_path
 
     try:
-        with atomic_path(path) as tmp:
+        with atomic_path(path, cache=True) as tmp:
             with open(tmp, "wb") as fh:
                 sp.save_npz(fh, m, compressed=False)
     except OSError as exc:  # a read-only data root: keep it in memory only
