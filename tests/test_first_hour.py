@@ -224,6 +224,30 @@ def test_a_new_tab_offers_the_unsaved_group_that_was_left_for_another(tweets, le
     assert [d.token for d in kept] == [token], "the closed tab's draft lives on in the new tab's, not twice"
 
 
+def test_an_offered_group_names_the_unsaved_one_it_was_switched_to_from(tweets):
+    """A saved group opened over an unsaved one, then changed: a new tab offers the changed group, and says that the
+    unsaved group before it is there too, which Undo brings back once restored."""
+    at = search(annotate().run(), "praha")
+    at.text_input(key="save_name").set_value("hotovo").run()
+    at.button(key="save_btn").click().run()
+    at.button(key="new_btn").click().run()
+    at = search(at, "ockovani")
+    at.button(key=[b.key for b in at.button if b.key and b.key.startswith("tog_")][0]).click().run()
+    at.text_input(key="save_name").set_value("rozpracováno").run()
+    at.selectbox(key="open_name").set_value("hotovo").run()
+    at.button(key="open_btn").click().run()
+    at.button(key=[b.key for b in at.button if b.key and b.key.startswith("tog_")][0]).click().run()  # changed
+    changed = counts(at)
+    other = annotate().run()
+    offer = [m for m in messages(other) if "You have an unsaved group" in m]
+    assert offer and "hotovo" in offer[0] and "another unsaved group (9 included, 1 excluded)" in offer[0], offer
+    other.button(key="draft_restore").click().run()
+    assert counts(other) == changed and other.text_input(key="save_name").value == "hotovo"
+    other.button(key="undo").click().run()
+    other.button(key="undo").click().run()
+    assert counts(other) == ["9", "1"] and other.text_input(key="save_name").value == "rozpracováno"
+
+
 def labelled_ids(at, root) -> dict[str, int]:
     """The group of a tab by id (rows of the corpus's current import)."""
     import pandas as pd

@@ -109,6 +109,16 @@ def unsaved_left(d: Draft) -> dict | None:
     return None
 
 
+def also_behind(d: Draft) -> str:
+    """For a draft offered for its own unsaved group: the unsaved group a switch to it left (for a cluster's group, or
+    a saved group opened and changed since), in words; else ""."""
+    left = d.meta.get("behind")
+    if not d.unsaved_behind or not isinstance(left, dict) or not {"included", "excluded", "undos"} <= left.keys():
+        return ""
+    return (f" Before it you were building another unsaved group ({left['included']:,} included, "
+            f"{left['excluded']:,} excluded): once this one is restored, Undo takes you back to it.")
+
+
 def went_on_to(left: dict) -> str:
     """What the switch of unsaved_left went on to, in words."""
     if left.get("action") == "new":
