@@ -519,10 +519,10 @@ class GroupStore:
         """Bring the draft ``token`` in step with a session: its first ``keep`` steps stay, later ones are
         replaced by ``steps``; so with the steps Redo can put back (``keep_undone``, ``undone``: written at
         seq -1, -2, ...), how many texts the unsaved group behind a switch holds (``unsaved_behind``: work
-        that a new tab offers even when the group now is empty or saved); and the new ``journal`` entries (with ids for rows: see append_journal) are
-        appended as ``who``'s (default: the owner), all in one transaction. Creates the draft when it does not
-        exist. False, and nothing written, when the draft belongs to another owner or another writer took it
-        over."""
+        that a new tab offers even when the group now is empty or saved); and the new ``journal`` entries (with
+        ids for rows: see append_journal) are appended as ``who``'s (default: the owner), all in one transaction.
+        Creates the draft when it does not exist. False, and nothing written, when the draft belongs to another
+        owner or another writer took it over."""
         now = _now()
         with self.db.tx() as db:
             lock = " FOR UPDATE" if self.db.dialect == "postgresql" else ""
@@ -596,8 +596,8 @@ class GroupStore:
 
     def prune_drafts(self, now: datetime | None = None) -> int:
         """Delete drafts that are saved or empty (and hold no unsaved group behind a switch) and untouched for
-        SAVED_DRAFT_DAYS, and any draft
-        untouched for ABANDONED_DRAFT_DAYS; returns how many. An unsaved draft younger than that stays."""
+        SAVED_DRAFT_DAYS, and any draft untouched for ABANDONED_DRAFT_DAYS; returns how many. An unsaved draft
+        younger than that stays."""
         from datetime import timedelta
 
         now = now or datetime.now(timezone.utc)

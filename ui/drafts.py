@@ -72,10 +72,10 @@ def restore(d: Draft, c: Corpus, store: GroupStore, token: str | None = None, be
             ) -> tuple[str, str] | None:
     """Make the draft ``d`` this tab's group: with ``token`` (a reload: the draft is this tab's own) going on
     writing it, otherwise copied into this tab's draft; with ``behind`` (a new tab's offer of a draft whose unsaved
-    work is a group behind a switch: offered_counts), back at that group, the ones after it a Redo away. A draft built on an earlier import of the corpus is rebuilt
-    by its texts' ids (on_this_import) under a new token, and its old draft deleted. Returns (kind, what to tell the
-    user): "success", "warning" (rebuilt), or "error" (it cannot be restored; the draft is left as it is); None
-    for an empty draft that cannot be."""
+    work is a group behind a switch: unsaved_left), back at that group, the steps after it a Redo away. A draft
+    built on an earlier import of the corpus is rebuilt by its texts' ids (on_this_import) under a new token, and its
+    old draft deleted. Returns (kind, what to tell the user): "success", "warning" (rebuilt), or "error" (it cannot
+    be restored; the draft is left as it is); None for an empty draft that cannot be."""
     moved = on_this_import(d, c, store, behind)
     if moved is None:
         return ("error", "Your unsaved group was built on an earlier import of this corpus and cannot be restored "
