@@ -261,7 +261,7 @@ def _follow_new_import(name: str, c: Corpus) -> None:
         return
     store = resources.store(name)
     d = store.load_draft(token) if token else None
-    said = restore(d, c, store) if d is not None and d.owner == owner() else None
+    said = restore(d, c, store, behind=True) if d is not None and d.owner == owner() else None
     if said is None or said[0] == "error":
         st.session_state["session"] = Session()  # not the URL's draft either: it is the same earlier group
         st.warning("The corpus was imported again while you were building your group, and the group could not be "
