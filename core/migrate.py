@@ -92,12 +92,12 @@ def migrate(src: GroupStore, dst: GroupStore) -> Report:
                        [(new_vid, i, v, n) for n, (i, v) in enumerate(order)])
                 count["versions"] = count.get("versions", 0) + 1
         for r in s.run("SELECT token, owner, browser, writer, created_at, updated_at, n_included, n_excluded, saved, "
-                       "meta_json, session_json FROM drafts WHERE corpus=?", (src.corpus,)):
+                       "meta_json, session_json, unsaved_behind FROM drafts WHERE corpus=?", (src.corpus,)):
             if d.one("SELECT 1 FROM drafts WHERE token=?", (r[0],)):
                 continue
             d.run("INSERT INTO drafts (token, corpus, owner, browser, writer, created_at, updated_at, n_included, "
-                  "n_excluded, saved, meta_json, session_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                  (r[0], dst.corpus, *r[1:]))
+                  "n_excluded, saved, meta_json, session_json, unsaved_behind) "
+                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (r[0], dst.corpus, *r[1:]))
             d.many("INSERT INTO draft_steps (token, seq, step_json) VALUES (?, ?, ?)",
                    s.run("SELECT token, seq, step_json FROM draft_steps WHERE token=? ORDER BY seq", (r[0],)))
             count["drafts"] = count.get("drafts", 0) + 1
