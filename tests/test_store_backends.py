@@ -388,7 +388,8 @@ def test_migrate_copies_everything_verifies_and_can_run_again(tmp_path, pg_serve
     src.save("deleted one", ["t5"], [])
     src.delete("deleted one")
     src.sync_draft("tok", "alice", keep=0, steps=[], n_included=0, n_excluded=0, saved=False, browser="", writer="w")
-    src.sync_draft("left", "alice", keep=0, steps=[], n_included=0, n_excluded=0, saved=False, browser="", writer="w",
+    left = f"left-{name}"  # draft tokens are one key across the shared server's corpora
+    src.sync_draft(left, "alice", keep=0, steps=[], n_included=0, n_excluded=0, saved=False, browser="", writer="w",
                    meta={"behind": {"included": 7, "excluded": 1}}, unsaved_behind=8)  # a group left for a new one
     src.create_topic("floods", "guidelines", created_by="lead")
     src.save(src.assign("floods", "alice"), ["t1"], [], topic="floods")
@@ -400,7 +401,7 @@ def test_migrate_copies_everything_verifies_and_can_run_again(tmp_path, pg_serve
     assert sorted(dst.membership("g", 1)[1]) == ["t2"]
     assert [g.name for g in dst.list(include_deleted=True)] == [g.name for g in src.list(include_deleted=True)]
     assert dst.load_draft("tok") is not None and [a.annotator for a in dst.assignments("floods")] == ["alice"]
-    assert [(d.token, d.unsaved_behind) for d in dst.drafts("alice")] == [("left", 8)], "still offered, not pruned"
+    assert [(d.token, d.unsaved_behind) for d in dst.drafts("alice")] == [(left, 8)], "still offered, not pruned"
     assert dst.decisions("floods") == src.decisions("floods") and len(dst.decisions("floods")) == 2
     assert dst.assignments("floods")[0].counted == 1 == src.assignments("floods")[0].counted
     assert store_job.main(["migrate", "--corpus", name, "--to", pg_server.dsn]) == 0  # again: nothing new
