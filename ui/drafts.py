@@ -87,9 +87,9 @@ def restore(d: Draft, c: Corpus, store: GroupStore, token: str | None = None, be
         return "warning", message
     if token:
         st.session_state["draft_token"] = token
-    adopt_draft(d, own=token is not None)
-    if behind and (left := unsaved_left(d)):
-        for _ in range(left["undos"]):
+    s = adopt_draft(d, own=token is not None)
+    if behind and (left := unsaved_left(d)) and (back := s.unsaved_behind()):
+        for _ in range(back[0]):
             group.undo()
         return "success", (f"Restored the unsaved group you were building ({left['included']:,} included, "
                            f"{left['excluded']:,} excluded). Redo (Alt+Y) takes you to {went_on_to(left)} again.")
@@ -98,22 +98,22 @@ def restore(d: Draft, c: Corpus, store: GroupStore, token: str | None = None, be
                        "Restored your work: the group is empty now; Undo (Alt+Z) takes back its last step.")
 
 
-def unsaved_left(d: Draft) -> dict | None:
-    """What a new tab offers of the draft ``d`` when its unsaved work is a group that a switch left (the group now
-    is empty or saved): that group's counts and fields (meta), how many Undos bring it back, and the switch (its
-    step id, action and the group it opened)."""
+def _behind(d: Draft) -> dict | None:
+    """The unsaved group a switch left in the draft ``d`` (Session.unsaved_behind), as its autosave described it
+    for a list of drafts, read without their steps: its counts, name, and what it was left for (action, group)."""
     left = d.meta.get("behind")
-    if (d.unsaved_behind and isinstance(left, dict) and {"included", "excluded", "undos", "step"} <= left.keys()
-            and not (d.n_included + d.n_excluded and not d.saved)):
-        return left
-    return None
+    return left if d.unsaved_behind and isinstance(left, dict) and {"included", "excluded"} <= left.keys() else None
+
+
+def unsaved_left(d: Draft) -> dict | None:
+    """_behind, where it is the draft's unsaved work that a new tab offers: the draft's own group is empty or saved."""
+    return None if d.n_included + d.n_excluded and not d.saved else _behind(d)
 
 
 def also_behind(d: Draft) -> str:
     """For a draft offered for its own unsaved group: the unsaved group a switch to it left (for a cluster's group, or
     a saved group opened and changed since), in words; else ""."""
-    left = d.meta.get("behind")
-    if not d.unsaved_behind or not isinstance(left, dict) or not {"included", "excluded", "undos"} <= left.keys():
+    if (left := _behind(d)) is None:
         return ""
     return (f" Before it you were building another unsaved group ({left['included']:,} included, "
             f"{left['excluded']:,} excluded): once this one is restored, Undo takes you back to it.")
@@ -137,15 +137,14 @@ def on_this_import(d: Draft, c: Corpus, store: GroupStore, behind: bool = False)
     here = c.manifest.get("data_dir")
     if d.meta.get("generation") == here:
         return d, 0
-    left = unsaved_left(d) if behind else None
-    labels = store.work_labels(d.token, before_step=left["step"]) if left else store.work_labels(d.token)
+    switch = Session.from_history(d.steps).unsaved_behind() if behind and unsaved_left(d) else None
+    labels = store.work_labels(d.token, before_step=switch[1].id) if switch else store.work_labels(d.token)
     if not labels:
         return None
     step, gone = annotate.rebuilt_on_import(labels, c.id_index)
     n_inc = sum(1 for *_, v in step.changes if v == INCLUDED)
-    fields = left.get("meta") if left else {}
-    meta = {**d.meta, **(fields if isinstance(fields, dict) else {}), "generation": here, "redo_meta": {},
-            "behind": {}}
+    fields = switch[1].params.get("previous_meta", {}) if switch else {}  # that group's name and notes
+    meta = {**d.meta, **fields, "generation": here, "redo_meta": {}, "behind": {}}
     return dataclasses.replace(d, steps=(step_dict(step),), undone=(), session_json="", n_included=n_inc,
                                n_excluded=len(step.changes) - n_inc, saved=False, unsaved_behind=0, meta=meta), gone
 
@@ -214,9 +213,9 @@ def _write(name: str, c: Corpus, s: Session, token: str, saved: bool) -> None:
     redo_meta = {k: v for k, v in st.session_state.get("redo_meta", {}).items() if k in undone}
     left = {}
     if behind := s.unsaved_behind():  # an unsaved group that a switch left: a new tab offers it too
-        undos, switch = behind
-        left = {**switch.params["left_unsaved"], "meta": switch.params.get("previous_meta", {}), "undos": undos,
-                "step": switch.id, "action": switch.params.get("action"), "group": switch.params.get("group")}
+        p = behind[1].params  # what a list of drafts (without their steps) shows of it
+        left = {**p["left_unsaved"], "name": p.get("previous_meta", {}).get("name", ""), "action": p.get("action"),
+                "group": p.get("group")}
     fields = dict(browser=access.browser_id(), writer=draft_writer(), n_included=counts["included"],
                   n_excluded=counts["excluded"], saved=saved,
                   unsaved_behind=left.get("included", 0) + left.get("excluded", 0),

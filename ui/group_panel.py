@@ -132,8 +132,8 @@ def offer_draft(c: Corpus, session: Session, store: GroupStore, say: Say) -> Non
         if d.token == st.session_state.get("draft_token"):
             continue
         box, left = st.container(border=True), drafts.unsaved_left(d)
-        name, n_inc, n_exc = ((str((left.get("meta") or {}).get("name") or ""), left["included"], left["excluded"])
-                              if left else (d.meta.get("name"), d.n_included, d.n_excluded))
+        name, n_inc, n_exc = ((left.get("name"), left["included"], left["excluded"]) if left else
+                              (d.meta.get("name"), d.n_included, d.n_excluded))
         box.info(f"You have an unsaved group from {d.updated_at[:16].replace('T', ' ')} UTC"
                  f"{' named ' + quoted(name) if name else ''}: {n_inc:,} included, {n_exc:,} excluded"
                  + (f", which you left for {drafts.went_on_to(left)}." if left else "." + drafts.also_behind(d)))
