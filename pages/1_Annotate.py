@@ -7,8 +7,7 @@ import streamlit as st
 from core import annotate
 from core.search import BUTTONS, REGISTRY, NotApplicable
 from core.search.keyword import KeywordError
-from core.session import EXCLUDED, INCLUDED
-from ui import drafts, group, group_panel, keyword_form, navigation, resources, view_filter
+from ui import drafts, group, group_panel, keyword_form, navigation, resources, text_list, view_filter
 from ui.text import md
 
 name, corpus = navigation.start_page("Annotate", "✏️")
@@ -16,7 +15,6 @@ ctx = resources.search_context(name)
 store = resources.store(name)
 session = group.session()
 PER_PAGE = 50
-TOGGLE_WIDTH = 118  # px: "✓ Included" whole in any window (a column's share of a narrow one cut it to "Incl…")
 SHORTCUTS = {"cos": "Alt+1", "lda": "Alt+2", "nn1": "Alt+3", "nn2": "Alt+4", "suggest": "Alt+S"}
 
 
@@ -130,33 +128,7 @@ def _results() -> None:
             st.info(f"Nothing to show under '{view}'. The group has {len(session.included):,} included and "
                     f"{len(session.excluded):,} excluded texts: pick another view, or search.")
         return
-    bulk = st.container(horizontal=True, vertical_alignment="center")
-    picked = view_filter.picked()  # with a filter, every text it kept (on every page); without, the page shown
-    targets, scope = (rows, f"all {len(rows):,} filtered") if picked else (shown, "all on this page")
-    bulk.button(f"Include {scope}", on_click=on_bulk, args=(targets, INCLUDED, picked), key="bulk_inc")
-    bulk.button(f"Exclude {scope}", on_click=on_bulk, args=(targets, EXCLUDED, picked), key="bulk_exc")
-    bulk.checkbox("Also overturn my own labels", key="bulk_overturn",
-                  help="Off: a bulk action leaves the texts you labelled yourself as they are.")
-    st.caption("Each text is included (✓, shown as written) or excluded (✕, struck through): click its button to "
-               "switch. Texts are shown exactly as written, each once: its copies (the same words with other links) "
-               "take its label." + (f" Here {copies:,} copies are left out of the list." if copies else ""))
-    me = resources.viewer(name)
-    how = {row: annotate.how_line(entry, me, corpus.timezone)
-           for row, entry in annotate.provenance(session, table["row"]).items()}
-    for r in table.itertuples(index=False):
-        inc = r.label == "included"
-        c1 = st.container(border=True, horizontal=True)  # the button keeps its width, the text takes the rest
-        # a button, not a checkbox: a click is an event, so no stale widget value can re-fire it. Its icon, colour and
-        # word tell the state (Material icons: no emoji font needed); an excluded text is struck through and grey
-        c1.button(":green[:material/check_circle: Included]" if inc else ":red[:material/block: Excluded]",
-                  key=f"tog_{r.row}", on_click=annotate.toggle, args=(ctx.copies, session, int(r.row)),
-                  help="Click to exclude" if inc else "Click to include", width=TOGGLE_WIDTH)
-        c2 = c1.container()
-        if inc:
-            c2.text(r.text)
-        else:
-            c2.markdown(f":gray[~~{md(r.text, limit=5000)}~~]")
-        c2.caption(md(annotate.meta_line(r) + ("  ·  " + how[r.row] if how.get(r.row) else "")))
-
+    text_list.bulk_actions(rows, shown, on_bulk)
+    text_list.texts(name, corpus, ctx.copies, session, table, copies)
 
 results()
