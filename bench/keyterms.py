@@ -46,14 +46,27 @@ import regex
 
 from core import languages
 from core.cluster import store
-from core.cluster.keyterms import (CONCENTRATED, MENTION, MIN_TEXTS, URL, Lemmatiser, _stem, key_terms,
-                                   lemmatised, old_spelling, tokens)
+from core.cluster.keyterms import (CONCENTRATED, MENTION, MIN_TEXTS, URL, Lemmatiser, key_terms, lemmatised,
+                                   old_spelling, tokens)
 from core.corpus import load_corpus
 from core.search.keyword import fold
 from testbed.common import emit, run_folder
 
 
 ENDING = regex.compile(r"(?:['’-]|['’](?:s|m|re|ll|ve|d))$")
+# Czech case and number endings, longest first: the ``twins`` measure takes two key lemmas of a cluster that differ
+# only in one of these as two forms of one word ("babiš", "babiše"). A measure only: key lemmas join such forms by
+# the dictionary's own changes of ending (core.cluster.keyterms.merge_unknown).
+CS_ENDINGS = sorted({"a", "e", "ě", "i", "o", "u", "y", "á", "é", "í", "ý", "ů", "ou", "em", "ům", "ech", "ách",
+                     "ích", "ých", "ám", "ím", "ým", "ami", "ama", "emi", "ími", "ými", "ého", "ému", "ímu",
+                     "ej", "ejch", "ejm", "ovi", "ové"}, key=len, reverse=True)
+
+
+def _stem(word: str, endings=CS_ENDINGS, min_stem: int = 4) -> str:
+    for e in endings:
+        if word.endswith(e) and len(word) - len(e) >= min_stem:
+            return word[: -len(e)]
+    return word
 
 
 def after_digits(texts: list[str]) -> set[str]:

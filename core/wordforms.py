@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import re
 import threading
+from collections import Counter
 from functools import lru_cache
 from itertools import product
 from typing import Callable
@@ -135,7 +136,7 @@ class Dictionary:
         ``-u``, ``-ou``; ``-ka`` -> ``-ek``; a form that is its lemma's stem alone, key ``""``: ``-a``, ``-e``, ``-t``
         -> ``-``, as *vakcín* of *vakcína*), English 8 (``-`` -> ``-s``, ``-ed``...). Read once (~1.5 s)."""
         if self._changes is None:
-            from collections import Counter, defaultdict
+            from collections import defaultdict
             from os.path import commonprefix
 
             lemmas = _fold(self.lemmas.text[1:-1]).split("\n")
@@ -159,7 +160,7 @@ class Dictionary:
     def _analogs(self) -> dict[str, list[str]]:
         """Per last three letters, the lemmas with the most forms in the dictionary (fullest paradigms first)."""
         if self._by_ending is None:
-            from collections import Counter, defaultdict
+            from collections import defaultdict
 
             by_ending = defaultdict(list)
             for lemma, n in Counter(self.lemmas.text[1:-1].split("\n")).items():
@@ -233,7 +234,9 @@ def unlisted_forms(words, texts_with, lang: str) -> dict[str, str]:
     word it can be a form of: a lemma of the dictionary where there is one (the changes are a lemma's; ``dale``,
     *further*, is not made a form of ``dala``, *she gave*, a form of *dát*), else the word in most texts; two words
     the dictionary lists are never made one (``stani`` may be a form of ``stat`` or of ``stan``; they stay apart). A
-    group of words the dictionary does not list is named by the one in most texts."""
+    group of words the dictionary does not list is named by the one most of its words can be a form of (a name's
+    first case: ``twitter``, though ``twitteru`` is in more texts; ``universum``, not ``universu``), then the one in
+    most texts."""
     if not supported(lang):
         return {}
     book = dictionary(lang)
@@ -249,11 +252,14 @@ def unlisted_forms(words, texts_with, lang: str) -> dict[str, str]:
             w = parent[w]
         return w
 
+    def bases_of(w: str) -> list[str]:  # the corpus's words that w can be a form of
+        made = {w[:len(w) - k] + was for k in (0, 1, 2, 3) if len(w) - k >= PREFIX  # k = 0: vakcin -> vakcina
+                for was in changes.get(w[len(w) - k:], ())}
+        return [b for b in made if b != w and len(b) > PREFIX and b in n and (b in headwords or b not in listed)]
+
     unlisted = sorted((w for w in n if w not in listed and len(w) > PREFIX and w.isalpha()), key=lambda w: (-n[w], w))
     for w in unlisted:
-        bases = {w[:len(w) - k] + was for k in (0, 1, 2, 3) if len(w) - k >= PREFIX  # k = 0: vakcin -> vakcina
-                 for was in changes.get(w[len(w) - k:], ())}
-        bases = [b for b in bases if b != w and len(b) > PREFIX and b in n and (b in headwords or b not in listed)]
+        bases = bases_of(w)
         if len(bases) > 1:
             bases.sort(key=lambda b: (b not in listed, -n[b], b))
         for base in bases:
@@ -266,7 +272,17 @@ def unlisted_forms(words, texts_with, lang: str) -> dict[str, str]:
             keep, join = (a, b) if listed_a or (not listed_b and (-n[a], a) < (-n[b], b)) else (b, a)
             parent[join], has_listed[keep] = keep, listed_a or listed_b
             break
-    return {w: root(w) for w in parent}
+    groups: dict[str, list[str]] = {}
+    for w in parent:
+        groups.setdefault(root(w), []).append(w)
+    out = {}
+    for head, words in groups.items():
+        if head not in listed:  # named by the word the others are forms of: "twitter", not "twitteru" in more texts
+            words = [head, *words]
+            named = Counter(b for w in words for b in set(bases_of(w)) if b in words)
+            head = max(words, key=lambda w: (named[w], n[w], w == head, w))
+        out.update({w: head for w in words if w != head})
+    return out
 
 
 @lru_cache(maxsize=4096)

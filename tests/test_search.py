@@ -422,6 +422,9 @@ def test_the_forms_of_a_name_the_dictionary_lacks_are_one_word_and_two_listed_wo
     assert wordforms.unlisted_forms(list(words), list(words.values()), "xx") == {}  # no dictionary: none
     # from the dictionary's own changes of ending, so in English too: a plural of a word it lacks
     assert wordforms.unlisted_forms(["plugin", "plugins", "playlist"], [9, 5, 3], "en") == {"plugins": "plugin"}
+    # a group is named by the word the others are forms of, not by the one in most texts (key lemmas show the name)
+    assert wordforms.unlisted_forms(["twitter", "twitteru", "twitterem"], [21, 25, 3], "cs") == {
+        "twitteru": "twitter", "twitterem": "twitter"}
 
 
 def test_word_matrix_counts_the_cases_of_a_name_as_one_word():

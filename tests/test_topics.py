@@ -93,6 +93,23 @@ def test_unknown_czech_forms_join_the_known_lemma_with_their_stem():
     assert merge_unknown(counts, Lemmatiser("en")) == {}  # Czech endings only for Czech
 
 
+def test_key_lemmas_join_the_forms_the_dictionary_lacks_as_suggests_words_do():
+    """Key lemmas joined the Czech forms the dictionary lacks by a hand-written list of endings, Suggest's words by the
+    dictionary's own changes of ending (core.wordforms.unlisted_forms): a verb's form ("vyrazíte", you set off)
+    stayed a key lemma beside its "vyrazit", and an adverb ("společně", together) counted as its adjective. Both
+    now join them the dictionary's way; a group of forms is named by the one the others are forms of."""
+    from core.cluster.keyterms import Lemmatiser, merge_unknown
+
+    counts = {"vyrazit": 5, "vyrazíte": 3, "twitter": 21, "twitteru": 25, "společně": 10, "společný": 4, "řádně": 6,
+              "radních": 4, "babiš": 10, "babiše": 8, "babišovi": 3}
+    merged = merge_unknown(counts, Lemmatiser("cs"))
+    assert merged["vyrazíte"] == "vyrazit"
+    assert merged["twitteru"] == "twitter"  # though written more often: "twitteru" is a form of "twitter"
+    assert merged["babiše"] == merged["babišovi"] == "babiš"
+    assert "společně" not in merged  # an adverb is a lemma of its own
+    assert "radních" not in merged  # the council members' is no form of "řádně" (duly), though it reads so unaccented
+
+
 def test_english_function_words_are_no_key_lemmas_of_a_czech_corpus():
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
@@ -244,14 +261,15 @@ def test_a_key_lemma_is_written_in_several_of_its_clusters_texts():
     after = written_in(kt)
     assert all(n >= MIN_TEXTS for n in after.values()), {k: n for k, n in after.items() if n < MIN_TEXTS}
     vaccines = kt.table.set_index("cluster").loc[2, "ctfidf_terms"]
-    # at places 3-6: the words the slice was cut by ("očkování", "vakcína") come first
-    assert len(vaccines) == 10 and {lem("očkovat"), lem("dávka")} <= set(vaccines[:6]), vaccines
+    # at places 3-7: the words the slice was cut by ("očkování", "vakcína") come first, and "očkovací" with the forms
+    # the dictionary lacks ("očkovacího") joined to it
+    assert len(vaccines) == 10 and {lem("očkovat"), lem("dávka"), "očkovací"} <= set(vaccines[:7]), vaccines
 
 
 def test_czech_names_and_words_the_dictionary_lacks_are_one_lemma_in_all_their_forms():
     """A cluster of the Czech politicians' tweets was named "babiš, babiše, babišovi": forms the dictionary does not
     know were joined only to a known lemma, never to one another. They now count as one lemma, under the form the
-    corpus writes alone (a name's first case) or their most used one, and the forms are listed beside it."""
+    others are forms of (a name's first case), and the forms are listed beside it."""
     from core.cluster.keyterms import lemmatised
 
     f = pd.read_csv(shared_file("czech_politicians_tweets_2021.csv"), dtype=str, keep_default_na=False).iloc[:6000]

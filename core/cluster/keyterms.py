@@ -3,6 +3,7 @@ simplemma, then rank per cluster by the original rule and by class-based TF-IDF.
 
 from __future__ import annotations
 
+import os
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
@@ -282,67 +283,58 @@ def lemmas(text: str, lemmatise: Lemmatiser) -> list[str]:
     return [lemmatise(t) for t in tokens(text)]
 
 
-# Czech case and number endings, longest first: an unknown word form and a known lemma that end
-# in different ones of these but share the rest are taken as forms of one word (vakcín ~ vakcína,
-# volbama ~ volba, tendru ~ tendr)
-CS_ENDINGS = sorted({"a", "e", "ě", "i", "o", "u", "y", "á", "é", "í", "ý", "ů", "ou", "em", "ům", "ech", "ách",
-                     "ích", "ých", "ám", "ím", "ým", "ami", "ama", "emi", "ími", "ými", "ého", "ému", "ímu",
-                     "ej", "ejch", "ejm", "ovi", "ové"}, key=len, reverse=True)
-
-
-def _stem(word: str, endings=CS_ENDINGS, min_stem: int = 4) -> str:
-    for e in endings:
-        if word.endswith(e) and len(word) - len(e) >= min_stem:
-            return word[: -len(e)]
-    return word
+HACEK = frozenset("čďňřšťž")  # Czech consonants with a háček: "r" and "ř" are two letters, not two spellings
 
 
 def merge_unknown(counts: dict[str, int], lemmatise: Lemmatiser) -> dict[str, str]:
-    """For Czech: word forms the dictionary does not know (the lemmatiser returns them unchanged) mapped to a
-    known lemma of the same corpus with the same stem (the most used such lemma), so that their
-    counts join those of the other forms; unknown forms of one stem without a known lemma join one another. Only
-    stems of 4+ letters are matched. First of all, a form written without its diacritics ("dekujeme", "zakon",
-    "mame") counts under the lemma of the corpus's form that has them ("děkujeme", "zákon", "máme") where that form
-    is written more often, unless it is an English word ("more" is no "moře")."""
+    """For Czech: word forms the dictionary does not know (the lemmatiser returns them unchanged) mapped to the word
+    of the same corpus they are a form of, so that their counts join those of its other forms. The forms are joined
+    as Suggest's words are (:func:`core.wordforms.unlisted_forms`, the dictionary's own changes of ending): to a
+    known lemma where there is one ("vakcín" -> "vakcína", "lídři" -> "lídr", "vyrazíte" -> "vyrazit"), else to one
+    another ("babiše", "babišovi" -> "babiš"), a group named by the form the others are forms of (a name's first case,
+    "babiš", "twitter"), as the corpus writes it. First of all, a form written without its diacritics
+    ("dekujeme", "zakon", "mame") counts under the lemma of the corpus's form that has them ("děkujeme", "zákon",
+    "máme") where that form is written more often, unless it is an English word ("more" is no "moře")."""
     if lemmatise.lang != "cs":
         return {}
     from simplemma import is_known
 
+    from core import wordforms
     from core.search.keyword import fold  # here: the search package loads torch (K-Means has, where this runs)
 
-    by_stem: dict[str, dict[str, int]] = {}
     by_plain: dict[str, Counter] = {}  # a known form's spelling without diacritics -> its lemmas, counted
+    uses: Counter = Counter()  # each lemma (an unknown form is its own), folded -> its uses
+    spelt: dict[str, Counter] = {}  # a folded lemma -> its spellings, counted
     unknown = []
     for form, n in counts.items():
         lemma = lemmatise(form)
         if lemma == form and not is_known(form, lang="cs"):
             unknown.append(form)
-            continue
-        stem = _stem(lemma)
-        by_stem.setdefault(stem, {})
-        by_stem[stem][lemma] = by_stem[stem].get(lemma, 0) + n
-        if (plain := fold(form, case=False)) != form:
+        elif (plain := fold(form, case=False)) != form:
             by_plain.setdefault(plain, Counter())[lemma] += n
-    out, alone = {}, {}
+        uses[key := fold(lemma, case=False)] += n
+        spelt.setdefault(key, Counter())[lemma] += n
+    out, rest = {}, []
     for form in unknown:
         twins = by_plain.get(form)  # a form without diacritics only: "praní" (laundering) is no "přání" (a wish)
         # not a word of 1-2 letters (ČT, Czech television, is no "čt", Thursday), and the form with diacritics is
         # the one more often written (TV Prima, 59 times, is no "přímá", 4 times; the PCR test no "PČR")
         if twins and len(form) > 2 and sum(twins.values()) > counts[form] and not is_known(form, lang="en"):
             out[form] = max(twins.items(), key=lambda t: (t[1], t[0]))[0]
-            continue
-        known = by_stem.get(_stem(form))
-        if known:
-            out[form] = max(known.items(), key=lambda t: (t[1], t[0]))[0]
         else:
-            alone.setdefault(_stem(form), []).append(form)
-    # unknown forms of one stem and no known lemma are one word too: names ("babiš", "babiše", "babišovi" were
-    # three key lemmas of one cluster) and words the dictionary lacks ("respirátory", "respirátorů"); they are
-    # counted under the stem where the corpus writes it alone (a name's first case), else their most used form
-    for stem, forms in alone.items():
-        if len(forms) > 1:
-            head = stem if stem in forms else max(forms, key=lambda f: (counts[f], -len(f), f))
-            out.update({f: head for f in forms if f != head})
+            rest.append(form)
+    joined = wordforms.unlisted_forms(list(uses), list(uses.values()), "cs")
+    heads = {h: max(spelt[h].items(), key=lambda t: (t[1], t[0]))[0] for h in set(joined.values())}  # as written
+    heads.update({w: heads[h] for w, h in joined.items()})  # a head itself may be written another way too
+    for form in rest:
+        name, plain = heads.get(key := fold(form, case=False), form), form == key
+        # joined without diacritics: a form written with them keeps the consonants of the stem it shares (vowels'
+        # length changes with the case: "vzdělávání", "vzdělávat"; "radních", of the council members, is no form of
+        # "řádně", duly, nor "šílením" of "silene")
+        stem = len(os.path.commonprefix([key, fold(name, case=False)]))
+        if name != form and (plain or not any(a != b and HACEK & {a, b} for a, b in zip(form[:stem], name[:stem]))) \
+                and not is_known(form, lang="en"):  # English quoted in Czech: "well" is no form of German "welt"
+            out[form] = name
     return out
 
 
@@ -393,8 +385,8 @@ def _spread(counts: sp.spmatrix, frequent: np.ndarray, lift: float = CONCENTRATE
 
 
 def lemmatised(texts: Sequence[str], lem: Lemmatiser) -> tuple[list[list[str]], dict[str, Counter]]:
-    """Each text as its lemmas (hashtags adding the words inside them, unknown Czech forms joined to the
-    known lemma of their stem), and for each lemma the word forms counted under it."""
+    """Each text as its lemmas (hashtags adding the words inside them, unknown Czech forms joined to the word they
+    are a form of: :func:`merge_unknown`), and for each lemma the word forms counted under it."""
     toks = [tokens(str(t)) for t in texts]
     hashtags = [hashtag_parts(str(t)) if "#" in str(t) else [] for t in texts]
     tagged = [set(tokens(" ".join(HASHTAG.findall(str(t))))) if "#" in str(t) else set() for t in texts]
