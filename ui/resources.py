@@ -77,7 +77,8 @@ def warm_key_lemmas(name: str) -> threading.Thread | None:
     """At the end of the Home page's run, once per server and language, while the user reads the page: what key
     lemmas need is imported (scikit-learn, ~2 s cold on 2 cores; Suggest and the word searches use it too), and a
     thread reads the corpus language's lemma dictionary (0.3-0.7 s) and every language's function words (0.3 s),
-    which the first Scatter map's topic names would otherwise wait for.
+    and for Czech the dictionary of word forms (core.wordforms: ~5 s), which the first Scatter map's topic names
+    would otherwise wait for.
 
     The imports run in the page's own thread, after everything is drawn; the thread imports nothing. A thread
     that imported scikit-learn while a page imported it too (Review, Topics) left the page with half-initialised
@@ -118,12 +119,14 @@ def _key_lemmas_ready(lang: str) -> threading.Thread:
     import simplemma  # noqa: F401  (the lemmatiser's package; its dictionaries are read in the thread)
     import stopwordsiso  # noqa: F401
 
-    from core.cluster.keyterms import Lemmatiser, word_languages
+    from core.cluster.keyterms import JOINS_UNLISTED, Lemmatiser, word_languages
 
     def work():
         word_languages()
         if lang:
             Lemmatiser(lang)("playing" if lang == "en" else "a")  # English reads its list of today's words
+        if lang in JOINS_UNLISTED:  # the dictionary's changes of ending, which join Czech forms it lacks
+            wordforms.warm(lang)
 
     return _warm_in_thread("warm key lemmas", work)
 

@@ -283,6 +283,7 @@ def lemmas(text: str, lemmatise: Lemmatiser) -> list[str]:
     return [lemmatise(t) for t in tokens(text)]
 
 
+JOINS_UNLISTED = frozenset({"cs"})  # languages whose key lemmas join the forms the dictionary lacks (merge_unknown)
 HACEK = frozenset("čďňřšťž")  # Czech consonants with a háček: "r" and "ř" are two letters, not two spellings
 
 
@@ -295,7 +296,7 @@ def merge_unknown(counts: dict[str, int], lemmatise: Lemmatiser) -> dict[str, st
     "babiš", "twitter"), as the corpus writes it. First of all, a form written without its diacritics
     ("dekujeme", "zakon", "mame") counts under the lemma of the corpus's form that has them ("děkujeme", "zákon",
     "máme") where that form is written more often, unless it is an English word ("more" is no "moře")."""
-    if lemmatise.lang != "cs":
+    if lemmatise.lang not in JOINS_UNLISTED:
         return {}
     from simplemma import is_known
 
