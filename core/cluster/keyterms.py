@@ -162,7 +162,9 @@ ENGLISH_FUNCTION = frozenset(ENGLISH_STOP_WORDS - NOT_FUNCTION["en"])
 # "mueller’s" beside "mueller"; and the corpus's most frequent lemmas that it writes mostly in a few clusters are
 # key lemmas of them (CONCENTRATED: "haskell", "colorado"). 8 since 2026-11-30 (evening): English verbs whose
 # lemma simplemma wrote in an old spelling get their stem ("playe", "thinke" -> "play", "think": OLD_SPELLINGS).
-LISTS = 8
+# 9 since 2026-12-01 (evening): Czech forms the dictionary lacks join by its own changes of ending, as Suggest's
+# words do (merge_unknown: "vyrazíte" -> "vyrazit"; an adverb is no longer its adjective).
+LISTS = 9
 
 # A c-TF-IDF key lemma is written in at least this many of its cluster's texts (in all of them, in a smaller
 # cluster). Without the floor a word of one text topped a cluster of short texts (its corpus frequency is 1, its
