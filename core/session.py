@@ -172,6 +172,21 @@ class Session:
                 return back, step
         return None
 
+    def ahead(self) -> dict[str, int] | None:
+        """The counts of the group that Redo brings back, every undone step put back (included, excluded); None when
+        nothing is undone."""
+        if not self.undone:
+            return None
+        labels = dict(self.labels)
+        for step in reversed(self.undone):  # the latest undone is redone first
+            for row, _old, new in step.changes:
+                if new == UNLABELLED:
+                    labels.pop(row, None)
+                else:
+                    labels[row] = new
+        inc = sum(1 for v in labels.values() if v == INCLUDED)
+        return {"included": inc, "excluded": len(labels) - inc}
+
     def flipped(self, row: int) -> int:
         """The label a click on ``row`` gives it: included <-> excluded (an unlabelled row: included)."""
         return EXCLUDED if self.label_of(row) == INCLUDED else INCLUDED

@@ -574,13 +574,14 @@ class GroupStore:
             return self._draft_with_steps(db, token)
 
     def drafts(self, owner: str, browser: str | None = None, unsaved_only: bool = True, limit: int = 5) -> list[Draft]:
-        """The owner's most recent drafts that hold labels (and, by default, unsaved work: their group, or an
-        unsaved group behind a switch to another); with ``browser``, only those that browser wrote. Without their
-        steps (see :meth:`claim_draft`)."""
+        """The owner's most recent drafts that hold labels (and, by default, unsaved work: their group, an unsaved
+        group behind a switch to another, or a group whose every step was undone); with ``browser``, only those that
+        browser wrote. Without their steps (see :meth:`claim_draft`)."""
         holds = "(n_included + n_excluded > 0 AND saved=0)" if unsaved_only else "n_included + n_excluded > 0"
         with self.db.read() as db:
             rows = db.run(f"SELECT {_DRAFT_COLUMNS} FROM drafts WHERE corpus=? AND owner=? "
-                          f"AND ({holds} OR unsaved_behind > 0)" + (" AND browser=?" if browser is not None else "")
+                          f"AND ({holds} OR unsaved_behind > 0 OR {_ALL_UNDONE})"
+                          + (" AND browser=?" if browser is not None else "")
                           + " ORDER BY updated_at DESC LIMIT ?",
                           (self.corpus, owner, *([browser] if browser is not None else []), limit))
         return [_draft(r) for r in rows]
@@ -595,9 +596,9 @@ class GroupStore:
             return bool(db.rowcount)
 
     def prune_drafts(self, now: datetime | None = None) -> int:
-        """Delete drafts that are saved or empty (and hold no unsaved group behind a switch) and untouched for
-        SAVED_DRAFT_DAYS, and any draft untouched for ABANDONED_DRAFT_DAYS; returns how many. An unsaved draft
-        younger than that stays."""
+        """Delete drafts that are saved or empty (and hold no unsaved group behind a switch, nor the undone steps of
+        an unsaved one) and untouched for SAVED_DRAFT_DAYS, and any draft untouched for ABANDONED_DRAFT_DAYS; returns
+        how many. An unsaved draft younger than that stays."""
         from datetime import timedelta
 
         now = now or datetime.now(timezone.utc)
@@ -606,7 +607,8 @@ class GroupStore:
         with self.db.tx() as db:
             gone = [t for (t,) in db.run(
                 "SELECT token FROM drafts WHERE corpus=? AND ((updated_at < ? AND unsaved_behind = 0 AND "
-                "(saved=1 OR n_included + n_excluded = 0)) OR updated_at < ?)", (self.corpus, done, abandoned))]
+                f"(saved=1 OR n_included + n_excluded = 0) AND NOT {_ALL_UNDONE}) OR updated_at < ?)",
+                (self.corpus, done, abandoned))]
             db.many("DELETE FROM draft_steps WHERE token=?", [(t,) for t in gone])
             db.many("DELETE FROM drafts WHERE token=?", [(t,) for t in gone])
         return len(gone)
@@ -623,6 +625,10 @@ class GroupStore:
 
 _DRAFT_COLUMNS = ("token, owner, updated_at, n_included, n_excluded, saved, meta_json, session_json, browser, "
                   "unsaved_behind")
+# a draft whose every step was undone: its group is empty and unsaved, and Redo would bring its work back (the undone
+# steps are its rows of draft_steps with seq < 0)
+_ALL_UNDONE = ("(saved=0 AND n_included + n_excluded = 0 AND EXISTS "
+               "(SELECT 1 FROM draft_steps u WHERE u.token = drafts.token AND u.seq < 0))")
 
 
 def _draft(r) -> Draft:

@@ -231,6 +231,29 @@ def test_a_new_tab_offers_the_unsaved_group_that_was_left_for_another(tweets, le
     assert [d.token for d in kept] == [token], "the closed tab's draft lives on in the new tab's, not twice"
 
 
+def test_a_new_tab_offers_a_group_whose_every_step_was_undone(tweets):
+    """Every step of an unsaved group undone (Undo pressed once too often, and again), then the tab closed: Redo
+    would have brought the group back in that tab. A new tab offers it, and restores it with its steps put back."""
+    at = unsaved_group(saved_first=False)
+    n = counts(at)
+    while not at.button(key="undo").disabled:
+        at.button(key="undo").click().run()
+    assert counts(at) == ["0", "0"]
+    other = annotate().run()  # the first tab closed; a new one
+    offer = [m for m in messages(other) if "You have an unsaved group" in m]
+    assert offer and "9 included, 1 excluded, whose every step you undid" in offer[0], messages(other)
+    other.button(key="draft_restore").click().run()
+    assert counts(other) == n
+    assert any("Restored the group whose every step you had undone" in m for m in messages(other)), messages(other)
+    other.button(key="undo").click().run()  # its steps an Undo away each, as before they were undone
+    assert counts(other) == ["10", "0"]
+    token = other.query_params["draft"]
+    from core.store import open_store
+
+    kept = open_store("tweets", tweets).drafts("local", unsaved_only=False)
+    assert [d.token for d in kept] == [token[0] if isinstance(token, list) else token], "restored: not offered again"
+
+
 def test_an_offered_group_names_the_unsaved_one_it_was_switched_to_from(tweets):
     """A saved group opened over an unsaved one, then changed: a new tab offers the changed group, and says that the
     unsaved group before it is there too, which Undo brings back once restored."""

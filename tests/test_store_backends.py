@@ -142,6 +142,29 @@ def test_an_unsaved_group_behind_a_switch_is_listed_kept_and_rebuilt_by_id(make_
     assert s.work_labels("left", before_step="never-taken") == {}
 
 
+def test_a_draft_whose_every_step_was_undone_is_listed_and_kept(make_store):
+    """Every step of an unsaved group undone, the tab closed: its draft holds an empty group and the steps Redo puts
+    back. It is listed among the unsaved work a new tab offers and kept the days of unsaved work, not pruned after
+    a day as an empty draft is; the empty draft without undone steps is neither."""
+    from datetime import datetime, timedelta, timezone
+
+    s = make_store()
+    ids = [f"t{i}" for i in range(50)]
+    sess = Session()
+    sess.add_search("keyword", {"query": "flood"}, range(6))
+    sess.toggle(2)
+    while sess.undo():
+        pass
+    assert sess.ahead() == {"included": 5, "excluded": 1} and not sess.labels
+    s.sync_draft("undone", "alice", keep=0, steps=[], undone=sess.unsynced_undone(), n_included=0, n_excluded=0,
+                 saved=False, browser="", writer="w", journal=journal_of(sess, ids), meta={"ahead": sess.ahead()})
+    s.sync_draft("empty", "alice", keep=0, steps=[], n_included=0, n_excluded=0, saved=False, browser="", writer="w")
+    assert [d.token for d in s.drafts("alice")] == ["undone"]
+    later = datetime.now(timezone.utc) + timedelta(days=3)  # past the days an empty draft is kept
+    assert s.prune_drafts(later) == 1 and [d.token for d in s.drafts("alice", unsaved_only=False)] == ["undone"]
+    assert len(s.load_draft("undone").undone) == 2
+
+
 def test_saving_over_a_version_someone_saved_meanwhile_asks_first(make_store):
     s = make_store()
     s.save("g", ["1"], [], saved_by="alice")

@@ -72,21 +72,27 @@ def restore(d: Draft, c: Corpus, store: GroupStore, token: str | None = None, be
             ) -> tuple[str, str] | None:
     """Make the draft ``d`` this tab's group: with ``token`` (a reload: the draft is this tab's own) going on
     writing it, otherwise copied into this tab's draft; with ``behind`` (a new tab's offer of a draft whose unsaved
-    work is a group behind a switch: unsaved_left), back at that group, the steps after it a Redo away. A draft
+    work is a group behind a switch: unsaved_left), back at that group, the steps after it a Redo away; of a draft
+    whose every step was undone (undone_work), with those steps put back, an Undo away each. A draft
     built on an earlier import of the corpus is rebuilt by its texts' ids (on_this_import) under a new token, and its
     old draft deleted. Returns (kind, what to tell the user): "success", "warning" (rebuilt), or "error" (it cannot
     be restored; the draft is left as it is); None for an empty draft that cannot be."""
     moved = on_this_import(d, c, store, behind)
     if moved is None:
+        unsaved = d.n_included + d.n_excluded or (behind and (unsaved_left(d) or undone_work(d)))
         return ("error", "Your unsaved group was built on an earlier import of this corpus and cannot be restored "
                 "(rows changed, and it was written before label events kept its texts' ids). Saved groups are not "
-                "affected.") if d.n_included + d.n_excluded or (behind and unsaved_left(d)) else None
+                "affected.") if unsaved else None
     if moved[0] is not d:
         message = adopt_moved(c.name, moved)  # under a new token: the old steps name old rows
         store.delete_draft(d.token, owner(), draft_browser())
         return "warning", message
     if token:
         st.session_state["draft_token"] = token
+    if behind and (ahead := undone_work(d)):  # every step was undone: the group comes back with them put back
+        adopt_draft(dataclasses.replace(d, steps=d.steps + tuple(reversed(d.undone)), undone=()))
+        return "success", (f"Restored the group whose every step you had undone ({ahead['included']:,} included, "
+                           f"{ahead['excluded']:,} excluded). Undo (Alt+Z) takes its steps back again.")
     s = adopt_draft(d, own=token is not None)
     if behind and (left := unsaved_left(d)) and (back := s.unsaved_behind()):
         for _ in range(back[0]):
@@ -103,6 +109,15 @@ def _behind(d: Draft) -> dict | None:
     for a list of drafts, read without their steps: its counts, name, and what it was left for (action, group)."""
     left = d.meta.get("behind")
     return left if d.unsaved_behind and isinstance(left, dict) and {"included", "excluded"} <= left.keys() else None
+
+
+def undone_work(d: Draft) -> dict | None:
+    """For a draft whose every step was undone (its group empty and unsaved, Redo would bring it back): the counts
+    of the group Redo gives, as its autosave wrote them (Session.ahead); else None."""
+    ahead = d.meta.get("ahead")
+    if d.n_included + d.n_excluded or d.saved or not isinstance(ahead, dict) or {"included", "excluded"} - ahead.keys():
+        return None
+    return ahead if ahead["included"] + ahead["excluded"] else None
 
 
 def unsaved_left(d: Draft) -> dict | None:
@@ -220,7 +235,7 @@ def _write(name: str, c: Corpus, s: Session, token: str, saved: bool) -> None:
                   n_excluded=counts["excluded"], saved=saved,
                   unsaved_behind=left.get("included", 0) + left.get("excluded", 0),
                   meta={**group.meta(), "generation": c.manifest.get("data_dir"), "redo_meta": redo_meta,
-                        "behind": left})
+                        "behind": left, "ahead": None if s.labels else s.ahead()})
 
     def with_ids(entries):  # the journal names texts by id (rows belong to one import)
         rows = [row for e in entries for row, _, _ in e["changes"]]
