@@ -19,6 +19,7 @@ with ``str.find`` of a whole line (about a millisecond)."""
 
 from __future__ import annotations
 
+import encodings.utf_32_le  # noqa: F401  (_Lines's codec: imported with this module, not by a thread reading)
 import math
 import re
 import threading
