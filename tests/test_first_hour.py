@@ -338,6 +338,35 @@ def test_an_unsaved_group_outlives_a_new_import_of_its_corpus(tweets, back):
     assert labelled_ids(later, tweets) == expected
 
 
+def test_a_changed_group_and_the_unsaved_one_it_was_opened_over_both_outlive_a_new_import(tweets):
+    """A saved group opened over an unsaved one, then changed: two unsaved groups, one an Undo behind the other. The
+    corpus imported again (newest first), a new tab restores the changed group by its texts' ids, and Undo brings
+    back the one it was opened over, rebuilt by id too (it used to be left out of the rebuild)."""
+    import pandas as pd
+
+    at = unsaved_group(saved_first=True)
+    left = labelled_ids(at, tweets)
+    at.selectbox(key="open_name").set_value("hotovo").run()
+    at.button(key="open_btn").click().run()
+    at.button(key=[b.key for b in at.button if b.key and b.key.startswith("tog_")][0]).click().run()  # changed
+    own = labelled_ids(at, tweets)
+    frame = pd.read_parquet(next((tweets / "tweets").glob("gen-*/corpus.parquet")))
+    import_again(tweets, frame.iloc[::-1][["id", "text", "date", "author"]])
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    again = annotate().run()
+    offer = [m for m in messages(again) if "You have an unsaved group" in m]
+    assert offer and "hotovo" in offer[0] and "another unsaved group (9 included, 1 excluded)" in offer[0], offer
+    again.button(key="draft_restore").click().run()
+    assert labelled_ids(again, tweets) == own and again.text_input(key="save_name").value == "hotovo"
+    assert any("rebuilt by its texts' ids" in m and "Undo brings back the unsaved group you had left for it, rebuilt "
+               "too (9 included, 1 excluded)" in m for m in messages(again)), messages(again)
+    again.button(key="undo").click().run()
+    assert labelled_ids(again, tweets) == left and again.text_input(key="save_name").value == "rozpracováno"
+    again.button(key="redo").click().run()
+    assert labelled_ids(again, tweets) == own and again.text_input(key="save_name").value == "hotovo"
+
+
 def test_a_saved_group_is_not_offered_back_as_unsaved(tweets):
     at = search(annotate().run(), "ockovani")
     at.text_input(key="save_name").set_value("hotovo")

@@ -14,7 +14,7 @@ import streamlit as st
 
 from core import annotate
 from core.corpus import Corpus
-from core.session import INCLUDED, Session, step_dict
+from core.session import INCLUDED, Session, Step, step_dict
 from core.store import DatabaseError, Draft, GroupStore
 from ui.text import md, quoted
 from ui import access, group, resources
@@ -152,24 +152,47 @@ def on_this_import(d: Draft, c: Corpus, store: GroupStore, behind: bool = False)
     here = c.manifest.get("data_dir")
     if d.meta.get("generation") == here:
         return d, 0
-    switch = Session.from_history(d.steps).unsaved_behind() if behind and unsaved_left(d) else None
-    labels = store.work_labels(d.token, before_step=switch[1].id) if switch else store.work_labels(d.token)
+    switch = Session.from_history(d.steps).unsaved_behind() if _behind(d) else None
+    own = not (behind and unsaved_left(d))  # the draft's own group is what comes back (else the one behind it)
+    labels = store.work_labels(d.token) if own else store.work_labels(d.token, before_step=switch[1].id)
     if not labels:
         return None
     step, gone = annotate.rebuilt_on_import(labels, c.id_index)
     n_inc = sum(1 for *_, v in step.changes if v == INCLUDED)
-    fields = switch[1].params.get("previous_meta", {}) if switch else {}  # that group's name and notes
+    fields = {} if own else switch[1].params.get("previous_meta", {})  # that group's name and notes
     meta = {**d.meta, **fields, "generation": here, "redo_meta": {}, "behind": {}}
-    return dataclasses.replace(d, steps=(step_dict(step),), undone=(), session_json="", n_included=n_inc,
-                               n_excluded=len(step.changes) - n_inc, saved=False, unsaved_behind=0, meta=meta), gone
+    rebuilt = dataclasses.replace(d, steps=(step_dict(step),), undone=(), session_json="", n_included=n_inc,
+                                  n_excluded=len(step.changes) - n_inc, saved=False, unsaved_behind=0, meta=meta)
+    if own and switch and (left := store.work_labels(d.token, before_step=switch[1].id)):
+        rebuilt = _with_left_behind(rebuilt, annotate.rebuilt_on_import(left, c.id_index)[0], switch[1])
+    return rebuilt, gone
+
+
+def _with_left_behind(d: Draft, left: Step, switch: Step) -> Draft:
+    """A draft rebuilt on a new import (its own group, one step) with the unsaved group that a switch had left behind
+    it, rebuilt too: that group first, then the switch to the draft's group, so Undo brings the one left back."""
+    s = Session.from_history([step_dict(left)])
+    was = {k: s.counts()[k] for k in ("included", "excluded")}
+    p = {k: v for k, v in switch.params.items() if k in ("action", "group", "previous_meta")}
+    own = d.steps[0]["changes"]
+    s.switch_to([r for r, _, v in own if v == INCLUDED], [r for r, _, v in own if v != INCLUDED],
+                left_unsaved=was, **p)
+    behind = {**was, "name": p.get("previous_meta", {}).get("name", ""), "action": p.get("action"),
+              "group": p.get("group")}
+    return dataclasses.replace(d, steps=tuple(step_dict(step) for step in s.history),
+                               unsaved_behind=was["included"] + was["excluded"], meta={**d.meta, "behind": behind})
 
 
 def moved_message(d: Draft, gone: int) -> str:
     """What the user is told when their unsaved group was rebuilt on a new import (on_this_import)."""
     lost = (f" {gone:,} of its texts are no longer in the corpus and were left out (saved groups keep theirs)."
             if gone else " Every one of its texts is still in the corpus.")
+    left = _behind(d)
+    undo = (f" Undo brings back the unsaved group you had left for it, rebuilt too ({left['included']:,} included, "
+            f"{left['excluded']:,} excluded); the steps before cannot be undone." if left else
+            " Its earlier steps cannot be undone.")
     return (f"The corpus was imported again since you built this unsaved group: it was rebuilt by its texts' ids "
-            f"({d.n_included:,} included, {d.n_excluded:,} excluded).{lost} Its earlier steps cannot be undone.")
+            f"({d.n_included:,} included, {d.n_excluded:,} excluded).{lost}{undo}")
 
 
 def adopt_moved(name: str, moved: tuple[Draft, int]) -> str:
