@@ -97,17 +97,20 @@ def test_key_lemmas_join_the_forms_the_dictionary_lacks_as_suggests_words_do():
     """Key lemmas joined the Czech forms the dictionary lacks by a hand-written list of endings, Suggest's words by the
     dictionary's own changes of ending (core.wordforms.unlisted_forms): a verb's form ("vyrazíte", you set off)
     stayed a key lemma beside its "vyrazit", and an adverb ("společně", together) counted as its adjective. Both
-    now join them the dictionary's way; a group of forms is named by the one the others are forms of."""
+    now join them the dictionary's way; a group of forms is named by the one the others are forms of, and a verbal
+    noun is a lemma of its own."""
     from core.cluster.keyterms import Lemmatiser, merge_unknown
 
     counts = {"vyrazit": 5, "vyrazíte": 3, "twitter": 21, "twitteru": 25, "společně": 10, "společný": 4, "řádně": 6,
-              "radních": 4, "babiš": 10, "babiše": 8, "babišovi": 3}
+              "radních": 4, "babiš": 10, "babiše": 8, "babišovi": 3, "vzdělávání": 45, "vzděláváním": 2, "vzdělávat": 3}
     merged = merge_unknown(counts, Lemmatiser("cs"))
     assert merged["vyrazíte"] == "vyrazit"
     assert merged["twitteru"] == "twitter"  # though written more often: "twitteru" is a form of "twitter"
     assert merged["babiše"] == merged["babišovi"] == "babiš"
     assert "společně" not in merged  # an adverb is a lemma of its own
     assert "radních" not in merged  # the council members' is no form of "řádně" (duly), though it reads so unaccented
+    # a verbal noun stays a lemma, as the lemmatiser keeps those it knows ("hlasování"): education, not to educate
+    assert "vzdělávání" not in merged and merged["vzděláváním"] == "vzdělávání"
 
 
 def test_english_function_words_are_no_key_lemmas_of_a_czech_corpus():

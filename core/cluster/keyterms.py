@@ -286,7 +286,8 @@ def lemmas(text: str, lemmatise: Lemmatiser) -> list[str]:
 
 
 JOINS_UNLISTED = frozenset({"cs"})  # languages whose key lemmas join the forms the dictionary lacks (merge_unknown)
-HACEK = frozenset("čďňřšťž")  # Czech consonants with a háček: "r" and "ř" are two letters, not two spellings
+HACEK = frozenset("čďňřšťž")
+VERBAL_NOUN = regex.compile(r"([nt])i(?:m|ch|ho|mu|mi)?$")  # folded: "vzdelavani", "vzdelavanim", "rozhodnuti"  # Czech consonants with a háček: "r" and "ř" are two letters, not two spellings
 
 
 def merge_unknown(counts: dict[str, int], lemmatise: Lemmatiser) -> dict[str, str]:
@@ -331,6 +332,11 @@ def merge_unknown(counts: dict[str, int], lemmatise: Lemmatiser) -> dict[str, st
     heads.update({w: heads[h] for w, h in joined.items()})  # a head itself may be written another way too
     for form in rest:
         name, plain = heads.get(key := fold(form, case=False), form), form == key
+        if VERBAL_NOUN.search(key) and fold(name, case=False).endswith("t"):  # the dictionary lists verbal nouns
+            # as its verbs' forms; the lemmatiser keeps the ones it knows as lemmas ("hlasování", "očkování"), and so
+            # do key lemmas: "vzdělávání" (education) names a topic, not "vzdělávat"; its cases join it
+            alone = VERBAL_NOUN.sub(lambda m: m.group(1) + "i", key)
+            name = max(spelt[alone].items(), key=lambda t: (t[1], t[0]))[0] if alone in spelt else form
         # joined without diacritics: a form written with them keeps the consonants of the stem it shares (vowels'
         # length changes with the case: "vzdělávání", "vzdělávat"; "radních", of the council members, is no form of
         # "řádně", duly, nor "šílením" of "silene")
