@@ -286,8 +286,8 @@ def lemmas(text: str, lemmatise: Lemmatiser) -> list[str]:
 
 
 JOINS_UNLISTED = frozenset({"cs"})  # languages whose key lemmas join the forms the dictionary lacks (merge_unknown)
-HACEK = frozenset("čďňřšťž")
-VERBAL_NOUN = regex.compile(r"([nt])i(?:m|ch|ho|mu|mi)?$")  # folded: "vzdelavani", "vzdelavanim", "rozhodnuti"  # Czech consonants with a háček: "r" and "ř" are two letters, not two spellings
+HACEK = frozenset("čďňřšťž")  # Czech consonants with a háček: "r" and "ř" are two letters, not two spellings
+VERBAL_NOUN = regex.compile(r"([nt])i(?:m|ch|ho|mu|mi)?$")  # folded: "vzdelavani", "vzdelavanim", "rozhodnuti"
 
 
 def merge_unknown(counts: dict[str, int], lemmatise: Lemmatiser) -> dict[str, str]:
@@ -296,9 +296,11 @@ def merge_unknown(counts: dict[str, int], lemmatise: Lemmatiser) -> dict[str, st
     as Suggest's words are (:func:`core.wordforms.unlisted_forms`, the dictionary's own changes of ending): to a
     known lemma where there is one ("vakcín" -> "vakcína", "lídři" -> "lídr", "vyrazíte" -> "vyrazit"), else to one
     another ("babiše", "babišovi" -> "babiš"), a group named by the form the others are forms of (a name's first case,
-    "babiš", "twitter"), as the corpus writes it. First of all, a form written without its diacritics
-    ("dekujeme", "zakon", "mame") counts under the lemma of the corpus's form that has them ("děkujeme", "zákon",
-    "máme") where that form is written more often, unless it is an English word ("more" is no "moře")."""
+    "babiš", "twitter"), as the corpus writes it. Not joined: a verbal noun to its verb (it is a lemma of its own, its
+    cases joined to it), a form with háčeks to a word without them, an English word. First of all, a form written
+    without its diacritics ("dekujeme", "zakon", "mame") counts under the lemma of the corpus's form that has them
+    ("děkujeme", "zákon", "máme") where that form is written more often, unless it is an English word ("more" is no
+    "moře")."""
     if lemmatise.lang not in JOINS_UNLISTED:
         return {}
     from simplemma import is_known
@@ -318,6 +320,9 @@ def merge_unknown(counts: dict[str, int], lemmatise: Lemmatiser) -> dict[str, st
             by_plain.setdefault(plain, Counter())[lemma] += n
         uses[key := fold(lemma, case=False)] += n
         spelt.setdefault(key, Counter())[lemma] += n
+    def written(folded: str) -> str:  # a word of the corpus as it is written most
+        return max(spelt[folded].items(), key=lambda t: (t[1], t[0]))[0]
+
     out, rest = {}, []
     for form in unknown:
         twins = by_plain.get(form)  # a form without diacritics only: "praní" (laundering) is no "přání" (a wish)
@@ -328,7 +333,7 @@ def merge_unknown(counts: dict[str, int], lemmatise: Lemmatiser) -> dict[str, st
         else:
             rest.append(form)
     joined = wordforms.unlisted_forms(list(uses), list(uses.values()), "cs")
-    heads = {h: max(spelt[h].items(), key=lambda t: (t[1], t[0]))[0] for h in set(joined.values())}  # as written
+    heads = {h: written(h) for h in set(joined.values())}
     heads.update({w: heads[h] for w, h in joined.items()})  # a head itself may be written another way too
     for form in rest:
         name, plain = heads.get(key := fold(form, case=False), form), form == key
@@ -336,9 +341,9 @@ def merge_unknown(counts: dict[str, int], lemmatise: Lemmatiser) -> dict[str, st
             # as its verbs' forms; the lemmatiser keeps the ones it knows as lemmas ("hlasování", "očkování"), and so
             # do key lemmas: "vzdělávání" (education) names a topic, not "vzdělávat"; its cases join it
             alone = VERBAL_NOUN.sub(lambda m: m.group(1) + "i", key)
-            name = max(spelt[alone].items(), key=lambda t: (t[1], t[0]))[0] if alone in spelt else form
+            name = written(alone) if alone in spelt else form
         # joined without diacritics: a form written with them keeps the consonants of the stem it shares (vowels'
-        # length changes with the case: "vzdělávání", "vzdělávat"; "radních", of the council members, is no form of
+        # length changes with the case: "trikolory", "trikolóra"; "radních", of the council members, is no form of
         # "řádně", duly, nor "šílením" of "silene")
         stem = len(os.path.commonprefix([key, fold(name, case=False)]))
         if name != form and (plain or not any(a != b and HACEK & {a, b} for a, b in zip(form[:stem], name[:stem]))) \
