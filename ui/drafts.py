@@ -115,7 +115,7 @@ def undone_work(d: Draft) -> dict | None:
     """For a draft whose every step was undone (its group empty and unsaved, Redo would bring it back): the counts
     of the group Redo gives, as its autosave wrote them (Session.ahead); else None."""
     ahead = d.meta.get("ahead")
-    if d.n_included + d.n_excluded or d.saved or not isinstance(ahead, dict) or {"included", "excluded"} - ahead.keys():
+    if d.n_included + d.n_excluded or d.saved or not isinstance(ahead, dict) or {"included", "excluded"} - set(ahead):
         return None
     return ahead if ahead["included"] + ahead["excluded"] else None
 
@@ -173,14 +173,20 @@ def _with_left_behind(d: Draft, left: Step, switch: Step) -> Draft:
     it, rebuilt too: that group first, then the switch to the draft's group, so Undo brings the one left back."""
     s = Session.from_history([step_dict(left)])
     was = {k: s.counts()[k] for k in ("included", "excluded")}
-    p = {k: v for k, v in switch.params.items() if k in ("action", "group", "previous_meta")}
     own = d.steps[0]["changes"]
-    s.switch_to([r for r, _, v in own if v == INCLUDED], [r for r, _, v in own if v != INCLUDED],
-                left_unsaved=was, **p)
-    behind = {**was, "name": p.get("previous_meta", {}).get("name", ""), "action": p.get("action"),
-              "group": p.get("group")}
-    return dataclasses.replace(d, steps=tuple(step_dict(step) for step in s.history),
-                               unsaved_behind=was["included"] + was["excluded"], meta={**d.meta, "behind": behind})
+    s.switch_to([r for r, _, v in own if v == INCLUDED], [r for r, _, v in own if v != INCLUDED], left_unsaved=was,
+                **{k: v for k, v in switch.params.items() if k in ("action", "group", "previous_meta")})
+    behind = behind_meta(s.history[-1])
+    return dataclasses.replace(d, steps=tuple(step_dict(step) for step in s.history), meta={**d.meta, "behind": behind},
+                               unsaved_behind=behind["included"] + behind["excluded"])
+
+
+def behind_meta(switch: Step) -> dict:
+    """What a list of drafts (read without their steps) shows of the unsaved group that ``switch`` left: its counts,
+    name, and what it was left for (a draft's meta "behind": _behind)."""
+    p = switch.params
+    return {**p["left_unsaved"], "name": p.get("previous_meta", {}).get("name", ""), "action": p.get("action"),
+            "group": p.get("group")}
 
 
 def moved_message(d: Draft, gone: int) -> str:
@@ -249,11 +255,8 @@ def _write(name: str, c: Corpus, s: Session, token: str, saved: bool) -> None:
     db = resources.store(name)
     undone = {step.id for step in s.undone}
     redo_meta = {k: v for k, v in st.session_state.get("redo_meta", {}).items() if k in undone}
-    left = {}
-    if behind := s.unsaved_behind():  # an unsaved group that a switch left: a new tab offers it too
-        p = behind[1].params  # what a list of drafts (without their steps) shows of it
-        left = {**p["left_unsaved"], "name": p.get("previous_meta", {}).get("name", ""), "action": p.get("action"),
-                "group": p.get("group")}
+    behind = s.unsaved_behind()  # an unsaved group that a switch left: a new tab offers it too
+    left = behind_meta(behind[1]) if behind else {}
     fields = dict(browser=access.browser_id(), writer=draft_writer(), n_included=counts["included"],
                   n_excluded=counts["excluded"], saved=saved,
                   unsaved_behind=left.get("included", 0) + left.get("excluded", 0),
