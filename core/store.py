@@ -325,18 +325,20 @@ class GroupStore:
         state = self.work_labels(work, last)
         return [i for i, v in state.items() if v == 1], [i for i, v in state.items() if v == -1]
 
-    def work_labels(self, work: str, up_to: int | None = None, before_step: str | None = None) -> dict[str, int]:
+    def work_labels(self, work: str, up_to: int | None = None, before_step: str | None = None,
+                    through_step: str | None = None) -> dict[str, int]:
         """id -> label (1 or -1) of every text a work's events (up to entry ``up_to``; with ``before_step``, up to
-        where the step of that id last took effect: the group it replaced) leave labelled, the events replayed in
-        order from an empty group: a version's members, or a draft's group by id (rows move when the corpus is
-        imported again). Empty when ``before_step`` never took effect in that work."""
+        where the step of that id last took effect: the group it replaced; with ``through_step``, up to and with
+        it: the group it made, undone since or not) leave labelled, the events replayed in order from an empty
+        group: a version's members, or a draft's group by id (rows move when the corpus is imported again). Empty
+        when that step never took effect in that work."""
         with self.db.read() as db:
-            if before_step is not None:
+            if (step := before_step or through_step) is not None:
                 r = db.one("SELECT MAX(id) FROM journal WHERE corpus=? AND work=? AND step=? AND kind IN "
-                           "('apply', 'redo')", (self.corpus, work, before_step))
+                           "('apply', 'redo')", (self.corpus, work, step))
                 if r is None or r[0] is None:
                     return {}
-                up_to = int(r[0]) - 1
+                up_to = int(r[0]) - (1 if before_step is not None else 0)
             rows = db.run("SELECT e.item_id, e.label FROM events e JOIN journal j ON j.id=e.entry WHERE j.corpus=? "
                           "AND j.work=? AND j.id<=? ORDER BY e.id",
                           (self.corpus, work, up_to if up_to is not None else 2 ** 62))

@@ -254,6 +254,27 @@ def test_a_new_tab_offers_a_group_whose_every_step_was_undone(tweets):
     assert [d.token for d in kept] == [token[0] if isinstance(token, list) else token], "restored: not offered again"
 
 
+def test_a_group_whose_every_step_was_undone_outlives_a_new_import(tweets):
+    """Every step undone, the tab closed, the corpus imported again (newest first): a new tab restores the group its
+    steps had made, by its texts' ids."""
+    import pandas as pd
+
+    at = unsaved_group(saved_first=False)
+    made = labelled_ids(at, tweets)
+    while not at.button(key="undo").disabled:
+        at.button(key="undo").click().run()
+    frame = pd.read_parquet(next((tweets / "tweets").glob("gen-*/corpus.parquet")))
+    import_again(tweets, frame.iloc[::-1][["id", "text", "date", "author"]])
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    other = annotate().run()
+    offer = [m for m in messages(other) if "You have an unsaved group" in m]
+    assert offer and "whose every step you undid" in offer[0], messages(other)
+    other.button(key="draft_restore").click().run()
+    assert labelled_ids(other, tweets) == made and counts(other) == ["9", "1"]
+    assert any("rebuilt by its texts' ids" in m for m in messages(other)), messages(other)
+
+
 def test_an_offered_group_names_the_unsaved_one_it_was_switched_to_from(tweets):
     """A saved group opened over an unsaved one, then changed: a new tab offers the changed group, and says that the
     unsaved group before it is there too, which Undo brings back once restored."""

@@ -152,7 +152,7 @@ def test_a_draft_whose_every_step_was_undone_is_listed_and_kept(make_store):
     ids = [f"t{i}" for i in range(50)]
     sess = Session()
     sess.add_search("keyword", {"query": "flood"}, range(6))
-    sess.toggle(2)
+    last = sess.toggle(2)
     while sess.undo():
         pass
     assert sess.ahead() == {"included": 5, "excluded": 1} and not sess.labels
@@ -163,6 +163,10 @@ def test_a_draft_whose_every_step_was_undone_is_listed_and_kept(make_store):
     later = datetime.now(timezone.utc) + timedelta(days=3)  # past the days an empty draft is kept
     assert s.prune_drafts(later) == 1 and [d.token for d in s.drafts("alice", unsaved_only=False)] == ["undone"]
     assert len(s.load_draft("undone").undone) == 2
+    # by id, as its steps had made it (a new import moves rows): through its last step, undone since
+    assert s.work_labels("undone", through_step=last.id) == {**{f"t{i}": 1 for i in range(6) if i != 2}, "t2": -1}
+    assert s.work_labels("undone") == {} and s.work_labels("undone", before_step=last.id) == {
+        f"t{i}": 1 for i in range(6)}
 
 
 def test_saving_over_a_version_someone_saved_meanwhile_asks_first(make_store):

@@ -147,20 +147,22 @@ def on_this_import(d: Draft, c: Corpus, store: GroupStore, behind: bool = False)
     """``d`` as a draft of this import of the corpus, and how many of its texts the corpus no longer holds. A draft
     built on an earlier import (its steps name that import's rows, which move when a corpus is imported again) is
     rebuilt by id from its label events: one step that gives each of its texts still in the corpus its label (with
-    ``behind``, of the unsaved group a switch left: unsaved_left). None when that cannot be done (a draft written
-    before label events)."""
+    ``behind``, of the unsaved group a switch left, unsaved_left, or of the group whose every step was undone, as
+    its steps had made it, undone_work), the unsaved group a switch left behind the draft's own one Undo before it.
+    None when that cannot be done (a draft written before label events)."""
     here = c.manifest.get("data_dir")
     if d.meta.get("generation") == here:
         return d, 0
     switch = Session.from_history(d.steps).unsaved_behind() if _behind(d) else None
     own = not (behind and unsaved_left(d))  # the draft's own group is what comes back (else the one behind it)
-    labels = store.work_labels(d.token) if own else store.work_labels(d.token, before_step=switch[1].id)
+    labels = (store.work_labels(d.token, through_step=d.undone[0]["id"]) if behind and undone_work(d) and d.undone
+              else store.work_labels(d.token) if own else store.work_labels(d.token, before_step=switch[1].id))
     if not labels:
         return None
     step, gone = annotate.rebuilt_on_import(labels, c.id_index)
     n_inc = sum(1 for *_, v in step.changes if v == INCLUDED)
     fields = {} if own else switch[1].params.get("previous_meta", {})  # that group's name and notes
-    meta = {**d.meta, **fields, "generation": here, "redo_meta": {}, "behind": {}}
+    meta = {**d.meta, **fields, "generation": here, "redo_meta": {}, "behind": {}, "ahead": None}
     rebuilt = dataclasses.replace(d, steps=(step_dict(step),), undone=(), session_json="", n_included=n_inc,
                                   n_excluded=len(step.changes) - n_inc, saved=False, unsaved_behind=0, meta=meta)
     if own and switch and (left := store.work_labels(d.token, before_step=switch[1].id)):
