@@ -239,6 +239,10 @@ def test_a_new_tab_offers_a_group_whose_every_step_was_undone(tweets):
     while not at.button(key="undo").disabled:
         at.button(key="undo").click().run()
     assert counts(at) == ["0", "0"]
+    reloaded = annotate()  # a reload of that tab: Redo goes on from where it was
+    reloaded.query_params["draft"] = at.query_params["draft"]
+    reloaded.run()
+    assert counts(reloaded) == ["0", "0"] and not reloaded.button(key="redo").disabled
     other = annotate().run()  # the first tab closed; a new one
     offer = [m for m in messages(other) if "You have an unsaved group" in m]
     assert offer and "9 included, 1 excluded, whose every step you undid" in offer[0], messages(other)
@@ -252,6 +256,23 @@ def test_a_new_tab_offers_a_group_whose_every_step_was_undone(tweets):
 
     kept = open_store("tweets", tweets).drafts("local", unsaved_only=False)
     assert [d.token for d in kept] == [token[0] if isinstance(token, list) else token], "restored: not offered again"
+
+
+def test_a_group_restored_in_a_new_tab_keeps_what_redo_puts_back(tweets):
+    """A step undone, then the tab closed: a new tab restores the group as it was, and Redo there puts the step back
+    (the copy used to leave the undone steps behind), also after a reload of the new tab."""
+    at = unsaved_group(saved_first=False)
+    at.button(key="undo").click().run()  # the exclusion undone
+    assert counts(at) == ["10", "0"]
+    other = annotate().run()
+    assert any("You have an unsaved group" in m and "10 included, 0 excluded" in m for m in messages(other))
+    other.button(key="draft_restore").click().run()
+    assert counts(other) == ["10", "0"] and not other.button(key="redo").disabled
+    reloaded = annotate()
+    reloaded.query_params["draft"] = other.query_params["draft"]
+    reloaded.run()
+    reloaded.button(key="redo").click().run()
+    assert counts(reloaded) == ["9", "1"]
 
 
 def test_a_group_whose_every_step_was_undone_outlives_a_new_import(tweets):

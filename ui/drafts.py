@@ -218,14 +218,16 @@ def adopt_moved(name: str, moved: tuple[Draft, int]) -> str:
 def adopt_draft(d, own: bool = False, how: str = "copied from another tab") -> Session:
     """Make a draft's group this tab's group. ``own``: the draft is this tab's (its steps are written
     already); otherwise it is copied into this tab's draft on the next autosave (``how``: the journal's words)."""
-    steps_own = own and bool(d.steps)  # this tab's own steps, undone ones too: Redo goes on after a reload
-    s = (Session.from_history(d.steps, d.undone if steps_own else ()) if d.steps or not d.session_json
+    # the steps, undone ones too (Redo goes on after a reload, also where every step was undone, and in a new tab)
+    steps_own = own and bool(d.steps or d.undone)
+    s = (Session.from_history(d.steps, d.undone) if d.steps or d.undone or not d.session_json
          else Session.from_json(d.session_json))
     s.synced = len(s.history) if steps_own else 0
     if not steps_own:  # this tab's work starts from the copied group: one entry sets its labels
+        s.undone_synced = 0  # and the steps Redo can put back are written into this tab's draft
         s.journal.append(s.base_entry(how if d.steps else "restored"))
     st.session_state["session"] = s
-    kept = d.meta.get("redo_meta") if steps_own else None  # the fields Redo of a switch brings back (group.undo)
+    kept = d.meta.get("redo_meta")  # the fields Redo of a switch brings back (group.undo)
     st.session_state["redo_meta"] = ({k: v for k, v in kept.items() if isinstance(v, dict)}
                                      if isinstance(kept, dict) else {})
     for field in group.META_KEYS:
