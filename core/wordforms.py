@@ -236,8 +236,7 @@ def unlisted_forms(words, texts_with, lang: str) -> dict[str, str]:
     *further*, is not made a form of ``dala``, *she gave*, a form of *dát*), else the word in most texts; two words
     the dictionary lists are never made one (``stani`` may be a form of ``stat`` or of ``stan``; they stay apart). A
     group of words the dictionary does not list is named by the one most of its words can be a form of (a name's
-    first case: ``twitter``, though ``twitteru`` is in more texts; ``universum``, not ``universu``), then the one in
-    most texts."""
+    first case: ``twitter``, though ``twitteru`` is in more texts), then the one in most texts."""
     if not supported(lang):
         return {}
     book = dictionary(lang)
