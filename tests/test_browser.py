@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from tests.browser import browser_page, metrics, require_browser, streamlit_server, untick_row, wait_idle
-from tests.conftest import import_again, xlsx_cells
+from tests.conftest import import_newest_first, xlsx_cells
 
 pytestmark = pytest.mark.slow  # a real server and chromium
 
@@ -624,8 +624,7 @@ def test_a_click_after_a_new_import_takes_the_group_onto_it_without_a_reload(ser
         open_annotate(page, url)
         keyword_search(page, "ockovani")
         assert metrics(page)[:2] == ["10", "0"]
-        frame = pd.read_parquet(next((root / "tweets").glob("gen-*/corpus.parquet")))
-        import_again(root, frame.iloc[::-1][["id", "text", "date", "author"]])
+        import_newest_first(root)
         toggles = page.locator('[class*="st-key-tog_"] button:visible')
         row = 'xpath=ancestor::*[contains(@class, "st-key-tog_")]/..'  # a toggle's row: the button, text, caption
         first = [line for line in toggles.first.locator(row).inner_text().splitlines() if line][1]  # its text

@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.session import EXCLUDED, INCLUDED, UNLABELLED, Session
 from core.store import GroupStore
-from tests.conftest import ROOT, import_again
+from tests.conftest import ROOT, import_again, import_newest_first
 from ui.text import unescape
 
 ANNOTATE = str(ROOT / "pages" / "1_Annotate.py")
@@ -278,14 +278,11 @@ def test_a_group_restored_in_a_new_tab_keeps_what_redo_puts_back(tweets):
 def test_a_group_whose_every_step_was_undone_outlives_a_new_import(tweets):
     """Every step undone, the tab closed, the corpus imported again (newest first): a new tab restores the group its
     steps had made, by its texts' ids."""
-    import pandas as pd
-
     at = unsaved_group(saved_first=False)
     made = labelled_ids(at, tweets)
     while not at.button(key="undo").disabled:
         at.button(key="undo").click().run()
-    frame = pd.read_parquet(next((tweets / "tweets").glob("gen-*/corpus.parquet")))
-    import_again(tweets, frame.iloc[::-1][["id", "text", "date", "author"]])
+    import_newest_first(tweets)
     st.cache_resource.clear()
     st.cache_data.clear()
     other = annotate().run()
@@ -384,16 +381,13 @@ def test_a_changed_group_and_the_unsaved_one_it_was_opened_over_both_outlive_a_n
     """A saved group opened over an unsaved one, then changed: two unsaved groups, one an Undo behind the other. The
     corpus imported again (newest first), a new tab restores the changed group by its texts' ids, and Undo brings
     back the one it was opened over, rebuilt by id too (it used to be left out of the rebuild)."""
-    import pandas as pd
-
     at = unsaved_group(saved_first=True)
     left = labelled_ids(at, tweets)
     at.selectbox(key="open_name").set_value("hotovo").run()
     at.button(key="open_btn").click().run()
     at.button(key=[b.key for b in at.button if b.key and b.key.startswith("tog_")][0]).click().run()  # changed
     own = labelled_ids(at, tweets)
-    frame = pd.read_parquet(next((tweets / "tweets").glob("gen-*/corpus.parquet")))
-    import_again(tweets, frame.iloc[::-1][["id", "text", "date", "author"]])
+    import_newest_first(tweets)
     st.cache_resource.clear()
     st.cache_data.clear()
     again = annotate().run()

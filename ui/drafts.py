@@ -89,11 +89,12 @@ def restore(d: Draft, c: Corpus, store: GroupStore, token: str | None = None, be
         return "warning", message
     if token:
         st.session_state["draft_token"] = token
-    if behind and (ahead := undone_work(d)):  # every step was undone: the group comes back with them put back
-        adopt_draft(dataclasses.replace(d, steps=d.steps + tuple(reversed(d.undone)), undone=()))
+    s = adopt_draft(d, own=token is not None)
+    if behind and (ahead := undone_work(d)):  # every step was undone: Redo puts them back, as it would have there
+        while s.undone:
+            group.redo()
         return "success", (f"Restored the group whose every step you had undone ({ahead['included']:,} included, "
                            f"{ahead['excluded']:,} excluded). Undo (Alt+Z) takes its steps back again.")
-    s = adopt_draft(d, own=token is not None)
     if behind and (left := unsaved_left(d)) and (back := s.unsaved_behind()):
         for _ in range(back[0]):
             group.undo()
@@ -134,6 +135,24 @@ def also_behind(d: Draft) -> str:
             f"{left['excluded']:,} excluded): once this one is restored, Undo takes you back to it.")
 
 
+def offer_line(d: Draft) -> str:
+    """What a new tab says of the draft ``d`` it offers: when, the group's name and counts, and which unsaved work
+    it is (a group left for another: unsaved_left; a group whose every step was undone: undone_work; else its own
+    group, and any unsaved group behind it: also_behind)."""
+    left, ahead = unsaved_left(d), undone_work(d)
+    shown = left or ahead or {"included": d.n_included, "excluded": d.n_excluded}
+    name = left.get("name") if left else d.meta.get("name")
+    if left:
+        which = f", which you left for {went_on_to(left)}."
+    elif ahead:
+        which = ", whose every step you undid."
+    else:
+        which = "." + also_behind(d)
+    return (f"You have an unsaved group from {d.updated_at[:16].replace('T', ' ')} UTC"
+            f"{' named ' + quoted(name) if name else ''}: {shown['included']:,} included, {shown['excluded']:,} "
+            f"excluded{which}")
+
+
 def went_on_to(left: dict) -> str:
     """What the switch of unsaved_left went on to, in words."""
     if left.get("action") == "new":
@@ -155,8 +174,12 @@ def on_this_import(d: Draft, c: Corpus, store: GroupStore, behind: bool = False)
         return d, 0
     switch = Session.from_history(d.steps).unsaved_behind() if _behind(d) else None
     own = not (behind and unsaved_left(d))  # the draft's own group is what comes back (else the one behind it)
-    labels = (store.work_labels(d.token, through_step=d.undone[0]["id"]) if behind and undone_work(d) and d.undone
-              else store.work_labels(d.token) if own else store.work_labels(d.token, before_step=switch[1].id))
+    if behind and undone_work(d) and d.undone:  # the group its steps had made, all undone since
+        labels = store.work_labels(d.token, through_step=d.undone[0]["id"])
+    elif own:
+        labels = store.work_labels(d.token)
+    else:
+        labels = store.work_labels(d.token, before_step=switch[1].id)
     if not labels:
         return None
     step, gone = annotate.rebuilt_on_import(labels, c.id_index)

@@ -131,14 +131,8 @@ def offer_draft(c: Corpus, session: Session, store: GroupStore, say: Say) -> Non
     for d in store.drafts(drafts.owner(), browser=drafts.draft_browser(), limit=2):
         if d.token == st.session_state.get("draft_token"):
             continue
-        box, left, ahead = st.container(border=True), drafts.unsaved_left(d), drafts.undone_work(d)
-        name, n_inc, n_exc = ((left.get("name"), left["included"], left["excluded"]) if left else
-                              (d.meta.get("name"), ahead["included"], ahead["excluded"]) if ahead else
-                              (d.meta.get("name"), d.n_included, d.n_excluded))
-        box.info(f"You have an unsaved group from {d.updated_at[:16].replace('T', ' ')} UTC"
-                 f"{' named ' + quoted(name) if name else ''}: {n_inc:,} included, {n_exc:,} excluded"
-                 + (f", which you left for {drafts.went_on_to(left)}." if left else
-                    ", whose every step you undid." if ahead else "." + drafts.also_behind(d)))
+        box = st.container(border=True)
+        box.info(drafts.offer_line(d))
         r1, r2, _ = box.columns([1, 1, 4])
         r1.button("Restore it", on_click=on_draft, args=(d.token, True), type="primary", key="draft_restore")
         r2.button("Discard it", on_click=on_draft, args=(d.token, False), key="draft_discard")
