@@ -243,8 +243,9 @@ def corpus_for(data: Path, label_column: str) -> Corpus:
             continue
         if c.manifest.get("source", {}).get("sha256") == digest:
             return c
-    log.info("importing %s (embedding with the default model)", data)
-    return import_corpus(ImportSpec(input=data, name=data.stem, options=Options(dedupe="first"),
+    log.info("importing %s (embedding with the model the app picks for its language)", data)
+    # "auto", as the import form and precompute.embed: MiniLM for English, multilingual-e5-small for Czech
+    return import_corpus(ImportSpec(input=data, name=data.stem, models=["auto"], options=Options(dedupe="first"),
                                     overwrite=True))
 
 
