@@ -51,8 +51,8 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data", type=Path, required=True)
     p.add_argument("--corpus", help="a corpus already imported from --data (e.g. with another model); "
-                                    "default: the one imported from it, importing it with the model the app picks for its "
-                                    "language ('auto': MiniLM for English, multilingual-e5-small for Czech)")
+                                    "default: the one imported from it, importing it with the model the app picks "
+                                    "for its language ('auto': MiniLM for English, multilingual-e5-small for Czech)")
     p.add_argument("--label-column", default="label")
     p.add_argument("--classes", nargs="*", default=None)
     p.add_argument("--methods", default="cos,lda,nn1,nn2,suggest")
