@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 GOLD = Path(__file__).resolve().parents[1] / "bench" / "data" / "czech_topics_gold.tsv"
@@ -13,16 +14,20 @@ COLUMNS = ("id", "topic", "label_name", "on_topic")
 
 
 def read_gold(path: Path = GOLD) -> pd.DataFrame:
-    """The judgments, checked: the four columns, one judgment per (id, topic), 0 or 1, one first keyword a topic."""
+    """The judgments, checked: the four columns, one judgment per (id, topic), 0 or 1, one first keyword a topic.
+    A wrong row is named by its line in the file (the header's comment lines and the column names counted)."""
     gold = pd.read_csv(path, sep="\t", comment="#", dtype=str, keep_default_na=False)
+    with open(path, encoding="utf-8") as f:
+        first = 2 + sum(1 for line in f if line.startswith("#"))  # the line of the table's first row
     if missing := [c for c in COLUMNS if c not in gold.columns]:
         raise ValueError(f"{path}: no column {missing[0]!r} (it has {', '.join(gold.columns)})")
     if bad := gold.index[~gold["on_topic"].isin(["0", "1"])].tolist():
-        raise ValueError(f"{path}: on_topic must be 0 or 1; row {bad[0] + 1} of the table has "
+        raise ValueError(f"{path}, line {first + bad[0]}: on_topic must be 0 or 1, not "
                          f"{gold['on_topic'].iloc[bad[0]]!r}")
     if (twice := gold.duplicated(["id", "topic"])).any():
-        row = gold[twice].iloc[0]
-        raise ValueError(f"{path}: id {row['id']} is judged twice for topic {row['topic']!r}")
+        at = int(np.flatnonzero(twice.to_numpy())[0])
+        raise ValueError(f"{path}, line {first + at}: id {gold['id'].iloc[at]} is judged a second time for topic "
+                         f"{gold['topic'].iloc[at]!r}")
     if (names := gold.groupby("topic")["label_name"].nunique()).gt(1).any():
         raise ValueError(f"{path}: topic {names[names.gt(1)].index[0]!r} has more than one label_name")
     gold["on_topic"] = gold["on_topic"].astype(int)
@@ -51,8 +56,6 @@ def build(source: Path, gold: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
 def keyword_alone(frame: pd.DataFrame, lang: str = "cs") -> dict:
     """Per topic, what its first keyword finds on its own, every hit reviewed: as typed and in every form (the
     Annotate page's keyword search, case and diacritics ignored): hits, those on topic, recall."""
-    import numpy as np
-
     from core.search.keyword import KeywordIndex, find_rows, forms_rows
 
     kindex = KeywordIndex(frame["text"].tolist())

@@ -31,8 +31,9 @@ def test_the_judged_topics_label_exactly_the_tweets_judged_on_topic_and_each_has
 
 
 @pytest.mark.parametrize("change, message", [
-    (lambda g: pd.concat([g, g.iloc[[3]]]), "is judged twice for topic"),
-    (lambda g: g.assign(on_topic=g["on_topic"].where(g.index != 5, "yes")), "on_topic must be 0 or 1; row 6"),
+    (lambda g: pd.concat([g, g.iloc[[3]]]), r"line \d+: id \d+ is judged a second time for topic"),
+    (lambda g: g.assign(on_topic=g["on_topic"].where(g.index != 5, "yes")),
+     "line 7: on_topic must be 0 or 1, not 'yes'"),  # no comment lines here: the column names are line 1
     (lambda g: g.drop(columns="label_name"), "no column 'label_name'"),
 ])
 def test_a_damaged_gold_file_is_refused_by_what_is_wrong(tmp_path, change, message):
