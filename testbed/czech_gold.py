@@ -4,6 +4,7 @@ judged) joined to czech_politicians_tweets_2021.csv as the labelled file bench/a
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
@@ -16,9 +17,9 @@ COLUMNS = ("id", "topic", "label_name", "on_topic")
 def read_gold(path: Path = GOLD) -> pd.DataFrame:
     """The judgments, checked: the four columns, one judgment per (id, topic), 0 or 1, one first keyword a topic.
     A wrong row is named by its line in the file (the header's comment lines and the column names counted)."""
-    gold = pd.read_csv(path, sep="\t", comment="#", dtype=str, keep_default_na=False)
-    with open(path, encoding="utf-8") as f:
-        first = 2 + sum(1 for line in f if line.startswith("#"))  # the line of the table's first row
+    text = Path(path).read_text(encoding="utf-8")
+    gold = pd.read_csv(io.StringIO(text), sep="\t", comment="#", dtype=str, keep_default_na=False)
+    first = 2 + sum(1 for line in text.splitlines() if line.startswith("#"))  # the line of the table's first row
     if missing := [c for c in COLUMNS if c not in gold.columns]:
         raise ValueError(f"{path}: no column {missing[0]!r} (it has {', '.join(gold.columns)})")
     if bad := gold.index[~gold["on_topic"].isin(["0", "1"])].tolist():
@@ -54,18 +55,19 @@ def build(source: Path, gold: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
 
 
 def keyword_alone(frame: pd.DataFrame, lang: str = "cs") -> dict:
-    """Per topic, what its first keyword finds on its own, every hit reviewed: as typed and in every form (the
-    Annotate page's keyword search, case and diacritics ignored): hits, those on topic, recall."""
-    from core.search.keyword import KeywordIndex, find_rows, forms_rows
+    """Per topic, what its first keyword finds on its own, every hit reviewed: as typed and in every form, as the
+    app's keyword search finds them (core.annotate.text_matches): hits, those on topic, recall."""
+    from core.annotate import text_matches
+    from core.search import SearchContext
+    from core.search.keyword import KeywordIndex
 
-    kindex = KeywordIndex(frame["text"].tolist())
+    ctx = SearchContext(index=None, keyword_index=KeywordIndex(frame["text"].tolist()))  # no vectors: words only
     labels = frame["label"].to_numpy()
     out = {}
     for topic, name in frame[labels != ""].groupby("label")["label_name"].first().items():
         members = labels == topic
-        typed = find_rows(kindex, name)
-        every = np.union1d(typed, forms_rows(kindex, name, lang)[0])
         out[topic] = {way: {"hits": int(len(rows)), "on_topic": int(members[rows].sum()),
                             "recall": round(float(members[rows].sum() / members.sum()), 4)}
-                      for way, rows in (("as_typed", typed), ("every_form", every))}
+                      for way, rows in (("as_typed", text_matches(ctx, name)),
+                                        ("every_form", text_matches(ctx, name, word_forms=lang)))}
     return out

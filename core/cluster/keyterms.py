@@ -320,6 +320,7 @@ def merge_unknown(counts: dict[str, int], lemmatise: Lemmatiser) -> dict[str, st
             by_plain.setdefault(plain, Counter())[lemma] += n
         uses[key := fold(lemma, case=False)] += n
         spelt.setdefault(key, Counter())[lemma] += n
+
     def written(folded: str) -> str:  # a word of the corpus as it is written most
         return max(spelt[folded].items(), key=lambda t: (t[1], t[0]))[0]
 
