@@ -47,7 +47,9 @@ def build(source: Path, gold: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     topic_of = dict(zip(on["id"], on["topic"]))
     name_of = gold.groupby("topic")["label_name"].first().to_dict()
     label = corpus["id"].map(topic_of).fillna("")
-    out = corpus[["id", "text", "date", "author"]].assign(label=label, label_name=label.map(name_of).fillna(""))
+    # the conversation a reply belongs to goes with it (core.threads: Suggest and the Annotate page read it)
+    keep = ["id", "text", "date", "author"] + [c for c in ("conversation_id",) if c in corpus.columns]
+    out = corpus[keep].assign(label=label, label_name=label.map(name_of).fillna(""))
     info = {"rows": len(out), "topics": {t: {"on_topic": int((on["topic"] == t).sum()),
                                              "judged": int((gold["topic"] == t).sum()), "first_keyword": name_of[t]}
                                          for t in sorted(name_of)}}
