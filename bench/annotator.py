@@ -38,6 +38,7 @@ from testbed.common import emit, run_folder
 from core import wordforms
 from core.corpus import load_corpus
 from core.search import REGISTRY, SearchContext
+from core.threads import threads_of
 from core.copies import Copies, codes_of
 from core.search.index import VectorIndex
 from core.search.keyword import KeywordIndex
@@ -142,7 +143,7 @@ def main(argv=None) -> None:
         p.error(f"--word-lemmas {a.word_lemmas}: no dictionary of that language (simplemma's); 'none' or 'auto'")
     words = WordIndex(texts, lang=a.word_lemmas, unlisted=a.unlisted)
     ctx = SearchContext(VectorIndex(corpus.embeddings), KeywordIndex(texts), corpus.frame, word_index=words,
-                        dac=dac_model, seed=a.context_seed, copies=copies_of(texts))
+                        dac=dac_model, seed=a.context_seed, copies=copies_of(texts), threads=threads_of(corpus.frame))
     labels = corpus.frame[a.label_column].astype(str).to_numpy()
     classes = a.classes or sorted(set(labels) - {""})  # an empty label: background, not a topic
     queries = class_queries(corpus, a.label_column, classes, a.seed_query)
@@ -185,8 +186,9 @@ def main(argv=None) -> None:
                 keep = np.sort(np.concatenate([np.flatnonzero(labels != cls),
                                                rng.choice(all_members, size, replace=False)]))
                 sub_texts = [texts[i] for i in keep]
+                sub_frame = corpus.frame.iloc[keep].reset_index(drop=True)
                 sub_ctx = SearchContext(VectorIndex(np.asarray(corpus.embeddings)[keep]), KeywordIndex(sub_texts),
-                                        corpus.frame.iloc[keep].reset_index(drop=True),
+                                        sub_frame, threads=threads_of(sub_frame),
                                         word_index=WordIndex(sub_texts, lang=a.word_lemmas, unlisted=a.unlisted),
                                         dac=dac_model,
                                         seed=a.context_seed, copies=copies_of(sub_texts))

@@ -94,6 +94,26 @@ def main(argv=None) -> None:
                 runs[op].append((time.perf_counter() - t) * 1000)
         for op, ms in runs.items():
             emit(op=op, chosen=r.info["chosen"], median_ms=round(float(np.median(ms)), 2), n=n, dim=384, device="cpu")
+        # with conversations, whose labelled texts Suggest counts (core.threads): the scale corpus has none, so 40% of
+        # its rows are put at random into threads of about 5; beside the same Suggest without them, round by round
+        import dataclasses
+
+        from core.threads import threads_of
+
+        in_thread = rng.random(n) < 0.4
+        conv = np.where(in_thread, rng.integers(0, max(1, n // 12), n), n + np.arange(n))
+        t = time.perf_counter()
+        tctx = dataclasses.replace(sctx, threads=threads_of(pd.DataFrame({"conversation_id": conv})))
+        emit(op="threads_build", seconds=round(time.perf_counter() - t, 3), n=n,
+             conversations=tctx.threads.count)
+        runs = {"auto_threads": [], "auto_no_threads": []}
+        for _ in range(a.repeat):
+            for op, c in (("auto_threads", tctx), ("auto_no_threads", sctx)):
+                t = time.perf_counter()
+                REGISTRY["suggest"].search(c, s_inc, s_exc, 10)
+                runs[op].append((time.perf_counter() - t) * 1000)
+        for op, ms in runs.items():
+            emit(op=op, median_ms=round(float(np.median(ms)), 2), n=n, dim=384, device="cpu")
 
 
 if __name__ == "__main__":

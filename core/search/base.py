@@ -104,6 +104,9 @@ class SearchContext:
     # the corpus's copies (core.copies.Copies): a label goes to a text's copies too, and a search's places go to
     # texts not yet seen (core.annotate). None: every text stands alone
     copies: Any = None
+    # the corpus's conversations (core.threads.Threads): Suggest counts the labelled texts of each text's
+    # conversation. None: no conversations known
+    threads: Any = None
 
     @property
     def vectors(self) -> np.ndarray:

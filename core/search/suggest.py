@@ -12,6 +12,11 @@ how much nearer each lies to its ``neighbours`` nearest included texts than to i
 ones (:func:`near_vote`; both standardised over the pool): a local look where the linear model sees
 one direction. Measured in bench/annotator.py (bench/RESULTS.md, "Suggest looks at the labelled
 neighbours").
+
+Where the corpus knows its conversations (a ``conversation_id`` column, core/threads.py), the model has two more
+features: how many included and how many excluded texts share a text's conversation. A reply that says nothing of its
+topic in its own words comes in through the thread it belongs to (bench/RESULTS.md, "Replies come in through their
+conversation").
 """
 
 from __future__ import annotations
@@ -92,16 +97,34 @@ def near_vote(x: np.ndarray, rows: np.ndarray, inc: np.ndarray, exc: np.ndarray,
     return nearest(inc) - nearest(exc)
 
 
+def thread_features(threads, n: int, inc: np.ndarray, exc: np.ndarray, weight: float):
+    """Two features of every text for Suggest's model (a sparse n x 2 matrix): how many included texts, and how
+    many excluded ones, share its conversation (itself not counted), as log(1 + count) times ``weight``. Only the
+    texts of conversations that hold a labelled text have one. None where the corpus knows no conversations
+    (core.threads)."""
+    import scipy.sparse as sp
+
+    if threads is None:
+        return None
+    parts = [threads.around(side) for side in (inc, exc)]
+    rows = np.concatenate([p[0] for p in parts])
+    cols = np.repeat([0, 1], [len(p[0]) for p in parts])
+    values = weight * np.log1p(np.concatenate([p[1] for p in parts]).astype(np.float32))
+    return sp.csr_matrix((values, (rows, cols)), shape=(n, 2), dtype=np.float32)
+
+
 def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: int | None = 10,
            *, background: int = BACKGROUND, words: bool = True, alpha: float = 0.5, c: float = 1.0,
            dac: float = 0.0, rerank: int = 200, near: float = 1.0, pool: int = 300,
-           neighbours: int = 10) -> Ranked:
+           neighbours: int = 10, thread: float = 1.0) -> Ranked:
     """``alpha`` weighs the embedding against the words, ``c`` is the inverse regularisation of the
     logistic model, ``background`` the number of sampled unlabelled texts taken as negatives.
     ``near`` > 0 (and ``k`` given): the best ``pool`` texts are re-ordered by :func:`near_vote` over the
     ``neighbours`` nearest labelled texts of each side, with that weight (0: the linear model's order).
     ``dac`` > 0 (with a DAC model in the context): Suggest's best ``rerank`` texts are re-ordered by
-    :func:`dac_rerank` with that weight (measured in bench/RESULTS.md, issue 31: off by default)."""
+    :func:`dac_rerank` with that weight (measured in bench/RESULTS.md, issue 31: off by default). ``thread`` > 0
+    (with the corpus's conversations in the context): :func:`thread_features` with that weight join the model's
+    (0: a text's conversation is not looked at)."""
     inc, exc = as_rows(included), as_rows(excluded)
     METHOD.check(inc, exc)
     if len(exc) < lda.METHOD.min_excluded:
@@ -118,7 +141,11 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
     want = max(int(k), int(rerank)) if rerank_with_dac else k  # what goes on (to DAC's re-rank, or out)
     head = max(int(want), int(pool)) if rerank_near else want
     if words and ctx.word_index is not None:
-        scores = fit_scores(x, ctx.word_index.matrix, inc, neg, alpha=float(alpha), c=float(c), scan=ctx.index.scores)
+        extra = thread_features(ctx.threads, ctx.index.n, inc, exc, float(thread)) if thread > 0 else None
+        scores = fit_scores(x, ctx.word_index.matrix, inc, neg, alpha=float(alpha), c=float(c), scan=ctx.index.scores,
+                            extra=extra)
+        if extra is not None:
+            info["thread"] = float(thread)
         rows, top = top_unlabelled(scores, labelled, head)
         info["chosen"] = "words+embedding"
     else:
@@ -142,12 +169,14 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
 
 METHOD = Method("suggest", "Suggest", "Learns from your labels: COS until something is excluded, then a model "
                 "over the texts' meaning and words (a word's forms counted as one where the corpus's language has a "
-                "dictionary: volby, voleb, volbách; so are a name's: Babiš, Babiše, Babišovi; your included texts "
-                "against your excluded ones and a random "
+                "dictionary: volby, voleb, volbách; so are a name's: Babiš, Babiše, Babišovi; and, where the corpus has a "
+                "conversation_id, how many texts you included or excluded share a text's conversation, so a reply "
+                "comes in with its thread; your included texts against your excluded ones and a random "
                 "sample of the corpus), its best texts put in order by how much nearer they lie to texts you "
                 "included than to texts you excluded. There is no DAC button: in simulated annotation DAC found less of a topic, "
                 "measured below Suggest alone and no better as a re-ranking of Suggest's results "
                 "(at 1x a topic's size: StackOverflow 0.76 vs 0.90, SearchSnippets 0.73 vs 0.91, AgNews 0.79 vs 0.88).",
                 1, 0, search, limits={"background": (0, 1_000_000), "alpha": (0.0, 1e6), "c": (1e-9, 1e9),
                         "dac": (0.0, 1e6), "rerank": (1, 100_000),
-                        "near": (0.0, 1e6), "pool": (1, 100_000), "neighbours": (1, 1000)})
+                        "near": (0.0, 1e6), "pool": (1, 100_000), "neighbours": (1, 1000),
+                        "thread": (0.0, 1e6)})
