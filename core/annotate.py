@@ -314,6 +314,15 @@ def rows_frame(frame: pd.DataFrame, session: Session, rows, scores=None, zone: s
     return out.reset_index(drop=True)
 
 
+def conversation(threads, frame: pd.DataFrame, session: Session, row: int, zone: str = "UTC") -> pd.DataFrame:
+    """Every text of ``row``'s conversation (core.threads), ``row`` itself included, oldest first where the corpus has
+    dates (otherwise in corpus order), as :func:`rows_frame` gives them; empty where it has none."""
+    mates = threads.mates(row) if threads is not None else np.zeros(0, np.int64)
+    if len(mates) and "date" in frame.columns:
+        mates = mates[np.argsort(frame["date"].to_numpy()[mates], kind="stable")]
+    return rows_frame(frame, session, mates, zone=zone)
+
+
 def view_rows(session: Session, view: str) -> tuple[np.ndarray, np.ndarray | None]:
     """Rows (and scores) for a view: 'last' search, 'included' or 'excluded'."""
     if view == "last":

@@ -129,6 +129,6 @@ def _results() -> None:
                     f"{len(session.excluded):,} excluded texts: pick another view, or search.")
         return
     text_list.bulk_actions(rows, shown, on_bulk)
-    text_list.texts(name, corpus, ctx.copies, session, table, copies)
+    text_list.texts(name, corpus, ctx.copies, session, table, copies, ctx.threads)
 
 results()

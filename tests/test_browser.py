@@ -240,7 +240,8 @@ def hostile(tmp_path):
         "id": [f"<img src=x onerror=alert({i})>" if i % 2 else f"id{i}" for i in range(60)],
         "text": [payloads[i % len(payloads)] for i in range(60)],
         "date": pd.date_range("2021-01-01", periods=60, freq="D").strftime("%Y-%m-%d"),
-        "author": ['<a href="https://example.com/phish">x</a>', "[a](https://evil.example/a)", "ok"] * 20})
+        "author": ['<a href="https://example.com/phish">x</a>', "[a](https://evil.example/a)", "ok"] * 20,
+        "conversation_id": [f"c{i // 3}" for i in range(60)]})  # threads of three: shown under a text on Annotate
     root = tmp_path / "h"
     src = tmp_path / "hostile.csv"
     frame.to_csv(src, index=False)
@@ -288,6 +289,14 @@ def test_hostile_texts_names_and_urls_stay_inert(hostile):
         page.get_by_text("<img src=x onerror=alert(1)> flood", exact=True).first.wait_for()
         page.get_by_text("[phish](https://evil.example/login) flood", exact=True).first.wait_for()
         assert_inert(page, dialogs, requests)
+        # a text's conversation opened under it: its thread's texts, authors and ids shown as text too
+        page.locator("[class*='st-key-conv_'] button").first.click()
+        page.get_by_text("This text").first.wait_for()
+        wait_idle(page)
+        assert page.locator("[class*='st-key-conv_tog_']").count() == 3
+        assert_inert(page, dialogs, requests)
+        page.locator("[class*='st-key-conv_'] button").first.click()  # and closed again
+        page.get_by_text("This text").wait_for(state="detached")
         # a filter echoes its query above the list; a page action through it names it under each text
         for query in ("<img src=x onerror=alert(1)>", "[phish](https://evil.example/login)"):
             page.locator(".st-key-ann_filter input").fill(query)

@@ -25,6 +25,7 @@ from core.search.lexical import WordIndex, words_file
 from core.search import SearchContext
 from core.db import configured_dsn
 from core.store import GroupStore
+from core.threads import threads_of
 from ui.text import md, quoted
 
 
@@ -160,7 +161,7 @@ def search_context_of(c: Corpus, device: str, found: copies.Copies | None = None
     file, lang = words_file(c.data_folder, wordforms.language_of(c), built_at_import=bool(c.keyword_index_file))
     words = WordIndex(texts, file, lang=lang)
     return SearchContext(vector_index(c, device), keyword_index(c, texts), c.frame, timezone=c.timezone,
-                         device=device, word_index=words,
+                         device=device, word_index=words, threads=threads_of(c.frame),
                          copies=found if found is not None else copies.load_or_build(c.data_folder, c.frame["text"]))
 
 

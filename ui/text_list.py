@@ -29,9 +29,55 @@ def bulk_actions(rows: np.ndarray, shown: np.ndarray, on_bulk: Callable) -> None
                   help="Off: a bulk action leaves the texts you labelled yourself as they are.")
 
 
-def texts(name: str, corpus: Corpus, copies, session: Session, table: pd.DataFrame, left_out: int) -> None:
-    """Each text of ``table`` (annotate.rows_frame) with its button, its metadata and how it came in; ``left_out``:
-    copies of them the list does not show."""
+def _toggle_button(place, r, copies, session: Session, key: str) -> None:
+    """The button that includes or excludes the text of row ``r`` (an unlabelled one: includes it)."""
+    # a button, not a checkbox: a click is an event, so no stale widget value can re-fire it. Its icon, colour and
+    # word tell the state (Material icons: no emoji font needed); an excluded text is struck through and grey
+    words = {"included": (":green[:material/check_circle: Included]", "Click to exclude"),
+             "excluded": (":red[:material/block: Excluded]", "Click to include"),
+             "unlabelled": (":material/radio_button_unchecked: Unlabelled", "Click to include")}[r.label]
+    place.button(words[0], key=key, on_click=annotate.toggle, args=(copies, session, int(r.row)), help=words[1],
+                 width=TOGGLE_WIDTH)
+
+
+def _text(place, r) -> None:
+    if r.label == "excluded":
+        place.markdown(f":gray[~~{md(r.text, limit=5000)}~~]")
+    else:
+        place.text(r.text)
+
+
+def _show_conversation(row: int) -> None:
+    st.session_state["ann_conv"] = None if st.session_state.get("ann_conv") == row else row
+
+
+def conversation(place, corpus: Corpus, copies, threads, session: Session, row: int) -> None:
+    """The button that shows ``row``'s conversation (core.threads) under it, and the conversation when shown: each
+    text with its own button, oldest first, the text itself marked. Nothing where the text has no conversation."""
+    mates = threads.mates(row) if threads is not None else ()
+    if not len(mates):
+        return
+    shown = st.session_state.get("ann_conv") == row
+    place.button(f"{'Hide' if shown else 'Show'} its conversation ({len(mates) - 1:,} more)", key=f"conv_{row}",
+                 icon=":material/forum:", on_click=_show_conversation, args=(row,), type="tertiary",
+                 help="The thread this text belongs to (the corpus's conversation_id): a reply's topic is often in "
+                      "the texts around it. Label them here as in the list.")
+    if not shown:
+        return
+    box = place.container(border=True)
+    for m in annotate.conversation(threads, corpus.frame, session, row, corpus.timezone).itertuples(index=False):
+        line = box.container(horizontal=True)
+        _toggle_button(line, m, copies, session, key=f"conv_tog_{row}_{m.row}")
+        body = line.container()
+        _text(body, m)
+        body.caption(("**This text**  ·  " if m.row == row else "") + md(annotate.meta_line(m)))
+
+
+def texts(name: str, corpus: Corpus, copies, session: Session, table: pd.DataFrame, left_out: int,
+          threads=None) -> None:
+    """Each text of ``table`` (annotate.rows_frame) with its button, its metadata and how it came in, and a button
+    that shows its conversation where ``threads`` (core.threads) knows one; ``left_out``: copies of them the list
+    does not show."""
     st.caption("Each text is included (✓, shown as written) or excluded (✕, struck through): click its button to "
                "switch. Texts are shown exactly as written, each once: its copies (the same words with other links) "
                "take its label." + (f" Here {left_out:,} copies are left out of the list." if left_out else ""))
@@ -39,16 +85,9 @@ def texts(name: str, corpus: Corpus, copies, session: Session, table: pd.DataFra
     how = {row: annotate.how_line(entry, me, corpus.timezone)
            for row, entry in annotate.provenance(session, table["row"]).items()}
     for r in table.itertuples(index=False):
-        inc = r.label == "included"
         c1 = st.container(border=True, horizontal=True)  # the button keeps its width, the text takes the rest
-        # a button, not a checkbox: a click is an event, so no stale widget value can re-fire it. Its icon, colour and
-        # word tell the state (Material icons: no emoji font needed); an excluded text is struck through and grey
-        c1.button(":green[:material/check_circle: Included]" if inc else ":red[:material/block: Excluded]",
-                  key=f"tog_{r.row}", on_click=annotate.toggle, args=(copies, session, int(r.row)),
-                  help="Click to exclude" if inc else "Click to include", width=TOGGLE_WIDTH)
+        _toggle_button(c1, r, copies, session, key=f"tog_{r.row}")
         c2 = c1.container()
-        if inc:
-            c2.text(r.text)
-        else:
-            c2.markdown(f":gray[~~{md(r.text, limit=5000)}~~]")
+        _text(c2, r)
         c2.caption(md(annotate.meta_line(r) + ("  ·  " + how[r.row] if how.get(r.row) else "")))
+        conversation(c2, corpus, copies, threads, session, int(r.row))
