@@ -291,12 +291,12 @@ def test_hostile_texts_names_and_urls_stay_inert(hostile):
         assert_inert(page, dialogs, requests)
         # a text's conversation opened under it: its thread's texts, authors and ids shown as text too
         page.locator("[class*='st-key-conv_'] button").first.click()
-        page.get_by_text("This text").first.wait_for()
+        page.get_by_text("This text", exact=True).first.wait_for()
         wait_idle(page)
         assert page.locator("[class*='st-key-conv_tog_']").count() == 3
         assert_inert(page, dialogs, requests)
         page.locator("[class*='st-key-conv_'] button").first.click()  # and closed again
-        page.get_by_text("This text").wait_for(state="detached")
+        page.get_by_text("This text", exact=True).wait_for(state="detached")
         # a filter echoes its query above the list; a page action through it names it under each text
         for query in ("<img src=x onerror=alert(1)>", "[phish](https://evil.example/login)"):
             page.locator(".st-key-ann_filter input").fill(query)
