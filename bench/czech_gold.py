@@ -4,7 +4,7 @@
     python -m bench.annotator --data /tmp/czech_gold.csv --word-forms cs --methods cos,lda,nn1,nn2,suggest
 
 bench.czech_topics measures Czech on proxies (a topic's defining words removed from every text). Here the topics are
-real: bench/data/czech_topics_gold.tsv holds 2,842 judgments by one reader of three topics of 2021 (Afghanistan,
+real: bench/data/czech_topics_gold.tsv holds 2,888 judgments by one reader of three topics of 2021 (Afghanistan,
 the Vrbetice affair, nuclear power), 355 tweets on topic. How they were judged (TREC-style pooling): every tweet a
 broad pattern of the topic's words finds and its 200 nearest tweets (multilingual-e5-small, cosine to their
 centroid); then every tweet the simulated annotator reviewed with cos, lda, nn1, nn2 or suggest at a budget of 2x in
@@ -12,7 +12,8 @@ every setting bench/RESULTS.md compares (the first keyword in every form or as t
 as written, the forms the dictionary lacks joined or not; context seeds 0-2), and every other tweet of a
 conversation (the file's conversation_id) that holds a tweet on topic, repeated, judging what came new, until nothing
 came. Those rounds added 82 of the 355 tweets on topic: 60 through the methods' reviews, 17 through the
-conversations, 5 through the other settings. A tweet no one judged counts as off topic, so recall is against that
+conversations, 5 through the other settings. Once Suggest counted conversations (core/threads.py), the 46 tweets it
+reviewed that no one had judged (weights 0.5-4, context seeds 0-2) were judged too: none on topic. A tweet no one judged counts as off topic, so recall is against that
 pool. The runs on MiniLM embeddings are not pooled: they reviewed 1,340 tweets no one had judged, and a random 100 of
 those held none on topic.
 
