@@ -270,7 +270,8 @@ def fit_scores(x: np.ndarray, words: sp.csr_matrix | None, pos: np.ndarray, neg:
     """Class-balanced, L2-regularised logistic regression of pos vs neg rows over
     ``[alpha * x, words, extra]``; returns the decision score of every row. ``scan(w)`` gives ``x @ w`` for
     every row (a VectorIndex's ``scores``: one pass over a memory-mapped store); default numpy. ``extra``: a few
-    more features of every row (rows x m, dense or sparse), such as Suggest's counts of labelled texts in a conversation."""
+    more features of every row (rows x m, dense or sparse), such as Suggest's counts of labelled texts in a
+    conversation."""
     from sklearn.linear_model import LogisticRegression
 
     rows = np.concatenate([pos, neg])
