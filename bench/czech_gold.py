@@ -14,8 +14,8 @@ conversation (the file's conversation_id) that holds a tweet on topic, repeated,
 came. Those rounds added 82 of the 355 tweets on topic: 60 through the methods' reviews, 17 through the
 conversations, 5 through the other settings. Once Suggest counted conversations (core/threads.py), the 46 tweets it
 reviewed that no one had judged (weights 0.5-4, context seeds 0-2) were judged too: none on topic. A tweet no one
-judged counts as off topic, so recall is against that pool. The runs on MiniLM embeddings are not pooled: they reviewed 1,340 tweets no one had judged, and a random 100 of
-those held none on topic.
+judged counts as off topic, so recall is against that pool. The runs on MiniLM embeddings are not pooled: they
+reviewed 1,340 tweets no one had judged, and a random 100 of those held none on topic.
 
 It also prints what each topic's first keyword finds alone, every hit reviewed (as typed and in every form).
 This writes the labelled corpus (every tweet, its ``label`` the topic it was judged on or empty, ``label_name``

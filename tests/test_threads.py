@@ -123,25 +123,31 @@ def politicians(tmp_path_factory, model):
     return root, corpus
 
 
-def test_the_annotate_page_shows_a_texts_conversation_and_labels_its_texts(politicians, monkeypatch, tmp_path):
+@pytest.fixture
+def own_pol(politicians, monkeypatch, tmp_path):
+    """The politicians' corpus copied into a data root of this test's own (the page writes its store there)."""
     import shutil
+
+    root, corpus = politicians
+    shutil.copytree(root / "pol", tmp_path / "d" / "pol")
+    monkeypatch.setenv("SEMANNO_DATA", str(tmp_path / "d"))
+    return corpus
+
+
+def test_the_annotate_page_shows_a_texts_conversation_and_labels_its_texts(own_pol):
+    from collections import Counter
 
     from ui.resources import search_context_of
 
-    root, corpus = politicians
+    corpus = own_pol
     ctx = search_context_of(corpus, "cpu")
     assert ctx.threads is not None and ctx.threads.count >= 20
     # a post with replies, found by a word only it has
-    words = {w for t in corpus.frame["text"] for w in set(re.findall(r"\w{7,}", t.lower()))}
-    counts = pd.Series([w for t in corpus.frame["text"] for w in set(re.findall(r"\w{7,}", t.lower()))]).value_counts()
-    row = next(r for r in range(corpus.n) if len(ctx.threads.mates(r)) >= 3
-               and any(counts[w] == 1 for w in set(re.findall(r"\w{7,}", corpus.frame["text"][r].lower()))))
-    word = next(w for w in re.findall(r"\w{7,}", corpus.frame["text"][row].lower()) if counts[w] == 1)
-    assert word in words
+    words = [set(re.findall(r"\w{7,}", t.lower())) for t in corpus.frame["text"]]
+    counts = Counter(w for ws in words for w in ws)
+    row, word = next((r, w) for r in range(corpus.n) if len(ctx.threads.mates(r)) >= 3
+                     for w in sorted(words[r]) if counts[w] == 1)
     mates = [int(m) for m in ctx.threads.mates(row) if m != row]
-    data = tmp_path / "d"
-    shutil.copytree(root / "pol", data / "pol")
-    monkeypatch.setenv("SEMANNO_DATA", str(data))
     at = AppTest.from_file(str(ROOT / "pages/1_Annotate.py"), default_timeout=120)
     at.query_params["corpus"] = "pol"
     at.run()

@@ -169,9 +169,9 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
 
 METHOD = Method("suggest", "Suggest", "Learns from your labels: COS until something is excluded, then a model "
                 "over the texts' meaning and words (a word's forms counted as one where the corpus's language has a "
-                "dictionary: volby, voleb, volbách; so are a name's: Babiš, Babiše, Babišovi; and, where the corpus "
-                "has a conversation_id, how many texts you included or excluded share a text's conversation, so a reply "
-                "comes in with its thread; your included texts against your excluded ones and a random "
+                "dictionary: volby, voleb, volbách; so are a name's: Babiš, Babiše, Babišovi; and, where the "
+                "corpus has a conversation_id, how many texts you included or excluded share a text's conversation, "
+                "so a reply comes in with its thread; your included texts against your excluded ones and a random "
                 "sample of the corpus), its best texts put in order by how much nearer they lie to texts you "
                 "included than to texts you excluded. There is no DAC button: in simulated annotation DAC found less of a topic, "
                 "measured below Suggest alone and no better as a re-ranking of Suggest's results "
