@@ -16,6 +16,7 @@ from core.search.index import VectorIndex
 from core.rows import as_rows, in_sorted, unique_rows
 from core.search.keyword import find_rows, forms_rows
 from core.session import EXCLUDED, INCLUDED, LABEL_NAMES, UNLABELLED, Session, Step
+from core.threads import in_order
 
 
 def ask(ctx: SearchContext, session: Session, method: str, k: int | None = 10, **params) -> Ranked:
@@ -317,10 +318,7 @@ def rows_frame(frame: pd.DataFrame, session: Session, rows, scores=None, zone: s
 def conversation(threads, frame: pd.DataFrame, session: Session, row: int, zone: str = "UTC") -> pd.DataFrame:
     """Every text of ``row``'s conversation (core.threads), ``row`` itself included, oldest first where the corpus has
     dates (otherwise in corpus order), as :func:`rows_frame` gives them; empty where it has none."""
-    mates = threads.mates(row) if threads is not None else np.zeros(0, np.int64)
-    if len(mates) and "date" in frame.columns:
-        mates = mates[np.argsort(frame["date"].to_numpy()[mates], kind="stable")]
-    return rows_frame(frame, session, mates, zone=zone)
+    return rows_frame(frame, session, in_order(threads, frame, row), zone=zone)
 
 
 def view_rows(session: Session, view: str) -> tuple[np.ndarray, np.ndarray | None]:

@@ -503,6 +503,8 @@ class GroupStore:
         return sorted({n for (n,) in rows if fold(n.strip()) == fold(str(name).strip())})
 
     def set_person(self, browser: str, name: str) -> None:
+        if not str(name).strip():  # (check_group_name would say "a group needs a name")
+            raise ValueError("type your name first")
         name = check_group_name(name)
         with self.db.tx() as db:
             db.run("INSERT INTO people (browser, name) VALUES (?, ?) ON CONFLICT (browser) DO UPDATE SET "

@@ -61,6 +61,25 @@ class Threads:
         return members[order], counts[order].astype(np.int64)
 
 
+def in_order(threads: Threads | None, frame: pd.DataFrame, row: int) -> np.ndarray:
+    """Every row of ``row``'s conversation, itself included, oldest first where the corpus has dates (otherwise in
+    corpus order); empty where it has none."""
+    mates = threads.mates(row) if threads is not None else np.zeros(0, np.int64)
+    if len(mates) and "date" in frame.columns:
+        mates = mates[np.argsort(frame["date"].to_numpy()[mates], kind="stable")]
+    return mates
+
+
+def openings(threads: Threads | None, frame: pd.DataFrame, rows) -> np.ndarray:
+    """For each of ``rows``, the first text of its conversation (:func:`in_order`), or -1 where the row has no
+    conversation or opens it itself."""
+    out = []
+    for row in np.asarray(rows, dtype=np.int64).tolist():
+        first = in_order(threads, frame, row)[:1]
+        out.append(int(first[0]) if len(first) and first[0] != row else -1)
+    return np.array(out, dtype=np.int64)
+
+
 def threads_of(frame: pd.DataFrame | None) -> Threads | None:
     """The corpus's conversations, or None where it has no ``conversation_id`` column or no conversation holds two
     of its texts. An empty value is no conversation."""

@@ -424,6 +424,15 @@ def test_two_adjudicators_see_whose_decision_each_is(tweets, monkeypatch):
     assert (table.drop(first)["decided by"] == "").all()
 
 
+def test_use_this_name_with_no_name_typed_asks_for_one_not_for_a_groups_name(tweets, monkeypatch):
+    monkeypatch.setattr("ui.access.browser_id", lambda cookies=None: "a-new-browser")
+    review = app("pages/8_Review.py").run()
+    review.button(key="FormSubmitter:team_name-Use this name").click().run()
+    assert not review.exception, review.exception
+    assert [e.value for e in review.error] == ["type your name first"]
+    assert GroupStore(tweets / "tweets" / "groups.sqlite").person("a-new-browser") is None
+
+
 def test_a_name_is_typed_once_for_team_work_and_the_groups_a_browser_saves(tweets, monkeypatch):
     """On a server without sign-in: the Annotator typed on the Annotate page is offered as the name for team work,
     and the name a browser chose is the Annotator of the groups it saves, after a reload too. A field emptied on

@@ -15,7 +15,7 @@ from core.search.index import VectorIndex
 from core.search.keyword import KeywordIndex
 from core.search.lexical import WordIndex
 from core.session import Session
-from core.threads import threads_of
+from core.threads import openings, threads_of
 from tests.conftest import ROOT, shared_file
 
 
@@ -101,6 +101,7 @@ def test_a_conversation_is_shown_oldest_first_with_each_texts_label():
     assert shown["text"].tolist() == ["post", "reply", "late reply"]
     assert shown["label"].tolist() == ["included", "unlabelled", "unlabelled"]
     assert annotate.conversation(t, frame, s, 2).empty and annotate.conversation(None, frame, s, 0).empty
+    assert openings(t, frame, [0, 1, 2, 3]).tolist() == [1, -1, -1, 1], "a reply's thread opens with the post"
 
 
 @pytest.fixture(scope="module")
@@ -170,3 +171,34 @@ def test_the_annotate_page_shows_a_texts_conversation_and_labels_its_texts(own_p
     assert at.button(key=f"conv_tog_{row}_{mates[0]}").label.endswith("Included]")
     at.button(key=f"conv_{row}").click().run()
     assert not [b for b in at.button if b.key and b.key.startswith("conv_tog_")], "closed again"
+
+
+def test_a_reply_on_the_review_page_shows_the_post_it_answers(own_pol, monkeypatch, tmp_path):
+    from core.store import GroupStore
+    from tests.test_team import as_user
+    from ui.resources import search_context_of
+    from core.teams import THREAD, check_annotator
+
+    corpus = own_pol
+    ctx = search_context_of(corpus, "cpu")
+    frame = corpus.frame
+    post = next(r for r in range(corpus.n) if len(ctx.threads.mates(r)) >= 3
+                and frame["date"][r] == frame["date"][ctx.threads.mates(r)].min())
+    reply = int(next(m for m in ctx.threads.mates(post) if m != post))
+    alone = int(next(r for r in range(corpus.n) if not len(ctx.threads.mates(r))))
+    ids = corpus.ids_of([post, reply, alone])
+    store = GroupStore(tmp_path / "d" / "pol" / "groups.sqlite")  # own_pol's data root
+    store.create_topic("afghanistan", "", "alice", blind=False)
+    for who, inc, exc in (("alice", ids, []), ("bob", [], ids)):
+        store.save(store.assign("afghanistan", who), inc, exc, annotator=who, topic="afghanistan")
+        store.submit("afghanistan", who)
+    as_user(monkeypatch, "alice")
+    review = AppTest.from_file(str(ROOT / "pages/8_Review.py"), default_timeout=120)
+    review.query_params["corpus"] = "pol"
+    review.run()
+    assert not review.exception, review.exception
+    table = review.get("data_editor")[0].value.set_index("id")
+    assert table.loc[ids[1], THREAD] == frame["text"][post], "the reply: the post that opens its thread"
+    assert table.loc[ids[0], THREAD] == "" and table.loc[ids[2], THREAD] == "", "the post itself, a text alone"
+    with pytest.raises(ValueError, match="a column of the Review page's table"):
+        check_annotator(THREAD)

@@ -150,24 +150,26 @@ def keyword_index(c: Corpus, texts: Sequence[str]) -> KeywordIndex:
     return KeywordIndex(texts, text_index=index)
 
 
-def search_context_of(c: Corpus, device: str, found: copies.Copies | None = None) -> SearchContext:
+def search_context_of(c: Corpus, device: str, found: copies.Copies | None = None, threads=False) -> SearchContext:
     """What the server searches a corpus with. A large corpus (its keyword index on disk, its word
     matrix built at import) keeps its texts in the frame's column, read by row; a smaller one gets
     them as a list, joined in memory for the keyword scan. ``found``: the corpus's copies, when read
-    already."""
+    already; ``threads``: its conversations (core.threads), when read already (None: it has none)."""
     from core.rows import TextColumn
 
     texts = TextColumn(c.frame["text"]) if c.keyword_index_file else c.frame["text"].tolist()
     file, lang = words_file(c.data_folder, wordforms.language_of(c), built_at_import=bool(c.keyword_index_file))
     words = WordIndex(texts, file, lang=lang)
     return SearchContext(vector_index(c, device), keyword_index(c, texts), c.frame, timezone=c.timezone,
-                         device=device, word_index=words, threads=threads_of(c.frame),
+                         device=device, word_index=words,
+                         threads=threads_of(c.frame) if threads is False else threads,
                          copies=found if found is not None else copies.load_or_build(c.data_folder, c.frame["text"]))
 
 
 @st.cache_resource(show_spinner="Building the search index…", max_entries=4)
 def _search_context(root: str, name: str, stamp: float) -> SearchContext:
-    return _settled(search_context_of(_corpus(root, name, stamp), pick_device("auto"), _copies(root, name, stamp)))
+    return _settled(search_context_of(_corpus(root, name, stamp), pick_device("auto"), _copies(root, name, stamp),
+                                      _threads(root, name, stamp)))
 
 
 @st.cache_resource(show_spinner="Finding the texts that are copies of one another (once per corpus)…", max_entries=4)
@@ -179,6 +181,16 @@ def _copies(root: str, name: str, stamp: float) -> copies.Copies:
 def copies_of(name: str) -> copies.Copies:
     """The corpus's copies (core/copies.py), shared by its pages."""
     return _copies(*corpus_key(name))
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _threads(root: str, name: str, stamp: float):
+    return threads_of(_corpus(root, name, stamp).frame)
+
+
+def threads_of_corpus(name: str):
+    """The corpus's conversations (core/threads.py; None where it has none), shared by its pages."""
+    return _threads(*corpus_key(name))
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)

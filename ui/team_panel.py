@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from core import timezones
 from core.store import DatabaseError, GroupStore
-from core.teams import HOW_SUFFIX, Agreement, agreement, by_text, check_annotator, majority, pairwise, progress_by_text
+from core.threads import openings
+from core.teams import (HOW_SUFFIX, THREAD, Agreement, agreement, by_text, check_annotator, majority, pairwise,
+                        progress_by_text)
 from ui import access, group, picker, resources
 from ui.text import md, quoted
 
@@ -94,6 +97,15 @@ def copy_codes(name: str, corpus, ids) -> dict[str, int]:
     return {i: int(codes[r]) for i, r in zip(ids, rows) if r >= 0}
 
 
+def thread_openings(name: str, corpus, ids) -> dict[str, str]:
+    """id -> the text that opens its conversation (core.threads.openings), for the ids that are replies in it."""
+    ids = [str(i) for i in ids]
+    rows = corpus.id_index.get_indexer(ids)
+    found = rows >= 0
+    firsts = openings(resources.threads_of_corpus(name), corpus.frame, rows[found])
+    return {i: corpus.frame["text"].iloc[f] for i, f in zip(np.asarray(ids)[found], firsts) if f >= 0}
+
+
 def progress_table(name: str, corpus, store: GroupStore, rows) -> pd.DataFrame:
     """Who has done how much on a topic. Where the corpus shares texts (core/copies.py), a text and its copies
     count once, as the Annotate and Review pages count them, with the rows labelled beside."""
@@ -154,12 +166,15 @@ def _review(_store: GroupStore, _corpus, name: str, topic: str, stamp: tuple, co
     how = {who: _store.provenance(list(copies), [v.work]) for who, v in versions.items()}
     word = {1: "included", -1: "excluded", None: ""}
     shared = any(copies.values())
+    opens = thread_openings(name, _corpus, list(copies))  # a reply is judged with the post it answers
     table = pd.DataFrame([{"id": d["item_id"], "text": texts.get(d["item_id"], "(not in this import)"),
+                           **({THREAD: opens.get(d["item_id"], "")} if opens else {}),
                            **({"copies": copies[d["item_id"]]} if shared else {}),
                            **{who: word[d[who]] for who in ag.annotators},
                            **{f"{who}{HOW_SUFFIX}": how_line(how[who].get(d["item_id"]), _corpus.timezone)
                               for who in ag.annotators}} for d in ag.disagreements],
-                         columns=["id", "text", *(["copies"] if shared else []), *ag.annotators,
+                         columns=["id", "text", *([THREAD] if opens else []), *(["copies"] if shared else []),
+                                  *ag.annotators,
                                   *[f"{who}{HOW_SUFFIX}" for who in ag.annotators]])
     return Review(labels, texts_labels, members, ag, pairwise(texts_labels),
                   majority(ag.disagreements, ag.annotators), table)
@@ -225,6 +240,8 @@ def gold_editor(store: GroupStore, topic: str, table: pd.DataFrame, majority: di
         row_height=tall, height=min(len(table), 8) * tall + 38 if tall else "auto",
         column_order=first + [c for c in table.columns if c not in first],
         column_config={"text": st.column_config.TextColumn("text", width="large"),
+                       THREAD: st.column_config.TextColumn(THREAD, width="medium", help="A reply's conversation "
+                                                           "opens with this text: what the reply answers"),
                        "gold": st.column_config.SelectboxColumn("gold", options=list(_GOLD_VALUES), required=True)})
     now = {r.id: _GOLD_VALUES.get(r.gold) for r in edited.itertuples()}
     changed = {i: v for i, v in now.items() if v != stored.get(i)}
