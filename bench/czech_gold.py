@@ -37,12 +37,20 @@ def main(argv=None) -> None:
     p.add_argument("--source", type=Path, default=SHARED / "czech_politicians_tweets_2021.csv")
     p.add_argument("--gold", type=Path, default=GOLD)
     p.add_argument("--out", type=Path, default=Path("/tmp/czech_gold.csv"))
+    p.add_argument("--shuffle-conversations", type=int, metavar="SEED", default=None,
+                   help="put the tweets' conversation_id values in a random order (the same thread sizes, members at "
+                        "random): threads that say nothing of the topics, for Suggest's conversation features")
     a = p.parse_args(argv)
     run_folder("czech_gold", sys.argv if argv is None else ["bench/czech_gold.py", *argv])
     try:
         frame, info = build(a.source, read_gold(a.gold))
     except (ValueError, OSError) as exc:
         raise SystemExit(str(exc))
+    if a.shuffle_conversations is not None:
+        import numpy as np
+
+        order = np.random.default_rng(a.shuffle_conversations).permutation(len(frame))
+        frame["conversation_id"] = frame["conversation_id"].to_numpy()[order]
     frame.to_csv(a.out, index=False)
     emit(op="czech_gold", out=str(a.out), **info)
     emit(op="keyword_alone", topics=keyword_alone(frame))
