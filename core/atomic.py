@@ -8,7 +8,7 @@ import os
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -41,6 +41,30 @@ def save_npy(target: Path, array: np.ndarray, cache: bool = False) -> None:
     with atomic_path(target, cache) as tmp:
         with open(tmp, "wb") as fh:
             np.save(fh, array)
+
+
+def kept_codes(path: Path, n: int, compute: Callable[[], np.ndarray], what: str) -> np.ndarray:
+    """One int32 code per row of a corpus (``n`` rows), derived from it and kept beside it: read from ``path`` when it
+    holds ``n`` of them, otherwise ``compute()``d and written there (kept in memory only where the folder cannot be
+    written). ``what`` names them in the log."""
+    import logging
+
+    log = logging.getLogger(__name__)
+    path = Path(path)
+    if path.exists():
+        try:
+            codes = np.load(path, mmap_mode="r")
+            if codes.shape == (n,) and codes.dtype == np.int32:
+                return np.asarray(codes)
+            log.warning("%s: %s rows for %s texts; %s computed again", path, codes.shape, n, what)
+        except (OSError, ValueError) as exc:
+            log.warning("%s cannot be read (%s); %s computed again", path, exc, what)
+    codes = np.asarray(compute(), dtype=np.int32)
+    try:
+        save_npy(path, codes, cache=True)
+    except OSError as exc:  # a read-only corpus folder
+        log.warning("%s cannot be written (%s); the %s are kept in memory only", path, exc, what)
+    return codes
 
 
 def save_json(target: Path, obj: Any, cache: bool = False) -> None:

@@ -13,17 +13,14 @@ of its copies. The codes are computed once per corpus (about 1 s per 300,000 tex
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
-from core.atomic import save_npy
+from core.atomic import kept_codes
 from core.rows import as_rows, in_sorted, unique_rows
-
-log = logging.getLogger(__name__)
 
 VERSION = 2  # of the rule above (1: without the retweet's prefix): a file of another version is computed again
 FILE = f"copies-v{VERSION}.npy"
@@ -115,22 +112,11 @@ class Copies:
 def load_or_build(folder: Path, texts: Sequence[str]) -> Copies:
     """The corpus's copies: read from ``folder`` when computed for these texts, computed (and kept there,
     where the folder can be written) otherwise."""
-    path = Path(folder) / FILE
-    n = len(texts)
-    if path.exists():
-        try:
-            codes = np.load(path, mmap_mode="r")
-            if codes.shape == (n,) and codes.dtype == np.int32:
-                return Copies(np.asarray(codes))
-            log.warning("%s: %s rows for %s texts; computed again", path, codes.shape, n)
-        except (OSError, ValueError) as exc:
-            log.warning("%s cannot be read (%s); computed again", path, exc)
-    copies = Copies(codes_of(texts))
+    copies = Copies(kept_codes(Path(folder) / FILE, len(texts), lambda: codes_of(texts), "copies"))
     try:
-        save_npy(path, copies.codes, cache=True)
         for old in Path(folder).glob("copies-v*.npy"):  # an earlier rule's codes
             if old.name != FILE:
                 old.unlink()
-    except OSError as exc:  # a read-only corpus folder: kept in memory only
-        log.warning("%s cannot be written (%s); the copies are kept in memory only", path, exc)
+    except OSError:  # a read-only corpus folder
+        pass
     return copies

@@ -4,16 +4,25 @@ A reply often says nothing of its topic in its own words ("Přesně tak.", "And 
 topics judged by hand, Suggest at twice a topic's size missed 26% of the replies on topic against 3% of the other
 tweets (bench/RESULTS.md, "Czech recall measured against topics judged by hand"). What a reply is about is in its
 conversation. A corpus whose file has a ``conversation_id`` column (the name Twitter's API gives it: the id of the
-thread's first tweet) keeps it at import as any other column; this reads it. The Annotate page shows a text's
-conversation, and Suggest counts the texts you labelled in each text's conversation (core/search/suggest.py).
+thread's first tweet) keeps it at import as any other column; this reads it, once per import (its codes are kept
+beside the corpus, ``threads-v1.npy``). The Annotate page shows a text's conversation, the Review page the text that
+opens a reply's thread, and Suggest counts the texts you labelled in each text's conversation
+(core/search/suggest.py).
 """
 
 from __future__ import annotations
 
+import functools
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
+from core.atomic import kept_codes
+
 COLUMN = "conversation_id"
+VERSION = 1  # of the rule above: a file of another version is not read
+FILE = f"threads-v{VERSION}.npy"
 
 
 class Threads:
@@ -22,11 +31,15 @@ class Threads:
 
     def __init__(self, codes: np.ndarray) -> None:
         self.codes = np.asarray(codes, dtype=np.int32)
-        shared = np.flatnonzero(self.codes >= 0)
-        order = np.argsort(self.codes[shared], kind="stable")
-        self._rows = shared[order].astype(np.int64)  # rows in a conversation, by conversation, then by row
-        self.sizes = np.bincount(self.codes[shared], minlength=int(self.codes.max(initial=-1)) + 1)
+        self.sizes = np.bincount(self.codes[self.codes >= 0], minlength=int(self.codes.max(initial=-1)) + 1)
         self._starts = np.r_[0, np.cumsum(self.sizes)].astype(np.int64)
+
+    @functools.cached_property
+    def _rows(self) -> np.ndarray:
+        """The rows in a conversation, by conversation, then by row: sorted at the first look at a conversation
+        (1.5 s at 10M rows), not when a page opens."""
+        shared = np.flatnonzero(self.codes >= 0)
+        return shared[np.argsort(self.codes[shared], kind="stable")].astype(np.int64)
 
     def __len__(self) -> int:
         return len(self.codes)
@@ -80,22 +93,45 @@ def openings(threads: Threads | None, frame: pd.DataFrame, rows) -> np.ndarray:
     return np.array(out, dtype=np.int64)
 
 
+def codes_of(values) -> np.ndarray:
+    """One code per row (int32): rows of one conversation share a code that no other row has; -1 for a row alone
+    (its conversation holds no other row) or without one (empty, spaces, missing). By pyarrow's dictionary encoding:
+    4-6 s at 10M text ids where pandas took 8 (bench/RESULTS.md, "Replies come in through their conversation")."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arr = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(values, from_pandas=True)
+    if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):  # as read from a CSV: "" meaning none
+        arr = pc.utf8_trim_whitespace(arr)
+        arr = pc.if_else(pc.equal(arr, ""), pa.scalar(None, arr.type), arr)
+    encoded = pc.dictionary_encode(arr)
+    chunks = encoded.chunks if isinstance(encoded, pa.ChunkedArray) else [encoded]
+    codes = np.concatenate([c.indices.fill_null(-1).to_numpy(zero_copy_only=False) for c in chunks] or
+                           [np.zeros(0, np.int64)]).astype(np.int64)
+    inside = codes >= 0
+    shared = inside.copy()
+    if inside.any():
+        shared[inside] = np.bincount(codes[inside])[codes[inside]] > 1
+    out = np.full(len(codes), -1, np.int32)
+    out[shared] = pd.factorize(codes[shared])[0]
+    return out
+
+
+def _of_codes(codes: np.ndarray) -> Threads | None:
+    return Threads(codes) if (np.asarray(codes) >= 0).any() else None
+
+
 def threads_of(frame: pd.DataFrame | None) -> Threads | None:
     """The corpus's conversations, or None where it has no ``conversation_id`` column or no conversation holds two
     of its texts. An empty value is no conversation."""
     if frame is None or COLUMN not in frame.columns:
         return None
-    values = frame[COLUMN]
-    if not pd.api.types.is_numeric_dtype(values):  # as read from a CSV: text, spaces and "" meaning none
-        values = values.astype("string").str.strip().replace("", pd.NA)
-    codes, _ = pd.factorize(values, use_na_sentinel=True)
-    codes = codes.astype(np.int64)
-    inside = codes >= 0
-    sizes = np.bincount(codes[inside]) if inside.any() else np.zeros(0, np.int64)
-    shared = inside.copy()
-    shared[inside] = sizes[codes[inside]] > 1
-    if not shared.any():
+    return _of_codes(codes_of(frame[COLUMN]))
+
+
+def load_or_build(folder: Path, frame: pd.DataFrame) -> Threads | None:
+    """:func:`threads_of`, its codes kept in ``folder`` beside the corpus (computed once per import: a few seconds at
+    10M rows, read back in a blink)."""
+    if COLUMN not in frame.columns:
         return None
-    out = np.full(len(codes), -1, np.int32)
-    out[shared] = pd.factorize(codes[shared])[0]
-    return Threads(out)
+    return _of_codes(kept_codes(Path(folder) / FILE, len(frame), lambda: codes_of(frame[COLUMN]), "conversations"))

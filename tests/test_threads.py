@@ -28,6 +28,20 @@ def test_conversations_come_from_the_conversation_id_column_and_a_lone_text_has_
     assert threads_of(pd.DataFrame({"text": ["x", "y"]})) is None, "no column"
     assert threads_of(pd.DataFrame({"conversation_id": ["1", "2", ""]})) is None, "no conversation of two"
     assert threads_of(pd.DataFrame({"conversation_id": [7, 7, 8]})).mates(1).tolist() == [0, 1], "numbers too"
+    assert threads_of(pd.DataFrame({"conversation_id": [7.0, None, 7.0, float("nan")]})).mates(0).tolist() == [0, 2]
+
+
+def test_the_conversations_are_kept_beside_the_corpus_and_computed_again_for_another(tmp_path, caplog):
+    from core import threads
+
+    frame = pd.DataFrame({"conversation_id": ["a", "a", "b", "c", "c"]})
+    first = threads.load_or_build(tmp_path, frame)
+    assert (tmp_path / threads.FILE).exists() and first.mates(4).tolist() == [3, 4]
+    assert threads.load_or_build(tmp_path, frame).codes.tolist() == first.codes.tolist()
+    other = threads.load_or_build(tmp_path, pd.DataFrame({"conversation_id": ["x", "y", "x"]}))  # not trusted
+    assert other.mates(2).tolist() == [0, 2] and "computed again" in caplog.text
+    assert threads.load_or_build(tmp_path, pd.DataFrame({"text": ["no column"]})) is None
+    assert threads.load_or_build(tmp_path, pd.DataFrame({"conversation_id": ["1", "2"]})) is None, "none shared"
 
 
 def test_a_text_counts_the_labelled_texts_of_its_conversation_but_not_itself():

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import copies, embedsets, hover, languages, paths, plots, timezones, vectorstore, wordforms
+from core import copies, embedsets, hover, languages, paths, plots, threads, timezones, vectorstore, wordforms
 from core.corpus import Corpus, CorpusError, load_corpus
 from core.export import group_frame, to_bytes
 from core.embed import pick_device
@@ -25,7 +25,6 @@ from core.search.lexical import WordIndex, words_file
 from core.search import SearchContext
 from core.db import configured_dsn
 from core.store import GroupStore
-from core.threads import threads_of
 from ui.text import md, quoted
 
 
@@ -150,11 +149,12 @@ def keyword_index(c: Corpus, texts: Sequence[str]) -> KeywordIndex:
     return KeywordIndex(texts, text_index=index)
 
 
-def search_context_of(c: Corpus, device: str, found: copies.Copies | None = None, threads=False) -> SearchContext:
+def search_context_of(c: Corpus, device: str, found: copies.Copies | None = None,
+                      conversations: threads.Threads | None | bool = False) -> SearchContext:
     """What the server searches a corpus with. A large corpus (its keyword index on disk, its word
     matrix built at import) keeps its texts in the frame's column, read by row; a smaller one gets
     them as a list, joined in memory for the keyword scan. ``found``: the corpus's copies, when read
-    already; ``threads``: its conversations (core.threads), when read already (None: it has none)."""
+    already; ``conversations``: its conversations (core.threads), when read already (None: it has none)."""
     from core.rows import TextColumn
 
     texts = TextColumn(c.frame["text"]) if c.keyword_index_file else c.frame["text"].tolist()
@@ -162,7 +162,8 @@ def search_context_of(c: Corpus, device: str, found: copies.Copies | None = None
     words = WordIndex(texts, file, lang=lang)
     return SearchContext(vector_index(c, device), keyword_index(c, texts), c.frame, timezone=c.timezone,
                          device=device, word_index=words,
-                         threads=threads_of(c.frame) if threads is False else threads,
+                         threads=threads.load_or_build(c.data_folder, c.frame) if conversations is False
+                         else conversations,
                          copies=found if found is not None else copies.load_or_build(c.data_folder, c.frame["text"]))
 
 
@@ -185,7 +186,8 @@ def copies_of(name: str) -> copies.Copies:
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def _threads(root: str, name: str, stamp: float):
-    return threads_of(_corpus(root, name, stamp).frame)
+    c = _corpus(root, name, stamp)
+    return threads.load_or_build(c.data_folder, c.frame)
 
 
 def threads_of_corpus(name: str):
