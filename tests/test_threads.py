@@ -216,3 +216,14 @@ def test_a_reply_on_the_review_page_shows_the_post_it_answers(own_pol, monkeypat
     assert table.loc[ids[0], THREAD] == "" and table.loc[ids[2], THREAD] == "", "the post itself, a text alone"
     with pytest.raises(ValueError, match="a column of the Review page's table"):
         check_annotator(THREAD)
+
+
+def test_the_scale_bench_of_conversations_runs_and_prints_its_figures(capsys):
+    import json
+
+    from bench import threads as bench_threads
+
+    assert bench_threads.main(["--rows", "3000", "--repeat", "1"]) == 0
+    lines = {d["op"]: d for d in map(json.loads, capsys.readouterr().out.splitlines())}
+    assert 0 < lines["codes_of"]["conversations"] <= 1000
+    assert lines["open_kept_codes"]["median_s"] >= 0 and lines["around_1000_labelled"]["median_ms"] > 0
