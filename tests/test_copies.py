@@ -188,18 +188,15 @@ def test_agreement_by_text_folds_copies_labelled_alike_and_keeps_apart_those_lab
 
 def test_the_team_and_review_pages_count_a_text_and_its_copies_once_and_the_gold_decides_them_all(own_data,
                                                                                                     monkeypatch):
-    from tests.test_team import as_user
+    from tests.test_team import as_user, submitted
 
     data, corpus, ctx = own_data
     shared_row = int(np.flatnonzero(ctx.copies.count(range(corpus.n)) == 3)[0])
     copies_ids = corpus.ids_of(ctx.copies.expand([shared_row]))  # a text and its three copies
     plain = corpus.ids_of(np.flatnonzero(ctx.copies.count(range(corpus.n)) == 0)[:6])
     store = GroupStore(data / "shared" / "groups.sqlite")
-    store.create_topic("ads", "Tweets selling something.", "alice", blind=False)
-    for who, inc, exc in (("alice", copies_ids + plain[:3], plain[3:]), ("bob", plain[:4], copies_ids + plain[4:])):
-        group = store.assign("ads", who)
-        store.save(group, inc, exc, annotator=who, topic="ads")
-        store.submit("ads", who)
+    submitted(store, "ads", "alice", (("alice", copies_ids + plain[:3], plain[3:]),
+                                      ("bob", plain[:4], copies_ids + plain[4:])))
     as_user(monkeypatch, "alice")
     team = AppTest.from_file(str(ROOT / "pages/7_Team.py"), default_timeout=120)
     team.query_params["corpus"] = "shared"

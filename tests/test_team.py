@@ -28,6 +28,15 @@ def app(page: str) -> AppTest:
     return AppTest.from_file(str(ROOT / page), default_timeout=120)
 
 
+def submitted(store: GroupStore, topic: str, creator: str, work) -> None:
+    """A topic (not blind) whose annotators each saved and submitted a group: ``work`` is (who, included ids,
+    excluded ids) per annotator, as the Team and Annotate pages would have made it."""
+    store.create_topic(topic, "", creator, blind=False)
+    for who, inc, exc in work:
+        store.save(store.assign(topic, who), inc, exc, annotator=who, topic=topic)
+        store.submit(topic, who)
+
+
 def work_on(monkeypatch, who: str, exclude: int) -> None:
     """``who`` opens their group for the topic, takes 10 keyword hits, excludes the first ``exclude``,
     saves and submits."""
@@ -112,11 +121,8 @@ def test_three_annotators_the_majority_decides_at_a_click_undone_at_another_and_
 
     ids = load_corpus("tweets").frame["id"].tolist()[:8]
     store = GroupStore(tweets / "tweets" / "groups.sqlite")
-    store.create_topic("floods", "", "lead", blind=False)
-    for who, inc, exc in (("alice", ids[:6], []), ("bob", ids[:3], ids[3:5]), ("carol", ids[:2], ids[2:4])):
-        group = store.assign("floods", who)
-        store.save(group, inc, exc, annotator=who, topic="floods")
-        store.submit("floods", who)
+    submitted(store, "floods", "lead",
+              (("alice", ids[:6], []), ("bob", ids[:3], ids[3:5]), ("carol", ids[:2], ids[2:4])))
     # ids[2]: 2 in / 1 out; ids[3], ids[4] (alice in, bob and carol out... ids[4]: carol did not review): 1 vs 2,
     # 1 vs 1; ids[5]: alice only
     as_user(monkeypatch, "lead")
@@ -327,10 +333,7 @@ def test_a_decision_made_while_postgresql_is_down_is_kept_in_the_tab_and_written
     ids = load_corpus("tweets").frame["id"].tolist()[:4]
     store = GroupStore(PostgreSQL(pg_server.dsn), corpus="tweets")
     topic = f"outage {uuid.uuid4().hex[:6]}"  # the session's PostgreSQL is shared by the tests
-    store.create_topic(topic, "", "lead", blind=False)
-    for who, inc, exc in (("alice", ids[:3], ids[3:]), ("bob", ids[1:], ids[:1])):
-        store.save(store.assign(topic, who), inc, exc, annotator=who, topic=topic)
-        store.submit(topic, who)
+    submitted(store, topic, "lead", (("alice", ids[:3], ids[3:]), ("bob", ids[1:], ids[:1])))
     as_user(monkeypatch, "lead")
     review = app("pages/8_Review.py")
     review.session_state["rv_topic"] = topic
@@ -404,10 +407,7 @@ def test_two_adjudicators_see_whose_decision_each_is(tweets, monkeypatch):
 
     ids = load_corpus("tweets").frame["id"].tolist()[:6]
     store = GroupStore(tweets / "tweets" / "groups.sqlite")
-    store.create_topic("floods", "", "lead", blind=False)
-    for who, inc, exc in (("alice", ids[:4], ids[4:]), ("bob", ids[2:], ids[:2])):
-        store.save(store.assign("floods", who), inc, exc, annotator=who, topic="floods")
-        store.submit("floods", who)
+    submitted(store, "floods", "lead", (("alice", ids[:4], ids[4:]), ("bob", ids[2:], ids[:2])))
     monkeypatch.setenv("SEMANNO_ADJUDICATORS", "lead, carol")
     as_user(monkeypatch, "lead")
     review = app("pages/8_Review.py").run()

@@ -189,7 +189,7 @@ def test_the_annotate_page_shows_a_texts_conversation_and_labels_its_texts(own_p
 
 def test_a_reply_on_the_review_page_shows_the_post_it_answers(own_pol, monkeypatch, tmp_path):
     from core.store import GroupStore
-    from tests.test_team import as_user
+    from tests.test_team import as_user, submitted
     from ui.resources import search_context_of
     from core.teams import THREAD, check_annotator
 
@@ -202,10 +202,7 @@ def test_a_reply_on_the_review_page_shows_the_post_it_answers(own_pol, monkeypat
     alone = int(next(r for r in range(corpus.n) if not len(ctx.threads.mates(r))))
     ids = corpus.ids_of([post, reply, alone])
     store = GroupStore(tmp_path / "d" / "pol" / "groups.sqlite")  # own_pol's data root
-    store.create_topic("afghanistan", "", "alice", blind=False)
-    for who, inc, exc in (("alice", ids, []), ("bob", [], ids)):
-        store.save(store.assign("afghanistan", who), inc, exc, annotator=who, topic="afghanistan")
-        store.submit("afghanistan", who)
+    submitted(store, "afghanistan", "alice", (("alice", ids, []), ("bob", [], ids)))
     as_user(monkeypatch, "alice")
     review = AppTest.from_file(str(ROOT / "pages/8_Review.py"), default_timeout=120)
     review.query_params["corpus"] = "pol"
