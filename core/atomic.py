@@ -4,6 +4,7 @@ lock on a file, for jobs that must not run twice at once on the same data."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import tempfile
 from contextlib import contextmanager
@@ -11,6 +12,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import numpy as np
+
+log = logging.getLogger(__name__)
 
 
 @contextmanager
@@ -47,9 +50,6 @@ def kept_codes(path: Path, n: int, compute: Callable[[], np.ndarray], what: str)
     """One int32 code per row of a corpus (``n`` rows), derived from it and kept beside it: read from ``path`` when it
     holds ``n`` of them, otherwise ``compute()``d and written there (kept in memory only where the folder cannot be
     written). ``what`` names them in the log."""
-    import logging
-
-    log = logging.getLogger(__name__)
     path = Path(path)
     if path.exists():
         try:

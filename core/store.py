@@ -42,21 +42,22 @@ class GroupExists(ValueError):
 MAX_NAME_CHARS = 120
 
 
-def check_group_name(name: object) -> str:
+def check_group_name(name: object, what: str = "a group name", empty: str = "a group needs a name") -> str:
     """The name, stripped; ValueError when it is empty, invisible, too long or holds control
-    characters (a name is shown in lists and becomes an export's file name)."""
+    characters (a name is shown in lists and becomes an export's file name). ``what`` and ``empty`` word the
+    messages for another kind of name (a person's)."""
     if not isinstance(name, str):
-        raise ValueError(f"a group name must be text, got {type(name).__name__}")
+        raise ValueError(f"{what} must be text, got {type(name).__name__}")
     name = name.strip()
     if not name:
-        raise ValueError("a group needs a name")
+        raise ValueError(empty)
     if len(name) > MAX_NAME_CHARS:
-        raise ValueError(f"a group name may have at most {MAX_NAME_CHARS} characters; this one has {len(name):,}")
+        raise ValueError(f"{what} may have at most {MAX_NAME_CHARS} characters; this one has {len(name):,}")
     bad = [c for c in name if unicodedata.category(c) in ("Cc", "Cs", "Co", "Cn")]
     if bad:
-        raise ValueError(f"a group name cannot hold control characters (found U+{ord(bad[0]):04X})")
+        raise ValueError(f"{what} cannot hold control characters (found U+{ord(bad[0]):04X})")
     if all(unicodedata.category(c) in ("Cf", "Zs", "Zl", "Zp", "Mn", "Me") for c in name):
-        raise ValueError("a group name needs at least one visible character")
+        raise ValueError(f"{what} needs at least one visible character")
     return name
 
 
@@ -503,9 +504,7 @@ class GroupStore:
         return sorted({n for (n,) in rows if fold(n.strip()) == fold(str(name).strip())})
 
     def set_person(self, browser: str, name: str) -> None:
-        if not str(name).strip():  # (check_group_name would say "a group needs a name")
-            raise ValueError("type your name first")
-        name = check_group_name(name)
+        name = check_group_name(name, what="your name", empty="type your name first")
         with self.db.tx() as db:
             db.run("INSERT INTO people (browser, name) VALUES (?, ?) ON CONFLICT (browser) DO UPDATE SET "
                    "name=excluded.name", (browser, name))

@@ -41,9 +41,6 @@ class Threads:
         shared = np.flatnonzero(self.codes >= 0)
         return shared[np.argsort(self.codes[shared], kind="stable")].astype(np.int64)
 
-    def __len__(self) -> int:
-        return len(self.codes)
-
     @property
     def count(self) -> int:
         """Conversations of two or more rows."""
@@ -74,23 +71,32 @@ class Threads:
         return members[order], counts[order].astype(np.int64)
 
 
+def _oldest_first(mates: np.ndarray, dates: np.ndarray | None) -> np.ndarray:
+    return mates[np.argsort(dates[mates], kind="stable")] if dates is not None and len(mates) else mates
+
+
+def _dates(frame: pd.DataFrame) -> np.ndarray | None:
+    return frame["date"].to_numpy() if "date" in frame.columns else None
+
+
 def in_order(threads: Threads | None, frame: pd.DataFrame, row: int) -> np.ndarray:
     """Every row of ``row``'s conversation, itself included, oldest first where the corpus has dates (otherwise in
     corpus order); empty where it has none."""
-    mates = threads.mates(row) if threads is not None else np.zeros(0, np.int64)
-    if len(mates) and "date" in frame.columns:
-        mates = mates[np.argsort(frame["date"].to_numpy()[mates], kind="stable")]
-    return mates
+    return _oldest_first(threads.mates(row) if threads is not None else np.zeros(0, np.int64), _dates(frame))
 
 
 def openings(threads: Threads | None, frame: pd.DataFrame, rows) -> np.ndarray:
-    """For each of ``rows``, the first text of its conversation (:func:`in_order`), or -1 where the row has no
-    conversation or opens it itself."""
-    out = []
-    for row in np.asarray(rows, dtype=np.int64).tolist():
-        first = in_order(threads, frame, row)[:1]
-        out.append(int(first[0]) if len(first) and first[0] != row else -1)
-    return np.array(out, dtype=np.int64)
+    """For each of ``rows``, the first text of its conversation (as :func:`in_order` orders it), or -1 where the row
+    has no conversation or opens it itself."""
+    out = np.full(len(rows), -1, np.int64)
+    if threads is None:
+        return out
+    dates = _dates(frame)  # read once for every row
+    for i, row in enumerate(np.asarray(rows, dtype=np.int64).tolist()):
+        first = _oldest_first(threads.mates(row), dates)[:1]
+        if len(first) and first[0] != row:
+            out[i] = first[0]
+    return out
 
 
 def codes_of(values) -> np.ndarray:
