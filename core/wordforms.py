@@ -130,28 +130,33 @@ class Dictionary:
                 found.setdefault(form, set()).add(lemma)
         return {w: min(ls, key=lambda l: (len(l), l)) for w, ls in found.items()}
 
-    def ending_changes(self) -> dict[str, list[str]]:
-        """A form's ending -> the lemma endings it takes the place of, folded, for each change of ending (up to two
-        letters of the lemma for up to three of the form, after a stem of four or more) that the dictionary makes in
-        at least ``CHANGE_SHARE`` of its lemmas: Czech 78 (``-`` -> ``-e``, ``-ovi``, ``-em``; ``-a`` -> ``-y``,
-        ``-u``, ``-ou``; ``-ka`` -> ``-ek``; a form that is its lemma's stem alone, key ``""``: ``-a``, ``-e``, ``-t``
-        -> ``-``, as *vakcín* of *vakcína*), English 8 (``-`` -> ``-s``, ``-ed``...). Read once (~1.5 s)."""
+    def ending_changes(self) -> dict[str, list[tuple[str, frozenset[str]]]]:
+        """A form's ending -> (a lemma ending it takes the place of, the letters the lemma's stem ends in where the
+        dictionary makes that change), folded, for each change of ending (up to two letters of the lemma for up to
+        three of the form, after a stem of four or more) that the dictionary makes in at least ``CHANGE_SHARE`` of
+        its lemmas: Czech 78 (``-`` -> ``-e``, ``-ovi``, ``-em``; ``-a`` -> ``-y``, ``-u``, ``-ou``; ``-ka`` ->
+        ``-ek``; ``-`` -> ``-ma`` only after ``i``, ``y``, ``a``: *jarníma*, never *zdarma* of *zdar*; a form that is
+        its lemma's stem alone, key ``""``: ``-a``, ``-e``, ``-t`` -> ``-``, as *vakcín* of *vakcína*), English 8
+        (``-`` -> ``-s``, ``-ed``...). Read once (~1.5 s)."""
         if self._changes is None:
             from collections import defaultdict
             from os.path import commonprefix
 
             lemmas = _fold(self.lemmas.text[1:-1]).split("\n")
-            made = set()  # (lemma, its ending, the form's ending): each lemma counted once per change
+            made = set()  # (lemma, its ending, the form's ending, the stem's last letter): each lemma once a change
             for form, lemma in zip(self.folded.text[1:-1].split("\n"), lemmas):
                 p = len(commonprefix((form, lemma)))
                 # a form may end where its lemma's stem does (vakcín of vakcína, žen of žena), not be the lemma
                 if p > PREFIX and len(lemma) - p <= 2 and len(form) - p <= 3 and form != lemma and (
                         form + lemma).isalpha():
-                    made.add((lemma, lemma[p:], form[p:]))
+                    made.add((lemma, lemma[p:], form[p:], lemma[p - 1]))
+            after = defaultdict(set)
+            for _l, was, becomes, letter in made:
+                after[was, becomes].add(letter)
             floor, changes = CHANGE_SHARE * len(set(lemmas)), defaultdict(list)
-            for (was, becomes), n in Counter((was, becomes) for _l, was, becomes in made).most_common():
+            for (was, becomes), n in Counter((was, becomes) for _l, was, becomes, _c in made).most_common():
                 if n >= floor:
-                    changes[becomes].append(was)  # the most made first
+                    changes[becomes].append((was, frozenset(after[was, becomes])))  # the most made first
             self._changes = dict(changes)
         return self._changes
 
@@ -252,17 +257,23 @@ def unlisted_forms(words, texts_with, lang: str) -> dict[str, str]:
             w = parent[w]
         return w
 
-    def bases_of(w: str) -> list[str]:  # the corpus's words that w can be a form of
-        made = {w[:len(w) - k] + was for k in (0, 1, 2, 3) if len(w) - k >= PREFIX  # k = 0: vakcin -> vakcina
-                for was in changes.get(w[len(w) - k:], ())}
-        return [b for b in made if b != w and len(b) > PREFIX and b in n and (b in headwords or b not in listed)]
+    def bases_of(w: str) -> dict[str, bool]:  # the corpus's words that w can be a form of -> by a change the
+        # dictionary makes after the same letter (a lemma's form: babiš -> babiše) or after others only (universů ->
+        # universům, two cases of a third word; zdar -> zdarma)
+        made: dict[str, bool] = {}
+        for k in (0, 1, 2, 3):  # k = 0: vakcin -> vakcina
+            if len(w) - k >= PREFIX:
+                for was, letters in changes.get(w[len(w) - k:], ()):
+                    base = w[:len(w) - k] + was
+                    made[base] = made.get(base, False) or w[len(w) - k - 1] in letters
+        # a lemma of the dictionary takes a form only by a change it makes after the same letter (zdar takes no
+        # zdarma, krýt no krym); two words it does not list may be two forms of a third (globalistů, globalistům)
+        return {b: seen for b, seen in made.items() if b != w and len(b) > PREFIX and b in n and (
+            b in headwords and seen or b not in listed)}
 
     unlisted = sorted((w for w in n if w not in listed and len(w) > PREFIX and w.isalpha()), key=lambda w: (-n[w], w))
     for w in unlisted:
-        bases = bases_of(w)
-        if len(bases) > 1:
-            bases.sort(key=lambda b: (b not in listed, -n[b], b))
-        for base in bases:
+        for base in sorted(bases_of(w), key=lambda b: (b not in listed, -n[b], b)):
             a, b = root(w), root(base)
             if a == b:
                 break
@@ -277,9 +288,10 @@ def unlisted_forms(words, texts_with, lang: str) -> dict[str, str]:
         groups.setdefault(root(w), []).append(w)
     out = {}
     for head, words in groups.items():
-        if head not in listed:  # named by the word the others are forms of: "twitter", not "twitteru" in more texts
+        if head not in listed:  # named by the word the others are forms of as a lemma's: "twitter", not "twitteru"
+            # in more texts; "universum", not "universu" (no lemma ends in -u and takes -m)
             words = [head, *words]
-            named = Counter(b for w in words for b in set(bases_of(w)) if b in words)
+            named = Counter(b for w in words for b, seen in bases_of(w).items() if seen and b in words)
             head = max(words, key=lambda w: (named[w], n[w], w == head, w))
         out.update({w: head for w in words if w != head})
     return out
@@ -310,7 +322,8 @@ def phrase_forms(word: str, lang: str, diacritics_insensitive: bool = True) -> t
     exact = {f for lemma in book.lemmas_of(word, False) for f in book.forms_of(lemma)}
     if not book.lemmas_of(word, diacritics_insensitive):  # unknown to the dictionary: its endings' forms
         made |= {w[:len(w) - len(was)] + becomes for becomes, wases in book.ending_changes().items()
-                 if becomes for was in wases if w.endswith(was) and len(w) - len(was) >= PREFIX}  # a stem alone: none
+                 if becomes for was, _after in wases if w.endswith(was) and len(w) - len(was) >= PREFIX}  # a stem
+        # alone: none; after any letter, as unlisted_forms joins two words the dictionary does not list
     kept = (listed | made) - {w}
     return tuple(sorted(kept, key=lambda f: (f not in exact, f not in listed, len(f), f))[:3 * MAX_FORMS])
 

@@ -427,6 +427,25 @@ def test_the_forms_of_a_name_the_dictionary_lacks_are_one_word_and_two_listed_wo
         "twitteru": "twitter", "twitterem": "twitter"}
 
 
+def test_a_lemma_of_the_dictionary_takes_a_form_only_by_a_change_it_makes_after_the_same_letter():
+    """zdarma (free of charge) is no form of zdar (success): the dictionary adds -ma only after i, y or a (jarníma);
+    krym (Crimea) is no first person of krýt (to cover): it makes -t -> -m only after i or a (dělat, dělám); and a
+    group of two words it does not list is named by the one the other is a form of as a lemma's."""
+    from core import wordforms
+
+    words = {"zdar": 5, "zdarma": 14, "kryt": 9, "krym": 3, "krymu": 2, "universum": 16, "universu": 1,
+             "globalistu": 4, "globalistum": 2, "babis": 20, "babise": 10}
+    joined = wordforms.unlisted_forms(list(words), list(words.values()), "cs")
+    assert "zdarma" not in joined and "krym" not in joined
+    assert joined["krymu"] == "krym" and joined["babise"] == "babis"  # a name's cases still one word
+    assert joined["universu"] == "universum"  # not universum -> universu, though -m is a change the dictionary makes
+    assert joined["globalistum"] == joined.get("globalistu", "globalistu")  # two cases of a word it lacks: one word
+    # English: a group is not named by "nytim" (no lemma ends in -m and takes -es) nor "voterfrau" (-d after u)
+    joined = wordforms.unlisted_forms(["nytimes", "nytim", "voterfraud", "voterfrau", "plugins", "plugin"],
+                                      [128, 3, 27, 1, 5, 3], "en")
+    assert joined["plugins"] == "plugin" and "nytimes" not in joined and "voterfraud" not in joined
+
+
 def test_word_matrix_counts_the_cases_of_a_name_as_one_word():
     from core.search.lexical import word_matrix
 
