@@ -315,10 +315,20 @@ def rows_frame(frame: pd.DataFrame, session: Session, rows, scores=None, zone: s
     return out.reset_index(drop=True)
 
 
-def conversation(threads, frame: pd.DataFrame, session: Session, row: int, zone: str = "UTC") -> pd.DataFrame:
-    """Every text of ``row``'s conversation (core.threads), ``row`` itself included, oldest first where the corpus has
-    dates (otherwise in corpus order), as :func:`rows_frame` gives them; empty where it has none."""
-    return rows_frame(frame, session, in_order(threads, frame, row), zone=zone)
+CONVERSATION_SHOWN = 40  # texts of a conversation shown at once (a browser took 11 s to draw 2,000 with their buttons)
+
+
+def conversation(threads, frame: pd.DataFrame, session: Session, row: int, zone: str = "UTC",
+                 shown: int = CONVERSATION_SHOWN) -> tuple[pd.DataFrame, int]:
+    """(texts of ``row``'s conversation (core.threads) as :func:`rows_frame` gives them, oldest first where the corpus
+    has dates (otherwise in corpus order), how many are left out): all of them up to ``shown``; in a longer one its
+    first text and those around ``row``, ``row`` itself included. Empty where it has none."""
+    order = whole = in_order(threads, frame, row)
+    if len(whole) > shown:
+        at, wide = int(np.flatnonzero(whole == row)[0]), max(shown - 1, 1)
+        start = min(max(1, at - wide // 2), len(whole) - wide)
+        order = np.r_[whole[:1], whole[start:start + wide]]
+    return rows_frame(frame, session, order, zone=zone), len(whole) - len(order)
 
 
 def view_rows(session: Session, view: str) -> tuple[np.ndarray, np.ndarray | None]:

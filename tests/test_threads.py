@@ -35,13 +35,32 @@ def test_the_conversations_are_kept_beside_the_corpus_and_computed_again_for_ano
     from core import threads
 
     frame = pd.DataFrame({"conversation_id": ["a", "a", "b", "c", "c"]})
+    earlier = tmp_path / "threads-v1.npy"  # an earlier rule's codes: removed
+    np.save(earlier, np.zeros(5, np.int32))
     first = threads.load_or_build(tmp_path, frame)
-    assert (tmp_path / threads.FILE).exists() and first.mates(4).tolist() == [3, 4]
+    assert (tmp_path / threads.FILE).exists() and first.mates(4).tolist() == [3, 4] and not earlier.exists()
     assert threads.load_or_build(tmp_path, frame).codes.tolist() == first.codes.tolist()
     other = threads.load_or_build(tmp_path, pd.DataFrame({"conversation_id": ["x", "y", "x"]}))  # not trusted
     assert other.mates(2).tolist() == [0, 2] and "computed again" in caplog.text
     assert threads.load_or_build(tmp_path, pd.DataFrame({"text": ["no column"]})) is None
     assert threads.load_or_build(tmp_path, pd.DataFrame({"conversation_id": ["1", "2"]})) is None, "none shared"
+
+
+def test_conversation_ids_a_spreadsheet_rounded_name_no_conversation_and_the_import_says_so():
+    """Excel shows an id of 19 digits as 1,3449E+18 and saves it so: thousands of tweets of a day would read as one
+    thread (Show its conversation: 3,000 more; Suggest counting them). Those texts are in no conversation, and the
+    import names the column, how many and where."""
+    from core.ingest import validate
+
+    frame = pd.DataFrame({"id": [str(i) for i in range(6)], "text": [f"tweet {i}" for i in range(6)],
+                          "conversation_id": ["1,3449E+18", "1,3449E+18", " 1.34490224401417E+18", "1344902244014170115",
+                                              "1344902244014170115", ""]})
+    t = threads_of(frame)
+    assert t.codes.tolist()[:3] == [-1, -1, -1] and t.mates(3).tolist() == [3, 4]
+    _kept, report = validate(frame, "tweets.csv")
+    note = next(n for n in report.notes if "conversation_id" in n)
+    assert "3 long numbers a spreadsheet rounded" in note and "rows 1, 2, 3" in note and "1,3449E+18" in note
+    assert not [n for n in validate(frame.iloc[3:], "tweets.csv")[1].notes if "conversation_id" in n]
 
 
 def test_a_text_counts_the_labelled_texts_of_its_conversation_but_not_itself():
@@ -111,11 +130,32 @@ def test_a_conversation_is_shown_oldest_first_with_each_texts_label():
     t = threads_of(frame)
     s = Session()
     s.add_search("keyword", {"query": "post"}, [1])
-    shown = annotate.conversation(t, frame, s, 0)
-    assert shown["text"].tolist() == ["post", "reply", "late reply"]
+    shown, left_out = annotate.conversation(t, frame, s, 0)
+    assert shown["text"].tolist() == ["post", "reply", "late reply"] and left_out == 0
     assert shown["label"].tolist() == ["included", "unlabelled", "unlabelled"]
-    assert annotate.conversation(t, frame, s, 2).empty and annotate.conversation(None, frame, s, 0).empty
+    assert annotate.conversation(t, frame, s, 2)[0].empty and annotate.conversation(None, frame, s, 0)[0].empty
     assert openings(t, frame, [0, 1, 2, 3]).tolist() == [1, -1, -1, 1], "a reply's thread opens with the post"
+
+
+def test_a_long_conversation_shows_its_first_text_and_those_around_the_text():
+    """A thread of 1,000 replies is not drawn whole (a browser took 11 s for 2,000 texts with their buttons): its
+    first text and the texts around the one asked about, that one included, and how many are left out."""
+    n = 1000
+    frame = pd.DataFrame({"id": [f"t{i}" for i in range(n)], "text": [f"text {i}" for i in range(n)],
+                          "date": pd.Timestamp("2021-01-01") + pd.to_timedelta(np.arange(n)[::-1], unit="min"),
+                          "conversation_id": "c"})  # the rows newest first: the thread's first text is the last row
+    t, s = threads_of(frame), Session()
+    shown, left_out = annotate.conversation(t, frame, s, 500, shown=40)
+    assert len(shown) == 40 and left_out == n - 40
+    assert shown["text"].iloc[0] == f"text {n - 1}", "the thread's first text first"
+    assert "text 500" in shown["text"].tolist()
+    assert shown["text"].iloc[1:].tolist() == [f"text {i}" for i in range(519, 480, -1)], "oldest first around it"
+    near_end, _ = annotate.conversation(t, frame, s, 0, shown=40)  # the newest reply: the last 39 and the first
+    assert near_end["text"].tolist() == [f"text {n - 1}"] + [f"text {i}" for i in range(38, -1, -1)]
+    assert annotate.conversation(t, frame, s, n - 1, shown=40)[0]["text"].tolist() == [
+        f"text {i}" for i in range(n - 1, n - 41, -1)], "the first text itself: the first 40"
+    whole, left_out = annotate.conversation(t, frame, s, 500, shown=n)
+    assert len(whole) == n and left_out == 0
 
 
 @pytest.fixture(scope="module")
@@ -149,28 +189,35 @@ def own_pol(politicians, monkeypatch, tmp_path):
     return corpus
 
 
-def test_the_annotate_page_shows_a_texts_conversation_and_labels_its_texts(own_pol):
+def post_with_replies_found(corpus, ctx, replies: int = 2) -> tuple[AppTest, int]:
+    """(the Annotate page, run, with a post of ``replies`` or more replies found by a keyword only it holds (as the
+    page's keyword search reads it: in every form), the post's row)."""
     from collections import Counter
 
     from core import wordforms
-    from ui.resources import search_context_of
 
-    corpus = own_pol
-    ctx = search_context_of(corpus, "cpu")
-    assert ctx.threads is not None and ctx.threads.count >= 20
-    # a post with replies, found by a word only it has (as the page's keyword search reads it: in every form)
     words = [set(re.findall(r"\w{7,}", t.lower())) for t in corpus.frame["text"]]
     counts = Counter(w for ws in words for w in ws)
-    row, word = next((r, w) for r in range(corpus.n) if len(ctx.threads.mates(r)) >= 3
+    row, word = next((r, w) for r in range(corpus.n) if len(ctx.threads.mates(r)) > replies
                      for w in sorted(words[r]) if counts[w] == 1
                      and len(annotate.text_matches(ctx, w, word_forms=wordforms.language_of(corpus))) == 1)
-    mates = [int(m) for m in ctx.threads.mates(row) if m != row]
     at = AppTest.from_file(str(ROOT / "pages/1_Annotate.py"), default_timeout=120)
     at.query_params["corpus"] = "pol"
     at.run()
     at.text_input(key="kw_query").set_value(word)
     at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
     assert not at.exception, at.exception
+    return at, row
+
+
+def test_the_annotate_page_shows_a_texts_conversation_and_labels_its_texts(own_pol):
+    from ui.resources import search_context_of
+
+    corpus = own_pol
+    ctx = search_context_of(corpus, "cpu")
+    assert ctx.threads is not None and ctx.threads.count >= 20
+    at, row = post_with_replies_found(corpus, ctx)
+    mates = [int(m) for m in ctx.threads.mates(row) if m != row]
     included = int(at.metric[0].value)
     assert included == len(ctx.copies.expand([row])), "the post (and its copies, if any)"
     assert at.button(key=f"conv_{row}").label == f"Show its conversation ({len(mates)} more)"
@@ -185,6 +232,34 @@ def test_the_annotate_page_shows_a_texts_conversation_and_labels_its_texts(own_p
     assert at.button(key=f"conv_tog_{row}_{mates[0]}").label.endswith("Included]")
     at.button(key=f"conv_{row}").click().run()
     assert not [b for b in at.button if b.key and b.key.startswith("conv_tog_")], "closed again"
+
+
+def test_the_annotate_page_shows_a_long_conversation_in_parts(own_pol, monkeypatch):
+    """Past annotate.CONVERSATION_SHOWN texts, the page shows the conversation's first text and those around the
+    text, says how many of how many, and shows more at a click until all are shown."""
+    from ui.resources import search_context_of
+
+    monkeypatch.setattr(annotate, "CONVERSATION_SHOWN", 2)
+    ctx = search_context_of(own_pol, "cpu")
+    at, row = post_with_replies_found(own_pol, ctx, replies=4)
+    whole = len(ctx.threads.mates(row))
+
+    def shown() -> list[int]:
+        return [int(b.key.rsplit("_", 1)[1]) for b in at.button if b.key and b.key.startswith(f"conv_tog_{row}_")]
+
+    at.button(key=f"conv_{row}").click().run()
+    assert len(shown()) == 2 and row in shown()
+    assert f"2 of its {whole} texts: its first and those around this text." in [c.value for c in at.caption]
+    while (more := next((b for b in at.button if b.key == f"conv_more_{row}"), None)) is not None:
+        before = len(shown())
+        assert more.label == f"Show {min(2, whole - before)} more"
+        more.click().run()
+        assert not at.exception, at.exception
+        assert len(shown()) == min(before + 2, whole)
+    assert sorted(shown()) == sorted(int(m) for m in ctx.threads.mates(row)), "at last every text of it"
+    at.button(key=f"conv_{row}").click().run()
+    at.button(key=f"conv_{row}").click().run()
+    assert len(shown()) == 2, "opened again: the first part again"
 
 
 def test_a_reply_on_the_review_page_shows_the_post_it_answers(own_pol, monkeypatch, tmp_path):

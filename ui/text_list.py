@@ -49,6 +49,11 @@ def _text(place, r) -> None:
 
 def _show_conversation(row: int) -> None:
     st.session_state["ann_conv"] = None if st.session_state.get("ann_conv") == row else row
+    st.session_state["ann_conv_shown"] = annotate.CONVERSATION_SHOWN
+
+
+def _show_more_of_conversation() -> None:
+    st.session_state["ann_conv_shown"] = st.session_state.get("ann_conv_shown", 0) + annotate.CONVERSATION_SHOWN
 
 
 def conversation(place, corpus: Corpus, copies, threads, session: Session, row: int) -> None:
@@ -65,7 +70,14 @@ def conversation(place, corpus: Corpus, copies, threads, session: Session, row: 
     if not shown:
         return
     box = place.container(border=True)
-    for m in annotate.conversation(threads, corpus.frame, session, row, corpus.timezone).itertuples(index=False):
+    thread, left_out = annotate.conversation(threads, corpus.frame, session, row, corpus.timezone,
+                                             st.session_state.get("ann_conv_shown", annotate.CONVERSATION_SHOWN))
+    if left_out:
+        line = box.container(horizontal=True, vertical_alignment="center")
+        line.caption(f"{len(thread):,} of its {len(mates):,} texts: its first and those around this text.")
+        line.button(f"Show {min(left_out, annotate.CONVERSATION_SHOWN):,} more", key=f"conv_more_{row}",
+                    on_click=_show_more_of_conversation, type="tertiary", icon=":material/unfold_more:")
+    for m in thread.itertuples(index=False):
         line = box.container(horizontal=True)
         _toggle_button(line, m, copies, session, key=f"conv_tog_{row}_{m.row}")
         body = line.container()
