@@ -46,11 +46,19 @@ def save_npy(target: Path, array: np.ndarray, cache: bool = False) -> None:
             np.save(fh, array)
 
 
-def kept_codes(path: Path, n: int, compute: Callable[[], np.ndarray], what: str) -> np.ndarray:
+def kept_codes(path: Path, n: int, compute: Callable[[], np.ndarray], what: str,
+               older: str | None = None) -> np.ndarray:
     """One int32 code per row of a corpus (``n`` rows), derived from it and kept beside it: read from ``path`` when it
     holds ``n`` of them, otherwise ``compute()``d and written there (kept in memory only where the folder cannot be
-    written). ``what`` names them in the log."""
+    written). ``what`` names them in the log; ``older``: a pattern of the files of earlier rules' codes, removed."""
     path = Path(path)
+    if older:
+        try:
+            for old in path.parent.glob(older):
+                if old != path:
+                    old.unlink()
+        except OSError:  # a read-only corpus folder
+            pass
     if path.exists():
         try:
             codes = np.load(path, mmap_mode="r")

@@ -112,11 +112,4 @@ class Copies:
 def load_or_build(folder: Path, texts: Sequence[str]) -> Copies:
     """The corpus's copies: read from ``folder`` when computed for these texts, computed (and kept there,
     where the folder can be written) otherwise."""
-    copies = Copies(kept_codes(Path(folder) / FILE, len(texts), lambda: codes_of(texts), "copies"))
-    try:
-        for old in Path(folder).glob("copies-v*.npy"):  # an earlier rule's codes
-            if old.name != FILE:
-                old.unlink()
-    except OSError:  # a read-only corpus folder
-        pass
-    return copies
+    return Copies(kept_codes(Path(folder) / FILE, len(texts), lambda: codes_of(texts), "copies", "copies-v*.npy"))

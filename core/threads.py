@@ -5,7 +5,7 @@ topics judged by hand, Suggest at twice a topic's size missed 26% of the replies
 tweets (bench/RESULTS.md, "Czech recall measured against topics judged by hand"). What a reply is about is in its
 conversation. A corpus whose file has a ``conversation_id`` column (the name Twitter's API gives it: the id of the
 thread's first tweet) keeps it at import as any other column; this reads it, once per import (its codes are kept
-beside the corpus, ``threads-v1.npy``). The Annotate page shows a text's conversation, the Review page the text that
+beside the corpus, ``threads-v2.npy``). The Annotate page shows a text's conversation, the Review page the text that
 opens a reply's thread, and Suggest counts the texts you labelled in each text's conversation
 (core/search/suggest.py).
 """
@@ -21,7 +21,7 @@ import pandas as pd
 from core.atomic import kept_codes
 
 COLUMN = "conversation_id"
-VERSION = 1  # of the rule above: a file of another version is not read
+VERSION = 2  # of the rule above: a file of another version is not read (2: a rounded id names no conversation)
 FILE = f"threads-v{VERSION}.npy"
 
 
@@ -101,15 +101,20 @@ def openings(threads: Threads | None, frame: pd.DataFrame, rows) -> np.ndarray:
 
 def codes_of(values) -> np.ndarray:
     """One code per row (int32): rows of one conversation share a code that no other row has; -1 for a row alone
-    (its conversation holds no other row) or without one (empty, spaces, missing). By pyarrow's dictionary encoding:
+    (its conversation holds no other row) or without one (empty, spaces, missing, or a number a spreadsheet rounded:
+    core.ingest.ROUNDED). By pyarrow's dictionary encoding:
     4-6 s at 10M text ids where pandas took 8 (bench/RESULTS.md, "Replies come in through their conversation")."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from core.ingest import ROUNDED
+
     arr = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(values, from_pandas=True)
-    if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):  # as read from a CSV: "" meaning none
+    if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):  # as read from a CSV: "" meaning none,
+        # and so does an id a spreadsheet rounded (1,3449E+18 stands for thousands of conversations)
         arr = pc.utf8_trim_whitespace(arr)
-        arr = pc.if_else(pc.equal(arr, ""), pa.scalar(None, arr.type), arr)
+        arr = pc.if_else(pc.or_(pc.equal(arr, ""), pc.match_substring_regex(arr, ROUNDED)), pa.scalar(None, arr.type),
+                         arr)
     encoded = pc.dictionary_encode(arr)
     chunks = encoded.chunks if isinstance(encoded, pa.ChunkedArray) else [encoded]
     codes = np.concatenate([c.indices.fill_null(-1).to_numpy(zero_copy_only=False) for c in chunks] or
@@ -140,4 +145,5 @@ def load_or_build(folder: Path, frame: pd.DataFrame) -> Threads | None:
     10M rows, read back in a blink)."""
     if COLUMN not in frame.columns:
         return None
-    return _of_codes(kept_codes(Path(folder) / FILE, len(frame), lambda: codes_of(frame[COLUMN]), "conversations"))
+    return _of_codes(kept_codes(Path(folder) / FILE, len(frame), lambda: codes_of(frame[COLUMN]), "conversations",
+                                "threads-v*.npy"))
