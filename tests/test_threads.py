@@ -53,8 +53,8 @@ def test_conversation_ids_a_spreadsheet_rounded_name_no_conversation_and_the_imp
     from core.ingest import validate
 
     frame = pd.DataFrame({"id": [str(i) for i in range(6)], "text": [f"tweet {i}" for i in range(6)],
-                          "conversation_id": ["1,3449E+18", "1,3449E+18", " 1.34490224401417E+18", "1344902244014170115",
-                                              "1344902244014170115", ""]})
+                          "conversation_id": ["1,3449E+18", "1,3449E+18", " 1.34490224401417E+18",
+                                              "1344902244014170115", "1344902244014170115", ""]})
     t = threads_of(frame)
     assert t.codes.tolist()[:3] == [-1, -1, -1] and t.mates(3).tolist() == [3, 4]
     _kept, report = validate(frame, "tweets.csv")
