@@ -189,16 +189,19 @@ def own_pol(politicians, monkeypatch, tmp_path):
     return corpus
 
 
-def post_with_replies_found(corpus, ctx, replies: int = 2) -> tuple[AppTest, int]:
-    """(the Annotate page, run, with a post of ``replies`` or more replies found by a keyword only it holds (as the
-    page's keyword search reads it: in every form), the post's row)."""
+def post_with_replies_found(corpus, ctx, replies: int = 2, reply: bool = False) -> tuple[AppTest, int]:
+    """(the Annotate page, run, with a text of a conversation of ``replies`` or more replies found by a keyword only it
+    holds (as the page's keyword search reads it: in every form), that text's row); ``reply``: a reply, not the text
+    that opens the conversation."""
     from collections import Counter
 
     from core import wordforms
 
     words = [set(re.findall(r"\w{7,}", t.lower())) for t in corpus.frame["text"]]
     counts = Counter(w for ws in words for w in ws)
+    firsts = openings(ctx.threads, corpus.frame, np.arange(corpus.n))
     row, word = next((r, w) for r in range(corpus.n) if len(ctx.threads.mates(r)) > replies
+                     and (firsts[r] >= 0 or not reply)
                      for w in sorted(words[r]) if counts[w] == 1
                      and len(annotate.text_matches(ctx, w, word_forms=wordforms.language_of(corpus))) == 1)
     at = AppTest.from_file(str(ROOT / "pages/1_Annotate.py"), default_timeout=120)
@@ -232,6 +235,23 @@ def test_the_annotate_page_shows_a_texts_conversation_and_labels_its_texts(own_p
     assert at.button(key=f"conv_tog_{row}_{mates[0]}").label.endswith("Included]")
     at.button(key=f"conv_{row}").click().run()
     assert not [b for b in at.button if b.key and b.key.startswith("conv_tog_")], "closed again"
+
+
+def test_a_reply_in_the_annotate_list_names_the_text_its_thread_opens_with(own_pol):
+    """A reply ("Přesně tak.") is judged by what it answers: under it, the text that opens its conversation, until
+    the conversation itself is shown."""
+    from ui.resources import search_context_of
+    from ui.text import unescape
+    from ui.text_list import OPENING_CHARS
+
+    ctx = search_context_of(own_pol, "cpu")
+    at, row = post_with_replies_found(own_pol, ctx, reply=True)
+    first = own_pol.frame["text"].iloc[int(openings(ctx.threads, own_pol.frame, [row])[0])]
+    said = [unescape(c.value) for c in at.caption if c.value.startswith("↳")]
+    assert said == [f"↳ In the thread of: “{first[:OPENING_CHARS] + ('…' if len(first) > OPENING_CHARS else '')}”"
+                    .replace("\n", " ")]
+    at.button(key=f"conv_{row}").click().run()
+    assert not [c for c in at.caption if c.value.startswith("↳")], "the thread itself shows it"
 
 
 def test_the_annotate_page_shows_a_long_conversation_in_parts(own_pol, monkeypatch):

@@ -12,9 +12,11 @@ import streamlit as st
 from core import annotate
 from core.corpus import Corpus
 from core.session import EXCLUDED, INCLUDED, Session
+from core.threads import openings
 from ui import resources, view_filter
 from ui.text import md
 
+OPENING_CHARS = 160  # of the text a reply's thread opens with, shown under the reply
 TOGGLE_WIDTH = 118  # px: "✓ Included" whole in any window (a column's share of a narrow one cut it to "Incl…")
 
 
@@ -56,13 +58,17 @@ def _show_more_of_conversation() -> None:
     st.session_state["ann_conv_shown"] = st.session_state.get("ann_conv_shown", 0) + annotate.CONVERSATION_SHOWN
 
 
-def conversation(place, corpus: Corpus, copies, threads, session: Session, row: int) -> None:
+def conversation(place, corpus: Corpus, copies, threads, session: Session, row: int, opening: int = -1) -> None:
     """The button that shows ``row``'s conversation (core.threads) under it, and the conversation when shown: each
-    text with its own button, oldest first, the text itself marked. Nothing where the text has no conversation."""
+    text with its own button, oldest first, the text itself marked. Nothing where the text has no conversation.
+    ``opening``: the row of the text that opens it where ``row`` is a reply (core.threads.openings), named above the
+    button while the conversation is not shown: a reply's "Přesně tak." is read with what it answers."""
     mates = threads.mates(row) if threads is not None else ()
     if not len(mates):
         return
     shown = st.session_state.get("ann_conv") == row
+    if opening >= 0 and not shown:
+        place.caption(f"↳ In the thread of: “{md(corpus.frame['text'].iloc[opening], limit=OPENING_CHARS)}”")
     place.button(f"{'Hide' if shown else 'Show'} its conversation ({len(mates) - 1:,} more)", key=f"conv_{row}",
                  icon=":material/forum:", on_click=_show_conversation, args=(row,), type="tertiary",
                  help="The thread this text belongs to (the corpus's conversation_id): a reply's topic is often in "
@@ -96,10 +102,11 @@ def texts(name: str, corpus: Corpus, copies, session: Session, table: pd.DataFra
     me = resources.viewer(name)
     how = {row: annotate.how_line(entry, me, corpus.timezone)
            for row, entry in annotate.provenance(session, table["row"]).items()}
-    for r in table.itertuples(index=False):
+    firsts = openings(threads, corpus.frame, table["row"].to_numpy())  # -1 for a text that is no reply
+    for r, first in zip(table.itertuples(index=False), firsts.tolist()):
         c1 = st.container(border=True, horizontal=True)  # the button keeps its width, the text takes the rest
         _toggle_button(c1, r, copies, session, key=f"tog_{r.row}")
         c2 = c1.container()
         _text(c2, r)
         c2.caption(md(annotate.meta_line(r) + ("  ·  " + how[r.row] if how.get(r.row) else "")))
-        conversation(c2, corpus, copies, threads, session, int(r.row))
+        conversation(c2, corpus, copies, threads, session, int(r.row), first)
