@@ -88,14 +88,17 @@ def in_order(threads: Threads | None, frame: pd.DataFrame, row: int) -> np.ndarr
 def openings(threads: Threads | None, frame: pd.DataFrame, rows) -> np.ndarray:
     """For each of ``rows``, the first text of its conversation (as :func:`in_order` orders it), or -1 where the row
     has no conversation or opens it itself."""
+    rows = np.asarray(rows, dtype=np.int64)
     out = np.full(len(rows), -1, np.int64)
-    if threads is None:
+    if threads is None or not len(rows):
         return out
-    dates = _dates(frame)  # read once for every row
-    for i, row in enumerate(np.asarray(rows, dtype=np.int64).tolist()):
-        first = _oldest_first(threads.mates(row), dates)[:1]
-        if len(first) and first[0] != row:
-            out[i] = first[0]
+    dates, firsts = _dates(frame), {}  # the dates read once, each conversation ordered once
+    for i, (row, code) in enumerate(zip(rows.tolist(), threads.codes[rows].tolist())):
+        if code >= 0:
+            if code not in firsts:
+                firsts[code] = int(_oldest_first(threads.mates(row), dates)[0])
+            if firsts[code] != row:
+                out[i] = firsts[code]
     return out
 
 
