@@ -288,6 +288,8 @@ def test_hostile_texts_names_and_urls_stay_inert(hostile):
         keyword_search(page, "flood", all_hits=True)
         page.get_by_text("<img src=x onerror=alert(1)> flood", exact=True).first.wait_for()
         page.get_by_text("[phish](https://evil.example/login) flood", exact=True).first.wait_for()
+        # a reply names the text its thread opens with, a payload too
+        assert page.get_by_text("↳ In the thread of: “", exact=False).count() >= 1
         assert_inert(page, dialogs, requests)
         # a text's conversation opened under it: its thread's texts, authors and ids shown as text too
         page.locator("[class*='st-key-conv_'] button").first.click()
