@@ -20,13 +20,17 @@ XLSX_CELL = 32_767  # the characters an Excel cell holds
 
 
 def group_frame(corpus: Corpus, included: Sequence[str], excluded: Sequence[str]) -> pd.DataFrame:
+    """The group's texts: id, text, label, date and author where the corpus has them, then the file's other columns
+    as imported (a tweet's ``conversation_id``, ``lang``...; one called ``label`` as ``label (file)``)."""
     labels = {str(i): "included" for i in included} | {str(i): "excluded" for i in excluded}
     f = corpus.frame
     mask = f["id"].isin(labels.keys())
     cols = ["id", "text"] + [c for c in ("date", "author") if c in f.columns]
-    out = f.loc[mask, cols].copy()
-    if "author" in out.columns and isinstance(out["author"].dtype, pd.CategoricalDtype):
-        out["author"] = out["author"].astype(out["author"].cat.categories.dtype)  # plain text, as imported
+    out = f.loc[mask, cols + [c for c in f.columns if c not in cols]].copy()
+    out = out.rename(columns={"label": "label (file)"})
+    for col in out.columns:
+        if isinstance(out[col].dtype, pd.CategoricalDtype):
+            out[col] = out[col].astype(out[col].cat.categories.dtype)  # plain text, as imported
     out = timezones.shown(out, corpus.timezone)  # dates as the pages show them: wall times of the corpus's zone
     out.insert(2, "label", out["id"].map(labels))
     missing = set(labels) - set(out["id"])

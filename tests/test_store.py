@@ -160,6 +160,24 @@ def test_csv_export_cannot_run_formulas_in_a_spreadsheet():
     assert b'"id":"=1+1"' in to_bytes(frame, "jsonl")
 
 
+def test_an_export_keeps_a_files_own_label_column_beside_the_groups_label():
+    """A labelled benchmark's file has a column called label: exported as 'label (file)', the group's own label
+    beside it; a category column comes out as its text; an id the corpus no longer holds keeps its label."""
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from core.export import group_frame
+
+    frame = pd.DataFrame({"id": ["1", "2"], "text": ["a", "b"], "label": ["7", "8"],
+                          "source": pd.Categorical(["web", "app"])})
+    out = group_frame(SimpleNamespace(frame=frame, timezone="UTC"), ["1"], ["2", "9"])
+    assert out.columns.tolist() == ["id", "text", "label", "label (file)", "source"]
+    assert out["label"].tolist() == ["included", "excluded", "excluded"]
+    assert out["label (file)"].tolist()[:2] == ["7", "8"] and out["source"].tolist()[:2] == ["web", "app"]
+    assert out["source"].dtype == object or pd.api.types.is_string_dtype(out["source"])
+
+
 def test_an_excel_export_keeps_texts_as_text_and_dates_as_dates():
     import pandas as pd
 

@@ -319,3 +319,22 @@ def test_the_scale_bench_of_conversations_runs_and_prints_its_figures(capsys):
     lines = {d["op"]: d for d in map(json.loads, capsys.readouterr().out.splitlines())}
     assert 0 < lines["codes_of"]["conversations"] <= 1000
     assert lines["open_kept_codes"]["median_s"] >= 0 and lines["around_1000_labelled"]["median_ms"] > 0
+
+
+def test_a_groups_export_carries_the_files_own_columns_its_conversation_ids_as_text(politicians):
+    """An analyst takes a group to a spreadsheet with what the file told of each tweet: its conversation (an id of 19
+    digits, as text, never a rounded number), its language, whom it replies to."""
+    from core.export import group_frame, to_bytes
+    from tests.conftest import xlsx_cells
+
+    _root, corpus = politicians
+    ids = corpus.frame["id"].tolist()
+    frame = group_frame(corpus, ids[:3], ids[3:5])
+    assert frame.columns.tolist() == ["id", "text", "label", "date", "author", "author_name", "lang",
+                                      "in_reply_to_user_id", "conversation_id"]
+    want = corpus.frame.set_index("id").loc[ids[:5], "conversation_id"].tolist()
+    assert frame["conversation_id"].tolist() == want and all(len(v) == 19 for v in want)
+    cells = xlsx_cells(to_bytes(frame, "xlsx"))
+    assert cells["I1"] == ("text", "conversation_id") and cells["I2"] == ("text", want[0])
+    csv = pd.read_csv(__import__("io").BytesIO(to_bytes(frame, "csv")), dtype=str)
+    assert csv["conversation_id"].tolist() == want and csv["author"].tolist() == frame["author"].tolist()
