@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 from contextlib import contextmanager
@@ -111,6 +112,24 @@ class SearchContext:
     @property
     def vectors(self) -> np.ndarray:
         return self.index.vectors
+
+    @functools.cached_property
+    def days(self) -> np.ndarray | None:
+        """Each row's day (UTC), numbered from the corpus's first, -1 for a row without a date; None where the frame
+        has no dates (Suggest's day features). Read from the frame once per context (0.8 s at 10M rows)."""
+        dates = self.frame["date"].to_numpy() if self.frame is not None and "date" in self.frame.columns else None
+        if dates is None or not np.issubdtype(dates.dtype, np.datetime64):
+            return None
+        known = ~np.isnat(dates)
+        if not known.any():
+            return None
+        days = dates.astype("datetime64[D]").astype(np.int64)
+        return np.where(known, days - days[known].min(), -1).astype(np.int32)
+
+    @functools.cached_property
+    def day_sizes(self) -> np.ndarray | None:
+        """How many rows each of :attr:`days` holds."""
+        return None if self.days is None else np.bincount(self.days + 1)[1:]
 
 
 _THREADS_LOCK = threading.Lock()

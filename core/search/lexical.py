@@ -267,20 +267,20 @@ def _save(path: Path, m: sp.csr_matrix) -> None:
 
 
 def fit_scores(x: np.ndarray, words: sp.csr_matrix | None, pos: np.ndarray, neg: np.ndarray,
-               alpha: float = 0.5, c: float = 1.0, scan=None, extra: np.ndarray | None = None) -> np.ndarray:
+               alpha: float = 0.5, c: float = 1.0, scan=None, extra: Sequence = ()) -> np.ndarray:
     """Class-balanced, L2-regularised logistic regression of pos vs neg rows over
     ``[alpha * x, words, extra]``; returns the decision score of every row. ``scan(w)`` gives ``x @ w`` for
-    every row (a VectorIndex's ``scores``: one pass over a memory-mapped store); default numpy. ``extra``: a few
-    more features of every row (rows x m, dense or sparse), such as Suggest's counts of labelled texts in a
-    conversation."""
+    every row (a VectorIndex's ``scores``: one pass over a memory-mapped store); default numpy. ``extra``: blocks of a
+    few more features of every row (rows x m: a matrix, dense or sparse, or any block that gives its rows' values by
+    ``block[rows]`` and every row's weighted sum by ``block @ weights``), such as Suggest's counts of labelled texts
+    in a conversation and its shares of a day's texts."""
     from sklearn.linear_model import LogisticRegression
 
     rows = np.concatenate([pos, neg])
     y = np.r_[np.ones(len(pos)), np.zeros(len(neg))]
     dense = alpha * np.asarray(x[rows], dtype=np.float32)
     parts = [sp.csr_matrix(dense)] + ([take_rows(words, rows)] if words is not None else [])
-    if extra is not None:
-        parts.append(sp.csr_matrix(extra[rows], dtype=np.float32))
+    parts += [sp.csr_matrix(block[rows], dtype=np.float32) for block in extra]
     feats = sp.hstack(parts).tocsr() if len(parts) > 1 else dense
     # random_state fixed: liblinear shuffles with numpy's global generator otherwise (shared by every
     # user of a server, and a second answer for the same labels)
@@ -295,6 +295,8 @@ def fit_scores(x: np.ndarray, words: sp.csr_matrix | None, pos: np.ndarray, neg:
     scores = np.asarray(scan(direction) if scan is not None else x @ direction, dtype=np.float32)
     if words is not None and words.shape[1]:
         scores += dot(words, w[d:d + words.shape[1]])
-    if extra is not None:
-        scores += np.asarray(extra @ w[len(w) - extra.shape[1]:], np.float32).ravel()
+    at = d + (words.shape[1] if words is not None else 0)
+    for block in extra:
+        scores += np.asarray(block @ w[at:at + block.shape[1]], np.float32).ravel()
+        at += block.shape[1]
     return scores + np.float32(model.intercept_[0])

@@ -17,11 +17,16 @@ Where the corpus knows its conversations (a ``conversation_id`` column, core/thr
 features: how many included and how many excluded texts share a text's conversation. A reply that says nothing of its
 topic in its own words comes in through the thread it belongs to (bench/RESULTS.md, "Replies come in through their
 conversation").
+
+Where the corpus has dates, two more: of the texts of a text's day (UTC), the share included and the share excluded,
+each over the largest share of any day. A topic that is an event (the Vrbětice affair, Afghanistan in August) fills
+its days; dates that say nothing of the topic cost nothing measurable (bench/RESULTS.md, "A topic's days").
 """
 
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from core.search import cos, lda
 from core.search.base import Method, Ranked, SearchContext, as_rows, one_thread, rows_without, unique_rows
@@ -102,8 +107,6 @@ def thread_features(threads, n: int, inc: np.ndarray, exc: np.ndarray, weight: f
     many excluded ones, share its conversation (itself not counted), as log(1 + count) times ``weight``. Only the
     texts of conversations that hold a labelled text have one. None where the corpus knows no conversations
     (core.threads)."""
-    import scipy.sparse as sp
-
     if threads is None:
         return None
     parts = [threads.around(side) for side in (inc, exc)]
@@ -113,10 +116,56 @@ def thread_features(threads, n: int, inc: np.ndarray, exc: np.ndarray, weight: f
     return sp.csr_matrix((values, (rows, cols)), shape=(n, 2), dtype=np.float32)
 
 
+class DayShares:
+    """Suggest's two day features (:func:`day_features`) kept as one value per day and side, so that every row's
+    score costs a gather (10M rows: ~20 ms), not a matrix of 10M x 2: ``block[rows]`` gives the rows' values (a
+    labelled text not counted on its own day), ``block @ w`` every row's weighted sum."""
+
+    def __init__(self, days: np.ndarray, unit: np.ndarray, per: np.ndarray, sides: tuple[np.ndarray, np.ndarray]):
+        self.days, self.sides = days, sides
+        # per day and side: a labelled text's worth and the day's value; a last row of zeros for day -1 (no date)
+        self.unit, self.table = (np.vstack([m, np.zeros((1, 2), np.float32)]) for m in (unit, per * unit))
+        self.shape = (len(days), 2)
+
+    def __getitem__(self, rows) -> sp.csr_matrix:
+        rows = np.asarray(rows, dtype=np.int64)
+        days = self.days[rows]
+        values = self.table[days]
+        for col, side in enumerate(self.sides):
+            own = np.isin(rows, side)
+            values[own, col] -= self.unit[days[own], col]
+        return sp.csr_matrix(values)
+
+    def __matmul__(self, w: np.ndarray) -> np.ndarray:
+        return (self.table @ np.asarray(w, np.float32)).astype(np.float32)[self.days]
+
+
+def day_features(days: np.ndarray | None, size: np.ndarray | None, inc: np.ndarray, exc: np.ndarray,
+                 weight: float) -> DayShares | None:
+    """Two features of every text for Suggest's model: of the other texts of its day (``days``, ``size``:
+    SearchContext.days and .day_sizes), the share included and the share excluded, each over the largest such share
+    of any text, times ``weight``. A text without a date, or of a day with no labelled text, has 0. None where the
+    corpus has no dates."""
+    if days is None:
+        return None
+    others = np.maximum(size - 1, 1).astype(np.float32)
+    sides = tuple(side[days[side] >= 0] for side in (inc, exc))
+    per = np.stack([np.bincount(days[side], minlength=len(size)) for side in sides], axis=1).astype(np.float32)
+    unit = np.zeros_like(per)
+    for col in range(2):
+        # the largest share a text sees: its day's labelled texts, less itself where every text of the day is one
+        top = float((np.where(size > per[:, col], per[:, col], per[:, col] - 1) / others).max(initial=0))
+        if top > 0:
+            unit[:, col] = weight / (others * top)
+    if not unit.any():
+        return None
+    return DayShares(days, unit, per, sides)
+
+
 def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: int | None = 10,
            *, background: int = BACKGROUND, words: bool = True, alpha: float = 0.5, c: float = 1.0,
            dac: float = 0.0, rerank: int = 200, near: float = 1.0, pool: int = 300,
-           neighbours: int = 10, thread: float = 1.0) -> Ranked:
+           neighbours: int = 10, thread: float = 1.0, day: float = 0.25) -> Ranked:
     """``alpha`` weighs the embedding against the words, ``c`` is the inverse regularisation of the
     logistic model, ``background`` the number of sampled unlabelled texts taken as negatives.
     ``near`` > 0 (and ``k`` given): the best ``pool`` texts are re-ordered by :func:`near_vote` over the
@@ -124,7 +173,7 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
     ``dac`` > 0 (with a DAC model in the context): Suggest's best ``rerank`` texts are re-ordered by
     :func:`dac_rerank` with that weight (measured in bench/RESULTS.md, issue 31: off by default). ``thread`` > 0
     (with the corpus's conversations in the context): :func:`thread_features` with that weight join the model's
-    (0: a text's conversation is not looked at)."""
+    (0: a text's conversation is not looked at); ``day`` > 0 (with the corpus's dates): :func:`day_features`."""
     inc, exc = as_rows(included), as_rows(excluded)
     METHOD.check(inc, exc)
     if len(exc) < lda.METHOD.min_excluded:
@@ -141,11 +190,13 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
     want = max(int(k), int(rerank)) if rerank_with_dac else k  # what goes on (to DAC's re-rank, or out)
     head = max(int(want), int(pool)) if rerank_near else want
     if words and ctx.word_index is not None:
-        extra = thread_features(ctx.threads, ctx.index.n, inc, exc, float(thread)) if thread > 0 else None
+        weights = {"thread": float(thread), "day": float(day)}
+        made = {"thread": lambda w: thread_features(ctx.threads, ctx.index.n, inc, exc, w),
+                "day": lambda w: day_features(ctx.days, ctx.day_sizes, inc, exc, w)}
+        looked = {name: m for name, w in weights.items() if w > 0 and (m := made[name](w)) is not None}
         scores = fit_scores(x, ctx.word_index.matrix, inc, neg, alpha=float(alpha), c=float(c), scan=ctx.index.scores,
-                            extra=extra)
-        if extra is not None:
-            info["thread"] = float(thread)
+                            extra=list(looked.values()))
+        info.update({name: weights[name] for name in looked})
         rows, top = top_unlabelled(scores, labelled, head)
         info["chosen"] = "words+embedding"
     else:
@@ -171,7 +222,8 @@ METHOD = Method("suggest", "Suggest", "Learns from your labels: COS until someth
                 "over the texts' meaning and words (a word's forms counted as one where the corpus's language has a "
                 "dictionary: volby, voleb, volbách; so are a name's: Babiš, Babiše, Babišovi; and, where the "
                 "corpus has a conversation_id, how many texts you included or excluded share a text's conversation, "
-                "so a reply comes in with its thread; your included texts against your excluded ones and a random "
+                "so a reply comes in with its thread, and, where it has dates, how much of each day you included or "
+                "excluded, so an event's days come in; your included texts against your excluded ones and a random "
                 "sample of the corpus), its best texts put in order by how much nearer they lie to texts you "
                 "included than to texts you excluded. There is no DAC button: in simulated annotation DAC found less of a topic, "
                 "measured below Suggest alone and no better as a re-ranking of Suggest's results "
@@ -179,4 +231,4 @@ METHOD = Method("suggest", "Suggest", "Learns from your labels: COS until someth
                 1, 0, search, limits={"background": (0, 1_000_000), "alpha": (0.0, 1e6), "c": (1e-9, 1e9),
                         "dac": (0.0, 1e6), "rerank": (1, 100_000),
                         "near": (0.0, 1e6), "pool": (1, 100_000), "neighbours": (1, 1000),
-                        "thread": (0.0, 1e6)})
+                        "thread": (0.0, 1e6), "day": (0.0, 1e6)})
