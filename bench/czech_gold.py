@@ -40,17 +40,20 @@ def main(argv=None) -> None:
     p.add_argument("--shuffle-conversations", type=int, metavar="SEED", default=None,
                    help="put the tweets' conversation_id values in a random order (the same thread sizes, members at "
                         "random): threads that say nothing of the topics, for Suggest's conversation features")
+    p.add_argument("--shuffle-dates", type=int, metavar="SEED", default=None,
+                   help="put the tweets' dates in a random order (the same days' sizes, members at random): days "
+                        "that say nothing of the topics, for Suggest's day features")
     a = p.parse_args(argv)
     run_folder("czech_gold", sys.argv if argv is None else ["bench/czech_gold.py", *argv])
     try:
         frame, info = build(a.source, read_gold(a.gold))
     except (ValueError, OSError) as exc:
         raise SystemExit(str(exc))
-    if a.shuffle_conversations is not None:
-        import numpy as np
+    for column, seed in (("conversation_id", a.shuffle_conversations), ("date", a.shuffle_dates)):
+        if seed is not None:
+            import numpy as np
 
-        order = np.random.default_rng(a.shuffle_conversations).permutation(len(frame))
-        frame["conversation_id"] = frame["conversation_id"].to_numpy()[order]
+            frame[column] = frame[column].to_numpy()[np.random.default_rng(seed).permutation(len(frame))]
     frame.to_csv(a.out, index=False)
     emit(op="czech_gold", out=str(a.out), **info)
     emit(op="keyword_alone", topics=keyword_alone(frame))

@@ -114,6 +114,20 @@ def main(argv=None) -> None:
                 runs[op].append((time.perf_counter() - t) * 1000)
         for op, ms in runs.items():
             emit(op=op, median_ms=round(float(np.median(ms)), 2), n=n, dim=384, device="cpu")
+        # with the texts' dates, whose days' shares of labelled texts Suggest reads (suggest.day_features); beside the
+        # same Suggest without dates, round by round
+        dates = pd.to_datetime(pd.read_csv(a.texts, usecols=["date"], dtype=str)["date"], errors="coerce",
+                               format="mixed", utc=True).dt.tz_localize(None).astype("datetime64[us]")
+        dctx = dataclasses.replace(sctx, frame=pd.DataFrame({"date": dates}))
+        runs = {"auto_days": [], "auto_no_days": []}
+        for _ in range(a.repeat):
+            for op, c in (("auto_days", dctx), ("auto_no_days", sctx)):
+                t = time.perf_counter()
+                REGISTRY["suggest"].search(c, s_inc, s_exc, 10)
+                runs[op].append((time.perf_counter() - t) * 1000)
+        for op, ms in runs.items():
+            emit(op=op, median_ms=round(float(np.median(ms)), 2), n=n, dim=384, device="cpu",
+                 days=int(dates.dt.floor("D").nunique()))
 
 
 if __name__ == "__main__":
