@@ -258,8 +258,8 @@ def unlisted_forms(words, texts_with, lang: str) -> dict[str, str]:
         return w
 
     def bases_of(w: str) -> dict[str, bool]:  # the corpus's words that w can be a form of -> by a change the
-        # dictionary makes after the same letter (a lemma's form: babiš -> babiše) or after others only (universů ->
-        # universům, two cases of a third word; zdar -> zdarma)
+        # dictionary makes after the same letter (a lemma's form: babiš -> babiše) or after others only (globalistů ->
+        # globalistům, two cases of a third word; zdar -> zdarma, no form of it)
         made: dict[str, bool] = {}
         for k in (0, 1, 2, 3):  # k = 0: vakcin -> vakcina
             if len(w) - k >= PREFIX:
