@@ -315,7 +315,7 @@ def rows_frame(frame: pd.DataFrame, session: Session, rows, scores=None, zone: s
     return out.reset_index(drop=True)
 
 
-CONVERSATION_SHOWN = 40  # texts of a conversation shown at once (a browser took 11 s to draw 2,000 with their buttons)
+CONVERSATION_SHOWN = 40  # texts of a conversation shown at once (Chromium took 11-14 s to draw 2,000 with buttons)
 
 
 def conversation(threads, frame: pd.DataFrame, session: Session, row: int, zone: str = "UTC",
