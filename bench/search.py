@@ -20,6 +20,18 @@ from core.embed import pick_device
 from core.search.index import VectorIndex
 
 
+def round_by_round(calls: dict, repeat: int) -> dict[str, float]:
+    """Each call timed once a round, the rounds one after another so that every call sees the same machine: the
+    median milliseconds of each."""
+    runs: dict[str, list[float]] = {op: [] for op in calls}
+    for _ in range(repeat):
+        for op, call in calls.items():
+            t = time.perf_counter()
+            call()
+            runs[op].append((time.perf_counter() - t) * 1000)
+    return {op: round(float(np.median(ms)), 2) for op, ms in runs.items()}
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--n", type=int, default=203_057)
@@ -86,14 +98,11 @@ def main(argv=None) -> None:
         r = REGISTRY["suggest"].search(sctx, s_inc, s_exc, 10)
         # with its defaults, and without the re-ranking by labelled neighbours (near=0) beside it,
         # alternating round by round so both see the same machine
-        runs = {"auto": [], "auto_near_off": []}
-        for _ in range(a.repeat):
-            for op, kw in (("auto", {}), ("auto_near_off", {"near": 0.0})):
-                t = time.perf_counter()
-                REGISTRY["suggest"].search(sctx, s_inc, s_exc, 10, **kw)
-                runs[op].append((time.perf_counter() - t) * 1000)
-        for op, ms in runs.items():
-            emit(op=op, chosen=r.info["chosen"], median_ms=round(float(np.median(ms)), 2), n=n, dim=384, device="cpu")
+        suggest = REGISTRY["suggest"].search
+        for op, ms in round_by_round({"auto": lambda: suggest(sctx, s_inc, s_exc, 10),
+                                      "auto_near_off": lambda: suggest(sctx, s_inc, s_exc, 10, near=0.0)},
+                                     a.repeat).items():
+            emit(op=op, chosen=r.info["chosen"], median_ms=ms, n=n, dim=384, device="cpu")
         # with conversations, whose labelled texts Suggest counts (core.threads): the scale corpus has none, so 40% of
         # its rows are put at random into threads of about 5; beside the same Suggest without them, round by round
         import dataclasses
@@ -106,28 +115,17 @@ def main(argv=None) -> None:
         tctx = dataclasses.replace(sctx, threads=threads_of(pd.DataFrame({"conversation_id": conv})))
         emit(op="threads_build", seconds=round(time.perf_counter() - t, 3), n=n,
              conversations=tctx.threads.count)
-        runs = {"auto_threads": [], "auto_no_threads": []}
-        for _ in range(a.repeat):
-            for op, c in (("auto_threads", tctx), ("auto_no_threads", sctx)):
-                t = time.perf_counter()
-                REGISTRY["suggest"].search(c, s_inc, s_exc, 10)
-                runs[op].append((time.perf_counter() - t) * 1000)
-        for op, ms in runs.items():
-            emit(op=op, median_ms=round(float(np.median(ms)), 2), n=n, dim=384, device="cpu")
+        for op, ms in round_by_round({"auto_threads": lambda: suggest(tctx, s_inc, s_exc, 10),
+                                      "auto_no_threads": lambda: suggest(sctx, s_inc, s_exc, 10)}, a.repeat).items():
+            emit(op=op, median_ms=ms, n=n, dim=384, device="cpu")
         # with the texts' dates, whose days' shares of labelled texts Suggest reads (suggest.day_features); beside the
         # same Suggest without dates, round by round
         dates = pd.to_datetime(pd.read_csv(a.texts, usecols=["date"], dtype=str)["date"], errors="coerce",
                                format="mixed", utc=True).dt.tz_localize(None).astype("datetime64[us]")
         dctx = dataclasses.replace(sctx, frame=pd.DataFrame({"date": dates}))
-        runs = {"auto_days": [], "auto_no_days": []}
-        for _ in range(a.repeat):
-            for op, c in (("auto_days", dctx), ("auto_no_days", sctx)):
-                t = time.perf_counter()
-                REGISTRY["suggest"].search(c, s_inc, s_exc, 10)
-                runs[op].append((time.perf_counter() - t) * 1000)
-        for op, ms in runs.items():
-            emit(op=op, median_ms=round(float(np.median(ms)), 2), n=n, dim=384, device="cpu",
-                 days=int(dates.dt.floor("D").nunique()))
+        for op, ms in round_by_round({"auto_days": lambda: suggest(dctx, s_inc, s_exc, 10),
+                                      "auto_no_days": lambda: suggest(sctx, s_inc, s_exc, 10)}, a.repeat).items():
+            emit(op=op, median_ms=ms, n=n, dim=384, device="cpu", days=int(dates.dt.floor("D").nunique()))
 
 
 if __name__ == "__main__":
