@@ -105,19 +105,18 @@ def openings(threads: Threads | None, frame: pd.DataFrame, rows) -> np.ndarray:
 def codes_of(values) -> np.ndarray:
     """One code per row (int32): rows of one conversation share a code that no other row has; -1 for a row alone
     (its conversation holds no other row) or without one (empty, spaces, missing, or a number a spreadsheet rounded:
-    core.ingest.ROUNDED). By pyarrow's dictionary encoding:
+    core.ingest.spreadsheet_rounded). By pyarrow's dictionary encoding:
     4-6 s at 10M text ids where pandas took 8 (bench/RESULTS.md, "Replies come in through their conversation")."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from core.ingest import ROUNDED
+    from core.ingest import spreadsheet_rounded
 
     arr = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(values, from_pandas=True)
     if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):  # as read from a CSV: "" meaning none,
         # and so does an id a spreadsheet rounded (1,3449E+18 stands for thousands of conversations)
         arr = pc.utf8_trim_whitespace(arr)
-        arr = pc.if_else(pc.or_(pc.equal(arr, ""), pc.match_substring_regex(arr, ROUNDED)), pa.scalar(None, arr.type),
-                         arr)
+        arr = pc.if_else(pc.or_(pc.equal(arr, ""), spreadsheet_rounded(arr)), pa.scalar(None, arr.type), arr)
     encoded = pc.dictionary_encode(arr)
     chunks = encoded.chunks if isinstance(encoded, pa.ChunkedArray) else [encoded]
     codes = np.concatenate([c.indices.fill_null(-1).to_numpy(zero_copy_only=False) for c in chunks] or
