@@ -142,8 +142,9 @@ def main(argv=None) -> None:
     elif not wordforms.supported(a.word_lemmas):
         p.error(f"--word-lemmas {a.word_lemmas}: no dictionary of that language (simplemma's); 'none' or 'auto'")
     words = WordIndex(texts, lang=a.word_lemmas, unlisted=a.unlisted)
-    ctx = SearchContext(VectorIndex(corpus.embeddings), KeywordIndex(texts), corpus.frame, word_index=words,
-                        dac=dac_model, seed=a.context_seed, copies=copies_of(texts), threads=threads_of(corpus.frame))
+    ctx = SearchContext(VectorIndex(corpus.embeddings), KeywordIndex(texts), corpus.frame, timezone=corpus.timezone,
+                        word_index=words, dac=dac_model, seed=a.context_seed, copies=copies_of(texts),
+                        threads=threads_of(corpus.frame))
     labels = corpus.frame[a.label_column].astype(str).to_numpy()
     classes = a.classes or sorted(set(labels) - {""})  # an empty label: background, not a topic
     queries = class_queries(corpus, a.label_column, classes, a.seed_query)
@@ -188,7 +189,7 @@ def main(argv=None) -> None:
                 sub_texts = [texts[i] for i in keep]
                 sub_frame = corpus.frame.iloc[keep].reset_index(drop=True)
                 sub_ctx = SearchContext(VectorIndex(np.asarray(corpus.embeddings)[keep]), KeywordIndex(sub_texts),
-                                        sub_frame, threads=threads_of(sub_frame),
+                                        sub_frame, timezone=corpus.timezone, threads=threads_of(sub_frame),
                                         word_index=WordIndex(sub_texts, lang=a.word_lemmas, unlisted=a.unlisted),
                                         dac=dac_model,
                                         seed=a.context_seed, copies=copies_of(sub_texts))

@@ -33,6 +33,19 @@ def test_a_text_has_the_share_of_its_days_other_texts_included_and_excluded_over
     assert dated([None, None]).days is None and SearchContext(VectorIndex(np.zeros((2, 4)))).days is None
 
 
+def test_a_days_texts_are_those_of_the_corpus_zones_day():
+    """Dates are stored in UTC; a corpus imported with a zone counts a text on the day of that zone, as its Timeline
+    does: a tweet of 00:30 in Prague (22:30 UTC in summer, 23:30 in winter) is on its own day, not the day before."""
+    utc = ["2021-04-16 22:30", "2021-04-17 08:00", "2021-04-17 21:59", "2021-04-17 22:01", "2021-12-31 23:30", None]
+    frame = pd.DataFrame({"date": pd.to_datetime(pd.Series(utc)).astype("datetime64[us]")})
+    index = VectorIndex(np.zeros((len(utc), 4), np.float32))
+    prague = SearchContext(index, frame=frame, timezone="Europe/Prague")
+    # UTC: from 16 April, the last 259 days on (31 December); Prague: from 17 April, the last 1 January 2022
+    assert SearchContext(index, frame=frame).days.tolist() == [0, 1, 1, 1, 259, -1], "UTC where none is given"
+    assert prague.days.tolist() == [0, 0, 0, 1, 259, -1], "00:30 and 23:59 of 17 April in Prague, then the 18th"
+    assert prague.day_sizes.tolist()[:2] == [3, 1]
+
+
 def event_corpus(seed: int = 0):
     """An event of three days: 45 texts on it whose words and meaning say little (everyday words, random directions)
     beside 15 that name it; 600 texts on nothing in particular spread over 60 days. The 15 and 10 of the others

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 import numpy as np
 
+from core import timezones
 from core.params import keyword_defaults, resolve
 from core.rows import as_rows, rows_without, unique_rows  # noqa: F401  (re-exported: the methods import them from here)
 
@@ -115,11 +116,15 @@ class SearchContext:
 
     @functools.cached_property
     def days(self) -> np.ndarray | None:
-        """Each row's day (UTC), numbered from the corpus's first, -1 for a row without a date; None where the frame
-        has no dates (Suggest's day features). Read from the frame once per context (0.8 s at 10M rows)."""
-        dates = self.frame["date"].to_numpy() if self.frame is not None and "date" in self.frame.columns else None
-        if dates is None or not np.issubdtype(dates.dtype, np.datetime64):
+        """Each row's day in the corpus's zone (:attr:`timezone`: the days its Timeline shows; a tweet of 00:30 in
+        Prague is on its own day, not the day before), numbered from the corpus's first, -1 for a row without a
+        date; None where the frame has no dates (Suggest's day features). Read from the frame once per context."""
+        if self.frame is None or "date" not in self.frame.columns:
             return None
+        dates = self.frame["date"]
+        if not np.issubdtype(dates.dtype, np.datetime64):
+            return None
+        dates = timezones.local(dates, self.timezone).to_numpy()
         known = ~np.isnat(dates)
         if not known.any():
             return None

@@ -18,9 +18,10 @@ features: how many included and how many excluded texts share a text's conversat
 topic in its own words comes in through the thread it belongs to (bench/RESULTS.md, "Replies come in through their
 conversation").
 
-Where the corpus has dates, two more: of the other texts of a text's day (UTC), the share included and the share
-excluded, each over the largest such share of any text. A topic that is an event (the Vrbětice affair, Afghanistan in August) fills
-its days; dates that say nothing of the topic cost nothing measurable (bench/RESULTS.md, "A topic's days").
+Where the corpus has dates, two more: of the other texts of a text's day (a day of the corpus's zone, as its
+Timeline bins them), the share included and the share excluded, each over the largest such share of any text. A topic
+that is an event (the Vrbětice affair, Afghanistan in August) fills its days; dates that say nothing of the topic cost
+nothing measurable (bench/RESULTS.md, "A topic's days").
 """
 
 from __future__ import annotations
