@@ -118,7 +118,7 @@ def main(argv=None) -> None:
         for op, ms in round_by_round({"auto_threads": lambda: suggest(tctx, s_inc, s_exc, 10),
                                       "auto_no_threads": lambda: suggest(sctx, s_inc, s_exc, 10)}, a.repeat).items():
             emit(op=op, median_ms=ms, n=n, dim=384, device="cpu")
-        # with the texts' dates, whose days' shares of labelled texts Suggest reads (suggest.day_features); beside the
+        # with the texts' dates, whose days' kept shares Suggest reads (suggest.day_features); beside the
         # same Suggest without dates, round by round
         dates = pd.to_datetime(pd.read_csv(a.texts, usecols=["date"], dtype=str)["date"], errors="coerce",
                                format="mixed", utc=True).dt.tz_localize(None).astype("datetime64[us]")

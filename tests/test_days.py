@@ -16,20 +16,26 @@ def dated(days: list[str | None]) -> SearchContext:
     return SearchContext(VectorIndex(np.zeros((len(days), 4), np.float32)), frame=frame)
 
 
-def test_a_text_has_the_share_of_its_days_other_texts_included_and_excluded_over_the_largest():
+def test_a_text_has_the_share_its_day_kept_of_what_was_labelled_there_beside_the_share_kept_overall():
     ctx = dated(["2021-04-17 08:00", "2021-04-17 09:30", "2021-04-17 23:59", "2021-04-17 12:00",
                  "2021-04-18 01:00", "2021-04-18 02:00", None, "2021-04-20 10:00"])
-    assert ctx.days.tolist() == [0, 0, 0, 0, 1, 1, -1, 3] and ctx.day_sizes.tolist() == [4, 2, 0, 1]
-    inc, exc = np.array([0, 1, 6]), np.array([4])
-    block = suggest.day_features(ctx.days, ctx.day_sizes, inc, exc, 0.5)
-    values = block[np.arange(8)].toarray()
-    # 17 April: 2 of 4 included; a text of it sees 2 of its 3 others, an included one 1 of 3; the largest share (2/3)
-    # is 0.5; 18 April: 1 of 2 excluded, its other text sees 1 of 1, the largest share of that side
-    assert np.allclose(values[:, 0], [0.25, 0.25, 0.5, 0.5, 0, 0, 0, 0])
-    assert np.allclose(values[:, 1], [0, 0, 0, 0, 0, 0.5, 0, 0]), "itself not counted; no date, no value"
-    w = np.array([2.0, -1.0], np.float32)
-    assert np.allclose((block @ w)[[2, 3, 5, 6, 7]], values[[2, 3, 5, 6, 7]] @ w), "an unlabelled text's score"
-    assert suggest.day_features(None, None, inc, exc, 0.5) is None, "no dates"
+    assert ctx.days.tolist() == [0, 0, 0, 0, 1, 1, -1, 3] and ctx.n_days == 4
+    inc, exc = np.array([0, 1, 6]), np.array([2, 4])
+    block = suggest.day_features(ctx.days, 4, inc, exc, 0.5)
+    values = block[np.arange(8)].toarray()[:, 0]
+    # of the 4 dated labels, 2 kept: 0.5 overall. 17 April: 2 kept of 3, (2 + 5 * 0.5) / (3 + 5) - 0.5 = 0.0625;
+    # 18 April: 0 of 1, -0.0833 (the largest: 0.5 at the weight 0.5); the 20th: nothing labelled, 0
+    unit = 0.5 / (0.5 - 2.5 / 6)
+    day = {17: (2 + 2.5) / 8 - 0.5, 18: 2.5 / 6 - 0.5}
+    own = {0: (1 + 2.5) / 7 - 0.5, 2: (2 + 2.5) / 7 - 0.5, 4: 0.0}  # a labelled text's own label not counted
+    expected = [own[0], own[0], own[2], day[17], own[4], day[18], 0, 0]
+    assert np.allclose(values, np.array(expected) * unit, atol=1e-6)
+    assert abs(values[[3, 5]]).max() == np.float32(0.5), "the largest day's value is the weight"
+    assert values[5] < 0 < values[3], "a day kept less than overall is below 0, one kept more above"
+    w = np.array([2.0], np.float32)
+    assert np.allclose((block @ w)[[3, 5, 6, 7]], values[[3, 5, 6, 7]] * 2), "an unlabelled text's score"
+    assert suggest.day_features(None, 0, inc, exc, 0.5) is None, "no dates"
+    assert suggest.day_features(ctx.days, 4, inc[:2], np.array([], int), 0.5) is None, "every day kept as all are"
     assert dated([None, None]).days is None and SearchContext(VectorIndex(np.zeros((2, 4)))).days is None
 
 
@@ -43,7 +49,7 @@ def test_a_days_texts_are_those_of_the_corpus_zones_day():
     # UTC: from 16 April, the last 259 days on (31 December); Prague: from 17 April, the last 1 January 2022
     assert SearchContext(index, frame=frame).days.tolist() == [0, 1, 1, 1, 259, -1], "UTC where none is given"
     assert prague.days.tolist() == [0, 0, 0, 1, 259, -1], "00:30 and 23:59 of 17 April in Prague, then the 18th"
-    assert prague.day_sizes.tolist()[:2] == [3, 1]
+    assert prague.n_days == 260 and SearchContext(index).n_days == 0
 
 
 def event_corpus(seed: int = 0):

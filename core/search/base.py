@@ -132,9 +132,9 @@ class SearchContext:
         return np.where(known, days - days[known].min(), -1).astype(np.int32)
 
     @functools.cached_property
-    def day_sizes(self) -> np.ndarray | None:
-        """How many rows each of :attr:`days` holds."""
-        return None if self.days is None else np.bincount(self.days + 1)[1:]
+    def n_days(self) -> int:
+        """How many days :attr:`days` numbers, from the corpus's first to its last (0 where it has no dates)."""
+        return 0 if self.days is None else int(self.days.max()) + 1
 
 
 _THREADS_LOCK = threading.Lock()

@@ -273,7 +273,7 @@ def fit_scores(x: np.ndarray, words: sp.csr_matrix | None, pos: np.ndarray, neg:
     every row (a VectorIndex's ``scores``: one pass over a memory-mapped store); default numpy. ``extra``: blocks of a
     few more features of every row (rows x m: a matrix, dense or sparse, or any block that gives its rows' values by
     ``block[rows]`` and every row's weighted sum by ``block @ weights``), such as Suggest's counts of labelled texts
-    in a conversation and its shares of a day's texts."""
+    in a conversation and the share kept of a day's labelled texts."""
     from sklearn.linear_model import LogisticRegression
 
     rows = np.concatenate([pos, neg])

@@ -18,10 +18,10 @@ features: how many included and how many excluded texts share a text's conversat
 topic in its own words comes in through the thread it belongs to (bench/RESULTS.md, "Replies come in through their
 conversation").
 
-Where the corpus has dates, two more: of the other texts of a text's day (a day of the corpus's zone, as its
-Timeline bins them), the share included and the share excluded, each over the largest such share of any text. A topic
-that is an event (the Vrbětice affair, Afghanistan in August) fills its days; dates that say nothing of the topic cost
-nothing measurable (bench/RESULTS.md, "A topic's days").
+Where the corpus has dates, one more: of the texts labelled on a text's day (a day of the corpus's zone, as its
+Timeline bins them), the share included, beside the share included of all labelled texts. A topic that is an event
+(the Vrbětice affair, Afghanistan in August, a typhoon's donations) fills its days; a topic that spans many events
+loses nothing; dates that say nothing of the topic cost nothing measurable (bench/RESULTS.md, "A day's texts kept").
 """
 
 from __future__ import annotations
@@ -117,50 +117,59 @@ def thread_features(threads, n: int, inc: np.ndarray, exc: np.ndarray, weight: f
     return sp.csr_matrix((values, (rows, cols)), shape=(n, 2), dtype=np.float32)
 
 
-class DayShares:
-    """Suggest's two day features (:func:`day_features`) kept as one value per day and side, so that every row's
-    score costs a gather (10M rows: ~20 ms), not a matrix of 10M x 2: ``block[rows]`` gives the rows' values (a
-    labelled text not counted on its own day), ``block @ w`` every row's weighted sum."""
+DAY_PRIOR = 5.0  # labelled texts' worth of the share kept overall that a day's own share starts from
 
-    def __init__(self, days: np.ndarray, unit: np.ndarray, per: np.ndarray, sides: tuple[np.ndarray, np.ndarray]):
-        self.days, self.sides = days, sides
-        # per day and side: a labelled text's worth and the day's value; a last row of zeros for day -1 (no date)
-        self.unit, self.table = (np.vstack([m, np.zeros((1, 2), np.float32)]) for m in (unit, per * unit))
-        self.shape = (len(days), 2)
+
+class DayKept:
+    """Suggest's day feature (:func:`day_features`) kept as one value per day, so that every row's score costs a
+    gather (10M rows: ~20 ms), not a column of 10M values: ``block[rows]`` gives the rows' values (a labelled text's
+    own label not counted on its day), ``block @ w`` every row's weighted sum."""
+
+    def __init__(self, days: np.ndarray, counts: np.ndarray, kept: float, weight: float,
+                 sides: tuple[np.ndarray, np.ndarray]):
+        self.days, self.counts, self.kept, self.sides = days, counts, kept, sides
+        self.scale = 1.0
+        values = self.value(counts[:, 0], counts[:, 1])
+        top = float(np.abs(values).max(initial=0))
+        self.scale = weight / top if top > 0 else 0.0
+        # one value per day, and a last one of 0 for day -1 (no date)
+        self.table = np.append(values * self.scale, 0).astype(np.float32)
+        self.shape = (len(days), 1)
+
+    def value(self, included, excluded):
+        return self.scale * ((included + DAY_PRIOR * self.kept) / (included + excluded + DAY_PRIOR) - self.kept)
 
     def __getitem__(self, rows) -> sp.csr_matrix:
         rows = np.asarray(rows, dtype=np.int64)
         days = self.days[rows]
-        values = self.table[days]
-        for col, side in enumerate(self.sides):
-            own = np.isin(rows, side)
-            values[own, col] -= self.unit[days[own], col]
-        return sp.csr_matrix(values)
+        counts = self.counts[days] - np.stack([np.isin(rows, side) for side in self.sides], axis=1)
+        values = np.where(days >= 0, self.value(counts[:, 0], counts[:, 1]), 0)
+        return sp.csr_matrix(values.astype(np.float32)[:, None])
 
     def __matmul__(self, w: np.ndarray) -> np.ndarray:
-        return (self.table @ np.asarray(w, np.float32)).astype(np.float32)[self.days]
+        return (self.table * np.float32(np.asarray(w).ravel()[0]))[self.days]
 
 
-def day_features(days: np.ndarray | None, size: np.ndarray | None, inc: np.ndarray, exc: np.ndarray,
-                 weight: float) -> DayShares | None:
-    """Two features of every text for Suggest's model: of the other texts of its day (``days``, ``size``:
-    SearchContext.days and .day_sizes), the share included and the share excluded, each over the largest such share
-    of any text, times ``weight``. A text without a date, or of a day with no labelled text, has 0. None where the
-    corpus has no dates."""
+def day_features(days: np.ndarray | None, n_days: int, inc: np.ndarray, exc: np.ndarray,
+                 weight: float) -> DayKept | None:
+    """One feature of every text for Suggest's model: of the texts you labelled on its day (``days``:
+    SearchContext.days and .n_days), the share you included, less the share you included of all
+    you labelled; a day's share starts from that overall share as if ``DAY_PRIOR`` texts had been labelled there, so
+    a day of one label says little. Over the largest such value of any day, times ``weight``. A text without a date,
+    or of a day with no labelled text, has 0. None where the corpus has no dates, or no day differs.
+
+    How much of a day you kept, not how much of a day's texts you labelled: the latter also rises wherever your
+    searches have looked, and cost a topic that spans many events (crisis tweets' kinds of message) where this costs
+    nothing (bench/RESULTS.md, "A day's texts kept")."""
     if days is None:
         return None
-    others = np.maximum(size - 1, 1).astype(np.float32)
     sides = tuple(side[days[side] >= 0] for side in (inc, exc))
-    per = np.stack([np.bincount(days[side], minlength=len(size)) for side in sides], axis=1).astype(np.float32)
-    unit = np.zeros_like(per)
-    for col in range(2):
-        # the largest share a text sees: its day's labelled texts, less itself where every text of the day is one
-        top = float((np.where(size > per[:, col], per[:, col], per[:, col] - 1) / others).max(initial=0))
-        if top > 0:
-            unit[:, col] = weight / (others * top)
-    if not unit.any():
+    counts = np.stack([np.bincount(days[side], minlength=n_days) for side in sides], axis=1).astype(np.float32)
+    labelled = float(counts.sum())
+    if labelled == 0:
         return None
-    return DayShares(days, unit, per, sides)
+    block = DayKept(days, counts, float(counts[:, 0].sum()) / labelled, weight, sides)
+    return block if block.scale > 0 else None
 
 
 def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: int | None = 10,
@@ -193,7 +202,7 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
     if words and ctx.word_index is not None:
         weights = {"thread": float(thread), "day": float(day)}
         made = {"thread": lambda w: thread_features(ctx.threads, ctx.index.n, inc, exc, w),
-                "day": lambda w: day_features(ctx.days, ctx.day_sizes, inc, exc, w)}
+                "day": lambda w: day_features(ctx.days, ctx.n_days, inc, exc, w)}
         looked = {name: m for name, w in weights.items() if w > 0 and (m := made[name](w)) is not None}
         scores = fit_scores(x, ctx.word_index.matrix, inc, neg, alpha=float(alpha), c=float(c), scan=ctx.index.scores,
                             extra=list(looked.values()))
@@ -223,9 +232,9 @@ METHOD = Method("suggest", "Suggest", "Learns from your labels: COS until someth
                 "over the texts' meaning and words (a word's forms counted as one where the corpus's language has a "
                 "dictionary: volby, voleb, volbách; so are a name's: Babiš, Babiše, Babišovi; and, where the "
                 "corpus has a conversation_id, how many texts you included or excluded share a text's conversation, "
-                "so a reply comes in with its thread, and, where it has dates, how much of each day you included or "
-                "excluded, so an event's days come in; your included texts against your excluded ones and a random "
-                "sample of the corpus), its best texts put in order by how much nearer they lie to texts you "
+                "so a reply comes in with its thread, and, where it has dates, how much of what you labelled on each "
+                "day you included, so an event's days come in; your included texts against your excluded ones and a "
+                "random sample of the corpus), its best texts put in order by how much nearer they lie to texts you "
                 "included than to texts you excluded. There is no DAC button: in simulated annotation DAC found less of a topic, "
                 "measured below Suggest alone and no better as a re-ranking of Suggest's results "
                 "(at 1x a topic's size: StackOverflow 0.76 vs 0.90, SearchSnippets 0.73 vs 0.91, AgNews 0.79 vs 0.88).",
