@@ -171,7 +171,7 @@ def search_context_of(c: Corpus, device: str, found: copies.Copies | None = None
 def _search_context(root: str, name: str, stamp: float) -> SearchContext:
     ctx = search_context_of(_corpus(root, name, stamp), pick_device("auto"), _copies(root, name, stamp),
                             _threads(root, name, stamp))
-    # Suggest's days (SearchContext.days: about a second at 10M rows), read while the user labels rather than at a click
+    # Suggest's days (SearchContext.days: about a second at 10M rows), read while the user labels, not at a click
     threading.Thread(target=lambda: ctx.n_days, name="days", daemon=True).start()
     return _settled(ctx)
 

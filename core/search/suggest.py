@@ -122,28 +122,28 @@ DAY_PRIOR = 5.0  # labelled texts' worth of the share kept overall that a day's 
 
 class DayKept:
     """Suggest's day feature (:func:`day_features`) kept as one value per day, so that every row's score costs a
-    gather (10M rows: ~20 ms), not a column of 10M values: ``block[rows]`` gives the rows' values (a labelled text's
+    gather (10M rows: ~50 ms), not a column of 10M values: ``block[rows]`` gives the rows' values (a labelled text's
     own label not counted on its day), ``block @ w`` every row's weighted sum."""
 
     def __init__(self, days: np.ndarray, counts: np.ndarray, kept: float, weight: float,
                  sides: tuple[np.ndarray, np.ndarray]):
         self.days, self.counts, self.kept, self.sides = days, counts, kept, sides
-        self.scale = 1.0
-        values = self.value(counts[:, 0], counts[:, 1])
+        values = self.unscaled(counts[:, 0], counts[:, 1])
         top = float(np.abs(values).max(initial=0))
         self.scale = weight / top if top > 0 else 0.0
         # one value per day, and a last one of 0 for day -1 (no date)
         self.table = np.append(values * self.scale, 0).astype(np.float32)
         self.shape = (len(days), 1)
 
-    def value(self, included, excluded):
-        return self.scale * ((included + DAY_PRIOR * self.kept) / (included + excluded + DAY_PRIOR) - self.kept)
+    def unscaled(self, included, excluded):
+        """A day's share kept, starting from the share kept overall, less that share."""
+        return (included + DAY_PRIOR * self.kept) / (included + excluded + DAY_PRIOR) - self.kept
 
     def __getitem__(self, rows) -> sp.csr_matrix:
         rows = np.asarray(rows, dtype=np.int64)
         days = self.days[rows]
         counts = self.counts[days] - np.stack([np.isin(rows, side) for side in self.sides], axis=1)
-        values = np.where(days >= 0, self.value(counts[:, 0], counts[:, 1]), 0)
+        values = np.where(days >= 0, self.scale * self.unscaled(counts[:, 0], counts[:, 1]), 0)
         return sp.csr_matrix(values.astype(np.float32)[:, None])
 
     def __matmul__(self, w: np.ndarray) -> np.ndarray:
