@@ -21,7 +21,7 @@ def test_a_text_has_the_share_its_day_kept_of_what_was_labelled_there_beside_the
                  "2021-04-18 01:00", "2021-04-18 02:00", None, "2021-04-20 10:00"])
     assert ctx.days.tolist() == [0, 0, 0, 0, 1, 1, -1, 3] and ctx.n_days == 4
     inc, exc = np.array([0, 1, 6]), np.array([2, 4])
-    block = suggest.day_features(ctx.days, 4, inc, exc, 0.5)
+    block = suggest.day_features(ctx.days, ctx.n_days, inc, exc, 0.5)
     values = block[np.arange(8)].toarray()[:, 0]
     # of the 4 dated labels, 2 kept: 0.5 overall. 17 April: 2 kept of 3, (2 + 5 * 0.5) / (3 + 5) - 0.5 = 0.0625;
     # 18 April: 0 of 1, -0.0833 (the largest: 0.5 at the weight 0.5); the 20th: nothing labelled, 0
@@ -35,7 +35,7 @@ def test_a_text_has_the_share_its_day_kept_of_what_was_labelled_there_beside_the
     w = np.array([2.0], np.float32)
     assert np.allclose((block @ w)[[3, 5, 6, 7]], values[[3, 5, 6, 7]] * 2), "an unlabelled text's score"
     assert suggest.day_features(None, 0, inc, exc, 0.5) is None, "no dates"
-    assert suggest.day_features(ctx.days, 4, inc[:2], np.array([], int), 0.5) is None, "every day kept as all are"
+    assert suggest.day_features(ctx.days, ctx.n_days, inc[:2], np.array([], int), 0.5) is None, "every day kept as all are"
     assert dated([None, None]).days is None and SearchContext(VectorIndex(np.zeros((2, 4)))).days is None
 
 
