@@ -33,6 +33,7 @@ import numpy as np
 PREFIX = 3  # letters a form shares with the typed word
 MAX_FORMS = 40  # forms of one word at most (Czech nouns have up to 14, adjectives a few more)
 ANALOGS = 10  # lemmas of the same ending whose paradigms lend a lemma the forms the dictionary lacks
+SELDOM = 0.25  # a letter after which the dictionary makes fewer than this share of its changes of ending
 CHANGE_SHARE = 0.01  # an ending change the dictionary makes in at least this share of its lemmas is a rule
 
 
@@ -249,6 +250,8 @@ def unlisted_forms(words, texts_with, lang: str) -> dict[str, str]:
     headwords = set(_fold(book.lemmas.text[1:-1]).split("\n"))
     listed = headwords | set(book.folded.text[1:-1].split("\n"))
     n = dict(zip(words, (int(k) for k in texts_with)))
+    after = Counter(c for ends in changes.values() for _was, letters in ends for c in letters)
+    seldom = SELDOM * sum(map(len, changes.values()))  # fewer changes made after a letter than this: seldom
     parent: dict[str, str] = {}
     has_listed: dict[str, bool] = {}
 
@@ -258,18 +261,28 @@ def unlisted_forms(words, texts_with, lang: str) -> dict[str, str]:
         return w
 
     def bases_of(w: str) -> dict[str, bool]:  # the corpus's words that w can be a form of -> by a change the
-        # dictionary makes after the same letter (a lemma's form: babiš -> babiše) or after others only (globalistů ->
-        # globalistům, two cases of a third word; zdar -> zdarma, no form of it)
-        made: dict[str, bool] = {}
+        # dictionary makes after the same letter (a lemma's form: babiš -> babiše) or not
+        # a lemma of the dictionary takes a form only by a change it makes after the same letter (zdar takes no
+        # zdarma, krýt no krym); a word it does not list takes one by such a change too, or by any change after a
+        # letter it seldom changes after (enyaqa of enyaq, szijjartoem of szijjarto), or where both are forms of a
+        # third word by such changes (globalistů, globalistům of *globalista*); not well and welt, loss and lost
+        return {b: seen for b, (seen, rare) in made_from(w).items() if b != w and len(b) > PREFIX and b in n and (
+            seen if b in headwords else b not in listed and (seen or rare or lemmas_of(w) & lemmas_of(b)))}
+
+    def made_from(w: str) -> dict[str, tuple[bool, bool]]:  # what w can be a form of -> (by a change made after
+        # the same letter, after a letter the dictionary seldom changes after)
+        made: dict[str, tuple[bool, bool]] = {}
         for k in (0, 1, 2, 3):  # k = 0: vakcin -> vakcina
             if len(w) - k >= PREFIX:
                 for was, letters in changes.get(w[len(w) - k:], ()):
-                    base = w[:len(w) - k] + was
-                    made[base] = made.get(base, False) or w[len(w) - k - 1] in letters
-        # a lemma of the dictionary takes a form only by a change it makes after the same letter (zdar takes no
-        # zdarma, krýt no krym); two words it does not list may be two forms of a third (globalistů, globalistům)
-        return {b: seen for b, seen in made.items() if b != w and len(b) > PREFIX and b in n and (
-            b in headwords and seen or b not in listed)}
+                    base, letter = w[:len(w) - k] + was, w[len(w) - k - 1]
+                    seen, rare = made.get(base, (False, False))
+                    made[base] = seen or letter in letters, rare or after[letter] < seldom
+        return made
+
+    def lemmas_of(w: str) -> set[str]:  # the words, in the corpus or not, w is a form of by a change made after
+        # the same letter
+        return {b for b, (seen, _rare) in made_from(w).items() if seen and len(b) > PREFIX}
 
     unlisted = sorted((w for w in n if w not in listed and len(w) > PREFIX and w.isalpha()), key=lambda w: (-n[w], w))
     for w in unlisted:

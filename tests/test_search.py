@@ -446,6 +446,23 @@ def test_a_lemma_of_the_dictionary_takes_a_form_only_by_a_change_it_makes_after_
     assert joined["plugins"] == "plugin" and "nytimes" not in joined and "voterfraud" not in joined
 
 
+def test_two_words_the_dictionary_lacks_are_joined_only_as_it_would_join_them():
+    """English in Czech tweets: *welt* is no form of *well*, nor *lost* of *loss* (the dictionary never changes -l to -t
+    after l, nor -s to -t after s); a troll hashtag, *anissd*, is no form of the name *Anis*. Still one word: cases of a
+    foreign name after a letter Czech seldom changes after (Enyaq, Enyaqa; Szijjártó, Szijjártóem), and two forms of a
+    third word the corpus lacks (odposlouchává, odposlouchávají of *odposlouchávat*)."""
+    from core import wordforms
+
+    words = {"well": 9, "welt": 2, "loss": 4, "lost": 3, "enyaq": 5, "enyaqa": 1, "szijjarto": 6, "szijjartoem": 1,
+             "odposlouchavaji": 2, "odposlouchava": 1, "globalistu": 4, "globalistum": 2}
+    joined = wordforms.unlisted_forms(list(words), list(words.values()), "cs")
+    assert "welt" not in joined and "well" not in joined and "lost" not in joined and "loss" not in joined
+    assert joined["enyaqa"] == "enyaq" and joined["szijjartoem"] == "szijjarto"
+    assert joined["odposlouchava"] == "odposlouchavaji" and joined["globalistum"] == "globalistu"
+    joined = wordforms.unlisted_forms(["anis", "anissd", "plugins", "plugin"], [30, 452, 5, 3], "en")
+    assert "anissd" not in joined and "anis" not in joined and joined["plugins"] == "plugin"
+
+
 def test_word_matrix_counts_the_cases_of_a_name_as_one_word():
     from core.search.lexical import word_matrix
 
