@@ -251,6 +251,10 @@ def unlisted_forms(words, texts_with, lang: str) -> dict[str, str]:
     listed = headwords | set(book.folded.text[1:-1].split("\n"))
     n = dict(zip(words, (int(k) for k in texts_with)))
     after = Counter(c for ends in changes.values() for _was, letters in ends for c in letters)
+    from core import languages
+
+    # a function word is a form only of another (thats of that): dále (further) is none of daly (they gave)
+    function_words = {_fold(w) for w in languages.stop_lists().get(lang, ())}
     seldom = SELDOM * sum(map(len, changes.values()))  # fewer changes made after a letter than this: seldom
     parent: dict[str, str] = {}
     has_listed: dict[str, bool] = {}
@@ -267,7 +271,8 @@ def unlisted_forms(words, texts_with, lang: str) -> dict[str, str]:
         # letter it seldom changes after (enyaqa of enyaq, szijjartoem of szijjarto), or where both are forms of a
         # third word by such changes (globalistů, globalistům of *globalista*); not well and welt, loss and lost
         return {b: seen for b, (seen, rare) in made_from(w).items() if b != w and len(b) > PREFIX and b in n and (
-            seen if b in headwords else b not in listed and (seen or rare or lemmas_of(w) & lemmas_of(b)))}
+            seen if b in headwords else b not in listed and (seen or rare or lemmas_of(w) & lemmas_of(b))) and (
+            w not in function_words or b in function_words)}
 
     def made_from(w: str) -> dict[str, tuple[bool, bool]]:  # what w can be a form of -> (by a change made after
         # the same letter, after a letter the dictionary seldom changes after)

@@ -459,8 +459,12 @@ def test_two_words_the_dictionary_lacks_are_joined_only_as_it_would_join_them():
     assert "welt" not in joined and "well" not in joined and "lost" not in joined and "loss" not in joined
     assert joined["enyaqa"] == "enyaq" and joined["szijjartoem"] == "szijjarto"
     assert joined["odposlouchava"] == "odposlouchavaji" and joined["globalistum"] == "globalistu"
-    joined = wordforms.unlisted_forms(["anis", "anissd", "plugins", "plugin"], [30, 452, 5, 3], "en")
+    # a function word the dictionary lacks is a form of no other word: dále (further) is none of daly (they gave)
+    assert "dale" not in wordforms.unlisted_forms(["dale", "daly"], [41, 5], "cs")
+    joined = wordforms.unlisted_forms(["anis", "anissd", "plugins", "plugin", "thats", "that"], [30, 452, 5, 3, 73, 900],
+                                      "en")
     assert "anissd" not in joined and "anis" not in joined and joined["plugins"] == "plugin"
+    assert joined["thats"] == "that"  # but of another function word
 
 
 def test_word_matrix_counts_the_cases_of_a_name_as_one_word():

@@ -32,7 +32,8 @@ SAME_WORDS = (1,)
 LEMMAS_VERSION = 5  # 2: the forms of words the dictionary lacks joined (core.wordforms.unlisted_forms); 3: and a
 # form that is its lemma's stem alone (vakcín of vakcína); 4: a lemma takes a form only by a change of ending the
 # dictionary makes after the same letter (zdarma is no form of zdar); 5: so do two words it lacks, unless the letter
-# is one it seldom changes after or both are forms of a third (well and welt stay apart)
+# is one it seldom changes after or both are forms of a third (well and welt stay apart), and a function word is a
+# form only of another (dále is none of daly)
 # from this many texts the matrix's values are kept as float16 (in memory and on disk): at 10M texts
 # that halves the 0.6 GB of values Suggest reads at every query (indices stay int32); below, float32
 COMPACT_FROM = 1_000_000
