@@ -461,8 +461,8 @@ def test_two_words_the_dictionary_lacks_are_joined_only_as_it_would_join_them():
     assert joined["odposlouchava"] == "odposlouchavaji" and joined["globalistum"] == "globalistu"
     # a function word the dictionary lacks is a form of no other word: dále (further) is none of daly (they gave)
     assert "dale" not in wordforms.unlisted_forms(["dale", "daly"], [41, 5], "cs")
-    joined = wordforms.unlisted_forms(["anis", "anissd", "plugins", "plugin", "thats", "that"], [30, 452, 5, 3, 73, 900],
-                                      "en")
+    english = {"anis": 30, "anissd": 452, "plugins": 5, "plugin": 3, "thats": 73, "that": 900}
+    joined = wordforms.unlisted_forms(list(english), list(english.values()), "en")
     assert "anissd" not in joined and "anis" not in joined and joined["plugins"] == "plugin"
     assert joined["thats"] == "that"  # but of another function word
 
