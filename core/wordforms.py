@@ -341,7 +341,8 @@ def phrase_forms(word: str, lang: str, diacritics_insensitive: bool = True) -> t
     if not book.lemmas_of(word, diacritics_insensitive):  # unknown to the dictionary: its endings' forms
         made |= {w[:len(w) - len(was)] + becomes for becomes, wases in book.ending_changes().items()
                  if becomes for was, _after in wases if w.endswith(was) and len(w) - len(was) >= PREFIX}  # a stem
-        # alone: none; after any letter, as unlisted_forms joins two words the dictionary does not list
+        # alone: none; after any letter (wider than unlisted_forms joins two words for Suggest: a keyword's forms
+        # are offered, and the message names those that found texts)
     kept = (listed | made) - {w}
     return tuple(sorted(kept, key=lambda f: (f not in exact, f not in listed, len(f), f))[:3 * MAX_FORMS])
 
