@@ -30,6 +30,8 @@ from typing import Callable
 
 import numpy as np
 
+from core import languages
+
 PREFIX = 3  # letters a form shares with the typed word
 MAX_FORMS = 40  # forms of one word at most (Czech nouns have up to 14, adjectives a few more)
 ANALOGS = 10  # lemmas of the same ending whose paradigms lend a lemma the forms the dictionary lacks
@@ -54,8 +56,6 @@ def language_of(corpus) -> str | None:
 
 def language_for(shares: dict[str, float]) -> str | None:
     """The main language of these shares (``{"cs": 0.9, ...}``, an import's detection) where it has a dictionary."""
-    from core import languages
-
     lang = languages.main_language(shares) if shares else ""
     return lang if supported(lang) else None
 
@@ -242,7 +242,10 @@ def unlisted_forms(words, texts_with, lang: str) -> dict[str, str]:
     *further*, is not made a form of ``dala``, *she gave*, a form of *dát*), else the word in most texts; two words
     the dictionary lists are never made one (``stani`` may be a form of ``stat`` or of ``stan``; they stay apart). A
     group of words the dictionary does not list is named by the one most of its words can be a form of (a name's
-    first case: ``twitter``, though ``twitteru`` is in more texts), then the one in most texts."""
+    first case: ``twitter``, though ``twitteru`` is in more texts), then the one in most texts. Two words the dictionary
+    does not list are joined by a change it makes after the same letter, by any change after a letter it seldom
+    changes after (``enyaqa`` of ``enyaq``), or as two forms of a third (``globalistu``, ``globalistum``); ``welt`` is
+    no form of ``well``. A function word is a form only of another."""
     if not supported(lang):
         return {}
     book = dictionary(lang)
@@ -251,11 +254,9 @@ def unlisted_forms(words, texts_with, lang: str) -> dict[str, str]:
     listed = headwords | set(book.folded.text[1:-1].split("\n"))
     n = dict(zip(words, (int(k) for k in texts_with)))
     after = Counter(c for ends in changes.values() for _was, letters in ends for c in letters)
-    from core import languages
-
+    seldom = SELDOM * sum(map(len, changes.values()))  # fewer changes made after a letter than this: seldom
     # a function word is a form only of another (thats of that): dále (further) is none of daly (they gave)
     function_words = {_fold(w) for w in languages.stop_lists().get(lang, ())}
-    seldom = SELDOM * sum(map(len, changes.values()))  # fewer changes made after a letter than this: seldom
     parent: dict[str, str] = {}
     has_listed: dict[str, bool] = {}
 
@@ -265,8 +266,8 @@ def unlisted_forms(words, texts_with, lang: str) -> dict[str, str]:
         return w
 
     def bases_of(w: str) -> dict[str, bool]:  # the corpus's words that w can be a form of -> by a change the
-        # dictionary makes after the same letter (a lemma's form: babiš -> babiše) or not
-        # a lemma of the dictionary takes a form only by a change it makes after the same letter (zdar takes no
+        # dictionary makes after the same letter (a lemma's form: babiš -> babiše) or not.
+        # A lemma of the dictionary takes a form only by a change it makes after the same letter (zdar takes no
         # zdarma, krýt no krym); a word it does not list takes one by such a change too, or by any change after a
         # letter it seldom changes after (enyaqa of enyaq, szijjartoem of szijjarto), or where both are forms of a
         # third word by such changes (globalistů, globalistům of *globalista*); not well and welt, loss and lost
