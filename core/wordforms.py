@@ -271,8 +271,10 @@ def unlisted_forms(words, texts_with, lang: str) -> dict[str, str]:
         # zdarma, krýt no krym); a word it does not list takes one by such a change too, or by any change after a
         # letter it seldom changes after (enyaqa of enyaq, szijjartoem of szijjarto), or where both are forms of a
         # third word by such changes (globalistů, globalistům of *globalista*); not well and welt, loss and lost
-        return {b: seen for b, (seen, rare) in made_from(w).items() if b != w and len(b) > PREFIX and b in n and (
-            seen if b in headwords else b not in listed and (seen or rare or lemmas_of(w) & lemmas_of(b))) and (
+        made = made_from(w)
+        own = lemmas_in(made)
+        return {b: seen for b, (seen, rare) in made.items() if b != w and len(b) > PREFIX and b in n and (
+            seen if b in headwords else b not in listed and (seen or rare or own & lemmas_in(made_from(b)))) and (
             w not in function_words or b in function_words)}
 
     def made_from(w: str) -> dict[str, tuple[bool, bool]]:  # what w can be a form of -> (by a change made after
@@ -286,9 +288,9 @@ def unlisted_forms(words, texts_with, lang: str) -> dict[str, str]:
                     made[base] = seen or letter in letters, rare or after[letter] < seldom
         return made
 
-    def lemmas_of(w: str) -> set[str]:  # the words, in the corpus or not, w is a form of by a change made after
-        # the same letter
-        return {b for b, (seen, _rare) in made_from(w).items() if seen and len(b) > PREFIX}
+    def lemmas_in(made: dict[str, tuple[bool, bool]]) -> set[str]:  # of a word's made_from: the words, in the
+        # corpus or not, it is a form of by a change made after the same letter
+        return {b for b, (seen, _rare) in made.items() if seen and len(b) > PREFIX}
 
     unlisted = sorted((w for w in n if w not in listed and len(w) > PREFIX and w.isalpha()), key=lambda w: (-n[w], w))
     for w in unlisted:
