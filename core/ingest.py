@@ -10,7 +10,7 @@ import hashlib
 import html
 import io
 import re
-from datetime import datetime
+from datetime import date, datetime, time as dtime
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,7 +20,9 @@ import pandas as pd
 from core import timezones
 
 SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".parquet": "parquet", ".pq": "parquet",
-            ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"}
+            ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl",
+            ".xlsx": "workbook", ".xlsm": "workbook", ".xls": "workbook", ".ods": "workbook"}
+NOT_GZIPPED = ("parquet", "workbook")  # compressed in their own way
 
 
 class InputError(ValueError):
@@ -55,6 +57,7 @@ class Report:
     bad_dates_dropped: int = 0
     bad_dates_nulled: int = 0
     id_source: str = "column"
+    columns: dict[str, str | None] = field(default_factory=dict)  # each role's column in the file, as read
     notes: list[str] = field(default_factory=list)
     source_rows: np.ndarray | None = field(default=None, repr=False)  # kept rows' positions in the file
 
@@ -90,6 +93,10 @@ def _read_utf8(path: Path, shown: str) -> str:
             raise InputError(f"{shown}: not a readable gzip file ({exc})") from None
     else:
         data = path.read_bytes()
+    return _decode(data, shown)
+
+
+def _decode(data: bytes, shown: str) -> str:
     try:
         return data.decode("utf-8-sig")  # a byte-order mark is not part of the first column name
     except UnicodeDecodeError as exc:
@@ -126,6 +133,102 @@ def _separator(text: str) -> str:
     return max((";", "\t"), key=header.count) if (";" in header or "\t" in header) else ","
 
 
+def _file_kind(path: Path, shown: str) -> str:
+    """'csv', 'tsv', 'parquet' or 'jsonl' by the file's suffix (.gz after the first three)."""
+    suffixes = [x.lower() for x in path.suffixes[-2:]]
+    gz = bool(suffixes) and suffixes[-1] == ".gz"
+    kind = SUFFIXES.get(suffixes[0] if gz and len(suffixes) == 2 else path.suffix.lower())
+    if kind is None or (gz and kind in NOT_GZIPPED):
+        raise InputError(
+            f"{shown}: unknown file type {''.join(path.suffixes[-2:]) or 'without a suffix'!r}; use .csv, .tsv, "
+            ".parquet, .jsonl or a workbook (.xlsx, .xls, .ods); .csv, .tsv and .jsonl may be gzipped: .csv.gz"
+        )
+    return kind
+
+
+HEAD_BYTES = 1 << 20  # what read_head reads of a text file at most
+
+
+def read_head(stream, name: str, rows: int = 200) -> pd.DataFrame:
+    """The first ``rows`` rows of a file, read as :func:`read_table` reads the whole: for a form to offer the file's
+    own columns before an import. ``stream`` is the file opened for binary reading (an upload, or a path opened),
+    ``name`` its name (its type by the suffix). InputError naming the file where it cannot be read so."""
+    kind = _file_kind(Path(name), name)
+    try:
+        if kind == "workbook":
+            frame = read_workbook(stream, name, rows)
+        elif kind == "parquet":
+            import pyarrow.parquet as pq
+
+            batch = next(pq.ParquetFile(stream).iter_batches(batch_size=rows), None)
+            frame = batch.to_pandas() if batch is not None else pd.DataFrame()
+        else:
+            if name.lower().endswith(".gz"):
+                import gzip
+
+                stream = gzip.GzipFile(fileobj=stream)
+            data = stream.read(HEAD_BYTES + 1)
+            if len(data) > HEAD_BYTES:  # cut at a line's end: the rows after it are not needed
+                data = data[:data.rfind(b"\n", 0, HEAD_BYTES) + 1] or data[:HEAD_BYTES]
+            text = _decode(data, name)
+            if kind == "jsonl":
+                lines = [line for line in text.splitlines() if line.strip()][:rows]
+                frame = pd.read_json(io.StringIO("\n".join(lines)), lines=True, dtype=False)
+            else:
+                frame = pd.read_csv(io.StringIO(text), sep=_separator(text) if kind == "csv" else "\t", dtype=str,
+                                    keep_default_na=False, na_values=[], nrows=rows)
+    except InputError:
+        raise
+    except Exception as exc:  # pandas', pyarrow's and gzip's own errors: the file is named with what they say
+        raise InputError(f"{name}: cannot be read as {kind.upper()}: {exc}") from None
+    frame.columns = [str(c) for c in frame.columns]
+    return frame
+
+
+BIG = 2 ** 53  # from here on, a number a workbook holds is not every integer: a long id there was rounded
+
+
+def _workbook_cell(v: object) -> str:
+    """A workbook's cell as a CSV of the same table writes it: numbers as written (5, not 5.0), dates and times in
+    ISO 8601, nothing as ''; a number of 16 or more digits as a spreadsheet shows one it rounded (1.34490224401417E+18:
+    a tweet id typed as a number), which the import refuses as an id and reads as no conversation."""
+    if v is None or (isinstance(v, float) and v != v):
+        return ""
+    if isinstance(v, bool):
+        return "TRUE" if v else "FALSE"
+    if isinstance(v, (int, float)):
+        if abs(v) >= BIG:
+            return f"{float(v):.14E}"
+        return str(int(v)) if float(v).is_integer() else repr(float(v))
+    if isinstance(v, (datetime, date, dtime)):
+        return v.isoformat()
+    return str(v)
+
+
+def read_workbook(source, shown: str, rows: int | None = None) -> pd.DataFrame:
+    """The first sheet of a workbook (.xlsx, .xls, .ods; read by python-calamine) as a frame of strings written as
+    a CSV of it would be (:func:`_workbook_cell`); ``rows``: only the first so many. A workbook of several sheets
+    says which it read, in the frame's ``attrs['note']`` (validate adds it to the import's notes)."""
+    book = pd.ExcelFile(source, engine="calamine")
+    sheets = book.sheet_names
+    frame = book.parse(sheets[0], dtype=object, nrows=rows)
+    frame = frame.apply(lambda col: col.map(_workbook_cell)) if len(frame) else frame.astype(str)
+    if len(sheets) > 1:
+        others = ", ".join(repr(n) for n in sheets[1:4]) + (", …" if len(sheets) > 4 else "")
+        frame.attrs["note"] = f"read the first sheet {sheets[0]!r} of the workbook's {len(sheets)} (not {others})"
+    return frame
+
+
+def guess_columns(head: pd.DataFrame) -> dict[str, str | None]:
+    """Each role's column in a file whose first rows are ``head``, as the import would find it with its default
+    columns (None: none found; the text's too)."""
+    try:
+        found, _ = _find_columns(head, "", Columns(), Report())
+    except InputError:  # no text column among the names the import knows
+        found, _ = _find_columns(head, "", Columns(text=None), Report())  # type: ignore[arg-type]
+    return found
+
+
 def read_table(path: str | Path, label: str | None = None) -> pd.DataFrame:
     """Read a file into a frame of strings; raise InputError naming the file on failure.
 
@@ -142,14 +245,7 @@ def read_table(path: str | Path, label: str | None = None) -> pd.DataFrame:
             raise InputError(f"{shown}: not a file")
     except OSError as exc:  # a name too long for the file system, a permission denied on a folder, ...
         raise InputError(f"{shown}: cannot be opened ({exc.strerror or exc.__class__.__name__})") from None
-    suffixes = [x.lower() for x in path.suffixes[-2:]]
-    gz = bool(suffixes) and suffixes[-1] == ".gz"
-    kind = SUFFIXES.get(suffixes[0] if gz and len(suffixes) == 2 else path.suffix.lower())
-    if kind is None or (gz and kind == "parquet"):
-        raise InputError(
-            f"{shown}: unknown file type {''.join(path.suffixes[-2:]) or 'without a suffix'!r}; use .csv, .tsv, "
-            ".parquet or .jsonl (.csv, .tsv and .jsonl may be gzipped: .csv.gz)"
-        )
+    kind = _file_kind(path, shown)
     try:
         if kind in ("csv", "tsv"):
             text = _read_utf8(path, shown)
@@ -158,6 +254,8 @@ def read_table(path: str | Path, label: str | None = None) -> pd.DataFrame:
                                 engine="c")
         elif kind == "parquet":
             frame = pd.read_parquet(path)
+        elif kind == "workbook":
+            frame = read_workbook(path, shown)
         else:
             frame = pd.read_json(io.StringIO(_read_utf8(path, shown)), lines=True, dtype=False)
     except InputError:
@@ -188,31 +286,32 @@ def check_column_types(frame: pd.DataFrame, source: str, text_col: str, id_col: 
     """Refuse, naming file, column and rows, cells that would silently become something else:
     lists, structs or bytes where text is expected (they would turn into ``"['a' 'b']"``), and
     numbers in a date column (they would turn into 1970-01-01)."""
-    def scalar_text(col: str, what: str, numbers_ok: bool) -> None:
-        values = frame[col]
-        if pd.api.types.is_string_dtype(values.dtype) and values.dtype != object:
-            return
-        if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values.dtype):
-            if numbers_ok:
-                return
-            raise InputError(f"{source}: column {col!r} ({what}) holds numbers, not text "
-                             f"(e.g. {values.iloc[0]}); store it as text")
-        _refuse_cells(frame, values, source, col, what, "text", "convert them to text first",
-                      lambda v: isinstance(v, str) or (numbers_ok and isinstance(v, int)))
+    for col, role in ((text_col, "text"), (id_col, "id"), (author_col, "author"), (date_col, "date")):
+        if col is not None:
+            _check_type(frame, source, col, role)
 
-    scalar_text(text_col, "text", numbers_ok=False)
-    if id_col is not None:
-        scalar_text(id_col, "id", numbers_ok=True)
-    if author_col is not None:
-        scalar_text(author_col, "author", numbers_ok=True)
-    if date_col is not None:
-        values = frame[date_col]
+
+def _check_type(frame: pd.DataFrame, source: str, col: str, role: str) -> None:
+    """InputError unless column ``col`` holds what its ``role`` needs (check_column_types)."""
+    values = frame[col]
+    if role == "date":
         if pd.api.types.is_numeric_dtype(values.dtype) or pd.api.types.is_bool_dtype(values.dtype):
-            raise InputError(f"{source}: column {date_col!r} (date) holds numbers (e.g. {values.iloc[0]}), not "
+            raise InputError(f"{source}: column {col!r} (date) holds numbers (e.g. {values.iloc[0]}), not "
                              "dates; store dates as ISO 8601 text (2021-03-01T10:00:00Z) or a timestamp type")
         if values.dtype == object:
-            _refuse_cells(frame, values, source, date_col, "date", "dates", "store them as ISO 8601 text",
+            _refuse_cells(frame, values, source, col, "date", "dates", "store them as ISO 8601 text",
                           lambda v: isinstance(v, (str, pd.Timestamp, datetime)))
+        return
+    numbers_ok = role != "text"
+    if pd.api.types.is_string_dtype(values.dtype) and values.dtype != object:
+        return
+    if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values.dtype):
+        if numbers_ok:
+            return
+        raise InputError(f"{source}: column {col!r} ({role}) holds numbers, not text "
+                         f"(e.g. {values.iloc[0]}); store it as text")
+    _refuse_cells(frame, values, source, col, role, "text", "convert them to text first",
+                  lambda v: isinstance(v, str) or (numbers_ok and isinstance(v, int)))
 
 
 def _refuse_cells(frame: pd.DataFrame, values: pd.Series, source: str, col: str, what: str, expected: str,
@@ -225,20 +324,88 @@ def _refuse_cells(frame: pd.DataFrame, values: pd.Series, source: str, col: str,
                          f"hold {_kind(first)} (e.g. {str(first)[:60]!r}); {advice}")
 
 
-def _find_columns(frame: pd.DataFrame, source: str, columns: Columns) -> dict[str, str | None]:
-    """The source column of each role (None: an optional default column that is simply absent);
-    InputError listing the existing columns when a named one is missing."""
+# The names other tools give each column (Twitter's API and its exports, snscrape, Reddit, a spreadsheet's
+# capitalised headings, Czech ones: obsah, datum, autor), tried in this order where a file has no column of the role's own name; compared without
+# case, spaces, dots, dashes or underscores ('Created At', 'user.screen_name').
+ALIASES = {
+    "text": ("text", "full_text", "tweet_text", "tweet", "content", "raw_content", "body", "message", "obsah"),
+    "id": ("id", "id_str", "tweet_id", "status_id", "post_id", "message_id"),
+    "date": ("date", "created_at", "created", "timestamp", "datetime", "date_time", "publish_date", "published_at",
+             "published", "posted_at", "datum"),  # not 'time': "10:15" reads as today
+    "author": ("author", "username", "screen_name", "user_screen_name", "user_username", "user_name", "handle",
+               "author_name", "user", "author_id", "user_id", "autor"),
+}
+ROLE_WORDS = {"text": "texts", "id": "ids", "date": "dates", "author": "authors"}
+DATE_SAMPLE = 1_000  # a column named like the dates is taken where this many of its first values all read as dates
+
+
+def _name_key(name: str) -> str:
+    return re.sub(r"[\s._-]+", "", str(name).casefold())
+
+
+def _why_not(frame: pd.DataFrame, source: str, col: str, role: str) -> str | None:
+    """Why column ``col``, found by its name, cannot be the ``role`` column (None: it can)."""
+    try:
+        _check_type(frame, source, col, role)
+    except InputError:
+        return "it holds no plain values"
+    values = frame[col]
+    if role == "id":
+        if (values.isna() | (values.astype(str).str.strip() == "")).any():
+            return "some rows have none"
+        if values.astype(str).str.strip().duplicated().any():
+            return "it repeats some"
+    if role == "date":
+        sample = values[values.notna() & (values.astype(str).str.strip() != "")].head(DATE_SAMPLE)
+        try:
+            _dates(sample, pd.Series(True, index=sample.index), source, col, Options(), Report())
+        except InputError:
+            return "not all of its first values read as dates"
+    return None
+
+
+def _sheet_read(frame: pd.DataFrame) -> str:
+    return f" ({frame.attrs['note']})" if frame.attrs.get("note") else ""
+
+
+def _find_columns(frame: pd.DataFrame, source: str, columns: Columns, report: Report
+                  ) -> tuple[dict[str, str | None], set[str]]:
+    """The source column of each role (None: an optional role the file has no column for), and the roles whose
+    column was found by name (:data:`ALIASES`, said in the report's notes) because the file has none of the role's
+    default name; InputError listing the existing columns when a named one is missing."""
     found: dict[str, str | None] = {}
+    defaults = Columns()
     for role in ("text", "id", "date", "author"):
         col = getattr(columns, role)
         if col is None or col in frame.columns:
             found[role] = col
-        elif role == "text" or col != getattr(Columns(), role):
+        elif col != getattr(defaults, role):
             raise InputError(f"{source}: column {col!r} ({role}) not found; the columns are: "
-                             + ", ".join(repr(c) for c in frame.columns))
-        else:
-            found[role] = None
-    return found
+                             + ", ".join(repr(c) for c in frame.columns) + _sheet_read(frame))
+    by_key: dict[str, str] = {}
+    for c in frame.columns:
+        by_key.setdefault(_name_key(c), c)
+    guessed: set[str] = set()
+    for role in ("text", "id", "date", "author"):
+        if role in found:
+            continue
+        found[role] = None
+        for alias in ALIASES[role]:
+            col = by_key.get(_name_key(alias))
+            if col is None or col in found.values():
+                continue
+            why = None if role == "text" else _why_not(frame, source, col, role)  # a text column's faults are named
+            if why is None:
+                found[role] = col
+                guessed.add(role)
+                report.notes.append(f"column {col!r} read as the {ROLE_WORDS[role]} (the file has no column "
+                                    f"{getattr(defaults, role)!r})")
+                break
+            report.notes.append(f"column {col!r} not read as the {ROLE_WORDS[role]}: {why}")
+        if role == "text" and found[role] is None:
+            raise InputError(f"{source}: column {columns.text!r} (text) not found; the columns are: "
+                             + ", ".join(repr(c) for c in frame.columns) + _sheet_read(frame))
+    return found, guessed
 
 
 def _ids(out: pd.DataFrame, source: str, id_col: str | None, report: Report) -> pd.Series:
@@ -274,7 +441,7 @@ def _drop_duplicates(ids: pd.Series, keep: pd.Series, source: str, id_col: str |
                          f"id an earlier row has), e.g. {where}; "
                          + ("these look like long numbers a spreadsheet rounded (Excel keeps 15 digits): the "
                             "original ids are not in this file. Export it again with the id column as text, or "
-                            "import with row numbers as ids (--id-column '', on the home page: id column empty)"
+                            "import with row numbers as ids (--id-column '', on the home page: id column (row numbers))"
                             if rounded else "to keep the first of each, import with `--dedupe first` "
                             "(on the home page: Duplicate ids = first)"))
     report.duplicates_dropped = int(dup.sum())
@@ -448,7 +615,10 @@ def validate(frame: pd.DataFrame, source: str, columns: Columns = Columns(),
     except ValueError as exc:
         raise InputError(f"{source}: {exc}") from None
     report = Report(rows_read=len(frame))
-    cols = _find_columns(frame, source, columns)
+    if frame.attrs.get("note"):  # which sheet of a workbook was read
+        report.notes.append(frame.attrs["note"])
+    cols, guessed = _find_columns(frame, source, columns, report)
+    report.columns = dict(cols)
     out = frame.copy()
     out.index = pd.RangeIndex(len(out))
     check_column_types(out, source, cols["text"], cols["id"], cols["date"], cols["author"])
@@ -465,7 +635,13 @@ def validate(frame: pd.DataFrame, source: str, columns: Columns = Columns(),
     keep = _drop_duplicates(ids, keep, source, cols["id"], options, report)
     dates = None
     if cols["date"] is not None:
-        dates, keep = _dates(out[cols["date"]], keep, source, cols["date"], options, report)
+        try:
+            dates, keep = _dates(out[cols["date"]], keep, source, cols["date"], options, report)
+        except InputError as exc:
+            if "date" not in guessed:
+                raise
+            raise InputError(f"{exc} (column {cols['date']!r} was taken as the dates by its name: name another "
+                             "date column, or none)") from None
 
     text, raw_text = _unescape_entities(text, report)
     result = pd.DataFrame({"id": ids, "text": text})

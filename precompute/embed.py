@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 def parse(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m precompute.embed", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("input", type=Path, help="CSV, TSV, Parquet or JSONL file")
+    p.add_argument("input", type=Path, help="CSV, TSV, Parquet or JSONL file, or a workbook (.xlsx, .xls, .ods)")
     p.add_argument("--name", required=True, help="corpus name (folder under the data root)")
     p.add_argument("--model", action="append", dest="models",
                    help="'default' (packaged all-MiniLM-L6-v2, English), 'multilingual-e5-small' (packaged, "

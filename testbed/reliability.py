@@ -193,7 +193,7 @@ def import_kills(trials: int, rows: int = 3000, seed: int = 0) -> dict:
 BAD_INPUTS: list[tuple[str, str, bytes, list[str]]] = [
     # (case, file name, content, substrings the message must hold)
     ("malformed CSV", "bad.csv", b'id,text\n1,"unterminated\n2,b,c,d\n', ["bad.csv"]),
-    ("missing text column", "nocol.csv", b"id,body\n1,x\n", ["nocol.csv", "'text'", "'body'"]),
+    ("missing text column", "nocol.csv", b"id,words\n1,x\n", ["nocol.csv", "'text'", "'words'"]),
     ("duplicate ids", "dup.csv", b"id,text\n1,a\n2,b\n1,c\n", ["dup.csv", "'id'", "duplicate", "rows 1, 3"]),
     ("missing ids", "noid.csv", b"id,text\n1,a\n,b\n", ["noid.csv", "'id'", "rows 2"]),
     ("only empty texts", "empty.csv", b"id,text\n1,\n2,  \n", ["empty.csv", "no rows left"]),
@@ -201,7 +201,8 @@ BAD_INPUTS: list[tuple[str, str, bytes, list[str]]] = [
     ("not UTF-8", "latin.csv", "id,text\n1,ok\n2,žluť\n".encode("cp1250"), ["latin.csv", "UTF-8", "line 3"]),
     ("zero rows", "zero.csv", b"id,text\n", ["zero.csv", "no data rows"]),
     ("binary named .csv", "binary.csv", bytes(range(256)) * 40, ["binary.csv"]),
-    ("unknown type", "data.xlsx", b"PK\x03\x04", ["data.xlsx", "unknown file type"]),
+    ("unknown type", "data.docx", b"PK\x03\x04", ["data.docx", "unknown file type"]),
+    ("corrupt workbook", "data.xlsx", b"PK\x03\x04", ["data.xlsx", "cannot be read as WORKBOOK"]),
 ]
 
 

@@ -25,10 +25,133 @@ def load(path, columns=Columns(), options=Options()):
 
 
 def test_missing_text_column_lists_existing_columns(tmp_path):
-    p = write(tmp_path, "a.csv", "id,body\n1,hello\n")
+    p = write(tmp_path, "a.csv", "id,words\n1,hello\n")
     with pytest.raises(InputError) as e:
         load(p)
-    assert "a.csv" in str(e.value) and "'text'" in str(e.value) and "'body'" in str(e.value)
+    assert "a.csv" in str(e.value) and "'text'" in str(e.value) and "'words'" in str(e.value)
+
+
+def test_columns_other_tools_name_are_read_by_their_names_and_the_import_says_which(tmp_path):
+    """A Twitter export's or a spreadsheet's headings: each role found by its usual names, said in the notes;
+    a column with such a name that cannot be the role's (repeated ids, values that are no dates, nested users)
+    is left a column of its own, and the notes say why."""
+    p = write(tmp_path, "export.csv", "Tweet ID,Full Text,Created At,User.Screen_Name\n"
+              "1344902244014170115,Povodně na Moravě,Wed Oct 10 20:19:24 +0000 2018,alice\n"
+              "1344902244014170116,Rozpočet schválen,Thu Oct 11 08:00:00 +0000 2018,bob\n")
+    frame, report = load(p)
+    assert frame["id"].tolist() == ["1344902244014170115", "1344902244014170116"]
+    assert frame["text"].tolist() == ["Povodně na Moravě", "Rozpočet schválen"]
+    assert frame["date"].tolist() == [pd.Timestamp("2018-10-10 20:19:24"), pd.Timestamp("2018-10-11 08:00:00")]
+    assert frame["author"].tolist() == ["alice", "bob"]
+    assert "column 'Created At' read as the dates (the file has no column 'date')" in report.notes
+    assert len(report.notes) == 4 and report.id_source == "column"
+    assert report.record()["columns"] == {"text": "Full Text", "id": "Tweet ID", "date": "Created At",
+                                          "author": "User.Screen_Name"}  # as the manifest keeps them
+
+    p = write(tmp_path, "b.csv", "tweet_id,Text,created_at,published\n7,a,soon,2021-03-01\n7,b,later,2021-03-02\n")
+    frame, report = load(p)
+    assert frame["id"].tolist() == ["0", "1"] and report.id_source == "row number"
+    assert "column 'tweet_id' not read as the ids: it repeats some" in report.notes
+    assert "column 'created_at' not read as the dates: not all of its first values read as dates" in report.notes
+    assert frame["date"].tolist() == [pd.Timestamp("2021-03-01"), pd.Timestamp("2021-03-02")]  # the next name
+    assert frame["tweet_id"].tolist() == ["7", "7"] and frame["created_at"].tolist() == ["soon", "later"]
+
+    rows = [{"full_text": "hello", "created_at": "2021-03-01T10:00:00Z", "user": {"screen_name": "alice"}}]
+    p = write(tmp_path, "c.jsonl", "\n".join(json.dumps(r) for r in rows))
+    frame, report = load(p)
+    assert frame["date"].tolist() == [pd.Timestamp("2021-03-01 10:00")] and "author" not in frame.columns
+    assert "column 'user' not read as the authors: it holds no plain values" in report.notes
+
+    # a column the user named is never taken for another role; a date column taken by its name that holds a bad
+    # date further down names the column and how to do without it
+    p = write(tmp_path, "d.csv", "id,content,body\n1,x,first\n2,y,second\n")
+    frame, _ = load(p, Columns(author="content"))
+    assert frame["author"].tolist() == ["x", "y"] and frame["text"].tolist() == ["first", "second"]
+    with pytest.raises(InputError, match="created_at.*was taken as the dates by its name"):
+        load(write(tmp_path, "e.csv", "id,text,created_at\n" + "".join(f"{i},t,2021-03-01\n" for i in range(1000))
+                   + "1000,t,never\n"))
+
+
+def test_a_files_first_rows_read_for_the_form_are_the_imports_first_rows(tmp_path, monkeypatch):
+    """read_head, which the home page reads to offer a file's columns, gives the rows the import reads, in every
+    type, from a stream, reading only the start of a large file; a file the import would refuse says so."""
+    import gzip
+    import io
+
+    import core.ingest as ingest
+    from core.ingest import guess_columns, read_head
+
+    monkeypatch.setattr(ingest, "HEAD_BYTES", 4096)  # the file below is many times this
+    rows = "".join(f'{i},"text {i}, with a comma\nand a line",2021-03-{i % 28 + 1:02d}\n' for i in range(2000))
+    csv = write(tmp_path, "big.csv", "tweet_id,full_text,created_at\n" + rows)
+    whole = read_table(csv)
+    write(tmp_path, "big.csv.gz", gzip.compress(csv.read_bytes()), mode="wb")
+    whole.to_parquet(tmp_path / "big.parquet")
+    whole.to_json(tmp_path / "big.jsonl", orient="records", lines=True)
+    for name in ("big.csv", "big.csv.gz", "big.parquet", "big.jsonl"):
+        with open(tmp_path / name, "rb") as fh:
+            head = read_head(fh, name, rows=20)
+        pd.testing.assert_frame_equal(head, whole.head(20), check_dtype=name != "big.jsonl")
+    with open(csv, "rb") as fh:
+        head = read_head(fh, "big.csv")
+    assert 20 < len(head) < 200 and head.equals(whole.head(len(head)))  # what 4 KiB holds, cut at a row's end
+    assert guess_columns(head) == {"text": "full_text", "id": "tweet_id", "date": "created_at", "author": None}
+    assert guess_columns(pd.DataFrame({"n": ["1"], "words": ["x"]}))["text"] is None
+    with pytest.raises(InputError, match="Windows-1250"):
+        read_head(io.BytesIO("id;text\n1;Příliš žluťoučký kůň\n".encode("cp1250")), "export.csv")
+    with pytest.raises(InputError, match="unknown file type"):
+        read_head(io.BytesIO(b"x"), "notes.docx")
+
+
+def test_a_workbook_is_read_as_a_csv_of_it_would_be_and_an_export_comes_back_whole(tmp_path):
+    """Excel's own cells (numbers, dates, a second sheet) read as a CSV of the sheet would hold them; ids a
+    spreadsheet kept as numbers and so rounded are refused as the CSV's are; the Groups page's Excel export of real
+    tweets imports again with the same ids, texts and dates."""
+    from datetime import datetime
+
+    import xlsxwriter
+
+    from core import export
+    from core.ingest import read_head
+    from tests.conftest import shared_file
+
+    path = tmp_path / "tweets.xlsx"
+    book = xlsxwriter.Workbook(path)
+    sheet = book.add_worksheet("tweets")
+    when = book.add_format({"num_format": "d.m.yyyy h:mm"})
+    sheet.write_row(0, 0, ["id", "text", "date", "author", "likes"])
+    sheet.write_string(1, 0, "1344902244014170115")
+    sheet.write_row(1, 1, ["Povodně na Moravě", None, "alice", 5])
+    sheet.write_datetime(1, 2, datetime(2021, 3, 1, 10, 15), when)
+    sheet.write_number(2, 0, 17)
+    sheet.write_row(2, 1, ["Rozpočet", "2.3.2021 11:00", "bob", 2.5])
+    book.add_worksheet("notes")
+    book.close()
+    frame, report = load(path)
+    assert frame["id"].tolist() == ["1344902244014170115", "17"] and frame["likes"].tolist() == ["5", "2.5"]
+    assert frame["date"].tolist() == [pd.Timestamp("2021-03-01 10:15"), pd.Timestamp("2021-03-02 11:00")]
+    assert report.notes == ["read the first sheet 'tweets' of the workbook's 2 (not 'notes')"]
+    with open(path, "rb") as fh:
+        assert read_head(fh, "tweets.xlsx").equals(read_table(path))
+
+    rounded = tmp_path / "rounded.xlsx"
+    book = xlsxwriter.Workbook(rounded)
+    sheet = book.add_worksheet()
+    sheet.write_row(0, 0, ["id", "text"])
+    for i, n in enumerate((1344902244014170115, 1344902244014170116), start=1):
+        sheet.write_row(i, 0, [n, f"tweet {i}"])  # as Excel keeps an id typed as a number
+    book.close()
+    with pytest.raises(InputError, match="rows 1, 2.*a spreadsheet rounded"):
+        load(rounded)
+
+    tweets = pd.read_csv(shared_file("czech_politicians_tweets_2021.csv"), dtype=str, keep_default_na=False,
+                         nrows=300)
+    tweets["date"] = pd.to_datetime(tweets["date"]).dt.tz_localize(None)
+    out = write(tmp_path, "group.xlsx", export.to_bytes(tweets, "xlsx"), mode="wb")
+    back, _ = load(out)
+    assert back["id"].tolist() == tweets["id"].tolist() and back["text"].tolist() == tweets["text"].tolist()
+    assert (back["date"] == tweets["date"]).all()
+    assert back["conversation_id"].tolist() == tweets["conversation_id"].tolist()
 
 
 def test_named_optional_column_that_is_missing_is_an_error(tmp_path):
@@ -125,7 +248,11 @@ def test_malformed_csv_and_corrupt_parquet(tmp_path):
     with pytest.raises(InputError, match="bad.parquet: cannot be read as PARQUET"):
         load(q)
     with pytest.raises(InputError, match="unknown file type"):
-        load(write(tmp_path, "x.xlsx", "x"))
+        load(write(tmp_path, "x.docx", "x"))
+    with pytest.raises(InputError, match="x.xlsx: cannot be read as WORKBOOK"):
+        load(write(tmp_path, "x.xlsx", b"PK\x03\x04", mode="wb"))
+    with pytest.raises(InputError, match="unknown file type"):
+        load(write(tmp_path, "x.xlsx.gz", b"x", mode="wb"))
 
 
 def test_quoted_newlines_tsv_jsonl_and_row_number_ids(tmp_path):
