@@ -496,6 +496,8 @@ def test_a_czech_excel_export_uploads_through_the_home_page(tmp_path):
     text = "\n".join(rows) + "\n"
     (tmp_path / "export.csv").write_bytes(text.encode("cp1250"))
     (tmp_path / "export-utf8.csv.gz").write_bytes(gzip.compress(text.encode("utf-8")))
+    pd.DataFrame([r.split(";") for r in rows[1:]], columns=["ID", "Obsah", "Datum", "Autor"]).to_excel(
+        tmp_path / "export.xlsx", index=False, engine="xlsxwriter")
     with streamlit_server(root) as (url, _proc), browser_page() as page:
         page.goto(url)
         uploader = page.locator("[data-testid='stFileUploaderDropzoneInput']")
@@ -507,6 +509,13 @@ def test_a_czech_excel_export_uploads_through_the_home_page(tmp_path):
         error.wait_for(timeout=60_000)
         assert "export.csv: not valid UTF-8" in error.inner_text() and "Windows-1250" in error.inner_text()
         assert "iconv -f cp1250 -t utf-8" in error.inner_text()
+
+        # the same table saved as a workbook with Czech headings: the form offers its columns, each role guessed
+        uploader.set_input_files(str(tmp_path / "export.xlsx"))
+        page.locator("[data-testid='stFileChipName']").filter(has_text="export.xlsx").wait_for()
+        wait_idle(page)
+        for role, heading in (("id", "ID"), ("text", "Obsah"), ("date", "Datum"), ("author", "Autor")):
+            assert page.locator(f"[class*='st-key-imp_{role}_'] input").input_value() == heading
 
         uploader.set_input_files(str(tmp_path / "export-utf8.csv.gz"))
         page.locator("[data-testid='stFileChipName']").filter(has_text="export-utf8.csv.gz").wait_for()

@@ -54,13 +54,49 @@ def test_home_import_error_is_shown(tmp_path, monkeypatch):
     monkeypatch.setenv("SEMANNO_DATA", str(tmp_path / "d"))
     monkeypatch.setenv("SEMANNO_IMPORT_ROOTS", str(tmp_path))
     bad = tmp_path / "bad.csv"
-    bad.write_text("id,body\n1,x\n")
+    bad.write_text("id,text,date\n1,x,2021-03-01\n2,y,never\n")
     at = app("streamlit_app.py").run()
     at.radio(key="imp_src").set_value("A file on the server").run()
     at.text_input(key="imp_path").set_value(str(bad)).run()
     at.text_input(key="imp_name").set_value("bad").run()
     at.button(key="imp_go").click().run()
-    assert any("column 'text'" in unescape(e.value) and "'body'" in unescape(e.value) for e in at.error)
+    assert any("column 'date' has 1 unparseable dates in rows 2" in unescape(e.value) for e in at.error)
+    assert not (tmp_path / "d" / "bad").exists()
+
+
+def test_home_offers_the_files_own_columns_guessed_by_their_names(tmp_path, monkeypatch, model):
+    """A Twitter export's headings: the form offers the file's columns for each role, the usual names picked
+    already; a role set to none is left out; a file without a column named as texts are has no text picked and
+    cannot be imported until one is."""
+    monkeypatch.setenv("SEMANNO_DATA", str(tmp_path / "d"))
+    monkeypatch.setenv("SEMANNO_IMPORT_ROOTS", str(tmp_path))
+    monkeypatch.setattr("core.corpus.load_model", lambda name, device="auto": model)
+    src = tmp_path / "export.csv"
+    src.write_text("Tweet ID,Full Text,Created At,Username,lang\n" + "".join(
+        f"{100 + i},Povodně na Moravě {i},Wed Oct {10 + i % 9} 20:19:24 +0000 2018,user{i % 3},cs\n"
+        for i in range(30)), encoding="utf-8")
+    at = app("streamlit_app.py").run()
+    at.radio(key="imp_src").set_value("A file on the server").run()
+    at.text_input(key="imp_path").set_value(src.name).run()
+    picked = {role: at.selectbox(key=f"imp_{role}_export.csv").value for role in ("id", "text", "date", "author")}
+    assert picked == {"id": "Tweet ID", "text": "Full Text", "date": "Created At", "author": "Username"}
+    assert at.selectbox(key="imp_date_export.csv").options == ["(none)", "Tweet ID", "Full Text", "Created At",
+                                                               "Username", "lang"]
+    at.selectbox(key="imp_author_export.csv").set_value("(none)").run()
+    at.button(key="imp_go").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    from core.corpus import load_corpus
+
+    frame = load_corpus("export", tmp_path / "d").frame
+    assert frame["id"].tolist()[:2] == ["100", "101"] and "author" not in frame.columns
+    assert frame["date"].iloc[0] == pd.Timestamp("2018-10-10 20:19:24") and frame["Username"].iloc[0] == "user0"
+
+    other = tmp_path / "words.csv"
+    other.write_text("n,words\n1,x\n", encoding="utf-8")
+    at.text_input(key="imp_path").set_value(other.name).run()
+    assert at.selectbox(key="imp_text_words.csv").value is None and at.button(key="imp_go").disabled
+    at.selectbox(key="imp_text_words.csv").set_value("words").run()
+    assert not at.button(key="imp_go").disabled
 
 
 def test_home_summary_and_query_param(tweets):

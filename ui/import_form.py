@@ -7,7 +7,7 @@ import streamlit as st
 
 from core import paths
 from core.corpus import CorpusError, ImportSpec, import_corpus, list_corpora
-from core.ingest import Columns, InputError, Options
+from core.ingest import ALIASES, Columns, InputError, Options, guess_columns
 from core.progress import Clock, duration
 from ui import imports
 from ui.text import md, quoted
@@ -66,6 +66,27 @@ def demo_offer(name: str | None) -> None:
             run_import(ImportSpec(input=paths.DEMO_FILE, name=paths.DEMO_NAME, label=paths.DEMO_FILE.name))
 
 
+PICK = {"id": "(row numbers)", "date": "(none)", "author": "(none)"}  # a role left without a column
+
+
+def _column_pickers(head, places, file_key: str) -> tuple[str | None, str | None, str | None, str | None]:
+    """The id, text, date and author columns picked from the file's own (``head``: its first rows), each offered
+    as the import would find it by name (core.ingest.ALIASES); keyed by the file, so another file is guessed
+    afresh."""
+    guess = guess_columns(head)
+    columns = list(head.columns)
+    picked = {}
+    for role, place in zip(("id", "text", "date", "author"), places):
+        options = ([PICK[role]] if role in PICK else []) + columns
+        index = options.index(guess[role]) if guess[role] else (0 if role in PICK else None)
+        value = place.selectbox(f"{role} column", options, index=index, key=f"imp_{role}_{file_key}",
+                                placeholder="pick the texts' column",
+                                help=f"One of the file's {len(columns)} columns. Offered first: the one named "
+                                     f"{', '.join(ALIASES[role])} (in this order, any case).")
+        picked[role] = None if value == PICK.get(role) else value
+    return picked["id"], picked["text"], picked["date"], picked["author"]
+
+
 # Long (~55 lines): one form's widgets, each with its help, then the import they describe.
 def draw(name: str | None) -> None:
     """The import form, open where there is no corpus yet."""
@@ -84,15 +105,22 @@ def draw(name: str | None) -> None:
         picked = upload.name if upload else (path_text or "")
         new_name = st.text_input("Corpus name", key="imp_name",
                                  placeholder=paths.name_from_file(picked) if picked else "from the file's name")
+        head, unread = imports.file_head(upload, path_text)
+        if unread:
+            st.warning(f"{md(unread, limit=600)}  \nThe import will say the same unless the file is changed.")
         c1, c2, c3, c4, c5 = st.columns(5)
-        id_col = c1.text_input("id column ('' = row numbers)", "id", key="imp_id")
-        text_col = c2.text_input("text column", "text", key="imp_text")
-        date_col = c3.text_input("date column ('' = none)", "date", key="imp_date")
+        if head is None:  # nothing picked yet, or unreadable: the names typed
+            id_col = c1.text_input("id column ('' = row numbers)", "id", key="imp_id")
+            text_col = c2.text_input("text column", "text", key="imp_text")
+            date_col = c3.text_input("date column ('' = none)", "date", key="imp_date")
+            author_col = c5.text_input("author column ('' = none)", "author", key="imp_author")
+        else:
+            id_col, text_col, date_col, author_col = _column_pickers(
+                head, (c1, c2, c3, c5), upload.file_id if upload else path_text)
         zone = c4.text_input("Time zone", "UTC", key="imp_tz",
                              help="The corpus's time zone, an IANA name such as Europe/Prague: dates written without "
                                   "an offset are its wall times, and every page shows and bins dates in it. Dates "
                                   "with an offset (2021-01-01T07:04:16Z) keep their instant.")
-        author_col = c5.text_input("author column ('' = none)", "author", key="imp_author")
         models = st.text_input("Models (comma-separated)", "auto", key="imp_models",
                                help="'auto' picks by the corpus's language: 'default' (the packaged English "
                                     "all-MiniLM-L6-v2) for English, 'multilingual-e5-small' (packaged, Czech and ~100 "
@@ -105,7 +133,7 @@ def draw(name: str | None) -> None:
         keep_empty = o.checkbox("Keep empty texts", key="imp_keep_empty")
         overwrite = st.checkbox("Replace an existing corpus of this name (its groups, saved or being built, are kept)",
                                 key="imp_overwrite")
-        if not st.button("Import", type="primary", key="imp_go", disabled=not (upload or path_text)):
+        if not st.button("Import", type="primary", key="imp_go", disabled=not ((upload or path_text) and text_col)):
             return
         src = None
         try:

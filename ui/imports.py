@@ -11,7 +11,7 @@ import streamlit as st
 
 from core import paths
 from core.embed import DEFAULT_MODEL, KNOWN_MODELS
-from core.ingest import SUFFIXES
+from core.ingest import SUFFIXES, InputError, read_head
 
 UPLOAD_CHUNK = 1 << 20
 
@@ -45,6 +45,27 @@ def save_upload(upload) -> Path:
 def server_file(text: str) -> Path:
     """A server path typed in the browser, confined to the operator's import folders."""
     return paths.confine(text, paths.import_roots(), "file", "SEMANNO_IMPORT_ROOTS")
+
+
+def file_head(upload, path_text: str | None):
+    """(the first rows of the file picked in the form, None), or (None, why they cannot be read); (None, None)
+    while nothing is picked. The file is an upload, or a path inside the operator's import folders."""
+    try:
+        if upload is not None:
+            upload.seek(0)
+            try:
+                return read_head(upload, upload.name), None
+            finally:
+                upload.seek(0)
+        if path_text:
+            try:
+                with open(server_file(path_text), "rb") as fh:
+                    return read_head(fh, path_text), None
+            except OSError as exc:  # named as typed, not by where the server keeps it
+                return None, f"{path_text}: cannot be opened ({exc.strerror or exc.__class__.__name__})"
+    except (InputError, ValueError) as exc:  # ValueError: a path outside the import folders
+        return None, str(exc)
+    return None, None
 
 
 def models_from(text: str) -> list[str]:
