@@ -66,8 +66,8 @@ def test_home_import_error_is_shown(tmp_path, monkeypatch):
 
 def test_home_offers_the_files_own_columns_guessed_by_their_names(tmp_path, monkeypatch, model):
     """A Twitter export's headings: the form offers the file's columns for each role, the usual names picked
-    already; a role set to none is left out; a file without a column named as texts are has no text picked and
-    cannot be imported until one is."""
+    already, the file read once however often the form reruns; a role set to none is left out; in a file with no
+    column the import knows as the texts' none is picked, and it cannot be imported until one is."""
     monkeypatch.setenv("SEMANNO_DATA", str(tmp_path / "d"))
     monkeypatch.setenv("SEMANNO_IMPORT_ROOTS", str(tmp_path))
     monkeypatch.setattr("core.corpus.load_model", lambda name, device="auto": model)
@@ -75,9 +75,16 @@ def test_home_offers_the_files_own_columns_guessed_by_their_names(tmp_path, monk
     src.write_text("Tweet ID,Full Text,Created At,Username,lang\n" + "".join(
         f"{100 + i},Povodně na Moravě {i},Wed Oct {10 + i % 9} 20:19:24 +0000 2018,user{i % 3},cs\n"
         for i in range(30)), encoding="utf-8")
+    import ui.imports
+    from core.ingest import read_head
+
+    reads = []
+    monkeypatch.setattr(ui.imports, "read_head", lambda *a: reads.append(a[1]) or read_head(*a))
     at = app("streamlit_app.py").run()
     at.radio(key="imp_src").set_value("A file on the server").run()
     at.text_input(key="imp_path").set_value(src.name).run()
+    at.text_input(key="imp_name").set_value("export").run()
+    assert reads == ["export.csv"]  # once per file, not on every rerun of the form
     picked = {role: at.selectbox(key=f"imp_{role}_export.csv").value for role in ("id", "text", "date", "author")}
     assert picked == {"id": "Tweet ID", "text": "Full Text", "date": "Created At", "author": "Username"}
     assert at.selectbox(key="imp_date_export.csv").options == ["(none)", "Tweet ID", "Full Text", "Created At",
@@ -97,6 +104,9 @@ def test_home_offers_the_files_own_columns_guessed_by_their_names(tmp_path, monk
     assert at.selectbox(key="imp_text_words.csv").value is None and at.button(key="imp_go").disabled
     at.selectbox(key="imp_text_words.csv").set_value("words").run()
     assert not at.button(key="imp_go").disabled
+    other.write_text("n,words,text\n1,x,y\n", encoding="utf-8")  # the file changed under the same name: read again
+    at.text_input(key="imp_name").set_value("w").run()
+    assert reads[-1] == "words.csv" and len(reads) == 3 and "text" in at.selectbox(key="imp_text_words.csv").options
 
 
 def test_home_summary_and_query_param(tweets):
