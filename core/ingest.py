@@ -295,9 +295,11 @@ def _check_type(frame: pd.DataFrame, source: str, col: str, role: str) -> None:
     """InputError unless column ``col`` holds what its ``role`` needs (check_column_types)."""
     values = frame[col]
     if role == "date":
-        if pd.api.types.is_numeric_dtype(values.dtype) or pd.api.types.is_bool_dtype(values.dtype):
+        numbers = pd.api.types.is_numeric_dtype(values.dtype) or pd.api.types.is_bool_dtype(values.dtype)
+        if numbers and _unix_unit(values.dropna()) is None:
             raise InputError(f"{source}: column {col!r} (date) holds numbers (e.g. {values.iloc[0]}), not "
-                             "dates; store dates as ISO 8601 text (2021-03-01T10:00:00Z) or a timestamp type")
+                             "dates; store dates as ISO 8601 text (2021-03-01T10:00:00Z), a timestamp type, or Unix "
+                             "times (seconds or milliseconds since 1970)")
         if values.dtype == object:
             _refuse_cells(frame, values, source, col, "date", "dates", "store them as ISO 8601 text",
                           lambda v: isinstance(v, (str, pd.Timestamp, datetime)))
@@ -330,7 +332,7 @@ def _refuse_cells(frame: pd.DataFrame, values: pd.Series, source: str, col: str,
 ALIASES = {
     "text": ("text", "full_text", "tweet_text", "tweet", "content", "raw_content", "body", "message", "obsah"),
     "id": ("id", "id_str", "tweet_id", "status_id", "post_id", "message_id"),
-    "date": ("date", "created_at", "created", "timestamp", "datetime", "date_time", "publish_date", "published_at",
+    "date": ("date", "created_at", "created_utc", "created", "timestamp", "datetime", "date_time", "publish_date", "published_at",
              "published", "posted_at", "datum"),  # not 'time': "10:15" reads as today
     "author": ("author", "username", "screen_name", "user_screen_name", "user_username", "user_name", "handle",
                "author_name", "user", "author_id", "user_id", "autor"),
@@ -455,6 +457,12 @@ def _dates(raw: pd.Series, keep: pd.Series, source: str, date_col: str, options:
     ``options.timezone`` (UTC by default)."""
     blank = raw.isna() | (raw.astype(str).str.strip() == "")
     values = raw.where(~blank, None)
+    unit = _unix_unit(raw[~blank])
+    if unit is not None:  # an instant, as a number: no zone's wall time
+        numbers = values if pd.api.types.is_numeric_dtype(values.dtype) else values.astype(str).str.strip()
+        dates = pd.to_datetime(pd.to_numeric(numbers, errors="coerce"), unit=unit, utc=True)
+        report.notes.append(f"read column {date_col!r} as Unix times ({UNIX_WORDS[unit]} since 1970, UTC)")
+        return dates.dt.tz_convert("UTC").dt.tz_localize(None), keep
     day_first = _day_first(values, source, date_col, report)
     dates = pd.to_datetime(values.where(~day_first, None) if day_first.any() else values, errors="coerce", utc=True,
                            format="mixed")
@@ -515,6 +523,30 @@ def _without_offset(values: pd.Series) -> np.ndarray:
 # whose order only the column as a whole can tell (13/1/2024 is day first, 1/13/2024 month first). RE2 syntax.
 _DOTTED = r"^\s*\d{1,2}\.\s*\d{1,2}\.\s*\d{2,4}(?:\D|$)"
 _SLASHED = r"^\s*(?P<first>\d{1,2})/(?P<second>\d{1,2})/\d{2,4}(?:\D|$)"
+
+
+# A date column of Unix times (Reddit's created_utc, many APIs' timestamps): every value a whole number of seconds of
+# 9-10 digits (1973-2286), with or without a fraction, or of milliseconds of 12-13 digits (1973-2286)
+UNIX = {"s": r"^\s*\d{9,10}(?:\.\d*)?\s*$", "ms": r"^\s*\d{12,13}(?:\.0*)?\s*$"}
+UNIX_WORDS = {"s": "seconds", "ms": "milliseconds"}
+
+
+def _unix_unit(values: pd.Series) -> str | None:
+    """'s' or 'ms' where every one of ``values`` (a date column's non-blank ones) is a Unix time so (:data:`UNIX`);
+    None otherwise, and for none at all. A column of ISO dates costs one look at its first value."""
+    if not len(values) or pd.api.types.is_datetime64_any_dtype(values.dtype) or pd.api.types.is_bool_dtype(
+            values.dtype):
+        return None
+    if pd.api.types.is_numeric_dtype(values.dtype):  # a JSONL or Parquet column of numbers
+        v = values.to_numpy(dtype=np.float64)
+        if ((v >= 1e8) & (v < 1e10)).all():
+            return "s"
+        return "ms" if ((v >= 1e11) & (v < 1e13) & (v == np.floor(v))).all() else None
+    first = str(values.iloc[0])
+    for unit, pattern in UNIX.items():
+        if re.match(pattern, first) and values.astype(str).str.match(pattern).all():
+            return unit
+    return None
 
 
 def _day_first(values: pd.Series, source: str, date_col: str, report: Report) -> np.ndarray:

@@ -154,6 +154,26 @@ def test_a_workbook_is_read_as_a_csv_of_it_would_be_and_an_export_comes_back_who
     assert back["conversation_id"].tolist() == tweets["conversation_id"].tolist()
 
 
+def test_unix_times_are_read_as_the_instants_they_are_in_any_zone(tmp_path):
+    """Reddit's created_utc and many APIs' timestamps: seconds (with a fraction or not) or milliseconds since 1970,
+    as text or as numbers, read as UTC instants whatever the corpus's zone, and said in the notes; a column that
+    mixes them with other dates is read as dates, and its numbers are unparseable dates, named."""
+    zone = Options(timezone="Europe/Prague")
+    p = write(tmp_path, "reddit.csv", "id,body,created_utc\n1,a,1614593700\n2,b, 1614593760.5\n3,c,\n")
+    frame, report = load(p, options=zone)
+    assert frame["date"].tolist()[:2] == [pd.Timestamp("2021-03-01 10:15"), pd.Timestamp("2021-03-01 10:16:00.5")]
+    assert pd.isna(frame["date"].iloc[2])
+    assert "read column 'created_utc' as Unix times (seconds since 1970, UTC)" in report.notes
+    rows = [{"id": "1", "text": "a", "date": 1614593700000}, {"id": "2", "text": "b", "date": 1614593760000}]
+    p = write(tmp_path, "ms.jsonl", "\n".join(json.dumps(r) for r in rows))
+    frame, report = load(p, options=zone)
+    assert frame["date"].tolist() == [pd.Timestamp("2021-03-01 10:15"), pd.Timestamp("2021-03-01 10:16")]
+    assert "read column 'date' as Unix times (milliseconds since 1970, UTC)" in report.notes
+    p = write(tmp_path, "mixed.csv", "id,text,date\n1,a,1614593700\n2,b,2021-03-01 10:15\n")
+    with pytest.raises(InputError, match=r"1 unparseable dates in rows 1, e.g. '1614593700'"):
+        load(p)
+
+
 def test_named_optional_column_that_is_missing_is_an_error(tmp_path):
     p = write(tmp_path, "a.csv", "id,text\n1,hello\n")
     with pytest.raises(InputError, match="'published'"):
@@ -281,9 +301,9 @@ def test_wrong_parquet_types_are_refused_with_file_column_and_rows(tmp_path):
         pd.DataFrame(cols).to_parquet(p)
         return p
 
-    p = parquet("intdate.parquet", id=["a", "b"], text=["x", "y"], date=[1612137600, 1612224000])
+    p = parquet("intdate.parquet", id=["a", "b"], text=["x", "y"], date=[20210201, 20210202])
     with pytest.raises(InputError, match=r"intdate.parquet: column 'date' \(date\) holds numbers"):
-        load(p)
+        load(p)  # numbers, but no Unix times: they would be read as instants of 1970
     p = parquet("lists.parquet", id=["a", "b", "c"], text=[["a", "b"], ["c"], ["d"]])
     with pytest.raises(InputError, match=r"lists.parquet: column 'text' \(text\) must hold text, but rows 1, 2, 3 hold a list"):
         load(p)
