@@ -451,7 +451,8 @@ def _import_locked(spec: ImportSpec, name: str, root: Path, progress: Progress |
     manifest = {"name": name,
                 "source": {"path": spec.label or str(Path(spec.input).resolve()), "sha256": sha256_file(Path(spec.input))}}
     if src is None:
-        emb, red, models_meta = _embed(spec, frame["text"].tolist(), work, progress, model_loader or load_model)
+        emb, red, models_meta = _embed_or_keep(spec, name, root, frame["text"], work, progress,
+                                               model_loader or load_model, report.notes)
         manifest.update({"models": models_meta, "concat_dim": red.input_dim, "dim": int(emb.shape[1]),
                          "pca": {"target_dim": spec.dim, "applied": red.explained_variance is not None,
                                  "explained_variance": red.explained_variance}})
@@ -571,6 +572,65 @@ def _store_brought(src: "brought.Source", frame: pd.DataFrame, report, data: Pat
         out.flush()
         del out
     return meta
+
+
+KEEP_CHECK = 16  # texts a corpus imported again already had, embedded again beside the new ones to check the model
+KEEP_COSINE = 0.999  # below it, the model's vectors are not the corpus's (another model under the same name)
+
+
+def _embed_or_keep(spec: ImportSpec, name: str, root: Path, texts: pd.Series, work: Path,
+                   progress: Progress | None, model_loader: Callable, notes: list[str]):
+    """:func:`_embed` for a new corpus. For a corpus imported again (a file with this week's texts added) by the same
+    models without PCA, the texts it already had keep their vectors and only the others are embedded: a few of the
+    kept ones are embedded beside them, and where any comes out other than the corpus has it (a model changed under
+    its name), every text is embedded. What was kept is said in ``notes``."""
+    old, rows = _rows_already_embedded(spec, name, root, texts)
+    if old is None or not (rows >= 0).any():
+        return _embed(spec, texts.tolist(), work, progress, model_loader)
+    have, missing = np.flatnonzero(rows >= 0), np.flatnonzero(rows < 0)
+    check = np.sort(np.random.default_rng(spec.seed).choice(have, min(KEEP_CHECK, len(have)), replace=False))
+    if progress:
+        progress(0, 0, {"stage": f"embedding the {len(missing):,} texts the corpus did not have"})
+    order = np.concatenate([missing, check])
+    part, red, models_meta = _embed(spec, texts.iloc[order].tolist(), work, progress, model_loader)
+    kept = vectorstore.take(old.embeddings, rows[check])
+    agree = float((kept * part[len(missing):]).sum(axis=1).min())
+    emb = np.empty((len(texts), part.shape[1]), np.float32)
+    emb[order] = part
+    if agree < KEEP_COSINE:  # not the vectors the model gives now: all of them again
+        rest = np.setdiff1d(have, check)
+        emb[rest], _, _ = _embed(spec, texts.iloc[rest].tolist(), work, progress, model_loader)
+        notes.append(f"embedded every text again: the model's vectors of texts the corpus had differ from those it "
+                     f"kept (cosine {agree:.4f})")
+        return emb, red, models_meta
+    rest = np.setdiff1d(have, check)
+    for start in range(0, len(rest), paths.ROWS_PER_BLOCK):
+        block = rest[start:start + paths.ROWS_PER_BLOCK]
+        emb[block] = vectorstore.take(old.embeddings, rows[block])
+    notes.append(f"kept the vectors of {len(have):,} texts the corpus had (the same models; {len(check)} of them "
+                 f"embedded again agree to cosine {agree:.4f}) and embedded {len(missing):,}")
+    return emb, red, models_meta
+
+
+def _rows_already_embedded(spec: ImportSpec, name: str, root: Path, texts: pd.Series):
+    """(the corpus ``name`` as it is, each text's row there or -1) where it was embedded by ``spec``'s models and
+    neither it nor this import reduces them by PCA (its vectors are then each model's own, normalised: a text's
+    vector does not depend on the other texts); (None, None) otherwise."""
+    if not (paths.corpus_dir(name, root) / "manifest.json").exists():
+        return None, None
+    try:
+        old = load_corpus(name, root, check=False)
+    except CorpusError:
+        return None, None  # a damaged corpus: embed everything
+    m = old.manifest
+    models = [x.get("name") for x in m.get("models", [])]
+    if models != list(spec.models) or (m.get("pca") or {}).get("applied", True) or m.get("concat_dim", 0) > spec.dim:
+        return None, None
+    old_texts = old.frame["text"]
+    first = ~old_texts.duplicated().to_numpy()
+    where = pd.Index(old_texts.to_numpy()[first]).get_indexer(texts.to_numpy())
+    rows = np.where(where >= 0, np.flatnonzero(first)[np.maximum(where, 0)], -1)
+    return old, rows
 
 
 def _embed(spec: ImportSpec, texts: list[str], work: Path, progress: Progress | None, model_loader: Callable):

@@ -74,8 +74,8 @@ def old_corpus(tmp_path):
     return root
 
 
-def groups_of(root: Path) -> dict[str, int]:
-    store = GroupStore(root / "kw" / "groups.sqlite")
+def groups_of(root: Path, name: str = "kw") -> dict[str, int]:
+    store = GroupStore(root / name / "groups.sqlite")
     return {g.name: g.versions for g in store.list()}
 
 
@@ -168,3 +168,52 @@ def test_what_a_page_computes_for_an_import_that_is_gone_does_not_bring_its_fold
         assert copies.load_or_build(folder, texts).codes.tolist()[0] == copies.load_or_build(folder, texts).codes[1]
     assert sorted(p.name for p in live.iterdir()) == sorted(["words.npz", copies.FILE]), "kept where the import is"
     assert not gone.exists()
+
+
+class Counting:
+    """A model that counts the texts it embeds; ``turn`` stands for another model saved under the same name."""
+
+    def __init__(self, model, turn: bool = False):
+        self.model, self.turn, self.texts = model, turn, 0
+
+    def __getattr__(self, name):
+        return getattr(self.model, name)
+
+    def encode(self, texts, **kw):
+        self.texts += len(texts)
+        out = self.model.encode(texts, **kw)
+        return out[:, ::-1].copy() if self.turn else out
+
+
+def test_an_import_again_with_texts_added_embeds_only_the_new_ones(tmp_path, model):
+    """A corpus imported again from a file with new texts added (and its rows in another order): the texts it had
+    keep their vectors, only the new ones and a few checked ones are embedded, and every vector is the one a fresh
+    import gives. A model changed under its name is caught by the check, and then every text is embedded."""
+    from tests.conftest import shared_file
+
+    titles = pd.read_csv(shared_file("stackoverflow.csv"), dtype=str, keep_default_na=False)["text"]
+    root = tmp_path / "data"
+    first = write(tmp_path / "v1.csv", titles.iloc[:200].tolist())
+    import_corpus(ImportSpec(input=first, name="so"), root=root, model_loader=lambda n, d: model)
+    store = GroupStore(root / "so" / "groups.sqlite")
+    store.save("java", ["t0", "t5"], ["t9"])
+    texts = titles.iloc[:260].sample(frac=1, random_state=0).tolist()  # 60 new ones, all in another order
+    second = write(tmp_path / "v2.csv", texts)
+    counting = Counting(model)
+    again = import_corpus(ImportSpec(input=second, name="so", overwrite=True), root=root,
+                          model_loader=lambda n, d: counting)
+    assert counting.texts == 60 + 16
+    assert any(n.startswith("kept the vectors of 200 texts the corpus had") and n.endswith("embedded 60")
+               for n in again.manifest["validation"]["notes"])
+    fresh = import_corpus(ImportSpec(input=second, name="so"), root=tmp_path / "fresh", model_loader=lambda n, d: model)
+    cosine = (np.asarray(again.embeddings) * np.asarray(fresh.embeddings)).sum(axis=1)
+    assert cosine.min() > 0.9999
+    assert groups_of(root, "so") == {"java": 1}
+
+    turned = Counting(model, turn=True)
+    third = import_corpus(ImportSpec(input=first, name="so", overwrite=True), root=root,
+                          model_loader=lambda n, d: turned)
+    assert turned.texts == 16 + 184  # the checked texts, then every other one
+    assert any(n.startswith("embedded every text again") for n in third.manifest["validation"]["notes"])
+    expected = model.encode(titles.iloc[:200].tolist(), normalize_embeddings=True)[:, ::-1]
+    assert (np.asarray(third.embeddings) * expected).sum(axis=1).min() > 0.9999
