@@ -63,6 +63,37 @@ def test_conversation_ids_a_spreadsheet_rounded_name_no_conversation_and_the_imp
     assert not [n for n in validate(frame.iloc[3:], "tweets.csv")[1].notes if "conversation_id" in n]
 
 
+def test_a_file_that_names_what_each_tweet_replies_to_gets_its_conversations_from_the_chains():
+    """No conversation_id, but Twitter's in_reply_to_status_id_str (API v1.1 and its exports): each reply followed
+    up its chain within the corpus to the text it starts with; a chain leaving the corpus named by the tweet it
+    replies to; a spreadsheet's rounded id names nothing; a column of floating-point ids is refused by name. On
+    real tweets: the politicians' replies pointed at their thread's first tweet give back the threads the file
+    names."""
+    from core.ingest import validate
+
+    frame = pd.DataFrame({"id": ["1", "2", "3", "4", "5", "6", "7", "8"], "text": list("abcdefgh"),
+                          "In_Reply_To_Status_Id_Str": ["", "1", "2", "3", "99", "99", "", "1,3449E+18"]})
+    out, report = validate(frame, "replies.csv")
+    t = threads_of(out)
+    assert t.mates(3).tolist() == [0, 1, 2, 3], "a chain of three replies is the first text's conversation"
+    assert t.mates(4).tolist() == [4, 5], "two replies to a tweet the corpus lacks are one conversation"
+    assert [len(t.mates(r)) for r in (6, 7)] == [0, 0]
+    assert report.notes[-1] == ("conversations made from column 'In_Reply_To_Status_Id_Str': 5 replies, "
+                                "2 conversations of two or more texts")
+    floats = pd.DataFrame({"id": ["1", "2"], "text": ["a", "b"], "in_reply_to_status_id": [None, 1.3e18]})
+    out, report = validate(floats, "v1.jsonl")
+    assert "conversation_id" not in out.columns and "floating-point" in report.notes[-1]
+
+    tweets = pd.read_csv(shared_file("czech_politicians_tweets_2021.csv"), dtype=str, keep_default_na=False)
+    tweets = tweets.iloc[:3000]
+    first = tweets["conversation_id"]
+    replies = tweets.assign(in_reply_to_status_id_str=np.where(first != tweets["id"], first, ""))
+    out, _ = validate(replies.drop(columns="conversation_id"), "politicians.csv")
+    made, named = threads_of(out), threads_of(tweets)
+    assert made.count == named.count > 50
+    assert all(made.mates(r).tolist() == named.mates(r).tolist() for r in range(len(tweets)))
+
+
 def test_a_text_counts_the_labelled_texts_of_its_conversation_but_not_itself():
     t = threads_of(pd.DataFrame({"conversation_id": ["a", "b", "a", "b", "a", "z", "c", "c"]}))
     rows, counts = t.around(np.array([0, 2, 3, 3]))
