@@ -194,7 +194,9 @@ def test_an_import_again_with_texts_added_embeds_only_the_new_ones(tmp_path, mod
     titles = pd.read_csv(shared_file("stackoverflow.csv"), dtype=str, keep_default_na=False)["text"]
     root = tmp_path / "data"
     first = write(tmp_path / "v1.csv", titles.iloc[:200].tolist())
-    import_corpus(ImportSpec(input=first, name="so"), root=root, model_loader=lambda n, d: model)
+    # kept as a corpus of millions keeps its vectors (fp16, memory-mapped): the kept ones are read from there
+    old = import_corpus(ImportSpec(input=first, name="so", precision="fp16"), root=root, model_loader=lambda n, d: model)
+    assert old.embeddings.dtype == np.float16
     store = GroupStore(root / "so" / "groups.sqlite")
     store.save("java", ["t0", "t5"], ["t9"])
     texts = titles.iloc[:260].sample(frac=1, random_state=0).tolist()  # 60 new ones, all in another order

@@ -132,7 +132,10 @@ def draw(name: str | None) -> None:
         bad_dates = o.selectbox("Bad dates", ["error", "drop", "null"], key="imp_baddates", width=160)
         keep_empty = o.checkbox("Keep empty texts", key="imp_keep_empty")
         overwrite = st.checkbox("Replace an existing corpus of this name (its groups, saved or being built, are kept)",
-                                key="imp_overwrite")
+                                key="imp_overwrite",
+                                help="To add new texts, import the whole file with them: the texts the corpus already "
+                                     "has keep their vectors, and only the new ones are embedded (with the same "
+                                     "models).")
         if not st.button("Import", type="primary", key="imp_go", disabled=not ((upload or path_text) and text_col)):
             return
         src = None
