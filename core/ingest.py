@@ -366,6 +366,28 @@ def _why_not(frame: pd.DataFrame, source: str, col: str, role: str) -> str | Non
     return None
 
 
+# Where a role is a field of an object a JSON file nests (Twitter's API v1.1: the author is the user's screen_name)
+NESTED = {"author": (("user", "screen_name"), ("user", "username"), ("author", "username"))}
+
+
+def _nested_column(frame: pd.DataFrame, by_key: dict[str, str], role: str, report: Report) -> str | None:
+    """The column ``outer.key`` made (added to ``frame``) from the first of :data:`NESTED`'s fields for ``role`` that
+    the file's objects hold as plain values, said in the notes; None where there is none."""
+    for outer, key in NESTED[role]:
+        col = by_key.get(_name_key(outer))
+        first = frame[col].dropna().head(1) if col is not None else None
+        if first is None or not len(first) or not isinstance(first.iloc[0], dict):
+            continue
+        inner = frame[col].map(lambda d: d.get(key) if isinstance(d, dict) else None)
+        if not inner.notna().any() or not inner.map(lambda v: v is None or isinstance(v, (str, int))).all():
+            continue
+        name = f"{col}.{key}"
+        frame[name] = inner.astype("string")
+        report.notes.append(f"field {key!r} of column {col!r} read as the {ROLE_WORDS[role]}")
+        return name
+    return None
+
+
 def _sheet_read(frame: pd.DataFrame) -> str:
     return f" ({frame.attrs['note']})" if frame.attrs.get("note") else ""
 
@@ -404,6 +426,9 @@ def _find_columns(frame: pd.DataFrame, source: str, columns: Columns, report: Re
                                     f"{getattr(defaults, role)!r})")
                 break
             report.notes.append(f"column {col!r} not read as the {ROLE_WORDS[role]}: {why}")
+        if found[role] is None and role in NESTED:
+            found[role] = _nested_column(frame, by_key, role, report)
+            guessed.update([role] if found[role] else [])
         if role == "text" and found[role] is None:
             raise InputError(f"{source}: column {columns.text!r} (text) not found; the columns are: "
                              + ", ".join(repr(c) for c in frame.columns) + _sheet_read(frame))

@@ -56,7 +56,7 @@ def test_columns_other_tools_name_are_read_by_their_names_and_the_import_says_wh
     assert frame["date"].tolist() == [pd.Timestamp("2021-03-01"), pd.Timestamp("2021-03-02")]  # the next name
     assert frame["tweet_id"].tolist() == ["7", "7"] and frame["created_at"].tolist() == ["soon", "later"]
 
-    rows = [{"full_text": "hello", "created_at": "2021-03-01T10:00:00Z", "user": {"screen_name": "alice"}}]
+    rows = [{"full_text": "hello", "created_at": "2021-03-01T10:00:00Z", "user": ["alice"]}]
     p = write(tmp_path, "c.jsonl", "\n".join(json.dumps(r) for r in rows))
     frame, report = load(p)
     assert frame["date"].tolist() == [pd.Timestamp("2021-03-01 10:00")] and "author" not in frame.columns
@@ -172,6 +172,31 @@ def test_unix_times_are_read_as_the_instants_they_are_in_any_zone(tmp_path):
     p = write(tmp_path, "mixed.csv", "id,text,date\n1,a,1614593700\n2,b,2021-03-01 10:15\n")
     with pytest.raises(InputError, match=r"1 unparseable dates in rows 1, e.g. '1614593700'"):
         load(p)
+
+
+def test_a_twitter_api_export_imports_as_it_is(tmp_path):
+    """Tweets as Twitter's API v1.1 returns them, one JSON object a line: the id, the full text, Twitter's own
+    date format, the author nested in the user object, the replies' links as text beside their rounded numbers:
+    every role found, the conversations made, nothing to rename first."""
+    from core.threads import threads_of
+
+    def tweet(i, reply_to=None):
+        return {"created_at": f"Wed Oct {10 + i} 20:19:24 +0000 2018", "id": 1050118621198921728 + i,
+                "id_str": str(1050118621198921728 + i), "full_text": f"tweet {i} &amp; more", "truncated": False,
+                "user": {"id": 6253282, "screen_name": f"user{i % 2}", "name": "Someone"},
+                "in_reply_to_status_id": None if reply_to is None else 1050118621198921728 + reply_to,
+                "in_reply_to_status_id_str": None if reply_to is None else str(1050118621198921728 + reply_to),
+                "entities": {"hashtags": [], "urls": []}, "retweet_count": 3}
+
+    p = write(tmp_path, "tweets.jsonl", "\n".join(json.dumps(t) for t in [tweet(0), tweet(1, 0), tweet(2, 1),
+                                                                            tweet(3)]))
+    frame, report = load(p)
+    assert frame["id"].tolist() == [str(1050118621198921728 + i) for i in range(4)]
+    assert frame["text"].tolist()[0] == "tweet 0 & more"
+    assert frame["date"].tolist()[3] == pd.Timestamp("2018-10-13 20:19:24")
+    assert frame["author"].tolist() == ["user0", "user1", "user0", "user1"]
+    assert threads_of(frame).mates(2).tolist() == [0, 1, 2]
+    assert "field 'screen_name' of column 'user' read as the authors" in report.notes
 
 
 def test_named_optional_column_that_is_missing_is_an_error(tmp_path):
