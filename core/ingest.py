@@ -221,7 +221,9 @@ def read_workbook(source, shown: str, rows: int | None = None) -> pd.DataFrame:
 
 def guess_columns(head: pd.DataFrame) -> dict[str, str | None]:
     """Each role's column in a file whose first rows are ``head``, as the import would find it with its default
-    columns (None: none found; the text's too)."""
+    columns (None: none found; the text's too); a field of nested objects as 'user.screen_name', which the import
+    takes by that name."""
+    head = head.copy(deep=False)  # a field of nested objects found for a role is added to this copy only
     try:
         found, _ = _find_columns(head, "", Columns(), Report())
     except InputError:  # no text column among the names the import knows
@@ -375,17 +377,24 @@ def _nested_column(frame: pd.DataFrame, by_key: dict[str, str], role: str, repor
     the file's objects hold as plain values, said in the notes; None where there is none."""
     for outer, key in NESTED[role]:
         col = by_key.get(_name_key(outer))
-        first = frame[col].dropna().head(1) if col is not None else None
-        if first is None or not len(first) or not isinstance(first.iloc[0], dict):
-            continue
-        inner = frame[col].map(lambda d: d.get(key) if isinstance(d, dict) else None)
-        if not inner.notna().any() or not inner.map(lambda v: v is None or isinstance(v, (str, int))).all():
-            continue
-        name = f"{col}.{key}"
-        frame[name] = inner.astype("string")
-        report.notes.append(f"field {key!r} of column {col!r} read as the {ROLE_WORDS[role]}")
-        return name
+        if col is not None and _add_field(frame, f"{col}.{key}"):
+            report.notes.append(f"field {key!r} of column {col!r} read as the {ROLE_WORDS[role]}")
+            return f"{col}.{key}"
     return None
+
+
+def _add_field(frame: pd.DataFrame, name: str) -> bool:
+    """Add column ``name`` = 'outer.key' to ``frame``: the field ``key`` of the objects in its column ``outer``
+    (a JSON file's nested objects), where they hold it as plain values; False where not."""
+    outer, _, key = name.partition(".")
+    first = frame[outer].dropna().head(1) if key and outer in frame.columns else None
+    if first is None or not len(first) or not isinstance(first.iloc[0], dict):
+        return False
+    inner = frame[outer].map(lambda d: d.get(key) if isinstance(d, dict) else None)
+    if not inner.notna().any() or not inner.map(lambda v: v is None or isinstance(v, (str, int))).all():
+        return False
+    frame[name] = inner.astype("string")
+    return True
 
 
 def _sheet_read(frame: pd.DataFrame) -> str:
@@ -401,8 +410,8 @@ def _find_columns(frame: pd.DataFrame, source: str, columns: Columns, report: Re
     defaults = Columns()
     for role in ("text", "id", "date", "author"):
         col = getattr(columns, role)
-        if col is None or col in frame.columns:
-            found[role] = col
+        if col is None or col in frame.columns or (col != getattr(defaults, role) and _add_field(frame, col)):
+            found[role] = col  # a name as 'user.screen_name': a field of the objects a JSON file nests
         elif col != getattr(defaults, role):
             raise InputError(f"{source}: column {col!r} ({role}) not found; the columns are: "
                              + ", ".join(repr(c) for c in frame.columns) + _sheet_read(frame))

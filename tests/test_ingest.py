@@ -197,6 +197,15 @@ def test_a_twitter_api_export_imports_as_it_is(tmp_path):
     assert frame["author"].tolist() == ["user0", "user1", "user0", "user1"]
     assert threads_of(frame).mates(2).tolist() == [0, 1, 2]
     assert "field 'screen_name' of column 'user' read as the authors" in report.notes
+    # the home page's form offers the field by that name, and the import takes it so
+    from core.ingest import guess_columns, read_head
+
+    with open(p, "rb") as fh:
+        head = read_head(fh, p.name)
+    assert guess_columns(head) == {"text": "full_text", "id": "id", "date": "created_at", "author": "user.screen_name"}
+    assert "user.screen_name" not in head.columns  # the guess adds nothing to the rows read
+    frame, _ = load(p, Columns(text="full_text", date="created_at", author="user.screen_name"))
+    assert frame["author"].tolist() == ["user0", "user1", "user0", "user1"]
 
 
 def test_named_optional_column_that_is_missing_is_an_error(tmp_path):

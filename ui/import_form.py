@@ -74,7 +74,7 @@ def _column_pickers(head, places, file_key: str) -> tuple[str | None, str | None
     as the import would find it by name (core.ingest.ALIASES); keyed by the file, so another file is guessed
     afresh."""
     guess = guess_columns(head)
-    columns = list(head.columns)
+    columns = list(head.columns) + [g for g in guess.values() if g and g not in head.columns]  # 'user.screen_name'
     picked = {}
     for role, place in zip(("id", "text", "date", "author"), places):
         options = ([PICK[role]] if role in PICK else []) + columns
