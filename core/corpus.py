@@ -599,7 +599,8 @@ def _embed_or_keep(spec: ImportSpec, name: str, root: Path, texts: pd.Series, wo
     emb[order] = part
     if agree < KEEP_COSINE:  # not the vectors the model gives now: all of them again
         rest = np.setdiff1d(have, check)
-        emb[rest], _, _ = _embed(spec, texts.iloc[rest].tolist(), work, progress, model_loader)
+        if len(rest):
+            emb[rest], _, _ = _embed(spec, texts.iloc[rest].tolist(), work, progress, model_loader)
         notes.append(f"embedded every text again: the model's vectors of texts the corpus had differ from those it "
                      f"kept (cosine {agree:.4f})")
         return emb, red, models_meta

@@ -219,3 +219,15 @@ def test_an_import_again_with_texts_added_embeds_only_the_new_ones(tmp_path, mod
     assert any(n.startswith("embedded every text again") for n in third.manifest["validation"]["notes"])
     expected = model.encode(titles.iloc[:200].tolist(), normalize_embeddings=True)[:, ::-1]
     assert (np.asarray(third.embeddings) * expected).sum(axis=1).min() > 0.9999
+
+
+def test_a_corpus_whose_every_text_was_checked_is_embedded_again_under_a_changed_model(tmp_path, old_corpus):
+    """Three texts, all of them among the checked ones: a model changed under its name leaves nothing kept, and
+    nothing more to embed."""
+    turned = Counting(fake_model(), turn=True)
+    again = import_corpus(ImportSpec(input=write(tmp_path / "v1.csv", ["one apple", "two pears", "three plums"]),
+                                     name="kw", overwrite=True), root=old_corpus, model_loader=lambda n, d: turned)
+    assert turned.texts == 3 and again.manifest["validation"]["notes"][-1].startswith("embedded every text again")
+    expected = fake_model().encode(["one apple", "two pears", "three plums"])[:, ::-1]
+    expected /= np.linalg.norm(expected, axis=1, keepdims=True)
+    np.testing.assert_allclose(np.asarray(again.embeddings), expected, atol=1e-5)
