@@ -134,7 +134,7 @@ def _separator(text: str) -> str:
 
 
 def _file_kind(path: Path, shown: str) -> str:
-    """'csv', 'tsv', 'parquet' or 'jsonl' by the file's suffix (.gz after the first three)."""
+    """'csv', 'tsv', 'parquet', 'jsonl' or 'workbook' by the file's suffix (.gz after csv, tsv and jsonl)."""
     suffixes = [x.lower() for x in path.suffixes[-2:]]
     gz = bool(suffixes) and suffixes[-1] == ".gz"
     kind = SUFFIXES.get(suffixes[0] if gz and len(suffixes) == 2 else path.suffix.lower())
@@ -287,7 +287,7 @@ def check_column_types(frame: pd.DataFrame, source: str, text_col: str, id_col: 
                        date_col: str | None, author_col: str | None) -> None:
     """Refuse, naming file, column and rows, cells that would silently become something else:
     lists, structs or bytes where text is expected (they would turn into ``"['a' 'b']"``), and
-    numbers in a date column (they would turn into 1970-01-01)."""
+    numbers in a date column that are no Unix times (they would turn into 1970-01-01)."""
     for col, role in ((text_col, "text"), (id_col, "id"), (author_col, "author"), (date_col, "date")):
         if col is not None:
             _check_type(frame, source, col, role)
@@ -329,13 +329,13 @@ def _refuse_cells(frame: pd.DataFrame, values: pd.Series, source: str, col: str,
 
 
 # The names other tools give each column (Twitter's API and its exports, snscrape, Reddit, a spreadsheet's
-# capitalised headings, Czech ones: obsah, datum, autor), tried in this order where a file has no column of the role's own name; compared without
-# case, spaces, dots, dashes or underscores ('Created At', 'user.screen_name').
+# capitalised headings, Czech ones: obsah, datum, autor), tried in this order where a file has no column of the
+# role's own name; compared without case, spaces, dots, dashes or underscores ('Created At', 'user.screen_name').
 ALIASES = {
     "text": ("text", "full_text", "tweet_text", "tweet", "content", "raw_content", "body", "message", "obsah"),
     "id": ("id", "id_str", "tweet_id", "status_id", "post_id", "message_id"),
-    "date": ("date", "created_at", "created_utc", "created", "timestamp", "datetime", "date_time", "publish_date", "published_at",
-             "published", "posted_at", "datum"),  # not 'time': "10:15" reads as today
+    "date": ("date", "created_at", "created_utc", "created", "timestamp", "datetime", "date_time", "publish_date",
+             "published_at", "published", "posted_at", "datum"),  # not 'time': "10:15" reads as today
     "author": ("author", "username", "screen_name", "user_screen_name", "user_username", "user_name", "handle",
                "author_name", "user", "author_id", "user_id", "autor"),
 }

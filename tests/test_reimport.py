@@ -195,7 +195,8 @@ def test_an_import_again_with_texts_added_embeds_only_the_new_ones(tmp_path, mod
     root = tmp_path / "data"
     first = write(tmp_path / "v1.csv", titles.iloc[:200].tolist())
     # kept as a corpus of millions keeps its vectors (fp16, memory-mapped): the kept ones are read from there
-    old = import_corpus(ImportSpec(input=first, name="so", precision="fp16"), root=root, model_loader=lambda n, d: model)
+    old = import_corpus(ImportSpec(input=first, name="so", precision="fp16"), root=root,
+                        model_loader=lambda n, d: model)
     assert old.embeddings.dtype == np.float16
     store = GroupStore(root / "so" / "groups.sqlite")
     store.save("java", ["t0", "t5"], ["t9"])
