@@ -597,14 +597,13 @@ def _embed_or_keep(spec: ImportSpec, name: str, root: Path, texts: pd.Series, wo
     agree = float((kept * part[len(missing):]).sum(axis=1).min())
     emb = np.empty((len(texts), part.shape[1]), np.float32)
     emb[order] = part
+    rest = np.setdiff1d(have, check)
     if agree < KEEP_COSINE:  # not the vectors the model gives now: all of them again
-        rest = np.setdiff1d(have, check)
         if len(rest):
             emb[rest], _, _ = _embed(spec, texts.iloc[rest].tolist(), work, progress, model_loader)
         notes.append(f"embedded every text again: the model's vectors of texts the corpus had differ from those it "
                      f"kept (cosine {agree:.4f})")
         return emb, red, models_meta
-    rest = np.setdiff1d(have, check)
     for start in range(0, len(rest), paths.ROWS_PER_BLOCK):
         block = rest[start:start + paths.ROWS_PER_BLOCK]
         emb[block] = vectorstore.take(old.embeddings, rows[block])
