@@ -224,10 +224,7 @@ def guess_columns(head: pd.DataFrame) -> dict[str, str | None]:
     columns (None: none found; the text's too); a field of nested objects as 'user.screen_name', which the import
     takes by that name."""
     head = head.copy(deep=False)  # a field of nested objects found for a role is added to this copy only
-    try:
-        found, _ = _find_columns(head, "", Columns(), Report())
-    except InputError:  # no text column among the names the import knows
-        found, _ = _find_columns(head, "", Columns(text=None), Report())  # type: ignore[arg-type]
+    found, _ = _find_columns(head, "", Columns(), Report(), text_required=False)
     return found
 
 
@@ -401,11 +398,12 @@ def _sheet_read(frame: pd.DataFrame) -> str:
     return f" ({frame.attrs['note']})" if frame.attrs.get("note") else ""
 
 
-def _find_columns(frame: pd.DataFrame, source: str, columns: Columns, report: Report
+def _find_columns(frame: pd.DataFrame, source: str, columns: Columns, report: Report, text_required: bool = True
                   ) -> tuple[dict[str, str | None], set[str]]:
-    """The source column of each role (None: an optional role the file has no column for), and the roles whose
-    column was found by name (:data:`ALIASES`, said in the report's notes) because the file has none of the role's
-    default name; InputError listing the existing columns when a named one is missing."""
+    """The source column of each role (None: an optional role the file has no column for; the text's too unless
+    ``text_required``), and the roles whose column was found by name (:data:`ALIASES`, said in the report's notes)
+    because the file has none of the role's default name; InputError listing the existing columns when a named one
+    is missing."""
     found: dict[str, str | None] = {}
     defaults = Columns()
     for role in ("text", "id", "date", "author"):
@@ -438,7 +436,7 @@ def _find_columns(frame: pd.DataFrame, source: str, columns: Columns, report: Re
         if found[role] is None and role in NESTED:
             found[role] = _nested_column(frame, by_key, role, report)
             guessed.update([role] if found[role] else [])
-        if role == "text" and found[role] is None:
+        if role == "text" and found[role] is None and text_required:
             raise InputError(f"{source}: column {columns.text!r} (text) not found; the columns are: "
                              + ", ".join(repr(c) for c in frame.columns) + _sheet_read(frame))
     return found, guessed
