@@ -220,8 +220,8 @@ def bad_inputs() -> dict:
     from core.store import GroupStore
 
     cases = list(BAD_INPUTS) + [
-        ("integer dates in Parquet", "intdate.parquet",
-         _parquet(pd.DataFrame({"id": ["a"], "text": ["x"], "date": [1612137600]})), ["intdate.parquet", "'date'", "numbers"]),
+        ("integer dates in Parquet", "intdate.parquet",  # numbers, and no Unix times (those are read as instants)
+         _parquet(pd.DataFrame({"id": ["a"], "text": ["x"], "date": [20210201]})), ["intdate.parquet", "'date'", "numbers"]),
         ("list texts in Parquet", "lists.parquet",
          _parquet(pd.DataFrame({"id": ["a", "b"], "text": [["x"], ["y", "z"]]})), ["lists.parquet", "'text'", "rows 1, 2", "a list"]),
         ("binary texts in Parquet", "bytes.parquet",
