@@ -651,18 +651,15 @@ def spreadsheet_rounded(values):
 
 
 # Where a file names the tweet each one replies to (Twitter's API v1.1 and the exports made from it) but no
-# conversation, the column the conversations are made from; compared as ALIASES are
+# conversation, the column the conversations are made from (core.threads.from_replies); compared as ALIASES are
 REPLY_TO = ("in_reply_to_status_id_str", "in_reply_to_status_id", "in_reply_to_tweet_id", "replied_to_id",
             "reply_to_id", "in_reply_to_id")
-CHAIN_STEPS = 64  # pointer jumps: a chain of 2**64 replies is followed to its first text
 
 
 def _conversations_from_replies(result: pd.DataFrame, report: Report) -> None:
-    """A ``conversation_id`` column made from the tweet each text replies to, where the file has a column of those
-    (:data:`REPLY_TO`) and none of conversations: each reply is followed up its chain within the corpus to the text
-    the chain starts with, whose id names the conversation (as Twitter's API names it); a chain that leaves the corpus
-    is named by the tweet it replies to there, so the replies to one tweet the corpus lacks are one conversation."""
-    from core.threads import COLUMN
+    """A ``conversation_id`` column made from the tweet each text replies to (:func:`core.threads.from_replies`),
+    where the file has a column of those (:data:`REPLY_TO`) and none of conversations; said in the notes."""
+    from core.threads import COLUMN, from_replies
 
     if COLUMN in result.columns:
         return
@@ -676,24 +673,11 @@ def _conversations_from_replies(result: pd.DataFrame, report: Report) -> None:
                             "no conversations were made from it")
         return
     parents = raw.astype("string").fillna("").str.strip().to_numpy(dtype=object)
-    rounded = spreadsheet_rounded(pd.Series(parents, dtype="string")).to_numpy(zero_copy_only=False)
-    parents[rounded] = ""
-    ids = result["id"].to_numpy(dtype=object)
-    up = pd.Index(ids).get_indexer(parents)  # the row replied to, -1 where it is not in the corpus
-    up[parents == ""] = -1
-    n = len(ids)
-    top = np.where(up >= 0, up, np.arange(n))
-    for _ in range(CHAIN_STEPS):  # pointer jumping: each row's ancestor doubles its reach each step
-        higher = top[top]
-        if (higher == top).all():
-            break
-        top = higher
-    outside = parents[top]  # what the chain's first text replies to, where the corpus lacks it
-    names = np.where((up[top] < 0) & (outside != ""), outside, ids[top])
+    parents[spreadsheet_rounded(pd.Series(parents, dtype="string")).to_numpy(zero_copy_only=False)] = ""
+    names = from_replies(result["id"].to_numpy(dtype=object), parents)
     result[COLUMN] = pd.array(names, dtype="string")
-    replies = int((parents != "").sum())
     shared = pd.Series(names).duplicated(keep=False).to_numpy()
-    report.notes.append(f"conversations made from column {col!r}: {replies:,} replies, "
+    report.notes.append(f"conversations made from column {col!r}: {int((parents != '').sum()):,} replies, "
                         f"{pd.Series(names[shared]).nunique():,} conversations of two or more texts")
 
 
