@@ -133,6 +133,17 @@ def _separator(text: str) -> str:
     return max((";", "\t"), key=header.count) if (";" in header or "\t" in header) else ","
 
 
+def _parse_text(text: str, kind: str, rows: int | None = None) -> pd.DataFrame:
+    """A CSV, TSV or JSONL file's text as a frame (CSV and TSV cells as strings, '' for an empty one); ``rows``: only
+    the first so many."""
+    if kind == "jsonl":
+        if rows is not None:
+            text = "\n".join([line for line in text.splitlines() if line.strip()][:rows])
+        return pd.read_json(io.StringIO(text), lines=True, dtype=False)
+    return pd.read_csv(io.StringIO(text), sep=_separator(text) if kind == "csv" else "\t", dtype=str,
+                       keep_default_na=False, na_values=[], engine="c", nrows=rows)
+
+
 def _file_kind(path: Path, shown: str) -> str:
     """'csv', 'tsv', 'parquet', 'jsonl' or 'workbook' by the file's suffix (.gz after csv, tsv and jsonl)."""
     suffixes = [x.lower() for x in path.suffixes[-2:]]
@@ -170,13 +181,7 @@ def read_head(stream, name: str, rows: int = 200) -> pd.DataFrame:
             data = stream.read(HEAD_BYTES + 1)
             if len(data) > HEAD_BYTES:  # cut at a line's end: the rows after it are not needed
                 data = data[:data.rfind(b"\n", 0, HEAD_BYTES) + 1] or data[:HEAD_BYTES]
-            text = _decode(data, name)
-            if kind == "jsonl":
-                lines = [line for line in text.splitlines() if line.strip()][:rows]
-                frame = pd.read_json(io.StringIO("\n".join(lines)), lines=True, dtype=False)
-            else:
-                frame = pd.read_csv(io.StringIO(text), sep=_separator(text) if kind == "csv" else "\t", dtype=str,
-                                    keep_default_na=False, na_values=[], nrows=rows)
+            frame = _parse_text(_decode(data, name), kind, rows)
     except InputError:
         raise
     except Exception as exc:  # pandas', pyarrow's and gzip's own errors: the file is named with what they say
@@ -246,17 +251,12 @@ def read_table(path: str | Path, label: str | None = None) -> pd.DataFrame:
         raise InputError(f"{shown}: cannot be opened ({exc.strerror or exc.__class__.__name__})") from None
     kind = _file_kind(path, shown)
     try:
-        if kind in ("csv", "tsv"):
-            text = _read_utf8(path, shown)
-            frame = pd.read_csv(io.StringIO(text), sep=_separator(text) if kind == "csv" else "\t", dtype=str,
-                                keep_default_na=False, na_values=[], encoding="utf-8",
-                                engine="c")
-        elif kind == "parquet":
+        if kind == "parquet":
             frame = pd.read_parquet(path)
         elif kind == "workbook":
             frame = read_workbook(path, shown)
         else:
-            frame = pd.read_json(io.StringIO(_read_utf8(path, shown)), lines=True, dtype=False)
+            frame = _parse_text(_read_utf8(path, shown), kind)
     except InputError:
         raise
     except (pd.errors.ParserError, ValueError, OSError) as exc:
@@ -344,6 +344,14 @@ def _name_key(name: str) -> str:
     return re.sub(r"[\s._-]+", "", str(name).casefold())
 
 
+def _by_name(columns) -> dict[str, str]:
+    """Each of ``columns`` by its name's key (:func:`_name_key`); the first of two with one key."""
+    out: dict[str, str] = {}
+    for c in columns:
+        out.setdefault(_name_key(c), c)
+    return out
+
+
 def _why_not(frame: pd.DataFrame, source: str, col: str, role: str) -> str | None:
     """Why column ``col``, found by its name, cannot be the ``role`` column (None: it can)."""
     try:
@@ -352,9 +360,10 @@ def _why_not(frame: pd.DataFrame, source: str, col: str, role: str) -> str | Non
         return "it holds no plain values"
     values = frame[col]
     if role == "id":
-        if (values.isna() | (values.astype(str).str.strip() == "")).any():
+        ids = values.astype(str).str.strip()
+        if (values.isna() | (ids == "")).any():
             return "some rows have none"
-        if values.astype(str).str.strip().duplicated().any():
+        if ids.duplicated().any():
             return "it repeats some"
     if role == "date":
         sample = values[values.notna() & (values.astype(str).str.strip() != "")].head(DATE_SAMPLE)
@@ -413,9 +422,7 @@ def _find_columns(frame: pd.DataFrame, source: str, columns: Columns, report: Re
         elif col != getattr(defaults, role):
             raise InputError(f"{source}: column {col!r} ({role}) not found; the columns are: "
                              + ", ".join(repr(c) for c in frame.columns) + _sheet_read(frame))
-    by_key: dict[str, str] = {}
-    for c in frame.columns:
-        by_key.setdefault(_name_key(c), c)
+    by_key = _by_name(frame.columns)
     guessed: set[str] = set()
     for role in ("text", "id", "date", "author"):
         if role in found:
@@ -663,7 +670,7 @@ def _conversations_from_replies(result: pd.DataFrame, report: Report) -> None:
 
     if COLUMN in result.columns:
         return
-    by_key = {_name_key(c): c for c in result.columns[::-1]}
+    by_key = _by_name(result.columns)
     col = next((by_key[_name_key(a)] for a in REPLY_TO if _name_key(a) in by_key), None)
     if col is None:
         return
