@@ -367,6 +367,7 @@ class ImportSpec:
     overwrite: bool = False
     seed: int = 0
     label: str | None = None  # how messages name the input (an upload's name); default its path
+    sheet: str | None = None  # a workbook's sheet; default the first holding the texts' column (core.ingest)
     vectors: Path | None = None  # vectors computed elsewhere (core/brought.py), instead of embedding here
     vectors_model: str | None = None  # the model that computed them, for the manifest
     vectors_column: str = brought.VECTOR_COLUMN  # their column in a Parquet file
@@ -427,7 +428,7 @@ def _import_locked(spec: ImportSpec, name: str, root: Path, progress: Progress |
 
     src = brought.probe(spec.vectors, column=spec.vectors_column) if spec.vectors else None
     stage("reading the file")
-    table = read_table(spec.input, label)
+    table = read_table(spec.input, label, spec.sheet, spec.columns.text)
     stage(f"checking {len(table):,} rows")
     frame, report = validate(table, label, spec.columns, spec.options)
     del table

@@ -160,14 +160,15 @@ def _file_kind(path: Path, shown: str) -> str:
 HEAD_BYTES = 1 << 20  # what read_head reads of a text file at most
 
 
-def read_head(stream, name: str, rows: int = 200) -> pd.DataFrame:
+def read_head(stream, name: str, rows: int = 200, sheet: str | None = None) -> pd.DataFrame:
     """The first ``rows`` rows of a file, read as :func:`read_table` reads the whole: for a form to offer the file's
     own columns before an import. ``stream`` is the file opened for binary reading (an upload, or a path opened),
-    ``name`` its name (its type by the suffix). InputError naming the file where it cannot be read so."""
+    ``name`` its name (its type by the suffix); ``sheet``: a workbook's (default: the one the import reads). InputError
+    naming the file where it cannot be read so."""
     kind = _file_kind(Path(name), name)
     try:
         if kind == "workbook":
-            frame = read_workbook(stream, name, rows)
+            frame = read_workbook(stream, name, rows, sheet)
         elif kind == "parquet":
             import pyarrow.parquet as pq
 
@@ -210,18 +211,43 @@ def _workbook_cell(v: object) -> str:
     return str(v)
 
 
-def read_workbook(source, shown: str, rows: int | None = None) -> pd.DataFrame:
-    """The first sheet of a workbook (.xlsx, .xls, .ods; read by python-calamine) as a frame of strings written as
-    a CSV of it would be (:func:`_workbook_cell`); ``rows``: only the first so many. A workbook of several sheets
-    says which it read, in the frame's ``attrs['note']`` (validate adds it to the import's notes)."""
+def read_workbook(source, shown: str, rows: int | None = None, sheet: str | None = None, text: str | None = None
+                  ) -> pd.DataFrame:
+    """A sheet of a workbook (.xlsx, .xls, .ods; read by python-calamine) as a frame of strings written as a CSV of
+    it would be (:func:`_workbook_cell`); ``rows``: only the first so many. The sheet: ``sheet`` where named (an
+    InputError naming the sheets where the workbook has none of that name), else the first whose columns hold the
+    texts (a column named ``text``, or by :data:`ALIASES`: a summary sheet before the data is passed over), else the
+    first. The frame's ``attrs`` keep the workbook's ``sheets`` and the ``sheet`` read, and, where it has several,
+    a ``note`` saying which was read (validate adds it to the import's notes)."""
     book = pd.ExcelFile(source, engine="calamine")
-    sheets = book.sheet_names
-    frame = book.parse(sheets[0], dtype=object, nrows=rows)
+    sheets = [str(n) for n in book.sheet_names]
+    if sheet is not None and sheet not in sheets:
+        raise InputError(f"{shown}: the workbook has no sheet {sheet!r}; its sheets are: "
+                         + ", ".join(repr(n) for n in sheets))
+    chosen = sheet if sheet is not None else _sheet_of_texts(book, sheets, text)
+    frame = book.parse(sheets.index(chosen), dtype=object, nrows=rows)
     frame = frame.apply(lambda col: col.map(_workbook_cell)) if len(frame) else frame.astype(str)
+    frame.attrs.update(sheets=sheets, sheet=chosen)
     if len(sheets) > 1:
-        others = ", ".join(repr(n) for n in sheets[1:4]) + (", …" if len(sheets) > 4 else "")
-        frame.attrs["note"] = f"read the first sheet {sheets[0]!r} of the workbook's {len(sheets)} (not {others})"
+        rest = [n for n in sheets if n != chosen]
+        others = ", ".join(repr(n) for n in rest[:3]) + (", …" if len(rest) > 3 else "")
+        how = ("as asked" if sheet is not None else "the first" if chosen == sheets[0]
+               else "the first with a column of texts")
+        frame.attrs["note"] = (f"read the sheet {chosen!r} ({how}) of the workbook's {len(sheets)} (not {others}; "
+                               "another is read with --sheet, or picked on the home page)")
     return frame
+
+
+def _sheet_of_texts(book, sheets: list[str], text: str | None) -> str:
+    """The first of a workbook's ``sheets`` whose header has the texts' column ``text``, else the first whose header
+    names one of the text's :data:`ALIASES`, else the first (the import then says the column is missing)."""
+    if len(sheets) == 1:
+        return sheets[0]
+    headers = [[str(c) for c in book.parse(i, nrows=0).columns] for i in range(len(sheets))]
+    wanted = {_name_key(a) for a in ALIASES["text"]}
+    by_name = [n for n, h in zip(sheets, headers) if text and text in h]
+    by_alias = [n for n, h in zip(sheets, headers) if wanted & {_name_key(c) for c in h}]
+    return (by_name + by_alias + sheets)[0]
 
 
 def guess_columns(head: pd.DataFrame) -> dict[str, str | None]:
@@ -233,11 +259,13 @@ def guess_columns(head: pd.DataFrame) -> dict[str, str | None]:
     return found
 
 
-def read_table(path: str | Path, label: str | None = None) -> pd.DataFrame:
+def read_table(path: str | Path, label: str | None = None, sheet: str | None = None, text: str | None = None
+               ) -> pd.DataFrame:
     """Read a file into a frame of strings; raise InputError naming the file on failure.
 
     ``label`` is how messages name the file (e.g. an upload's own name rather than where the
-    server keeps it); default: the path."""
+    server keeps it); default: the path. ``sheet``, ``text``: a workbook's sheet, and the texts' column that
+    picks one where no sheet is named (:func:`read_workbook`)."""
     path = Path(path)
     shown = label or str(path)
     if len(shown) > 120:  # a file name of hundreds of characters: name it, shortened
@@ -250,11 +278,13 @@ def read_table(path: str | Path, label: str | None = None) -> pd.DataFrame:
     except OSError as exc:  # a name too long for the file system, a permission denied on a folder, ...
         raise InputError(f"{shown}: cannot be opened ({exc.strerror or exc.__class__.__name__})") from None
     kind = _file_kind(path, shown)
+    if sheet is not None and kind != "workbook":
+        raise InputError(f"{shown}: a sheet ({sheet!r}) was named, but the file is not a workbook (.xlsx, .xls, .ods)")
     try:
         if kind == "parquet":
             frame = pd.read_parquet(path)
         elif kind == "workbook":
-            frame = read_workbook(path, shown)
+            frame = read_workbook(path, shown, sheet=sheet, text=text)
         else:
             frame = _parse_text(_read_utf8(path, shown), kind)
     except InputError:

@@ -34,6 +34,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     p.add_argument("--id-column", default="id", help="'' for row numbers")
     p.add_argument("--text-column", default="text")
+    p.add_argument("--sheet", help="a workbook's sheet, by its name (default: the first with a column of texts)")
     p.add_argument("--date-column", default="date", help="'' for none")
     p.add_argument("--author-column", default="author", help="'' for none")
     p.add_argument("--dedupe", choices=["error", "first"], default="error",
@@ -71,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     spec = ImportSpec(
         input=a.input, name=a.name, models=a.models or ["auto"], dim=a.dim,
         batch_size=a.batch_size, device=a.device, chunk_size=a.chunk_size, overwrite=a.overwrite,
-        seed=a.seed,
+        seed=a.seed, sheet=a.sheet,
         columns=Columns(id=a.id_column or None, text=a.text_column, date=a.date_column or None,
                         author=a.author_column or None),
         options=Options(dedupe=a.dedupe, keep_empty=a.keep_empty, bad_dates=a.bad_dates, timezone=a.timezone),

@@ -103,6 +103,86 @@ def test_a_files_first_rows_read_for_the_form_are_the_imports_first_rows(tmp_pat
         read_head(io.BytesIO(b"x"), "notes.docx")
 
 
+def test_a_workbooks_sheet_of_texts_is_read_past_a_summary_and_any_sheet_by_its_name(tmp_path):
+    """A workbook whose first sheet sums up the data and whose second holds the tweets imports the tweets, and says
+    so; a sheet named is read (one without the texts' column is named in the message), a sheet the workbook lacks is
+    refused with its sheets listed, and a sheet named for a CSV is refused."""
+    import xlsxwriter
+
+    from core.ingest import read_head
+
+    path = tmp_path / "export.xlsx"
+    book = xlsxwriter.Workbook(path)
+    summary = book.add_worksheet("Souhrn")
+    summary.write_row(0, 0, ["autor", "tweetů"])
+    summary.write_row(1, 0, ["alice", 2])
+    data = book.add_worksheet("Data")
+    data.write_row(0, 0, ["ID", "Obsah", "Datum", "Autor"])
+    for i, t in enumerate(["Povodně na Moravě", "Rozpočet na rok 2021"]):
+        data.write_row(1 + i, 0, [str(100 + i), t, f"2021-03-0{i + 1} 10:15", "alice"])
+    mentions = book.add_worksheet("Mentions")
+    mentions.write_row(0, 0, ["id", "text"])
+    mentions.write_row(1, 0, ["7", "@alice díky"])
+    book.close()
+
+    frame, report = load(path)
+    assert frame["text"].tolist() == ["Povodně na Moravě", "Rozpočet na rok 2021"]
+    assert frame["id"].tolist() == ["100", "101"] and frame["author"].tolist() == ["alice", "alice"]
+    assert report.notes[0] == ("read the sheet 'Data' (the first with a column of texts) of the workbook's 3 (not "
+                               "'Souhrn', 'Mentions'; another is read with --sheet, or picked on the home page)")
+    with open(path, "rb") as fh:  # the form's first rows are the same sheet's
+        head = read_head(fh, path.name)
+    assert head.attrs["sheet"] == "Data" and head.attrs["sheets"] == ["Souhrn", "Data", "Mentions"]
+    assert head.equals(read_table(path))
+
+    frame, report = validate(read_table(path, sheet="Mentions"), str(path))
+    assert frame["text"].tolist() == ["@alice díky"] and "'Mentions' (as asked)" in report.notes[0]
+    with pytest.raises(InputError, match=r"column 'text' \(text\) not found; the columns are: 'autor', 'tweetů' "
+                                         r"\(read the sheet 'Souhrn' \(as asked\)"):
+        validate(read_table(path, sheet="Souhrn"), str(path))
+    with pytest.raises(InputError, match=r"export.xlsx: the workbook has no sheet 'data'; its sheets are: 'Souhrn', "
+                                         r"'Data', 'Mentions'"):
+        read_table(path, sheet="data")
+    csv = write(tmp_path, "a.csv", "id,text\n1,x\n")
+    with pytest.raises(InputError, match=r"a.csv: a sheet \('Data'\) was named, but the file is not a workbook"):
+        read_table(csv, sheet="Data")
+    named = tmp_path / "named.xlsx"  # a texts' column named for the import picks the sheet that has it
+    book = xlsxwriter.Workbook(named)
+    first = book.add_worksheet("a")
+    first.write_row(0, 0, ["id", "text"])
+    first.write_row(1, 0, ["1", "Hello"])
+    other = book.add_worksheet("b")
+    other.write_row(0, 0, ["id", "zprava"])
+    other.write_row(1, 0, ["1", "Dobrý den"])
+    book.close()
+    assert read_table(named).attrs["sheet"] == "a" and read_table(named, text="zprava").attrs["sheet"] == "b"
+
+
+def test_the_import_command_reads_the_sheet_named(tmp_path, monkeypatch, model):
+    """python -m precompute.embed ... --sheet NAME imports that sheet of a workbook; without it, the sheet of texts."""
+    import xlsxwriter
+
+    from core.corpus import load_corpus
+    from precompute import embed
+
+    monkeypatch.setenv("SEMANNO_DATA", str(tmp_path / "d"))
+    monkeypatch.setattr("core.corpus.load_model", lambda name, device="auto": model)
+    path = tmp_path / "book.xlsx"
+    book = xlsxwriter.Workbook(path)
+    for name, texts in (("summary", None), ("tweets", ["Floods in Moravia", "The budget"]), ("replies", ["Thanks"])):
+        sheet = book.add_worksheet(name)
+        sheet.write_row(0, 0, ["id", "text"] if texts else ["author", "tweets"])
+        for i, t in enumerate(texts or []):
+            sheet.write_row(1 + i, 0, [str(i), t])
+    book.close()
+    assert embed.main([str(path), "--name", "first"]) == 0
+    assert load_corpus("first").frame["text"].tolist() == ["Floods in Moravia", "The budget"]
+    assert embed.main([str(path), "--name", "second", "--sheet", "replies"]) == 0
+    corpus = load_corpus("second")
+    assert corpus.frame["text"].tolist() == ["Thanks"]
+    assert "'replies' (as asked)" in corpus.manifest["validation"]["notes"][0]
+
+
 def test_a_workbook_is_read_as_a_csv_of_it_would_be_and_an_export_comes_back_whole(tmp_path):
     """Excel's own cells (numbers, dates, a second sheet) read as a CSV of the sheet would hold them; ids a
     spreadsheet kept as numbers and so rounded are refused as the CSV's are; the Groups page's Excel export of real
@@ -130,7 +210,8 @@ def test_a_workbook_is_read_as_a_csv_of_it_would_be_and_an_export_comes_back_who
     frame, report = load(path)
     assert frame["id"].tolist() == ["1344902244014170115", "17"] and frame["likes"].tolist() == ["5", "2.5"]
     assert frame["date"].tolist() == [pd.Timestamp("2021-03-01 10:15"), pd.Timestamp("2021-03-02 11:00")]
-    assert report.notes == ["read the first sheet 'tweets' of the workbook's 2 (not 'notes')"]
+    assert report.notes == ["read the sheet 'tweets' (the first) of the workbook's 2 (not 'notes'; another is read "
+                            "with --sheet, or picked on the home page)"]
     with open(path, "rb") as fh:
         assert read_head(fh, "tweets.xlsx").equals(read_table(path))
 

@@ -79,7 +79,7 @@ def test_home_offers_the_files_own_columns_guessed_by_their_names(tmp_path, monk
     from core.ingest import read_head
 
     reads = []
-    monkeypatch.setattr(ui.imports, "read_head", lambda *a: reads.append(a[1]) or read_head(*a))
+    monkeypatch.setattr(ui.imports, "read_head", lambda *a, **k: reads.append(a[1]) or read_head(*a, **k))
     at = app("streamlit_app.py").run()
     at.radio(key="imp_src").set_value("A file on the server").run()
     at.text_input(key="imp_path").set_value(src.name).run()
@@ -107,6 +107,47 @@ def test_home_offers_the_files_own_columns_guessed_by_their_names(tmp_path, monk
     other.write_text("n,words,text\n1,x,y\n", encoding="utf-8")  # the file changed under the same name: read again
     at.text_input(key="imp_name").set_value("w").run()
     assert reads[-1] == "words.csv" and len(reads) == 3 and "text" in at.selectbox(key="imp_text_words.csv").options
+
+
+def test_home_offers_a_workbooks_sheets_the_one_with_the_texts_first(tmp_path, monkeypatch, model):
+    """A workbook whose first sheet is a summary: the form offers its sheets with the tweets' sheet picked and that
+    sheet's columns guessed; another sheet picked offers its own columns (none of them the texts: no import); the
+    import reads the sheet the form showed."""
+    import xlsxwriter
+
+    import ui.imports
+    from core.corpus import load_corpus
+    from core.ingest import read_head
+
+    monkeypatch.setenv("SEMANNO_DATA", str(tmp_path / "d"))
+    monkeypatch.setenv("SEMANNO_IMPORT_ROOTS", str(tmp_path))
+    monkeypatch.setattr("core.corpus.load_model", lambda name, device="auto": model)
+    book = xlsxwriter.Workbook(tmp_path / "export.xlsx")
+    book.add_worksheet("Souhrn").write_row(0, 0, ["autor", "tweetů"])
+    data = book.add_worksheet("Data")
+    data.write_row(0, 0, ["ID", "Obsah", "Datum", "Autor"])
+    for i in range(30):
+        data.write_row(1 + i, 0, [str(100 + i), f"Povodně na Moravě {i}", f"2021-03-{1 + i % 9:02d} 10:15", "alice"])
+    book.close()
+    reads = []
+    monkeypatch.setattr(ui.imports, "read_head", lambda *a, **k: reads.append(k.get("sheet")) or read_head(*a, **k))
+    at = app("streamlit_app.py").run()
+    at.radio(key="imp_src").set_value("A file on the server").run()
+    at.text_input(key="imp_path").set_value("export.xlsx").run()
+    at.text_input(key="imp_name").set_value("export").run()
+    sheet = at.selectbox(key="imp_sheet_export.xlsx")
+    assert sheet.value == "Data" and sheet.options == ["Souhrn", "Data"] and reads == [None]
+    assert {r: at.selectbox(key=f"imp_{r}_export.xlsx_Data").value for r in ("id", "text", "date", "author")} == {
+        "id": "ID", "text": "Obsah", "date": "Datum", "author": "Autor"}
+    sheet.set_value("Souhrn").run()
+    assert at.selectbox(key="imp_text_export.xlsx_Souhrn").value is None and at.button(key="imp_go").disabled
+    assert at.selectbox(key="imp_author_export.xlsx_Souhrn").value == "autor"
+    at.selectbox(key="imp_sheet_export.xlsx").set_value("Data").run()
+    assert reads == [None, "Souhrn", "Data"]  # each sheet read once
+    at.button(key="imp_go").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    frame = load_corpus("export", tmp_path / "d").frame
+    assert len(frame) == 30 and frame["text"].iloc[0] == "Povodně na Moravě 0" and frame["author"].iloc[0] == "alice"
 
 
 def test_home_summary_and_query_param(tweets):

@@ -87,7 +87,18 @@ def _column_pickers(head, places, file_key: str) -> tuple[str | None, str | None
     return picked["id"], picked["text"], picked["date"], picked["author"]
 
 
-# Long (~55 lines): one form's widgets, each with its help, then the import they describe.
+def _sheet_picker(head, file_key: str) -> str | None:
+    """The sheet of a workbook picked (None: the file is no workbook): where it has several, a select box of them,
+    first the one the import would read (the first with a column of texts; core.ingest.read_workbook)."""
+    sheets = head.attrs.get("sheets", []) if head is not None else []
+    if len(sheets) > 1:
+        st.selectbox("Sheet", sheets, index=sheets.index(head.attrs["sheet"]), key=f"imp_sheet_{file_key}",
+                     help=f"The workbook's {len(sheets)} sheets. Offered first: the first whose columns hold the "
+                          "texts (a column named like text, full_text, content, obsah, …).")
+    return head.attrs.get("sheet") if head is not None else None
+
+
+# Long (~60 lines): one form's widgets, each with its help, then the import they describe.
 def draw(name: str | None) -> None:
     """The import form, open where there is no corpus yet."""
     upload_limit_mb = st.get_option("server.maxUploadSize")
@@ -105,7 +116,11 @@ def draw(name: str | None) -> None:
         picked = upload.name if upload else (path_text or "")
         new_name = st.text_input("Corpus name", key="imp_name",
                                  placeholder=paths.name_from_file(picked) if picked else "from the file's name")
-        head, unread = imports.file_head(upload, path_text)
+        file_key = upload.file_id if upload else path_text
+        head, unread = imports.file_head(upload, path_text, st.session_state.get(f"imp_sheet_{file_key}"))
+        if unread and st.session_state.pop(f"imp_sheet_{file_key}", None) is not None:  # that sheet is gone
+            head, unread = imports.file_head(upload, path_text)
+        sheet = _sheet_picker(head, file_key)
         if unread:
             st.warning(f"{md(unread, limit=600)}  \nThe import will say the same unless the file is changed.")
         c1, c2, c3, c4, c5 = st.columns(5)
@@ -116,7 +131,7 @@ def draw(name: str | None) -> None:
             author_col = c5.text_input("author column ('' = none)", "author", key="imp_author")
         else:
             id_col, text_col, date_col, author_col = _column_pickers(
-                head, (c1, c2, c3, c5), upload.file_id if upload else path_text)
+                head, (c1, c2, c3, c5), f"{file_key}_{sheet}" if sheet else file_key)
         zone = c4.text_input("Time zone", "UTC", key="imp_tz",
                              help="The corpus's time zone, an IANA name such as Europe/Prague: dates written without "
                                   "an offset are its wall times, and every page shows and bins dates in it. Dates "
@@ -145,6 +160,7 @@ def draw(name: str | None) -> None:
                 input=src, name=(new_name.strip() or paths.name_from_file(picked)), dim=int(dim),
                 overwrite=overwrite, models=imports.models_from(models),
                 label=picked,  # named as given, not by its server path
+                sheet=sheet,  # the workbook's sheet whose columns were offered
                 columns=Columns(id=id_col or None, text=text_col, date=date_col or None, author=author_col or None),
                 options=Options(dedupe=dedupe, keep_empty=keep_empty, bad_dates=bad_dates, timezone=zone)))
         except ValueError as exc:  # a path or model outside the allowed folders

@@ -47,11 +47,12 @@ def server_file(text: str) -> Path:
     return paths.confine(text, paths.import_roots(), "file", "SEMANNO_IMPORT_ROOTS")
 
 
-def file_head(upload, path_text: str | None):
+def file_head(upload, path_text: str | None, sheet: str | None = None):
     """(the first rows of the file picked in the form, None), or (None, why they cannot be read); (None, None)
-    while nothing is picked. The file is an upload, or a path inside the operator's import folders. Read once per
-    file and kept in the session: the form reruns on every widget, and a workbook's first rows cost its whole
-    sheet's reading (1.9 s for 300,000 rows, bench.read_files)."""
+    while nothing is picked. The file is an upload, or a path inside the operator's import folders; ``sheet``: a
+    workbook's (default: the one the import would read; the rows' ``attrs`` name it and the others). Read once per
+    file and sheet and kept in the session: the form reruns on every widget, and a workbook's first rows cost its
+    whole sheet's reading (1.9 s for 300,000 rows, bench.read_files)."""
     key = ("upload", upload.file_id) if upload is not None else ("path", path_text) if path_text else None
     if key is None:
         return None, None
@@ -62,25 +63,29 @@ def file_head(upload, path_text: str | None):
         except (OSError, ValueError):
             pass  # said by the reading below
     kept = st.session_state.get("imp_head")
-    if kept is not None and kept[0] == key:
-        return kept[1]
-    result = _read_head(upload, path_text)
-    st.session_state["imp_head"] = (key, result)
+    if kept is not None and kept[0] == key and sheet in (kept[1], _sheet_of(kept[2])):  # that sheet read already
+        return kept[2]
+    result = _read_head(upload, path_text, sheet)
+    st.session_state["imp_head"] = (key, sheet, result)
     return result
 
 
-def _read_head(upload, path_text: str | None):
+def _sheet_of(result) -> str | None:
+    return result[0].attrs.get("sheet") if result[0] is not None else None
+
+
+def _read_head(upload, path_text: str | None, sheet: str | None):
     try:
         if upload is not None:
             upload.seek(0)
             try:
-                return read_head(upload, upload.name), None
+                return read_head(upload, upload.name, sheet=sheet), None
             finally:
                 upload.seek(0)
         if path_text:
             try:
                 with open(server_file(path_text), "rb") as fh:
-                    return read_head(fh, path_text), None
+                    return read_head(fh, path_text, sheet=sheet), None
             except OSError as exc:  # named as typed, not by where the server keeps it
                 return None, f"{path_text}: cannot be opened ({exc.strerror or exc.__class__.__name__})"
     except (InputError, ValueError) as exc:  # ValueError: a path outside the import folders
