@@ -690,7 +690,11 @@ def spreadsheet_rounded(values):
 # Where a file names the tweet each one replies to (Twitter's API v1.1 and the exports made from it) but no
 # conversation, the column the conversations are made from (core.threads.from_replies); compared as ALIASES are
 REPLY_TO = ("in_reply_to_status_id_str", "in_reply_to_status_id", "in_reply_to_tweet_id", "replied_to_id",
-            "reply_to_id", "in_reply_to_id")
+            "reply_to_id", "in_reply_to_id", "parent_id")
+# Reddit's parent_id names a comment or post by its "fullname": its kind (t1_ a comment, t3_ a post) before the id
+# that the file's id column holds; the kind is left out, so a post's comments are its conversation, and the comments
+# of a post the file lacks are one conversation named by the post.
+FULLNAME = r"^t[1-6]_"
 
 
 def _conversations_from_replies(result: pd.DataFrame, report: Report) -> None:
@@ -709,7 +713,7 @@ def _conversations_from_replies(result: pd.DataFrame, report: Report) -> None:
         report.notes.append(f"column {col!r} holds its tweet ids as floating-point numbers, which round them: "
                             "no conversations were made from it")
         return
-    parents = raw.astype("string").fillna("").str.strip().to_numpy(dtype=object)
+    parents = raw.astype("string").fillna("").str.strip().str.replace(FULLNAME, "", regex=True).to_numpy(dtype=object)
     parents[spreadsheet_rounded(pd.Series(parents, dtype="string")).to_numpy(zero_copy_only=False)] = ""
     names = from_replies(result["id"].to_numpy(dtype=object), parents)
     result[COLUMN] = pd.array(names, dtype="string")

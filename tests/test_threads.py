@@ -94,6 +94,28 @@ def test_a_file_that_names_what_each_tweet_replies_to_gets_its_conversations_fro
     assert all(made.mates(r).tolist() == named.mates(r).tolist() for r in range(len(tweets)))
 
 
+def test_reddit_comments_are_the_conversation_of_their_post():
+    """A Reddit export (Pushshift's comments and posts: body, author, created_utc, parent_id as a fullname, t1_ for
+    a comment and t3_ for a post): a post and every comment under it, however deep, are one conversation; the
+    comments of a post the file lacks are one conversation too, and two posts' comments never mix."""
+    from core.ingest import validate
+
+    rows = [("p1", "", "A flood in Brno"), ("c1", "t3_p1", "Stay safe"), ("c2", "t1_c1", "Thanks"),
+            ("c3", "t1_c2", "The river is up again"), ("c4", "t3_gone", "What a post"), ("c5", "t1_c4", "Agreed"),
+            ("c6", "t3_gone", "Deleted?"), ("p2", "", "The budget"), ("c7", "t3_p2", "Too high")]
+    frame = pd.DataFrame({"id": [r[0] for r in rows], "parent_id": [r[1] for r in rows],
+                          "body": [r[2] for r in rows], "author": ["u"] * len(rows),
+                          "created_utc": [str(1_600_000_000 + 60 * i) for i in range(len(rows))]})
+    out, report = validate(frame, "reddit.jsonl")
+    t = threads_of(out)
+    assert t.mates(3).tolist() == [0, 1, 2, 3], "a post, a comment, a reply to it and one to that"
+    assert t.mates(4).tolist() == [4, 5, 6], "the comments of a post the file lacks"
+    assert t.mates(8).tolist() == [7, 8]
+    assert out["conversation_id"].tolist()[:7] == ["p1"] * 4 + ["gone"] * 3
+    assert report.notes[-1] == ("conversations made from column 'parent_id': 7 replies, 3 conversations of two or "
+                                "more texts")
+
+
 def test_a_text_counts_the_labelled_texts_of_its_conversation_but_not_itself():
     t = threads_of(pd.DataFrame({"conversation_id": ["a", "b", "a", "b", "a", "z", "c", "c"]}))
     rows, counts = t.around(np.array([0, 2, 3, 3]))
