@@ -659,6 +659,37 @@ def _day_first(values: pd.Series, source: str, date_col: str, report: Report) ->
     return dotted
 
 
+def _whole_texts(frame: pd.DataFrame, text: pd.Series, report: Report) -> pd.Series:
+    """Texts Twitter's API v1.1 cut short, read whole from the objects it nests beside them: a tweet over 140
+    characters from its ``extended_tweet.full_text`` (the streaming API cuts ``text`` with "…" and says
+    ``"truncated": true``), and a retweet as "RT @name: " and the whole of the tweet in its ``retweeted_status`` (even
+    ``full_text`` cuts a retweet at 140 characters). A text is replaced only by a longer one; said in the notes."""
+    def field(col: str, *keys: str) -> pd.Series | None:
+        if col not in frame.columns or not frame[col].map(lambda d: isinstance(d, dict)).any():
+            return None
+        def get(d):
+            for k in keys:
+                d = d.get(k) if isinstance(d, dict) else None
+            return d if isinstance(d, str) else None
+        return frame[col].map(get).astype("string").set_axis(text.index)
+
+    whole = text.copy()
+    long = field("extended_tweet", "full_text")
+    if long is not None:
+        whole = whole.where(long.isna() | (long.str.len() <= whole.str.len()), long)
+    extended = field("retweeted_status", "extended_tweet", "full_text")
+    if extended is not None:
+        name = field("retweeted_status", "user", "screen_name")
+        retweeted = extended.fillna(field("retweeted_status", "full_text")).fillna(field("retweeted_status", "text"))
+        retweet = ("RT @" + name + ": " + retweeted).where(whole.str.startswith("RT @"))
+        whole = whole.where(retweet.isna() | (retweet.str.len() <= whole.str.len()), retweet)
+    changed = whole != text
+    if changed.any():
+        report.notes.append(f"read {int(changed.sum()):,} texts the Twitter API had cut short whole, from their "
+                            "extended_tweet or retweeted_status")
+    return whole
+
+
 def _unescape_entities(text: pd.Series, report: Report) -> tuple[pd.Series, pd.Series | None]:
     """Tweets carry HTML entities as the Twitter API sends them ("Johnson &amp; Johnson"): the
     characters to show, and what the file said (None when nothing changed)."""
@@ -760,6 +791,8 @@ def validate(frame: pd.DataFrame, source: str, columns: Columns = Columns(),
     check_column_types(out, source, cols["text"], cols["id"], cols["date"], cols["author"])
     text = out[cols["text"]]
     text = text.where(~text.isna(), "").astype(str)
+    if cols["text"] in ("text", "full_text"):  # the API's own fields: where it cut them, read whole
+        text = _whole_texts(out, text, report)
     ids = _ids(out, source, cols["id"], report)
 
     keep = pd.Series(True, index=out.index)

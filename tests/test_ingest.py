@@ -289,6 +289,49 @@ def test_a_twitter_api_export_imports_as_it_is(tmp_path):
     assert frame["author"].tolist() == ["user0", "user1", "user0", "user1"]
 
 
+def test_tweets_the_twitter_api_cut_short_are_read_whole(tmp_path):
+    """500 real tweets as Twitter's streaming API v1.1 writes them: a text over 140 characters cut with "…" and
+    whole in extended_tweet.full_text; every fifth a retweet of another, cut again after its "RT @name: " and whole
+    in retweeted_status. The import reads every text whole, as its author wrote it; a text named in another column
+    is left as it is."""
+    from tests.conftest import shared_file
+
+    tweets = pd.read_csv(shared_file("czech_politicians_tweets_2021.csv"), dtype=str, keep_default_na=False)
+    tweets = tweets[~tweets["text"].str.startswith("RT @")].head(500).reset_index(drop=True)
+
+    def cut(t):
+        return t if len(t) <= 140 else t[:139] + "…"
+
+    def status(row):
+        out = {"id_str": row.id, "created_at": "Wed Oct 10 20:19:24 +0000 2018", "text": cut(row.text),
+               "truncated": len(row.text) > 140, "user": {"screen_name": row.author}}
+        if len(row.text) > 140:
+            out["extended_tweet"] = {"full_text": row.text}
+        return out
+
+    lines, expected = [], []
+    for i, row in enumerate(tweets.itertuples()):
+        if i % 5 == 4:  # a retweet of the tweet before it
+            original = tweets.iloc[i - 1]
+            record = status(row)
+            record.update(text=cut(f"RT @{original.author}: {original.text}"), truncated=False,
+                          retweeted_status=status(original))
+            record.pop("extended_tweet", None)
+            expected.append(f"RT @{original.author}: {original.text}")
+        else:
+            record = status(row)
+            expected.append(row.text)
+        lines.append(json.dumps(record, ensure_ascii=False))
+    p = write(tmp_path, "stream.jsonl", "\n".join(lines))
+    frame, report = load(p)
+    assert sum(len(t) > 140 for t in expected) > 100  # the cut ones are many
+    assert frame["text"].tolist() == expected
+    cut_short = sum(cut(t) != t for t in expected)
+    assert f"read {cut_short:,} texts the Twitter API had cut short whole" in " ".join(report.notes)
+    shown = pd.DataFrame({"id": ["1"], "tweet": ["RT @a: short…"], "retweeted_status": [{"full_text": "whole"}]})
+    assert validate(shown, "x.jsonl")[0]["text"].tolist() == ["RT @a: short…"]
+
+
 def test_named_optional_column_that_is_missing_is_an_error(tmp_path):
     p = write(tmp_path, "a.csv", "id,text\n1,hello\n")
     with pytest.raises(InputError, match="'published'"):
