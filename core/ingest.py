@@ -662,7 +662,7 @@ def _day_first(values: pd.Series, source: str, date_col: str, report: Report) ->
 def _whole_texts(frame: pd.DataFrame, text: pd.Series, report: Report) -> pd.Series:
     """Texts Twitter's API v1.1 cut short, read whole from the objects it nests beside them: a tweet over 140
     characters from its ``extended_tweet.full_text`` (the streaming API cuts ``text`` with "…" and says
-    ``"truncated": true``), and a retweet as "RT @name: " and the whole of the tweet in its ``retweeted_status`` (even
+    ``"truncated": true``; API v2's ``note_tweet.text`` likewise), and a retweet as "RT @name: " and the whole of the tweet in its ``retweeted_status`` (even
     ``full_text`` cuts a retweet at 140 characters). A text is replaced only by a longer one; said in the notes."""
     def field(col: str, *keys: str) -> pd.Series | None:
         if col not in frame.columns or not frame[col].map(lambda d: isinstance(d, dict)).any():
@@ -674,9 +674,9 @@ def _whole_texts(frame: pd.DataFrame, text: pd.Series, report: Report) -> pd.Ser
         return frame[col].map(get).astype("string").set_axis(text.index)
 
     whole = text.copy()
-    long = field("extended_tweet", "full_text")
-    if long is not None:
-        whole = whole.where(long.isna() | (long.str.len() <= whole.str.len()), long)
+    for long in (field("extended_tweet", "full_text"), field("note_tweet", "text")):  # API v1.1's, v2's
+        if long is not None:
+            whole = whole.where(long.isna() | (long.str.len() <= whole.str.len()), long)
     extended = field("retweeted_status", "extended_tweet", "full_text")
     if extended is not None:
         name = field("retweeted_status", "user", "screen_name")

@@ -328,6 +328,9 @@ def test_tweets_the_twitter_api_cut_short_are_read_whole(tmp_path):
     assert frame["text"].tolist() == expected
     cut_short = sum(cut(t) != t for t in expected)
     assert f"read {cut_short:,} texts the Twitter API had cut short whole" in " ".join(report.notes)
+    v2 = pd.DataFrame({"id": ["1", "2"], "text": ["A long post…", "short"],
+                       "note_tweet": [{"text": "A long post whole"}, None]})
+    assert validate(v2, "v2.jsonl")[0]["text"].tolist() == ["A long post whole", "short"]  # API v2's long posts
     shown = pd.DataFrame({"id": ["1"], "tweet": ["RT @a: short…"], "retweeted_status": [{"full_text": "whole"}]})
     assert validate(shown, "x.jsonl")[0]["text"].tolist() == ["RT @a: short…"]
 
