@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import html
 import io
+import json
 import re
 from datetime import date, datetime, time as dtime
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from core import timezones
+from core import timezones, twitter
 
 SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".parquet": "parquet", ".pq": "parquet",
             ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl",
@@ -137,11 +138,76 @@ def _parse_text(text: str, kind: str, rows: int | None = None) -> pd.DataFrame:
     """A CSV, TSV or JSONL file's text as a frame (CSV and TSV cells as strings, '' for an empty one); ``rows``: only
     the first so many."""
     if kind == "jsonl":
-        if rows is not None:
-            text = "\n".join([line for line in text.splitlines() if line.strip()][:rows])
-        return pd.read_json(io.StringIO(text), lines=True, dtype=False)
+        return _parse_json(text, rows)
     return pd.read_csv(io.StringIO(text), sep=_separator(text) if kind == "csv" else "\t", dtype=str,
                        keep_default_na=False, na_values=[], engine="c", nrows=rows)
+
+
+def _parse_json(text: str, rows: int | None = None) -> pd.DataFrame:
+    """A JSON file's objects as a frame: one object a line (JSONL), or an array of them (a ``.json`` a scraper
+    saved; a head cut short is read as far as its objects are whole); Twitter API v2's responses (one a line, or
+    one alone), as ``twarc2 search`` saves them, are made one tweet a row (:func:`core.twitter.flatten_pages`)."""
+    start = text.lstrip()[:1]
+    if start == "[":
+        records = json.loads(text) if rows is None else _first_objects(text, rows)
+        if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
+            raise ValueError("a JSON array of objects (one per text) was expected")
+    else:
+        try:
+            first = json.loads(text.lstrip().split("\n", 1)[0] or "null")
+        except ValueError:
+            first = None
+        if first is None and start == "{":  # one object written over several lines (an API's response saved)
+            try:
+                records = [json.loads(text)]
+            except ValueError:
+                _name_bad_line(text)  # else a line that is no JSON
+                raise
+        elif twitter.is_pages([first]):
+            records = [json.loads(line) for line in [line for line in text.splitlines() if line.strip()][:rows]]
+        else:  # one object a line
+            if rows is not None:
+                text = "\n".join([line for line in text.splitlines() if line.strip()][:rows])
+            try:
+                return pd.read_json(io.StringIO(text), lines=True, dtype=False)
+            except (ValueError, TypeError):
+                _name_bad_line(text)
+                raise
+    if twitter.is_pages(records):
+        records = twitter.flatten_pages(records)
+    return pd.DataFrame.from_records(records[:rows])
+
+
+def _name_bad_line(text: str) -> None:
+    """Raise a ValueError naming the first line of ``text`` that is no JSON object (pandas names a position)."""
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"line {number:,} is no JSON ({exc.msg} at its character {exc.colno}): "
+                             f"{line[:80]!r}") from None
+        if not isinstance(value, dict):
+            raise ValueError(f"line {number:,} is no JSON object: {line[:80]!r}")
+
+
+def _first_objects(text: str, rows: int) -> list:
+    """The first ``rows`` objects of a JSON array whose text may stop inside one (the first MiB of a file)."""
+    decoder, out, i = json.JSONDecoder(), [], text.index("[") + 1
+    while len(out) < rows:
+        while i < len(text) and text[i] in " \t\r\n,":
+            i += 1
+        if i >= len(text) or text[i] == "]":
+            break
+        try:
+            obj, i = decoder.raw_decode(text, i)
+        except ValueError:
+            if out:
+                break  # the head was cut inside this object
+            raise
+        out.append(obj)
+    return out
 
 
 def _file_kind(path: Path, shown: str) -> str:
@@ -419,6 +485,12 @@ def _nested_column(frame: pd.DataFrame, by_key: dict[str, str], role: str, repor
     return None
 
 
+def _holds_objects(frame: pd.DataFrame, col: str) -> bool:
+    """Whether column ``col`` is there and holds a JSON file's nested objects (its first value that is there)."""
+    first = frame[col].dropna().head(1) if col in frame.columns else None
+    return first is not None and len(first) > 0 and isinstance(first.iloc[0], dict)
+
+
 def _add_field(frame: pd.DataFrame, name: str) -> bool:
     """Add column ``name`` = 'outer.key' to ``frame``: the field ``key`` of the objects in its column ``outer``
     (a JSON file's nested objects), where they hold it as plain values; False where not."""
@@ -447,7 +519,9 @@ def _find_columns(frame: pd.DataFrame, source: str, columns: Columns, report: Re
     defaults = Columns()
     for role in ("text", "id", "date", "author"):
         col = getattr(columns, role)
-        if col is None or col in frame.columns or (col != getattr(defaults, role) and _add_field(frame, col)):
+        nested = col == getattr(defaults, role) and role in NESTED and _holds_objects(frame, col)  # twarc2's author
+        if col is None or (col in frame.columns and not nested) or (col != getattr(defaults, role)
+                                                                    and _add_field(frame, col)):
             found[role] = col  # a name as 'user.screen_name': a field of the objects a JSON file nests
         elif col != getattr(defaults, role):
             raise InputError(f"{source}: column {col!r} ({role}) not found; the columns are: "
@@ -458,7 +532,13 @@ def _find_columns(frame: pd.DataFrame, source: str, columns: Columns, report: Re
         if role in found:
             continue
         found[role] = None
+        nested_tried = False
         for alias in ALIASES[role]:
+            if role in NESTED and alias.endswith("_id") and not nested_tried:  # a user's name before its number
+                nested_tried, found[role] = True, _nested_column(frame, by_key, role, report)
+                if found[role]:
+                    guessed.add(role)
+                    break
             col = by_key.get(_name_key(alias))
             if col is None or col in found.values():
                 continue
@@ -470,7 +550,7 @@ def _find_columns(frame: pd.DataFrame, source: str, columns: Columns, report: Re
                                     f"{getattr(defaults, role)!r})")
                 break
             report.notes.append(f"column {col!r} not read as the {ROLE_WORDS[role]}: {why}")
-        if found[role] is None and role in NESTED:
+        if found[role] is None and role in NESTED and not nested_tried:
             found[role] = _nested_column(frame, by_key, role, report)
             guessed.update([role] if found[role] else [])
         if role == "text" and found[role] is None and text_required:
@@ -659,37 +739,6 @@ def _day_first(values: pd.Series, source: str, date_col: str, report: Report) ->
     return dotted
 
 
-def _whole_texts(frame: pd.DataFrame, text: pd.Series, report: Report) -> pd.Series:
-    """Texts Twitter's API v1.1 cut short, read whole from the objects it nests beside them: a tweet over 140
-    characters from its ``extended_tweet.full_text`` (the streaming API cuts ``text`` with "…" and says
-    ``"truncated": true``; API v2's ``note_tweet.text`` likewise), and a retweet as "RT @name: " and the whole of the tweet in its ``retweeted_status`` (even
-    ``full_text`` cuts a retweet at 140 characters). A text is replaced only by a longer one; said in the notes."""
-    def field(col: str, *keys: str) -> pd.Series | None:
-        if col not in frame.columns or not frame[col].map(lambda d: isinstance(d, dict)).any():
-            return None
-        def get(d):
-            for k in keys:
-                d = d.get(k) if isinstance(d, dict) else None
-            return d if isinstance(d, str) else None
-        return frame[col].map(get).astype("string").set_axis(text.index)
-
-    whole = text.copy()
-    for long in (field("extended_tweet", "full_text"), field("note_tweet", "text")):  # API v1.1's, v2's
-        if long is not None:
-            whole = whole.where(long.isna() | (long.str.len() <= whole.str.len()), long)
-    extended = field("retweeted_status", "extended_tweet", "full_text")
-    if extended is not None:
-        name = field("retweeted_status", "user", "screen_name")
-        retweeted = extended.fillna(field("retweeted_status", "full_text")).fillna(field("retweeted_status", "text"))
-        retweet = ("RT @" + name + ": " + retweeted).where(whole.str.startswith("RT @"))
-        whole = whole.where(retweet.isna() | (retweet.str.len() <= whole.str.len()), retweet)
-    changed = whole != text
-    if changed.any():
-        report.notes.append(f"read {int(changed.sum()):,} texts the Twitter API had cut short whole, from their "
-                            "extended_tweet or retweeted_status")
-    return whole
-
-
 def _unescape_entities(text: pd.Series, report: Report) -> tuple[pd.Series, pd.Series | None]:
     """Tweets carry HTML entities as the Twitter API sends them ("Johnson &amp; Johnson"): the
     characters to show, and what the file said (None when nothing changed)."""
@@ -792,7 +841,10 @@ def validate(frame: pd.DataFrame, source: str, columns: Columns = Columns(),
     text = out[cols["text"]]
     text = text.where(~text.isna(), "").astype(str)
     if cols["text"] in ("text", "full_text"):  # the API's own fields: where it cut them, read whole
-        text = _whole_texts(out, text, report)
+        text, whole = twitter.whole_texts(out, text)
+        if whole:
+            report.notes.append(f"read {whole:,} texts the Twitter API had cut short whole, from the tweets "
+                                "it nests beside them (extended_tweet, note_tweet, the retweeted tweet)")
     ids = _ids(out, source, cols["id"], report)
 
     keep = pd.Series(True, index=out.index)

@@ -335,6 +335,75 @@ def test_tweets_the_twitter_api_cut_short_are_read_whole(tmp_path):
     assert validate(shown, "x.jsonl")[0]["text"].tolist() == ["RT @a: short…"]
 
 
+def test_twarc2s_pages_of_api_v2_and_a_json_array_import_as_they_are(tmp_path):
+    """600 real tweets as ``twarc2 search`` saves them (API v2 responses of 100, one a line: the tweets in data,
+    their authors and the retweeted tweets in includes; a retweet's text cut after its "RT @name: ", a long post
+    whole only in note_tweet): one row a tweet, every text whole, each author's username, the conversations. The
+    same tweets as a JSON array (a scraper's .json, pretty printed) read alike, and the form's first rows of a large
+    array are its first objects."""
+    from core.ingest import read_head
+    from core.threads import threads_of
+    from tests.conftest import shared_file
+
+    tweets = pd.read_csv(shared_file("czech_politicians_tweets_2021.csv"), dtype=str, keep_default_na=False)
+    tweets = tweets[~tweets["text"].str.startswith("RT @")].head(600).reset_index(drop=True)
+    users = {a: str(1000 + i) for i, a in enumerate(sorted(tweets["author"].unique()))}
+
+    def v2(row, **more):
+        return {"id": row.id, "author_id": users[row.author], "conversation_id": row.conversation_id,
+                "created_at": "2021-03-01T10:15:00.000Z", "lang": "cs", **more}
+
+    pages, expected = [], []
+    for start in range(0, len(tweets), 100):
+        data, retweeted = [], []
+        for i in range(start, start + 100):
+            row = tweets.iloc[i]
+            if i % 7 == 6:  # a retweet of the tweet before it, whose text the API cuts at 140 characters
+                original = tweets.iloc[i - 1]
+                whole = f"RT @{original.author}: {original.text}"
+                data.append(v2(row, text=whole[:139] + "…" if len(whole) > 140 else whole,
+                               referenced_tweets=[{"type": "retweeted", "id": original.id}]))
+                retweeted.append(v2(original, text=original.text))
+                expected.append(whole)
+            elif len(row.text) > 100:  # a long post: cut in text, whole in note_tweet
+                data.append(v2(row, text=row.text[:99] + "…", note_tweet={"text": row.text}))
+                expected.append(row.text)
+            else:
+                data.append(v2(row, text=row.text))
+                expected.append(row.text)
+        pages.append({"data": data, "includes": {"users": [{"id": u, "username": a, "name": a.title()}
+                                                           for a, u in users.items()], "tweets": retweeted},
+                      "meta": {"result_count": 100}, "__twarc": {"version": "2.14.0"}})
+    p = write(tmp_path, "search.jsonl", "\n".join(json.dumps(page, ensure_ascii=False) for page in pages))
+    frame, report = load(p)
+    assert frame["id"].tolist() == tweets["id"].tolist() and frame["text"].tolist() == expected
+    assert frame["author"].tolist() == tweets["author"].tolist()
+    assert frame["date"].iloc[0] == pd.Timestamp("2021-03-01 10:15")
+    assert threads_of(frame).count == threads_of(tweets).count > 10
+    assert "field 'username' of column 'author' read as the authors" in report.notes
+    from core.ingest import guess_columns
+
+    with open(p, "rb") as fh:  # the home page's form offers the same columns, and the import takes them so
+        guess = guess_columns(read_head(fh, p.name))
+    assert guess == {"text": "text", "id": "id", "date": "created_at", "author": "author.username"}
+    assert load(p, Columns(**guess))[0]["author"].tolist() == tweets["author"].tolist()
+
+    flat = [{"id": row.id, "text": row.text, "created_at": "2021-03-01T10:15:00Z", "user": {"username": row.author}}
+            for row in tweets.itertuples()]
+    array = write(tmp_path, "scraped.json", json.dumps(flat * 10, ensure_ascii=False, indent=2))
+    assert array.stat().st_size > (1 << 20)  # more than the form reads of it
+    frame, _ = load(array, options=Options(dedupe="first"))
+    assert frame["text"].tolist() == tweets["text"].tolist() and frame["author"].tolist() == tweets["author"].tolist()
+    with open(array, "rb") as fh:
+        head = read_head(fh, array.name)
+    assert head["id"].tolist() == tweets["id"].tolist()[:200]
+    with pytest.raises(InputError, match=r"numbers.json: cannot be read as JSONL: a JSON array of objects"):
+        load(write(tmp_path, "numbers.json", "[1, 2, 3]"))
+    with pytest.raises(InputError, match=r"bad.jsonl: cannot be read as JSONL: line 3 is no JSON \(Expecting value at "
+                                         r"its character 19\): '\{\"id\": 2, \"text\": broken\}'"):
+        load(write(tmp_path, "bad.jsonl", '{"id": 1, "text": "a"}\n\n{"id": 2, "text": broken}\n'))
+
+
 def test_named_optional_column_that_is_missing_is_an_error(tmp_path):
     p = write(tmp_path, "a.csv", "id,text\n1,hello\n")
     with pytest.raises(InputError, match="'published'"):

@@ -1,0 +1,87 @@
+"""Tweets as Twitter's APIs write them: the pages of API v2 (what ``twarc2 search`` saves: one response a line, the
+tweets in ``data``, their authors and the tweets they retweet in ``includes``) made one tweet a row as ``twarc2
+flatten`` makes them, and the texts the APIs cut short read whole from the objects they nest beside them."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+
+def is_pages(records: list) -> bool:
+    """Whether ``records`` (a JSON file's objects) are API v2 responses: each an object whose ``data`` is a list."""
+    return bool(records) and all(isinstance(r, dict) and isinstance(r.get("data"), list) for r in records)
+
+
+def flatten_pages(pages: list[dict]) -> list[dict]:
+    """The tweets of API v2 responses, one object each, as ``twarc2 flatten`` writes them: its author's user object
+    as ``author`` (``author.username`` is the import's author), and each tweet it references (a retweet's, a quote's,
+    a reply's) whole in ``referenced_tweets`` with its own author, where the responses include them."""
+    users: dict[str, dict] = {}
+    tweets: dict[str, dict] = {}
+    for page in pages:
+        included = page.get("includes") or {}
+        users.update((u["id"], u) for u in included.get("users", []) if isinstance(u, dict) and "id" in u)
+        tweets.update((t["id"], t) for t in included.get("tweets", []) if isinstance(t, dict) and "id" in t)
+
+    def with_author(tweet: dict) -> dict:
+        author = users.get(tweet.get("author_id"))
+        return {**tweet, "author": author} if author is not None and "author" not in tweet else tweet
+
+    out = []
+    for page in pages:
+        for tweet in page["data"]:
+            if not isinstance(tweet, dict):
+                continue
+            tweet = with_author(tweet)
+            refs = tweet.get("referenced_tweets")
+            if isinstance(refs, list):
+                tweet["referenced_tweets"] = [{**with_author(tweets[r["id"]]), **r}
+                                              if isinstance(r, dict) and r.get("id") in tweets else r for r in refs]
+            out.append(tweet)
+    return out
+
+
+def whole_texts(frame: pd.DataFrame, text: pd.Series) -> tuple[pd.Series, int]:
+    """``text`` (the column ``text`` or ``full_text`` of ``frame``) with each text the API cut short read whole, and
+    how many were: a tweet over 140 characters from API v1.1's ``extended_tweet.full_text`` (the streaming API cuts
+    ``text`` with "…") or API v2's ``note_tweet.text``; a retweet as "RT @name: " and the whole of the tweet it
+    retweets, from v1.1's ``retweeted_status`` or v2's ``referenced_tweets`` (flattened; the APIs cut a retweet at
+    140 characters, even in ``full_text``). A text is replaced only by a longer one."""
+    def field(col: str, *keys: str, pick=None) -> pd.Series | None:
+        if col not in frame.columns or not frame[col].map(lambda d: isinstance(d, (dict, list))).any():
+            return None
+
+        def get(d):
+            d = pick(d) if pick and isinstance(d, list) else d
+            for k in keys:
+                d = d.get(k) if isinstance(d, dict) else None
+            return d if isinstance(d, str) else None
+        return frame[col].map(get).astype("string").set_axis(text.index)
+
+    def longer(whole: pd.Series, other: pd.Series | None) -> pd.Series:
+        return whole if other is None else whole.where(other.isna() | (other.str.len() <= whole.str.len()), other)
+
+    def first(*columns: pd.Series | None) -> pd.Series | None:  # each row's first value that is there
+        found = [c for c in columns if c is not None]
+        out = found[0] if found else None
+        for other in found[1:]:
+            out = out.fillna(other)
+        return out
+
+    def retweeted(refs: list):
+        return next((r for r in refs if isinstance(r, dict) and r.get("type") == "retweeted"), None)
+
+    whole = text.astype(str)
+    whole = longer(whole, field("extended_tweet", "full_text"))
+    whole = longer(whole, field("note_tweet", "text"))
+    is_retweet = whole.str.startswith("RT @")
+    for name, body in (
+            (field("retweeted_status", "user", "screen_name"),
+             first(field("retweeted_status", "extended_tweet", "full_text"), field("retweeted_status", "full_text"),
+                   field("retweeted_status", "text"))),
+            (field("referenced_tweets", "author", "username", pick=retweeted),
+             first(field("referenced_tweets", "note_tweet", "text", pick=retweeted),
+                   field("referenced_tweets", "text", pick=retweeted)))):
+        if name is not None and body is not None:
+            whole = longer(whole, ("RT @" + name + ": " + body).where(is_retweet))
+    return whole, int((whole != text.astype(str)).sum())
