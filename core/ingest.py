@@ -18,10 +18,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from core import timezones, twitter
+from core import platforms, timezones
 
 SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".parquet": "parquet", ".pq": "parquet",
-            ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl",
+            ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".js": "jsonl",
             ".xlsx": "workbook", ".xlsm": "workbook", ".xls": "workbook", ".ods": "workbook"}
 NOT_GZIPPED = ("parquet", "workbook")  # compressed in their own way
 
@@ -146,7 +146,9 @@ def _parse_text(text: str, kind: str, rows: int | None = None) -> pd.DataFrame:
 def _parse_json(text: str, rows: int | None = None) -> pd.DataFrame:
     """A JSON file's objects as a frame: one object a line (JSONL), or an array of them (a ``.json`` a scraper
     saved; a head cut short is read as far as its objects are whole); Twitter API v2's responses (one a line, or
-    one alone), as ``twarc2 search`` saves them, are made one tweet a row (:func:`core.twitter.flatten_pages`)."""
+    one alone), as ``twarc2 search`` saves them, are made one tweet a row (:func:`core.platforms.flatten_pages`)."""
+    text = platforms.ARCHIVE.sub("", text, count=1) if text.startswith("window.YTD", len(text) - len(text.lstrip())) \
+        else text  # a Twitter archive's tweets.js: JavaScript that assigns the array
     start = text.lstrip()[:1]
     if start == "[":
         records = json.loads(text) if rows is None else _first_objects(text, rows)
@@ -163,7 +165,7 @@ def _parse_json(text: str, rows: int | None = None) -> pd.DataFrame:
             except ValueError:
                 _name_bad_line(text)  # else a line that is no JSON
                 raise
-        elif twitter.is_pages([first]):
+        elif platforms.is_pages([first]) or platforms.unwrap([first]) != [first]:  # pages, or wrapped posts
             records = [json.loads(line) for line in [line for line in text.splitlines() if line.strip()][:rows]]
         else:  # one object a line
             if rows is not None:
@@ -173,9 +175,9 @@ def _parse_json(text: str, rows: int | None = None) -> pd.DataFrame:
             except (ValueError, TypeError):
                 _name_bad_line(text)
                 raise
-    if twitter.is_pages(records):
-        records = twitter.flatten_pages(records)
-    return pd.DataFrame.from_records(records[:rows])
+    if platforms.is_pages(records):
+        records = platforms.flatten_pages(records)
+    return pd.DataFrame.from_records(platforms.unwrap(records[:rows]))
 
 
 def _name_bad_line(text: str) -> None:
@@ -426,7 +428,7 @@ def _refuse_cells(frame: pd.DataFrame, values: pd.Series, source: str, col: str,
 # role's own name; compared without case, spaces, dots, dashes or underscores ('Created At', 'user.screen_name').
 ALIASES = {
     "text": ("text", "full_text", "tweet_text", "tweet", "content", "raw_content", "body", "message", "obsah"),
-    "id": ("id", "id_str", "tweet_id", "status_id", "post_id", "message_id"),
+    "id": ("id", "id_str", "tweet_id", "status_id", "post_id", "message_id", "uri"),  # uri: Bluesky's
     "date": ("date", "created_at", "created_utc", "created", "timestamp", "datetime", "date_time", "publish_date",
              "published_at", "published", "posted_at", "datum"),  # not 'time': "10:15" reads as today
     "author": ("author", "username", "screen_name", "user_screen_name", "user_username", "user_name", "handle",
@@ -470,18 +472,22 @@ def _why_not(frame: pd.DataFrame, source: str, col: str, role: str) -> str | Non
     return None
 
 
-# Where a role is a field of an object a JSON file nests (Twitter's API v1.1: the author is the user's screen_name)
-NESTED = {"author": (("user", "screen_name"), ("user", "username"), ("author", "username"))}
+# Where a role is a field of an object a JSON file nests, by its path: Twitter's API v1.1 (the user's screen_name)
+# and v2 (the author's username), Bluesky's post view (the record's text and createdAt, the author's handle),
+# Mastodon's status (the account's acct: user@server)
+NESTED = {"text": (("record", "text"),), "date": (("record", "createdAt"),),
+          "author": (("user", "screen_name"), ("user", "username"), ("author", "username"), ("author", "handle"),
+                     ("account", "acct"))}
 
 
 def _nested_column(frame: pd.DataFrame, by_key: dict[str, str], role: str, report: Report) -> str | None:
     """The column ``outer.key`` made (added to ``frame``) from the first of :data:`NESTED`'s fields for ``role`` that
     the file's objects hold as plain values, said in the notes; None where there is none."""
-    for outer, key in NESTED[role]:
+    for outer, *keys in NESTED[role]:
         col = by_key.get(_name_key(outer))
-        if col is not None and _add_field(frame, f"{col}.{key}"):
-            report.notes.append(f"field {key!r} of column {col!r} read as the {ROLE_WORDS[role]}")
-            return f"{col}.{key}"
+        if col is not None and _add_field(frame, ".".join([col, *keys])):
+            report.notes.append(f"field {'.'.join(keys)!r} of column {col!r} read as the {ROLE_WORDS[role]}")
+            return ".".join([col, *keys])
     return None
 
 
@@ -492,14 +498,21 @@ def _holds_objects(frame: pd.DataFrame, col: str) -> bool:
 
 
 def _add_field(frame: pd.DataFrame, name: str) -> bool:
-    """Add column ``name`` = 'outer.key' to ``frame``: the field ``key`` of the objects in its column ``outer``
-    (a JSON file's nested objects), where they hold it as plain values; False where not."""
-    outer, _, key = name.partition(".")
-    first = frame[outer].dropna().head(1) if key and outer in frame.columns else None
-    if first is None or not len(first) or not isinstance(first.iloc[0], dict):
+    """Add column ``name`` = 'outer.key' (or 'outer.key.inner', ...) to ``frame``: the field ``key`` of the objects in
+    its column ``outer`` (a JSON file's nested objects; ``inner`` of the objects in that field), where they hold it
+    as plain values; False where not."""
+    outer, _, path = name.partition(".")
+    if not path or not _holds_objects(frame, outer):
         return False
-    inner = frame[outer].map(lambda d: d.get(key) if isinstance(d, dict) else None)
-    if not inner.notna().any() or not inner.map(lambda v: v is None or isinstance(v, (str, int))).all():
+    keys = path.split(".")
+
+    def get(d):
+        for k in keys:
+            d = d.get(k) if isinstance(d, dict) else None
+        return d
+
+    inner = frame[outer].map(get)
+    if not inner.notna().any() or not inner.dropna().map(lambda v: isinstance(v, (str, int))).all():
         return False
     frame[name] = inner.astype("string")
     return True
@@ -770,7 +783,7 @@ def spreadsheet_rounded(values):
 # Where a file names the tweet each one replies to (Twitter's API v1.1 and the exports made from it) but no
 # conversation, the column the conversations are made from (core.threads.from_replies); compared as ALIASES are
 REPLY_TO = ("in_reply_to_status_id_str", "in_reply_to_status_id", "in_reply_to_tweet_id", "replied_to_id",
-            "reply_to_id", "in_reply_to_id", "parent_id")
+            "reply_to_id", "in_reply_to_id", "parent_id", "record.reply.parent.uri")  # the last: Bluesky's
 # Reddit's parent_id names a comment or post by its "fullname": its kind (t1_ a comment, t3_ a post) before the id
 # that the file's id column holds; the kind is left out, so a post's comments are its conversation, and the comments
 # of a post the file lacks are one conversation named by the post.
@@ -786,9 +799,11 @@ def _conversations_from_replies(result: pd.DataFrame, report: Report) -> None:
         return
     by_key = _by_name(result.columns)
     col = next((by_key[_name_key(a)] for a in REPLY_TO if _name_key(a) in by_key), None)
-    if col is None:
-        return
-    raw = result[col]
+    if col is None:  # a field of the objects the file nests
+        col = next((a for a in REPLY_TO if "." in a and _add_field(result, a)), None)
+        if col is None:
+            return
+    raw = result.pop(col) if "." in col and col not in by_key.values() else result[col]
     if pd.api.types.is_float_dtype(raw.dtype):  # a JSONL or Parquet column of numbers with blanks: 1.2e18 is no id
         report.notes.append(f"column {col!r} holds its tweet ids as floating-point numbers, which round them: "
                             "no conversations were made from it")
@@ -840,8 +855,14 @@ def validate(frame: pd.DataFrame, source: str, columns: Columns = Columns(),
     check_column_types(out, source, cols["text"], cols["id"], cols["date"], cols["author"])
     text = out[cols["text"]]
     text = text.where(~text.isna(), "").astype(str)
+    html_written = _name_key(cols["text"]) == "content" and platforms.looks_like_html(text)  # Mastodon's status
+    raw_html = text if html_written else None
+    if html_written:
+        text = text.map(platforms.html_text)
+        report.notes.append(f"column {cols['text']!r} is written in HTML (as Mastodon writes a post): read as the "
+                            "text a reader sees; as written in column text_raw")
     if cols["text"] in ("text", "full_text"):  # the API's own fields: where it cut them, read whole
-        text, whole = twitter.whole_texts(out, text)
+        text, whole = platforms.whole_texts(out, text)
         if whole:
             report.notes.append(f"read {whole:,} texts the Twitter API had cut short whole, from the tweets "
                                 "it nests beside them (extended_tweet, note_tweet, the retweeted tweet)")
@@ -864,7 +885,7 @@ def validate(frame: pd.DataFrame, source: str, columns: Columns = Columns(),
             raise InputError(f"{exc} (column {cols['date']!r} was taken as the dates by its name: name another "
                              "date column, or none)") from None
 
-    text, raw_text = _unescape_entities(text, report)
+    text, raw_text = (text, raw_html) if html_written else _unescape_entities(text, report)
     result = pd.DataFrame({"id": ids, "text": text})
     if raw_text is not None:
         result["text_raw"] = raw_text

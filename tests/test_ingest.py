@@ -404,6 +404,86 @@ def test_twarc2s_pages_of_api_v2_and_a_json_array_import_as_they_are(tmp_path):
         load(write(tmp_path, "bad.jsonl", '{"id": 1, "text": "a"}\n\n{"id": 2, "text": broken}\n'))
 
 
+def _threaded_sample(n: int) -> pd.DataFrame:
+    """n real tweets with their conversations, each reply pointed at its thread's first tweet (``parent``)."""
+    from tests.conftest import shared_file
+
+    tweets = pd.read_csv(shared_file("czech_politicians_tweets_2021.csv"), dtype=str, keep_default_na=False)
+    tweets = tweets[~tweets["text"].str.startswith("RT @")].head(n).reset_index(drop=True)
+    return tweets.assign(parent=np.where(tweets["conversation_id"] != tweets["id"], tweets["conversation_id"], ""))
+
+
+def test_mastodon_and_bluesky_posts_and_a_twitter_archive_import_as_they_are(tmp_path):
+    """800 real tweets written as the platforms write posts, each import giving back the texts a reader sees, the
+    authors, the dates and the conversations (each reply pointed at its thread's first post): Mastodon's statuses
+    (the content in HTML, links cut by hidden spans, the author as account.acct, in_reply_to_id; a boost, whose own
+    content is empty, left out); Bluesky's feed (each post wrapped in a feed item: the uri as id, the record's text
+    and createdAt, the author's handle, replies by record.reply.parent.uri); a Twitter archive's tweets.js."""
+    import html as htmllib
+    import re
+
+    from core.threads import threads_of
+
+    tweets = _threaded_sample(800)
+    expected = ["\n\n".join(p.strip() for p in t.split("\n\n") if p.strip()) for t in tweets["text"]]  # paragraphs
+
+    def mastodon_html(text):  # as Mastodon writes a status: paragraphs, line breaks, links cut by hidden spans
+        def link(m):
+            url = m.group(0)
+            scheme, rest = url.split("://", 1)
+            return (f'<a href="{url}" rel="nofollow noopener" target="_blank"><span class="invisible">{scheme}://'
+                    f'</span><span class="ellipsis">{rest[:30]}</span><span class="invisible">{rest[30:]}</span></a>')
+        paragraphs = [p.strip() for p in text.split("\n\n") if p.strip()]
+        return "".join("<p>" + re.sub(r"https?://\S+", link, htmllib.escape(p, quote=False)).replace("\n", "<br />")
+                       + "</p>" for p in paragraphs)
+
+    statuses = [{"id": r.id, "created_at": "2021-03-01T10:15:00.000Z", "in_reply_to_id": r.parent or None,
+                 "content": mastodon_html(r.text), "language": "cs", "reblog": None,
+                 "account": {"id": str(i % 50), "username": r.author, "acct": f"{r.author}@mastodon.social"}}
+                for i, r in enumerate(tweets.itertuples())]
+    statuses.append({**statuses[0], "id": "boost", "content": "", "reblog": statuses[0]})
+    p = write(tmp_path, "statuses.json", json.dumps(statuses, ensure_ascii=False))
+    frame, report = load(p)
+    assert frame["text"].tolist() == expected and "boost" not in frame["id"].tolist()
+    assert frame["author"].tolist() == [f"{a}@mastodon.social" for a in tweets["author"]]
+    assert frame["text_raw"].iloc[0] == statuses[0]["content"]  # as written
+    assert frame["date"].iloc[0] == pd.Timestamp("2021-03-01 10:15")
+    assert threads_of(frame).count == threads_of(tweets).count > 10
+    assert any("written in HTML" in n for n in report.notes), report.notes
+
+    uri = {r.id: f"at://did:plc:{r.author.lower()}/app.bsky.feed.post/{r.id}" for r in tweets.itertuples()}
+
+    def post(r):
+        record = {"$type": "app.bsky.feed.post", "text": r.text, "createdAt": "2021-03-01T10:15:00.000Z",
+                  "langs": ["cs"]}
+        if r.parent:
+            parent = {"uri": uri.get(r.parent, f"at://did:plc:gone/app.bsky.feed.post/{r.parent}"), "cid": "c"}
+            record["reply"] = {"root": parent, "parent": parent}
+        return {"post": {"uri": uri[r.id], "cid": "c", "record": record, "replyCount": 0,
+                         "author": {"did": f"did:plc:{r.author.lower()}", "handle": f"{r.author.lower()}.bsky.social",
+                                    "displayName": r.author}}}
+
+    p = write(tmp_path, "feed.jsonl", "\n".join(json.dumps(post(r), ensure_ascii=False) for r in tweets.itertuples()))
+    frame, report = load(p)
+    assert frame["id"].tolist() == [uri[i] for i in tweets["id"]] and frame["text"].tolist() == tweets["text"].tolist()
+    assert frame["author"].tolist() == [f"{a.lower()}.bsky.social" for a in tweets["author"]]
+    assert frame["date"].iloc[0] == pd.Timestamp("2021-03-01 10:15")
+    made, named = threads_of(frame), threads_of(tweets)
+    assert made.count == named.count and all(made.mates(r).tolist() == named.mates(r).tolist() for r in range(800))
+    from core.ingest import guess_columns, read_head
+
+    with open(p, "rb") as fh:  # the home page's form offers the fields the import reads
+        guess = guess_columns(read_head(fh, p.name))
+    assert guess == {"text": "record.text", "id": "uri", "date": "record.createdAt", "author": "author.handle"}
+    assert load(p, Columns(**guess))[0]["text"].tolist() == tweets["text"].tolist()
+
+    archive = [{"tweet": {"id_str": r.id, "full_text": r.text, "created_at": "Mon Mar 01 10:15:00 +0000 2021",
+                          "in_reply_to_status_id_str": r.parent or None}} for r in tweets.itertuples()]
+    p = write(tmp_path, "tweets.js", "window.YTD.tweets.part0 = " + json.dumps(archive, indent=2, ensure_ascii=False))
+    frame, _ = load(p)
+    assert frame["text"].tolist() == tweets["text"].tolist() and threads_of(frame).count == named.count
+
+
 def test_named_optional_column_that_is_missing_is_an_error(tmp_path):
     p = write(tmp_path, "a.csv", "id,text\n1,hello\n")
     with pytest.raises(InputError, match="'published'"):

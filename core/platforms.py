@@ -1,10 +1,62 @@
-"""Tweets as Twitter's APIs write them: the pages of API v2 (what ``twarc2 search`` saves: one response a line, the
-tweets in ``data``, their authors and the tweets they retweet in ``includes``) made one tweet a row as ``twarc2
-flatten`` makes them, and the texts the APIs cut short read whole from the objects they nest beside them."""
+"""Posts as the platforms' APIs and exports write them. Twitter: the pages of API v2 (what ``twarc2 search`` saves:
+one response a line, the tweets in ``data``, their authors and the tweets they retweet in ``includes``) made one tweet
+a row as ``twarc2 flatten`` makes them, the texts the APIs cut short read whole from the objects they nest beside
+them, an archive's ``tweets.js``. Mastodon: a status's ``content`` is HTML, read as the text a reader sees. Bluesky:
+a feed's items wrap each post in ``post``."""
 
 from __future__ import annotations
 
+import re
+from html.parser import HTMLParser
+
 import pandas as pd
+
+WRAPPERS = ("post", "tweet")  # a feed item's post (Bluesky), an archive's tweet (Twitter's tweets.js)
+ARCHIVE = re.compile(r"^\s*window\.YTD\.[\w.]+\s*=\s*")  # tweets.js: "window.YTD.tweets.part0 = [ ... ]"
+
+
+def unwrap(records: list) -> list:
+    """The objects themselves where each of ``records`` wraps one in the same field (:data:`WRAPPERS`)."""
+    for key in WRAPPERS:
+        if records and all(isinstance(r, dict) and isinstance(r.get(key), dict) for r in records):
+            return [r[key] for r in records]
+    return records
+
+
+class _Text(HTMLParser):
+    """The text a reader sees of a Mastodon status's HTML: paragraphs and line breaks as new lines, a link as its
+    shown text with the parts Mastodon hides (``class="invisible"``) put back, so a link reads whole."""
+
+    BREAKS = {"p", "br", "li", "blockquote"}
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag in self.BREAKS and self.parts and not self.parts[-1].endswith("\n"):
+            self.parts.append("\n\n" if tag == "p" else "\n")
+
+    def handle_data(self, data):
+        self.parts.append(data)
+
+    def text(self) -> str:
+        return re.sub(r"\n{3,}", "\n\n", "".join(self.parts)).strip()
+
+
+def html_text(value: str) -> str:
+    """What a reader sees of ``value``, a post written in HTML (Mastodon's ``content``)."""
+    parser = _Text()
+    parser.feed(value)
+    parser.close()
+    return parser.text()
+
+
+def looks_like_html(texts: pd.Series, sample: int = 100) -> bool:
+    """Whether ``texts`` are written in HTML: most of the first ``sample`` that are there open with a tag."""
+    first = texts.dropna().astype(str).str.strip()
+    first = first[first != ""].head(sample)
+    return len(first) > 0 and first.str.match(r"<(p|span|a|br|div)[\s>/]", case=False).mean() > 0.5
 
 
 def is_pages(records: list) -> bool:
