@@ -17,9 +17,9 @@ st.caption("Find every text on a topic: keyword searches, then semantic searches
 name = picker.pick_corpus()
 imports.show_result()
 if name is None:
-    st.info("There is no corpus yet. Import a CSV, TSV, Parquet, JSONL or Excel file of texts below "
-            "(columns `id`, `text`, and optionally `date`, `author`, or as a Twitter export names them; the form "
-            "offers the file's own), or from a terminal:\n\n"
+    st.info("There is no corpus yet. Import a CSV, TSV, Parquet, JSON or Excel file of texts below "
+            "(columns `id`, `text`, and optionally `date`, `author`, or as a Twitter export names them; posts as "
+            "Twitter, Mastodon or Bluesky write them; the form offers the file's own), or from a terminal:\n\n"
             "`python -m precompute.embed tweets.csv --name tweets`")
 else:
     home.corpus_summary(name)
