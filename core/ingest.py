@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import csv
 import io
 import json
 import re
@@ -136,11 +137,59 @@ def _separator(text: str) -> str:
 
 def _parse_text(text: str, kind: str, rows: int | None = None) -> pd.DataFrame:
     """A CSV, TSV or JSONL file's text as a frame (CSV and TSV cells as strings, '' for an empty one); ``rows``: only
-    the first so many."""
+    the first so many. A report's title lines before a CSV's header are left out (:func:`_header_row`; the frame's
+    ``attrs['note']`` says so)."""
     if kind == "jsonl":
         return _parse_json(text, rows)
-    return pd.read_csv(io.StringIO(text), sep=_separator(text) if kind == "csv" else "\t", dtype=str,
-                       keep_default_na=False, na_values=[], engine="c", nrows=rows)
+    first = _cells(text.split("\n", 1)[0], kind)
+    cells = [first] if _names_texts(first) else [_cells(line, kind)
+                                                 for line in text.split("\n", TITLE_ROWS)[:TITLE_ROWS]]
+    skip = _header_row(cells)
+    body = text.split("\n", skip)[skip] if skip else text
+    frame = pd.read_csv(io.StringIO(body), sep=_separator(body) if kind == "csv" else "\t", dtype=str,
+                        keep_default_na=False, na_values=[], engine="c", nrows=rows)
+    if skip:
+        frame.attrs["note"] = _titles_note(skip, cells)
+    return frame
+
+
+TITLE_ROWS = 30  # the rows looked through for a header below a report's title lines
+
+
+def _cells(line: str, kind: str) -> list[str]:
+    """The cells of one line of a CSV (its own separator) or TSV, as a header would be read; a title line's are short,
+    so a line is read as far as its first 10,000 characters."""
+    try:
+        return next(csv.reader([line[:10_000].rstrip("\r")], delimiter=_separator(line) if kind == "csv" else "\t"), [])
+    except csv.Error:  # a quote left open where the line was cut
+        return []
+
+
+def _header_row(rows: list[list[str]], text: str | None = None) -> int:
+    """The row of a table's header among its first ``rows`` (each a list of cells): 0, unless the first names no
+    column of texts (``text``, or by :data:`ALIASES`) and a later one does and has more cells filled than each row
+    before it: those are a report's title lines (Brandwatch, Meltwater and Talkwalker export so), not data."""
+    def filled(row: list) -> int:
+        return sum(1 for c in row if str(c).strip())
+
+    if not rows or _names_texts(rows[0], text):
+        return 0
+    for i, row in enumerate(rows[1:TITLE_ROWS], 1):
+        if _names_texts(row, text) and all(filled(r) < filled(row) for r in rows[:i]):
+            return i
+    return 0
+
+
+def _names_texts(row: list, text: str | None = None) -> bool:
+    """Whether a header ``row`` names a column of texts: ``text``, or one of :data:`ALIASES`'s."""
+    wanted = {_name_key(a) for a in ALIASES["text"]}
+    return bool((text and text in row) or wanted & {_name_key(str(c)) for c in row})
+
+
+def _titles_note(skip: int, rows: list[list[str]]) -> str:
+    titles = [" ".join(str(c).strip() for c in r if str(c).strip()) for r in rows[:skip]]
+    shown = ", ".join([repr(t[:40]) for t in titles if t][:3])
+    return f"the header is row {skip + 1}: the {skip} before it were read as a report's title lines ({shown})"
 
 
 def _parse_json(text: str, rows: int | None = None) -> pd.DataFrame:
@@ -294,6 +343,14 @@ def read_workbook(source, shown: str, rows: int | None = None, sheet: str | None
                          + ", ".join(repr(n) for n in sheets))
     chosen = sheet if sheet is not None else _sheet_of_texts(book, sheets, text)
     frame = book.parse(sheets.index(chosen), dtype=object, nrows=rows)
+    titles = None
+    if not _names_texts([str(c) for c in frame.columns], text) and len(frame):  # no texts named: title lines?
+        top = book.parse(sheets.index(chosen), header=None, dtype=object, nrows=TITLE_ROWS)
+        top = [[_workbook_cell(v) for v in row] for row in top.itertuples(index=False)]
+        skip = _header_row(top, text)
+        if skip:
+            frame = book.parse(sheets.index(chosen), header=skip, dtype=object, nrows=rows)
+            titles = _titles_note(skip, top)
     frame = frame.apply(lambda col: col.map(_workbook_cell)) if len(frame) else frame.astype(str)
     frame.attrs.update(sheets=sheets, sheet=chosen)
     if len(sheets) > 1:
@@ -303,6 +360,8 @@ def read_workbook(source, shown: str, rows: int | None = None, sheet: str | None
                else "the first with a column of texts")
         frame.attrs["note"] = (f"read the sheet {chosen!r} ({how}) of the workbook's {len(sheets)} (not {others}; "
                                "another is read with --sheet, or picked on the home page)")
+    if titles:
+        frame.attrs["note"] = "; ".join(filter(None, [frame.attrs.get("note"), titles]))
     return frame
 
 
@@ -312,9 +371,8 @@ def _sheet_of_texts(book, sheets: list[str], text: str | None) -> str:
     if len(sheets) == 1:
         return sheets[0]
     headers = [[str(c) for c in book.parse(i, nrows=0).columns] for i in range(len(sheets))]
-    wanted = {_name_key(a) for a in ALIASES["text"]}
     by_name = [n for n, h in zip(sheets, headers) if text and text in h]
-    by_alias = [n for n, h in zip(sheets, headers) if wanted & {_name_key(c) for c in h}]
+    by_alias = [n for n, h in zip(sheets, headers) if _names_texts(h)]
     return (by_name + by_alias + sheets)[0]
 
 
@@ -427,12 +485,13 @@ def _refuse_cells(frame: pd.DataFrame, values: pd.Series, source: str, col: str,
 # capitalised headings, Czech ones: obsah, datum, autor), tried in this order where a file has no column of the
 # role's own name; compared without case, spaces, dots, dashes or underscores ('Created At', 'user.screen_name').
 ALIASES = {
-    "text": ("text", "full_text", "tweet_text", "tweet", "content", "raw_content", "body", "message", "obsah"),
+    "text": ("text", "full_text", "tweet_text", "tweet", "content", "raw_content", "body", "message", "hit_sentence",
+             "obsah"),  # hit_sentence: Meltwater's
     "id": ("id", "id_str", "tweet_id", "status_id", "post_id", "message_id", "uri"),  # uri: Bluesky's
     "date": ("date", "created_at", "created_utc", "created", "timestamp", "datetime", "date_time", "publish_date",
              "published_at", "published", "posted_at", "datum"),  # not 'time': "10:15" reads as today
     "author": ("author", "username", "screen_name", "user_screen_name", "user_username", "user_name", "handle",
-               "author_name", "user", "author_id", "user_id", "autor"),
+               "author_name", "influencer", "user", "author_id", "user_id", "autor"),  # influencer: Meltwater's
 }
 ROLE_WORDS = {"text": "texts", "id": "ids", "date": "dates", "author": "authors"}
 DATE_SAMPLE = 1_000  # a column named like the dates is taken where this many of its first values all read as dates

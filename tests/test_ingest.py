@@ -484,6 +484,41 @@ def test_mastodon_and_bluesky_posts_and_a_twitter_archive_import_as_they_are(tmp
     assert frame["text"].tolist() == tweets["text"].tolist() and threads_of(frame).count == named.count
 
 
+def test_a_reports_title_lines_before_its_header_are_passed_over(tmp_path):
+    """A social-listening export (Brandwatch, Meltwater, Talkwalker) starts with its report's title lines: the header
+    below them is found by its column of texts, as a CSV (semicolons, as Excel writes it in Czech) and as a
+    workbook, in the import and in the form's first rows alike; the notes say which lines were passed over. A file
+    whose header names no texts is not searched below it: its message stays the missing column's."""
+    import xlsxwriter
+
+    from core.ingest import read_head
+
+    titles = [["Brandwatch Report"], ["Query: Povodně 2024"], ["Date range:", "2024-09-01 - 2024-09-30"], []]
+    header = ["Query Id", "Query Name", "Date", "Title", "Url", "Author", "Full Text", "Sentiment"]
+    rows = [["1", "povodne", f"2024-09-{14 + i} 10:00:00.0", "", f"https://x.com/a/status/{i}", f"@user{i}",
+             f"Voda stoupá v Opavě {i}", "negative"] for i in range(5)]
+    csv_path = write(tmp_path, "mentions.csv", "\r\n".join(";".join(r) for r in titles + [header] + rows) + "\r\n")
+    book_path = tmp_path / "mentions.xlsx"
+    book = xlsxwriter.Workbook(book_path)
+    sheet = book.add_worksheet("Mentions")
+    for i, row in enumerate(titles + [header] + rows):
+        sheet.write_row(i, 0, row)
+    book.close()
+    for path in (csv_path, book_path):
+        frame, report = load(path)
+        assert frame["text"].tolist() == [f"Voda stoupá v Opavě {i}" for i in range(5)], path.name
+        assert frame["author"].tolist()[:2] == ["@user0", "@user1"]
+        assert frame["date"].iloc[0] == pd.Timestamp("2024-09-14 10:00")
+        assert report.notes[0] == ("the header is row 5: the 4 before it were read as a report's title lines "
+                                   "('Brandwatch Report', 'Query: Povodně 2024', "
+                                   "'Date range: 2024-09-01 - 2024-09-30')")
+        with open(path, "rb") as fh:
+            assert read_head(fh, path.name).columns.tolist() == header
+    plain = write(tmp_path, "words.csv", "id,words\n1,text\n2,x\n")
+    with pytest.raises(InputError, match=r"column 'text' \(text\) not found; the columns are: 'id', 'words'"):
+        load(plain)
+
+
 def test_named_optional_column_that_is_missing_is_an_error(tmp_path):
     p = write(tmp_path, "a.csv", "id,text\n1,hello\n")
     with pytest.raises(InputError, match="'published'"):
