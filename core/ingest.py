@@ -141,7 +141,7 @@ def _parse_text(text: str, kind: str, rows: int | None = None) -> pd.DataFrame:
     ``attrs['note']`` says so)."""
     if kind == "jsonl":
         return _parse_json(text, rows)
-    first = _cells(text.split("\n", 1)[0], kind)
+    first = _cells(text[:text.find("\n")] if "\n" in text[:100_000] else text[:100_000], kind)
     cells = [first] if _names_texts(first) else [_cells(line, kind)
                                                  for line in text.split("\n", TITLE_ROWS)[:TITLE_ROWS]]
     skip = _header_row(cells)
