@@ -226,6 +226,8 @@ def _parse_json(text: str, rows: int | None = None) -> pd.DataFrame:
                 raise
     if platforms.is_pages(records):
         records = platforms.flatten_pages(records)
+    elif len(records) == 1 and platforms.is_telegram(records[0]):
+        records = platforms.telegram_messages(records[0])
     return pd.DataFrame.from_records(platforms.unwrap(records[:rows]))
 
 
@@ -491,7 +493,8 @@ ALIASES = {
     "date": ("date", "created_at", "created_utc", "created", "timestamp", "datetime", "date_time", "publish_date",
              "published_at", "published", "posted_at", "datum"),  # not 'time': "10:15" reads as today
     "author": ("author", "username", "screen_name", "user_screen_name", "user_username", "user_name", "handle",
-               "author_name", "influencer", "user", "author_id", "user_id", "autor"),  # influencer: Meltwater's
+               "author_name", "influencer", "user", "from", "author_id", "user_id", "autor"),
+    # influencer: Meltwater's; from: Telegram's
 }
 ROLE_WORDS = {"text": "texts", "id": "ids", "date": "dates", "author": "authors"}
 DATE_SAMPLE = 1_000  # a column named like the dates is taken where this many of its first values all read as dates
@@ -842,7 +845,8 @@ def spreadsheet_rounded(values):
 # Where a file names the tweet each one replies to (Twitter's API v1.1 and the exports made from it) but no
 # conversation, the column the conversations are made from (core.threads.from_replies); compared as ALIASES are
 REPLY_TO = ("in_reply_to_status_id_str", "in_reply_to_status_id", "in_reply_to_tweet_id", "replied_to_id",
-            "reply_to_id", "in_reply_to_id", "parent_id", "record.reply.parent.uri")  # the last: Bluesky's
+            "reply_to_id", "in_reply_to_id", "parent_id", "reply_to_message_id",  # the last: Telegram's
+            "record.reply.parent.uri")  # Bluesky's
 # Reddit's parent_id names a comment or post by its "fullname": its kind (t1_ a comment, t3_ a post) before the id
 # that the file's id column holds; the kind is left out, so a post's comments are its conversation, and the comments
 # of a post the file lacks are one conversation named by the post.
@@ -863,6 +867,8 @@ def _conversations_from_replies(result: pd.DataFrame, report: Report) -> None:
         if col is None:
             return
     raw = result.pop(col) if "." in col and col not in by_key.values() else result[col]
+    if pd.api.types.is_float_dtype(raw.dtype) and ((raw.dropna() % 1 == 0) & (raw.dropna().abs() < BIG)).all():
+        raw = raw.astype("Int64")  # small ids (Telegram's message numbers) a blank made floats: each exact
     if pd.api.types.is_float_dtype(raw.dtype):  # a JSONL or Parquet column of numbers with blanks: 1.2e18 is no id
         report.notes.append(f"column {col!r} holds its tweet ids as floating-point numbers, which round them: "
                             "no conversations were made from it")

@@ -2,7 +2,8 @@
 one response a line, the tweets in ``data``, their authors and the tweets they retweet in ``includes``) made one tweet
 a row as ``twarc2 flatten`` makes them, the texts the APIs cut short read whole from the objects they nest beside
 them, an archive's ``tweets.js``. Mastodon: a status's ``content`` is HTML, read as the text a reader sees. Bluesky:
-a feed's items wrap each post in ``post``."""
+a feed's items wrap each post in ``post``. Telegram: Telegram Desktop's export of a channel or chat (``result.json``)
+holds its messages in ``messages``, each text a string or a list of pieces (links, bold, mentions)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,26 @@ def unwrap(records: list) -> list:
         if records and all(isinstance(r, dict) and isinstance(r.get(key), dict) for r in records):
             return [r[key] for r in records]
     return records
+
+
+def is_telegram(obj: object) -> bool:
+    """Whether ``obj`` (a JSON file's one object) is Telegram Desktop's export of a chat: its ``messages`` a list."""
+    return isinstance(obj, dict) and isinstance(obj.get("messages"), list)
+
+
+def telegram_messages(export: dict) -> list[dict]:
+    """The messages of a Telegram export (service messages, a join or a pin, left out), each text one string: a
+    message's pieces (a link, a bold word, a mention as objects with their ``text``) joined as they read."""
+    out = []
+    for m in export["messages"]:
+        if not isinstance(m, dict) or m.get("type", "message") != "message":
+            continue
+        text = m.get("text", "")
+        if isinstance(text, list):
+            text = "".join(p if isinstance(p, str) else str(p.get("text", "")) if isinstance(p, dict) else ""
+                           for p in text)
+        out.append({**m, "text": text})
+    return out
 
 
 class _Text(HTMLParser):

@@ -484,6 +484,43 @@ def test_mastodon_and_bluesky_posts_and_a_twitter_archive_import_as_they_are(tmp
     assert frame["text"].tolist() == tweets["text"].tolist() and threads_of(frame).count == named.count
 
 
+def test_a_telegram_channels_export_imports_as_it_is(tmp_path):
+    """600 real tweets as Telegram Desktop exports a channel (result.json: one indented object, its messages in
+    ``messages``, numbered; a text with a link written as pieces; a service message; replies by the number of the
+    message they answer, most messages answering none): the texts as they read, the authors ('from'), the dates,
+    and the conversations as the file's."""
+    import re
+
+    from core.threads import threads_of
+
+    tweets = _threaded_sample(600)
+    number = {i: n + 1 for n, i in enumerate(tweets["id"])}
+    outside: dict[str, int] = {}
+
+    def pieces(text):  # as Telegram writes a text with links: plain strings and link objects
+        parts = re.split(r"(https?://\S+)", text)
+        return text if len(parts) == 1 else [p if i % 2 == 0 else {"type": "link", "text": p}
+                                             for i, p in enumerate(parts) if p]
+
+    messages = [{"id": 0, "type": "service", "date": "2021-01-01T00:00:00", "actor": "Politici",
+                 "action": "create_channel", "text": ""}]
+    for r in tweets.itertuples():
+        m = {"id": number[r.id], "type": "message", "date": "2021-03-01T10:15:00", "from": r.author,
+             "from_id": f"user{len(r.author)}", "text": pieces(r.text)}
+        if r.parent:
+            m["reply_to_message_id"] = number.get(r.parent) or outside.setdefault(r.parent, 10_000 + len(outside))
+        messages.append(m)
+    export = {"name": "Politici", "type": "public_channel", "id": 1, "messages": messages}
+    p = write(tmp_path, "result.json", json.dumps(export, ensure_ascii=False, indent=1))
+    frame, report = load(p)
+    assert frame["text"].tolist() == tweets["text"].tolist() and frame["author"].tolist() == tweets["author"].tolist()
+    assert frame["id"].tolist() == [str(n) for n in range(1, 601)]
+    assert frame["date"].iloc[0] == pd.Timestamp("2021-03-01 10:15")
+    made, named = threads_of(frame), threads_of(tweets)
+    assert made.count == named.count > 10 and all(made.mates(r).tolist() == named.mates(r).tolist() for r in range(600))
+    assert any(n.startswith("conversations made from column 'reply_to_message_id'") for n in report.notes)
+
+
 def test_a_reports_title_lines_before_its_header_are_passed_over(tmp_path):
     """A social-listening export (Brandwatch, Meltwater, Talkwalker) starts with its report's title lines: the header
     below them is found by its column of texts, as a CSV (semicolons, as Excel writes it in Czech) and as a
