@@ -135,16 +135,16 @@ def _separator(text: str) -> str:
     return max((";", "\t"), key=header.count) if (";" in header or "\t" in header) else ","
 
 
-def _parse_text(text: str, kind: str, rows: int | None = None) -> pd.DataFrame:
+def _parse_text(text: str, kind: str, rows: int | None = None, text_column: str | None = None) -> pd.DataFrame:
     """A CSV, TSV or JSONL file's text as a frame (CSV and TSV cells as strings, '' for an empty one); ``rows``: only
-    the first so many. A report's title lines before a CSV's header are left out (:func:`_header_row`; the frame's
-    ``attrs['note']`` says so)."""
+    the first so many. A report's title lines before a CSV's header are left out (:func:`_header_row`, which
+    ``text_column`` names the texts' column to; the frame's ``attrs['note']`` says so)."""
     if kind == "jsonl":
         return _parse_json(text, rows)
     first = _cells(text[:text.find("\n")] if "\n" in text[:100_000] else text[:100_000], kind)
-    cells = [first] if _names_texts(first) else [_cells(line, kind)
-                                                 for line in text.split("\n", TITLE_ROWS)[:TITLE_ROWS]]
-    skip = _header_row(cells)
+    cells = [first] if _names_texts(first, text_column) else [_cells(line, kind)
+                                                              for line in text.split("\n", TITLE_ROWS)[:TITLE_ROWS]]
+    skip = _header_row(cells, text_column)
     body = text.split("\n", skip)[skip] if skip else text
     frame = pd.read_csv(io.StringIO(body), sep=_separator(body) if kind == "csv" else "\t", dtype=str,
                         keep_default_na=False, na_values=[], engine="c", nrows=rows)
@@ -414,7 +414,7 @@ def read_table(path: str | Path, label: str | None = None, sheet: str | None = N
         elif kind == "workbook":
             frame = read_workbook(path, shown, sheet=sheet, text=text)
         else:
-            frame = _parse_text(_read_utf8(path, shown), kind)
+            frame = _parse_text(_read_utf8(path, shown), kind, text_column=text)
     except InputError:
         raise
     except (pd.errors.ParserError, ValueError, OSError) as exc:

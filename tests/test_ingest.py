@@ -551,6 +551,10 @@ def test_a_reports_title_lines_before_its_header_are_passed_over(tmp_path):
                                    "'Date range: 2024-09-01 - 2024-09-30')")
         with open(path, "rb") as fh:
             assert read_head(fh, path.name).columns.tolist() == header
+    meltwater = write(tmp_path, "meltwater.csv", "Meltwater export\n\nDate,Headline,Opening Text,Source\n"
+                      "14-Sep-2024 10:00AM,Povodně,Voda stoupá v Opavě,ct24.cz\n")
+    frame, _ = validate(read_table(meltwater, text="Opening Text"), "meltwater.csv", Columns(text="Opening Text"))
+    assert frame["text"].tolist() == ["Voda stoupá v Opavě"]  # a texts' column of another name, named
     plain = write(tmp_path, "words.csv", "id,words\n1,text\n2,x\n")
     with pytest.raises(InputError, match=r"column 'text' \(text\) not found; the columns are: 'id', 'words'"):
         load(plain)
