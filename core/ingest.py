@@ -6,9 +6,9 @@ the rows at fault, so a user can fix the source and try again.
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import html
-import csv
 import io
 import json
 import re
@@ -196,16 +196,19 @@ def _parse_json(text: str, rows: int | None = None) -> pd.DataFrame:
     """A JSON file's objects as a frame: one object a line (JSONL), or an array of them (a ``.json`` a scraper
     saved; a head cut short is read as far as its objects are whole); Twitter API v2's responses (one a line, or
     one alone), as ``twarc2 search`` saves them, are made one tweet a row (:func:`core.platforms.flatten_pages`)."""
-    text = platforms.ARCHIVE.sub("", text, count=1) if text.startswith("window.YTD", len(text) - len(text.lstrip())) \
-        else text  # a Twitter archive's tweets.js: JavaScript that assigns the array
-    start = text.lstrip()[:1]
+    begin = re.match(r"\s*", text).end()  # found without copying the file's text
+    if text.startswith("window.YTD", begin):  # a Twitter archive's tweets.js: JavaScript that assigns the array
+        text = platforms.ARCHIVE.sub("", text, count=1)
+        begin = re.match(r"\s*", text).end()
+    start = text[begin:begin + 1]
     if start == "[":
         records = json.loads(text) if rows is None else _first_objects(text, rows)
         if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
             raise ValueError("a JSON array of objects (one per text) was expected")
     else:
         try:
-            first = json.loads(text.lstrip().split("\n", 1)[0] or "null")
+            end = text.find("\n", begin)
+            first = json.loads(text[begin:end if end >= 0 else len(text)] or "null")
         except ValueError:
             first = None
         if first is None and start == "{":  # one object written over several lines (an API's response saved)
