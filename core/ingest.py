@@ -885,6 +885,21 @@ def _conversations_from_replies(result: pd.DataFrame, report: Report) -> None:
                         f"{pd.Series(names[shared]).nunique():,} conversations of two or more texts")
 
 
+def _leave_out_nested(result: pd.DataFrame, report: Report) -> None:
+    """Leave out the columns of nested objects or lists (an API's user, entities, retweeted tweet): the fields the
+    import reads are taken from them first (the author, whole texts, replies), and kept they would be a Python object
+    per row in every page's corpus (300,000 Twitter API v1.1 tweets: 4 s more to load it, GBs of memory); said in
+    the notes."""
+    nested = [c for c in result.columns if c not in ("id", "text", "date", "author")
+              and result[c].dtype == object and result[c].dropna().head(1_000).map(
+                  lambda v: isinstance(v, (dict, list, tuple, np.ndarray))).any()]
+    if nested:
+        result.drop(columns=nested, inplace=True)
+        shown = ", ".join(repr(c) for c in nested[:6]) + (", …" if len(nested) > 6 else "")
+        report.notes.append(f"left out {len(nested)} columns of nested objects or lists ({shown}): the fields read "
+                            "from them are in the corpus's own columns")
+
+
 def _rounded_conversations(result: pd.DataFrame, report: Report) -> None:
     """Say where a spreadsheet rounded the conversation ids (core.threads takes those texts as in no conversation:
     thousands of tweets would otherwise read as one thread)."""
@@ -969,6 +984,7 @@ def validate(frame: pd.DataFrame, source: str, columns: Columns = Columns(),
     report.source_rows = np.flatnonzero(keep.values)  # each row's data row in the file (brought vectors)
     _conversations_from_replies(result, report)
     _rounded_conversations(result, report)
+    _leave_out_nested(result, report)
     if result.empty:
         raise InputError(f"{source}: no rows left after validation ({'; '.join(report.notes)})")
     report.rows_kept = len(result)

@@ -278,6 +278,10 @@ def test_a_twitter_api_export_imports_as_it_is(tmp_path):
     assert frame["author"].tolist() == ["user0", "user1", "user0", "user1"]
     assert threads_of(frame).mates(2).tolist() == [0, 1, 2]
     assert "field 'screen_name' of column 'user' read as the authors" in report.notes
+    # the nested objects themselves are left out (an object per row in every page's corpus), the other columns kept
+    assert "user" not in frame.columns and "entities" not in frame.columns and frame["retweet_count"].iloc[0] == 3
+    assert ("left out 2 columns of nested objects or lists ('user', 'entities'): the fields read from them are in "
+            "the corpus's own columns") in report.notes
     # the home page's form offers the field by that name, and the import takes it so
     from core.ingest import guess_columns, read_head
 
