@@ -1,8 +1,9 @@
 """What a corpus imported from Twitter API v1.1 JSON costs, beside the same tweets from a CSV: ``--n`` tweets of the
 scale corpus written as the API writes them (each with its user object, entities, a place now and then, every fourth
 a retweet with the retweeted tweet nested whole), imported without embedding (deterministic vectors: the reading,
-checking and writing are measured), then loaded in a fresh process as a page loads it. Median of ``--repeat``; the
-import's peak memory from its own process.
+checking and writing are measured), then loaded in a fresh process as a page loads it. Median of ``--repeat``; each
+step's peak memory is its own process's (VmHWM: getrusage's maximum would be the bench's own, which a child
+inherits).
 
     python -m bench.api_json [--n 300000] [--repeat 3]
 """
@@ -22,7 +23,7 @@ import pandas as pd
 from testbed.common import SCALE, emit, run_folder
 
 STEP = """
-import json, resource, sys, time
+import json, re, sys, time
 from pathlib import Path
 from core.corpus import ImportSpec, import_corpus, load_corpus
 from testbed.common import FakeModel
@@ -32,7 +33,8 @@ if what == "import":
     import_corpus(ImportSpec(input=src, name="c", overwrite=True), root=root, model_loader=lambda m, d: FakeModel(8))
 else:
     c = load_corpus("c", root)
-print(json.dumps({"s": time.perf_counter() - t, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3,
+peak = int(re.search(r"VmHWM:\\s+(\\d+)", Path("/proc/self/status").read_text()).group(1))  # this process's own peak
+print(json.dumps({"s": time.perf_counter() - t, "rss_mb": peak / 1e3,
                   "columns": list(c.frame.columns) if what == "load" else None}))
 """
 
