@@ -143,7 +143,9 @@ def test_home_offers_a_workbooks_sheets_the_one_with_the_texts_first(tmp_path, m
     assert at.selectbox(key="imp_text_export.xlsx_Souhrn").value is None and at.button(key="imp_go").disabled
     assert at.selectbox(key="imp_author_export.xlsx_Souhrn").value == "autor"
     at.selectbox(key="imp_sheet_export.xlsx").set_value("Data").run()
-    assert reads == [None, "Souhrn", "Data"]  # each sheet read once
+    at.selectbox(key="imp_sheet_export.xlsx").set_value("Souhrn").run()
+    at.selectbox(key="imp_sheet_export.xlsx").set_value("Data").run()
+    assert reads == [None, "Souhrn"]  # each sheet read once, however often it is picked
     at.button(key="imp_go").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     frame = load_corpus("export", tmp_path / "d").frame

@@ -63,15 +63,13 @@ def file_head(upload, path_text: str | None, sheet: str | None = None):
         except (OSError, ValueError):
             pass  # said by the reading below
     kept = st.session_state.get("imp_head")
-    if kept is not None and kept[0] == key and sheet in (kept[1], _sheet_of(kept[2])):  # that sheet read already
-        return kept[2]
-    result = _read_head(upload, path_text, sheet)
-    st.session_state["imp_head"] = (key, sheet, result)
-    return result
-
-
-def _sheet_of(result) -> str | None:
-    return result[0].attrs.get("sheet") if result[0] is not None else None
+    if kept is None or kept[0] != key:  # another file: what was read of the one before is let go
+        kept = st.session_state["imp_head"] = (key, {})
+    if sheet not in kept[1]:
+        result = kept[1][sheet] = _read_head(upload, path_text, sheet)
+        if result[0] is not None:  # the sheet read by default is that sheet's when picked by name too
+            kept[1].setdefault(result[0].attrs.get("sheet"), result)
+    return kept[1][sheet]
 
 
 def _read_head(upload, path_text: str | None, sheet: str | None):
