@@ -182,8 +182,7 @@ def _header_row(rows: list[list[str]], text: str | None = None) -> int:
 
 def _names_texts(row: list, text: str | None = None) -> bool:
     """Whether a header ``row`` names a column of texts: ``text``, or one of :data:`ALIASES`'s."""
-    wanted = {_name_key(a) for a in ALIASES["text"]}
-    return bool((text and text in row) or wanted & {_name_key(str(c)) for c in row})
+    return bool((text and text in row) or TEXT_KEYS & {_name_key(str(c)) for c in row})
 
 
 def _titles_note(skip: int, rows: list[list[str]]) -> str:
@@ -507,6 +506,9 @@ def _name_key(name: str) -> str:
     return re.sub(r"[\s._-]+", "", str(name).casefold())
 
 
+TEXT_KEYS = {_name_key(a) for a in ALIASES["text"]}  # a header naming a column of texts (_names_texts)
+
+
 def _by_name(columns) -> dict[str, str]:
     """Each of ``columns`` by its name's key (:func:`_name_key`); the first of two with one key."""
     out: dict[str, str] = {}
@@ -558,8 +560,8 @@ def _nested_column(frame: pd.DataFrame, by_key: dict[str, str], role: str, repor
 
 def _holds_objects(frame: pd.DataFrame, col: str) -> bool:
     """Whether column ``col`` is there and holds a JSON file's nested objects (its first value that is there)."""
-    first = frame[col].dropna().head(1) if col in frame.columns else None
-    return first is not None and len(first) > 0 and isinstance(first.iloc[0], dict)
+    first = frame[col].first_valid_index() if col in frame.columns else None  # no copy of the column
+    return first is not None and isinstance(frame[col].at[first], dict)
 
 
 def _add_field(frame: pd.DataFrame, name: str) -> bool:

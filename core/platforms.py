@@ -75,7 +75,7 @@ def html_text(value: str) -> str:
 
 def looks_like_html(texts: pd.Series, sample: int = 100) -> bool:
     """Whether ``texts`` are written in HTML: most of the first ``sample`` that are there open with a tag."""
-    first = texts.dropna().astype(str).str.strip()
+    first = texts.head(20 * sample).dropna().astype(str).str.strip()  # the first rows only, not the column
     first = first[first != ""].head(sample)
     return len(first) > 0 and first.str.match(r"<(p|span|a|br|div)[\s>/]", case=False).mean() > 0.5
 
