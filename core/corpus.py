@@ -428,7 +428,8 @@ def _import_locked(spec: ImportSpec, name: str, root: Path, progress: Progress |
 
     src = brought.probe(spec.vectors, column=spec.vectors_column) if spec.vectors else None
     stage("reading the file")
-    table = read_table(spec.input, label, spec.sheet, spec.columns.text)
+    table = read_table(spec.input, label, spec.sheet, spec.columns.text,
+                       [c for c in (spec.columns.id, spec.columns.date, spec.columns.author) if c])
     stage(f"checking {len(table):,} rows")
     frame, report = validate(table, label, spec.columns, spec.options)
     del table

@@ -15,11 +15,12 @@ import re
 from datetime import date, datetime, time as dtime
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterable
 
 import numpy as np
 import pandas as pd
 
-from core import platforms, timezones
+from core import json_records, platforms, timezones
 
 SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".parquet": "parquet", ".pq": "parquet",
             ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".js": "jsonl",
@@ -389,13 +390,14 @@ def guess_columns(head: pd.DataFrame) -> dict[str, str | None]:
     return found
 
 
-def read_table(path: str | Path, label: str | None = None, sheet: str | None = None, text: str | None = None
-               ) -> pd.DataFrame:
+def read_table(path: str | Path, label: str | None = None, sheet: str | None = None, text: str | None = None,
+               fields: Iterable[str] = ()) -> pd.DataFrame:
     """Read a file into a frame of strings; raise InputError naming the file on failure.
 
     ``label`` is how messages name the file (e.g. an upload's own name rather than where the
     server keeps it); default: the path. ``sheet``, ``text``: a workbook's sheet, and the texts' column that
-    picks one where no sheet is named (:func:`read_workbook`)."""
+    picks one where no sheet is named (:func:`read_workbook`). ``fields``: the columns the import is told to read
+    (a JSON file's objects are read as a stream and cut down to the fields the import reads: these among them)."""
     path = Path(path)
     shown = label or str(path)
     if len(shown) > 120:  # a file name of hundreds of characters: name it, shortened
@@ -415,6 +417,8 @@ def read_table(path: str | Path, label: str | None = None, sheet: str | None = N
             frame = pd.read_parquet(path)
         elif kind == "workbook":
             frame = read_workbook(path, shown, sheet=sheet, text=text)
+        elif kind == "jsonl" and (frame := _stream_json(path, [text or "", *fields])) is not None:
+            pass
         else:
             frame = _parse_text(_read_utf8(path, shown), kind, text_column=text)
     except InputError:
@@ -427,6 +431,18 @@ def read_table(path: str | Path, label: str | None = None, sheet: str | None = N
         raise InputError(f"{shown}: no data rows")
     frame.columns = [str(c) for c in frame.columns]
     return frame
+
+
+def _stream_json(path: Path, named: list[str]) -> pd.DataFrame | None:
+    """A JSON file's objects read as a stream, each cut down to the fields the import reads (:mod:`core.json_records`:
+    :data:`NESTED`'s, :data:`REPLY_TO`'s, the whole texts', and those ``named`` for the import); None where the file
+    is one object, or not UTF-8 or not gzip as its name says (read whole, where the fault is named)."""
+    paths = {".".join(p) for fields in NESTED.values() for p in fields} | set(platforms.WHOLE_TEXT_FIELDS)
+    paths |= {p for p in [*REPLY_TO, *named] if p and "." in p}
+    try:
+        return json_records.read(path, paths)
+    except (UnicodeDecodeError, OSError, EOFError):
+        return None
 
 
 def _kind(value: object) -> str:
@@ -887,16 +903,18 @@ def _conversations_from_replies(result: pd.DataFrame, report: Report) -> None:
                         f"{pd.Series(names[shared]).nunique():,} conversations of two or more texts")
 
 
-def _leave_out_nested(result: pd.DataFrame, report: Report) -> None:
+def _leave_out_nested(result: pd.DataFrame, report: Report, read_without: Iterable[str] = ()) -> None:
     """Leave out the columns of nested objects or lists (an API's user, entities, retweeted tweet): the fields the
     import reads are taken from them first (the author, whole texts, replies), and kept they would be a Python object
     per row in every page's corpus (300,000 Twitter API v1.1 tweets: 4 s more to load it, GBs of memory); said in
-    the notes."""
+    the notes with those ``read_without`` (a JSON file read as a stream leaves them out as it reads it)."""
     nested = [c for c in result.columns if c not in ("id", "text", "date", "author")
               and result[c].dtype == object and result[c].dropna().head(1_000).map(
                   lambda v: isinstance(v, (dict, list, tuple, np.ndarray))).any()]
     if nested:
         result.drop(columns=nested, inplace=True)
+    nested += [c for c in read_without if c not in nested and c not in result.columns]
+    if nested:
         shown = ", ".join(repr(c) for c in nested[:6]) + (", …" if len(nested) > 6 else "")
         report.notes.append(f"left out {len(nested)} columns of nested objects or lists ({shown}): the fields read "
                             "from them are in the corpus's own columns")
@@ -986,7 +1004,7 @@ def validate(frame: pd.DataFrame, source: str, columns: Columns = Columns(),
     report.source_rows = np.flatnonzero(keep.values)  # each row's data row in the file (brought vectors)
     _conversations_from_replies(result, report)
     _rounded_conversations(result, report)
-    _leave_out_nested(result, report)
+    _leave_out_nested(result, report, frame.attrs.get("left_out", ()))
     if result.empty:
         raise InputError(f"{source}: no rows left after validation ({'; '.join(report.notes)})")
     report.rows_kept = len(result)

@@ -16,12 +16,16 @@ WRAPPERS = ("post", "tweet")  # a feed item's post (Bluesky), an archive's tweet
 ARCHIVE = re.compile(r"^\s*window\.YTD\.[\w.]+\s*=\s*")  # tweets.js: "window.YTD.tweets.part0 = [ ... ]"
 
 
-def unwrap(records: list) -> list:
-    """The objects themselves where each of ``records`` wraps one in the same field (:data:`WRAPPERS`)."""
-    for key in WRAPPERS:
-        if records and all(isinstance(r, dict) and isinstance(r.get(key), dict) for r in records):
-            return [r[key] for r in records]
-    return records
+def wrapper(record: object) -> str:
+    """The field of :data:`WRAPPERS` in which ``record`` (a JSON file's first object) wraps a post; '' for none."""
+    return next((k for k in WRAPPERS if isinstance(record, dict) and isinstance(record.get(k), dict)), "")
+
+
+def unwrap(records: list, key: str | None = None) -> list:
+    """The objects themselves where the first of ``records`` wraps one in a field (:data:`WRAPPERS`), or in ``key``:
+    each that wraps one in that field (a record that does not is taken as it is)."""
+    key = key if key is not None else wrapper(records[0]) if records else ""
+    return [r[key] if isinstance(r, dict) and isinstance(r.get(key), dict) else r for r in records] if key else records
 
 
 def is_telegram(obj: object) -> bool:
@@ -112,6 +116,13 @@ def flatten_pages(pages: list[dict]) -> list[dict]:
                                               if isinstance(r, dict) and r.get("id") in tweets else r for r in refs]
             out.append(tweet)
     return out
+
+
+# The fields of nested objects whole_texts reads (a JSON file read as a stream keeps these: core.json_records)
+WHOLE_TEXT_FIELDS = ("extended_tweet.full_text", "note_tweet.text", "retweeted_status.user.screen_name",
+                     "retweeted_status.extended_tweet.full_text", "retweeted_status.full_text", "retweeted_status.text",
+                     "referenced_tweets.type", "referenced_tweets.id", "referenced_tweets.author.username",
+                     "referenced_tweets.note_tweet.text", "referenced_tweets.text")
 
 
 def whole_texts(frame: pd.DataFrame, text: pd.Series) -> tuple[pd.Series, int]:

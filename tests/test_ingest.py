@@ -20,8 +20,9 @@ def write(tmp_path, name, text, mode="w"):
     return p
 
 
-def load(path, columns=Columns(), options=Options()):
-    return validate(read_table(path), str(path), columns, options)
+def load(path, columns=Columns(), options=Options()):  # as the import reads a file: the columns named read
+    return validate(read_table(path, fields=[c for c in (columns.id, columns.date, columns.author) if c]), str(path),
+                    columns, options)
 
 
 def test_missing_text_column_lists_existing_columns(tmp_path):
@@ -406,6 +407,72 @@ def test_twarc2s_pages_of_api_v2_and_a_json_array_import_as_they_are(tmp_path):
     with pytest.raises(InputError, match=r"bad.jsonl: cannot be read as JSONL: line 3 is no JSON \(Expecting value at "
                                          r"its character 19\): '\{\"id\": 2, \"text\": broken\}'"):
         load(write(tmp_path, "bad.jsonl", '{"id": 1, "text": "a"}\n\n{"id": 2, "text": broken}\n'))
+
+
+def test_a_json_file_is_read_as_a_stream_each_tweet_cut_to_what_the_import_reads(tmp_path, monkeypatch):
+    """Millions of tweets as Twitter's API writes them must fit in memory while they are read: each object is cut to
+    what the import reads as it is read (its own values; of its user object, entities and retweeted tweet only the
+    fields the import takes, and those named for it). 1,500 real tweets read a few hundred bytes at a time (an
+    object longer than what is read; a JSONL, a gzipped one, a pretty-printed array) import as when read whole;
+    reading holds a fraction of what the whole read held (a few hundred whole objects at a time); a fault deep in
+    the file is named by line and character."""
+    import gzip
+    import tracemalloc
+
+    from core import json_records
+    from core.ingest import _parse_text, _read_utf8
+    from tests.conftest import shared_file
+
+    tweets = pd.read_csv(shared_file("czech_politicians_tweets_2021.csv"), dtype=str, keep_default_na=False,
+                         nrows=1500)
+
+    def api(i, row):  # as API v1.1 writes a tweet: a user object, entities, a place now and then, retweets
+        user = {"id": 1000 + i, "screen_name": row.author, "name": row.author.title(), "description": "x" * 300,
+                "entities": {"url": {"urls": []}}, "followers_count": i}
+        out = {"id_str": row.id, "created_at": "Wed Oct 10 20:19:24 +0000 2018", "full_text": row.text,
+               "user": user, "entities": {"hashtags": [{"text": "h", "indices": [0, 2]}] * 5, "urls": []},
+               "coordinates": None if i % 5 else {"type": "Point", "coordinates": [14.4, 50.1]}, "lang": "cs"}
+        if i % 4 == 0:
+            out["retweeted_status"] = {"id_str": "9" + row.id, "full_text": row.text, "user": dict(user)}
+        return out
+
+    objects = [api(i, row) for i, row in enumerate(tweets.itertuples())]
+    lines = "\n".join(json.dumps(o, ensure_ascii=False) for o in objects)
+    files = {"lines": write(tmp_path, "tweets.jsonl", lines), "array": write(tmp_path, "tweets.json",
+                                                                           json.dumps(objects, indent=2))}
+    files["gz"] = write(tmp_path, "tweets.jsonl.gz", gzip.compress(lines.encode()), mode="wb")
+    whole, whole_report = validate(_parse_text(_read_utf8(files["lines"], "t"), "jsonl"), "t")  # read whole
+    assert whole["author"].tolist() == tweets["author"].tolist() and "coordinates" not in whole.columns
+    monkeypatch.setattr(json_records, "BLOCK", 512)  # shorter than most of the objects
+    monkeypatch.setattr(json_records, "CHUNK", 97)
+    for kind, path in files.items():
+        frame, report = load(path)
+        pd.testing.assert_frame_equal(frame, whole, obj=kind)
+        assert report.notes == whole_report.notes[:-1] + [report.notes[-1]]
+        left = report.notes[-1]  # every nested field is named as left out, as a whole read names them
+        assert all(f"'{c}'" in left for c in ("user", "entities", "coordinates", "retweeted_status")), left
+    read = read_table(files["lines"])  # what is held: of a user object, only the field the import reads
+    assert read["user"].iloc[0] == {"screen_name": tweets["author"].iloc[0]} and "entities" not in read.columns
+    named, _ = load(files["array"], Columns(text="full_text", id="id_str", date="created_at", author="user.name"))
+    assert named["author"].tolist() == tweets["author"].str.title().tolist()  # a field named for the import is kept
+
+    broken = objects[:40] + ["BROKEN"] + objects[40:]
+    text = json.dumps(broken, indent=2).replace('"BROKEN"', "{broken}")
+    line = text[:text.index("{broken}")].count("\n") + 1
+    with pytest.raises(InputError, match=rf"broken.json: cannot be read as JSONL: Expecting property name enclosed "
+                                         rf"in double quotes: line {line:,}, character 4"):
+        load(write(tmp_path, "broken.json", text))
+    with pytest.raises(InputError, match=r"cut.json: cannot be read as JSONL: the JSON array ends without its '\]'"):
+        load(write(tmp_path, "cut.json", json.dumps(objects[:50])[:-1]))
+
+    tracemalloc.start()  # what reading holds: a chunk of whole objects at a time, the rest cut
+    _parse_text(_read_utf8(files["lines"], "t"), "jsonl")
+    whole_peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.reset_peak()
+    read_table(files["lines"])
+    stream_peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert stream_peak < whole_peak / 3, (stream_peak, whole_peak)
 
 
 def _threaded_sample(n: int) -> pd.DataFrame:

@@ -1,0 +1,216 @@
+"""A JSON file of posts read as a stream: one object a line (JSONL, twarc2's pages of API v2 responses) or an array
+of them (a scraper's ``.json``, a Twitter archive's ``tweets.js``), each object cut down to what the import reads as
+it is read: its own plain values, and of the objects and lists it nests (an API's user, entities, the tweet it
+retweets) only the fields named in ``paths``. Held whole, 300,000 tweets of Twitter's API v1.1 took 5.7 GB to read;
+a file of millions could not be read on one machine.
+
+A file that is one object (Telegram's ``result.json``, an API response saved over several lines) is not read here
+(:func:`read` returns None): :func:`core.ingest._parse_json` reads it whole."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import pandas as pd
+
+from core import platforms
+
+BLOCK = 1 << 20  # what an array is read by
+CHUNK = 10_000  # objects made a frame at a time (held whole until then)
+LONGEST = 64 << 20  # an array's element longer than this is taken as a fault, not read on to the file's end
+
+
+def tree(paths: Iterable[str]) -> dict:
+    """``paths`` ('user.screen_name', 'referenced_tweets.author.username') as a tree of field names."""
+    out: dict = {}
+    for path in paths:
+        node = out
+        for key in path.split("."):
+            node = node.setdefault(key, {})
+    return out
+
+
+def slim(value, fields: dict):
+    """``value`` (an object a JSON object nests, or a list) cut down to the fields ``fields`` names, at any depth (a
+    list: each of its objects so); a plain value as it is."""
+    if isinstance(value, dict):  # by the few names asked for, not the object's many
+        return {k: slim(value[k], sub) if sub else value[k] for k, sub in fields.items() if k in value}
+    if isinstance(value, list):
+        return [slim(v, fields) for v in value]
+    return value
+
+
+def _open(path: Path):
+    """The file opened as text (gunzipped for .gz); a byte-order mark is not part of it."""
+    if path.suffix.lower() == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8-sig", newline="")
+    return open(path, encoding="utf-8-sig", newline="")
+
+
+def _first_text(path: Path) -> str:
+    with _open(path) as fh:
+        return fh.read(BLOCK)
+
+
+def _first_line(path: Path) -> str:
+    with _open(path) as fh:
+        return next((line for line in fh if line.strip()), "")
+
+
+def read(path: Path, paths: Iterable[str]) -> pd.DataFrame | None:
+    """The file's objects as a frame, each cut down to what the import reads (:func:`slim`), read a block at a time;
+    None where the file is one object (or no JSON this reader knows: the caller reads it whole and names the fault).
+    ValueError naming the line (and character) of an object that is no JSON; UnicodeDecodeError, OSError as the file
+    raises them."""
+    head = _first_text(path)
+    start = head.lstrip()[:1]
+    if head.lstrip().startswith("window.YTD") or start == "[":  # an array (a Twitter archive's tweets.js assigns one)
+        objects = _array(path)
+    elif start == "{":
+        try:
+            first = json.loads(_first_line(path))
+        except ValueError:
+            return None  # one object over several lines (an API's response saved), or a first line that is no JSON
+        if platforms.is_telegram(first):
+            return None
+        objects = _lines(path)
+    else:
+        return None
+    return _frame(objects, tree(paths))
+
+
+def _lines(path: Path) -> Iterator[dict]:
+    """The objects of a JSONL file, a line each, decoded a batch of lines at a time (:func:`_batch`: one call of the
+    decoder)."""
+    number = 0
+    with _open(path) as fh:
+        while batch := _batch(fh):
+            try:
+                values = json.loads("[" + ",".join(line for line in batch if line.strip()) + "]")
+            except json.JSONDecodeError:
+                values = None  # the line at fault named below
+            if values is None or not all(isinstance(v, dict) for v in values):
+                _name_fault(batch, number)
+            number += len(batch)
+            yield from values
+
+
+def _batch(fh) -> list[str]:
+    """The file's next lines: :data:`CHUNK` of them, or fewer that hold :data:`BLOCK` characters four times (an
+    API's pages of a hundred tweets a line)."""
+    out, size = [], 0
+    for line in fh:
+        out.append(line)
+        size += len(line)
+        if len(out) >= CHUNK or size >= 4 * BLOCK:
+            break
+    return out
+
+
+def _name_fault(batch: list[str], number: int) -> None:
+    """Raise a ValueError naming the first of ``batch``'s lines (``number`` lines before them) that is no object."""
+    for n, line in enumerate(batch, number + 1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"line {n:,} is no JSON ({exc.msg} at its character {exc.colno}): "
+                             f"{line.strip()[:80]!r}") from None
+        if not isinstance(value, dict):
+            raise ValueError(f"line {n:,} is no JSON object: {line.strip()[:80]!r}")
+    raise ValueError(f"lines {number + 1:,}-{number + len(batch):,} are no JSON objects")  # not reached: one is named
+
+
+_BETWEEN = re.compile(r"[ \t\r\n,]*")  # what comes between an array's objects
+
+
+def _array(path: Path) -> Iterator[dict]:
+    """The objects of a JSON array (after a tweets.js's assignment), decoded one at a time from blocks of the file."""
+    decoder = json.JSONDecoder()
+    with _open(path) as fh:
+        buf, eof = fh.read(BLOCK), False
+        lines, column = 0, 0  # the lines before buf's first character, and that line's characters before it
+        match = platforms.ARCHIVE.match(buf)
+        i = buf.index("[", match.end() if match else 0) + 1
+
+        def read_on() -> bool:  # the text from i on, and a block more; False at the file's end
+            nonlocal buf, i, lines, column, eof
+            more = fh.read(BLOCK)
+            eof = not more
+            newline = buf.rfind("\n", 0, i)
+            lines, column = lines + buf.count("\n", 0, i), column + i if newline < 0 else i - newline - 1
+            buf, i = buf[i:] + more, 0
+            return not eof
+
+        while True:
+            i = _BETWEEN.match(buf, i).end()
+            if i >= len(buf) or (buf[i] != "]" and len(buf) - i < BLOCK // 2 and not eof):
+                if not read_on() and i >= len(buf):
+                    raise ValueError(f"the JSON array ends without its ']' (line {lines + 1:,})")
+                continue
+            if buf[i] == "]":
+                return
+            try:
+                value, end = decoder.raw_decode(buf, i)
+            except json.JSONDecodeError as exc:
+                if not eof and len(buf) - i < LONGEST:
+                    read_on()  # an object longer than what is read yet: decoded again with the file's next block
+                    continue
+                newline = buf.rfind("\n", 0, exc.pos)
+                where = exc.pos - newline if newline >= 0 else column + exc.pos + 1
+                raise ValueError(f"{exc.msg}: line {lines + buf.count(chr(10), 0, exc.pos) + 1:,}, "
+                                 f"character {where:,}") from None
+            if not isinstance(value, dict):
+                raise ValueError("a JSON array of objects (one per text) was expected")
+            yield value
+            i = end
+
+
+def _frame(objects: Iterator[dict], fields: dict) -> pd.DataFrame:
+    """The objects (API v2 pages made one tweet a row, wrapped posts unwrapped) as one frame, built a :data:`CHUNK`
+    at a time and each chunk's nested values cut down to ``fields`` (:func:`slim`) as it is built; the names of the
+    nested values left out in its ``attrs['left_out']``."""
+    left_out: set[str] = set()
+    frames, chunk, order = [], [], {}
+    wrapper = None
+
+    def flush() -> None:
+        nonlocal wrapper
+        if wrapper is None:  # a feed item's post, an archive's tweet: as platforms.unwrap takes them
+            wrapper = platforms.wrapper(chunk[0])
+        frame = pd.DataFrame.from_records(platforms.unwrap(chunk, wrapper) if wrapper else chunk)
+        chunk.clear()
+        order.update(dict.fromkeys(frame.columns))
+        for col in frame.columns[frame.dtypes == object]:  # strings and numbers have dtypes of their own
+            sub = fields.get(col)
+            values = frame[col].tolist()
+            if sub is not None:
+                frame[col] = pd.Series([slim(v, sub) for v in values], index=frame.index, dtype=object)
+            elif any(isinstance(v, (dict, list)) for v in values):
+                left_out.add(col)
+        # a column none of a chunk's objects has a value in is left out of it: its dtype (object) is none of the
+        # file's, and joined to the others' it would make their numbers objects
+        frames.append(frame.drop(columns=[c for c in frame.columns if c in left_out or frame[c].isna().all()]))
+
+    for obj in objects:
+        if isinstance(obj.get("data"), list):  # an API v2 response (platforms.is_pages): its tweets
+            chunk.extend(platforms.flatten_pages([obj]))
+        else:
+            chunk.append(obj)
+        if len(chunk) >= CHUNK:
+            flush()
+    if chunk:
+        flush()
+    frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0] if frames else pd.DataFrame()
+    for col in order:
+        if col not in frame.columns:  # no object of the file has a value in it
+            frame[col] = pd.Series([None] * len(frame), dtype=object)
+    # a field that nests objects in some and is null (or plain) in others: left out, as the import leaves it out
+    frame = frame[[c for c in order if c not in left_out]]
+    frame.attrs["left_out"] = [c for c in order if c in left_out]
+    return frame
