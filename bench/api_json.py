@@ -1,6 +1,7 @@
 """What a corpus imported from Twitter API v1.1 JSON costs, beside the same tweets from a CSV: ``--n`` tweets of the
 scale corpus written as the API writes them (each with its user object, entities, a place now and then, every fourth
-a retweet with the retweeted tweet nested whole), imported without embedding (deterministic vectors: the reading,
+a retweet with the retweeted tweet nested whole; past the corpus's 300,000, its tweets again with ids of their own),
+imported without embedding (deterministic vectors: the reading,
 checking and writing are measured), then loaded in a fresh process as a page loads it. Median of ``--repeat``; each
 step's peak memory is its own process's (VmHWM: getrusage's maximum would be the bench's own, which a child
 inherits).
@@ -47,6 +48,8 @@ def user(name: str, i: int) -> dict:
 
 def write_files(n: int, folder: Path) -> dict[str, Path]:
     raw = pd.read_csv(SCALE, nrows=n, dtype=str, keep_default_na=False, usecols=["id", "text", "date", "author"])
+    copies = -(-n // len(raw))  # past the scale corpus's 300,000: its tweets again, each copy's ids their own
+    raw = pd.concat([raw.assign(id=raw["id"] + (f"-{k}" if k else "")) for k in range(copies)]).head(n)
     lines = []
     for i, r in enumerate(raw.itertuples()):
         tweet = {"id_str": r.id, "created_at": r.date, "full_text": r.text, "truncated": False, "lang": "en",
