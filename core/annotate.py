@@ -303,10 +303,11 @@ def availability(session: Session, ctx: SearchContext | None = None) -> dict[str
 
 def rows_frame(frame: pd.DataFrame, session: Session, rows, scores=None, zone: str = "UTC",
                copies=None) -> pd.DataFrame:
-    """The rows to show, in order: row, id, text, date (wall time of ``zone``), author, score, label, and
-    copies (how many copies of the text the corpus holds besides it: ``copies``, or 0)."""
+    """The rows to show, in order: row, id, text, date (wall time of ``zone``), author, quoted_text (what a quote
+    quotes: core.ingest.QUOTED), score, label, and copies (how many copies of the text the corpus holds besides it:
+    ``copies``, or 0)."""
     rows = np.asarray(rows, dtype=np.int64)
-    cols = ["id", "text"] + [c for c in ("date", "author") if c in frame.columns]
+    cols = ["id", "text"] + [c for c in ("date", "author", "quoted_text") if c in frame.columns]
     out = timezones.shown(frame.iloc[rows][cols], zone).copy()
     out.insert(0, "row", rows)
     out["score"] = np.asarray(scores, dtype=np.float32) if scores is not None and len(scores) == len(rows) else np.nan

@@ -934,6 +934,9 @@ def _rounded_conversations(result: pd.DataFrame, report: Report) -> None:
                             "(export the column as text to keep them)")
 
 
+QUOTED = "quoted_text"  # the tweet a quote quotes, "@name: text" (core.platforms.quoted_texts)
+
+
 def validate(frame: pd.DataFrame, source: str, columns: Columns = Columns(),
              options: Options = Options()) -> tuple[pd.DataFrame, Report]:
     """Return the corpus frame (id, text, [date], [author], extra columns) and a report.
@@ -970,6 +973,11 @@ def validate(frame: pd.DataFrame, source: str, columns: Columns = Columns(),
             report.notes.append(f"read {whole:,} texts the Twitter API had cut short whole, from the tweets "
                                 "it nests beside them (extended_tweet, note_tweet, the retweeted tweet)")
     ids = _ids(out, source, cols["id"], report)
+    quoted = platforms.quoted_texts(out) if QUOTED not in out.columns else None
+    if quoted is not None:
+        quoted = quoted.map(lambda t: html.unescape(t) if "&" in t else t)  # as Twitter escapes a tweet's text
+        report.notes.append(f"{int((quoted != '').sum()):,} texts quote a tweet: what each quotes is in column "
+                            f"{QUOTED!r}, shown under it on the Annotate page")
 
     keep = pd.Series(True, index=out.index)
     empty = text.str.strip() == ""
@@ -996,6 +1004,8 @@ def validate(frame: pd.DataFrame, source: str, columns: Columns = Columns(),
         result["date"] = dates
     if cols["author"] is not None:
         result["author"] = out[cols["author"]].astype("string").fillna("")
+    if quoted is not None:
+        result[QUOTED] = quoted.set_axis(result.index)
     used = {c for c in cols.values() if c} | {"text_raw"}
     for col in out.columns:  # every other source column is kept
         if col not in used and col not in result.columns:

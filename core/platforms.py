@@ -118,11 +118,62 @@ def flatten_pages(pages: list[dict]) -> list[dict]:
     return out
 
 
-# The fields of nested objects whole_texts reads (a JSON file read as a stream keeps these: core.json_records)
+# The fields of nested objects whole_texts and quoted_texts read (a JSON file read as a stream keeps these only:
+# core.json_records)
 WHOLE_TEXT_FIELDS = ("extended_tweet.full_text", "note_tweet.text", "retweeted_status.user.screen_name",
                      "retweeted_status.extended_tweet.full_text", "retweeted_status.full_text", "retweeted_status.text",
+                     "quoted_status.user.screen_name", "quoted_status.extended_tweet.full_text",
+                     "quoted_status.full_text", "quoted_status.text",
                      "referenced_tweets.type", "referenced_tweets.id", "referenced_tweets.author.username",
                      "referenced_tweets.note_tweet.text", "referenced_tweets.text")
+
+
+def _field(frame: pd.DataFrame, col: str, *keys: str, pick=None) -> pd.Series | None:
+    """The string at ``keys`` of the objects in ``frame[col]`` (a list's: the one ``pick`` picks), None where the
+    column holds no objects."""
+    if col not in frame.columns or not frame[col].map(lambda d: isinstance(d, (dict, list))).any():
+        return None
+
+    def get(d):
+        d = pick(d) if pick and isinstance(d, list) else d
+        for k in keys:
+            d = d.get(k) if isinstance(d, dict) else None
+        return d if isinstance(d, str) else None
+    return frame[col].map(get).astype("string").set_axis(range(len(frame)))
+
+
+def _first(*columns: pd.Series | None) -> pd.Series | None:
+    """Each row's first value that is there of ``columns`` (None: none of them is)."""
+    found = [c for c in columns if c is not None]
+    out = found[0] if found else None
+    for other in found[1:]:
+        out = out.fillna(other)
+    return out
+
+
+def _referenced(kind: str):
+    def pick(refs: list):
+        return next((r for r in refs if isinstance(r, dict) and r.get("type") == kind), None)
+    return pick
+
+
+def quoted_texts(frame: pd.DataFrame) -> pd.Series | None:
+    """The tweet each of ``frame``'s quotes, as "@name: text" ('' for a text that quotes none; None where the file
+    holds no quoted tweets): API v1.1's ``quoted_status`` (its long text whole from ``extended_tweet``), API v2's
+    ``referenced_tweets`` of type "quoted" (flattened: the tweet and its author there). A quote's own words ("Přesně
+    tak.") are read with what it quotes."""
+    quoted = _referenced("quoted")
+    for name, body in (
+            (_field(frame, "quoted_status", "user", "screen_name"),
+             _first(_field(frame, "quoted_status", "extended_tweet", "full_text"),
+                    _field(frame, "quoted_status", "full_text"), _field(frame, "quoted_status", "text"))),
+            (_field(frame, "referenced_tweets", "author", "username", pick=quoted),
+             _first(_field(frame, "referenced_tweets", "note_tweet", "text", pick=quoted),
+                    _field(frame, "referenced_tweets", "text", pick=quoted)))):
+        if body is not None and body.notna().any():
+            named = ("@" + name + ": " + body) if name is not None else body
+            return named.fillna(body).fillna("")
+    return None
 
 
 def whole_texts(frame: pd.DataFrame, text: pd.Series) -> tuple[pd.Series, int]:
@@ -131,30 +182,14 @@ def whole_texts(frame: pd.DataFrame, text: pd.Series) -> tuple[pd.Series, int]:
     ``text`` with "…") or API v2's ``note_tweet.text``; a retweet as "RT @name: " and the whole of the tweet it
     retweets, from v1.1's ``retweeted_status`` or v2's ``referenced_tweets`` (flattened; the APIs cut a retweet at
     140 characters, even in ``full_text``). A text is replaced only by a longer one."""
-    def field(col: str, *keys: str, pick=None) -> pd.Series | None:
-        if col not in frame.columns or not frame[col].map(lambda d: isinstance(d, (dict, list))).any():
-            return None
-
-        def get(d):
-            d = pick(d) if pick and isinstance(d, list) else d
-            for k in keys:
-                d = d.get(k) if isinstance(d, dict) else None
-            return d if isinstance(d, str) else None
-        return frame[col].map(get).astype("string").set_axis(text.index)
-
     def longer(whole: pd.Series, other: pd.Series | None) -> pd.Series:
         return whole if other is None else whole.where(other.isna() | (other.str.len() <= whole.str.len()), other)
 
-    def first(*columns: pd.Series | None) -> pd.Series | None:  # each row's first value that is there
-        found = [c for c in columns if c is not None]
-        out = found[0] if found else None
-        for other in found[1:]:
-            out = out.fillna(other)
-        return out
+    def field(col: str, *keys: str, pick=None) -> pd.Series | None:
+        found = _field(frame, col, *keys, pick=pick)
+        return None if found is None else found.set_axis(text.index)
 
-    def retweeted(refs: list):
-        return next((r for r in refs if isinstance(r, dict) and r.get("type") == "retweeted"), None)
-
+    first, retweeted = _first, _referenced("retweeted")
     whole = text.astype(str)
     whole = longer(whole, field("extended_tweet", "full_text"))
     whole = longer(whole, field("note_tweet", "text"))

@@ -475,6 +475,62 @@ def test_a_json_file_is_read_as_a_stream_each_tweet_cut_to_what_the_import_reads
     assert stream_peak < whole_peak / 3, (stream_peak, whole_peak)
 
 
+def test_a_quote_tweet_is_read_with_the_tweet_it_quotes(tmp_path):
+    """A quote's own words ("Přesně tak.") say little without the tweet it quotes: 400 real tweets, every fourth a
+    quote of the tweet before it, as API v1.1 writes them (the quoted tweet in quoted_status, a long one whole only
+    in its extended_tweet, its text HTML-escaped) and as twarc2 saves API v2's pages (referenced_tweets of type
+    "quoted", the quoted tweet and its author in includes): each quote's quoted_text is "@author: the whole quoted
+    text", '' for the others, and the notes say how many quote; a file's own quoted_text column is its own."""
+    from tests.conftest import shared_file
+
+    tweets = pd.read_csv(shared_file("czech_politicians_tweets_2021.csv"), dtype=str, keep_default_na=False)
+    tweets = tweets[~tweets["text"].str.startswith("RT @")].head(400).reset_index(drop=True)
+    quotes = [i for i in range(len(tweets)) if i % 4 == 3]
+    expected = ["" if i % 4 != 3 else f"@{tweets['author'][i - 1]}: {tweets['text'][i - 1]}"
+                for i in range(len(tweets))]
+    assert sum(len(tweets["text"][i - 1]) > 140 for i in quotes) > 20  # many quoted tweets are long
+
+    def v11(row):
+        return {"id_str": row.id, "created_at": "Wed Oct 10 20:19:24 +0000 2018", "full_text": row.text,
+                "user": {"screen_name": row.author}}
+
+    lines = []
+    for i, row in enumerate(tweets.itertuples()):
+        tweet = v11(row)
+        if i in quotes:
+            q = tweets.iloc[i - 1]
+            escaped = q.text.replace("&", "&amp;").replace("<", "&lt;")
+            tweet["is_quote_status"] = True
+            tweet["quoted_status"] = {"id_str": q.id, "text": escaped[:139] + "…" if len(escaped) > 140 else escaped,
+                                      "user": {"screen_name": q.author}, "truncated": len(escaped) > 140}
+            if len(escaped) > 140:
+                tweet["quoted_status"]["extended_tweet"] = {"full_text": escaped}
+        lines.append(json.dumps(tweet, ensure_ascii=False))
+    frame, report = load(write(tmp_path, "v11.jsonl", "\n".join(lines)))
+    assert frame["quoted_text"].tolist() == expected
+    assert frame["text"].tolist() == tweets["text"].tolist()  # the quote's own words as written
+    assert f"{len(quotes)} texts quote a tweet: what each quotes is in column 'quoted_text'" in " ".join(report.notes)
+
+    users = {a: str(1000 + i) for i, a in enumerate(sorted(tweets["author"].unique()))}
+    data, included = [], []
+    for i, row in enumerate(tweets.itertuples()):
+        tweet = {"id": row.id, "text": row.text, "author_id": users[row.author], "created_at": "2021-03-01T10:15:00Z"}
+        if i in quotes:
+            q = tweets.iloc[i - 1]
+            tweet["referenced_tweets"] = [{"type": "quoted", "id": q.id}]
+            included.append({"id": q.id, "text": q.text, "author_id": users[q.author]})
+        data.append(tweet)
+    pages = [{"data": data[s:s + 100], "includes": {"users": [{"id": u, "username": a} for a, u in users.items()],
+                                                     "tweets": [t for t in included if t["id"] in
+                                                                {r["referenced_tweets"][0]["id"] for r in
+                                                                 data[s:s + 100] if "referenced_tweets" in r}]}}
+             for s in range(0, len(data), 100)]
+    frame, _ = load(write(tmp_path, "search.jsonl", "\n".join(json.dumps(p, ensure_ascii=False) for p in pages)))
+    assert frame["quoted_text"].tolist() == expected
+    own = write(tmp_path, "own.csv", "id,text,quoted_text\n1,Přesně tak.,Their own words\n2,Jinak,\n")
+    assert load(own)[0]["quoted_text"].fillna("").tolist() == ["Their own words", ""]
+
+
 def _threaded_sample(n: int) -> pd.DataFrame:
     """n real tweets with their conversations, each reply pointed at its thread's first tweet (``parent``)."""
     from tests.conftest import shared_file

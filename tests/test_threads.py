@@ -307,6 +307,47 @@ def test_a_reply_in_the_annotate_list_names_the_text_its_thread_opens_with(own_p
     assert not [c for c in at.caption if c.value.startswith("↳")], "the thread itself shows it"
 
 
+def test_a_quote_in_the_annotate_list_shows_the_tweet_it_quotes(tmp_path, model, monkeypatch):
+    """A quote ("Přesně tak.") is judged by what it quotes: imported from API v1.1 JSON, the Annotate page shows the
+    quoted tweet under the quote's own words, cut to QUOTED_CHARS, as plain text (a quoted <img onerror> stays
+    text); a text that quotes nothing shows no such line."""
+    import json
+
+    from core.corpus import ImportSpec, import_corpus
+    from ui.text import unescape
+    from ui.text_list import QUOTED_CHARS
+
+    tweets = pd.read_csv(shared_file("czech_politicians_tweets_2021.csv"), dtype=str, keep_default_na=False,
+                         nrows=200)
+    quoted = "<img src=x onerror=alert(1)> " + tweets["text"][0]
+    lines = []
+    for i, row in enumerate(tweets.itertuples()):
+        tweet = {"id_str": row.id, "full_text": row.text, "created_at": "2021-03-01T10:15:00Z",
+                 "user": {"screen_name": row.author}}
+        if i == 1:
+            tweet.update(full_text="Přesně tak, zkušebníslovo.", quoted_status={
+                "full_text": quoted.replace("&", "&amp;").replace("<", "&lt;"), "user": {"screen_name": "evil"}})
+        lines.append(json.dumps(tweet, ensure_ascii=False))
+    src = tmp_path / "tweets.jsonl"
+    src.write_text("\n".join(lines), encoding="utf-8")
+    import_corpus(ImportSpec(input=src, name="q"), root=tmp_path / "d", model_loader=lambda n, d: model)
+    monkeypatch.setenv("SEMANNO_DATA", str(tmp_path / "d"))
+    at = AppTest.from_file(str(ROOT / "pages/1_Annotate.py"), default_timeout=120)
+    at.query_params["corpus"] = "q"
+    at.run()
+    at.text_input(key="kw_query").set_value("zkušebníslovo")
+    at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
+    assert not at.exception, at.exception
+    said = [unescape(c.value) for c in at.caption if c.value.startswith("❝")]
+    whole = f"@evil: {quoted}"
+    shown = whole[:QUOTED_CHARS] + ("…" if len(whole) > QUOTED_CHARS else "")
+    assert said == [f"❝ Quoting {shown}".replace("\n", " ")]
+    assert "Přesně tak, zkušebníslovo." in [t.value for t in at.text]
+    at.text_input(key="kw_query").set_value(re.findall(r"\w{6,}", tweets["text"][5])[0])
+    at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
+    assert [t.value for t in at.text] and not [c for c in at.caption if c.value.startswith("❝")]
+
+
 def test_the_annotate_page_shows_a_long_conversation_in_parts(own_pol, monkeypatch):
     """Past annotate.CONVERSATION_SHOWN texts, the page shows the conversation's first text and those around the
     text, says how many of how many, and shows more at a click until all are shown."""

@@ -17,6 +17,7 @@ from ui import resources, view_filter
 from ui.text import md
 
 OPENING_CHARS = 160  # of the text a reply's thread opens with, shown under the reply
+QUOTED_CHARS = 400  # of the tweet a quote quotes, shown under the quote
 TOGGLE_WIDTH = 118  # px: "✓ Included" whole in any window (a column's share of a narrow one cut it to "Incl…")
 
 
@@ -47,6 +48,9 @@ def _text(place, r) -> None:
         place.markdown(f":gray[~~{md(r.text, limit=5000)}~~]")
     else:
         place.text(r.text)
+    quoted = getattr(r, "quoted_text", None)
+    if isinstance(quoted, str) and quoted:  # a quote's "Přesně tak." is read with the tweet it quotes
+        place.caption(f"❝ Quoting {md(quoted, limit=QUOTED_CHARS)}")
 
 
 def _show_conversation(row: int) -> None:
