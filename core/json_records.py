@@ -83,7 +83,7 @@ def read(path: Path, paths: Iterable[str]) -> pd.DataFrame | None:
     return _frame(objects, tree(paths))
 
 
-def _lines(path: Path) -> Iterator[dict]:
+def _lines(path: Path) -> Iterator[list[dict]]:
     """The objects of a JSONL file, a line each, decoded a batch of lines at a time (:func:`_batch`: one call of the
     decoder)."""
     number = 0
@@ -96,7 +96,7 @@ def _lines(path: Path) -> Iterator[dict]:
             if values is None or not all(isinstance(v, dict) for v in values):
                 _name_fault(batch, number)
             number += len(batch)
-            yield from values
+            yield values
 
 
 def _batch(fh) -> list[str]:
@@ -129,14 +129,16 @@ def _name_fault(batch: list[str], number: int) -> None:
 _BETWEEN = re.compile(r"[ \t\r\n,]*")  # what comes between an array's objects
 
 
-def _array(path: Path) -> Iterator[dict]:
-    """The objects of a JSON array (after a tweets.js's assignment), decoded one at a time from blocks of the file."""
+def _array(path: Path) -> Iterator[list[dict]]:
+    """The objects of a JSON array (after a tweets.js's assignment), decoded from blocks of the file: a block's whole
+    objects at once where they nest no objects (a scraper's flat records), else one at a time."""
     decoder = json.JSONDecoder()
     with _open(path) as fh:
         buf, eof = fh.read(BLOCK), False
         lines, column = 0, 0  # the lines before buf's first character, and that line's characters before it
         match = platforms.ARCHIVE.match(buf)
         i = buf.index("[", match.end() if match else 0) + 1
+        batches = True  # until a batch fails to read (objects that nest objects): then an object at a time
 
         def read_on() -> bool:  # the text from i on, and a block more; False at the file's end
             nonlocal buf, i, lines, column, eof
@@ -155,6 +157,17 @@ def _array(path: Path) -> Iterator[dict]:
                 continue
             if buf[i] == "]":
                 return
+            cut = buf.rfind("},", i) if batches else -1
+            if cut > i:  # the objects up to the last "}," read in one call where it ends one of the array's own
+                try:
+                    values = json.loads("[" + buf[i:cut + 1] + "]")
+                except ValueError:
+                    values = None  # "}," ended an object nested in one of them (or is in a string): one at a time
+                if values is not None and all(isinstance(v, dict) for v in values):
+                    yield values
+                    i = cut + 1
+                    continue
+                batches = False
             try:
                 value, end = decoder.raw_decode(buf, i)
             except json.JSONDecodeError as exc:
@@ -167,12 +180,12 @@ def _array(path: Path) -> Iterator[dict]:
                                  f"character {where:,}") from None
             if not isinstance(value, dict):
                 raise ValueError("a JSON array of objects (one per text) was expected")
-            yield value
+            yield [value]
             i = end
 
 
-def _frame(objects: Iterator[dict], fields: dict) -> pd.DataFrame:
-    """The objects (API v2 pages made one tweet a row, wrapped posts unwrapped) as one frame, built a :data:`CHUNK`
+def _frame(batches: Iterator[list[dict]], fields: dict) -> pd.DataFrame:
+    """The objects, read a batch at a time (API v2 pages made one tweet a row, wrapped posts unwrapped) as one frame, built a :data:`CHUNK`
     at a time and each chunk's nested values cut down to ``fields`` (:func:`slim`) as it is built; the names of the
     nested values left out in its ``attrs['left_out']``."""
     left_out: set[str] = set()
@@ -197,11 +210,11 @@ def _frame(objects: Iterator[dict], fields: dict) -> pd.DataFrame:
         # file's, and joined to the others' it would make their numbers objects
         frames.append(frame.drop(columns=[c for c in frame.columns if c in left_out or frame[c].isna().all()]))
 
-    for obj in objects:
-        if isinstance(obj.get("data"), list):  # an API v2 response (platforms.is_pages): its tweets
-            chunk.extend(platforms.flatten_pages([obj]))
+    for batch in batches:
+        if platforms.is_pages(batch):  # API v2 responses: their tweets
+            chunk.extend(platforms.flatten_pages(batch))
         else:
-            chunk.append(obj)
+            chunk.extend(batch)
         if len(chunk) >= CHUNK:
             flush()
     if chunk:

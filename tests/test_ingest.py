@@ -464,6 +464,16 @@ def test_a_json_file_is_read_as_a_stream_each_tweet_cut_to_what_the_import_reads
         load(write(tmp_path, "broken.json", text))
     with pytest.raises(InputError, match=r"cut.json: cannot be read as JSONL: the JSON array ends without its '\]'"):
         load(write(tmp_path, "cut.json", json.dumps(objects[:50])[:-1]))
+    flat = tweets[["id", "text", "author"]].to_dict("records")  # a scraper's flat records: read a block at once
+    for indent in (None, 2):
+        frame, _ = load(write(tmp_path, "flat.json", json.dumps(flat, indent=indent, ensure_ascii=False)))
+        assert frame["text"].tolist() == tweets["text"].tolist()
+        assert frame["author"].tolist() == tweets["author"].tolist()
+    text = json.dumps(flat[:700] + ["BROKEN"] + flat[700:], indent=2).replace('"BROKEN"', '{"id": 1,}')
+    line = text[:text.index('{"id": 1,}')].count("\n") + 1
+    with pytest.raises(InputError, match=rf"Expecting property name enclosed in double quotes: line {line:,}, "
+                                         r"character 12"):
+        load(write(tmp_path, "flat.json", text))
 
     tracemalloc.start()  # what reading holds: a chunk of whole objects at a time, the rest cut
     _parse_text(_read_utf8(files["lines"], "t"), "jsonl")
