@@ -236,16 +236,7 @@ def _parse_json(text: str, rows: int | None = None) -> pd.DataFrame:
 
 def _name_bad_line(text: str) -> None:
     """Raise a ValueError naming the first line of ``text`` that is no JSON object (pandas names a position)."""
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"line {number:,} is no JSON ({exc.msg} at its character {exc.colno}): "
-                             f"{line[:80]!r}") from None
-        if not isinstance(value, dict):
-            raise ValueError(f"line {number:,} is no JSON object: {line[:80]!r}")
+    json_records.name_fault(text.splitlines())
 
 
 def _first_objects(text: str, rows: int) -> list:

@@ -94,7 +94,8 @@ def _lines(path: Path) -> Iterator[list[dict]]:
             except json.JSONDecodeError:
                 values = None  # the line at fault named below
             if values is None or not all(isinstance(v, dict) for v in values):
-                _name_fault(batch, number)
+                name_fault(batch, number)
+                raise ValueError(f"lines {number + 1:,}-{number + len(batch):,} are no JSON objects")  # not reached
             number += len(batch)
             yield values
 
@@ -111,8 +112,9 @@ def _batch(fh) -> list[str]:
     return out
 
 
-def _name_fault(batch: list[str], number: int) -> None:
-    """Raise a ValueError naming the first of ``batch``'s lines (``number`` lines before them) that is no object."""
+def name_fault(batch: list[str], number: int = 0) -> None:
+    """Raise a ValueError naming the first of ``batch``'s lines (``number`` lines before them) that is no JSON object
+    (a decoder names a position in the whole); return where each is one."""
     for n, line in enumerate(batch, number + 1):
         if not line.strip():
             continue
@@ -123,7 +125,6 @@ def _name_fault(batch: list[str], number: int) -> None:
                              f"{line.strip()[:80]!r}") from None
         if not isinstance(value, dict):
             raise ValueError(f"line {n:,} is no JSON object: {line.strip()[:80]!r}")
-    raise ValueError(f"lines {number + 1:,}-{number + len(batch):,} are no JSON objects")  # not reached: one is named
 
 
 _BETWEEN = re.compile(r"[ \t\r\n,]*")  # what comes between an array's objects
