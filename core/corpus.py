@@ -111,13 +111,13 @@ class Corpus:
         rows = self.id_index.get_indexer([str(i) for i in ids])
         return rows[rows >= 0].astype(np.int64)
 
-    def texts_by_id(self, ids: Sequence[str]) -> dict[str, str]:
-        """id -> text for these ids, only their rows read (a dict of every id and text took seconds and
-        gigabytes at 10M rows); ids not in the corpus are left out."""
+    def texts_by_id(self, ids: Sequence[str], column: str = "text") -> dict[str, str]:
+        """id -> text (or the value of another ``column``) for these ids, only their rows read (a dict of every id
+        and text took seconds and gigabytes at 10M rows); ids not in the corpus are left out."""
         ids = [str(i) for i in ids]
         rows = self.id_index.get_indexer(ids)
         found = [(i, int(r)) for i, r in zip(ids, rows) if r >= 0]
-        texts = self.frame["text"].take(np.array([r for _, r in found], np.int64)).tolist() if found else []
+        texts = self.frame[column].take(np.array([r for _, r in found], np.int64)).tolist() if found else []
         return {i: str(t) for (i, _), t in zip(found, texts)}
 
     def ids_of(self, rows) -> list[str]:

@@ -26,14 +26,16 @@ ADJUDICATORS = "SEMANNO_ADJUDICATORS"
 
 # names an annotator may not have: the gold group's word, and the columns the review's table and report use
 THREAD = "in the thread of"  # the review's column of the text that opens a reply's conversation (core.threads)
-RESERVED_NAMES = frozenset({GOLD, "id", "item_id", "text", "copies", "decided by", THREAD})
+QUOTING = "quoting"  # the review's column of the tweet a quote quotes (core.ingest.QUOTED)
+RESERVED_NAMES = frozenset({GOLD, "id", "item_id", "text", "copies", "decided by", THREAD, QUOTING})
 HOW_SUFFIX = ": how"  # the review's provenance column of each annotator: "<annotator>: how"
 
 
 def check_annotator(name: str) -> str:
     """The annotator's name, stripped; ValueError naming the clash when it would be mistaken for the gold group
     (``gold``), a column of the review (``id``, ``text``, ``copies``, ``item_id``, ``decided by``, ``in the thread
-    of``, ``...: how``) or another topic's group (one holding `` · ``, which joins a topic and its annotator)."""
+    of``, ``quoting``, ``...: how``) or another topic's group (one holding `` · ``, which joins a topic and its
+    annotator)."""
     name = str(name).strip()
     if not name:
         raise ValueError("an assignment needs the annotator's name")

@@ -310,7 +310,8 @@ def test_a_reply_in_the_annotate_list_names_the_text_its_thread_opens_with(own_p
 def test_a_quote_in_the_annotate_list_shows_the_tweet_it_quotes(tmp_path, model, monkeypatch):
     """A quote ("Přesně tak.") is judged by what it quotes: imported from API v1.1 JSON, the Annotate page shows the
     quoted tweet under the quote's own words, cut to QUOTED_CHARS, as plain text (a quoted <img onerror> stays
-    text); a text that quotes nothing shows no such line."""
+    text); a text that quotes nothing shows no such line. The Review page shows it beside a quote the annotators
+    disagree on."""
     import json
 
     from core.corpus import ImportSpec, import_corpus
@@ -347,6 +348,14 @@ def test_a_quote_in_the_annotate_list_shows_the_tweet_it_quotes(tmp_path, model,
     at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
     assert [t.value for t in at.text] and not [c for c in at.caption if c.value.startswith("❝")]
 
+    from core.teams import QUOTING, check_annotator
+
+    ids = tweets["id"].tolist()[:3]  # where two annotators disagree, the Review page shows what the quote quotes
+    table = disagreed_on(monkeypatch, tmp_path / "d", "q", ids)
+    assert table[QUOTING].tolist() == ["", whole, ""]
+    with pytest.raises(ValueError, match="a column of the Review page's table"):
+        check_annotator("Quoting")
+
 
 def test_the_annotate_page_shows_a_long_conversation_in_parts(own_pol, monkeypatch):
     """Past annotate.CONVERSATION_SHOWN texts, the page shows the conversation's first text and those around the
@@ -376,9 +385,23 @@ def test_the_annotate_page_shows_a_long_conversation_in_parts(own_pol, monkeypat
     assert len(shown()) == 2, "opened again: the first part again"
 
 
-def test_a_reply_on_the_review_page_shows_the_post_it_answers(own_pol, monkeypatch, tmp_path):
+def disagreed_on(monkeypatch, root, corpus: str, ids: list[str]) -> pd.DataFrame:
+    """The Review page's table (by id) where alice included ``ids`` of ``corpus`` (under data root ``root``) and bob
+    excluded them, both submitted."""
     from core.store import GroupStore
     from tests.test_team import as_user, submitted
+
+    submitted(GroupStore(root / corpus / "groups.sqlite"), "afghanistan", "alice",
+              (("alice", ids, []), ("bob", [], ids)))
+    as_user(monkeypatch, "alice")
+    review = AppTest.from_file(str(ROOT / "pages/8_Review.py"), default_timeout=120)
+    review.query_params["corpus"] = corpus
+    review.run()
+    assert not review.exception, review.exception
+    return review.get("data_editor")[0].value.set_index("id")
+
+
+def test_a_reply_on_the_review_page_shows_the_post_it_answers(own_pol, monkeypatch, tmp_path):
     from ui.resources import search_context_of
     from core.teams import THREAD, check_annotator
 
@@ -390,14 +413,7 @@ def test_a_reply_on_the_review_page_shows_the_post_it_answers(own_pol, monkeypat
     reply = int(next(m for m in ctx.threads.mates(post) if m != post))
     alone = int(next(r for r in range(corpus.n) if not len(ctx.threads.mates(r))))
     ids = corpus.ids_of([post, reply, alone])
-    store = GroupStore(tmp_path / "d" / "pol" / "groups.sqlite")  # own_pol's data root
-    submitted(store, "afghanistan", "alice", (("alice", ids, []), ("bob", [], ids)))
-    as_user(monkeypatch, "alice")
-    review = AppTest.from_file(str(ROOT / "pages/8_Review.py"), default_timeout=120)
-    review.query_params["corpus"] = "pol"
-    review.run()
-    assert not review.exception, review.exception
-    table = review.get("data_editor")[0].value.set_index("id")
+    table = disagreed_on(monkeypatch, tmp_path / "d", "pol", ids)  # own_pol's data root
     assert table.loc[ids[1], THREAD] == frame["text"][post], "the reply: the post that opens its thread"
     assert table.loc[ids[0], THREAD] == "" and table.loc[ids[2], THREAD] == "", "the post itself, a text alone"
     with pytest.raises(ValueError, match="a column of the Review page's table"):

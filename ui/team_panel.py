@@ -10,10 +10,11 @@ import pandas as pd
 import streamlit as st
 
 from core import timezones
+from core.ingest import QUOTED
 from core.store import DatabaseError, GroupStore
 from core.threads import openings
-from core.teams import (HOW_SUFFIX, THREAD, Agreement, agreement, by_text, check_annotator, majority, pairwise,
-                        progress_by_text)
+from core.teams import (HOW_SUFFIX, QUOTING, THREAD, Agreement, agreement, by_text, check_annotator, majority,
+                        pairwise, progress_by_text)
 from ui import access, group, picker, resources
 from ui.text import md, quoted
 
@@ -167,13 +168,17 @@ def _review(_store: GroupStore, _corpus, name: str, topic: str, stamp: tuple, co
     word = {1: "included", -1: "excluded", None: ""}
     shared = any(copies.values())
     opens = thread_openings(name, _corpus, list(copies))  # a reply is judged with the post it answers
+    quotes = ({i: q for i, q in _corpus.texts_by_id(list(copies), QUOTED).items() if q not in ("", "nan", "<NA>")}
+              if QUOTED in _corpus.frame.columns else {})  # and a quote with what it quotes
     table = pd.DataFrame([{"id": d["item_id"], "text": texts.get(d["item_id"], "(not in this import)"),
                            **({THREAD: opens.get(d["item_id"], "")} if opens else {}),
+                           **({QUOTING: quotes.get(d["item_id"], "")} if quotes else {}),
                            **({"copies": copies[d["item_id"]]} if shared else {}),
                            **{who: word[d[who]] for who in ag.annotators},
                            **{f"{who}{HOW_SUFFIX}": how_line(how[who].get(d["item_id"]), _corpus.timezone)
                               for who in ag.annotators}} for d in ag.disagreements],
-                         columns=["id", "text", *([THREAD] if opens else []), *(["copies"] if shared else []),
+                         columns=["id", "text", *([THREAD] if opens else []), *([QUOTING] if quotes else []),
+                                  *(["copies"] if shared else []),
                                   *ag.annotators,
                                   *[f"{who}{HOW_SUFFIX}" for who in ag.annotators]])
     return Review(labels, texts_labels, members, ag, pairwise(texts_labels),
@@ -242,6 +247,8 @@ def gold_editor(store: GroupStore, topic: str, table: pd.DataFrame, majority: di
         column_config={"text": st.column_config.TextColumn("text", width="large"),
                        THREAD: st.column_config.TextColumn(THREAD, width="medium", help="A reply's conversation "
                                                            "opens with this text: what the reply answers"),
+                       QUOTING: st.column_config.TextColumn(QUOTING, width="medium", help="The tweet this quote "
+                                                            "quotes, as @name: text"),
                        "gold": st.column_config.SelectboxColumn("gold", options=list(_GOLD_VALUES), required=True)})
     now = {r.id: _GOLD_VALUES.get(r.gold) for r in edited.itertuples()}
     changed = {i: v for i, v in now.items() if v != stored.get(i)}
