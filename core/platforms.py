@@ -123,7 +123,8 @@ def flatten_pages(pages: list[dict]) -> list[dict]:
 WHOLE_TEXT_FIELDS = ("extended_tweet.full_text", "note_tweet.text", "retweeted_status.user.screen_name",
                      "retweeted_status.extended_tweet.full_text", "retweeted_status.full_text", "retweeted_status.text",
                      "quoted_status.user.screen_name", "quoted_status.extended_tweet.full_text",
-                     "quoted_status.full_text", "quoted_status.text",
+                     "quoted_status.full_text", "quoted_status.text", "embed.record.author.handle",
+                     "embed.record.value.text", "embed.record.record.author.handle", "embed.record.record.value.text",
                      "referenced_tweets.type", "referenced_tweets.id", "referenced_tweets.author.username",
                      "referenced_tweets.note_tweet.text", "referenced_tweets.text")
 
@@ -158,22 +159,27 @@ def _referenced(kind: str):
 
 
 def quoted_texts(frame: pd.DataFrame) -> pd.Series | None:
-    """The tweet each of ``frame``'s quotes, as "@name: text" ('' for a text that quotes none; None where the file
-    holds no quoted tweets): API v1.1's ``quoted_status`` (its long text whole from ``extended_tweet``), API v2's
-    ``referenced_tweets`` of type "quoted" (flattened: the tweet and its author there). A quote's own words ("Přesně
-    tak.") are read with what it quotes."""
+    """The post each of ``frame``'s quotes, as "@name: text" ('' for a text that quotes none; None where the file
+    holds no quoted posts): API v1.1's ``quoted_status`` (its long text whole from ``extended_tweet``), API v2's
+    ``referenced_tweets`` of type "quoted" (flattened: the tweet and its author there), a Bluesky post's ``embed``
+    (a quote's record view, with media or without). A quote's own words ("Přesně tak.") are read with what it
+    quotes."""
     quoted = _referenced("quoted")
+    found = []
     for name, body in (
             (_field(frame, "quoted_status", "user", "screen_name"),
              _first(_field(frame, "quoted_status", "extended_tweet", "full_text"),
                     _field(frame, "quoted_status", "full_text"), _field(frame, "quoted_status", "text"))),
             (_field(frame, "referenced_tweets", "author", "username", pick=quoted),
              _first(_field(frame, "referenced_tweets", "note_tweet", "text", pick=quoted),
-                    _field(frame, "referenced_tweets", "text", pick=quoted)))):
+                    _field(frame, "referenced_tweets", "text", pick=quoted))),
+            (_field(frame, "embed", "record", "author", "handle"), _field(frame, "embed", "record", "value", "text")),
+            (_field(frame, "embed", "record", "record", "author", "handle"),
+             _field(frame, "embed", "record", "record", "value", "text"))):
         if body is not None and body.notna().any():
-            named = ("@" + name + ": " + body) if name is not None else body
-            return named.fillna(body).fillna("")
-    return None
+            found.append((("@" + name + ": " + body) if name is not None else body).fillna(body))
+    whole = _first(*found)
+    return None if whole is None else whole.fillna("")
 
 
 def whole_texts(frame: pd.DataFrame, text: pd.Series) -> tuple[pd.Series, int]:

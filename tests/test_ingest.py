@@ -555,7 +555,8 @@ def test_mastodon_and_bluesky_posts_and_a_twitter_archive_import_as_they_are(tmp
     authors, the dates and the conversations (each reply pointed at its thread's first post): Mastodon's statuses
     (the content in HTML, links cut by hidden spans, the author as account.acct, in_reply_to_id; a boost, whose own
     content is empty, left out); Bluesky's feed (each post wrapped in a feed item: the uri as id, the record's text
-    and createdAt, the author's handle, replies by record.reply.parent.uri); a Twitter archive's tweets.js."""
+    and createdAt, the author's handle, replies by record.reply.parent.uri, a quote's quoted post from its embed); a
+    Twitter archive's tweets.js."""
     import html as htmllib
     import re
 
@@ -596,15 +597,26 @@ def test_mastodon_and_bluesky_posts_and_a_twitter_archive_import_as_they_are(tmp
         if r.parent:
             parent = {"uri": uri.get(r.parent, f"at://did:plc:gone/app.bsky.feed.post/{r.parent}"), "cid": "c"}
             record["reply"] = {"root": parent, "parent": parent}
-        return {"post": {"uri": uri[r.id], "cid": "c", "record": record, "replyCount": 0,
+        view = {"post": {"uri": uri[r.id], "cid": "c", "record": record, "replyCount": 0,
                          "author": {"did": f"did:plc:{r.author.lower()}", "handle": f"{r.author.lower()}.bsky.social",
                                     "displayName": r.author}}}
+        if r.Index % 9 == 8:  # a quote of the post before it (every other one with an image beside it)
+            q = tweets.iloc[r.Index - 1]
+            quote = {"$type": "app.bsky.embed.record#viewRecord", "uri": uri[q.id], "value": {"text": q.text},
+                     "author": {"handle": f"{q.author.lower()}.bsky.social"}}
+            view["post"]["embed"] = ({"$type": "app.bsky.embed.record#view", "record": quote} if r.Index % 2 else
+                                     {"$type": "app.bsky.embed.recordWithMedia#view", "record": {"record": quote},
+                                      "media": {"images": []}})
+        return view
 
     p = write(tmp_path, "feed.jsonl", "\n".join(json.dumps(post(r), ensure_ascii=False) for r in tweets.itertuples()))
     frame, report = load(p)
     assert frame["id"].tolist() == [uri[i] for i in tweets["id"]] and frame["text"].tolist() == tweets["text"].tolist()
     assert frame["author"].tolist() == [f"{a.lower()}.bsky.social" for a in tweets["author"]]
     assert frame["date"].iloc[0] == pd.Timestamp("2021-03-01 10:15")
+    assert frame["quoted_text"].tolist() == ["" if i % 9 != 8 else
+                                             f"@{tweets['author'][i - 1].lower()}.bsky.social: {tweets['text'][i - 1]}"
+                                             for i in range(len(tweets))]
     made, named = threads_of(frame), threads_of(tweets)
     assert made.count == named.count and all(made.mates(r).tolist() == named.mates(r).tolist() for r in range(800))
     from core.ingest import guess_columns, read_head
