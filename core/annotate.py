@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from core import timezones
+from core.ingest import QUOTED
 from core.search import REGISTRY, NotApplicable, Ranked, SearchContext
 from core.search.index import VectorIndex
 from core.rows import as_rows, in_sorted, unique_rows
@@ -307,7 +308,7 @@ def rows_frame(frame: pd.DataFrame, session: Session, rows, scores=None, zone: s
     quotes: core.ingest.QUOTED), score, label, and copies (how many copies of the text the corpus holds besides it:
     ``copies``, or 0)."""
     rows = np.asarray(rows, dtype=np.int64)
-    cols = ["id", "text"] + [c for c in ("date", "author", "quoted_text") if c in frame.columns]
+    cols = ["id", "text"] + [c for c in ("date", "author", QUOTED) if c in frame.columns]
     out = timezones.shown(frame.iloc[rows][cols], zone).copy()
     out.insert(0, "row", rows)
     out["score"] = np.asarray(scores, dtype=np.float32) if scores is not None and len(scores) == len(rows) else np.nan

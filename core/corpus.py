@@ -112,13 +112,14 @@ class Corpus:
         return rows[rows >= 0].astype(np.int64)
 
     def texts_by_id(self, ids: Sequence[str], column: str = "text") -> dict[str, str]:
-        """id -> text (or the value of another ``column``) for these ids, only their rows read (a dict of every id
-        and text took seconds and gigabytes at 10M rows); ids not in the corpus are left out."""
+        """id -> text (or the value of another ``column``, '' where a row has none) for these ids, only their rows
+        read (a dict of every id and text took seconds and gigabytes at 10M rows); ids not in the corpus are left
+        out."""
         ids = [str(i) for i in ids]
         rows = self.id_index.get_indexer(ids)
         found = [(i, int(r)) for i, r in zip(ids, rows) if r >= 0]
         texts = self.frame[column].take(np.array([r for _, r in found], np.int64)).tolist() if found else []
-        return {i: str(t) for (i, _), t in zip(found, texts)}
+        return {i: "" if pd.isna(t) else str(t) for (i, _), t in zip(found, texts)}
 
     def ids_of(self, rows) -> list[str]:
         """The ids of the given rows, in order (only those rows read: the whole id column as Python strings

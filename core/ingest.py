@@ -408,10 +408,10 @@ def read_table(path: str | Path, label: str | None = None, sheet: str | None = N
             frame = pd.read_parquet(path)
         elif kind == "workbook":
             frame = read_workbook(path, shown, sheet=sheet, text=text)
-        elif kind == "jsonl" and (frame := _stream_json(path, [text or "", *fields])) is not None:
-            pass
         else:
-            frame = _parse_text(_read_utf8(path, shown), kind, text_column=text)
+            frame = _stream_json(path, [text or "", *fields]) if kind == "jsonl" else None
+            if frame is None:  # a CSV or TSV, or a JSON file that is one object
+                frame = _parse_text(_read_utf8(path, shown), kind, text_column=text)
     except InputError:
         raise
     except (pd.errors.ParserError, ValueError, OSError) as exc:
@@ -579,13 +579,7 @@ def _add_field(frame: pd.DataFrame, name: str) -> bool:
     if not path or not _holds_objects(frame, outer):
         return False
     keys = path.split(".")
-
-    def get(d):
-        for k in keys:
-            d = d.get(k) if isinstance(d, dict) else None
-        return d
-
-    inner = frame[outer].map(get)
+    inner = frame[outer].map(lambda d: platforms.dig(d, keys))
     if not inner.notna().any() or not inner.dropna().map(lambda v: isinstance(v, (str, int))).all():
         return False
     frame[name] = inner.astype("string")

@@ -56,8 +56,12 @@ def _first_text(path: Path) -> str:
         return fh.read(BLOCK)
 
 
-def _first_line(path: Path) -> str:
-    with _open(path) as fh:
+def _first_line(path: Path, head: str) -> str:
+    """The file's first line that is not blank: from ``head`` (its first block) where that holds it whole."""
+    head = head.lstrip()
+    if "\n" in head:
+        return head[:head.index("\n")]
+    with _open(path) as fh:  # a first line longer than a block
         return next((line for line in fh if line.strip()), "")
 
 
@@ -72,7 +76,7 @@ def read(path: Path, paths: Iterable[str]) -> pd.DataFrame | None:
         objects = _array(path)
     elif start == "{":
         try:
-            first = json.loads(_first_line(path))
+            first = json.loads(_first_line(path, head))
         except ValueError:
             return None  # one object over several lines (an API's response saved), or a first line that is no JSON
         if platforms.is_telegram(first):
@@ -186,9 +190,9 @@ def _array(path: Path) -> Iterator[list[dict]]:
 
 
 def _frame(batches: Iterator[list[dict]], fields: dict) -> pd.DataFrame:
-    """The objects, read a batch at a time (API v2 pages made one tweet a row, wrapped posts unwrapped) as one frame, built a :data:`CHUNK`
-    at a time and each chunk's nested values cut down to ``fields`` (:func:`slim`) as it is built; the names of the
-    nested values left out in its ``attrs['left_out']``."""
+    """The objects, read a batch at a time (API v2 pages made one tweet a row, wrapped posts unwrapped), as one frame
+    built a :data:`CHUNK` at a time, each chunk's nested values cut down to ``fields`` (:func:`slim`) as it is built;
+    the names of the nested values left out in its ``attrs['left_out']``."""
     left_out: set[str] = set()
     frames, chunk, order = [], [], {}
     wrapper = None
@@ -221,10 +225,11 @@ def _frame(batches: Iterator[list[dict]], fields: dict) -> pd.DataFrame:
     if chunk:
         flush()
     frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0] if frames else pd.DataFrame()
-    for col in order:
+    # a field that nests objects in some and is null (or plain) in others: left out, as the import leaves it out
+    kept = [c for c in order if c not in left_out]
+    for col in kept:
         if col not in frame.columns:  # no object of the file has a value in it
             frame[col] = pd.Series([None] * len(frame), dtype=object)
-    # a field that nests objects in some and is null (or plain) in others: left out, as the import leaves it out
-    frame = frame[[c for c in order if c not in left_out]]
+    frame = frame[kept]
     frame.attrs["left_out"] = [c for c in order if c in left_out]
     return frame

@@ -129,6 +129,13 @@ WHOLE_TEXT_FIELDS = ("extended_tweet.full_text", "note_tweet.text", "retweeted_s
                      "referenced_tweets.note_tweet.text", "referenced_tweets.text")
 
 
+def dig(value: object, keys) -> object:
+    """The value at ``keys`` (field names, outermost first) of the objects ``value`` nests; None where one is not."""
+    for k in keys:
+        value = value.get(k) if isinstance(value, dict) else None
+    return value
+
+
 def _field(frame: pd.DataFrame, col: str, *keys: str, pick=None) -> pd.Series | None:
     """The string at ``keys`` of the objects in ``frame[col]`` (a list's: the one ``pick`` picks), None where the
     column holds no objects."""
@@ -136,9 +143,7 @@ def _field(frame: pd.DataFrame, col: str, *keys: str, pick=None) -> pd.Series | 
         return None
 
     def get(d):
-        d = pick(d) if pick and isinstance(d, list) else d
-        for k in keys:
-            d = d.get(k) if isinstance(d, dict) else None
+        d = dig(pick(d) if pick and isinstance(d, list) else d, keys)
         return d if isinstance(d, str) else None
     return frame[col].map(get).astype("string").set_axis(range(len(frame)))
 

@@ -168,7 +168,7 @@ def _review(_store: GroupStore, _corpus, name: str, topic: str, stamp: tuple, co
     word = {1: "included", -1: "excluded", None: ""}
     shared = any(copies.values())
     opens = thread_openings(name, _corpus, list(copies))  # a reply is judged with the post it answers
-    quotes = ({i: q for i, q in _corpus.texts_by_id(list(copies), QUOTED).items() if q not in ("", "nan", "<NA>")}
+    quotes = ({i: q for i, q in _corpus.texts_by_id(list(copies), QUOTED).items() if q}
               if QUOTED in _corpus.frame.columns else {})  # and a quote with what it quotes
     table = pd.DataFrame([{"id": d["item_id"], "text": texts.get(d["item_id"], "(not in this import)"),
                            **({THREAD: opens.get(d["item_id"], "")} if opens else {}),

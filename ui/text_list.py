@@ -11,6 +11,7 @@ import streamlit as st
 
 from core import annotate
 from core.corpus import Corpus
+from core.ingest import QUOTED
 from core.session import EXCLUDED, INCLUDED, Session
 from core.threads import openings
 from ui import resources, view_filter
@@ -48,7 +49,7 @@ def _text(place, r) -> None:
         place.markdown(f":gray[~~{md(r.text, limit=5000)}~~]")
     else:
         place.text(r.text)
-    quoted = getattr(r, "quoted_text", None)
+    quoted = getattr(r, QUOTED, None)
     if isinstance(quoted, str) and quoted:  # a quote's "Přesně tak." is read with the tweet it quotes
         place.caption(f"❝ Quoting {md(quoted, limit=QUOTED_CHARS)}")
 
