@@ -398,6 +398,8 @@ def search_message(method: str, r: Ranked) -> str:
     forms = r.info.get("forms") if r.info.get("by_forms") else None
     forms = (f"; {r.info['by_forms']:,} found only as another form of the words: "
              + ", ".join(forms[:FORMS_NAMED]) + (", ..." if len(forms) > FORMS_NAMED else "")) if forms else ""
+    n = r.info.get("by_quote", 0)
+    forms += f"; {n:,} found only in the tweet {'it quotes' if n == 1 else 'they quote'}" if n else ""
     hits = (f" of {r.info['hits']:,} hits ({r.info['already_labelled']:,} already labelled{forms})"
             if "hits" in r.info else "")
     n = r.info.get("copies", 0)
@@ -492,6 +494,7 @@ def how_line(entry: dict | None, who: str, zone: str = "UTC") -> str:
     elif entry["method"] in REGISTRY:
         query = params.get("query")
         forms = " in every form" if query and params.get("word_forms") and not params.get("is_regex") else ""
+        forms += ", quoted tweets too" if query and params.get("quotes") else ""
         what = f"via {REGISTRY[entry['method']].label}" + (f" ‘{query}’{forms}" if query else "")
     else:
         what = {"toggle": "by a click", "review": "in review", "copies": "as a copy of a text labelled so"}.get(

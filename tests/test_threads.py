@@ -312,26 +312,12 @@ def test_a_quote_in_the_annotate_list_shows_the_tweet_it_quotes(tmp_path, model,
     quoted tweet under the quote's own words, cut to QUOTED_CHARS, as plain text (a quoted <img onerror> stays
     text); a text that quotes nothing shows no such line. The Review page shows it beside a quote the annotators
     disagree on."""
-    import json
-
-    from core.corpus import ImportSpec, import_corpus
     from ui.text import unescape
     from ui.text_list import QUOTED_CHARS
 
-    tweets = pd.read_csv(shared_file("czech_politicians_tweets_2021.csv"), dtype=str, keep_default_na=False,
-                         nrows=200)
-    quoted = "<img src=x onerror=alert(1)> " + tweets["text"][0]
-    lines = []
-    for i, row in enumerate(tweets.itertuples()):
-        tweet = {"id_str": row.id, "full_text": row.text, "created_at": "2021-03-01T10:15:00Z",
-                 "user": {"screen_name": row.author}}
-        if i == 1:
-            tweet.update(full_text="Přesně tak, zkušebníslovo.", quoted_status={
-                "full_text": quoted.replace("&", "&amp;").replace("<", "&lt;"), "user": {"screen_name": "evil"}})
-        lines.append(json.dumps(tweet, ensure_ascii=False))
-    src = tmp_path / "tweets.jsonl"
-    src.write_text("\n".join(lines), encoding="utf-8")
-    import_corpus(ImportSpec(input=src, name="q"), root=tmp_path / "d", model_loader=lambda n, d: model)
+    first = pd.read_csv(shared_file("czech_politicians_tweets_2021.csv"), dtype=str, nrows=1)["text"][0]
+    quoted = "<img src=x onerror=alert(1)> " + first
+    tweets = quote_corpus(tmp_path, model, {1: ("Přesně tak, zkušebníslovo.", quoted)})
     monkeypatch.setenv("SEMANNO_DATA", str(tmp_path / "d"))
     at = AppTest.from_file(str(ROOT / "pages/1_Annotate.py"), default_timeout=120)
     at.query_params["corpus"] = "q"
@@ -355,6 +341,83 @@ def test_a_quote_in_the_annotate_list_shows_the_tweet_it_quotes(tmp_path, model,
     assert table[QUOTING].tolist() == ["", whole, ""]
     with pytest.raises(ValueError, match="a column of the Review page's table"):
         check_annotator("Quoting")
+
+
+def quote_corpus(tmp_path, model, quotes: dict[int, tuple[str, str]], n: int = 200):
+    """A corpus "q" under ``tmp_path / "d"`` of ``n`` real Czech tweets imported from API v1.1 JSON, tweet i of
+    ``quotes`` replaced by a quote (its own words, the words of the tweet it quotes by @evil); the tweets as read."""
+    import json
+
+    from core.corpus import ImportSpec, import_corpus
+
+    tweets = pd.read_csv(shared_file("czech_politicians_tweets_2021.csv"), dtype=str, keep_default_na=False,
+                         nrows=n)
+    lines = []
+    for i, row in enumerate(tweets.itertuples()):
+        tweet = {"id_str": row.id, "full_text": row.text, "created_at": f"2021-03-{1 + i % 20:02d}T10:15:00Z",
+                 "user": {"screen_name": row.author}}
+        if i in quotes:
+            own, quoted = quotes[i]
+            tweet.update(full_text=own, quoted_status={
+                "full_text": quoted.replace("&", "&amp;").replace("<", "&lt;"), "user": {"screen_name": "evil"}})
+        lines.append(json.dumps(tweet, ensure_ascii=False))
+    src = tmp_path / "tweets.jsonl"
+    src.write_text("\n".join(lines), encoding="utf-8")
+    import_corpus(ImportSpec(input=src, name="q"), root=tmp_path / "d", model_loader=lambda n, d: model)
+    return tweets
+
+
+def test_the_keyword_search_finds_a_quote_by_the_tweet_it_quotes(tmp_path, model, monkeypatch):
+    """"Přesně tak." quoting a tweet about a flood is about the flood: with ``quotes`` the keyword search finds a quote
+    where the tweet it quotes holds the query (plainly, as a pattern, in another form of the word), within the
+    quote's own dates and authors, and says how many only that found; without it, only the texts' own words."""
+    from core.corpus import load_corpus
+    from core.search import REGISTRY
+    from ui.resources import search_context_of
+
+    tweets = quote_corpus(tmp_path, model, {1: ("Přesně tak.", "Velká povodeň na Moravě, zkušebníslovo."),
+                                            2: ("Zkušebníslovo i tady.", "Něco jiného."),
+                                            120: ("Souhlas.", "Další zkušebníslovo a povodně všude.")})
+    ctx = search_context_of(load_corpus("q", tmp_path / "d"), "cpu")
+    none = np.zeros(0, np.int64)
+
+    def found(**params):
+        r = REGISTRY["keyword"].search(ctx, none, none, None, **params)
+        return sorted(r.rows.tolist()), r.info
+
+    rows, info = found(query="zkušebníslovo")
+    assert rows == [2] and "by_quote" not in info, "its own words only, by default"
+    rows, info = found(query="zkušebníslovo", quotes=True)
+    assert rows == [1, 2, 120] and info["by_quote"] == 2
+    assert annotate.search_message("keyword", REGISTRY["keyword"].search(ctx, none, none, None, query="zkušebníslovo",
+                                                                      quotes=True)).endswith(
+        "(0 already labelled; 2 found only in the tweet they quote), added as included.")
+    assert found(query=r"zkušební\w+|qqxq", is_regex=True, quotes=True)[0] == [1, 2, 120], "a pattern too"
+    assert found(query="zkušebníslovo", quotes=True, date_from=pd.Timestamp("2021-03-02").date())[0] == [1, 2], (
+        "the quote's own date")
+    assert found(query="zkušebníslovo", quotes=True, authors=[tweets["author"][120]])[0] == [120], "its own author"
+    by_form = found(query="povodeň", quotes=True, word_forms="cs")
+    assert {1, 120} <= set(by_form[0]), "'povodně' in a quoted tweet found by Every form"
+    own = set(found(query="povodeň", word_forms="cs")[0])
+    assert not {1, 120} & own and by_form[1]["by_quote"] == 2
+    labelled = REGISTRY["keyword"].search(ctx, np.array([1]), np.array([120]), None, query="zkušebníslovo", quotes=True)
+    assert labelled.rows.tolist() == [2] and labelled.info["already_labelled"] == 2
+
+    monkeypatch.setenv("SEMANNO_DATA", str(tmp_path / "d"))  # on the Annotate page: the box, ticked by default
+    at = AppTest.from_file(str(ROOT / "pages/1_Annotate.py"), default_timeout=120)
+    at.query_params["corpus"] = "q"
+    at.run()
+    at.checkbox(key="kw_quotes").uncheck()
+    at.text_input(key="kw_query").set_value("zkušebníslovo")
+    at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
+    assert not at.exception, at.exception
+    assert [t.value for t in at.text] == ["Zkušebníslovo i tady."]
+    at.checkbox(key="kw_quotes").check()
+    at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
+    said = " ".join(str(m.value) for m in [*at.success, *at.info, *at.warning])
+    assert "2 new texts of 3 hits (1 already labelled; 2 found only in the tweet they quote)" in said, said
+    assert {"Přesně tak.", "Souhlas."} <= {t.value for t in at.text}
+    assert len([c for c in at.caption if c.value.startswith("❝ Quoting @evil")]) == 2, "each shown with what it quotes"
 
 
 def test_the_annotate_page_shows_a_long_conversation_in_parts(own_pol, monkeypatch):

@@ -7,6 +7,7 @@ import streamlit as st
 
 from core import annotate, languages, wordforms
 from core.corpus import Corpus
+from core.ingest import QUOTED
 from ui import resources
 
 
@@ -19,7 +20,13 @@ def request(corpus: Corpus) -> tuple[int | None, dict]:
         query=g("kw_query", ""), is_regex=g("kw_regex", False), case_insensitive=not g("kw_case", False),
         diacritics_insensitive=not g("kw_diacritics", False), date_from=dates[0] if len(dates) > 0 else None,
         date_to=dates[1] if len(dates) > 1 else None, authors=g("kw_authors") or None,
-        word_forms=lang if lang and g("kw_forms", True) else None)
+        word_forms=lang if lang and g("kw_forms", True) else None,
+        **({"quotes": bool(g("kw_quotes", True))} if has_quotes(corpus) else {}))
+
+
+def has_quotes(corpus: Corpus) -> bool:
+    """Whether the corpus holds what its quotes quote (core.ingest.QUOTED): then the form offers to search it."""
+    return QUOTED in corpus.frame.columns
 
 
 def forms_help(lang: str) -> str:
@@ -54,6 +61,11 @@ def draw(name: str, corpus: Corpus, on_submit) -> None:
                 resources.warm_word_forms(lang)
                 st.checkbox("Every form", value=True, key="kw_forms", help=forms_help(lang) + " The search's "
                             "message names the forms that found texts.")
+            if has_quotes(corpus):
+                st.checkbox("Quoted tweets too", value=True, key="kw_quotes",
+                            help="A quote is also a hit where the tweet it quotes matches: its own words are often "
+                                 "only ‘Přesně tak.’ or ‘This.’, and it is about what it quotes (shown under it, ❝). "
+                                 "The search's message says how many only the quoted tweet found.")
             if corpus.has_dates:
                 lo, hi = resources.date_range(name)
                 st.date_input("Dates", value=(lo, hi), min_value=lo, max_value=hi, key="kw_dates", width=240)

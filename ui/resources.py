@@ -173,6 +173,8 @@ def _search_context(root: str, name: str, stamp: float) -> SearchContext:
                             _threads(root, name, stamp))
     # Suggest's days (SearchContext.days: about a second at 10M rows), read while the user labels, not at a click
     threading.Thread(target=lambda: ctx.n_days, name="days", daemon=True).start()
+    # and what its quotes quote (the keyword search's *Quoted tweets too*), read before the first search
+    threading.Thread(target=lambda: ctx.quotes, name="quotes", daemon=True).start()
     return _settled(ctx)
 
 

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from core.search.index import VectorIndex
-    from core.search.keyword import KeywordIndex
+    from core.search.keyword import KeywordIndex, QuoteIndex
     from core.search.lexical import WordIndex
 
 
@@ -130,6 +130,18 @@ class SearchContext:
             return None
         days = dates.astype("datetime64[D]").astype(np.int64)
         return np.where(known, days - days[known].min(), -1).astype(np.int32)
+
+    @functools.cached_property
+    def quotes(self) -> "QuoteIndex | None":
+        """What the corpus's quotes quote, for the keyword search's *quoted tweets too* (core.search.keyword): built
+        at the first search that asks, once per context; None where the corpus holds no quote."""
+        from core.ingest import QUOTED
+        from core.search.keyword import QuoteIndex
+
+        if self.frame is None or QUOTED not in self.frame.columns:
+            return None
+        found = QuoteIndex(self.frame[QUOTED])
+        return found if len(found.rows) else None
 
     @functools.cached_property
     def n_days(self) -> int:

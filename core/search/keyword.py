@@ -146,6 +146,17 @@ class KeywordIndex:
         return joined[start:int(ends[row])]
 
 
+class QuoteIndex:
+    """What a corpus's quotes quote (the column core.ingest.QUOTED, "@name: text"), for the keyword search's *quoted
+    tweets too*: ``rows``, the corpus rows that quote, and ``index``, a :class:`KeywordIndex` of what each quotes (in
+    memory: quotes are a part of a corpus, and a quote's words are read only at a search that asks for them)."""
+
+    def __init__(self, quoted: pd.Series) -> None:
+        values = quoted.fillna("").astype(str).to_numpy(dtype=object)
+        self.rows = np.flatnonzero(values != "").astype(np.int64)
+        self.index = KeywordIndex(values[self.rows].tolist())
+
+
 _ESCAPE_WITH_BRACES = set("pPNxuUg")
 _META = set("\\.^$*+?{}[]()|")
 # Unicode properties that test letter case: under case folding they would silently match nothing
@@ -429,13 +440,17 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
            *, query: str = "", is_regex: bool = False, case_insensitive: bool = True,
            diacritics_insensitive: bool = True, date_from=None, date_to=None,
            authors: Sequence[str] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
-           word_forms: str | None = None) -> Ranked:
+           word_forms: str | None = None, quotes: bool = False) -> Ranked:
     """All unlabelled hits (or the first k), ordered by cosine to the hits' centre; ``date_from`` and
     ``date_to`` are days of the corpus's time zone (``ctx.timezone``). ``word_forms``, a language code: a
     plain query's words are also found in their other forms, as whole words (core.wordforms: ``volby``
-    finds ``voleb``); ``info`` then names the forms added and how many hits only they found."""
+    finds ``voleb``); ``info`` then names the forms added and how many hits only they found. ``quotes``: a quote
+    is also a hit where the tweet it quotes matches (its own words are often only "Přesně tak."; dates and authors
+    are the quote's own); ``info["by_quote"]`` counts the hits only that found."""
     if ctx.keyword_index is None:
         raise NotApplicable("keyword search needs the corpus texts")
+    quoted = ctx.quotes if quotes else None  # read once per corpus, before the search's deadline starts
+    started = time.monotonic()
     # the server's background read of a large store waits meanwhile: the index's first reads after the
     # corpus opens come from the same disk, and the search has a deadline (a 10M corpus's first phrase
     # searches in the browser ran past it three times in a row while the store was being read)
@@ -452,6 +467,16 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
         info.update(forms=_forms_found(ctx.keyword_index, more, extra, added + query.split(), case_insensitive,
                                        diacritics_insensitive), by_forms=int(len(more)))
         hits = unique_rows(hits, more)
+    if quoted is not None:  # the same query over what the quotes quote, in the time the search has left
+        left = max(0.05, timeout_s - (time.monotonic() - started))
+        found = find_rows(quoted.index, query, is_regex=is_regex, case_insensitive=case_insensitive,
+                          diacritics_insensitive=diacritics_insensitive, timeout_s=left)
+        if word_forms and not is_regex:
+            found = unique_rows(found, forms_rows(quoted.index, query, word_forms, case_insensitive,
+                                                  diacritics_insensitive, left)[0])
+        found = rows_without(_filter(quoted.rows[found], ctx.frame, date_from, date_to, authors, ctx.timezone), hits)
+        info["by_quote"] = int(len(found))
+        hits = unique_rows(hits, found)
     fresh = rows_without(hits, unique_rows(included, excluded))
     info.update(hits=int(len(hits)), already_labelled=int(len(hits) - len(fresh)))
     if not len(hits) and not is_regex and set(query) & _PATTERN_SIGNS:
