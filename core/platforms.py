@@ -126,7 +126,8 @@ WHOLE_TEXT_FIELDS = ("extended_tweet.full_text", "note_tweet.text", "retweeted_s
                      "quoted_status.full_text", "quoted_status.text", "embed.record.author.handle",
                      "embed.record.value.text", "embed.record.record.author.handle", "embed.record.record.value.text",
                      "referenced_tweets.type", "referenced_tweets.id", "referenced_tweets.author.username",
-                     "referenced_tweets.note_tweet.text", "referenced_tweets.text")
+                     "referenced_tweets.note_tweet.text", "referenced_tweets.text", "quote.quoted_status.account.acct",
+                     "quote.quoted_status.content")
 
 
 def dig(value: object, keys) -> object:
@@ -167,9 +168,11 @@ def quoted_texts(frame: pd.DataFrame) -> pd.Series | None:
     """The post each of ``frame``'s quotes, as "@name: text" ('' for a text that quotes none; None where the file
     holds no quoted posts): API v1.1's ``quoted_status`` (its long text whole from ``extended_tweet``), API v2's
     ``referenced_tweets`` of type "quoted" (flattened: the tweet and its author there), a Bluesky post's ``embed``
-    (a quote's record view, with media or without). A quote's own words ("Přesně tak.") are read with what it
-    quotes."""
+    (a quote's record view, with media or without), a Mastodon status's ``quote`` (its ``quoted_status``, read from
+    HTML as the text a reader sees; a quote withheld or removed, without its status, quotes nothing). A quote's own
+    words ("Přesně tak.") are read with what it quotes."""
     quoted = _referenced("quoted")
+    toot = _field(frame, "quote", "quoted_status", "content")
     found = []
     for name, body in (
             (_field(frame, "quoted_status", "user", "screen_name"),
@@ -180,7 +183,9 @@ def quoted_texts(frame: pd.DataFrame) -> pd.Series | None:
                     _field(frame, "referenced_tweets", "text", pick=quoted))),
             (_field(frame, "embed", "record", "author", "handle"), _field(frame, "embed", "record", "value", "text")),
             (_field(frame, "embed", "record", "record", "author", "handle"),
-             _field(frame, "embed", "record", "record", "value", "text"))):
+             _field(frame, "embed", "record", "record", "value", "text")),
+            (_field(frame, "quote", "quoted_status", "account", "acct"),
+             None if toot is None else toot.map(html_text, na_action="ignore").astype("string"))):
         if body is not None and body.notna().any():
             found.append((("@" + name + ": " + body) if name is not None else body).fillna(body))
     whole = _first(*found)

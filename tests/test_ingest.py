@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.ingest import Columns, InputError, Options, read_table, validate
+from core.ingest import QUOTED, Columns, InputError, Options, read_table, validate
 
 
 def write(tmp_path, name, text, mode="w"):
@@ -579,10 +579,15 @@ def test_mastodon_and_bluesky_posts_and_a_twitter_archive_import_as_they_are(tmp
                  "content": mastodon_html(r.text), "language": "cs", "reblog": None,
                  "account": {"id": str(i % 50), "username": r.author, "acct": f"{r.author}@mastodon.social"}}
                 for i, r in enumerate(tweets.itertuples())]
+    for i in range(8, len(statuses), 9):  # a quote of the status before it (Mastodon 4.5), one of them withheld
+        statuses[i]["quote"] = ({"state": "accepted", "quoted_status": dict(statuses[i - 1])} if i != 17 else
+                                {"state": "revoked", "quoted_status": None})
     statuses.append({**statuses[0], "id": "boost", "content": "", "reblog": statuses[0]})
     p = write(tmp_path, "statuses.json", json.dumps(statuses, ensure_ascii=False))
     frame, report = load(p)
     assert frame["text"].tolist() == expected and "boost" not in frame["id"].tolist()
+    assert frame[QUOTED].tolist() == [f"@{tweets['author'][i - 1]}@mastodon.social: {expected[i - 1]}"
+                                      if i % 9 == 8 and i != 17 else "" for i in range(len(frame))]
     assert frame["author"].tolist() == [f"{a}@mastodon.social" for a in tweets["author"]]
     assert frame["text_raw"].iloc[0] == statuses[0]["content"]  # as written
     assert frame["date"].iloc[0] == pd.Timestamp("2021-03-01 10:15")
