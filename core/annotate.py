@@ -347,16 +347,19 @@ def view_rows(session: Session, view: str) -> tuple[np.ndarray, np.ndarray | Non
     raise ValueError(f"view must be last, included or excluded, got {view!r}")
 
 
-def text_matches(ctx: SearchContext, query: str, is_regex: bool = False, word_forms: str | None = None) -> np.ndarray:
+def text_matches(ctx: SearchContext, query: str, is_regex: bool = False, word_forms: str | None = None,
+                 quotes: bool = False) -> np.ndarray:
     """Sorted rows of the corpus whose text holds ``query``: the keyword search's engine and rules (case and
     diacritics ignored, its limits on a pattern, its deadline; with ``word_forms``, a language, its words in any of
-    their forms as the keyword search finds them); KeywordError names what is wrong with a query."""
+    their forms as the keyword search finds them; with ``quotes``, a quote whose quoted tweet holds it, as the
+    keyword search's *Quoted tweets too*); KeywordError names what is wrong with a query."""
     if ctx.keyword_index is None:
         raise NotApplicable("a filter needs the corpus texts")
     rows = find_rows(ctx.keyword_index, query, is_regex=is_regex)
     if word_forms and not is_regex:
-        return unique_rows(rows, forms_rows(ctx.keyword_index, query, word_forms)[0])
-    return rows
+        rows = unique_rows(rows, forms_rows(ctx.keyword_index, query, word_forms)[0])
+    quoted = ctx.quotes if quotes else None
+    return rows if quoted is None else unique_rows(rows, quoted.find(query, is_regex, word_forms=word_forms))
 
 
 def filter_view(rows: np.ndarray, scores: np.ndarray | None, matches: np.ndarray):

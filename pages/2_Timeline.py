@@ -56,16 +56,18 @@ elif source == sources[1]:
         st.info("Pick a saved group, or several to compare them.")
 else:
     query = st.text_input("Keyword (case- and diacritics-insensitive)", key="tl_query")
-    t1, t2 = st.columns([1, 4])
+    t1, t2, t3 = st.columns([1, 1, 3])
     is_regex = t1.checkbox("Regular expression", key="tl_regex")
     forms = wordforms.language_of(corpus)
     if forms and not t2.checkbox("Every form", value=True, key="tl_forms", help=keyword_form.forms_help(forms)):
         forms = None
+    quotes = keyword_form.has_quotes(corpus) and t3.checkbox("Quoted tweets too", value=True, key="tl_quotes",
+                                                             help=keyword_form.QUOTES_HELP)
     if not query.strip():
         st.info("Type a keyword (or a regular expression, ticked): its hits appear here over time.")
     else:
         try:
-            rows = resources.text_matches(name, query, is_regex, forms)
+            rows = resources.text_matches(name, query, is_regex, forms, quotes)
             if not len(rows):
                 st.info(f"No text matches {quoted(query)}.")
         except (KeywordError, NotApplicable) as exc:
@@ -110,7 +112,7 @@ if rows is None or compare or len(rows):
                    f"{tl.bin}{' and author' if corpus.has_authors else ''} (hover for the counts) instead of one "
                    "box per text.")
     else:
-        st.caption(f"{tl.n:,} texts, one box each, per {tl.bin}; hover a box for its text.")
+        st.caption(f"{tl.n:,} text{'' if tl.n == 1 else 's'}, one box each, per {tl.bin}; hover a box for its text.")
     if not corpus.has_authors and not compare:
         st.caption("This corpus has no authors: all texts are in one colour.")
     st.plotly_chart(tl.figure, width="stretch", key="tl_chart")

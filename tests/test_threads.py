@@ -418,6 +418,22 @@ def test_the_keyword_search_finds_a_quote_by_the_tweet_it_quotes(tmp_path, model
     assert "2 new texts of 3 hits (1 already labelled; 2 found only in the tweet they quote)" in said, said
     assert {"Přesně tak.", "Souhlas."} <= {t.value for t in at.text}
     assert len([c for c in at.caption if c.value.startswith("❝ Quoting @evil")]) == 2, "each shown with what it quotes"
+    at.radio(key="ann_view").set_value("Included")
+    at.text_input(key="ann_filter").set_value("zkušebníslovo").run()  # the filter reads the quotes as the search did
+    assert {t.value for t in at.text} == {"Přesně tak.", "Souhlas.", "Zkušebníslovo i tady."}, "the box ticked"
+    at.checkbox(key="kw_quotes").uncheck()
+    at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
+    at.radio(key="ann_view").set_value("Included").run()
+    assert [t.value for t in at.text] == ["Zkušebníslovo i tady."], "unticked: a text's own words"
+
+    at = AppTest.from_file(str(ROOT / "pages/2_Timeline.py"), default_timeout=120)  # its keyword timeline too
+    at.query_params["corpus"] = "q"
+    at.run()
+    at.radio(key="tl_source").set_value("Keyword search").run()
+    at.text_input(key="tl_query").set_value("zkušebníslovo").run()
+    assert not at.exception and any(c.value.startswith("3 texts, one box each") for c in at.caption)
+    at.checkbox(key="tl_quotes").uncheck().run()
+    assert any(c.value.startswith("1 text, one box each") for c in at.caption), [c.value for c in at.caption]
 
 
 def test_the_annotate_page_shows_a_long_conversation_in_parts(own_pol, monkeypatch):

@@ -24,6 +24,10 @@ def request(corpus: Corpus) -> tuple[int | None, dict]:
         **({"quotes": bool(g("kw_quotes", True))} if has_quotes(corpus) else {}))
 
 
+QUOTES_HELP = ("A quote is also a hit where the tweet it quotes matches: its own words are often only ‘Přesně tak.’ or "
+               "‘This.’, and it is about what it quotes (shown under it on the Annotate page, ❝).")
+
+
 def has_quotes(corpus: Corpus) -> bool:
     """Whether the corpus holds what its quotes quote (core.ingest.QUOTED): then the form offers to search it."""
     return QUOTED in corpus.frame.columns
@@ -63,9 +67,7 @@ def draw(name: str, corpus: Corpus, on_submit) -> None:
                             "message names the forms that found texts.")
             if has_quotes(corpus):
                 st.checkbox("Quoted tweets too", value=True, key="kw_quotes",
-                            help="A quote is also a hit where the tweet it quotes matches: its own words are often "
-                                 "only ‘Přesně tak.’ or ‘This.’, and it is about what it quotes (shown under it, ❝). "
-                                 "The search's message says how many only the quoted tweet found.")
+                            help=QUOTES_HELP + " The search's message says how many only the quoted tweet found.")
             if corpus.has_dates:
                 lo, hi = resources.date_range(name)
                 st.date_input("Dates", value=(lo, hi), min_value=lo, max_value=hi, key="kw_dates", width=240)

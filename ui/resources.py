@@ -566,19 +566,20 @@ def search_context(name: str) -> SearchContext:
 
 @st.cache_resource(max_entries=8, show_spinner=False)
 def _text_matches(root: str, name: str, stamp: float, query: str, is_regex: bool,
-                  word_forms: str | None = None) -> np.ndarray:
+                  word_forms: str | None = None, quotes: bool = False) -> np.ndarray:
     from core.annotate import text_matches
 
-    rows = text_matches(_search_context(root, name, stamp), query, is_regex, word_forms).astype(np.int32)  # half
+    rows = text_matches(_search_context(root, name, stamp), query, is_regex, word_forms, quotes).astype(np.int32)
     rows.setflags(write=False)  # shared by every session: read-only
     return rows
 
 
-def text_matches(name: str, query: str, is_regex: bool, word_forms: str | None = None) -> np.ndarray:
+def text_matches(name: str, query: str, is_regex: bool, word_forms: str | None = None,
+                 quotes: bool = False) -> np.ndarray:
     """The rows whose text holds a filter's query (cached per corpus and query: the Annotate page's filter
     is read again on every click, and which texts hold a word does not change with the labels); ``word_forms``,
-    a language: its words in every form (core.wordforms)."""
-    return _text_matches(*corpus_key(name), query, is_regex, word_forms)
+    a language: its words in every form (core.wordforms); ``quotes``: a quote whose quoted tweet holds it too."""
+    return _text_matches(*corpus_key(name), query, is_regex, word_forms, quotes)
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)

@@ -9,7 +9,7 @@ import streamlit as st
 from core import annotate, wordforms
 from core.search import NotApplicable
 from core.search.keyword import KeywordError
-from ui import resources
+from ui import keyword_form, resources
 from ui.text import md
 
 
@@ -17,10 +17,10 @@ def draw(row) -> None:
     """The filter's box and its Pattern tick, in the row (container) given; a change goes back to the first page."""
     row.text_input("Filter these texts", key="ann_filter", placeholder="a word or phrase in them", width=320,
                    on_change=st.session_state.update, kwargs={"ann_page": 1},
-                   help="Shows only the texts of this view that hold it (case and diacritics ignored, and with "
-                        "'Every form' ticked above its words in any form, as the keyword search reads them): e.g. to "
-                        "find the included texts that mention something off-topic and exclude them all at once. "
-                        "Brings in nothing new.")
+                   help="Shows only the texts of this view that hold it (case and diacritics ignored; with "
+                        "'Every form' ticked above, its words in any form; with 'Quoted tweets too', a quote whose "
+                        "quoted tweet holds it: as the keyword search reads them): e.g. to find the included texts "
+                        "that mention something off-topic and exclude them all at once. Brings in nothing new.")
     row.checkbox("Pattern", key="ann_filter_regex", help="Read the filter as a regular expression",
                   on_change=st.session_state.update, kwargs={"ann_page": 1})
 
@@ -29,8 +29,8 @@ def picked() -> dict:
     """The filter in force ({} without one): how a page action's rows were picked, kept with its step."""
     query = st.session_state.get("ann_filter", "").strip()
     pattern = bool(st.session_state.get("ann_filter_regex"))
-    return {"filter": query, "pattern": pattern,
-            "forms": not pattern and st.session_state.get("kw_forms", True)} if query else {}
+    return {"filter": query, "pattern": pattern, "forms": not pattern and st.session_state.get("kw_forms", True),
+            "quotes": bool(st.session_state.get("kw_quotes", True))} if query else {}
 
 
 def apply(name: str, rows: np.ndarray, scores, view: str):
@@ -41,7 +41,8 @@ def apply(name: str, rows: np.ndarray, scores, view: str):
         return rows, scores
     try:
         lang = wordforms.language_of(resources.corpus(name)) if flt["forms"] else None
-        matches = resources.text_matches(name, flt["filter"], flt["pattern"], lang)
+        matches = resources.text_matches(name, flt["filter"], flt["pattern"], lang,
+                                         flt["quotes"] and keyword_form.has_quotes(resources.corpus(name)))
     except (KeywordError, NotApplicable) as exc:
         st.error(f"Filter: {md(exc)}")
         return None

@@ -156,6 +156,18 @@ class QuoteIndex:
         self.rows = np.flatnonzero(values != "").astype(np.int64)
         self.index = KeywordIndex(values[self.rows].tolist())
 
+    def find(self, query: str, is_regex: bool = False, case_insensitive: bool = True,
+             diacritics_insensitive: bool = True, word_forms: str | None = None,
+             timeout_s: float = DEFAULT_TIMEOUT_S) -> np.ndarray:
+        """Sorted corpus rows of the quotes whose quoted tweet matches, as :func:`find_rows` and (with
+        ``word_forms``, a plain query) :func:`forms_rows` match a text."""
+        found = find_rows(self.index, query, is_regex=is_regex, case_insensitive=case_insensitive,
+                          diacritics_insensitive=diacritics_insensitive, timeout_s=timeout_s)
+        if word_forms and not is_regex:
+            found = unique_rows(found, forms_rows(self.index, query, word_forms, case_insensitive,
+                                                  diacritics_insensitive, timeout_s)[0])
+        return self.rows[found]
+
 
 _ESCAPE_WITH_BRACES = set("pPNxuUg")
 _META = set("\\.^$*+?{}[]()|")
@@ -468,13 +480,9 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
                                        diacritics_insensitive), by_forms=int(len(more)))
         hits = unique_rows(hits, more)
     if quoted is not None:  # the same query over what the quotes quote, in the time the search has left
-        left = max(0.05, timeout_s - (time.monotonic() - started))
-        found = find_rows(quoted.index, query, is_regex=is_regex, case_insensitive=case_insensitive,
-                          diacritics_insensitive=diacritics_insensitive, timeout_s=left)
-        if word_forms and not is_regex:
-            found = unique_rows(found, forms_rows(quoted.index, query, word_forms, case_insensitive,
-                                                  diacritics_insensitive, left)[0])
-        found = rows_without(_filter(quoted.rows[found], ctx.frame, date_from, date_to, authors, ctx.timezone), hits)
+        found = quoted.find(query, is_regex, case_insensitive, diacritics_insensitive, word_forms,
+                            max(0.05, timeout_s - (time.monotonic() - started)))
+        found = rows_without(_filter(found, ctx.frame, date_from, date_to, authors, ctx.timezone), hits)
         info["by_quote"] = int(len(found))
         hits = unique_rows(hits, found)
     fresh = rows_without(hits, unique_rows(included, excluded))
