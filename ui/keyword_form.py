@@ -24,8 +24,8 @@ def request(corpus: Corpus) -> tuple[int | None, dict]:
         **({"quotes": bool(g("kw_quotes", True))} if has_quotes(corpus) else {}))
 
 
-QUOTES_HELP = ("A quote is also a hit where the tweet it quotes matches: its own words are often only ‘Přesně tak.’ or "
-               "‘This.’, and it is about what it quotes (shown under it on the Annotate page, ❝).")
+QUOTES_HELP = ("A quote is also a hit where the tweet it quotes matches: its own words are often only ‘Přesně tak.’ "
+               "or ‘This.’, and it is about what it quotes (shown under it on the Annotate page, ❝).")
 
 
 def has_quotes(corpus: Corpus) -> bool:
