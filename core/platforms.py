@@ -3,7 +3,8 @@ one response a line, the tweets in ``data``, their authors and the tweets they r
 a row as ``twarc2 flatten`` makes them, the texts the APIs cut short read whole from the objects they nest beside
 them, an archive's ``tweets.js``. Mastodon: a status's ``content`` is HTML, read as the text a reader sees. Bluesky:
 a feed's items wrap each post in ``post``. Telegram: Telegram Desktop's export of a channel or chat (``result.json``)
-holds its messages in ``messages``, each text a string or a list of pieces (links, bold, mentions)."""
+holds its messages in ``messages``, each text a string or a list of pieces (links, bold, mentions); its export of all
+data lists the chats, each with its messages."""
 
 from __future__ import annotations
 
@@ -28,16 +29,43 @@ def unwrap(records: list, key: str | None = None) -> list:
     return [r[key] if isinstance(r, dict) and isinstance(r.get(key), dict) else r for r in records] if key else records
 
 
+TELEGRAM_SECTIONS = ("chats", "left_chats")  # where "Export Telegram data" (all chats at once) lists its chats
+CHAT = "chat"  # the column naming each message's chat, in an export of several
+
+
 def is_telegram(obj: object) -> bool:
-    """Whether ``obj`` (a JSON file's one object) is Telegram Desktop's export of a chat: its ``messages`` a list."""
-    return isinstance(obj, dict) and isinstance(obj.get("messages"), list)
+    """Whether ``obj`` (a JSON file's one object) is Telegram Desktop's export of a chat (its ``messages`` a list)
+    or of all the account's data (its chats listed in ``chats`` and ``left_chats``)."""
+    return isinstance(obj, dict) and (isinstance(obj.get("messages"), list) or any(
+        isinstance(obj.get(s), dict) and isinstance(obj[s].get("list"), list) for s in TELEGRAM_SECTIONS))
 
 
 def telegram_messages(export: dict) -> list[dict]:
     """The messages of a Telegram export (service messages, a join or a pin, left out), each text one string: a
-    message's pieces (a link, a bold word, a mention as objects with their ``text``) joined as they read."""
+    message's pieces (a link, a bold word, a mention as objects with their ``text``) joined as they read. An export of
+    all data gives every chat's messages, each with its chat's name (:data:`CHAT`) and, since each chat numbers its
+    own, an id "chat id/message id" (and so the message it replies to)."""
+    if isinstance(export.get("messages"), list):
+        return _telegram_texts(export["messages"])
     out = []
-    for m in export["messages"]:
+    for section in TELEGRAM_SECTIONS:
+        chats = export.get(section)
+        for chat in chats.get("list") if isinstance(chats, dict) and isinstance(chats.get("list"), list) else []:
+            if not isinstance(chat, dict) or not isinstance(chat.get("messages"), list):
+                continue
+            key = chat.get("id", chat.get("name", ""))
+            for m in _telegram_texts(chat["messages"]):
+                m.update(id=f"{key}/{m.get('id')}", **{CHAT: str(chat.get("name") or "")})
+                if m.get("reply_to_message_id") is not None:
+                    m["reply_to_message_id"] = f"{key}/{m['reply_to_message_id']}"
+                out.append(m)
+    return out
+
+
+def _telegram_texts(messages: list) -> list[dict]:
+    """The messages of one chat (a copy of each), as :func:`telegram_messages` says."""
+    out = []
+    for m in messages:
         if not isinstance(m, dict) or m.get("type", "message") != "message":
             continue
         text = m.get("text", "")

@@ -638,16 +638,12 @@ def test_mastodon_and_bluesky_posts_and_a_twitter_archive_import_as_they_are(tmp
     assert frame["text"].tolist() == tweets["text"].tolist() and threads_of(frame).count == named.count
 
 
-def test_a_telegram_channels_export_imports_as_it_is(tmp_path):
-    """600 real tweets as Telegram Desktop exports a channel (result.json: one indented object, its messages in
-    ``messages``, numbered; a text with a link written as pieces; a service message; replies by the number of the
-    message they answer, most messages answering none): the texts as they read, the authors ('from'), the dates,
-    and the conversations as the file's."""
+def _telegram_messages(tweets: pd.DataFrame) -> list[dict]:
+    """``tweets`` as Telegram Desktop exports a channel's messages: numbered from 1, a service message first, a text
+    with a link written as pieces, replies by the number of the message they answer (one outside the channel
+    numbered past its own)."""
     import re
 
-    from core.threads import threads_of
-
-    tweets = _threaded_sample(600)
     number = {i: n + 1 for n, i in enumerate(tweets["id"])}
     outside: dict[str, int] = {}
 
@@ -664,15 +660,44 @@ def test_a_telegram_channels_export_imports_as_it_is(tmp_path):
         if r.parent:
             m["reply_to_message_id"] = number.get(r.parent) or outside.setdefault(r.parent, 10_000 + len(outside))
         messages.append(m)
-    export = {"name": "Politici", "type": "public_channel", "id": 1, "messages": messages}
+    return messages
+
+
+def test_a_telegram_channels_export_imports_as_it_is(tmp_path):
+    """600 real tweets as Telegram Desktop exports a channel (result.json: one indented object, its messages in
+    ``messages``, numbered; a text with a link written as pieces; a service message; replies by the number of the
+    message they answer, most messages answering none): the texts as they read, the authors ('from'), the dates,
+    and the conversations as the file's. Telegram's export of all data (its chats in ``chats`` and ``left_chats``,
+    each numbering its own messages): every chat's messages, each id "chat id/number", the chat named in a column,
+    a reply in the conversation of its own chat's message."""
+    from core.threads import threads_of
+
+    tweets = _threaded_sample(600)
+    export = {"name": "Politici", "type": "public_channel", "id": 1, "messages": _telegram_messages(tweets)}
     p = write(tmp_path, "result.json", json.dumps(export, ensure_ascii=False, indent=1))
     frame, report = load(p)
     assert frame["text"].tolist() == tweets["text"].tolist() and frame["author"].tolist() == tweets["author"].tolist()
-    assert frame["id"].tolist() == [str(n) for n in range(1, 601)]
+    assert frame["id"].tolist() == [str(n) for n in range(1, 601)] and "chat" not in frame.columns
     assert frame["date"].iloc[0] == pd.Timestamp("2021-03-01 10:15")
     made, named = threads_of(frame), threads_of(tweets)
     assert made.count == named.count > 10 and all(made.mates(r).tolist() == named.mates(r).tolist() for r in range(600))
     assert any(n.startswith("conversations made from column 'reply_to_message_id'") for n in report.notes)
+
+    side = tweets["conversation_id"].str[-1].astype(int) % 3  # whole conversations to each of three chats
+    chats = [{"name": f"Chat {c}", "type": "public_channel", "id": 100 + c,
+              "messages": _telegram_messages(tweets[side == c])} for c in range(3)]
+    everything = {"about": "Here is the data you requested.", "personal_information": {"first_name": "A"},
+                  "chats": {"about": "chats", "list": chats[:2]}, "left_chats": {"about": "left", "list": chats[2:]},
+                  "contacts": {"about": "", "list": [{"first_name": "B", "phone_number": "+420"}]}}
+    p = write(tmp_path, "all.json", json.dumps(everything, ensure_ascii=False, indent=1))
+    frame, report = load(p)
+    order = pd.concat([tweets[side == c] for c in range(3)])
+    assert frame["text"].tolist() == order["text"].tolist() and frame["author"].tolist() == order["author"].tolist()
+    assert frame["chat"].tolist() == [f"Chat {c}" for c in side.sort_values(kind="stable")]
+    assert frame["id"].tolist() == [f"{100 + c}/{n}" for c in range(3) for n in range(1, int((side == c).sum()) + 1)]
+    made, named = threads_of(frame), threads_of(order.reset_index(drop=True))
+    assert made.count == named.count > 10 and all(made.mates(r).tolist() == named.mates(r).tolist() for r in range(600))
+    assert any("Telegram export of all data: the messages of its 3 chats" in n for n in report.notes), report.notes
 
 
 def test_a_reports_title_lines_before_its_header_are_passed_over(tmp_path):
