@@ -505,9 +505,11 @@ def _refuse_cells(frame: pd.DataFrame, values: pd.Series, source: str, col: str,
 ALIASES = {
     "text": ("text", "full_text", "tweet_text", "tweet", "content", "raw_content", "body", "message", "hit_sentence",
              "obsah"),  # hit_sentence: Meltwater's
-    "id": ("id", "id_str", "tweet_id", "status_id", "post_id", "message_id", "uri"),  # uri: Bluesky's
+    "id": ("id", "id_str", "tweet_id", "status_id", "post_id", "message_id", "uri",  # uri: Bluesky's
+           "cid", "comment_id"),  # cid: YouTube's comments as youtube-comment-downloader writes them
     "date": ("date", "created_at", "created_utc", "created", "timestamp", "datetime", "date_time", "publish_date",
-             "published_at", "published", "posted_at", "datum"),  # not 'time': "10:15" reads as today
+             "published_at", "published", "posted_at", "datum",  # not 'time': "10:15" reads as today
+             "time_parsed"),  # youtube-comment-downloader's Unix time of a comment's "2 years ago"
     "author": ("author", "username", "screen_name", "user_screen_name", "user_username", "user_name", "handle",
                "author_name", "influencer", "user", "from", "author_id", "user_id", "autor"),
     # influencer: Meltwater's; from: Telegram's
@@ -866,10 +868,12 @@ REPLY_TO = ("in_reply_to_status_id_str", "in_reply_to_status_id", "in_reply_to_t
 FULLNAME = r"^t[1-6]_"
 
 
-def _conversations_from_replies(result: pd.DataFrame, report: Report) -> None:
+def _conversations_from_replies(result: pd.DataFrame, report: Report, id_name: str | None = None) -> None:
     """A ``conversation_id`` column made from the tweet each text replies to (:func:`core.threads.from_replies`),
-    where the file has a column of those (:data:`REPLY_TO`) and none of conversations; said in the notes."""
-    from core.threads import COLUMN, from_replies
+    where the file has a column of those (:data:`REPLY_TO`) and none of conversations, or from YouTube's comment
+    ids (``id_name``, the file's id column, ``cid``: a reply's id is its comment's id, a dot, its own); said in the
+    notes."""
+    from core.threads import COLUMN
 
     if COLUMN in result.columns:
         return
@@ -878,6 +882,10 @@ def _conversations_from_replies(result: pd.DataFrame, report: Report) -> None:
     if col is None:  # a field of the objects the file nests
         col = next((a for a in REPLY_TO if "." in a and _add_field(result, a)), None)
         if col is None:
+            parents = platforms.youtube_parents(result["id"]) if id_name and _name_key(id_name) == "cid" else None
+            if parents is not None:
+                _conversations_made(result, parents, f"the comment ids of column {id_name!r} (YouTube's: a reply's "
+                                    "id is its comment's, a dot and its own)", report)
             return
     raw = result.pop(col) if "." in col and col not in by_key.values() else result[col]
     if pd.api.types.is_float_dtype(raw.dtype) and ((raw.dropna() % 1 == 0) & (raw.dropna().abs() < BIG)).all():
@@ -888,10 +896,17 @@ def _conversations_from_replies(result: pd.DataFrame, report: Report) -> None:
         return
     parents = raw.astype("string").fillna("").str.strip().str.replace(FULLNAME, "", regex=True).to_numpy(dtype=object)
     parents[spreadsheet_rounded(pd.Series(parents, dtype="string")).to_numpy(zero_copy_only=False)] = ""
+    _conversations_made(result, parents, f"column {col!r}", report)
+
+
+def _conversations_made(result: pd.DataFrame, parents: np.ndarray, source: str, report: Report) -> None:
+    """``result``'s conversation_id from each row's parent ('' for none), read from ``source``; said in the notes."""
+    from core.threads import COLUMN, from_replies
+
     names = from_replies(result["id"].to_numpy(dtype=object), parents)
     result[COLUMN] = pd.array(names, dtype="string")
     shared = pd.Series(names).duplicated(keep=False).to_numpy()
-    report.notes.append(f"conversations made from column {col!r}: {int((parents != '').sum()):,} replies, "
+    report.notes.append(f"conversations made from {source}: {int((parents != '').sum()):,} replies, "
                         f"{pd.Series(names[shared]).nunique():,} conversations of two or more texts")
 
 
@@ -988,6 +1003,9 @@ def validate(frame: pd.DataFrame, source: str, columns: Columns = Columns(),
             raise InputError(f"{exc} (column {cols['date']!r} was taken as the dates by its name: name another "
                              "date column, or none)") from None
 
+    if cols["date"] is not None and _name_key(cols["date"]) == "timeparsed" and "time" in out.columns:
+        report.notes.append(f"the dates of column {cols['date']!r} were read from a comment's age as YouTube shows it "
+                            "(column 'time', such as '2 years ago'): each is only as near as that")
     text, raw_text = (text, raw_html) if html_written else _unescape_entities(text, report)
     result = pd.DataFrame({"id": ids, "text": text})
     if raw_text is not None:
@@ -1004,7 +1022,7 @@ def validate(frame: pd.DataFrame, source: str, columns: Columns = Columns(),
             result[col] = out[col]
     result = result[keep.values].reset_index(drop=True)
     report.source_rows = np.flatnonzero(keep.values)  # each row's data row in the file (brought vectors)
-    _conversations_from_replies(result, report)
+    _conversations_from_replies(result, report, cols["id"])
     _rounded_conversations(result, report)
     _leave_out_nested(result, report, frame.attrs.get("left_out", ()))
     if result.empty:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
+import numpy as np
 import pandas as pd
 
 WRAPPERS = ("post", "tweet")  # a feed item's post (Bluesky), an archive's tweet (Twitter's tweets.js)
@@ -74,6 +75,17 @@ def _telegram_texts(messages: list) -> list[dict]:
                            for p in text)
         out.append({**m, "text": text})
     return out
+
+
+YOUTUBE_REPLY = r"^([\w-]+)\.[\w-]+$"  # a reply's comment id: its comment's id, a dot, its own
+
+
+def youtube_parents(ids: pd.Series) -> np.ndarray | None:
+    """Each YouTube comment's comment it replies to ('' for a comment on the video), read from the ids as YouTube
+    gives them (youtube-comment-downloader's ``cid``: a reply's is "<its comment's id>.<its own>"); None where no id
+    is a reply's."""
+    parents = ids.astype("string").str.extract(YOUTUBE_REPLY, expand=False)
+    return None if not parents.notna().any() else parents.fillna("").to_numpy(dtype=object)
 
 
 class _Text(HTMLParser):

@@ -700,6 +700,33 @@ def test_a_telegram_channels_export_imports_as_it_is(tmp_path):
     assert any("Telegram export of all data: the messages of its 3 chats" in n for n in report.notes), report.notes
 
 
+def test_youtube_comments_import_with_their_replies_as_conversations(tmp_path):
+    """600 real tweets as youtube-comment-downloader writes a video's comments (JSON lines: ``cid``, ``text``,
+    ``time`` as YouTube shows it, ``time_parsed`` its Unix time, ``author`` "@handle", the channel, votes and the
+    rest; a reply's cid "<its comment's cid>.<its own>", a reply to a comment the file lacks too): the ids, the
+    texts, the dates (said to be as near as "2 years ago"), the authors, and each reply in its comment's
+    conversation."""
+    from core.threads import threads_of
+
+    tweets = _threaded_sample(600)
+    cid = {i: f"Ugw{n:05d}xYz-_" for n, i in enumerate(tweets["id"])}
+    rows = []
+    for n, r in enumerate(tweets.itertuples()):
+        own = cid[r.id] if not r.parent else f"{cid.get(r.parent, 'UgzGone' + r.parent[-6:])}.9z{n:05d}AbC"
+        rows.append({"cid": own, "text": r.text, "time": "2 years ago", "author": "@" + r.author,
+                     "channel": "UC" + r.author, "votes": str(n % 7), "replies": "", "photo": "https://yt3.ggpht.com/x",
+                     "heart": n % 11 == 0, "reply": bool(r.parent), "time_parsed": 1614593700.0 + 60 * n})
+    p = write(tmp_path, "comments.json", "\n".join(json.dumps(r, ensure_ascii=False) for r in rows))
+    frame, report = load(p)
+    assert frame["id"].tolist() == [r["cid"] for r in rows] and frame["text"].tolist() == tweets["text"].tolist()
+    assert frame["author"].tolist() == ["@" + a for a in tweets["author"]]
+    assert frame["date"].tolist() == list(pd.Timestamp("2021-03-01 10:15") + pd.to_timedelta(60 * np.arange(600), "s"))
+    assert any("'2 years ago'" in n for n in report.notes), report.notes
+    made, named = threads_of(frame), threads_of(tweets)
+    assert made.count == named.count > 10 and all(made.mates(r).tolist() == named.mates(r).tolist() for r in range(600))
+    assert any(n.startswith("conversations made from the comment ids of column 'cid'") for n in report.notes)
+
+
 def test_a_reports_title_lines_before_its_header_are_passed_over(tmp_path):
     """A social-listening export (Brandwatch, Meltwater, Talkwalker) starts with its report's title lines: the header
     below them is found by its column of texts, as a CSV (semicolons, as Excel writes it in Czech) and as a
