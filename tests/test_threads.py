@@ -436,6 +436,41 @@ def test_the_keyword_search_finds_a_quote_by_the_tweet_it_quotes(tmp_path, model
     assert any(c.value.startswith("1 text, one box each") for c in at.caption), [c.value for c in at.caption]
 
 
+def test_quotes_found_by_what_they_quote_come_in_every_page_of_hits_not_last():
+    """40 texts that say 'povodeň' close to the hits' centre and 10 quotes of such texts whose own words are far from
+    it ("Přesně tak."): by their own vectors the quotes would rank last, after the pages an annotator reviews; each
+    page of 10 hits takes its share (2) of them instead, each part in its own order."""
+    from core.ingest import QUOTED
+    from core.search import REGISTRY
+    from core.search.keyword import spread
+
+    rng = np.random.default_rng(0)
+    topic = rng.standard_normal(16)
+    near = topic + 0.3 * rng.standard_normal((40, 16))
+    far = rng.standard_normal((10, 16))
+    x = np.vstack([near, far]).astype(np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    texts = [f"povodeň na řece {i}" for i in range(40)] + ["Přesně tak."] * 10
+    frame = pd.DataFrame({"id": [str(i) for i in range(50)], "text": texts,
+                          QUOTED: [""] * 40 + [f"@hlas: povodeň v obci {i}" for i in range(10)]})
+    ctx = SearchContext(VectorIndex(x), KeywordIndex(texts), frame)
+    none = np.zeros(0, np.int64)
+    by_own = REGISTRY["keyword"].search(ctx, none, none, None, query="povodeň").rows
+    assert len(by_own) == 40
+    found = REGISTRY["keyword"].search(ctx, none, none, None, query="povodeň", quotes=True)
+    assert len(found) == 50 and found.info["by_quote"] == 10
+    pages = found.rows.reshape(5, 10)
+    assert [int((page >= 40).sum()) for page in pages] == [2] * 5
+    assert found.rows[found.rows < 40].tolist() == by_own.tolist(), "the texts' own order kept"
+    quotes = found.rows[found.rows >= 40]
+    assert np.all(np.diff(ctx.index.scores_of(quotes, ctx.index.mean_of(by_own))) <= 1e-6), "theirs too, by the "\
+        "centre of the hits' own words"
+    assert REGISTRY["keyword"].search(ctx, none, none, 10, query="povodeň", quotes=True).rows.tolist() == \
+        found.rows[:10].tolist()
+    assert spread(np.arange(5), np.zeros(5, bool)).tolist() == [0, 1, 2, 3, 4]
+    assert spread(np.arange(3), np.ones(3, bool)).tolist() == [0, 1, 2]
+
+
 def test_the_annotate_page_shows_a_long_conversation_in_parts(own_pol, monkeypatch):
     """Past annotate.CONVERSATION_SHOWN texts, the page shows the conversation's first text and those around the
     text, says how many of how many, and shows more at a click until all are shown."""

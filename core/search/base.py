@@ -32,7 +32,7 @@ class Ranked:
     """Rows (corpus positions) best first, with their scores; never a labelled row."""
 
     rows: np.ndarray  # int64
-    scores: np.ndarray  # float32, non-increasing
+    scores: np.ndarray  # float32, non-increasing (but a keyword search's quotes found by what they quote: spread)
     method: str
     info: dict = field(default_factory=dict)
 

@@ -31,7 +31,7 @@ import pandas as pd
 import regex
 
 from core import vectorstore
-from core.rows import TextColumn
+from core.rows import TextColumn, in_sorted
 from core.search.base import Method, NotApplicable, Ranked, SearchContext, rows_without, unique_rows
 from core.search.textindex import WORD, one_line, without_link_codes
 
@@ -492,12 +492,31 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
                                               date_to, authors, timeout_s)
     if len(fresh) == 0:
         return Ranked(fresh, np.zeros(0, np.float32), "keyword", info)
-    centre = ctx.index.mean_of(hits)
+    by_quote = info.get("by_quote", 0)
+    # the centre of the hits' own words: a quote found only by what it quotes would pull it towards "Přesně tak."
+    centre = ctx.index.mean_of(rows_without(hits, found) if 0 < by_quote < len(hits) else hits)
     scores = ctx.index.scores_of(fresh, centre)
     order = np.argsort(-scores, kind="stable")
+    if by_quote:  # a quote's own words ("Přesně tak.") say nothing of its place among the hits
+        order = spread(order, in_sorted(fresh[order], found))
     if k is not None:
         order = order[:k]
     return Ranked(fresh[order], scores[order], "keyword", info)
+
+
+def spread(order: np.ndarray, some: np.ndarray) -> np.ndarray:
+    """``order`` with its entries where ``some`` (a mask over ``order``) spread evenly through it, each part in its own
+    order: the quotes a keyword found only by the tweet they quote, ranked by their own words' vectors, would all
+    come last, after every page the annotator reviews, so each page of hits takes its share of them instead."""
+    placed, rest = order[some], order[~some]
+    if not len(placed) or not len(rest):
+        return order
+    at = ((np.arange(len(placed)) + 0.5) * len(order) / len(placed)).astype(np.int64)
+    out = np.empty_like(order)
+    where = np.zeros(len(order), bool)
+    where[at] = True
+    out[where], out[~where] = placed, rest
+    return out
 
 
 def forms_rows(kindex: KeywordIndex, query: str, lang: str, case_insensitive: bool = True,
