@@ -2,11 +2,12 @@
 one made a quote of another tweet of the corpus ("@author: text", as the import writes core.ingest.QUOTED), the
 in-memory engine (corpora under 1M rows) and random unit vectors to rank the hits.
 
-    python -m bench.quotes [--rows 300000] [--share 5] [--repeat 7]
+    python -m bench.quotes [--rows 300000] [--share 5] [--repeat 7] [--build 10000000]
 
 Prints the quote index's build (seconds, MB traced) and, for bench.keyword_scale's queries, the keyword search
 (``core.search.keyword.search``, ranking included) without and with ``quotes``, alternating, the median of
-``--repeat`` runs each, with the hits and how many only a quoted tweet found.
+``--repeat`` runs each, with the hits and how many only a quoted tweet found. ``--build N``: also the quote index's
+build for N rows (the 300,000 tweets repeated, every ``--share``-th a quote), as a 10M corpus's page builds it.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--rows", type=int, default=300_000)
     ap.add_argument("--share", type=int, default=5, help="every n-th tweet is a quote")
     ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--build", type=int, default=0, help="also time the quote index's build for this many rows")
     args = ap.parse_args(argv)
     run_folder("quotes", sys.argv if argv is None else ["bench.quotes", *argv])
     frame = corpus(args.rows, args.share)
@@ -62,6 +64,12 @@ def main(argv: list[str] | None = None) -> None:
     ctx.__dict__["quotes"] = quotes  # SearchContext.quotes, read as the page's warm-up reads it
     emit(step="quote index", rows=len(frame), quotes=int(len(quotes.rows)), seconds=round(built, 3),
          traced_mb=round(traced, 1))
+    if args.build:
+        many = pd.Series(np.resize(frame[QUOTED].to_numpy(object), args.build), dtype="str")
+        t0 = time.perf_counter()
+        big = QuoteIndex(many)
+        emit(step="quote index", rows=args.build, quotes=int(len(big.rows)), seconds=round(time.perf_counter() - t0, 3))
+        del big, many
     none = np.zeros(0, np.int64)
     for name, (query, is_regex) in QUERIES.items():
         times: dict[bool, list[float]] = {False: [], True: []}

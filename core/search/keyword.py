@@ -152,9 +152,10 @@ class QuoteIndex:
     memory: quotes are a part of a corpus, and a quote's words are read only at a search that asks for them)."""
 
     def __init__(self, quoted: pd.Series) -> None:
-        values = quoted.fillna("").astype(str).to_numpy(dtype=object)
-        self.rows = np.flatnonzero(values != "").astype(np.int64)
-        self.index = KeywordIndex(values[self.rows].tolist())
+        quoted = quoted.astype("string")
+        there = (quoted.str.len().fillna(0) > 0).to_numpy(dtype=bool)  # no Python string for a text quoting none
+        self.rows = np.flatnonzero(there).astype(np.int64)
+        self.index = KeywordIndex(quoted[there].tolist())
 
     def find(self, query: str, is_regex: bool = False, case_insensitive: bool = True,
              diacritics_insensitive: bool = True, word_forms: str | None = None,
