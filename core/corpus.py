@@ -64,6 +64,17 @@ class Corpus:
         f = self.data_folder / textindex.FILE
         return f if "keyword" in self.manifest.get("indexes", {}) and textindex.exists(f) else None
 
+    @property
+    def quotes_folder(self) -> Path | None:
+        """The folder of the index of what the corpus's quotes quote, built at import with its keyword index
+        (core.search.keyword.QuoteIndex), or None (joined in memory at the first search that asks)."""
+        from core.search import textindex
+        from core.search.keyword import QUOTES, QUOTES_ROWS
+
+        d = self.data_folder / QUOTES
+        found = "quotes" in self.manifest.get("indexes", {}) and textindex.exists(d / textindex.FILE)
+        return d if found and (d / QUOTES_ROWS).exists() else None
+
     def row_of(self, corpus_id: str) -> int | None:
         rows = self.id_index.get_indexer([str(corpus_id)])
         return int(rows[0]) if rows[0] >= 0 else None
@@ -513,9 +524,34 @@ def _build_indexes(frame: pd.DataFrame, data: Path, progress: Progress | None, l
         progress(0, 0, {"stage": "building Suggest's word matrix"})
     file, lang = words_file(data, lang)
     WordIndex(texts, file, lang=lang).matrix  # built and saved beside the corpus
-    return {"indexes": {"keyword": {"engine": "word-postings", "file": textindex.FILE, "folded": textindex.FOLDED,
-                                    "words": list(textindex.WORDS), "seconds": round(t1 - t0, 1)},
-                        "words": {"seconds": round(time.time() - t1, 1)}}}
+    out = {"keyword": {"engine": "word-postings", "file": textindex.FILE, "folded": textindex.FOLDED,
+                       "words": list(textindex.WORDS), "seconds": round(t1 - t0, 1)},
+           "words": {"seconds": round(time.time() - t1, 1)}}
+    del texts
+    quotes = _index_quotes(frame, data, progress)
+    return {"indexes": {**out, **({"quotes": quotes} if quotes else {})}}
+
+
+def _index_quotes(frame: pd.DataFrame, data: Path, progress: Progress | None) -> dict | None:
+    """What the corpus's quotes quote (core.ingest.QUOTED), indexed as its texts are (the keyword search's *Quoted
+    tweets too*, without holding them in a server's memory); None where no text quotes one."""
+    from core.atomic import save_npy
+    from core.ingest import QUOTED
+    from core.search import textindex
+    from core.search.keyword import QUOTES, QUOTES_ROWS, fold, quoting
+
+    if QUOTED not in frame.columns:
+        return None
+    rows, quoted = quoting(frame[QUOTED])
+    if not len(rows):
+        return None
+    t0 = time.time()
+    each = (lambda done, total: progress(done, total, {"stage": "indexing the tweets the quotes quote",
+                                                       "unit": "texts"})) if progress else None
+    (data / QUOTES).mkdir(exist_ok=True)
+    textindex.build(data / QUOTES / textindex.FILE, quoted.tolist(), len(rows), fold, each)
+    save_npy(data / QUOTES / QUOTES_ROWS, rows)
+    return {"folder": QUOTES, "quotes": int(len(rows)), "seconds": round(time.time() - t0, 1)}
 
 
 def _find_copies(frame: pd.DataFrame, data: Path, progress: Progress | None = None) -> dict:

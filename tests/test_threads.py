@@ -371,37 +371,42 @@ def test_the_keyword_search_finds_a_quote_by_the_tweet_it_quotes(tmp_path, model
     """"Přesně tak." quoting a tweet about a flood is about the flood: with ``quotes`` the keyword search finds a quote
     where the tweet it quotes holds the query (plainly, as a pattern, in another form of the word), within the
     quote's own dates and authors, and says how many only that found; without it, only the texts' own words."""
-    from core.corpus import load_corpus
+    from core.corpus import ImportSpec, import_corpus, load_corpus
     from core.search import REGISTRY
     from ui.resources import search_context_of
 
     tweets = quote_corpus(tmp_path, model, {1: ("Přesně tak.", "Velká povodeň na Moravě, zkušebníslovo."),
                                             2: ("Zkušebníslovo i tady.", "Něco jiného."),
                                             120: ("Souhlas.", "Další zkušebníslovo a povodně všude.")})
-    ctx = search_context_of(load_corpus("q", tmp_path / "d"), "cpu")
+    import_corpus(ImportSpec(input=tmp_path / "tweets.jsonl", name="qx", indexes="on"), root=tmp_path / "d",
+                  model_loader=lambda n, d: model)  # a large corpus's engine: what they quote indexed at import
     none = np.zeros(0, np.int64)
+    for name in ("q", "qx"):
+        ctx = search_context_of(load_corpus(name, tmp_path / "d"), "cpu")
+        assert (ctx.quotes.index.text_index is not None) == (name == "qx")
 
-    def found(**params):
-        r = REGISTRY["keyword"].search(ctx, none, none, None, **params)
-        return sorted(r.rows.tolist()), r.info
+        def found(**params):
+            r = REGISTRY["keyword"].search(ctx, none, none, None, **params)
+            return sorted(r.rows.tolist()), r.info
 
-    rows, info = found(query="zkušebníslovo")
-    assert rows == [2] and "by_quote" not in info, "its own words only, by default"
-    rows, info = found(query="zkušebníslovo", quotes=True)
-    assert rows == [1, 2, 120] and info["by_quote"] == 2
-    assert annotate.search_message("keyword", REGISTRY["keyword"].search(ctx, none, none, None, query="zkušebníslovo",
-                                                                      quotes=True)).endswith(
-        "(0 already labelled; 2 found only in the tweet they quote), added as included.")
-    assert found(query=r"zkušební\w+|qqxq", is_regex=True, quotes=True)[0] == [1, 2, 120], "a pattern too"
-    assert found(query="zkušebníslovo", quotes=True, date_from=pd.Timestamp("2021-03-02").date())[0] == [1, 2], (
-        "the quote's own date")
-    assert found(query="zkušebníslovo", quotes=True, authors=[tweets["author"][120]])[0] == [120], "its own author"
-    by_form = found(query="povodeň", quotes=True, word_forms="cs")
-    assert {1, 120} <= set(by_form[0]), "'povodně' in a quoted tweet found by Every form"
-    own = set(found(query="povodeň", word_forms="cs")[0])
-    assert not {1, 120} & own and by_form[1]["by_quote"] == 2
-    labelled = REGISTRY["keyword"].search(ctx, np.array([1]), np.array([120]), None, query="zkušebníslovo", quotes=True)
-    assert labelled.rows.tolist() == [2] and labelled.info["already_labelled"] == 2
+        rows, info = found(query="zkušebníslovo")
+        assert rows == [2] and "by_quote" not in info, "its own words only, by default"
+        rows, info = found(query="zkušebníslovo", quotes=True)
+        assert rows == [1, 2, 120] and info["by_quote"] == 2
+        said = annotate.search_message("keyword", REGISTRY["keyword"].search(ctx, none, none, None,
+                                                                             query="zkušebníslovo", quotes=True))
+        assert said.endswith("(0 already labelled; 2 found only in the tweet they quote), added as included.")
+        assert found(query=r"zkušební\w+|qqxq", is_regex=True, quotes=True)[0] == [1, 2, 120], "a pattern too"
+        since = pd.Timestamp("2021-03-02").date()
+        assert found(query="zkušebníslovo", quotes=True, date_from=since)[0] == [1, 2], "the quote's own date"
+        assert found(query="zkušebníslovo", quotes=True, authors=[tweets["author"][120]])[0] == [120], "its author"
+        by_form = found(query="povodeň", quotes=True, word_forms="cs")
+        assert {1, 120} <= set(by_form[0]), "'povodně' in a quoted tweet found by Every form"
+        own = set(found(query="povodeň", word_forms="cs")[0])
+        assert not {1, 120} & own and by_form[1]["by_quote"] == 2
+        labelled = REGISTRY["keyword"].search(ctx, np.array([1]), np.array([120]), None, query="zkušebníslovo",
+                                              quotes=True)
+        assert labelled.rows.tolist() == [2] and labelled.info["already_labelled"] == 2
 
     monkeypatch.setenv("SEMANNO_DATA", str(tmp_path / "d"))  # on the Annotate page: the box, ticked by default
     at = AppTest.from_file(str(ROOT / "pages/1_Annotate.py"), default_timeout=120)

@@ -164,7 +164,8 @@ def search_context_of(c: Corpus, device: str, found: copies.Copies | None = None
                          device=device, word_index=words,
                          threads=threads.load_or_build(c.data_folder, c.frame) if conversations is False
                          else conversations,
-                         copies=found if found is not None else copies.load_or_build(c.data_folder, c.frame["text"]))
+                         copies=found if found is not None else copies.load_or_build(c.data_folder, c.frame["text"]),
+                         quotes_folder=c.quotes_folder)
 
 
 @st.cache_resource(show_spinner="Building the search index…", max_entries=4)

@@ -109,6 +109,9 @@ class SearchContext:
     # the corpus's conversations (core.threads.Threads): Suggest counts the labelled texts of each text's
     # conversation. None: no conversations known
     threads: Any = None
+    # the folder of a large corpus's index of what its quotes quote (core.search.keyword.QUOTES, built at import).
+    # None: what they quote is joined in memory at the first search that asks
+    quotes_folder: Any = None
 
     @property
     def vectors(self) -> np.ndarray:
@@ -140,7 +143,7 @@ class SearchContext:
 
         if self.frame is None or QUOTED not in self.frame.columns:
             return None
-        found = QuoteIndex(self.frame[QUOTED])
+        found = QuoteIndex(self.frame[QUOTED], self.quotes_folder)
         return found if len(found.rows) else None
 
     @functools.cached_property
