@@ -7,16 +7,19 @@ in-memory engine (corpora under 1M rows) and random unit vectors to rank the hit
 Prints the quote index's build (seconds, MB traced) and, for bench.keyword_scale's queries, the keyword search
 (``core.search.keyword.search``, ranking included) without and with ``quotes``, alternating, the median of
 ``--repeat`` runs each, with the hits and how many only a quoted tweet found. ``--build N``: also the quote index's
-build for N rows (the 300,000 tweets repeated, every ``--share``-th a quote), as a 10M corpus's page builds it.
+index at N rows (the 300,000 tweets' quotes repeated) built on disk as the import builds it for a corpus of 1M rows or
+more, and joined in memory as for a smaller one: build, memory, and the quotes' part of each query both ways.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
 import tracemalloc
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -43,6 +46,51 @@ def corpus(rows: int, share: int, seed: int = 0) -> pd.DataFrame:
     return frame
 
 
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def at_scale(frame: pd.DataFrame, rows: int, repeat: int) -> None:
+    """The quote index of ``rows`` rows (``frame``'s quotes repeated) both ways: joined in memory (corpora under 1M
+    rows) and built on disk as the import builds it for larger ones; build, open, memory (resident, MB) and the
+    quotes' part of each query (QuoteIndex.find), medians of ``repeat``, the same rows found."""
+    import tempfile
+
+    from core.atomic import save_npy
+    from core.search import textindex
+    from core.search.keyword import QUOTES_ROWS, fold, quoting
+
+    many = pd.Series(np.resize(frame[QUOTED].to_numpy(object), rows), dtype="str")
+    with tempfile.TemporaryDirectory() as folder:
+        before, t0 = _rss_mb(), time.perf_counter()
+        found, quoted = quoting(many)
+        textindex.build(Path(folder) / textindex.FILE, quoted.tolist(), len(found), fold)
+        save_npy(Path(folder) / QUOTES_ROWS, found)
+        built = time.perf_counter() - t0
+        del quoted
+        before, t0 = _rss_mb(), time.perf_counter()
+        disk = QuoteIndex(many, Path(folder))
+        emit(step="on disk", rows=rows, quotes=int(len(found)), build_s=round(built, 1),
+             open_s=round(time.perf_counter() - t0, 2), resident_mb=round(_rss_mb() - before))
+        before, t0 = _rss_mb(), time.perf_counter()
+        memory = QuoteIndex(many)
+        emit(step="in memory", rows=rows, quotes=int(len(memory.rows)), build_s=round(time.perf_counter() - t0, 1),
+             resident_mb=round(_rss_mb() - before))
+        for name, (query, is_regex) in QUERIES.items():
+            times = {"disk": [], "memory": []}
+            for i in range(repeat + 1):
+                for kind, index in (("disk", disk), ("memory", memory)):
+                    t0 = time.perf_counter()
+                    rows_found = index.find(query, is_regex, timeout_s=60)
+                    if i:
+                        times[kind].append((time.perf_counter() - t0) * 1000)
+            assert np.array_equal(disk.find(query, is_regex, timeout_s=60), memory.find(query, is_regex, timeout_s=60))
+            emit(query=name, rows=rows, quotes_found=int(len(rows_found)),
+                 disk_ms=round(statistics.median(times["disk"]), 1),
+                 memory_ms=round(statistics.median(times["memory"]), 1))
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=300_000)
@@ -65,11 +113,7 @@ def main(argv: list[str] | None = None) -> None:
     emit(step="quote index", rows=len(frame), quotes=int(len(quotes.rows)), seconds=round(built, 3),
          traced_mb=round(traced, 1))
     if args.build:
-        many = pd.Series(np.resize(frame[QUOTED].to_numpy(object), args.build), dtype="str")
-        t0 = time.perf_counter()
-        big = QuoteIndex(many)
-        emit(step="quote index", rows=args.build, quotes=int(len(big.rows)), seconds=round(time.perf_counter() - t0, 3))
-        del big, many
+        at_scale(frame, args.build, args.repeat)
     none = np.zeros(0, np.int64)
     for name, (query, is_regex) in QUERIES.items():
         times: dict[bool, list[float]] = {False: [], True: []}
