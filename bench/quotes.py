@@ -63,7 +63,7 @@ def at_scale(frame: pd.DataFrame, rows: int, repeat: int) -> None:
 
     many = pd.Series(np.resize(frame[QUOTED].to_numpy(object), rows), dtype="str")
     with tempfile.TemporaryDirectory() as folder:
-        before, t0 = _rss_mb(), time.perf_counter()
+        t0 = time.perf_counter()
         found, quoted = quoting(many)
         textindex.build(Path(folder) / textindex.FILE, quoted.tolist(), len(found), fold)
         save_npy(Path(folder) / QUOTES_ROWS, found)

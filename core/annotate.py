@@ -15,7 +15,7 @@ from core.ingest import QUOTED
 from core.search import REGISTRY, NotApplicable, Ranked, SearchContext
 from core.search.index import VectorIndex
 from core.rows import as_rows, in_sorted, unique_rows
-from core.search.keyword import find_rows, forms_rows
+from core.search.keyword import matches
 from core.session import EXCLUDED, INCLUDED, LABEL_NAMES, UNLABELLED, Session, Step
 from core.threads import in_order
 
@@ -355,9 +355,7 @@ def text_matches(ctx: SearchContext, query: str, is_regex: bool = False, word_fo
     keyword search's *Quoted tweets too*); KeywordError names what is wrong with a query."""
     if ctx.keyword_index is None:
         raise NotApplicable("a filter needs the corpus texts")
-    rows = find_rows(ctx.keyword_index, query, is_regex=is_regex)
-    if word_forms and not is_regex:
-        rows = unique_rows(rows, forms_rows(ctx.keyword_index, query, word_forms)[0])
+    rows = matches(ctx.keyword_index, query, is_regex, word_forms=word_forms)
     quoted = ctx.quotes if quotes else None
     return rows if quoted is None else unique_rows(rows, quoted.find(query, is_regex, word_forms=word_forms))
 

@@ -9,7 +9,7 @@ import streamlit as st
 from core import annotate, wordforms
 from core.search import NotApplicable
 from core.search.keyword import KeywordError
-from ui import keyword_form, resources
+from ui import resources
 from ui.text import md
 
 
@@ -41,8 +41,7 @@ def apply(name: str, rows: np.ndarray, scores, view: str):
         return rows, scores
     try:
         lang = wordforms.language_of(resources.corpus(name)) if flt["forms"] else None
-        matches = resources.text_matches(name, flt["filter"], flt["pattern"], lang,
-                                         flt["quotes"] and keyword_form.has_quotes(resources.corpus(name)))
+        matches = resources.text_matches(name, flt["filter"], flt["pattern"], lang, flt["quotes"])
     except (KeywordError, NotApplicable) as exc:
         st.error(f"Filter: {md(exc)}")
         return None

@@ -183,12 +183,21 @@ class QuoteIndex:
              timeout_s: float = DEFAULT_TIMEOUT_S) -> np.ndarray:
         """Sorted corpus rows of the quotes whose quoted tweet matches, as :func:`find_rows` and (with
         ``word_forms``, a plain query) :func:`forms_rows` match a text."""
-        found = find_rows(self.index, query, is_regex=is_regex, case_insensitive=case_insensitive,
-                          diacritics_insensitive=diacritics_insensitive, timeout_s=timeout_s)
-        if word_forms and not is_regex:
-            found = unique_rows(found, forms_rows(self.index, query, word_forms, case_insensitive,
-                                                  diacritics_insensitive, timeout_s)[0])
-        return self.rows[found]
+        return self.rows[matches(self.index, query, is_regex, case_insensitive, diacritics_insensitive, word_forms,
+                                 timeout_s)]
+
+
+def matches(kindex: KeywordIndex, query: str, is_regex: bool = False, case_insensitive: bool = True,
+            diacritics_insensitive: bool = True, word_forms: str | None = None,
+            timeout_s: float = DEFAULT_TIMEOUT_S) -> np.ndarray:
+    """Sorted rows of ``kindex`` that match ``query`` as :func:`find_rows` finds them, and with ``word_forms`` (a
+    language; a plain query) those holding another form of its words too (:func:`forms_rows`)."""
+    found = find_rows(kindex, query, is_regex=is_regex, case_insensitive=case_insensitive,
+                      diacritics_insensitive=diacritics_insensitive, timeout_s=timeout_s)
+    if word_forms and not is_regex:
+        found = unique_rows(found, forms_rows(kindex, query, word_forms, case_insensitive, diacritics_insensitive,
+                                              timeout_s)[0])
+    return found
 
 
 _ESCAPE_WITH_BRACES = set("pPNxuUg")
@@ -501,12 +510,13 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
         info.update(forms=_forms_found(ctx.keyword_index, more, extra, added + query.split(), case_insensitive,
                                        diacritics_insensitive), by_forms=int(len(more)))
         hits = unique_rows(hits, more)
+    by_quote = np.zeros(0, np.int64)  # the hits only what they quote found
     if quoted is not None:  # the same query over what the quotes quote, in the time the search has left
-        found = quoted.find(query, is_regex, case_insensitive, diacritics_insensitive, word_forms,
-                            max(0.05, timeout_s - (time.monotonic() - started)))
-        found = rows_without(_filter(found, ctx.frame, date_from, date_to, authors, ctx.timezone), hits)
-        info["by_quote"] = int(len(found))
-        hits = unique_rows(hits, found)
+        by_quote = quoted.find(query, is_regex, case_insensitive, diacritics_insensitive, word_forms,
+                               max(0.05, timeout_s - (time.monotonic() - started)))
+        by_quote = rows_without(_filter(by_quote, ctx.frame, date_from, date_to, authors, ctx.timezone), hits)
+        info["by_quote"] = int(len(by_quote))
+        hits = unique_rows(hits, by_quote)
     fresh = rows_without(hits, unique_rows(included, excluded))
     info.update(hits=int(len(hits)), already_labelled=int(len(hits) - len(fresh)))
     if not len(hits) and not is_regex and set(query) & _PATTERN_SIGNS:
@@ -514,13 +524,12 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
                                               date_to, authors, timeout_s)
     if len(fresh) == 0:
         return Ranked(fresh, np.zeros(0, np.float32), "keyword", info)
-    by_quote = info.get("by_quote", 0)
     # the centre of the hits' own words: a quote found only by what it quotes would pull it towards "Přesně tak."
-    centre = ctx.index.mean_of(rows_without(hits, found) if 0 < by_quote < len(hits) else hits)
+    centre = ctx.index.mean_of(rows_without(hits, by_quote) if 0 < len(by_quote) < len(hits) else hits)
     scores = ctx.index.scores_of(fresh, centre)
     order = np.argsort(-scores, kind="stable")
-    if by_quote:  # a quote's own words ("Přesně tak.") say nothing of its place among the hits
-        order = spread(order, in_sorted(fresh[order], found))
+    if len(by_quote):  # a quote's own words ("Přesně tak.") say nothing of its place among the hits
+        order = spread(order, in_sorted(fresh[order], by_quote))
     if k is not None:
         order = order[:k]
     return Ranked(fresh[order], scores[order], "keyword", info)
