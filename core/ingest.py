@@ -974,6 +974,13 @@ def validate(frame: pd.DataFrame, source: str, columns: Columns = Columns(),
         text = text.map(platforms.html_text)
         report.notes.append(f"column {cols['text']!r} is written in HTML (as Mastodon writes a post): read as the "
                             "text a reader sees; as written in column text_raw")
+        boosted = platforms.boosts(out)
+        if boosted is not None:  # a boost's own content is empty
+            boosted = boosted.set_axis(text.index)
+            text = text.where(boosted.isna() | (text.str.strip() != ""), boosted.astype(object))
+            n = int(boosted.notna().sum())
+            report.notes.append(f"read {n:,} boost{'' if n == 1 else 's'} as Twitter writes a retweet, \"RT @acct: "
+                                "text\" (the boosted status's text; each boost's date and author its own)")
     if cols["text"] in ("text", "full_text"):  # the API's own fields: where it cut them, read whole
         text, whole = platforms.whole_texts(out, text)
         if whole:

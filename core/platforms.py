@@ -167,7 +167,7 @@ WHOLE_TEXT_FIELDS = ("extended_tweet.full_text", "note_tweet.text", "retweeted_s
                      "embed.record.value.text", "embed.record.record.author.handle", "embed.record.record.value.text",
                      "referenced_tweets.type", "referenced_tweets.id", "referenced_tweets.author.username",
                      "referenced_tweets.note_tweet.text", "referenced_tweets.text", "quote.quoted_status.account.acct",
-                     "quote.quoted_status.content")
+                     "quote.quoted_status.content", "reblog.account.acct", "reblog.content")
 
 
 def dig(value: object, keys) -> object:
@@ -230,6 +230,17 @@ def quoted_texts(frame: pd.DataFrame) -> pd.Series | None:
             found.append((("@" + name + ": " + body) if name is not None else body).fillna(body))
     whole = _first(*found)
     return None if whole is None else whole.fillna("")
+
+
+def boosts(frame: pd.DataFrame) -> pd.Series | None:
+    """Each Mastodon boost of ``frame`` as Twitter writes a retweet, "RT @acct: text" (the boosted status's
+    ``reblog.content`` read from HTML as a reader sees it); NA for a status that boosts none, None where none does.
+    A boost's own ``content`` is empty: read so, it was dropped with the empty texts, and who spread a post when was
+    lost to the Timeline."""
+    name, body = _field(frame, "reblog", "account", "acct"), _field(frame, "reblog", "content")
+    if name is None or body is None or not body.notna().any():
+        return None
+    return ("RT @" + name + ": " + body.map(html_text, na_action="ignore").astype("string")).where(body.notna())
 
 
 def whole_texts(frame: pd.DataFrame, text: pd.Series) -> tuple[pd.Series, int]:

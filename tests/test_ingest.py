@@ -554,12 +554,13 @@ def test_mastodon_and_bluesky_posts_and_a_twitter_archive_import_as_they_are(tmp
     """800 real tweets written as the platforms write posts, each import giving back the texts a reader sees, the
     authors, the dates and the conversations (each reply pointed at its thread's first post): Mastodon's statuses
     (the content in HTML, links cut by hidden spans, the author as account.acct, in_reply_to_id; a boost, whose own
-    content is empty, left out); Bluesky's feed (each post wrapped in a feed item: the uri as id, the record's text
+    content is empty, as "RT @acct: text" with its own id, author and date, a copy of what it boosts); Bluesky's feed (each post wrapped in a feed item: the uri as id, the record's text
     and createdAt, the author's handle, replies by record.reply.parent.uri, a quote's quoted post from its embed); a
     Twitter archive's tweets.js."""
     import html as htmllib
     import re
 
+    from core.copies import codes_of
     from core.threads import threads_of
 
     tweets = _threaded_sample(800)
@@ -582,10 +583,17 @@ def test_mastodon_and_bluesky_posts_and_a_twitter_archive_import_as_they_are(tmp
     for i in range(8, len(statuses), 9):  # a quote of the status before it (Mastodon 4.5), one of them withheld
         statuses[i]["quote"] = ({"state": "accepted", "quoted_status": dict(statuses[i - 1])} if i != 17 else
                                 {"state": "revoked", "quoted_status": None})
-    statuses.append({**statuses[0], "id": "boost", "content": "", "reblog": statuses[0]})
+    boost = {**statuses[0], "id": "boost", "content": "", "reblog": statuses[0], "created_at": "2021-03-02T08:00:00Z",
+             "account": {"id": "77", "username": "fan", "acct": "fan@witter.cz"}, "in_reply_to_id": None}
+    statuses.append(boost)
     p = write(tmp_path, "statuses.json", json.dumps(statuses, ensure_ascii=False))
     frame, report = load(p)
-    assert frame["text"].tolist() == expected and "boost" not in frame["id"].tolist()
+    assert frame["text"].tolist() == expected + [f"RT @{tweets['author'][0]}@mastodon.social: {expected[0]}"]
+    assert frame.iloc[-1][["id", "author"]].tolist() == ["boost", "fan@witter.cz"]  # the boost's own
+    assert frame["date"].iloc[-1] == pd.Timestamp("2021-03-02 08:00")
+    assert any("read 1 boost as Twitter writes a retweet" in n for n in report.notes), report.notes
+    assert codes_of(frame["text"])[-1] == codes_of(frame["text"])[0]  # a copy of the status it boosts
+    frame = frame.iloc[:-1]  # the rest as read without it
     assert frame[QUOTED].tolist() == [f"@{tweets['author'][i - 1]}@mastodon.social: {expected[i - 1]}"
                                       if i % 9 == 8 and i != 17 else "" for i in range(len(frame))]
     assert frame["author"].tolist() == [f"{a}@mastodon.social" for a in tweets["author"]]
