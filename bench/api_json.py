@@ -1,12 +1,14 @@
-"""What a corpus imported from Twitter API v1.1 JSON costs, beside the same tweets from a CSV: ``--n`` tweets of the
-scale corpus written as the API writes them (each with its user object, entities, a place now and then, every fourth
+"""What a corpus imported from JSON costs, beside the same tweets from a CSV: ``--n`` tweets of the scale corpus
+written as Twitter's API v1.1 writes them (each with its user object, entities, a place now and then, every fourth
 a retweet with the retweeted tweet nested whole; past the corpus's 300,000, its tweets again with ids of their own),
-imported without embedding (deterministic vectors: the reading,
-checking and writing are measured), then loaded in a fresh process as a page loads it. Median of ``--repeat``; each
-step's peak memory is its own process's (VmHWM: getrusage's maximum would be the bench's own, which a child
-inherits).
+and as Telegram Desktop exports them (``result.json`` of one channel, and an export of all data holding them in 8
+chats: one object, written with an indent as Telegram writes it; every fifth message's text in pieces with a link,
+every tenth a reply, every fiftieth a service message), imported without embedding (deterministic vectors: the
+reading, checking and writing are measured), then loaded in a fresh process as a page loads it. Median of
+``--repeat``; each step's peak memory is its own process's (VmHWM: getrusage's maximum would be the bench's own,
+which a child inherits).
 
-    python -m bench.api_json [--n 300000] [--repeat 3]
+    python -m bench.api_json [--n 300000] [--repeat 3] [--formats v11 csv telegram telegram-all]
 """
 
 from __future__ import annotations
@@ -46,10 +48,54 @@ def user(name: str, i: int) -> dict:
             "entities": {"url": {"urls": []}, "description": {"urls": []}}}
 
 
-def write_files(n: int, folder: Path) -> dict[str, Path]:
+FORMATS = {"v11": "Twitter API v1.1 JSONL", "csv": "CSV", "telegram": "Telegram result.json (one channel)",
+           "telegram-all": "Telegram export of all data (8 chats)"}
+
+
+def message(i: int, r) -> dict:
+    """Tweet ``r`` as Telegram Desktop exports a channel's message ``i``."""
+    m = {"id": i + 1, "type": "message", "date": r.date, "date_unixtime": str(1_500_000_000 + 60 * i),
+         "from": r.author, "from_id": f"channel{hash(r.author) % 10**9}"}
+    if i % 10 == 9:
+        m["reply_to_message_id"] = i
+    if i % 5 == 0:
+        m["text"] = [r.text, {"type": "link", "text": "https://example.org/a"}]
+        m["text_entities"] = [{"type": "plain", "text": r.text}, {"type": "link", "text": "https://example.org/a"}]
+    else:
+        m["text"] = r.text
+        m["text_entities"] = [{"type": "plain", "text": r.text}]
+    if i % 50 == 49:
+        m = {"id": i + 1, "type": "service", "date": r.date, "date_unixtime": m["date_unixtime"], "actor": r.author,
+             "actor_id": m["from_id"], "action": "pin_message", "message_id": i, "text": "", "text_entities": []}
+    return m
+
+
+def write_files(n: int, folder: Path, formats=tuple(FORMATS)) -> dict[str, Path]:
     raw = pd.read_csv(SCALE, nrows=n, dtype=str, keep_default_na=False, usecols=["id", "text", "date", "author"])
     copies = -(-n // len(raw))  # past the scale corpus's 300,000: its tweets again, each copy's ids their own
     raw = pd.concat([raw.assign(id=raw["id"] + (f"-{k}" if k else "")) for k in range(copies)]).head(n)
+    files = {}
+    if "telegram" in formats or "telegram-all" in formats:
+        messages = [message(i, r) for i, r in enumerate(raw.itertuples())]
+        if "telegram" in formats:
+            files[FORMATS["telegram"]] = folder / "result.json"
+            files[FORMATS["telegram"]].write_text(json.dumps(
+                {"name": "Channel", "type": "public_channel", "id": 1234567890, "messages": messages},
+                ensure_ascii=False, indent=1))
+        if "telegram-all" in formats:
+            size = -(-len(messages) // 8)
+            chats = [{"name": f"Chat {k}", "type": "private_supergroup", "id": 1000 + k,
+                      "messages": messages[k * size:(k + 1) * size]} for k in range(8)]
+            files[FORMATS["telegram-all"]] = folder / "all" / "result.json"
+            files[FORMATS["telegram-all"]].parent.mkdir()
+            files[FORMATS["telegram-all"]].write_text(json.dumps(
+                {"about": "Here is the data you requested.", "personal_information": {"first_name": "A"},
+                 "contacts": {"about": "contacts", "list": [{"first_name": "B", "phone_number": "+420"}]},
+                 "chats": {"about": "chats", "list": chats}, "left_chats": {"about": "left", "list": []}},
+                ensure_ascii=False, indent=1))
+        del messages
+    if "v11" not in formats and "csv" not in formats:
+        return files
     lines = []
     for i, r in enumerate(raw.itertuples()):
         tweet = {"id_str": r.id, "created_at": r.date, "full_text": r.text, "truncated": False, "lang": "en",
@@ -59,9 +105,12 @@ def write_files(n: int, folder: Path) -> dict[str, Path]:
         if i % 4 == 0:
             tweet["retweeted_status"] = {"id_str": f"9{r.id}", "full_text": r.text, "user": user(f"o{r.author}", i)}
         lines.append(json.dumps(tweet, ensure_ascii=False))
-    files = {"Twitter API v1.1 JSONL": folder / "v11.jsonl", "CSV": folder / "t.csv"}
-    files["Twitter API v1.1 JSONL"].write_text("\n".join(lines))
-    raw.to_csv(files["CSV"], index=False)
+    if "v11" in formats:
+        files[FORMATS["v11"]] = folder / "v11.jsonl"
+        files[FORMATS["v11"]].write_text("\n".join(lines))
+    if "csv" in formats:
+        files[FORMATS["csv"]] = folder / "t.csv"
+        raw.to_csv(files[FORMATS["csv"]], index=False)
     return files
 
 
@@ -69,15 +118,16 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--n", type=int, default=300_000)
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--formats", nargs="+", choices=list(FORMATS), default=list(FORMATS))
     a = p.parse_args(argv)
     run_folder("api-json", sys.argv)
     root = Path(__file__).resolve().parents[1]
     with tempfile.TemporaryDirectory() as tmp:
-        for fmt, path in write_files(a.n, Path(tmp)).items():
+        for k, (fmt, path) in enumerate(write_files(a.n, Path(tmp), a.formats).items()):
             runs: dict[str, list[dict]] = {"import": [], "load": []}
             for _ in range(a.repeat):
                 for what in runs:
-                    out = subprocess.run([sys.executable, "-c", STEP, str(path), str(Path(tmp) / fmt[:3]), what],
+                    out = subprocess.run([sys.executable, "-c", STEP, str(path), str(Path(tmp) / f"c{k}"), what],
                                          cwd=root, capture_output=True, text=True, check=True)
                     runs[what].append(json.loads(out.stdout.strip().splitlines()[-1]))
             emit(rows=a.n, format=fmt, mb=round(path.stat().st_size / 1e6, 1),
