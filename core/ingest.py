@@ -232,11 +232,8 @@ def _parse_json(text: str, rows: int | None = None) -> pd.DataFrame:
     elif len(records) == 1 and platforms.is_telegram(records[0]):
         records = platforms.telegram_messages(records[0])
         if records and platforms.CHAT in records[0]:  # an export of all data: its chats named
-            chats = len({m[platforms.CHAT] for m in records})
             frame = pd.DataFrame.from_records(records[:rows])
-            frame.attrs["note"] = (f"a Telegram export of all data: the messages of its {chats:,} chat"
-                                   f"{'' if chats == 1 else 's'}, each chat's name in column {platforms.CHAT!r} and "
-                                   "each id 'chat id/message id'")
+            frame.attrs["note"] = platforms.chats_note(len({str(m["id"]).rsplit("/", 1)[0] for m in records}))
             return frame
     return pd.DataFrame.from_records(platforms.unwrap(records[:rows]))
 

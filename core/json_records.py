@@ -4,8 +4,10 @@ it is read: its own plain values, and of the objects and lists it nests (an API'
 retweets) only the fields named in ``paths``. Held whole, 300,000 tweets of Twitter's API v1.1 took 5.7 GB to read;
 a file of millions could not be read on one machine.
 
-A file that is one object (Telegram's ``result.json``, an API response saved over several lines) is not read here
-(:func:`read` returns None): :func:`core.ingest._parse_json` reads it whole."""
+Telegram Desktop's export (``result.json``: one object, a chat's messages in its ``messages``, or every chat's in an
+export of all data) is read a message at a time too (:func:`_telegram`, by ``ijson``'s incremental parser). Another
+file that is one object (an API response saved over several lines) is not read here (:func:`read` returns None):
+:func:`core.ingest._parse_json` reads it whole."""
 
 from __future__ import annotations
 
@@ -75,12 +77,13 @@ def read(path: Path, paths: Iterable[str]) -> pd.DataFrame | None:
     if head.lstrip().startswith("window.YTD") or start == "[":  # an array (a Twitter archive's tweets.js assigns one)
         objects = _array(path)
     elif start == "{":
+        export = _telegram_export(path)
+        if export is not None:
+            return _telegram(path, export, tree(paths))
         try:
             first = json.loads(_first_line(path, head))
         except ValueError:
             return None  # one object over several lines (an API's response saved), or a first line that is no JSON
-        if platforms.is_telegram(first):
-            return None
         objects = _lines(path)
     else:
         return None
@@ -187,6 +190,97 @@ def _array(path: Path) -> Iterator[list[dict]]:
                 raise ValueError("a JSON array of objects (one per text) was expected")
             yield [value]
             i = end
+
+
+def _binary(path: Path):
+    """The file opened as bytes (gunzipped for .gz), after its byte-order mark where it has one."""
+    fh = gzip.open(path, "rb") if path.suffix.lower() == ".gz" else open(path, "rb")
+    if fh.read(3) != b"\xef\xbb\xbf":
+        fh.seek(0)
+    return fh
+
+
+TELEGRAM_CHATS = tuple(f"{s}.list" for s in platforms.TELEGRAM_SECTIONS)  # where an export of all data lists chats
+
+
+def _telegram_export(path: Path) -> str | None:
+    """"chat" where the file (one object) is Telegram Desktop's export of a chat (its ``messages`` an array), "all"
+    where it is an export of all data (chats listed in ``chats.list`` and ``left_chats.list``); None where it is
+    neither. Read as far as it takes (an export of all data lists its contacts and sessions first), to the end of
+    the first object (a JSONL file's first line) or :data:`LOOKED_THROUGH` of its values at most."""
+    import ijson
+
+    try:
+        with _binary(path) as fh:
+            for n, (prefix, event, _) in enumerate(ijson.parse(fh)):
+                if event == "start_array" and (prefix == "messages" or prefix in TELEGRAM_CHATS):
+                    return "chat" if prefix == "messages" else "all"
+                if n >= LOOKED_THROUGH:
+                    break
+    except ijson.JSONError:
+        pass  # no JSON (the reader that reads it whole names the fault), or more than one object (JSONL)
+    return None
+
+
+LOOKED_THROUGH = 1_000_000  # the values of a file that is one object looked through for a Telegram export's
+
+
+def _telegram(path: Path, export: str, fields: dict) -> pd.DataFrame:
+    """A Telegram export's messages as :func:`core.platforms.telegram_messages` makes them, read a message at a time
+    (:func:`_frame`), an export of all data's chats counted in ``attrs['note']``: at 300,000 messages reading takes
+    about 290 MB where the file read whole took 1.5 GB (bench/api_json.py). ValueError naming how many messages were
+    read where the file is cut short or broken."""
+    import ijson
+
+    chats: dict[str, bool] = {}
+    read = 0
+
+    def messages() -> Iterator[list[dict]]:
+        nonlocal read
+        with _binary(path) as fh:
+            if export == "chat":  # one chat: its messages built by the parser's own (C) builder
+                batch = []
+                for m in ijson.items(fh, "messages.item", use_float=True):
+                    batch.append(m)
+                    read += 1
+                    if len(batch) >= CHUNK:
+                        yield platforms.chat_messages(batch)
+                        batch = []
+                yield platforms.chat_messages(batch)
+                return
+            # every chat's: each chat's id and name (written before its messages) named in each of its messages
+            chat, batch, builder, depth = {}, [], None, 0
+            starts = {f"{c}.item": f"{c}.item.messages.item" for c in TELEGRAM_CHATS}
+            names = {f"{c}.item.{key}": key for c in TELEGRAM_CHATS for key in ("id", "name")}
+            for prefix, event, value in ijson.parse(fh, use_float=True):
+                if builder is not None:  # within a message
+                    builder.event(event, value)
+                    if event == "start_map" or event == "start_array":
+                        depth += 1
+                    elif (event == "end_map" or event == "end_array") and not (depth := depth - 1):
+                        batch.extend(platforms.chat_messages([builder.value], chat))
+                        builder, read = None, read + 1
+                        if len(batch) >= CHUNK:
+                            yield batch
+                            batch = []
+                elif event == "start_map" and prefix in starts.values():
+                    builder, depth = ijson.ObjectBuilder(), 1
+                    builder.event(event, value)
+                    chats[str(chat.get("id", chat.get("name", "")))] = True
+                elif event == "start_map" and prefix in starts:
+                    chat = {}
+                elif prefix in names and event in ("string", "number"):
+                    chat[names[prefix]] = value
+            yield batch
+
+    try:
+        frame = _frame(messages(), fields)
+    except ijson.JSONError as exc:
+        fault = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__  # the parser's words
+        raise ValueError(f"a Telegram export cut short or broken after {read:,} messages ({fault})") from None
+    if export == "all":
+        frame.attrs["note"] = platforms.chats_note(len(chats))
+    return frame
 
 
 def _frame(batches: Iterator[list[dict]], fields: dict) -> pd.DataFrame:

@@ -47,24 +47,19 @@ def telegram_messages(export: dict) -> list[dict]:
     all data gives every chat's messages, each with its chat's name (:data:`CHAT`) and, since each chat numbers its
     own, an id "chat id/message id" (and so the message it replies to)."""
     if isinstance(export.get("messages"), list):
-        return _telegram_texts(export["messages"])
+        return chat_messages(export["messages"])
     out = []
     for section in TELEGRAM_SECTIONS:
         chats = export.get(section)
         for chat in chats.get("list") if isinstance(chats, dict) and isinstance(chats.get("list"), list) else []:
-            if not isinstance(chat, dict) or not isinstance(chat.get("messages"), list):
-                continue
-            key = chat.get("id", chat.get("name", ""))
-            for m in _telegram_texts(chat["messages"]):
-                m.update(id=f"{key}/{m.get('id')}", **{CHAT: str(chat.get("name") or "")})
-                if m.get("reply_to_message_id") is not None:
-                    m["reply_to_message_id"] = f"{key}/{m['reply_to_message_id']}"
-                out.append(m)
+            if isinstance(chat, dict) and isinstance(chat.get("messages"), list):
+                out.extend(chat_messages(chat["messages"], chat))
     return out
 
 
-def _telegram_texts(messages: list) -> list[dict]:
-    """The messages of one chat (a copy of each), as :func:`telegram_messages` says."""
+def chat_messages(messages: list, chat: dict | None = None) -> list[dict]:
+    """The messages of one chat (a copy of each), as :func:`telegram_messages` says; ``chat``: the chat of an export
+    of all data (its ``id`` and ``name``), named in each."""
     out = []
     for m in messages:
         if not isinstance(m, dict) or m.get("type", "message") != "message":
@@ -73,8 +68,20 @@ def _telegram_texts(messages: list) -> list[dict]:
         if isinstance(text, list):
             text = "".join(p if isinstance(p, str) else str(p.get("text", "")) if isinstance(p, dict) else ""
                            for p in text)
-        out.append({**m, "text": text})
+        m = {**m, "text": text}
+        if chat is not None:
+            key = chat.get("id", chat.get("name", ""))
+            m.update(id=f"{key}/{m.get('id')}", **{CHAT: str(chat.get("name") or "")})
+            if m.get("reply_to_message_id") is not None:
+                m["reply_to_message_id"] = f"{key}/{m['reply_to_message_id']}"
+        out.append(m)
     return out
+
+
+def chats_note(chats: int) -> str:
+    """What the import's notes say of an export of all data of ``chats`` chats."""
+    return (f"a Telegram export of all data: the messages of its {chats:,} chat{'' if chats == 1 else 's'}, each "
+            f"chat's name in column {CHAT!r} and each id 'chat id/message id'")
 
 
 YOUTUBE_REPLY = r"^([\w-]+)\.[\w-]+$"  # a reply's comment id: its comment's id, a dot, its own

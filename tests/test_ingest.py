@@ -708,6 +708,65 @@ def test_a_telegram_channels_export_imports_as_it_is(tmp_path):
     assert any("Telegram export of all data: the messages of its 3 chats" in n for n in report.notes), report.notes
 
 
+def test_a_telegram_export_is_read_a_message_at_a_time(tmp_path, monkeypatch):
+    """A channel's history as Telegram Desktop exports it is one object, hundreds of megabytes for a large channel:
+    read a message at a time (a chat's export, and an export of all data whose contacts and pictures come before
+    its chats; plain, gzipped, with a byte-order mark), it imports as when read whole, holding a fraction of what
+    the whole read held; a file cut short is named with the messages read before the cut."""
+    import gzip
+    import tracemalloc
+
+    from core import json_records
+    from core.ingest import _parse_text, _read_utf8
+
+    tweets = _threaded_sample(600)
+    channel = {"name": "Politici", "type": "public_channel", "id": 1, "messages": _telegram_messages(tweets)}
+    side = tweets["conversation_id"].str[-1].astype(int) % 3
+    chats = [{"name": f"Chat {c}", "type": "public_channel", "id": 100 + c,
+              "messages": _telegram_messages(tweets[side == c])} for c in range(3)]
+    everything = {"about": "Here is the data you requested.", "personal_information": {"first_name": "A"},
+                  "profile_pictures": [{"date": "2021-01-01T10:00:00", "photo": "profile_pictures/1.jpg"}],
+                  "contacts": {"about": "", "list": [{"first_name": "B", "phone_number": "+420"}] * 50},
+                  "chats": {"about": "chats", "list": chats[:2]}, "left_chats": {"about": "left", "list": chats[2:]}}
+    def longer(export):  # each chat's messages 20 times over (12,000 in all)
+        if "messages" in export:
+            return {**export, "messages": export["messages"] * 20}
+        return {**export, **{s: {**export[s], "list": [longer(c) for c in export[s]["list"]]}
+                             for s in ("chats", "left_chats")}}
+
+    monkeypatch.setattr(json_records, "CHUNK", 97)
+    for name, export in (("channel", channel), ("all", everything)):
+        text = json.dumps(export, ensure_ascii=False, indent=1)
+        path = write(tmp_path, f"{name}.json", text)
+        whole, whole_report = validate(_parse_text(_read_utf8(path, "t"), "jsonl"), "t")  # read whole
+        assert len(whole) == 600
+        for kind, variant in (("plain", path), ("gzip", write(tmp_path, f"{name}.json.gz", gzip.compress(
+                text.encode()), mode="wb")), ("BOM", write(tmp_path, f"{name}-bom.json", "\ufeff" + text))):
+            frame, report = validate(read_table(variant), "t")
+            pd.testing.assert_frame_equal(frame, whole, obj=f"{name}, {kind}")
+            assert sorted(report.notes) == sorted(whole_report.notes), (name, kind)
+
+        big = write(tmp_path, f"big-{name}.json", json.dumps(longer(export), ensure_ascii=False, indent=1))
+        tracemalloc.start()  # what reading holds: a chunk of whole messages at a time (the modules it uses loaded)
+        _parse_text(_read_utf8(big, "t"), "jsonl")
+        whole_peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.reset_peak()
+        read_table(big)
+        stream_peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert stream_peak < whole_peak / 3, (name, stream_peak, whole_peak)
+
+        marked = json.loads(text)
+        ms = marked["messages"] if name == "channel" else [m for s in ("chats", "left_chats")
+                                                          for c in marked[s]["list"] for m in c["messages"]]
+        ms[300]["text"] = "CUT HERE"
+        cut = json.dumps(marked, ensure_ascii=False, indent=1)
+        cut = cut[:cut.index("CUT HERE")]  # inside the 301st message
+        with pytest.raises(InputError, match=rf"cut-{name}.json: cannot be read as JSONL: a Telegram export cut "
+                                             rf"short or broken after 300 messages \(parse error: premature EOF\)$"):
+            load(write(tmp_path, f"cut-{name}.json", cut))
+
+
 def test_youtube_comments_import_with_their_replies_as_conversations(tmp_path):
     """600 real tweets as youtube-comment-downloader writes a video's comments (JSON lines: ``cid``, ``text``,
     ``time`` as YouTube shows it, ``time_parsed`` its Unix time, ``author`` "@handle", the channel, votes and the
