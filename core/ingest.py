@@ -229,6 +229,8 @@ def _parse_json(text: str, rows: int | None = None) -> pd.DataFrame:
                 raise
     if platforms.is_pages(records):
         records = platforms.flatten_pages(records)
+    elif len(records) == 1 and platforms.is_discord(records[0]):
+        records = platforms.discord_messages(records[0]["messages"])
     elif len(records) == 1 and platforms.is_telegram(records[0]):
         records = platforms.telegram_messages(records[0])
         if records and platforms.CHAT in records[0]:  # an export of all data: its chats named
@@ -557,7 +559,7 @@ def _why_not(frame: pd.DataFrame, source: str, col: str, role: str) -> str | Non
 # Mastodon's status (the account's acct: user@server)
 NESTED = {"text": (("record", "text"),), "date": (("record", "createdAt"),),
           "author": (("user", "screen_name"), ("user", "username"), ("author", "username"), ("author", "handle"),
-                     ("account", "acct"))}
+                     ("account", "acct"), ("author", "name"))}  # the last: Discord's (DiscordChatExporter's)
 
 
 def _nested_column(frame: pd.DataFrame, by_key: dict[str, str], role: str, report: Report) -> str | None:
@@ -858,7 +860,7 @@ def spreadsheet_rounded(values):
 # conversation, the column the conversations are made from (core.threads.from_replies); compared as ALIASES are
 REPLY_TO = ("in_reply_to_status_id_str", "in_reply_to_status_id", "in_reply_to_tweet_id", "replied_to_id",
             "reply_to_id", "in_reply_to_id", "parent_id", "reply_to_message_id",  # the last: Telegram's
-            "record.reply.parent.uri")  # Bluesky's
+            "record.reply.parent.uri", "reference.messageId")  # Bluesky's, Discord's
 # Reddit's parent_id names a comment or post by its "fullname": its kind (t1_ a comment, t3_ a post) before the id
 # that the file's id column holds; the kind is left out, so a post's comments are its conversation, and the comments
 # of a post the file lacks are one conversation named by the post.

@@ -5,7 +5,8 @@ retweets) only the fields named in ``paths``. Held whole, 300,000 tweets of Twit
 a file of millions could not be read on one machine.
 
 Telegram Desktop's export (``result.json``: one object, a chat's messages in its ``messages``, or every chat's in an
-export of all data) is read a message at a time too (:func:`_telegram`, by ``ijson``'s incremental parser). Another
+export of all data) and DiscordChatExporter's of a channel are read a message at a time too (:func:`_telegram`, by
+``ijson``'s incremental parser). Another
 file that is one object (an API response saved over several lines) is not read here (:func:`read` returns None):
 :func:`core.ingest._parse_json` reads it whole."""
 
@@ -205,16 +206,19 @@ TELEGRAM_CHATS = tuple(f"{s}.list" for s in platforms.TELEGRAM_SECTIONS)  # wher
 
 def _telegram_export(path: Path) -> str | None:
     """"chat" where the file (one object) is Telegram Desktop's export of a chat (its ``messages`` an array), "all"
-    where it is an export of all data (chats listed in ``chats.list`` and ``left_chats.list``); None where it is
-    neither. Read as far as it takes (an export of all data lists its contacts and sessions first), to the end of
+    where it is an export of all data (chats listed in ``chats.list`` and ``left_chats.list``), "discord" where it is
+    DiscordChatExporter's of a channel (its ``guild`` or ``channel`` named before its ``messages``); None where it is
+    none of them. Read as far as it takes (an export of all data lists its contacts and sessions first), to the end of
     the first object (a JSONL file's first line) or :data:`LOOKED_THROUGH` of its values at most."""
     import ijson
 
     try:
         with _binary(path) as fh:
-            for n, (prefix, event, _) in enumerate(ijson.parse(fh)):
+            discord = False
+            for n, (prefix, event, value) in enumerate(ijson.parse(fh)):
                 if event == "start_array" and (prefix == "messages" or prefix in TELEGRAM_CHATS):
-                    return "chat" if prefix == "messages" else "all"
+                    return "discord" if discord and prefix == "messages" else "chat" if prefix == "messages" else "all"
+                discord = discord or (event == "map_key" and not prefix and value in platforms.DISCORD_KEYS)
                 if n >= LOOKED_THROUGH:
                     break
     except ijson.JSONError:
@@ -226,7 +230,8 @@ LOOKED_THROUGH = 1_000_000  # the values of a file that is one object looked thr
 
 
 def _telegram(path: Path, export: str, fields: dict) -> pd.DataFrame:
-    """A Telegram export's messages as :func:`core.platforms.telegram_messages` makes them, read a message at a time
+    """A Telegram export's messages as :func:`core.platforms.telegram_messages` makes them (a Discord channel's as
+    :func:`core.platforms.discord_messages` keeps them), read a message at a time
     (:func:`_frame`), an export of all data's chats counted in ``attrs['note']``: at 300,000 messages reading takes
     about 290 MB where the file read whole took 1.5 GB (bench/api_json.py). ValueError naming how many messages were
     read where the file is cut short or broken."""
@@ -238,15 +243,16 @@ def _telegram(path: Path, export: str, fields: dict) -> pd.DataFrame:
     def messages() -> Iterator[list[dict]]:
         nonlocal read
         with _binary(path) as fh:
-            if export == "chat":  # one chat: its messages built by the parser's own (C) builder
+            if export in ("chat", "discord"):  # one chat: its messages built by the parser's own (C) builder
+                kept = platforms.chat_messages if export == "chat" else platforms.discord_messages
                 batch = []
                 for m in ijson.items(fh, "messages.item", use_float=True):
                     batch.append(m)
                     read += 1
                     if len(batch) >= CHUNK:
-                        yield platforms.chat_messages(batch)
+                        yield kept(batch)
                         batch = []
-                yield platforms.chat_messages(batch)
+                yield kept(batch)
                 return
             # every chat's: each chat's id and name (written before its messages) named in each of its messages
             chat, batch, builder, depth = {}, [], None, 0
@@ -277,7 +283,8 @@ def _telegram(path: Path, export: str, fields: dict) -> pd.DataFrame:
         frame = _frame(messages(), fields)
     except ijson.JSONError as exc:
         fault = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__  # the parser's words
-        raise ValueError(f"a Telegram export cut short or broken after {read:,} messages ({fault})") from None
+        raise ValueError(f"{'a Discord' if export == 'discord' else 'a Telegram'} export cut short or broken after "
+                         f"{read:,} messages ({fault})") from None
     if export == "all":
         frame.attrs["note"] = platforms.chats_note(len(chats))
     return frame

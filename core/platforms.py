@@ -37,8 +37,25 @@ CHAT = "chat"  # the column naming each message's chat, in an export of several
 def is_telegram(obj: object) -> bool:
     """Whether ``obj`` (a JSON file's one object) is Telegram Desktop's export of a chat (its ``messages`` a list)
     or of all the account's data (its chats listed in ``chats`` and ``left_chats``)."""
-    return isinstance(obj, dict) and (isinstance(obj.get("messages"), list) or any(
+    return isinstance(obj, dict) and not is_discord(obj) and (isinstance(obj.get("messages"), list) or any(
         isinstance(obj.get(s), dict) and isinstance(obj[s].get("list"), list) for s in TELEGRAM_SECTIONS))
+
+
+DISCORD_KEYS = ("guild", "channel")  # what DiscordChatExporter's export of a channel names before its messages
+DISCORD_KEPT = ("Default", "Reply")  # its messages' types that are someone's words (not a join, a pin, a call)
+
+
+def is_discord(obj: object) -> bool:
+    """Whether ``obj`` (a JSON file's one object) is DiscordChatExporter's export of a channel: its ``guild`` and
+    ``channel`` described, its ``messages`` a list (each with ``content``, ``timestamp``, ``author`` an object, a
+    reply's ``reference.messageId``)."""
+    return isinstance(obj, dict) and isinstance(obj.get("messages"), list) and any(k in obj for k in DISCORD_KEYS)
+
+
+def discord_messages(messages: list) -> list[dict]:
+    """The messages of a Discord channel's export that are someone's words (:data:`DISCORD_KEPT`: not a member's
+    join, a pin or a call, whose ``content`` the exporter writes as "Joined the server.")."""
+    return [m for m in messages if isinstance(m, dict) and m.get("type", "Default") in DISCORD_KEPT]
 
 
 def telegram_messages(export: dict) -> list[dict]:

@@ -767,6 +767,57 @@ def test_a_telegram_export_is_read_a_message_at_a_time(tmp_path, monkeypatch):
             load(write(tmp_path, f"cut-{name}.json", cut))
 
 
+def test_a_discord_channels_export_imports_as_it_is(tmp_path, monkeypatch):
+    """600 real tweets as DiscordChatExporter exports a channel (one indented object: the guild and channel, then
+    ``messages``, each with ``content``, ``timestamp``, ``author`` an object, a reply's ``reference.messageId``; a
+    member's join and a pin among them): the texts, authors (``author.name``), dates and conversations as the file's,
+    the join and the pin left out; read a message at a time as when read whole; a file cut short named. It was read
+    as a Telegram export, whose messages' type it lacks, and refused as holding no data rows."""
+    from core import json_records
+    from core.ingest import _parse_text, _read_utf8
+    from core.threads import threads_of
+
+    tweets = _threaded_sample(600)
+    snowflake = {i: str(800_000_000_000_000_000 + n) for n, i in enumerate(tweets["id"])}
+    messages = []
+    for n, r in enumerate(tweets.itertuples()):
+        m = {"id": snowflake[r.id], "type": "Reply" if r.parent else "Default",
+             "timestamp": f"2021-03-01T10:{n // 60:02d}:{n % 60:02d}.123+01:00", "timestampEdited": None,
+             "callEndedTimestamp": None, "isPinned": False, "content": r.text,
+             "author": {"id": str(1000 + n % 41), "name": r.author, "discriminator": "0000",
+                        "nickname": r.author.title(), "color": None, "isBot": False, "roles": [],
+                        "avatarUrl": "https://cdn.discordapp.com/a.png"},
+             "attachments": [], "embeds": [], "stickers": [], "reactions": [], "mentions": [], "inlineEmojis": []}
+        if r.parent:
+            m["reference"] = {"messageId": snowflake.get(r.parent, "1" + r.parent), "channelId": "5", "guildId": "4"}
+        messages.append(m)
+    service = {**messages[0], "id": "1", "type": "GuildMemberJoin", "content": "Joined the server."}
+    pin = {**messages[0], "id": "2", "type": "ChannelPinnedMessage", "content": "Pinned a message."}
+    export = {"guild": {"id": "4", "name": "Politika", "iconUrl": "https://cdn.discordapp.com/g.png"},
+              "channel": {"id": "5", "type": "GuildTextChat", "categoryId": "3", "category": "Text", "name": "obecne",
+                          "topic": None},
+              "dateRange": {"after": None, "before": None}, "exportedAt": "2021-11-01T10:00:00+00:00",
+              "messages": [service] + messages[:300] + [pin] + messages[300:], "messageCount": 602}
+    text = json.dumps(export, ensure_ascii=False, indent=2)
+    p = write(tmp_path, "obecne.json", text)
+    monkeypatch.setattr(json_records, "CHUNK", 97)
+    frame, report = load(p)
+    assert frame["text"].tolist() == tweets["text"].tolist() and frame["author"].tolist() == tweets["author"].tolist()
+    assert frame["id"].tolist() == [snowflake[i] for i in tweets["id"]]
+    assert frame["date"].iloc[61] == pd.Timestamp("2021-03-01 09:01:01.123")  # UTC
+    made, named = threads_of(frame), threads_of(tweets)
+    assert made.count == named.count > 10 and all(made.mates(r).tolist() == named.mates(r).tolist() for r in range(600))
+    whole, whole_report = validate(_parse_text(_read_utf8(p, "t"), "jsonl"), str(p))  # read whole
+    pd.testing.assert_frame_equal(frame, whole)
+    left = [n.startswith("left out 7 columns of nested") for n in report.notes]  # named in the order they were met
+    assert left == [n.startswith("left out 7 columns of nested") for n in whole_report.notes] and sum(left) == 1
+    assert [n for n, x in zip(report.notes, left) if not x] == [n for n, x in zip(whole_report.notes, left) if not x]
+    cut = text[:text.index(f'"id": "{snowflake[tweets["id"].iloc[400]]}"')]  # in the 403rd (a join, 300, a pin)
+    with pytest.raises(InputError, match=r"cut.json: cannot be read as JSONL: a Discord export cut short or broken "
+                                         r"after 402 messages"):
+        load(write(tmp_path, "cut.json", cut))
+
+
 def test_youtube_comments_import_with_their_replies_as_conversations(tmp_path):
     """600 real tweets as youtube-comment-downloader writes a video's comments (JSON lines: ``cid``, ``text``,
     ``time`` as YouTube shows it, ``time_parsed`` its Unix time, ``author`` "@handle", the channel, votes and the
