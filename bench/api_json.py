@@ -3,12 +3,13 @@ written as Twitter's API v1.1 writes them (each with its user object, entities, 
 a retweet with the retweeted tweet nested whole; past the corpus's 300,000, its tweets again with ids of their own),
 and as Telegram Desktop exports them (``result.json`` of one channel, and an export of all data holding them in 8
 chats: one object, written with an indent as Telegram writes it; every fifth message's text in pieces with a link,
-every tenth a reply, every fiftieth a service message), imported without embedding (deterministic vectors: the
+every tenth a reply, every fiftieth a service message; and as DiscordChatExporter exports a channel, indented, each
+message with its author object), imported without embedding (deterministic vectors: the
 reading, checking and writing are measured), then loaded in a fresh process as a page loads it. Median of
 ``--repeat``; each step's peak memory is its own process's (VmHWM: getrusage's maximum would be the bench's own,
 which a child inherits).
 
-    python -m bench.api_json [--n 300000] [--repeat 3] [--formats v11 csv telegram telegram-all]
+    python -m bench.api_json [--n 300000] [--repeat 3] [--formats v11 csv telegram telegram-all discord]
 """
 
 from __future__ import annotations
@@ -49,7 +50,20 @@ def user(name: str, i: int) -> dict:
 
 
 FORMATS = {"v11": "Twitter API v1.1 JSONL", "csv": "CSV", "telegram": "Telegram result.json (one channel)",
-           "telegram-all": "Telegram export of all data (8 chats)"}
+           "telegram-all": "Telegram export of all data (8 chats)", "discord": "DiscordChatExporter's channel"}
+
+
+def discord(i: int, r) -> dict:
+    """Tweet ``r`` as DiscordChatExporter exports a channel's message ``i`` (every tenth a reply)."""
+    m = {"id": str(800_000_000_000_000_000 + i), "type": "Reply" if i % 10 == 9 else "Default",
+         "timestamp": r.date + "+00:00", "timestampEdited": None, "callEndedTimestamp": None, "isPinned": False,
+         "content": r.text, "author": {"id": str(hash(r.author) % 10**12), "name": r.author, "discriminator": "0000",
+                                       "nickname": r.author.title(), "color": None, "isBot": False, "roles": [],
+                                       "avatarUrl": "https://cdn.discordapp.com/a.png"},
+         "attachments": [], "embeds": [], "stickers": [], "reactions": [], "mentions": [], "inlineEmojis": []}
+    if i % 10 == 9:
+        m["reference"] = {"messageId": str(800_000_000_000_000_000 + i - 1), "channelId": "5", "guildId": "4"}
+    return m
 
 
 def message(i: int, r) -> dict:
@@ -94,6 +108,13 @@ def write_files(n: int, folder: Path, formats=tuple(FORMATS)) -> dict[str, Path]
                  "chats": {"about": "chats", "list": chats}, "left_chats": {"about": "left", "list": []}},
                 ensure_ascii=False, indent=1))
         del messages
+    if "discord" in formats:
+        files[FORMATS["discord"]] = folder / "channel.json"
+        files[FORMATS["discord"]].write_text(json.dumps(
+            {"guild": {"id": "4", "name": "Guild"}, "channel": {"id": "5", "type": "GuildTextChat", "name": "general"},
+             "dateRange": {"after": None, "before": None}, "exportedAt": "2021-11-01T10:00:00+00:00",
+             "messages": [discord(i, r) for i, r in enumerate(raw.itertuples())], "messageCount": len(raw)},
+            ensure_ascii=False, indent=2))
     if "v11" not in formats and "csv" not in formats:
         return files
     lines = []
