@@ -1,10 +1,11 @@
 """Copies: texts of a corpus that say the same words, such as a tweet shared again with another link.
 
 Two texts are copies when they are equal once their links and a retweet's leading ``RT @name:`` (a Mastodon boost's
-``RT @user@server:``) are taken out, their letters lower-cased and every run of white space made one space. A text
-that is nothing but links (or nothing at all) is nobody's copy. On the scale corpus 30.7% of the 300,000 tweets are a
-copy of an earlier one (bench/RESULTS.md, "Copies"): without this, an annotator reviewed each of them again, and a
-search for more of a topic spent its places on copies of texts already labelled.
+``RT @user@server:``, a Bluesky repost's ``RT @name.bsky.social:``) are taken out, their letters lower-cased and
+every run of white space made one space. A text that is nothing but links (or nothing at all) is nobody's copy. On
+the scale corpus 30.7% of the 300,000 tweets are a copy of an earlier one (bench/RESULTS.md, "Copies"): without
+this, an annotator reviewed each of them again, and a search for more of a topic spent its places on copies of
+texts already labelled.
 
 The Annotate page labels a text and its copies together (core.annotate) and shows each text once, with the number
 of its copies. The codes are computed once per corpus (about 1 s per 300,000 texts) and kept beside it.
@@ -21,11 +22,11 @@ import pandas as pd
 from core.atomic import kept_codes
 from core.rows import as_rows, in_sorted, unique_rows
 
-VERSION = 3  # of the rule above (1: without the retweet's prefix; 2: a Mastodon boost's "RT @user@server:" not yet
-# one): a file of another version is computed again
+VERSION = 3  # of the rule above (1: without the retweet's prefix; 2: a boost's "RT @user@server:" and a repost's
+# "RT @name.bsky.social:" not yet one): a file of another version is computed again
 FILE = f"copies-v{VERSION}.npy"
 LINK = r"(?:https?://|www\.)\S*"
-RETWEET = r"^\s*rt @\w+(?:@[\w.-]+)?:?\s*"  # lower-cased by then; a Mastodon acct is user@server
+RETWEET = r"^\s*rt @\w[\w.-]*(?:@[\w.-]+)?:?\s*"  # lower-cased by then; user@server (Mastodon), a.bsky.social
 PIECE = 1 << 20  # texts normalised at a time: the lower-cased and stripped texts of one piece are held at once
 
 

@@ -1,10 +1,11 @@
 """Posts as the platforms' APIs and exports write them. Twitter: the pages of API v2 (what ``twarc2 search`` saves:
 one response a line, the tweets in ``data``, their authors and the tweets they retweet in ``includes``) made one tweet
 a row as ``twarc2 flatten`` makes them, the texts the APIs cut short read whole from the objects they nest beside
-them, an archive's ``tweets.js``. Mastodon: a status's ``content`` is HTML, read as the text a reader sees. Bluesky:
-a feed's items wrap each post in ``post``. Telegram: Telegram Desktop's export of a channel or chat (``result.json``)
-holds its messages in ``messages``, each text a string or a list of pieces (links, bold, mentions); its export of all
-data lists the chats, each with its messages."""
+them, an archive's ``tweets.js``. Mastodon: a status's ``content`` is HTML, read as the text a reader sees; a boost
+as a retweet. Bluesky: a feed's items wrap each post in ``post``; a repost as a retweet. Telegram: Telegram
+Desktop's export of a channel or chat (``result.json``) holds its messages in ``messages``, each text a string or a
+list of pieces (links, bold, mentions); its export of all data lists the chats, each with its messages. Discord:
+DiscordChatExporter's export of a channel, its messages in ``messages``."""
 
 from __future__ import annotations
 
@@ -25,9 +26,38 @@ def wrapper(record: object) -> str:
 
 def unwrap(records: list, key: str | None = None) -> list:
     """The objects themselves where the first of ``records`` wraps one in a field (:data:`WRAPPERS`), or in ``key``:
-    each that wraps one in that field (a record that does not is taken as it is)."""
+    each that wraps one in that field (a record that does not is taken as it is); a Bluesky feed's repost as
+    :func:`repost` makes it."""
     key = key if key is not None else wrapper(records[0]) if records else ""
-    return [r[key] if isinstance(r, dict) and isinstance(r.get(key), dict) else r for r in records] if key else records
+    if not key:
+        return records
+    return [(repost(r) if key == "post" and _reposted(r) else r[key]) if isinstance(r, dict) and
+            isinstance(r.get(key), dict) else r for r in records]
+
+
+REPOST = "app.bsky.feed.defs#reasonRepost"  # a Bluesky feed item's reason where the feed's account reposted the post
+
+
+def _reposted(item: dict) -> bool:
+    reason = item.get("reason")
+    return isinstance(reason, dict) and reason.get("$type") == REPOST and isinstance(reason.get("by"), dict)
+
+
+def repost(item: dict) -> dict:
+    """A Bluesky feed item reposting a post, as Twitter writes a retweet: the post's record with the text "RT
+    @handle: text" and the repost's date (``reason.indexedAt``), by the account that reposted it (``reason.by``), its
+    id the post's uri with "#repost/" and that account's did (a post reposted by two accounts is two texts); no
+    reply of its own. Taken as the post itself, it was the post again, its author's and on its day, and who spread
+    it when was lost to the Timeline."""
+    post, reason = item["post"], item["reason"]
+    record = post.get("record") if isinstance(post.get("record"), dict) else {}
+    name = dig(post, ("author", "handle"))
+    by = reason["by"]
+    made = {k: v for k, v in record.items() if k != "reply"}
+    made.update(text=f"RT @{name}: {record.get('text', '')}" if name else str(record.get("text", "")),
+                createdAt=reason.get("indexedAt", record.get("createdAt")))
+    return {**post, "uri": f"{post.get('uri')}#repost/{by.get('did') or by.get('handle')}", "record": made,
+            "author": by}
 
 
 TELEGRAM_SECTIONS = ("chats", "left_chats")  # where "Export Telegram data" (all chats at once) lists its chats

@@ -555,8 +555,8 @@ def test_mastodon_and_bluesky_posts_and_a_twitter_archive_import_as_they_are(tmp
     authors, the dates and the conversations (each reply pointed at its thread's first post): Mastodon's statuses
     (the content in HTML, links cut by hidden spans, the author as account.acct, in_reply_to_id; a boost, whose own
     content is empty, as "RT @acct: text" with its own id, author and date, a copy of what it boosts); Bluesky's feed (each post wrapped in a feed item: the uri as id, the record's text
-    and createdAt, the author's handle, replies by record.reply.parent.uri, a quote's quoted post from its embed); a
-    Twitter archive's tweets.js."""
+    and createdAt, the author's handle, replies by record.reply.parent.uri, a quote's quoted post from its embed; a
+    repost as a retweet by whom, when); a Twitter archive's tweets.js."""
     import html as htmllib
     import re
 
@@ -622,8 +622,18 @@ def test_mastodon_and_bluesky_posts_and_a_twitter_archive_import_as_they_are(tmp
                                       "media": {"images": []}})
         return view
 
-    p = write(tmp_path, "feed.jsonl", "\n".join(json.dumps(post(r), ensure_ascii=False) for r in tweets.itertuples()))
+    items = [post(r) for r in tweets.itertuples()]
+    first = tweets.iloc[0]
+    items.append({**items[0], "reason": {"$type": "app.bsky.feed.defs#reasonRepost", "by": {
+        "did": "did:plc:fan", "handle": "fan.bsky.social"}, "indexedAt": "2021-03-02T08:00:00Z"}})
+    p = write(tmp_path, "feed.jsonl", "\n".join(json.dumps(i, ensure_ascii=False) for i in items))
     frame, report = load(p)
+    assert frame.iloc[-1][["id", "text", "author"]].tolist() == [  # a repost, as a retweet: by whom, when
+        uri[first["id"]] + "#repost/did:plc:fan", f"RT @{first['author'].lower()}.bsky.social: {first['text']}",
+        "fan.bsky.social"]
+    assert frame["date"].iloc[-1] == pd.Timestamp("2021-03-02 08:00")
+    assert codes_of(frame["text"])[-1] == codes_of(frame["text"])[0]  # a copy of the post it reposts
+    frame = frame.iloc[:-1]
     assert frame["id"].tolist() == [uri[i] for i in tweets["id"]] and frame["text"].tolist() == tweets["text"].tolist()
     assert frame["author"].tolist() == [f"{a.lower()}.bsky.social" for a in tweets["author"]]
     assert frame["date"].iloc[0] == pd.Timestamp("2021-03-01 10:15")
@@ -637,7 +647,7 @@ def test_mastodon_and_bluesky_posts_and_a_twitter_archive_import_as_they_are(tmp
     with open(p, "rb") as fh:  # the home page's form offers the fields the import reads
         guess = guess_columns(read_head(fh, p.name))
     assert guess == {"text": "record.text", "id": "uri", "date": "record.createdAt", "author": "author.handle"}
-    assert load(p, Columns(**guess))[0]["text"].tolist() == tweets["text"].tolist()
+    assert load(p, Columns(**guess))[0]["text"].tolist()[:-1] == tweets["text"].tolist()
 
     archive = [{"tweet": {"id_str": r.id, "full_text": r.text, "created_at": "Mon Mar 01 10:15:00 +0000 2021",
                           "in_reply_to_status_id_str": r.parent or None}} for r in tweets.itertuples()]
