@@ -301,7 +301,8 @@ def read_head(stream, name: str, rows: int = 200, sheet: str | None = None) -> p
             data = stream.read(HEAD_BYTES + 1)
             if len(data) > HEAD_BYTES:  # cut at a line's end: the rows after it are not needed
                 data = data[:data.rfind(b"\n", 0, HEAD_BYTES) + 1] or data[:HEAD_BYTES]
-            frame = _parse_text(_decode(data, name), kind, rows)
+            export = json_records.export_head(data, rows) if kind == "jsonl" else None  # Telegram's, Discord's
+            frame = export if export is not None else _parse_text(_decode(data, name), kind, rows)
     except InputError:
         raise
     except Exception as exc:  # pandas', pyarrow's and gzip's own errors: the file is named with what they say

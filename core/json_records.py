@@ -205,22 +205,27 @@ TELEGRAM_CHATS = tuple(f"{s}.list" for s in platforms.TELEGRAM_SECTIONS)  # wher
 
 
 def _telegram_export(path: Path) -> str | None:
-    """"chat" where the file (one object) is Telegram Desktop's export of a chat (its ``messages`` an array), "all"
-    where it is an export of all data (chats listed in ``chats.list`` and ``left_chats.list``), "discord" where it is
-    DiscordChatExporter's of a channel (its ``guild`` or ``channel`` named before its ``messages``); None where it is
-    none of them. Read as far as it takes (an export of all data lists its contacts and sessions first), to the end of
-    the first object (a JSONL file's first line) or :data:`LOOKED_THROUGH` of its values at most."""
+    """What export the file is, as :func:`_export_kind` says."""
+    with _binary(path) as fh:
+        return _export_kind(fh)
+
+
+def _export_kind(fh) -> str | None:
+    """"chat" where ``fh`` (bytes of one object) is Telegram Desktop's export of a chat (its ``messages`` an array),
+    "all" where it is an export of all data (chats listed in ``chats.list`` and ``left_chats.list``), "discord" where
+    it is DiscordChatExporter's of a channel (its ``guild`` or ``channel`` named before its ``messages``); None where
+    it is none of them. Read as far as it takes (an export of all data lists its contacts and sessions first), to the
+    end of the first object (a JSONL file's first line) or :data:`LOOKED_THROUGH` of its values at most."""
     import ijson
 
+    discord = False
     try:
-        with _binary(path) as fh:
-            discord = False
-            for n, (prefix, event, value) in enumerate(ijson.parse(fh)):
-                if event == "start_array" and (prefix == "messages" or prefix in TELEGRAM_CHATS):
-                    return "discord" if discord and prefix == "messages" else "chat" if prefix == "messages" else "all"
-                discord = discord or (event == "map_key" and not prefix and value in platforms.DISCORD_KEYS)
-                if n >= LOOKED_THROUGH:
-                    break
+        for n, (prefix, event, value) in enumerate(ijson.parse(fh)):
+            if event == "start_array" and (prefix == "messages" or prefix in TELEGRAM_CHATS):
+                return "discord" if discord and prefix == "messages" else "chat" if prefix == "messages" else "all"
+            discord = discord or (event == "map_key" and not prefix and value in platforms.DISCORD_KEYS)
+            if n >= LOOKED_THROUGH:
+                break
     except ijson.JSONError:
         pass  # no JSON (the reader that reads it whole names the fault), or more than one object (JSONL)
     return None
@@ -229,65 +234,104 @@ def _telegram_export(path: Path) -> str | None:
 LOOKED_THROUGH = 1_000_000  # the values of a file that is one object looked through for a Telegram export's
 
 
-def _telegram(path: Path, export: str, fields: dict) -> pd.DataFrame:
-    """A Telegram export's messages as :func:`core.platforms.telegram_messages` makes them (a Discord channel's as
-    :func:`core.platforms.discord_messages` keeps them), read a message at a time
-    (:func:`_frame`), an export of all data's chats counted in ``attrs['note']``: at 300,000 messages reading takes
-    about 290 MB where the file read whole took 1.5 GB (bench/api_json.py). ValueError naming how many messages were
-    read where the file is cut short or broken."""
+class _Read:
+    """What :func:`_export_messages` has read: the messages, and the chats (an export of all data's) they were in."""
+
+    def __init__(self) -> None:
+        self.messages = 0
+        self.chats: set[str] = set()
+
+
+def _export_messages(fh, export: str, read: _Read, chunk: int | None = None) -> Iterator[list[dict]]:
+    """The messages of export ``export`` (:func:`_export_kind`) in ``fh``, as the import reads them, a batch of up to
+    ``chunk`` (:data:`CHUNK`) at a time; ``read`` counts them as they are read."""
+    chunk = chunk or CHUNK
     import ijson
 
-    chats: dict[str, bool] = {}
-    read = 0
-
-    def messages() -> Iterator[list[dict]]:
-        nonlocal read
-        with _binary(path) as fh:
-            if export in ("chat", "discord"):  # one chat: its messages built by the parser's own (C) builder
-                kept = platforms.chat_messages if export == "chat" else platforms.discord_messages
-                batch = []
-                for m in ijson.items(fh, "messages.item", use_float=True):
-                    batch.append(m)
-                    read += 1
-                    if len(batch) >= CHUNK:
-                        yield kept(batch)
-                        batch = []
+    if export in ("chat", "discord"):  # one chat: its messages built by the parser's own (C) builder
+        kept = platforms.chat_messages if export == "chat" else platforms.discord_messages
+        batch = []
+        for m in ijson.items(fh, "messages.item", use_float=True):
+            batch.append(m)
+            read.messages += 1
+            if len(batch) >= chunk:
                 yield kept(batch)
-                return
-            # every chat's: each chat's id and name (written before its messages) named in each of its messages
-            chat, batch, builder, depth = {}, [], None, 0
-            starts = {f"{c}.item": f"{c}.item.messages.item" for c in TELEGRAM_CHATS}
-            names = {f"{c}.item.{key}": key for c in TELEGRAM_CHATS for key in ("id", "name")}
-            for prefix, event, value in ijson.parse(fh, use_float=True):
-                if builder is not None:  # within a message
-                    builder.event(event, value)
-                    if event == "start_map" or event == "start_array":
-                        depth += 1
-                    elif (event == "end_map" or event == "end_array") and not (depth := depth - 1):
-                        batch.extend(platforms.chat_messages([builder.value], chat))
-                        builder, read = None, read + 1
-                        if len(batch) >= CHUNK:
-                            yield batch
-                            batch = []
-                elif event == "start_map" and prefix in starts.values():
-                    builder, depth = ijson.ObjectBuilder(), 1
-                    builder.event(event, value)
-                    chats[str(chat.get("id", chat.get("name", "")))] = True
-                elif event == "start_map" and prefix in starts:
-                    chat = {}
-                elif prefix in names and event in ("string", "number"):
-                    chat[names[prefix]] = value
-            yield batch
+                batch = []
+        yield kept(batch)
+        return
+    # every chat's: each chat's id and name (written before its messages) named in each of its messages
+    chat, batch, builder, depth = {}, [], None, 0
+    starts = {f"{c}.item": f"{c}.item.messages.item" for c in TELEGRAM_CHATS}
+    names = {f"{c}.item.{key}": key for c in TELEGRAM_CHATS for key in ("id", "name")}
+    for prefix, event, value in ijson.parse(fh, use_float=True):
+        if builder is not None:  # within a message
+            builder.event(event, value)
+            if event == "start_map" or event == "start_array":
+                depth += 1
+            elif (event == "end_map" or event == "end_array") and not (depth := depth - 1):
+                batch.extend(platforms.chat_messages([builder.value], chat))
+                builder = None
+                read.messages += 1
+                if len(batch) >= chunk:
+                    yield batch
+                    batch = []
+        elif event == "start_map" and prefix in starts.values():
+            builder, depth = ijson.ObjectBuilder(), 1
+            builder.event(event, value)
+            read.chats.add(str(chat.get("id", chat.get("name", ""))))
+        elif event == "start_map" and prefix in starts:
+            chat = {}
+        elif prefix in names and event in ("string", "number"):
+            chat[names[prefix]] = value
+    yield batch
+
+
+def _telegram(path: Path, export: str, fields: dict) -> pd.DataFrame:
+    """A Telegram export's messages as :func:`core.platforms.telegram_messages` makes them (a Discord channel's as
+    :func:`core.platforms.discord_messages` keeps them), read a message at a time (:func:`_frame`), an export of all
+    data's chats counted in ``attrs['note']``: at 300,000 messages reading takes about 290 MB where the file read
+    whole took 1.5 GB (bench/api_json.py). ValueError naming how many messages were read where the file is cut short
+    or broken."""
+    import ijson
+
+    read = _Read()
+
+    def batches() -> Iterator[list[dict]]:
+        with _binary(path) as fh:
+            yield from _export_messages(fh, export, read)
 
     try:
-        frame = _frame(messages(), fields)
+        frame = _frame(batches(), fields)
     except ijson.JSONError as exc:
         fault = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__  # the parser's words
         raise ValueError(f"{'a Discord' if export == 'discord' else 'a Telegram'} export cut short or broken after "
-                         f"{read:,} messages ({fault})") from None
+                         f"{read.messages:,} messages ({fault})") from None
     if export == "all":
-        frame.attrs["note"] = platforms.chats_note(len(chats))
+        frame.attrs["note"] = platforms.chats_note(len(read.chats))
     return frame
+
+
+def export_head(data: bytes, rows: int) -> pd.DataFrame | None:
+    """The first ``rows`` messages of a Telegram or Discord export (:func:`_export_kind`) whose first bytes are
+    ``data`` (cut anywhere: the messages whole in it), as the import reads them, for a form to offer the file's
+    columns; None where ``data`` begins no such export, or holds none of its messages whole."""
+    import io
+
+    import ijson
+
+    data = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+    export = _export_kind(io.BytesIO(data))
+    if export is None:
+        return None
+    out: list[dict] = []
+    try:
+        for batch in _export_messages(io.BytesIO(data), export, _Read(), chunk=min(rows, 50)):
+            out.extend(batch)
+            if len(out) >= rows:
+                break
+    except ijson.JSONError:
+        pass  # where the first bytes were cut
+    return pd.DataFrame.from_records(out[:rows]) if out else None
 
 
 def _frame(batches: Iterator[list[dict]], fields: dict) -> pd.DataFrame:

@@ -727,7 +727,7 @@ def test_a_telegram_export_is_read_a_message_at_a_time(tmp_path, monkeypatch):
     import tracemalloc
 
     from core import json_records
-    from core.ingest import _parse_text, _read_utf8
+    from core.ingest import _parse_text, _read_utf8, guess_columns, read_head
 
     tweets = _threaded_sample(600)
     channel = {"name": "Politici", "type": "public_channel", "id": 1, "messages": _telegram_messages(tweets)}
@@ -757,6 +757,10 @@ def test_a_telegram_export_is_read_a_message_at_a_time(tmp_path, monkeypatch):
             assert sorted(report.notes) == sorted(whole_report.notes), (name, kind)
 
         big = write(tmp_path, f"big-{name}.json", json.dumps(longer(export), ensure_ascii=False, indent=1))
+        with open(big, "rb") as fh:  # the home page's form reads the first MiB of its 4: the first messages whole
+            head = read_head(fh, big.name)
+        assert len(head) == 200 and head["text"].tolist() == read_table(big)["text"].head(200).tolist()
+        assert guess_columns(head) == {"text": "text", "id": "id", "date": "date", "author": "from"}
         tracemalloc.start()  # what reading holds: a chunk of whole messages at a time (the modules it uses loaded)
         _parse_text(_read_utf8(big, "t"), "jsonl")
         whole_peak = tracemalloc.get_traced_memory()[1]
@@ -781,10 +785,11 @@ def test_a_discord_channels_export_imports_as_it_is(tmp_path, monkeypatch):
     """600 real tweets as DiscordChatExporter exports a channel (one indented object: the guild and channel, then
     ``messages``, each with ``content``, ``timestamp``, ``author`` an object, a reply's ``reference.messageId``; a
     member's join and a pin among them): the texts, authors (``author.name``), dates and conversations as the file's,
-    the join and the pin left out; read a message at a time as when read whole; a file cut short named. It was read
-    as a Telegram export, whose messages' type it lacks, and refused as holding no data rows."""
+    the join and the pin left out; read a message at a time as when read whole; a file cut short named; the home
+    page's form offers its columns from the first MiB. It was read as a Telegram export, whose messages' type it
+    lacks, and refused as holding no data rows."""
     from core import json_records
-    from core.ingest import _parse_text, _read_utf8
+    from core.ingest import _parse_text, _read_utf8, guess_columns, read_head
     from core.threads import threads_of
 
     tweets = _threaded_sample(600)
@@ -822,6 +827,12 @@ def test_a_discord_channels_export_imports_as_it_is(tmp_path, monkeypatch):
     left = [n.startswith("left out 7 columns of nested") for n in report.notes]  # named in the order they were met
     assert left == [n.startswith("left out 7 columns of nested") for n in whole_report.notes] and sum(left) == 1
     assert [n for n, x in zip(report.notes, left) if not x] == [n for n, x in zip(whole_report.notes, left) if not x]
+    big = write(tmp_path, "big.json", json.dumps({**export, "messages": export["messages"] * 4}, indent=2))
+    with open(big, "rb") as fh:  # the home page's form reads the first MiB: the first messages whole
+        head = read_head(fh, big.name)
+    guess = guess_columns(head)
+    assert len(head) == 200 and guess == {"id": "id", "text": "content", "date": "timestamp", "author": "author.name"}
+    assert load(p, Columns(**guess))[0]["author"].tolist() == tweets["author"].tolist()
     cut = text[:text.index(f'"id": "{snowflake[tweets["id"].iloc[400]]}"')]  # in the 403rd (a join, 300, a pin)
     with pytest.raises(InputError, match=r"cut.json: cannot be read as JSONL: a Discord export cut short or broken "
                                          r"after 402 messages"):
