@@ -19,7 +19,8 @@ imports.show_result()
 if name is None:
     st.info("There is no corpus yet. Import a CSV, TSV, Parquet, JSON or Excel file of texts below "
             "(columns `id`, `text`, and optionally `date`, `author`, or as a Twitter export names them; posts as "
-            "Twitter, Mastodon or Bluesky write them; the form offers the file's own), or from a terminal:\n\n"
+            "Twitter, Mastodon, Bluesky, Telegram or Discord export them; the form offers the file's own), or from a "
+            "terminal:\n\n"
             "`python -m precompute.embed tweets.csv --name tweets`")
 else:
     home.corpus_summary(name)
