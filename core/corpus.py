@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 from core import __version__, brought, languages, paths, textcolumn, timezones, vectorstore, wordforms
 from core.atomic import Busy, atomic_path, exclusive, save_json, save_npy, save_parquet
 from core.idindex import IdIndex
-from core.embed import DEFAULT_MODEL, combine, embed_model_chunked, load_model, model_dim
+from core.embed import DEFAULT_MODEL, Reduction, combine, embed_model_chunked, load_model, model_dim
 from core.ingest import Columns, InputError, Options, read_table, sha256_file, validate
 from core.progress import Progress
 
@@ -467,10 +467,15 @@ def _import_locked(spec: ImportSpec, name: str, root: Path, progress: Progress |
     if src is None:
         emb, red, models_meta = _embed_or_keep(spec, name, root, frame["text"], work, progress,
                                                model_loader or load_model, report.notes)
+        applied = red.explained_variance is not None
+        pca = {"target_dim": spec.dim, "applied": applied, "explained_variance": red.explained_variance}
         manifest.update({"models": models_meta, "concat_dim": red.input_dim, "dim": int(emb.shape[1]),
-                         "pca": {"target_dim": spec.dim, "applied": red.explained_variance is not None,
-                                 "explained_variance": red.explained_variance}})
-        write_vectors = lambda data: _store_matrix(emb, data, precision)  # noqa: E731
+                         "pca": {**pca, "file": PCA_FILE} if applied else pca})
+
+        def write_vectors(data: Path) -> dict:
+            if applied:  # kept, so that a new import of the corpus projects only its new texts' vectors
+                red.save(data / PCA_FILE)
+            return _store_matrix(emb, data, precision)
     else:
         manifest.update({"models": [{"name": spec.vectors_model or "not named (brought with the corpus)",
                                      "dim": src.dim}], "dim": src.dim})
@@ -613,6 +618,7 @@ def _store_brought(src: "brought.Source", frame: pd.DataFrame, report, data: Pat
     return meta
 
 
+PCA_FILE = "pca.npz"  # the PCA that combined an ensemble's vectors, kept in the generation
 KEEP_CHECK = 16  # texts a corpus imported again already had, embedded again beside the new ones to check the model
 KEEP_COSINE = 0.999  # below it, the model's vectors are not the corpus's (another model under the same name)
 
@@ -620,10 +626,10 @@ KEEP_COSINE = 0.999  # below it, the model's vectors are not the corpus's (anoth
 def _embed_or_keep(spec: ImportSpec, name: str, root: Path, texts: pd.Series, work: Path,
                    progress: Progress | None, model_loader: Callable, notes: list[str]):
     """:func:`_embed` for a new corpus. For a corpus imported again (a file with this week's texts added) by the same
-    models without PCA, the texts it already had keep their vectors and only the others are embedded: a few of the
-    kept ones are embedded beside them, and where any comes out other than the corpus has it (a model changed under
-    its name), every text is embedded. What was kept is said in ``notes``."""
-    old, rows = _rows_already_embedded(spec, name, root, texts)
+    models, the texts it already had keep their vectors and only the others are embedded (an ensemble's combined by
+    the PCA kept with the corpus): a few of the kept ones are embedded beside them, and where any comes out other than
+    the corpus has it (a model changed under its name), every text is embedded. What was kept is said in ``notes``."""
+    old, rows, kept_pca = _rows_already_embedded(spec, name, root, texts)
     if old is None or not (rows >= 0).any():
         return _embed(spec, texts.tolist(), work, progress, model_loader)
     have, missing = np.flatnonzero(rows >= 0), np.flatnonzero(rows < 0)
@@ -631,7 +637,7 @@ def _embed_or_keep(spec: ImportSpec, name: str, root: Path, texts: pd.Series, wo
     if progress:
         progress(0, 0, {"stage": f"embedding the {len(missing):,} texts the corpus did not have"})
     order = np.concatenate([missing, check])
-    part, red, models_meta = _embed(spec, texts.iloc[order].tolist(), work, progress, model_loader)
+    part, red, models_meta = _embed(spec, texts.iloc[order].tolist(), work, progress, model_loader, kept_pca)
     kept = vectorstore.take(old.embeddings, rows[check])
     agree = float((kept * part[len(missing):]).sum(axis=1).min())
     emb = np.empty((len(texts), part.shape[1]), np.float32)
@@ -639,7 +645,7 @@ def _embed_or_keep(spec: ImportSpec, name: str, root: Path, texts: pd.Series, wo
     rest = np.setdiff1d(have, check)
     if agree < KEEP_COSINE:  # not the vectors the model gives now: all of them again
         if len(rest):
-            emb[rest], _, _ = _embed(spec, texts.iloc[rest].tolist(), work, progress, model_loader)
+            emb[rest], _, _ = _embed(spec, texts.iloc[rest].tolist(), work, progress, model_loader, kept_pca)
         notes.append(f"embedded every text again: the model's vectors of texts the corpus had differ from those it "
                      f"kept (cosine {agree:.4f})")
         return emb, red, models_meta
@@ -647,34 +653,50 @@ def _embed_or_keep(spec: ImportSpec, name: str, root: Path, texts: pd.Series, wo
         block = rest[start:start + paths.ROWS_PER_BLOCK]
         emb[block] = vectorstore.take(old.embeddings, rows[block])
     notes.append(f"kept the vectors of {len(have):,} texts the corpus had (the same models; {len(check)} of them "
-                 f"embedded again agree to cosine {agree:.4f}) and embedded {len(missing):,}")
+                 f"embedded again agree to cosine {agree:.4f}) and embedded {len(missing):,}"
+                 + (" (combined by the PCA kept with the corpus)" if kept_pca is not None else ""))
     return emb, red, models_meta
 
 
 def _rows_already_embedded(spec: ImportSpec, name: str, root: Path, texts: pd.Series):
-    """(the corpus ``name`` as it is, each text's row there or -1) where it was embedded by ``spec``'s models and
-    neither it nor this import reduces them by PCA (its vectors are then each model's own, normalised: a text's
-    vector does not depend on the other texts); (None, None) otherwise."""
+    """(the corpus ``name`` as it is, each text's row there or -1, the PCA kept with it or None) where it was embedded
+    by ``spec``'s models and combined as this import combines them: by no PCA, neither then nor now (a text's vector
+    is then each model's own, normalised, whatever the other texts), or by a PCA to this import's dimension that was
+    kept with it (:data:`PCA_FILE`: new texts are projected by it); (None, None, None) otherwise (imported before the
+    PCA was kept: every text is embedded again)."""
     if not (paths.corpus_dir(name, root) / "manifest.json").exists():
-        return None, None
+        return None, None, None
     try:
         old = load_corpus(name, root, check=False)
     except CorpusError:
-        return None, None  # a damaged corpus: embed everything
+        return None, None, None  # a damaged corpus: embed everything
     m = old.manifest
     models = [x.get("name") for x in m.get("models", [])]
-    if models != list(spec.models) or (m.get("pca") or {}).get("applied", True) or m.get("concat_dim", 0) > spec.dim:
-        return None, None
+    pca = m.get("pca") or {}
+    kept = None
+    if models != list(spec.models):
+        return None, None, None
+    if pca.get("applied", True):
+        file = old.data_folder / str(pca.get("file", ""))
+        if not pca.get("file") or pca.get("target_dim") != spec.dim or not file.is_file():
+            return None, None, None
+        try:
+            kept = Reduction.load(file)
+        except (OSError, ValueError, KeyError):
+            return None, None, None  # a damaged file: embed everything
+    elif m.get("concat_dim", 0) > spec.dim:
+        return None, None, None
     old_texts = old.frame["text"]
     first = ~old_texts.duplicated().to_numpy()
     where = pd.Index(old_texts.to_numpy()[first]).get_indexer(texts.to_numpy())
     rows = np.where(where >= 0, np.flatnonzero(first)[np.maximum(where, 0)], -1)
-    return old, rows
+    return old, rows, kept
 
 
-def _embed(spec: ImportSpec, texts: list[str], work: Path, progress: Progress | None, model_loader: Callable):
-    """Every model's embeddings (chunks checkpointed under ``work``), combined: (matrix, reduction,
-    the models' names and dimensions)."""
+def _embed(spec: ImportSpec, texts: list[str], work: Path, progress: Progress | None, model_loader: Callable,
+           reduction: Reduction | None = None):
+    """Every model's embeddings (chunks checkpointed under ``work``), combined (by ``reduction``, a PCA kept with the
+    corpus, where given): (matrix, reduction, the models' names and dimensions)."""
     work.mkdir(parents=True, exist_ok=True)
     if spec.engine not in ("process", "ray"):
         raise ValueError(f"engine must be process or ray, got {spec.engine!r}")
@@ -687,7 +709,7 @@ def _embed(spec: ImportSpec, texts: list[str], work: Path, progress: Progress | 
             release()  # a local Ray this import started stops before the corpus is written
     if progress and len(parts) > 1:
         progress(0, 0, {"stage": "combining the models (PCA)"})
-    emb, red = combine(parts, spec.dim, seed=spec.seed)
+    emb, red = combine(parts, spec.dim, seed=spec.seed, reduction=reduction)
     return emb, red, models_meta
 
 

@@ -6,6 +6,7 @@ sentence-transformers is imported lazily (it takes seconds): nothing here loads 
 from __future__ import annotations
 
 import hashlib
+import os
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -220,6 +221,22 @@ class Reduction:
     input_dim: int
     output_dim: int
     explained_variance: float | None  # None: no PCA applied
+    mean: np.ndarray | None = None  # the PCA's own (input_dim,) and (output_dim, input_dim): new texts' vectors
+    components: np.ndarray | None = None  # projected as the corpus's were (a corpus imported again)
+
+    def save(self, path: Path) -> None:
+        """The PCA (mean and components) kept in ``path`` (.npz, written whole or not at all)."""
+        tmp = path.with_name(path.name + ".tmp.npz")
+        np.savez(tmp, mean=self.mean, components=self.components,
+                 explained_variance=np.float64(self.explained_variance))
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path: Path) -> "Reduction":
+        with np.load(path) as f:
+            components = f["components"].astype(np.float32)
+            return cls(components.shape[1], components.shape[0], float(f["explained_variance"]),
+                       f["mean"].astype(np.float32), components)
 
 
 def l2_normalise(x: np.ndarray) -> np.ndarray:
@@ -228,10 +245,16 @@ def l2_normalise(x: np.ndarray) -> np.ndarray:
     return (x / norms).astype(np.float32)
 
 
-def combine(parts: Sequence[np.ndarray], dim: int, seed: int = 0) -> tuple[np.ndarray, Reduction]:
+def combine(parts: Sequence[np.ndarray], dim: int, seed: int = 0,
+            reduction: Reduction | None = None) -> tuple[np.ndarray, Reduction]:
     """Concatenate per-model embeddings (each L2-normalised first, so that every model weighs
-    the same), reduce with PCA to ``dim`` when wider, and L2-normalise the rows."""
+    the same), reduce with PCA to ``dim`` when wider, and L2-normalise the rows. ``reduction``: a PCA
+    fitted before (a corpus's, kept with it), applied rather than one fitted to these texts."""
     x = np.concatenate([l2_normalise(p) for p in parts], axis=1)
+    if reduction is not None and reduction.components is not None:
+        if x.shape[1] != reduction.input_dim:
+            raise ValueError(f"the models give {x.shape[1]} dimensions, the PCA kept takes {reduction.input_dim}")
+        return l2_normalise((x - reduction.mean) @ reduction.components.T), reduction
     red = Reduction(x.shape[1], x.shape[1], None)
     if x.shape[1] > dim:
         from sklearn.decomposition import PCA
@@ -240,7 +263,8 @@ def combine(parts: Sequence[np.ndarray], dim: int, seed: int = 0) -> tuple[np.nd
         pca = PCA(n_components=n_comp, svd_solver="randomized" if x.shape[0] > 5000 else "full",
                   random_state=seed)
         x = pca.fit_transform(x)
-        red = Reduction(red.input_dim, n_comp, float(pca.explained_variance_ratio_.sum()))
+        red = Reduction(red.input_dim, n_comp, float(pca.explained_variance_ratio_.sum()),
+                        pca.mean_.astype(np.float32), pca.components_.astype(np.float32))
     return l2_normalise(np.ascontiguousarray(x, dtype=np.float32)), red
 
 

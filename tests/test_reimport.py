@@ -222,6 +222,43 @@ def test_an_import_again_with_texts_added_embeds_only_the_new_ones(tmp_path, mod
     assert (np.asarray(third.embeddings) * expected).sum(axis=1).min() > 0.9999
 
 
+def test_an_ensemble_imported_again_projects_only_its_new_texts_by_the_pca_kept(tmp_path, model):
+    """An ensemble's vectors are combined by a PCA fitted to the corpus: it is kept with the corpus, so an import
+    again with new texts embeds only those (and the checked ones) and projects them by it, the texts it had keeping
+    their vectors, every vector the one the kept PCA gives. Every text was embedded again before."""
+    from core.embed import Reduction, combine
+    from tests.conftest import shared_file
+
+    titles = pd.read_csv(shared_file("stackoverflow.csv"), dtype=str, keep_default_na=False)["text"]
+    root, other = tmp_path / "data", fake_model()
+    models = {"minilm": Counting(model), "fake": Counting(other)}
+    spec = dict(name="so", models=["minilm", "fake"], dim=64)  # 384 + 16 dimensions reduced to 64
+    old = import_corpus(ImportSpec(input=write(tmp_path / "v1.csv", titles.iloc[:200].tolist()), **spec), root=root,
+                        model_loader=lambda n, d: models[n])
+    assert old.manifest["pca"]["applied"] and (old.data_folder / old.manifest["pca"]["file"]).is_file()
+    first_pca = Reduction.load(old.data_folder / "pca.npz")
+    texts = titles.iloc[:260].sample(frac=1, random_state=0).tolist()  # 60 new ones, all in another order
+    models = {"minilm": Counting(model), "fake": Counting(other)}
+    again = import_corpus(ImportSpec(input=write(tmp_path / "v2.csv", texts), overwrite=True, **spec), root=root,
+                          model_loader=lambda n, d: models[n])
+    assert models["minilm"].texts == models["fake"].texts == 60 + 16
+    assert any(n.startswith("kept the vectors of 200 texts") and n.endswith("(combined by the PCA kept with the "
+                                                                             "corpus)")
+               for n in again.manifest["validation"]["notes"])
+    had = old.frame["text"].tolist()
+    vectors = np.asarray(again.embeddings)
+    kept = np.array([had.index(t) for t in texts if t in had])
+    np.testing.assert_allclose(vectors[[i for i, t in enumerate(texts) if t in had]],
+                               np.asarray(old.embeddings)[kept], atol=1e-6)
+    new = [i for i, t in enumerate(texts) if t not in had]
+    pca = Reduction.load(again.data_folder / "pca.npz")  # kept again in the new generation: the first import's
+    np.testing.assert_array_equal(pca.components, first_pca.components)
+    expected, _ = combine([model.encode([texts[i] for i in new]), other.encode([texts[i] for i in new])], 64,
+                          reduction=pca)
+    assert (vectors[new] * expected).sum(axis=1).min() > 0.9999
+    assert again.manifest["pca"] == old.manifest["pca"]
+
+
 def test_a_corpus_whose_every_text_was_checked_is_embedded_again_under_a_changed_model(tmp_path, old_corpus):
     """Three texts, all of them among the checked ones: a model changed under its name leaves nothing kept, and
     nothing more to embed."""
