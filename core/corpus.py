@@ -13,6 +13,7 @@ import re
 import secrets
 import shutil
 import time
+import zipfile
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from datetime import datetime, timezone
@@ -682,7 +683,7 @@ def _rows_already_embedded(spec: ImportSpec, name: str, root: Path, texts: pd.Se
             return None, None, None
         try:
             kept = Reduction.load(file)
-        except (OSError, ValueError, KeyError):
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile):
             return None, None, None  # a damaged file: embed everything
     elif m.get("concat_dim", 0) > spec.dim:
         return None, None, None

@@ -6,7 +6,6 @@ sentence-transformers is imported lazily (it takes seconds): nothing here loads 
 from __future__ import annotations
 
 import hashlib
-import os
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +13,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from core.atomic import save_npy
+from core.atomic import atomic_path, save_npy
 from core.progress import Progress  # progress(rows_done, rows_total, info): see embed_model_chunked
 
 log = logging.getLogger(__name__)
@@ -226,10 +225,9 @@ class Reduction:
 
     def save(self, path: Path) -> None:
         """The PCA (mean and components) kept in ``path`` (.npz, written whole or not at all)."""
-        tmp = path.with_name(path.name + ".tmp.npz")
-        np.savez(tmp, mean=self.mean, components=self.components,
-                 explained_variance=np.float64(self.explained_variance))
-        os.replace(tmp, path)
+        with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+            np.savez(fh, mean=self.mean, components=self.components,
+                     explained_variance=np.float64(self.explained_variance))
 
     @classmethod
     def load(cls, path: Path) -> "Reduction":

@@ -258,6 +258,12 @@ def test_an_ensemble_imported_again_projects_only_its_new_texts_by_the_pca_kept(
     assert (vectors[new] * expected).sum(axis=1).min() > 0.9999
     assert again.manifest["pca"] == old.manifest["pca"]
 
+    (again.data_folder / "pca.npz").write_bytes(b"PK\x03\x04 cut short")  # a damaged PCA: every text embedded again
+    models = {"minilm": Counting(model), "fake": Counting(other)}
+    third = import_corpus(ImportSpec(input=write(tmp_path / "v2.csv", texts), overwrite=True, **spec), root=root,
+                          model_loader=lambda n, d: models[n])
+    assert models["minilm"].texts == 260 and len(third.frame) == 260 and third.manifest["pca"]["applied"]
+
 
 def test_a_corpus_whose_every_text_was_checked_is_embedded_again_under_a_changed_model(tmp_path, old_corpus):
     """Three texts, all of them among the checked ones: a model changed under its name leaves nothing kept, and
