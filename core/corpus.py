@@ -645,8 +645,10 @@ def _embed_or_keep(spec: ImportSpec, name: str, root: Path, texts: pd.Series, wo
     emb[order] = part
     rest = np.setdiff1d(have, check)
     if agree < KEEP_COSINE:  # not the vectors the model gives now: all of them again
-        if len(rest):
-            emb[rest], _, _ = _embed(spec, texts.iloc[rest].tolist(), work, progress, model_loader, kept_pca)
+        if kept_pca is not None:  # nor the PCA fitted to them: fitted again, to every text's
+            emb, red, models_meta = _embed(spec, texts.tolist(), work, progress, model_loader)
+        elif len(rest):
+            emb[rest], _, _ = _embed(spec, texts.iloc[rest].tolist(), work, progress, model_loader)
         notes.append(f"embedded every text again: the model's vectors of texts the corpus had differ from those it "
                      f"kept (cosine {agree:.4f})")
         return emb, red, models_meta
@@ -673,8 +675,7 @@ def _rows_already_embedded(spec: ImportSpec, name: str, root: Path, texts: pd.Se
         return None, None, None  # a damaged corpus: embed everything
     m = old.manifest
     models = [x.get("name") for x in m.get("models", [])]
-    pca = m.get("pca") or {}
-    kept = None
+    pca, kept = m.get("pca") or {}, None
     if models != list(spec.models):
         return None, None, None
     if pca.get("applied", True):

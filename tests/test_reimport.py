@@ -225,7 +225,8 @@ def test_an_import_again_with_texts_added_embeds_only_the_new_ones(tmp_path, mod
 def test_an_ensemble_imported_again_projects_only_its_new_texts_by_the_pca_kept(tmp_path, model):
     """An ensemble's vectors are combined by a PCA fitted to the corpus: it is kept with the corpus, so an import
     again with new texts embeds only those (and the checked ones) and projects them by it, the texts it had keeping
-    their vectors, every vector the one the kept PCA gives. Every text was embedded again before."""
+    their vectors, every vector the one the kept PCA gives. Every text was embedded again before. A model changed
+    under its name has every text embedded again and a PCA fitted to them; a damaged PCA file, every text again."""
     from core.embed import Reduction, combine
     from tests.conftest import shared_file
 
@@ -258,7 +259,15 @@ def test_an_ensemble_imported_again_projects_only_its_new_texts_by_the_pca_kept(
     assert (vectors[new] * expected).sum(axis=1).min() > 0.9999
     assert again.manifest["pca"] == old.manifest["pca"]
 
-    (again.data_folder / "pca.npz").write_bytes(b"PK\x03\x04 cut short")  # a damaged PCA: every text embedded again
+    models = {"minilm": Counting(model, turn=True), "fake": Counting(other)}  # a model changed under its name
+    turned = import_corpus(ImportSpec(input=write(tmp_path / "v2.csv", texts), overwrite=True, **spec), root=root,
+                           model_loader=lambda n, d: models[n])
+    assert models["minilm"].texts == 16 + 260  # the checked ones, then every text, a PCA fitted to them again
+    refit, _ = combine([model.encode(texts)[:, ::-1], other.encode(texts)], 64)
+    assert (np.asarray(turned.embeddings) * refit).sum(axis=1).min() > 0.9999
+    assert any(n.startswith("embedded every text again") for n in turned.manifest["validation"]["notes"])
+
+    (turned.data_folder / "pca.npz").write_bytes(b"PK\x03\x04 cut short")  # a damaged PCA: every text embedded again
     models = {"minilm": Counting(model), "fake": Counting(other)}
     third = import_corpus(ImportSpec(input=write(tmp_path / "v2.csv", texts), overwrite=True, **spec), root=root,
                           model_loader=lambda n, d: models[n])
