@@ -5,10 +5,9 @@ retweets) only the fields named in ``paths``. Held whole, 300,000 tweets of Twit
 a file of millions could not be read on one machine.
 
 Telegram Desktop's export (``result.json``: one object, a chat's messages in its ``messages``, or every chat's in an
-export of all data) and DiscordChatExporter's of a channel are read a message at a time too (:func:`_telegram`, by
-``ijson``'s incremental parser). Another
-file that is one object (an API response saved over several lines) is not read here (:func:`read` returns None):
-:func:`core.ingest._parse_json` reads it whole."""
+export of all data) and DiscordChatExporter's of a channel are read a message at a time too (:func:`_read_export`,
+by ``ijson``'s incremental parser). Another file that is one object (an API response saved over several lines) is
+not read here (:func:`read` returns None): :func:`core.ingest._parse_json` reads it whole."""
 
 from __future__ import annotations
 
@@ -47,8 +46,16 @@ def slim(value, fields: dict):
     return value
 
 
-def _open(path: Path):
-    """The file opened as text (gunzipped for .gz); a byte-order mark is not part of it."""
+BOM = b"\xef\xbb\xbf"  # UTF-8's byte-order mark: no part of the file's JSON
+
+
+def _open(path: Path, binary: bool = False):
+    """The file opened as text, or as bytes (for ``ijson``), gunzipped for .gz; a byte-order mark is not part of it."""
+    if binary:
+        fh = gzip.open(path, "rb") if path.suffix.lower() == ".gz" else open(path, "rb")
+        if fh.read(len(BOM)) != BOM:
+            fh.seek(0)
+        return fh
     if path.suffix.lower() == ".gz":
         return gzip.open(path, "rt", encoding="utf-8-sig", newline="")
     return open(path, encoding="utf-8-sig", newline="")
@@ -78,9 +85,10 @@ def read(path: Path, paths: Iterable[str]) -> pd.DataFrame | None:
     if head.lstrip().startswith("window.YTD") or start == "[":  # an array (a Twitter archive's tweets.js assigns one)
         objects = _array(path)
     elif start == "{":
-        export = _telegram_export(path)
-        if export is not None:
-            return _telegram(path, export, tree(paths))
+        with _open(path, binary=True) as fh:
+            export = _export_kind(fh)
+        if export is not None:  # Telegram's or Discord's: a message at a time
+            return _read_export(path, export, tree(paths))
         try:
             first = json.loads(_first_line(path, head))
         except ValueError:
@@ -193,21 +201,7 @@ def _array(path: Path) -> Iterator[list[dict]]:
             i = end
 
 
-def _binary(path: Path):
-    """The file opened as bytes (gunzipped for .gz), after its byte-order mark where it has one."""
-    fh = gzip.open(path, "rb") if path.suffix.lower() == ".gz" else open(path, "rb")
-    if fh.read(3) != b"\xef\xbb\xbf":
-        fh.seek(0)
-    return fh
-
-
 TELEGRAM_CHATS = tuple(f"{s}.list" for s in platforms.TELEGRAM_SECTIONS)  # where an export of all data lists chats
-
-
-def _telegram_export(path: Path) -> str | None:
-    """What export the file is, as :func:`_export_kind` says."""
-    with _binary(path) as fh:
-        return _export_kind(fh)
 
 
 def _export_kind(fh) -> str | None:
@@ -245,9 +239,9 @@ class _Read:
 def _export_messages(fh, export: str, read: _Read, chunk: int | None = None) -> Iterator[list[dict]]:
     """The messages of export ``export`` (:func:`_export_kind`) in ``fh``, as the import reads them, a batch of up to
     ``chunk`` (:data:`CHUNK`) at a time; ``read`` counts them as they are read."""
-    chunk = chunk or CHUNK
     import ijson
 
+    chunk = chunk or CHUNK
     if export in ("chat", "discord"):  # one chat: its messages built by the parser's own (C) builder
         kept = platforms.chat_messages if export == "chat" else platforms.discord_messages
         batch = []
@@ -286,7 +280,7 @@ def _export_messages(fh, export: str, read: _Read, chunk: int | None = None) -> 
     yield batch
 
 
-def _telegram(path: Path, export: str, fields: dict) -> pd.DataFrame:
+def _read_export(path: Path, export: str, fields: dict) -> pd.DataFrame:
     """A Telegram export's messages as :func:`core.platforms.telegram_messages` makes them (a Discord channel's as
     :func:`core.platforms.discord_messages` keeps them), read a message at a time (:func:`_frame`), an export of all
     data's chats counted in ``attrs['note']``: at 300,000 messages reading takes about 290 MB where the file read
@@ -297,7 +291,7 @@ def _telegram(path: Path, export: str, fields: dict) -> pd.DataFrame:
     read = _Read()
 
     def batches() -> Iterator[list[dict]]:
-        with _binary(path) as fh:
+        with _open(path, binary=True) as fh:
             yield from _export_messages(fh, export, read)
 
     try:
@@ -319,7 +313,7 @@ def export_head(data: bytes, rows: int) -> pd.DataFrame | None:
 
     import ijson
 
-    data = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+    data = data[len(BOM):] if data.startswith(BOM) else data
     export = _export_kind(io.BytesIO(data))
     if export is None:
         return None
