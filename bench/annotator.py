@@ -40,6 +40,7 @@ from core.corpus import load_corpus
 from core.search import REGISTRY, SearchContext
 from core.threads import threads_of
 from core.copies import Copies, codes_of
+from core.ingest import QUOTED
 from core.search.index import VectorIndex
 from core.search.keyword import KeywordIndex
 from core.search.lexical import WordIndex
@@ -134,7 +135,9 @@ def main(argv=None) -> None:
         path = Path(a.dac_model) if a.dac_model.endswith(".pt") else existing_file(corpus.name, a.dac_model,
                                                                                         corpus.folder.parent)
         dac_model = dac_train.load(path)
-    copies_of = (lambda t: Copies(codes_of(t))) if a.copies == "on" else (lambda t: None)  # noqa: E731
+    quoted = corpus.frame.get(QUOTED)  # a quote is a copy only of a text quoting the same (core/copies.py)
+    def copies_of(texts, quotes=quoted):
+        return Copies(codes_of(texts, quotes)) if a.copies == "on" else None
     if a.word_lemmas == "auto":
         a.word_lemmas = wordforms.language_of(corpus)
     elif a.word_lemmas == "none":
@@ -192,7 +195,8 @@ def main(argv=None) -> None:
                                         sub_frame, timezone=corpus.timezone, threads=threads_of(sub_frame),
                                         word_index=WordIndex(sub_texts, lang=a.word_lemmas, unlisted=a.unlisted),
                                         dac=dac_model,
-                                        seed=a.context_seed, copies=copies_of(sub_texts))
+                                        seed=a.context_seed,
+                                        copies=copies_of(sub_texts, None if quoted is None else quoted.iloc[keep]))
                 members = np.flatnonzero(labels[keep] == cls)
             for method in methods:
                 r = simulate(sub_ctx, members, method, queries[cls], a.budget, a.seed_hits, cls, params,

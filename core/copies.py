@@ -2,10 +2,12 @@
 
 Two texts are copies when they are equal once their links and a retweet's leading ``RT @name:`` (a Mastodon boost's
 ``RT @user@server:``, a Bluesky repost's ``RT @name.bsky.social:``) are taken out, their letters lower-cased and
-every run of white space made one space. A text that is nothing but links (or nothing at all) is nobody's copy. On
-the scale corpus 30.7% of the 300,000 tweets are a copy of an earlier one (bench/RESULTS.md, "Copies"): without
-this, an annotator reviewed each of them again, and a search for more of a topic spent its places on copies of
-texts already labelled.
+every run of white space made one space, and, for a quote, when what they quote is equal so read too
+(core.ingest.QUOTED: "Přesně tak." quoting a tweet on a flood is no copy of "Přesně tak." quoting one on taxes,
+and labelling one no longer labels the other). A text that is nothing but links (or nothing at all) is nobody's
+copy. On the scale corpus 30.7% of the 300,000 tweets are a copy of an earlier one (bench/RESULTS.md, "Copies"):
+without this, an annotator reviewed each of them again, and a search for more of a topic spent its places on copies
+of texts already labelled.
 
 The Annotate page labels a text and its copies together (core.annotate) and shows each text once, with the number
 of its copies. The codes are computed once per corpus (about 1 s per 300,000 texts) and kept beside it.
@@ -22,19 +24,16 @@ import pandas as pd
 from core.atomic import kept_codes
 from core.rows import as_rows, in_sorted, unique_rows
 
-VERSION = 3  # of the rule above (1: without the retweet's prefix; 2: a boost's "RT @user@server:" and a repost's
-# "RT @name.bsky.social:" not yet one): a file of another version is computed again
+VERSION = 4  # of the rule above (1: without the retweet's prefix; 2: a boost's "RT @user@server:" and a repost's
+# "RT @name.bsky.social:" not yet one; 3: quotes of different tweets one): a file of another version is computed again
 FILE = f"copies-v{VERSION}.npy"
 LINK = r"(?:https?://|www\.)\S*"
 RETWEET = r"^\s*rt @\w[\w.-]*(?:@[\w.-]+)?:?\s*"  # lower-cased by then; user@server (Mastodon), a.bsky.social
 PIECE = 1 << 20  # texts normalised at a time: the lower-cased and stripped texts of one piece are held at once
 
 
-def codes_of(texts: Sequence[str]) -> np.ndarray:
-    """One code per text (int32), numbered by first appearance: copies share a code, every other text has a code of
-    its own. Read a piece at a time, and each piece's words (without links) kept only as a 64-bit hash: at 10M
-    tweets the words themselves took 3.6 GB at once (bench/copies.py). Two different texts share a hash with a
-    chance of about n^2 / 2^65 (3e-6 at 10M texts)."""
+def _words(texts):
+    """Each text's words as the rule reads them, a piece at a time: (64-bit hashes, whether each is empty)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -54,9 +53,27 @@ def codes_of(texts: Sequence[str]) -> np.ndarray:
             hashes.append(pd.util.hash_array(piece.to_numpy(zero_copy_only=False), categorize=False))
             empty.append(pc.equal(piece, "").to_numpy(zero_copy_only=False))
     if not hashes:
+        return np.zeros(0, np.uint64), np.zeros(0, bool)
+    return np.concatenate(hashes), np.concatenate(empty)
+
+
+def codes_of(texts: Sequence[str], quoted: Sequence[str] | None = None) -> np.ndarray:
+    """One code per text (int32), numbered by first appearance: copies share a code, every other text has a code of
+    its own. ``quoted``: what each text quotes (core.ingest.QUOTED, '' for none), read by the same rule and joined to
+    the text's words. Read a piece at a time, and each piece's words (without links) kept only as a 64-bit hash: at
+    10M tweets the words themselves took 3.6 GB at once (bench/copies.py). Two different texts share a hash with a
+    chance of about n^2 / 2^65 (3e-6 at 10M texts)."""
+    hashes, empty = _words(texts)
+    if not len(hashes):
         return np.zeros(0, np.int32)
-    out = pd.factorize(np.concatenate(hashes))[0].astype(np.int32)
-    empty = np.flatnonzero(np.concatenate(empty))
+    if quoted is not None:
+        q, none = _words(quoted)
+        if len(q) != len(hashes):
+            raise ValueError(f"{len(hashes)} texts but {len(q)} quoted texts")
+        with np.errstate(over="ignore"):  # a 64-bit mix of the two hashes, where a text quotes one
+            hashes = np.where(none, hashes, hashes * np.uint64(0x9E3779B97F4A7C15) ^ q)
+    out = pd.factorize(hashes)[0].astype(np.int32)
+    empty = np.flatnonzero(empty)
     if len(empty):  # texts of links only: each its own
         out[empty] = np.arange(len(empty), dtype=np.int32) + int(out.max()) + 1
     return out
@@ -110,7 +127,8 @@ class Copies:
         return np.flatnonzero(~pd.Series(codes).duplicated().to_numpy()).astype(np.int64)
 
 
-def load_or_build(folder: Path, texts: Sequence[str]) -> Copies:
+def load_or_build(folder: Path, texts: Sequence[str], quoted: Sequence[str] | None = None) -> Copies:
     """The corpus's copies: read from ``folder`` when computed for these texts, computed (and kept there,
-    where the folder can be written) otherwise."""
-    return Copies(kept_codes(Path(folder) / FILE, len(texts), lambda: codes_of(texts), "copies", "copies-v*.npy"))
+    where the folder can be written) otherwise. ``quoted``: what each quotes (the corpus's core.ingest.QUOTED)."""
+    return Copies(kept_codes(Path(folder) / FILE, len(texts), lambda: codes_of(texts, quoted), "copies",
+                             "copies-v*.npy"))

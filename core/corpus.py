@@ -563,11 +563,12 @@ def _index_quotes(frame: pd.DataFrame, data: Path, progress: Progress | None) ->
 def _find_copies(frame: pd.DataFrame, data: Path, progress: Progress | None = None) -> dict:
     """Which texts are copies of one another (core/copies.py), found while the texts are in memory (35-45 s at 10M)."""
     from core import copies
+    from core.ingest import QUOTED
 
     if progress:
         progress(0, 0, {"stage": "finding the texts that are copies of one another"})
     t0 = time.time()
-    found = copies.load_or_build(data, frame["text"])
+    found = copies.load_or_build(data, frame["text"], frame.get(QUOTED))
     return {"file": copies.FILE, "rows_with_copies": found.rows_with_copies, "seconds": round(time.time() - t0, 2)}
 
 

@@ -29,6 +29,24 @@ def test_copies_are_the_same_words_whatever_the_links_case_and_spaces():
     assert c.rows_with_copies == 6
 
 
+def test_a_quote_is_a_copy_only_of_a_text_that_quotes_the_same(tmp_path):
+    """"Přesně tak." quoting a tweet on a flood and "Přesně tak." quoting one on taxes are two texts: labelling one
+    labelled the other (the same words). Quotes of the same tweet (its link aside) stay copies, and so do texts
+    that quote nothing; what a corpus keeps beside it is computed again by this rule."""
+    texts = ["Přesně tak.", "Přesně tak.", "přesně  tak. http://t.co/1", "Přesně tak.", "PŘESNĚ TAK.", "http://t.co/2"]
+    quoted = pd.Series(["@a: Povodeň na Moravě", "@b: Daně zase rostou", "@a: povodeň na Moravě http://t.co/9", "", None,
+                        "@a: Povodeň na Moravě"], dtype="str")
+    c = Copies(codes_of(texts, quoted))
+    assert c.count(range(6)).tolist() == [1, 0, 1, 1, 1, 0]
+    assert c.expand([0]).tolist() == [0, 2] and c.expand([1]).tolist() == [1] and c.expand([3]).tolist() == [3, 4]
+    assert Copies(codes_of(texts)).count([0]).tolist() == [4], "read without what they quote: one text"
+    (tmp_path / "copies-v3.npy").write_bytes(b"an older rule's")
+    kept = copies.load_or_build(tmp_path, texts, quoted)
+    assert kept.codes.tolist() == c.codes.tolist() and not (tmp_path / "copies-v3.npy").exists()
+    with pytest.raises(ValueError, match="6 texts but 2 quoted texts"):
+        codes_of(texts, ["", ""])
+
+
 def test_codes_read_a_pandas_column_and_a_list_alike_and_a_piece_at_a_time(monkeypatch):
     texts = ["a http://x", "A", None, "b", "b "]
     from_list = codes_of(["a http://x", "A", "", "b", "b "])

@@ -19,6 +19,7 @@ from core import copies, embedsets, hover, languages, paths, plots, threads, tim
 from core.corpus import Corpus, CorpusError, load_corpus
 from core.export import group_frame, to_bytes
 from core.embed import pick_device
+from core.ingest import QUOTED
 from core.search.index import VectorIndex
 from core.search.keyword import KeywordIndex
 from core.search.lexical import WordIndex, words_file
@@ -164,7 +165,8 @@ def search_context_of(c: Corpus, device: str, found: copies.Copies | None = None
                          device=device, word_index=words,
                          threads=threads.load_or_build(c.data_folder, c.frame) if conversations is False
                          else conversations,
-                         copies=found if found is not None else copies.load_or_build(c.data_folder, c.frame["text"]),
+                         copies=found if found is not None
+                         else copies.load_or_build(c.data_folder, c.frame["text"], c.frame.get(QUOTED)),
                          quotes_folder=c.quotes_folder)
 
 
@@ -182,7 +184,7 @@ def _search_context(root: str, name: str, stamp: float) -> SearchContext:
 @st.cache_resource(show_spinner="Finding the texts that are copies of one another (once per corpus)…", max_entries=4)
 def _copies(root: str, name: str, stamp: float) -> copies.Copies:
     c = _corpus(root, name, stamp)
-    return copies.load_or_build(c.data_folder, c.frame["text"])
+    return copies.load_or_build(c.data_folder, c.frame["text"], c.frame.get(QUOTED))
 
 
 def copies_of(name: str) -> copies.Copies:
