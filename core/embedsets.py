@@ -57,6 +57,8 @@ class EmbeddingSet:
         if self.path is None:
             return "import (the corpus's own embeddings)"
         m = self.manifest
+        if m.get("method") == "quotes":  # core/quoted.py
+            return f"{self.name} (each quote read with what it quotes, {str(m.get('created_at', ''))[:10]})"
         return f"{self.name} ({m.get('method', '?')} on {m.get('base_model', '?')}, {str(m.get('created_at', ''))[:10]})"
 
 

@@ -991,7 +991,9 @@ def validate(frame: pd.DataFrame, source: str, columns: Columns = Columns(),
     if quoted is not None:
         quoted = quoted.map(lambda t: html.unescape(t) if "&" in t else t)  # as Twitter escapes a tweet's text
         report.notes.append(f"{int((quoted != '').sum()):,} texts quote a tweet: what each quotes is in column "
-                            f"{QUOTED!r}, shown under it on the Annotate page")
+                            f"{QUOTED!r}, shown under it on the Annotate page (`python -m precompute.quotes "
+                            "--corpus NAME` makes the embedding set that lets the semantic searches read each with "
+                            "what it quotes)")
 
     keep = pd.Series(True, index=out.index)
     empty = text.str.strip() == ""

@@ -441,6 +441,50 @@ def test_the_keyword_search_finds_a_quote_by_the_tweet_it_quotes(tmp_path, model
     assert any(c.value.startswith("1 text, one box each") for c in at.caption), [c.value for c in at.caption]
 
 
+def test_the_quotes_set_lets_cos_find_a_quote_whose_own_words_say_nothing(tmp_path, model, monkeypatch, capsys,
+                                                                         caplog):
+    """"Přesně tak." quoting a tweet: COS from that tweet does not find the quote by the import's vectors; with the
+    embedding set ``quotes`` (precompute.quotes) it does, and every other text keeps its vector. A corpus without
+    quotes, and a weight of 0, are refused by name."""
+    from core import embedsets
+    from core.corpus import load_corpus
+    from core.search import REGISTRY
+    from precompute import quotes as job
+
+    texts = pd.read_csv(shared_file("czech_politicians_tweets_2021.csv"), dtype=str, keep_default_na=False,
+                        nrows=200)["text"]
+    quote_corpus(tmp_path, model, {1: ("Přesně tak.", texts[150]), 2: ("Souhlas!", texts[160]),
+                                   3: ("Ano.", "")})  # 3 quotes nothing (a status withheld): its own words only
+    monkeypatch.setenv("SEMANNO_DATA", str(tmp_path / "d"))
+    assert job.main(["--corpus", "q"]) == 0
+    c = load_corpus("q", tmp_path / "d")
+    assert [s.name for s in embedsets.listing(c)] == ["import", "quotes"]
+    own, read = np.asarray(c.embeddings, np.float32), embedsets.load_vectors(c, "quotes")
+    np.testing.assert_array_equal(np.delete(read, [1, 2], 0), np.delete(own, [1, 2], 0))
+    np.testing.assert_allclose(np.linalg.norm(read, axis=1), 1, atol=1e-5)
+    none = np.zeros(0, np.int64)
+
+    def cos_finds(x, seed: int) -> list[int]:
+        ctx = SearchContext(VectorIndex(x), KeywordIndex(c.frame["text"].tolist()), c.frame)
+        return REGISTRY["cos"].search(ctx, np.array([seed]), none, 10).rows.tolist()
+
+    for quote, seed in ((1, 150), (2, 160)):
+        assert quote not in cos_finds(own, seed), "by its own words the quote is far from what it quotes"
+        assert quote in cos_finds(read, seed)[:3]
+    assert not (tmp_path / "d" / ".work" / "q" / "quotes").exists(), "its chunks removed once the set is written"
+
+    (tmp_path / "plain").mkdir()
+    quote_corpus(tmp_path / "plain", model, {})
+    monkeypatch.setenv("SEMANNO_DATA", str(tmp_path / "plain" / "d"))
+    from precompute._cli import run_main
+
+    assert run_main(job.main, ["--corpus", "q"]) == 2
+    assert "corpus 'q' has no quotes" in caplog.text
+    with pytest.raises(SystemExit):
+        job.main(["--corpus", "q", "--weight", "0"])
+    assert "must be above 0" in capsys.readouterr().err
+
+
 def test_quotes_found_by_what_they_quote_come_in_every_page_of_hits_not_last():
     """40 texts that say 'povodeň' close to the hits' centre and 10 quotes of such texts whose own words are far from
     it ("Přesně tak."): by their own vectors the quotes would rank last, after the pages an annotator reviews; each

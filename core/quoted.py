@@ -1,0 +1,116 @@
+"""A quote read with what it quotes, for the semantic searches: the embedding set ``quotes``.
+
+A quote's own words often say nothing of its topic ("Přesně tak.", "This!"): its vector sits with other such
+words, far from what it quotes, so COS, LDA, NN1, NN2 and Suggest do not find it, though the keyword search does
+(*Quoted tweets too*, core.search.keyword.QuoteIndex). This set is the import's vectors with each quote's vector
+moved towards what it quotes: ``normalise(own + weight * quoted)``, the quoted tweet (core.ingest.QUOTED, "@name:
+text", the name left out) embedded by the corpus's own models, combined as the import combined them (by the PCA
+kept with the corpus, for an ensemble). Every other row keeps its vector. The import's vectors are not touched: a
+user picks the set in the sidebar (core.embedsets), and ``precompute.quotes`` makes it.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from core.embed import Reduction, combine, embed_model_chunked, l2_normalise, load_model
+from core.ingest import QUOTED
+from core.progress import Progress
+
+SET = "quotes"
+WEIGHT = 1.0  # what it quotes weighs as much as the quote's own words (bench/quote_vectors.py)
+_NAME = re.compile(r"^@[^\s:]{1,64}:\s*")
+
+
+class QuotesError(ValueError):
+    """The corpus cannot have the set: no quotes, or no model to embed them with; the message says which."""
+
+
+def quoted_bodies(column: pd.Series) -> tuple[np.ndarray, list[str]]:
+    """(the rows that quote a tweet with words, what each quotes without the "@name: " the import writes before it;
+    a quote of a post without words, a picture's, is left out)."""
+    from core.search.keyword import quoting
+
+    rows, quoted = quoting(column)
+    bodies = [_NAME.sub("", t, count=1).strip() for t in quoted.tolist()]
+    keep = np.array([bool(b) for b in bodies], dtype=bool)
+    return rows[keep], [b for b, k in zip(bodies, keep) if k]
+
+
+def blend(own: np.ndarray, quoted: np.ndarray, weight: float = WEIGHT) -> np.ndarray:
+    """Each quote's vector moved towards what it quotes (both unit rows): ``normalise(own + weight * quoted)``."""
+    if own.shape != quoted.shape:
+        raise ValueError(f"{len(own)} quotes of {own.shape[1:]} but {len(quoted)} quoted vectors of {quoted.shape[1:]}")
+    return l2_normalise(np.asarray(own, np.float32) + np.float32(weight) * np.asarray(quoted, np.float32))
+
+
+def _quoted_column(corpus) -> pd.Series | None:
+    if QUOTED in corpus.frame.columns:
+        return corpus.frame[QUOTED]
+    import pyarrow.parquet as pq
+
+    file = corpus.data_folder / "corpus.parquet"
+    if not file.exists() or QUOTED not in pq.read_schema(file).names:
+        return None
+    return pq.read_table(file, columns=[QUOTED]).column(0).to_pandas()
+
+
+def embed_like_corpus(corpus, texts: list[str], work: Path, *, batch_size: int = 64,
+                      progress: Progress | None = None, model_loader: Callable = load_model) -> np.ndarray:
+    """``texts`` embedded as the corpus's import embedded its own: each of its models (chunks checkpointed under
+    ``work``, so a killed run resumes), combined by the PCA kept with it where one was applied."""
+    from core.corpus import PCA_FILE
+
+    m = corpus.manifest
+    models = [x.get("name") for x in m.get("models", [])]
+    pca = m.get("pca") or {}
+    if not models or any(not isinstance(n, str) or n.startswith("not named") for n in models):
+        raise QuotesError(f"corpus {corpus.name!r}: its vectors came with the file (no model named), so there is no "
+                          "model to embed what its quotes quote; import it with a model to read quotes with them")
+    reduction = None
+    if pca.get("applied"):
+        file = corpus.data_folder / str(pca.get("file", PCA_FILE))
+        if not file.is_file():
+            raise QuotesError(f"corpus {corpus.name!r}: its models were combined by a PCA that was not kept (imported "
+                              "before it was); import it again to read quotes with them")
+        reduction = Reduction.load(file)
+    parts = []
+    for i, name in enumerate(models):
+        model = model_loader(name)
+        parts.append(embed_model_chunked(texts, model, name, work, batch_size=batch_size, progress=progress,
+                                         model_index=i))
+    x, _ = combine(parts, int(m.get("dim") or corpus.dim), reduction=reduction)
+    if x.shape[1] != corpus.dim:
+        raise QuotesError(f"corpus {corpus.name!r}: its models now give {x.shape[1]} dimensions where its vectors have "
+                          f"{corpus.dim}; import it again")
+    return x
+
+
+def build(corpus, *, weight: float = WEIGHT, batch_size: int = 64, progress: Progress | None = None,
+          model_loader: Callable = load_model, work: Path | None = None):
+    """Write the set ``quotes`` for ``corpus`` (replacing one made before) and return it (core.embedsets)."""
+    from core import embedsets, paths
+
+    if not weight > 0:
+        raise ValueError(f"weight must be above 0, got {weight}")
+    column = _quoted_column(corpus)
+    rows, bodies = quoted_bodies(column) if column is not None else (np.zeros(0, np.int64), [])
+    if not len(rows):
+        raise QuotesError(f"corpus {corpus.name!r} has no quotes (no text quotes a tweet in column {QUOTED!r})")
+    work = work or paths.work_dir(corpus.name, corpus.folder.parent) / SET
+    quoted = embed_like_corpus(corpus, bodies, work, batch_size=batch_size, progress=progress,
+                               model_loader=model_loader)
+    vectors = np.array(corpus.embeddings, dtype=np.float32)  # a copy: the import's vectors stay as they are
+    vectors[rows] = blend(vectors[rows], quoted, weight)
+    models = [x.get("name") for x in corpus.manifest.get("models", [])]
+    out = embedsets.save(corpus, SET, vectors, {"method": "quotes", "base_model": " + ".join(models),
+                                                "quotes": int(len(rows)), "weight": float(weight)})
+    import shutil
+
+    shutil.rmtree(work, ignore_errors=True)
+    return out
