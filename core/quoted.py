@@ -60,6 +60,16 @@ def _quoted_column(corpus) -> pd.Series | None:
     return pq.read_table(file, columns=[QUOTED]).column(0).to_pandas()
 
 
+def _import_vectors(corpus) -> np.ndarray:
+    """The import's own vectors, whatever set ``corpus`` carries now (a page's corpus has the set picked)."""
+    from core import vectorstore
+    from core.corpus import store_precision
+
+    fp16 = store_precision(corpus.manifest) == "fp16"
+    file = corpus.data_folder / (vectorstore.FILE if fp16 else "embeddings.npy")
+    return vectorstore.codes(file) if fp16 else np.load(file, mmap_mode="r")
+
+
 def embed_like_corpus(corpus, texts: list[str], work: Path, *, batch_size: int = 64,
                       progress: Progress | None = None, model_loader: Callable = load_model) -> np.ndarray:
     """``texts`` embedded as the corpus's import embedded its own: each of its models (chunks checkpointed under
@@ -105,7 +115,7 @@ def build(corpus, *, weight: float = WEIGHT, batch_size: int = 64, progress: Pro
     work = work or paths.work_dir(corpus.name, corpus.folder.parent) / SET
     quoted = embed_like_corpus(corpus, bodies, work, batch_size=batch_size, progress=progress,
                                model_loader=model_loader)
-    vectors = np.array(corpus.embeddings, dtype=np.float32)  # a copy: the import's vectors stay as they are
+    vectors = np.array(_import_vectors(corpus), dtype=np.float32)  # a copy: the import's vectors stay as they are
     vectors[rows] = blend(vectors[rows], quoted, weight)
     models = [x.get("name") for x in corpus.manifest.get("models", [])]
     out = embedsets.save(corpus, SET, vectors, {"method": "quotes", "base_model": " + ".join(models),

@@ -472,6 +472,10 @@ def test_the_quotes_set_lets_cos_find_a_quote_whose_own_words_say_nothing(tmp_pa
         assert quote not in cos_finds(own, seed), "by its own words the quote is far from what it quotes"
         assert quote in cos_finds(read, seed)[:3]
     assert not (tmp_path / "d" / ".work" / "q" / "quotes").exists(), "its chunks removed once the set is written"
+    from core import quoted
+
+    again = quoted.build(embedsets.with_set(c, "quotes"), model_loader=lambda n: model)  # as a page holds it
+    np.testing.assert_allclose(np.load(again.path / "vectors.npy"), read, atol=1e-6), "from the import's, not twice"
 
     (tmp_path / "plain").mkdir()
     quote_corpus(tmp_path / "plain", model, {})
@@ -483,6 +487,34 @@ def test_the_quotes_set_lets_cos_find_a_quote_whose_own_words_say_nothing(tmp_pa
     with pytest.raises(SystemExit):
         job.main(["--corpus", "q", "--weight", "0"])
     assert "must be above 0" in capsys.readouterr().err
+
+
+def test_the_annotate_page_makes_the_quotes_set_and_picks_it(tmp_path, model, monkeypatch):
+    """In a corpus with quotes the Annotate page offers to read them with what they quote; a click makes the set
+    (a progress bar), picks it in the sidebar, and COS then brings the quote with the tweet it quotes."""
+    texts = pd.read_csv(shared_file("czech_politicians_tweets_2021.csv"), dtype=str, keep_default_na=False,
+                        nrows=200)["text"]
+    quote_corpus(tmp_path, model, {1: ("Přesně tak.", texts[150])})
+    monkeypatch.setenv("SEMANNO_DATA", str(tmp_path / "d"))
+    at = AppTest.from_file(str(ROOT / "pages/1_Annotate.py"), default_timeout=120)
+    at.query_params["corpus"] = "q"
+    at.run()
+    assert any("read each with what it quotes, once for this corpus" in c.value for c in at.caption)
+    at.button(key="btn_quotes_set").click().run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="embedding_set").value == "quotes"
+    assert any(m.value.startswith("1 quote is now read with what it quotes") for m in at.success)
+    assert not any(b.key == "btn_quotes_set" for b in at.button), "made and picked: no longer offered"
+    at.checkbox(key="kw_quotes").uncheck()  # the keyword by the texts' own words: only the tweet quoted
+    at.text_input(key="kw_query").set_value("kohezní politiky")
+    at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
+    assert 150 in group_rows(at, "included") and 1 not in group_rows(at, "included"), "the keyword: its own words"
+    at.button(key="btn_cos").click().run()
+    assert 1 in group_rows(at, "included"), "COS brings the quote of what was included"
+
+
+def group_rows(at: AppTest, which: str) -> set[int]:
+    return set(getattr(at.session_state["session"], which).tolist())
 
 
 def test_quotes_found_by_what_they_quote_come_in_every_page_of_hits_not_last():
