@@ -7,7 +7,7 @@ import streamlit as st
 from core import annotate
 from core.search import BUTTONS, REGISTRY, NotApplicable
 from core.search.keyword import KeywordError
-from ui import drafts, group, group_panel, keyword_form, navigation, resources, text_list, view_filter
+from ui import drafts, group, group_panel, keyword_form, navigation, quotes_set, resources, text_list, view_filter
 from ui.text import md
 
 name, corpus = navigation.start_page("Annotate", "✏️")
@@ -57,6 +57,7 @@ group_panel.sidebar(corpus, session, store, say)
 st.title("Annotate")
 group_panel.offer_draft(corpus, session, store, say)
 keyword_form.draw(name, corpus, on_submit=on_keyword)
+quotes_set.draw(name, corpus)  # in a corpus with quotes: the semantic searches read them with what they quote
 
 
 @st.fragment

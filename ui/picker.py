@@ -10,6 +10,8 @@ from core.corpus import Corpus, CorpusError, list_corpora
 from ui.text import md, quoted
 from ui import resources
 
+NEXT_SET = "embedding_set_next"  # the set to pick at the next run, before the selector is drawn
+
 
 def pick_next_run(widget_key: str, value) -> None:
     """Show ``value`` in the picker ``widget_key`` on the next run (after ``st.rerun()``), when it is one of
@@ -89,6 +91,8 @@ def pick_embedding_set(name: str, c: Corpus) -> None:
         st.session_state["embedding_set"] = embedsets.IMPORT
         return
     names = [s.name for s in sets]
+    if (made := st.session_state.pop(NEXT_SET, None)) in names:  # a set a page has just made (ui/quotes_set.py)
+        st.session_state["embedding_set"] = made
     if st.session_state.get("embedding_set") not in names:
         st.session_state["embedding_set"] = embedsets.IMPORT
     by_name = {s.name: s for s in sets}
