@@ -14,7 +14,7 @@ import numpy as np
 
 from core import annotate
 from core.corpus import Corpus, ImportSpec, import_corpus, list_corpora, load_corpus
-from core.ingest import Options, sha256_file
+from core.ingest import QUOTED, Options, sha256_file
 from core.cluster.evaluate import group_in_clusters
 from core.cluster.keyterms import key_terms, tokens
 from core.search import REGISTRY, NotApplicable, SearchContext
@@ -94,8 +94,10 @@ def found(session: Session, members: set[int]) -> int:
 def keyword_page(ctx: SearchContext, s: Session, kr: "annotate.KeywordReview", query: str, k: int,
                  members: set[int], run: Run, word_forms: str | None = None) -> int:
     """Review the keyword's next ``k`` hits (with ``word_forms``, a language: its words in every form, as the
-    Annotate page's Every form searches them); returns how many were shown."""
-    r = annotate.ask(ctx, s, "keyword", k, query=query, word_forms=word_forms)
+    Annotate page's Every form searches them; in a corpus with quotes, with *Quoted tweets too* ticked as the page
+    ticks it); returns how many were shown."""
+    quotes = {"quotes": True} if ctx.frame is not None and QUOTED in ctx.frame.columns else {}
+    r = annotate.ask(ctx, s, "keyword", k, query=query, word_forms=word_forms, **quotes)
     n = review(ctx, s, r.rows, members, run)
     kr.record(len(r), off_topic(r.rows, members))
     return n

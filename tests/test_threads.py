@@ -626,6 +626,20 @@ def test_the_scale_bench_of_conversations_runs_and_prints_its_figures(capsys):
     assert lines["open_kept_codes"]["median_s"] >= 0 and lines["around_1000_labelled"]["median_ms"] > 0
 
 
+def test_the_quote_vectors_bench_runs_both_sets_and_prints_their_recall(capsys):
+    """bench.quote_vectors on a slice: the benchmark's quotes made, the set made, the annotator run on both."""
+    import json
+
+    from bench import quote_vectors
+
+    assert quote_vectors.main(["--rows", "1500", "--classes", "1", "--methods", "cos"]) == 0
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines() if x.startswith("{")]
+    assert lines[0]["rows"] == 1500 and lines[0]["quotes"] == 300
+    arms = {ln["set"]: ln for ln in lines[1:]}
+    assert set(arms) == {"import", "quotes"} and arms["quotes"]["set_s"] > 0
+    assert all(0 < arms[s]["methods"]["cos"]["recall@1.0x"] <= 1 for s in arms)
+
+
 def test_a_groups_export_carries_the_files_own_columns_its_conversation_ids_as_text(politicians):
     """An analyst takes a group to a spreadsheet with what the file told of each tweet: its conversation (an id of 19
     digits, as text, never a rounded number), its language, whom it replies to."""
