@@ -24,6 +24,8 @@ from core.progress import Progress
 
 SET = "quotes"
 WEIGHT = 1.0  # what it quotes weighs as much as the quote's own words (bench/quote_vectors.py)
+BLOCK = 1 << 18  # rows copied or blended at a time
+IN_MEMORY = 1 << 30  # bytes of float32 vectors copied in memory; more go through a file
 _NAME = re.compile(r"^@[^\s:]{1,64}:\s*")
 
 
@@ -68,6 +70,18 @@ def _import_vectors(corpus) -> np.ndarray:
     fp16 = store_precision(corpus.manifest) == "fp16"
     file = corpus.data_folder / (vectorstore.FILE if fp16 else "embeddings.npy")
     return vectorstore.codes(file) if fp16 else np.load(file, mmap_mode="r")
+
+
+def _copy(x: np.ndarray, work: Path) -> np.ndarray:
+    """``x`` as float32, in memory, or for a large corpus in a file under ``work`` (memory-mapped: 10M x 384 is 15 GB),
+    copied a block of rows at a time."""
+    if x.nbytes * (2 if x.dtype == np.float16 else 1) <= IN_MEMORY:
+        return np.array(x, dtype=np.float32)
+    work.mkdir(parents=True, exist_ok=True)
+    out = np.lib.format.open_memmap(work / "vectors.npy", mode="w+", dtype=np.float32, shape=x.shape)
+    for start in range(0, len(x), BLOCK):
+        out[start:start + BLOCK] = x[start:start + BLOCK]
+    return out
 
 
 def embed_like_corpus(corpus, texts: list[str], work: Path, *, batch_size: int = 64,
@@ -115,8 +129,10 @@ def build(corpus, *, weight: float = WEIGHT, batch_size: int = 64, progress: Pro
     work = work or paths.work_dir(corpus.name, corpus.folder.parent) / SET
     quoted = embed_like_corpus(corpus, bodies, work, batch_size=batch_size, progress=progress,
                                model_loader=model_loader)
-    vectors = np.array(_import_vectors(corpus), dtype=np.float32)  # a copy: the import's vectors stay as they are
-    vectors[rows] = blend(vectors[rows], quoted, weight)
+    vectors = _copy(_import_vectors(corpus), work)  # a copy: the import's vectors stay as they are
+    for start in range(0, len(rows), BLOCK):
+        part = rows[start:start + BLOCK]
+        vectors[part] = blend(vectors[part], quoted[start:start + BLOCK], weight)
     models = [x.get("name") for x in corpus.manifest.get("models", [])]
     out = embedsets.save(corpus, SET, vectors, {"method": "quotes", "base_model": " + ".join(models),
                                                 "quotes": int(len(rows)), "weight": float(weight)})

@@ -474,6 +474,8 @@ def test_the_quotes_set_lets_cos_find_a_quote_whose_own_words_say_nothing(tmp_pa
     assert not (tmp_path / "d" / ".work" / "q" / "quotes").exists(), "its chunks removed once the set is written"
     from core import quoted
 
+    monkeypatch.setattr(quoted, "IN_MEMORY", 0)  # as for a large corpus: copied through a file, a block at a time
+    monkeypatch.setattr(quoted, "BLOCK", 7)
     again = quoted.build(embedsets.with_set(c, "quotes"), model_loader=lambda n: model)  # as a page holds it
     np.testing.assert_allclose(np.load(again.path / "vectors.npy"), read, atol=1e-6), "from the import's, not twice"
 
