@@ -12,6 +12,7 @@ user picks the set in the sidebar (core.embedsets), and ``precompute.quotes`` ma
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 from typing import Callable
 
@@ -136,7 +137,5 @@ def build(corpus, *, weight: float = WEIGHT, batch_size: int = 64, progress: Pro
     models = [x.get("name") for x in corpus.manifest.get("models", [])]
     out = embedsets.save(corpus, SET, vectors, {"method": "quotes", "base_model": " + ".join(models),
                                                 "quotes": int(len(rows)), "weight": float(weight)})
-    import shutil
-
     shutil.rmtree(work, ignore_errors=True)
     return out
