@@ -224,6 +224,13 @@ def store_precision(manifest: dict) -> str:
     return manifest.get("store", {}).get("precision", "fp32") if isinstance(manifest.get("store"), dict) else "fp32"
 
 
+def import_vectors(data: Path, manifest: dict) -> np.ndarray:
+    """The import's vectors in its generation folder ``data``, memory-mapped: embeddings.npy, or the fp16 store."""
+    fp16 = store_precision(manifest) == "fp16"
+    ef = data / (vectorstore.FILE if fp16 else "embeddings.npy")
+    return vectorstore.codes(ef) if fp16 else np.load(ef, mmap_mode="r")
+
+
 SERVER_SKIPS = ("text_raw",)  # columns of corpus.parquet that a loaded corpus does not hold
 
 
@@ -270,12 +277,11 @@ def load_corpus(name: str, root: Path | None = None, check: bool = True) -> Corp
         if not len(frame.columns):
             frame = pd.DataFrame(index=pd.RangeIndex(rows))
         frame.insert(columns.index("text"), "text", pd.array(mapped, dtype="str"))
-    precision = store_precision(manifest)
-    ef = data / (vectorstore.FILE if precision == "fp16" else "embeddings.npy")
     try:
-        emb = vectorstore.codes(ef) if precision == "fp16" else np.load(ef, mmap_mode="r")
+        emb = import_vectors(data, manifest)
     except Exception as exc:
-        raise CorpusError(f"corpus {name!r}: {ef.name} cannot be read: {exc}") from None
+        ef = vectorstore.FILE if store_precision(manifest) == "fp16" else "embeddings.npy"
+        raise CorpusError(f"corpus {name!r}: {ef} cannot be read: {exc}") from None
     if "id" not in frame.columns:
         raise CorpusError(f"corpus {name!r}: corpus.parquet has no 'id' column")
     frame["id"] = frame["id"].astype(str)

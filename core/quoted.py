@@ -63,16 +63,6 @@ def _quoted_column(corpus) -> pd.Series | None:
     return pq.read_table(file, columns=[QUOTED]).column(0).to_pandas()
 
 
-def _import_vectors(corpus) -> np.ndarray:
-    """The import's own vectors, whatever set ``corpus`` carries now (a page's corpus has the set picked)."""
-    from core import vectorstore
-    from core.corpus import store_precision
-
-    fp16 = store_precision(corpus.manifest) == "fp16"
-    file = corpus.data_folder / (vectorstore.FILE if fp16 else "embeddings.npy")
-    return vectorstore.codes(file) if fp16 else np.load(file, mmap_mode="r")
-
-
 def _copy(x: np.ndarray, work: Path) -> np.ndarray:
     """``x`` as float32, in memory, or for a large corpus in a file under ``work`` (memory-mapped: 10M x 384 is 15 GB),
     copied a block of rows at a time."""
@@ -120,6 +110,7 @@ def build(corpus, *, weight: float = WEIGHT, batch_size: int = 64, progress: Pro
           model_loader: Callable = load_model, work: Path | None = None):
     """Write the set ``quotes`` for ``corpus`` (replacing one made before) and return it (core.embedsets)."""
     from core import embedsets, paths
+    from core.corpus import import_vectors
 
     if not weight > 0:
         raise ValueError(f"weight must be above 0, got {weight}")
@@ -130,7 +121,8 @@ def build(corpus, *, weight: float = WEIGHT, batch_size: int = 64, progress: Pro
     work = work or paths.work_dir(corpus.name, corpus.folder.parent) / SET
     quoted = embed_like_corpus(corpus, bodies, work, batch_size=batch_size, progress=progress,
                                model_loader=model_loader)
-    vectors = _copy(_import_vectors(corpus), work)  # a copy: the import's vectors stay as they are
+    # the import's own vectors, whatever set the corpus carries now (a page's has the one picked), copied
+    vectors = _copy(import_vectors(corpus.data_folder, corpus.manifest), work)
     for start in range(0, len(rows), BLOCK):
         part = rows[start:start + BLOCK]
         vectors[part] = blend(vectors[part], quoted[start:start + BLOCK], weight)
