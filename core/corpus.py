@@ -702,6 +702,33 @@ def _rows_already_embedded(spec: ImportSpec, name: str, root: Path, texts: pd.Se
     return old, rows, kept
 
 
+def embed_as_corpus(c: Corpus, texts: list[str], work: Path, *, batch_size: int = 32,
+                    progress: Progress | None = None, model_loader: Callable = load_model) -> np.ndarray:
+    """``texts`` embedded as the import embedded ``c``'s own (:func:`_embed`: each of its models, chunks checkpointed
+    under ``work`` so a killed run resumes, combined by the PCA kept with it where one was applied); ValueError
+    naming the corpus where that cannot be done (vectors brought without a model, a PCA not kept)."""
+    m = c.manifest
+    models = [x.get("name") for x in m.get("models", [])]
+    pca = m.get("pca") or {}
+    if not models or any(not isinstance(n, str) or n.startswith("not named") for n in models):
+        raise CorpusError(f"corpus {c.name!r}: its vectors came with the file (no model named), so there is no model "
+                          "to embed new texts as its own; import it with a model")
+    reduction = None
+    if pca.get("applied"):
+        file = c.data_folder / str(pca.get("file", PCA_FILE))
+        if not file.is_file():
+            raise CorpusError(f"corpus {c.name!r}: its models were combined by a PCA that was not kept (imported "
+                              "before it was); import it again")
+        reduction = Reduction.load(file)
+    spec = ImportSpec(input=Path(str(m.get("source", {}).get("path", ""))), name=c.name, models=models,
+                      dim=int(m.get("dim") or c.dim), batch_size=batch_size)
+    x, _, _ = _embed(spec, texts, work, progress, model_loader, reduction)
+    if x.shape[1] != c.dim:
+        raise CorpusError(f"corpus {c.name!r}: its models now give {x.shape[1]} dimensions where its vectors have "
+                          f"{c.dim}; import it again")
+    return x
+
+
 def _embed(spec: ImportSpec, texts: list[str], work: Path, progress: Progress | None, model_loader: Callable,
            reduction: Reduction | None = None):
     """Every model's embeddings (chunks checkpointed under ``work``), combined (by ``reduction``, a PCA kept with the

@@ -19,7 +19,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from core.embed import Reduction, combine, embed_model_chunked, l2_normalise, load_model
+from core.embed import l2_normalise, load_model
 from core.ingest import QUOTED
 from core.progress import Progress
 
@@ -31,7 +31,7 @@ _NAME = re.compile(r"^@[^\s:]{1,64}:\s*")
 
 
 class QuotesError(ValueError):
-    """The corpus cannot have the set: no quotes, or no model to embed them with; the message says which."""
+    """The corpus has no quotes to read so; the message names it."""
 
 
 def quoted_bodies(column: pd.Series) -> tuple[np.ndarray, list[str]]:
@@ -52,17 +52,6 @@ def blend(own: np.ndarray, quoted: np.ndarray, weight: float = WEIGHT) -> np.nda
     return l2_normalise(np.asarray(own, np.float32) + np.float32(weight) * np.asarray(quoted, np.float32))
 
 
-def _quoted_column(corpus) -> pd.Series | None:
-    if QUOTED in corpus.frame.columns:
-        return corpus.frame[QUOTED]
-    import pyarrow.parquet as pq
-
-    file = corpus.data_folder / "corpus.parquet"
-    if not file.exists() or QUOTED not in pq.read_schema(file).names:
-        return None
-    return pq.read_table(file, columns=[QUOTED]).column(0).to_pandas()
-
-
 def _copy(x: np.ndarray, work: Path) -> np.ndarray:
     """``x`` as float32, in memory, or for a large corpus in a file under ``work`` (memory-mapped: 10M x 384 is 15 GB),
     copied a block of rows at a time."""
@@ -75,52 +64,20 @@ def _copy(x: np.ndarray, work: Path) -> np.ndarray:
     return out
 
 
-def embed_like_corpus(corpus, texts: list[str], work: Path, *, batch_size: int = 64,
-                      progress: Progress | None = None, model_loader: Callable = load_model) -> np.ndarray:
-    """``texts`` embedded as the corpus's import embedded its own: each of its models (chunks checkpointed under
-    ``work``, so a killed run resumes), combined by the PCA kept with it where one was applied."""
-    from core.corpus import PCA_FILE
-
-    m = corpus.manifest
-    models = [x.get("name") for x in m.get("models", [])]
-    pca = m.get("pca") or {}
-    if not models or any(not isinstance(n, str) or n.startswith("not named") for n in models):
-        raise QuotesError(f"corpus {corpus.name!r}: its vectors came with the file (no model named), so there is no "
-                          "model to embed what its quotes quote; import it with a model to read quotes with them")
-    reduction = None
-    if pca.get("applied"):
-        file = corpus.data_folder / str(pca.get("file", PCA_FILE))
-        if not file.is_file():
-            raise QuotesError(f"corpus {corpus.name!r}: its models were combined by a PCA that was not kept (imported "
-                              "before it was); import it again to read quotes with them")
-        reduction = Reduction.load(file)
-    parts = []
-    for i, name in enumerate(models):
-        model = model_loader(name)
-        parts.append(embed_model_chunked(texts, model, name, work, batch_size=batch_size, progress=progress,
-                                         model_index=i))
-    x, _ = combine(parts, int(m.get("dim") or corpus.dim), reduction=reduction)
-    if x.shape[1] != corpus.dim:
-        raise QuotesError(f"corpus {corpus.name!r}: its models now give {x.shape[1]} dimensions where its vectors have "
-                          f"{corpus.dim}; import it again")
-    return x
-
-
 def build(corpus, *, weight: float = WEIGHT, batch_size: int = 64, progress: Progress | None = None,
           model_loader: Callable = load_model, work: Path | None = None):
     """Write the set ``quotes`` for ``corpus`` (replacing one made before) and return it (core.embedsets)."""
     from core import embedsets, paths
-    from core.corpus import import_vectors
+    from core.corpus import embed_as_corpus, import_vectors
 
     if not weight > 0:
         raise ValueError(f"weight must be above 0, got {weight}")
-    column = _quoted_column(corpus)
+    column = corpus.frame.get(QUOTED)
     rows, bodies = quoted_bodies(column) if column is not None else (np.zeros(0, np.int64), [])
     if not len(rows):
         raise QuotesError(f"corpus {corpus.name!r} has no quotes (no text quotes a tweet in column {QUOTED!r})")
     work = work or paths.work_dir(corpus.name, corpus.folder.parent) / SET
-    quoted = embed_like_corpus(corpus, bodies, work, batch_size=batch_size, progress=progress,
-                               model_loader=model_loader)
+    quoted = embed_as_corpus(corpus, bodies, work, batch_size=batch_size, progress=progress, model_loader=model_loader)
     # the import's own vectors, whatever set the corpus carries now (a page's has the one picked), copied
     vectors = _copy(import_vectors(corpus.data_folder, corpus.manifest), work)
     for start in range(0, len(rows), BLOCK):

@@ -16,26 +16,16 @@ import sys
 
 from core import paths, quoted
 from core.corpus import load_corpus
-from precompute._cli import run_main, whole
+from precompute._cli import number, run_main, whole
 
 log = logging.getLogger(__name__)
-
-
-def _weight(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
-    return value
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m precompute.quotes", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--corpus", required=True)
-    p.add_argument("--weight", type=_weight, default=quoted.WEIGHT,
+    p.add_argument("--weight", type=number(0, 100, lo_open=True), default=quoted.WEIGHT,
                    help=f"how much what a quote quotes weighs beside its own words (default {quoted.WEIGHT})")
     p.add_argument("--batch-size", type=whole(1), default=64)
     a = p.parse_args(argv)

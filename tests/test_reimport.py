@@ -258,6 +258,10 @@ def test_an_ensemble_imported_again_projects_only_its_new_texts_by_the_pca_kept(
                           reduction=pca)
     assert (vectors[new] * expected).sum(axis=1).min() > 0.9999
     assert again.manifest["pca"] == old.manifest["pca"]
+    from core.corpus import embed_as_corpus  # other texts embedded as the corpus's (the quotes set's quoted tweets)
+
+    as_its = embed_as_corpus(again, [texts[i] for i in new[:5]], tmp_path / "w", model_loader=lambda n, d: models[n])
+    assert (as_its * vectors[new[:5]]).sum(axis=1).min() > 0.9999
 
     models = {"minilm": Counting(model, turn=True), "fake": Counting(other)}  # a model changed under its name
     turned = import_corpus(ImportSpec(input=write(tmp_path / "v2.csv", texts), overwrite=True, **spec), root=root,

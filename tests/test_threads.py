@@ -476,7 +476,7 @@ def test_the_quotes_set_lets_cos_find_a_quote_whose_own_words_say_nothing(tmp_pa
 
     monkeypatch.setattr(quoted, "IN_MEMORY", 0)  # as for a large corpus: copied through a file, a block at a time
     monkeypatch.setattr(quoted, "BLOCK", 7)
-    again = quoted.build(embedsets.with_set(c, "quotes"), model_loader=lambda n: model)  # as a page holds it
+    again = quoted.build(embedsets.with_set(c, "quotes"), model_loader=lambda n, d: model)  # as a page holds it
     np.testing.assert_allclose(np.load(again.path / "vectors.npy"), read, atol=1e-6), "from the import's, not twice"
 
     (tmp_path / "plain").mkdir()
@@ -488,7 +488,7 @@ def test_the_quotes_set_lets_cos_find_a_quote_whose_own_words_say_nothing(tmp_pa
     assert "corpus 'q' has no quotes" in caplog.text
     with pytest.raises(SystemExit):
         job.main(["--corpus", "q", "--weight", "0"])
-    assert "must be above 0" in capsys.readouterr().err
+    assert "must be in (0, 100], got 0" in capsys.readouterr().err
 
 
 def test_the_annotate_page_makes_the_quotes_set_and_picks_it(tmp_path, model, monkeypatch):
