@@ -524,6 +524,8 @@ def _build_indexes(frame: pd.DataFrame, data: Path, progress: Progress | None, l
     texts)."""
     from core.search import textindex
     from core.search.keyword import fold
+    from core import quoted
+    from core.ingest import QUOTED
     from core.search.lexical import WordIndex, words_file
 
     texts = frame["text"].tolist()
@@ -534,8 +536,9 @@ def _build_indexes(frame: pd.DataFrame, data: Path, progress: Progress | None, l
     t1 = time.time()
     if progress:
         progress(0, 0, {"stage": "building Suggest's word matrix"})
-    file, lang = words_file(data, lang)
-    WordIndex(texts, file, lang=lang).matrix  # built and saved beside the corpus
+    read = quoted.words_read(texts, frame.get(QUOTED))  # a quote's words with what it quotes
+    file, lang = words_file(data, lang, quotes=read is not texts)
+    WordIndex(read, file, lang=lang).matrix  # built and saved beside the corpus
     out = {"keyword": {"engine": "word-postings", "file": textindex.FILE, "folded": textindex.FOLDED,
                        "words": list(textindex.WORDS), "seconds": round(t1 - t0, 1)},
            "words": {"seconds": round(time.time() - t1, 1)}}

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Callable
 
@@ -43,6 +44,50 @@ def quoted_bodies(column: pd.Series) -> tuple[np.ndarray, list[str]]:
     bodies = [_NAME.sub("", t, count=1).strip() for t in quoted.tolist()]
     keep = np.array([bool(b) for b in bodies], dtype=bool)
     return rows[keep], [b for b, k in zip(bodies, keep) if k]
+
+
+class WithQuoted(Sequence):
+    """A corpus's texts as Suggest's word matrix reads them (core.search.lexical.word_matrix): a quote's words
+    followed by the words of what it quotes (the "@name: " left out), so a quote saying "This!" of a tweet on a
+    topic has that tweet's words; a text quoting nothing as it is. Read row by row, what each quotes kept in the
+    corpus's own column (no second copy of 2M quoted tweets at 10M rows)."""
+
+    def __init__(self, texts: Sequence[str], rows: np.ndarray, quoted: pd.Series):
+        self._texts = texts
+        self.rows, self._quoted = rows, quoted  # the rows that quote, sorted; what each quotes, in their order
+
+    def __len__(self) -> int:
+        return len(self._texts)
+
+    def _with(self, text: str, at: int) -> str:
+        body = _NAME.sub("", str(self._quoted.iat[at]), count=1).strip()
+        return f"{text}\n{body}" if body else text
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        i = int(i)
+        at = int(np.searchsorted(self.rows, i))
+        text = self._texts[i]
+        return self._with(text, at) if at < len(self.rows) and self.rows[at] == i else text
+
+    def __iter__(self):
+        at, n = 0, len(self.rows)
+        for i, text in enumerate(self._texts):
+            if at < n and self.rows[at] == i:
+                yield self._with(text, at)
+                at += 1
+            else:
+                yield text
+
+
+def words_read(texts: Sequence[str], column: pd.Series | None) -> Sequence[str]:
+    """``texts`` as Suggest's words read them: with what each quotes (:class:`WithQuoted`) where the corpus has
+    quotes (``column``, core.ingest.QUOTED), else as they are."""
+    from core.search.keyword import quoting
+
+    rows, quoted = quoting(column) if column is not None else ((), None)
+    return WithQuoted(texts, rows, quoted) if len(rows) else texts
 
 
 def blend(own: np.ndarray, quoted: np.ndarray, weight: float = WEIGHT) -> np.ndarray:

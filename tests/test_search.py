@@ -496,6 +496,30 @@ def test_a_word_matrix_by_lemma_replaces_the_one_as_written_beside_the_corpus(tm
     assert words_file(tmp_path, None) == (plain, None)
 
 
+def test_a_corpus_with_quotes_has_a_word_matrix_of_its_own_and_an_earlier_one_is_kept_for_a_large_corpus(tmp_path):
+    """A quote read with what it quotes (core.quoted.words_read) is a matrix of another name; a large corpus whose
+    matrix was built at import before quotes were read so keeps it (no rebuild of minutes at a user's first Suggest);
+    built anew, the earlier one is removed."""
+    import pandas as pd
+
+    from core.quoted import words_read
+    from core.search.lexical import QUOTES_VERSION, WORDS_VERSION, words_file
+
+    texts = ["Volby dnes", "do voleb zítra", "Přesně tak.", "dnes zítra"]
+    column = pd.Series(["", "", "@x: ve volbách", ""])
+    earlier, lang = words_file(tmp_path, "cs")
+    WordIndex(texts, earlier, lang=lang).matrix
+    assert words_file(tmp_path, "cs", built_at_import=True, quotes=True) == (earlier, "cs")
+    file, lang = words_file(tmp_path, "cs", quotes=True)
+    assert file != earlier and lang == "cs"
+    m = WordIndex(words_read(texts, column), file, lang=lang).matrix
+    # the quote has the words of what it quotes: volby, its lemma, with the texts on elections
+    assert (m[2] @ m[0].T).toarray()[0, 0] > 0 and (m[2] @ m[3].T).toarray()[0, 0] == 0
+    assert [f.name for f in tmp_path.iterdir()] == [file.name]
+    assert words_file(tmp_path, "cs", built_at_import=True, quotes=True) == (file, "cs")
+    assert words_file(tmp_path, None, quotes=True)[0].name == f"words-v{WORDS_VERSION}-q{QUOTES_VERSION}.npz"
+
+
 @pytest.mark.parametrize("typed, forms, way", [
     ("volby", ["před volbami", "do voleb", "ve volbách", "k volbám"], dict(lang="cs", unlisted=False)),
     ("Babiš", ["s Babišem", "od Babiše", "Babišovi", "pane Babiši"], dict(lang="cs", unlisted=True))])

@@ -407,6 +407,11 @@ def test_the_keyword_search_finds_a_quote_by_the_tweet_it_quotes(tmp_path, model
         labelled = REGISTRY["keyword"].search(ctx, np.array([1]), np.array([120]), None, query="zkušebníslovo",
                                               quotes=True)
         assert labelled.rows.tolist() == [2] and labelled.info["already_labelled"] == 2
+    from core.search.lexical import words_file
+
+    # Suggest's word matrix made at import reads each quote with what it quotes (test_suggest_reads_a_quote_...)
+    made = [f.name for f in load_corpus("qx", tmp_path / "d").data_folder.glob("words-v*.npz")]
+    assert made == [words_file(tmp_path, "cs", quotes=True)[0].name]
 
     monkeypatch.setenv("SEMANNO_DATA", str(tmp_path / "d"))  # on the Annotate page: the box, ticked by default
     at = AppTest.from_file(str(ROOT / "pages/1_Annotate.py"), default_timeout=120)
@@ -489,6 +494,35 @@ def test_the_quotes_set_lets_cos_find_a_quote_whose_own_words_say_nothing(tmp_pa
     with pytest.raises(SystemExit):
         job.main(["--corpus", "q", "--weight", "0"])
     assert "must be in (0, 100], got 0" in capsys.readouterr().err
+
+
+def test_suggest_reads_a_quote_with_the_words_of_what_it_quotes(tmp_path, model):
+    """"Přesně tak." quoting a tweet on vaccination: the server's Suggest, taught vaccination tweets, brings the quote
+    by the words of the tweet it quotes (a word matrix of its own beside the corpus, counted by lemma); by the
+    quote's own words it does not."""
+    import dataclasses
+    from pathlib import Path
+
+    from core.corpus import load_corpus
+    from core.search import REGISTRY
+    from core.search.lexical import words_file
+    from ui.resources import search_context_of
+
+    later = pd.read_csv(shared_file("czech_politicians_tweets_2021.csv"), dtype=str, keep_default_na=False,
+                        nrows=400)["text"]
+    quotes = {2: ("Přesně tak.", later[325]), 3: ("Souhlas!", later[317]), 4: ("Ano.", later[270])}
+    assert all("očkov" in quoted.lower() for _own, quoted in quotes.values())
+    quote_corpus(tmp_path, model, quotes, n=240)
+    c = load_corpus("q", tmp_path / "d")
+    own = c.frame["text"].tolist()
+    topic = np.array([i for i, t in enumerate(own) if "očkov" in t.lower()])
+    other = np.array([i for i, t in enumerate(own) if "očkov" not in t.lower() and i not in quotes][:12])
+    ctx = search_context_of(c, "cpu")
+    found = REGISTRY["suggest"].search(ctx, topic, other, 30).rows.tolist()
+    assert set(quotes) <= set(found), found
+    assert [f.name for f in c.data_folder.glob("words-v*.npz")] == [words_file(Path(), "cs", quotes=True)[0].name]
+    by_own_words = dataclasses.replace(ctx, word_index=WordIndex(own, lang="cs"))
+    assert not set(quotes) & set(REGISTRY["suggest"].search(by_own_words, topic, other, 30).rows.tolist())
 
 
 def test_the_annotate_page_makes_the_quotes_set_and_picks_it(tmp_path, model, monkeypatch):
@@ -639,6 +673,7 @@ def test_the_quote_vectors_bench_runs_both_sets_and_prints_their_recall(capsys):
     assert lines[0]["rows"] == 1500 and lines[0]["quotes"] == 300
     arms = {ln["set"]: ln for ln in lines[1:]}
     assert set(arms) == {"import", "quotes"} and arms["quotes"]["set_s"] > 0
+    assert all(ln["quoted_words"] == "on" for ln in arms.values())  # Suggest's words of a quote: as the app reads them
     assert all(0 < arms[s]["methods"]["cos"]["recall@1.0x"] <= 1 for s in arms)
 
 

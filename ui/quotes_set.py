@@ -16,11 +16,12 @@ def draw(name: str, corpus: Corpus) -> None:
         return
     row = st.container(horizontal=True, vertical_alignment="center")
     if quoted.SET in {s.name for s in embedsets.listing(corpus)}:
-        row.caption("The semantic searches read each quote's own words only: pick **quotes** as the *Embedding set* "
-                    "in the sidebar to read each with what it quotes.")
+        row.caption("COS, LDA, NN1 and NN2 read each quote's own words only (Suggest's words read what it quotes "
+                    "too): pick **quotes** as the *Embedding set* in the sidebar to read each with what it quotes.")
         return
-    row.caption("The semantic searches read each quote's own words only (‘Přesně tak.’ is far from the tweet it "
-                "quotes): read each with what it quotes, once for this corpus.")
+    row.caption("COS, LDA, NN1 and NN2 read each quote's own words only (‘Přesně tak.’ is far from the tweet it "
+                "quotes; Suggest's words read what it quotes too): read each with what it quotes, once for this "
+                "corpus.")
     if not row.button("Read quotes with what they quote", key="btn_quotes_set", width="content",
                       help="Embeds the tweets the quotes quote with the corpus's own model and moves each quote's "
                            "vector towards its quoted tweet's, in an embedding set of its own (quotes); the import's "

@@ -20,6 +20,7 @@ from core.corpus import Corpus, CorpusError, load_corpus
 from core.export import group_frame, to_bytes
 from core.embed import pick_device
 from core.ingest import QUOTED
+from core.quoted import words_read
 from core.search.index import VectorIndex
 from core.search.keyword import KeywordIndex
 from core.search.lexical import WordIndex, words_file
@@ -159,8 +160,10 @@ def search_context_of(c: Corpus, device: str, found: copies.Copies | None = None
     from core.rows import TextColumn
 
     texts = TextColumn(c.frame["text"]) if c.keyword_index_file else c.frame["text"].tolist()
-    file, lang = words_file(c.data_folder, wordforms.language_of(c), built_at_import=bool(c.keyword_index_file))
-    words = WordIndex(texts, file, lang=lang)
+    read = words_read(texts, c.frame.get(QUOTED))  # a quote's words with what it quotes
+    file, lang = words_file(c.data_folder, wordforms.language_of(c), built_at_import=bool(c.keyword_index_file),
+                            quotes=read is not texts)
+    words = WordIndex(read, file, lang=lang)
     return SearchContext(vector_index(c, device), keyword_index(c, texts), c.frame, timezone=c.timezone,
                          device=device, word_index=words,
                          threads=threads.load_or_build(c.data_folder, c.frame) if conversations is False

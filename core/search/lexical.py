@@ -34,6 +34,9 @@ LEMMAS_VERSION = 5  # 2: the forms of words the dictionary lacks joined (core.wo
 # dictionary makes after the same letter (zdarma is no form of zdar); 5: so do two words it lacks, unless the letter
 # is one it seldom changes after or both are forms of a third (well and welt stay apart), and a function word is a
 # form only of another (dále is none of daly)
+# bump when a corpus's quotes are read otherwise with what they quote (core.quoted.words_read): its file's name has
+# it (words-v2-cs-l5-q1.npz); a corpus without quotes keeps its file
+QUOTES_VERSION = 1
 # from this many texts the matrix's values are kept as float16 (in memory and on disk): at 10M texts
 # that halves the 0.6 GB of values Suggest reads at every query (indices stay int32); below, float32
 COMPACT_FROM = 1_000_000
@@ -81,21 +84,31 @@ def word_matrix(texts, lang: str | None = None, unlisted: bool = True) -> sp.csr
     return TfidfTransformer(sublinear_tf=True).fit_transform(counts[:, np.flatnonzero(seen)]).tocsr()
 
 
-def words_file(folder: Path, lang: str | None, built_at_import: bool = False) -> tuple[Path, str | None]:
+def words_file(folder: Path, lang: str | None, built_at_import: bool = False,
+               quotes: bool = False) -> tuple[Path, str | None]:
     """(the file of a corpus's word matrix, the language its words are counted by lemma in or None). ``lang``: the
-    corpus's main language where it has a dictionary (core.wordforms.language_of). A large corpus's matrix is
+    corpus's main language where it has a dictionary (core.wordforms.language_of); ``quotes``: the corpus has quotes,
+    read with what they quote (core.quoted.words_read), a matrix of its own. A large corpus's matrix is
     built at import (``built_at_import``); one imported before its words were read as they are now keeps its matrix
-    (by lemma of an earlier reading, else of words as written), rather than a user's first Suggest building another
-    for minutes (imported again, it gets one as now)."""
+    (by lemma of an earlier reading, else of words as written; its quotes' own words only), rather than a user's
+    first Suggest building another for minutes (imported again, it gets one as now)."""
     plain = Path(folder) / f"words-v{WORDS_VERSION}.npz"
-    if not lang:
-        return plain, None
-    by_lemma = plain.with_name(f"words-v{WORDS_VERSION}-{lang}-l{LEMMAS_VERSION}.npz")
-    if built_at_import and not by_lemma.exists():
-        for older in _older_files(plain, lang):
+    now = plain.with_name(f"words-v{WORDS_VERSION}-{lang}-l{LEMMAS_VERSION}.npz") if lang else plain
+    if quotes:
+        now = _with_quotes(now)
+    if built_at_import and not now.exists():
+        for older in ([_without_quotes(now)] if quotes else []) + (_older_files(plain, lang) if lang else []):
             if older.exists():
                 return older, (None if older == plain else lang)
-    return by_lemma, lang
+    return now, lang
+
+
+def _with_quotes(file: Path) -> Path:
+    return file.with_name(f"{file.stem}-q{QUOTES_VERSION}{file.suffix}")
+
+
+def _without_quotes(file: Path) -> Path:
+    return file.with_name(file.name.replace(f"-q{QUOTES_VERSION}.", "."))
 
 
 def _older_files(plain: Path, lang: str) -> list[Path]:
@@ -138,8 +151,9 @@ class WordIndex:
                     m = compact(m) if self.compact else m
                     if self.file:
                         _save(self.file, m)
-                        if self.lang and self.file.exists():  # those read otherwise before: not read again
-                            for older in _older_files(words_file(self.file.parent, None)[0], self.lang):
+                        if self.file.exists():  # those read otherwise before: not read again
+                            olders = _older_files(words_file(self.file.parent, None)[0], self.lang) if self.lang else []
+                            for older in olders + [_without_quotes(self.file)]:
                                 if older != self.file:
                                     older.unlink(missing_ok=True)
                 self._matrix = m

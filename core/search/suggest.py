@@ -230,7 +230,8 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
 
 METHOD = Method("suggest", "Suggest", "Learns from your labels: COS until something is excluded, then a model "
                 "over the texts' meaning and words (a word's forms counted as one where the corpus's language has a "
-                "dictionary: volby, voleb, volbách; so are a name's: Babiš, Babiše, Babišovi; and, where the "
+                "dictionary: volby, voleb, volbách; so are a name's: Babiš, Babiše, Babišovi; a quote's words read with "
+                "those of the tweet it quotes, so “Přesně tak.” of a tweet on the topic comes in; and, where the "
                 "corpus has a conversation_id, how many texts you included or excluded share a text's conversation, "
                 "so a reply comes in with its thread, and, where it has dates, how much of what you labelled on each "
                 "day you included, so an event's days come in; your included texts against your excluded ones and a "
