@@ -41,6 +41,7 @@ from core.search import REGISTRY, SearchContext
 from core.threads import threads_of
 from core.copies import Copies, codes_of
 from core.ingest import QUOTED
+from core.quoted import words_read
 from core.search.index import VectorIndex
 from core.search.keyword import KeywordIndex
 from core.search.lexical import WordIndex
@@ -107,6 +108,9 @@ def main(argv=None) -> None:
                    help="with word lemmas: the forms of a word the dictionary does not list stay words of their own "
                         "(figures before 2026-12-01); by default, as the app, they are joined "
                         "(core.wordforms.unlisted_forms)")
+    p.add_argument("--quoted-words", choices=["on", "off"], default="on",
+                   help="Suggest's words of a quote: its own with what it quotes (default, as the app: "
+                        "core.quoted.words_read) or its own only ('off': figures before 2026-12-03's second session)")
     p.add_argument("--word-forms", metavar="LANG", default=None,
                    help="keywords find every form of their words in LANG's dictionary, as the Annotate page's Every "
                         "form (ticked there by default); without it, the word as typed")
@@ -144,7 +148,10 @@ def main(argv=None) -> None:
         a.word_lemmas = None
     elif not wordforms.supported(a.word_lemmas):
         p.error(f"--word-lemmas {a.word_lemmas}: no dictionary of that language (simplemma's); 'none' or 'auto'")
-    words = WordIndex(texts, lang=a.word_lemmas, unlisted=a.unlisted)
+    def word_index(texts, quotes=quoted):
+        read = words_read(texts, quotes) if a.quoted_words == "on" else texts
+        return WordIndex(read, lang=a.word_lemmas, unlisted=a.unlisted)
+    words = word_index(texts)
     ctx = SearchContext(VectorIndex(corpus.embeddings), KeywordIndex(texts), corpus.frame, timezone=corpus.timezone,
                         word_index=words, dac=dac_model, seed=a.context_seed, copies=copies_of(texts),
                         threads=threads_of(corpus.frame))
@@ -193,7 +200,7 @@ def main(argv=None) -> None:
                 sub_frame = corpus.frame.iloc[keep].reset_index(drop=True)
                 sub_ctx = SearchContext(VectorIndex(np.asarray(corpus.embeddings)[keep]), KeywordIndex(sub_texts),
                                         sub_frame, timezone=corpus.timezone, threads=threads_of(sub_frame),
-                                        word_index=WordIndex(sub_texts, lang=a.word_lemmas, unlisted=a.unlisted),
+                                        word_index=word_index(sub_texts, None if quoted is None else quoted.iloc[keep]),
                                         dac=dac_model,
                                         seed=a.context_seed,
                                         copies=copies_of(sub_texts, None if quoted is None else quoted.iloc[keep]))

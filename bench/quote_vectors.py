@@ -59,6 +59,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--classes", type=int, default=6, help="the first N classes by label (default 6)")
     p.add_argument("--methods", default="cos,suggest")
     p.add_argument("--weight", type=float, nargs="+", default=[1.0])
+    p.add_argument("--quoted-words", nargs="+", choices=["on", "off"], default=["on"],
+                   help="Suggest's words of a quote with what it quotes ('on', as the app) or its own only ('off'); "
+                        "both: each set run both ways")
     p.add_argument("--rows", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
     a = p.parse_args(argv)
@@ -87,14 +90,15 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.time()
             quoted.build(c, weight=weight)
             made = round(time.time() - t0, 1)
-        out = folder / f"{set_name}-{weight}"
-        cmd = [sys.executable, "-m", "bench.annotator", "--data", str(src), "--corpus", name, "--label-column",
-               a.label_column, "--classes", *classes, "--methods", a.methods, "--embedding-set", set_name,
-               "--out", str(out)]
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, cwd=Path(__file__).resolve().parents[1])
-        summary = json.loads((out / f"annotator_{name}.json").read_text())
-        emit(set=set_name, weight=weight, set_s=made, classes=len(classes), methods={
-            m: {k: v for k, v in s.items() if k.startswith("recall@")} for m, s in summary["methods"].items()})
+        for words in a.quoted_words:
+            out = folder / f"{set_name}-{weight}-{words}"
+            cmd = [sys.executable, "-m", "bench.annotator", "--data", str(src), "--corpus", name, "--label-column",
+                   a.label_column, "--classes", *classes, "--methods", a.methods, "--embedding-set", set_name,
+                   "--quoted-words", words, "--out", str(out)]
+            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, cwd=Path(__file__).resolve().parents[1])
+            summary = json.loads((out / f"annotator_{name}.json").read_text())
+            emit(set=set_name, weight=weight, quoted_words=words, set_s=made, classes=len(classes), methods={
+                m: {k: v for k, v in s.items() if k.startswith("recall@")} for m, s in summary["methods"].items()})
     shutil.rmtree(root, ignore_errors=True)
     return 0
 
