@@ -54,8 +54,12 @@ class Corpus:
 
     @property
     def vector_file(self) -> Path | None:
-        """The fp16 store (core/vectorstore.py) when the corpus keeps its vectors that way, else None."""
-        return self.data_folder / vectorstore.FILE if self.embeddings.dtype == np.float16 else None
+        """The fp16 store (core/vectorstore.py) when the corpus keeps its vectors that way, else None: the import's,
+        or that of the embedding set the corpus carries (core.embedsets.with_set)."""
+        if self.embeddings.dtype != np.float16:
+            return None
+        mapped = getattr(self.embeddings, "filename", None)  # the memory map of a store
+        return Path(mapped) if mapped else self.data_folder / vectorstore.FILE
 
     @property
     def keyword_index_file(self) -> Path | None:

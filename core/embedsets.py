@@ -2,8 +2,9 @@
 encoder to the corpus (ClusterBERT) adds a set of its own, with the adapted encoder, so new texts
 can be embedded the same way.
 
-Layout: ``data/NAME/embeddings/SET/`` with ``vectors.npy`` (N x D float32, unit rows, corpus order),
-``manifest.json`` (base model, method, parameters, seed, date, the import it belongs to) and, for an
+Layout: ``data/NAME/embeddings/SET/`` with ``vectors.npy`` (N x D float32, unit rows, corpus order; for a corpus
+whose import keeps its vectors as fp16, from a million rows, ``vectors.f16.faiss``, the same store as the import's,
+core/vectorstore.py: searched in place, memory-mapped, half the disk), ``manifest.json`` (base model, method, parameters, seed, date, the import it belongs to) and, for an
 adapted encoder, ``model/`` (a sentence-transformers folder: ``SentenceTransformer(path)`` loads
 it). A set is written into a temporary folder and renamed into place, so a half-written set never
 lists; a set computed on an earlier import of the corpus is hidden.
@@ -22,9 +23,11 @@ from pathlib import Path
 
 import numpy as np
 
-from core import paths
+from core import paths, vectorstore
 
 IMPORT = "import"
+FLOAT32 = "vectors.npy"
+BLOCK = 1 << 18  # rows written at a time to a set's fp16 store
 _SET_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -68,7 +71,7 @@ def listing(corpus) -> list[EmbeddingSet]:
     d = folder(corpus.name, corpus.folder.parent)
     for sub in sorted(d.iterdir()) if d.is_dir() else []:
         mf = sub / "manifest.json"
-        if not (_SET_RE.match(sub.name) and mf.exists() and (sub / "vectors.npy").exists()):
+        if not (_SET_RE.match(sub.name) and mf.exists() and _vector_file(sub) is not None):
             continue
         try:
             m = json.loads(mf.read_text(encoding="utf-8"))
@@ -90,16 +93,21 @@ def load_vectors(corpus, name: str) -> np.ndarray:
     if name not in sets:
         raise EmbeddingSetError(f"corpus {corpus.name!r} has no embedding set {name!r} "
                                 f"(it has: {', '.join(sets)})")
-    path = sets[name].path / "vectors.npy"
+    path = _vector_file(sets[name].path)
     try:
-        x = np.load(path, mmap_mode="r")
+        x = vectorstore.codes(path) if path.name == vectorstore.FILE else np.load(path, mmap_mode="r")
     except (OSError, ValueError) as exc:
-        raise EmbeddingSetError(f"embedding set {name!r}: vectors.npy is not a readable embedding matrix "
+        raise EmbeddingSetError(f"embedding set {name!r}: {path.name} is not a readable embedding matrix "
                                 f"({exc.__class__.__name__}); compute the set again") from None
     if x.ndim != 2 or len(x) != corpus.n:
         raise EmbeddingSetError(f"embedding set {name!r}: vectors.npy has shape {x.shape}, which does not match corpus "
                                 f"{corpus.name!r} ({corpus.n} rows)")
     return x
+
+
+def _vector_file(d: Path) -> Path | None:
+    """The set's vectors in folder ``d``: its fp16 store, else vectors.npy; None when it has neither."""
+    return next((f for f in (d / vectorstore.FILE, d / FLOAT32) if f.exists()), None)
 
 
 def with_set(corpus, name: str):
@@ -110,11 +118,15 @@ def with_set(corpus, name: str):
 
 def save(corpus, name: str, vectors: np.ndarray, manifest: dict, model_dir: Path | None = None) -> EmbeddingSet:
     """Write a set (replacing one of the same name); ``model_dir`` (an adapted encoder's folder) is
-    moved into it."""
+    moved into it. Kept as the import keeps its vectors: float32, or for a corpus of fp16 vectors an fp16 store
+    written a block of rows at a time (``vectors`` may be a memory map: at 10M rows it is never read whole)."""
+    from core.corpus import store_precision
+
     check_set_name(name)
     if name == IMPORT:
         raise ValueError("'import' is the name of the corpus's own embeddings")
-    vectors = np.asarray(vectors, np.float32)
+    fp16 = store_precision(corpus.manifest) == "fp16"
+    vectors = vectors if fp16 and isinstance(vectors, np.ndarray) else np.asarray(vectors, np.float32)
     if vectors.ndim != 2 or len(vectors) != corpus.n:
         raise EmbeddingSetError(f"embedding set {name!r}: shape {vectors.shape} does not match corpus "
                                 f"{corpus.name!r} ({corpus.n} rows)")
@@ -122,7 +134,11 @@ def save(corpus, name: str, vectors: np.ndarray, manifest: dict, model_dir: Path
     base.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=base))
     try:
-        np.save(tmp / "vectors.npy", vectors)
+        if fp16:
+            blocks = (vectors[start:start + BLOCK] for start in range(0, len(vectors), BLOCK))
+            vectorstore.write(tmp / vectorstore.FILE, blocks, len(vectors), vectors.shape[1])
+        else:
+            np.save(tmp / FLOAT32, vectors)
         if model_dir is not None:
             shutil.move(str(model_dir), tmp / "model")
         meta = {"set": name, "rows": int(len(vectors)), "dim": int(vectors.shape[1]),

@@ -98,12 +98,13 @@ def blend(own: np.ndarray, quoted: np.ndarray, weight: float = WEIGHT) -> np.nda
 
 
 def _copy(x: np.ndarray, work: Path) -> np.ndarray:
-    """``x`` as float32, in memory, or for a large corpus in a file under ``work`` (memory-mapped: 10M x 384 is 15 GB),
-    copied a block of rows at a time."""
+    """``x`` as float32, in memory, or for a large corpus in a file under ``work`` (memory-mapped, as the import keeps
+    them: 10M x 384 is 7.7 GB of fp16, 15 GB of float32), copied a block of rows at a time."""
     if x.nbytes * (2 if x.dtype == np.float16 else 1) <= IN_MEMORY:
         return np.array(x, dtype=np.float32)
     work.mkdir(parents=True, exist_ok=True)
-    out = np.lib.format.open_memmap(work / "vectors.npy", mode="w+", dtype=np.float32, shape=x.shape)
+    kept = np.float16 if x.dtype == np.float16 else np.float32
+    out = np.lib.format.open_memmap(work / "vectors.npy", mode="w+", dtype=kept, shape=x.shape)
     for start in range(0, len(x), BLOCK):
         out[start:start + BLOCK] = x[start:start + BLOCK]
     return out

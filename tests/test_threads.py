@@ -343,7 +343,7 @@ def test_a_quote_in_the_annotate_list_shows_the_tweet_it_quotes(tmp_path, model,
         check_annotator("Quoting")
 
 
-def quote_corpus(tmp_path, model, quotes: dict[int, tuple[str, str]], n: int = 200):
+def quote_corpus(tmp_path, model, quotes: dict[int, tuple[str, str]], n: int = 200, **spec):
     """A corpus "q" under ``tmp_path / "d"`` of ``n`` real Czech tweets imported from API v1.1 JSON, tweet i of
     ``quotes`` replaced by a quote (its own words, the words of the tweet it quotes by @evil); the tweets as read."""
     import json
@@ -363,7 +363,7 @@ def quote_corpus(tmp_path, model, quotes: dict[int, tuple[str, str]], n: int = 2
         lines.append(json.dumps(tweet, ensure_ascii=False))
     src = tmp_path / "tweets.jsonl"
     src.write_text("\n".join(lines), encoding="utf-8")
-    import_corpus(ImportSpec(input=src, name="q"), root=tmp_path / "d", model_loader=lambda n, d: model)
+    import_corpus(ImportSpec(input=src, name="q", **spec), root=tmp_path / "d", model_loader=lambda n, d: model)
     return tweets
 
 
@@ -494,6 +494,40 @@ def test_the_quotes_set_lets_cos_find_a_quote_whose_own_words_say_nothing(tmp_pa
     with pytest.raises(SystemExit):
         job.main(["--corpus", "q", "--weight", "0"])
     assert "must be in (0, 100], got 0" in capsys.readouterr().err
+
+
+def test_the_quotes_set_of_a_corpus_kept_as_fp16_is_an_fp16_store_searched_in_place(tmp_path, model, monkeypatch):
+    """A corpus of a million rows keeps its vectors as an fp16 store, memory-mapped; its set ``quotes`` is one too
+    (7.7 GB at 10M rows, not 15 GB of float32 in a server's memory), and picked, the searches read the set's store,
+    not the import's. A damaged store is named."""
+    from core import embedsets, quoted, vectorstore
+    from core.corpus import load_corpus
+    from core.search import REGISTRY
+    from ui.resources import search_context_of
+
+    texts = pd.read_csv(shared_file("czech_politicians_tweets_2021.csv"), dtype=str, keep_default_na=False,
+                        nrows=200)["text"]
+    quote_corpus(tmp_path, model, {1: ("Přesně tak.", texts[150]), 2: ("Souhlas!", texts[160])}, precision="fp16")
+    c = load_corpus("q", tmp_path / "d")
+    assert c.vector_file == c.data_folder / vectorstore.FILE
+    monkeypatch.setattr(quoted, "IN_MEMORY", 0)  # as at 10M rows: copied and blended through a file
+    monkeypatch.setattr(quoted, "BLOCK", 7)
+    monkeypatch.setattr(embedsets, "BLOCK", 50)  # and the store written a block of rows at a time
+    made = quoted.build(c, model_loader=lambda n, d: model)
+    assert sorted(f.name for f in made.path.iterdir()) == ["manifest.json", vectorstore.FILE]
+    picked = embedsets.with_set(c, "quotes")
+    assert picked.vector_file == made.path / vectorstore.FILE and picked.embeddings.dtype == np.float16
+    np.testing.assert_array_equal(np.delete(picked.embeddings, [1, 2], 0), np.delete(c.embeddings, [1, 2], 0))
+    none = np.zeros(0, np.int64)
+    for x, found in ((c, False), (picked, True)):
+        ctx = search_context_of(x, "cpu")
+        assert ctx.index.precision == "fp16-mapped"
+        for quote, seed in ((1, 150), (2, 160)):
+            assert (quote in REGISTRY["cos"].search(ctx, np.array([seed]), none, 3).rows.tolist()) == found
+    store = made.path / vectorstore.FILE
+    store.write_bytes(store.read_bytes()[:-10])
+    with pytest.raises(embedsets.EmbeddingSetError, match=r"quotes.*vectors\.f16\.faiss is not a readable"):
+        embedsets.load_vectors(c, "quotes")
 
 
 def test_suggest_reads_a_quote_with_the_words_of_what_it_quotes(tmp_path, model):
