@@ -4,10 +4,10 @@ can be embedded the same way.
 
 Layout: ``data/NAME/embeddings/SET/`` with ``vectors.npy`` (N x D float32, unit rows, corpus order; for a corpus
 whose import keeps its vectors as fp16, from a million rows, ``vectors.f16.faiss``, the same store as the import's,
-core/vectorstore.py: searched in place, memory-mapped, half the disk), ``manifest.json`` (base model, method, parameters, seed, date, the import it belongs to) and, for an
-adapted encoder, ``model/`` (a sentence-transformers folder: ``SentenceTransformer(path)`` loads
-it). A set is written into a temporary folder and renamed into place, so a half-written set never
-lists; a set computed on an earlier import of the corpus is hidden.
+core/vectorstore.py: searched in place, memory-mapped, half the disk), ``manifest.json`` (base model, method,
+parameters, seed, date, the import it belongs to) and, for an adapted encoder, ``model/`` (a sentence-transformers
+folder: ``SentenceTransformer(path)`` loads it). A set is written into a temporary folder and renamed into place,
+so a half-written set never lists; a set computed on an earlier import of the corpus is hidden.
 """
 
 from __future__ import annotations
