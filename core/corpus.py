@@ -526,10 +526,10 @@ def _build_indexes(frame: pd.DataFrame, data: Path, progress: Progress | None, l
     """The keyword index and Suggest's word matrix (its words counted by lemma in ``lang``, the corpus's main
     language where it has a dictionary), built now rather than on a user's first search (minutes at ten million
     texts)."""
-    from core.search import textindex
-    from core.search.keyword import fold
     from core import quoted
     from core.ingest import QUOTED
+    from core.search import textindex
+    from core.search.keyword import fold
     from core.search.lexical import WordIndex, words_file
 
     texts = frame["text"].tolist()

@@ -100,7 +100,7 @@ def load_vectors(corpus, name: str) -> np.ndarray:
         raise EmbeddingSetError(f"embedding set {name!r}: {path.name} is not a readable embedding matrix "
                                 f"({exc.__class__.__name__}); compute the set again") from None
     if x.ndim != 2 or len(x) != corpus.n:
-        raise EmbeddingSetError(f"embedding set {name!r}: vectors.npy has shape {x.shape}, which does not match corpus "
+        raise EmbeddingSetError(f"embedding set {name!r}: {path.name} has shape {x.shape}, which does not match corpus "
                                 f"{corpus.name!r} ({corpus.n} rows)")
     return x
 
