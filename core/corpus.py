@@ -228,11 +228,15 @@ def store_precision(manifest: dict) -> str:
     return manifest.get("store", {}).get("precision", "fp32") if isinstance(manifest.get("store"), dict) else "fp32"
 
 
+def import_vector_file(data: Path, manifest: dict) -> Path:
+    """The file of the import's vectors in its generation folder ``data``: embeddings.npy, or the fp16 store."""
+    return data / (vectorstore.FILE if store_precision(manifest) == "fp16" else "embeddings.npy")
+
+
 def import_vectors(data: Path, manifest: dict) -> np.ndarray:
-    """The import's vectors in its generation folder ``data``, memory-mapped: embeddings.npy, or the fp16 store."""
-    fp16 = store_precision(manifest) == "fp16"
-    ef = data / (vectorstore.FILE if fp16 else "embeddings.npy")
-    return vectorstore.codes(ef) if fp16 else np.load(ef, mmap_mode="r")
+    """The import's vectors (:func:`import_vector_file`), memory-mapped."""
+    ef = import_vector_file(data, manifest)
+    return vectorstore.codes(ef) if ef.name == vectorstore.FILE else np.load(ef, mmap_mode="r")
 
 
 SERVER_SKIPS = ("text_raw",)  # columns of corpus.parquet that a loaded corpus does not hold
@@ -284,8 +288,7 @@ def load_corpus(name: str, root: Path | None = None, check: bool = True) -> Corp
     try:
         emb = import_vectors(data, manifest)
     except Exception as exc:
-        ef = vectorstore.FILE if store_precision(manifest) == "fp16" else "embeddings.npy"
-        raise CorpusError(f"corpus {name!r}: {ef} cannot be read: {exc}") from None
+        raise CorpusError(f"corpus {name!r}: {import_vector_file(data, manifest).name} cannot be read: {exc}") from None
     if "id" not in frame.columns:
         raise CorpusError(f"corpus {name!r}: corpus.parquet has no 'id' column")
     frame["id"] = frame["id"].astype(str)

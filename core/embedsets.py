@@ -126,7 +126,7 @@ def save(corpus, name: str, vectors: np.ndarray, manifest: dict, model_dir: Path
     if name == IMPORT:
         raise ValueError("'import' is the name of the corpus's own embeddings")
     fp16 = store_precision(corpus.manifest) == "fp16"
-    vectors = vectors if fp16 and isinstance(vectors, np.ndarray) else np.asarray(vectors, np.float32)
+    vectors = np.asarray(vectors) if fp16 else np.asarray(vectors, np.float32)  # fp16: a map stays a map, unread
     if vectors.ndim != 2 or len(vectors) != corpus.n:
         raise EmbeddingSetError(f"embedding set {name!r}: shape {vectors.shape} does not match corpus "
                                 f"{corpus.name!r} ({corpus.n} rows)")

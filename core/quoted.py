@@ -35,13 +35,18 @@ class QuotesError(ValueError):
     """The corpus has no quotes to read so; the message names it."""
 
 
+def _body(quoted: str) -> str:
+    """What a quote quotes, without the "@name: " the import writes before it."""
+    return _NAME.sub("", quoted, count=1).strip()
+
+
 def quoted_bodies(column: pd.Series) -> tuple[np.ndarray, list[str]]:
     """(the rows that quote a tweet with words, what each quotes without the "@name: " the import writes before it;
     a quote of a post without words, a picture's, is left out)."""
     from core.search.keyword import quoting
 
     rows, quoted = quoting(column)
-    bodies = [_NAME.sub("", t, count=1).strip() for t in quoted.tolist()]
+    bodies = [_body(t) for t in quoted.tolist()]
     keep = np.array([bool(b) for b in bodies], dtype=bool)
     return rows[keep], [b for b, k in zip(bodies, keep) if k]
 
@@ -60,7 +65,7 @@ class WithQuoted(Sequence):
         return len(self._texts)
 
     def _with(self, text: str, at: int) -> str:
-        body = _NAME.sub("", str(self._quoted.iat[at]), count=1).strip()
+        body = _body(str(self._quoted.iat[at]))
         return f"{text}\n{body}" if body else text
 
     def __getitem__(self, i):
