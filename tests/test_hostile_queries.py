@@ -140,7 +140,9 @@ def test_building_the_match_case_index_leaves_other_users_running():
     texts = [" ".join(rng.choice(words, 28)) for _ in range(300_000)]  # ~60 MB of text
     ki = KeywordIndex(texts, prebuild=False)
     longest = ticking(lambda: ki.variant(False, True))
-    assert longest < 0.25, f"another thread waited {longest:.2f} s"  # one C call over it all: ~0.85 s here
+    # one C call over it all held the GIL ~0.85 s here (up to 1.9 s); built piece by piece the longest wait is
+    # 0.03-0.07 s alone, and once 0.27 s under CI's load (a pause of the machine, not of the build): 0.5 s tells the two
+    assert longest < 0.5, f"another thread waited {longest:.2f} s"
     assert len(find_rows(ki, "Trump", case_insensitive=False)) > 0
 
 
