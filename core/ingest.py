@@ -22,7 +22,8 @@ import pandas as pd
 
 from core import json_records, platforms, timezones
 
-SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".parquet": "parquet", ".pq": "parquet",
+# .txt: a table as Excel saves it as "Unicode Text" (UTF-16, tabs) or "Text" (tabs), read as a CSV of its separator
+SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".txt": "csv", ".parquet": "parquet", ".pq": "parquet",
             ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".js": "jsonl",
             ".xlsx": "workbook", ".xlsm": "workbook", ".xls": "workbook", ".ods": "workbook"}
 NOT_GZIPPED = ("parquet", "workbook")  # compressed in their own way
@@ -99,7 +100,17 @@ def _read_utf8(path: Path, shown: str) -> str:
     return _decode(data, shown)
 
 
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")  # what Excel's "Unicode Text" (UTF-16, tab-separated) starts with
+
+
 def _decode(data: bytes, shown: str) -> str:
+    if data.startswith(UTF16_BOMS) and not data.startswith(b"\xff\xfe\x00\x00"):  # UTF-16 says so; UTF-32 is not read
+        try:
+            return data.decode("utf-16")  # the mark tells the byte order, and is not part of the first column name
+        except UnicodeDecodeError as exc:
+            where = data[:exc.start].decode("utf-16", errors="replace").count("\n") + 1
+            raise InputError(f"{shown}: starts as UTF-16 but is not valid UTF-16 (byte {exc.start}, line {where}): "
+                             "re-save the file as UTF-8 (in Excel: 'CSV UTF-8')") from None
     try:
         return data.decode("utf-8-sig")  # a byte-order mark is not part of the first column name
     except UnicodeDecodeError as exc:
@@ -147,11 +158,48 @@ def _parse_text(text: str, kind: str, rows: int | None = None, text_column: str 
                                                               for line in text.split("\n", TITLE_ROWS)[:TITLE_ROWS]]
     skip = _header_row(cells, text_column)
     body = text.split("\n", skip)[skip] if skip else text
-    frame = pd.read_csv(io.StringIO(body), sep=_separator(body) if kind == "csv" else "\t", dtype=str,
-                        keep_default_na=False, na_values=[], engine="c", nrows=rows)
+    sep = _separator(body) if kind == "csv" else "\t"
+    try:
+        frame = pd.read_csv(io.StringIO(body), sep=sep, dtype=str, keep_default_na=False, na_values=[], engine="c",
+                            nrows=rows)
+    except pd.errors.ParserError as exc:
+        open_quote = re.search(r"EOF inside string starting at row (\d+)", str(exc))
+        if not open_quote:
+            raise
+        raise ValueError(_open_quote(body, sep, int(open_quote.group(1)), skip)) from None
     if skip:
         frame.attrs["note"] = _titles_note(skip, cells)
+    _note_twins(frame, cells[skip] if skip < len(cells) else [])
     return frame
+
+
+def _open_quote(body: str, sep: str, row: int, skip: int) -> str:
+    """What to say of a file whose quoted text opened in data row ``row`` (pandas' count) never closes: the row, the
+    line of the file it starts on and its first words (the file read record by record up to it)."""
+    reader = csv.reader(io.StringIO(body), delimiter=sep)
+    line = 1
+    try:
+        for _ in range(row):
+            next(reader)
+            line = reader.line_num + 1
+    except (StopIteration, csv.Error):
+        pass
+    start = body.split("\n", line)[line - 1].rstrip("\r") if line <= body.count("\n") + 1 else ""
+    where = f"row {row} (line {line + skip} of the file)"
+    return (f"a quoted text opens in {where} and never closes, so the rest of the file would be one text: a quote "
+            f"mark (\") is missing or stray there, near: {start[:80]!r}; quote marks inside a quoted text are doubled "
+            "(\"\")")
+
+
+def _note_twins(frame: pd.DataFrame, header: list[str]) -> None:
+    """A note for a file whose header names a column twice: pandas read the second as 'name.1'; the first is the one
+    the import reads by that name."""
+    twins = sorted({c for c in header if c.strip() and header.count(c) > 1})
+    if twins:
+        kept = [str(c) for c in frame.columns if any(re.fullmatch(re.escape(t) + r"\.\d+", str(c)) for t in twins)]
+        frame.attrs["note"] = "; ".join(filter(None, [frame.attrs.get("note"), (
+            "the header names " + ", ".join(f"{c!r}" for c in twins) + " more than once: the first of each is read "
+            "by that name, the others kept as " + ", ".join(f"{c!r}" for c in kept))]))
 
 
 TITLE_ROWS = 30  # the rows looked through for a header below a report's title lines
@@ -271,7 +319,8 @@ def _file_kind(path: Path, shown: str) -> str:
     if kind is None or (gz and kind in NOT_GZIPPED):
         raise InputError(
             f"{shown}: unknown file type {''.join(path.suffixes[-2:]) or 'without a suffix'!r}; use .csv, .tsv, "
-            ".parquet, .jsonl or a workbook (.xlsx, .xls, .ods); .csv, .tsv and .jsonl may be gzipped: .csv.gz"
+            ".txt (a table Excel saved as 'Unicode Text'), .parquet, .jsonl or a workbook (.xlsx, .xls, .ods); .csv, "
+            ".tsv and .jsonl may be gzipped: .csv.gz"
         )
     return kind
 
@@ -300,7 +349,11 @@ def read_head(stream, name: str, rows: int = 200, sheet: str | None = None) -> p
                 stream = gzip.GzipFile(fileobj=stream)
             data = stream.read(HEAD_BYTES + 1)
             if len(data) > HEAD_BYTES:  # cut at a line's end: the rows after it are not needed
-                data = data[:data.rfind(b"\n", 0, HEAD_BYTES) + 1] or data[:HEAD_BYTES]
+                end = {UTF16_BOMS[0]: b"\n\x00", UTF16_BOMS[1]: b"\x00\n"}.get(data[:2], b"\n")
+                at = data.rfind(end, 0, HEAD_BYTES)
+                while len(end) == 2 and at > 0 and at % 2:  # a UTF-16 line's end is at an even byte
+                    at = data.rfind(end, 0, at)
+                data = data[:at + len(end)] if at >= 0 else data[:HEAD_BYTES - HEAD_BYTES % 2]
             export = json_records.export_head(data, rows) if kind == "jsonl" else None  # Telegram's, Discord's
             frame = export if export is not None else _parse_text(_decode(data, name), kind, rows)
     except InputError:

@@ -977,6 +977,48 @@ def test_non_utf8_file_names_line(tmp_path):
     assert "Windows-1250" not in str(e.value)  # no Czech letters: no guess
 
 
+def test_a_table_excel_saved_as_unicode_text_imports_as_it_is(tmp_path, monkeypatch):
+    """Excel's "Unicode Text" is UTF-16 with tabs, saved as .txt: it was refused as an unknown type, and as a .csv
+    as "not valid UTF-8". Read by its byte-order mark, either byte order, for the import and for the form's first
+    rows (cut at a line's end within UTF-16's two-byte letters); UTF-16 that is broken is named as such."""
+    import core.ingest as ingest
+    from core.ingest import read_head
+
+    rows = "".join(f"{i}\tŽluťoučký kůň č. {i}, \"úpěl\"\t2021-03-{i % 28 + 1:02d}\tpetr\r\n"
+                   for i in range(1, 400))
+    table = "id\ttext\tdate\tauthor\r\n" + rows
+    txt = write(tmp_path, "export.txt", table.encode("utf-16"), mode="wb")  # little-endian, with its mark
+    frame, report = load(txt)
+    assert len(frame) == 399 and frame["text"].iloc[0] == 'Žluťoučký kůň č. 1, "úpěl"'
+    assert frame["author"].iloc[0] == "petr" and frame["date"].iloc[1] == pd.Timestamp("2021-03-03")
+    big_endian = write(tmp_path, "export.csv", b"\xfe\xff" + "id,text\n1,řeřicha\n".encode("utf-16-be"), mode="wb")
+    assert load(big_endian)[0]["text"].tolist() == ["řeřicha"]
+    monkeypatch.setattr(ingest, "HEAD_BYTES", 4097)  # the form reads the start only: an odd byte count on purpose
+    with open(txt, "rb") as fh:
+        head = read_head(fh, "export.txt")
+    assert 20 < len(head) < 399 and head.equals(read_table(txt).head(len(head)))
+    broken = write(tmp_path, "broken.txt", "id\ttext\n1\tok\n".encode("utf-16-le") + b"\x00\xd8\x41\x00", mode="wb")
+    with pytest.raises(InputError, match=r"broken.txt: starts as UTF-16 but is not valid UTF-16") as e:
+        load(write(tmp_path, "broken.txt", b"\xff\xfe" + broken.read_bytes(), mode="wb"))
+    assert "line 3" in str(e.value)
+
+
+def test_a_quoted_text_left_open_is_named_by_its_row_line_and_words(tmp_path):
+    """pandas said "EOF inside string starting at row 3", which names neither the file's line nor the cause."""
+    p = write(tmp_path, "open.csv", 'Export 2021\n\nid,text\n1,"two\nlines"\n2,ok\n3,"Přesně tak, a dál\n4,x\n5,y\n')
+    with pytest.raises(InputError) as e:
+        load(p)
+    said = str(e.value)
+    assert "open.csv: cannot be read as CSV: a quoted text opens in row 3 (line 7 of the file)" in said
+    assert "'3,\"Přesně tak, a dál'" in said and 'doubled ("")' in said
+
+
+def test_a_column_named_twice_is_read_by_the_first_and_the_import_says_so(tmp_path):
+    frame, report = load(write(tmp_path, "twice.csv", "id,text,date,text\n1,first,2021-01-01,second\n"))
+    assert frame["text"].tolist() == ["first"]
+    assert any("the header names 'text' more than once" in n and "'text.1'" in n for n in report.notes), report.notes
+
+
 def test_a_csv_separated_by_semicolons_or_tabs_is_read_by_its_columns(tmp_path):
     # Excel saves "CSV" with semicolons where the comma is the decimal mark (Czech Windows among them)
     p = write(tmp_path, "excel.csv", 'id;text;date;author\n1;"Praha, Brno; Ostrava";2024-01-02;petr\n'
