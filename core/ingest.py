@@ -12,6 +12,7 @@ import html
 import io
 import json
 import re
+import warnings
 from datetime import date, datetime, time as dtime
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -160,13 +161,21 @@ def _parse_text(text: str, kind: str, rows: int | None = None, text_column: str 
     body = text.split("\n", skip)[skip] if skip else text
     sep = _separator(body) if kind == "csv" else "\t"
     try:
-        frame = pd.read_csv(io.StringIO(body), sep=sep, dtype=str, keep_default_na=False, na_values=[], engine="c",
-                            nrows=rows)
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always", pd.errors.ParserWarning)
+            # index_col=False: a first row with a field more than the header made pandas take the ids for an index
+            # and every column one to the left (the texts read as ids); a separator ending every line, too
+            frame = pd.read_csv(io.StringIO(body), sep=sep, dtype=str, keep_default_na=False, na_values=[],
+                                engine="c", nrows=rows, index_col=False)
     except pd.errors.ParserError as exc:
         open_quote = re.search(r"EOF inside string starting at row (\d+)", str(exc))
-        if not open_quote:
-            raise
-        raise ValueError(_open_quote(body, sep, int(open_quote.group(1)), skip)) from None
+        if open_quote:
+            raise ValueError(_open_quote(body, sep, int(open_quote.group(1)), skip)) from None
+        if re.search(r"Expected \d+ fields", str(exc)):
+            _fields_beyond_header(body, sep, skip, rows)
+        raise
+    if any(issubclass(w.category, pd.errors.ParserWarning) for w in said):  # a row longer than the header, cut
+        _fields_beyond_header(body, sep, skip, rows)
     if skip:
         frame.attrs["note"] = _titles_note(skip, cells)
     _note_twins(frame, cells[skip] if skip < len(cells) else [])
@@ -189,6 +198,30 @@ def _open_quote(body: str, sep: str, row: int, skip: int) -> str:
     return (f"a quoted text opens in {where} and never closes, so the rest of the file would be one text: a quote "
             f"mark (\") is missing or stray there, near: {start[:80]!r}; quote marks inside a quoted text are doubled "
             "(\"\")")
+
+
+def _fields_beyond_header(body: str, sep: str, skip: int, rows: int | None) -> None:
+    """ValueError naming the rows of a table that hold more fields than its header names, where the fields beyond
+    are not empty (a text holding the separator, not in quotes: its words past it were lost, or read as the next
+    column); an empty field past the last (a separator ending every line, as some exports write) loses nothing."""
+    reader = csv.reader(io.StringIO(body), delimiter=sep)
+    header = next(reader, [])
+    n, line, found, count = len(header), reader.line_num + 1, [], 0
+    for row, fields in enumerate(reader, 1):
+        if len(fields) > n and any(f.strip() for f in fields[n:]):
+            count += 1
+            if len(found) < 3:
+                found.append(f"row {row} (line {line + skip} of the file, {len(fields)} fields, "
+                             f"{sep.join(fields)[:60]!r})")
+        line = reader.line_num + 1
+        if rows is not None and row >= rows:
+            break
+    if count:
+        name = {",": "comma", ";": "semicolon", "\t": "tab"}.get(sep, repr(sep))
+        raise ValueError(f"{count} {'row holds' if count == 1 else 'rows hold'} more fields than the header's {n}: "
+                         + "; ".join(found) + ("; …" if count > len(found) else "")
+                         + f". A text holding a {name} must be in quotes (\"like{sep} this\"), or the header lacks a "
+                           "column")
 
 
 def _note_twins(frame: pd.DataFrame, header: list[str]) -> None:

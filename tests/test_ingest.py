@@ -1013,6 +1013,25 @@ def test_a_quoted_text_left_open_is_named_by_its_row_line_and_words(tmp_path):
     assert "'3,\"Přesně tak, a dál'" in said and 'doubled ("")' in said
 
 
+def test_a_row_longer_than_the_header_is_named_and_a_separator_ending_every_line_loses_nothing(tmp_path):
+    """A first row with a field more than the header made pandas read the ids as an index and every column one to the
+    left: an unquoted "Hello, world" became id 'Hello' and text ' world'; a comma ending every line made every id a
+    text and every text empty, dropped. Now such a row is named, and a separator ending every line is read past."""
+    with pytest.raises(InputError) as e:
+        load(write(tmp_path, "comma.csv", "id,text\n1,Hello, world\n2,Ahoj\n3,a, b, c\n"))
+    said = str(e.value)
+    assert "comma.csv" in said and "2 rows hold more fields than the header's 2" in said
+    assert "row 1 (line 2 of the file, 3 fields, '1,Hello, world')" in said and "row 3 (line 4" in said
+    assert 'must be in quotes ("like, this")' in said
+    with pytest.raises(InputError, match=r"row 2 \(line 3 of the file, 3 fields"):  # a later row: pandas' own stop
+        load(write(tmp_path, "later.csv", "id,text\n1,Ahoj\n2,Hello, world\n"))
+    ended = load(write(tmp_path, "ended.csv", "id,text,date\n1,Ahoj,2021-01-01,\n2,Nazdar,2021-01-02,\n"))[0]
+    assert ended["id"].tolist() == ["1", "2"] and ended["text"].tolist() == ["Ahoj", "Nazdar"]
+    assert ended["date"].tolist() == [pd.Timestamp("2021-01-01"), pd.Timestamp("2021-01-02")]
+    short = load(write(tmp_path, "short.csv", "id,text,author\n1,Ahoj\n2,Nazdar,petr\n"))[0]  # a row short is ''
+    assert short["text"].tolist() == ["Ahoj", "Nazdar"] and short["author"].tolist() == ["", "petr"]
+
+
 def test_a_column_named_twice_is_read_by_the_first_and_the_import_says_so(tmp_path):
     frame, report = load(write(tmp_path, "twice.csv", "id,text,date,text\n1,first,2021-01-01,second\n"))
     assert frame["text"].tolist() == ["first"]
