@@ -79,13 +79,13 @@ def main(argv: list[str] | None = None) -> int:
         vectors=a.vectors, vectors_model=a.vectors_model, vectors_column=a.vectors_column, precision=a.precision,
         indexes=a.indexes, engine=a.engine, ray_address=a.ray_address, ray_actors=a.ray_actors,
     )
-    bars: dict[int, tqdm] = {}
+    bars: dict[int | str, tqdm] = {}
 
     def progress(done: int, total: int, info: dict) -> None:
         if not total:  # a step that cannot be counted: its name
             log.info("%s…", info.get("stage", "working"))
             return
-        i = info.get("model_index", 0)
+        i = info["stage"] if "unit" in info else info.get("model_index", 0)  # a counted step's bar is its own
         bar = bars.get(i)
         if bar is None:
             desc = info["stage"] if "unit" in info else f"embed [{i + 1}/{info.get('models', 1)}] {info.get('model')}"

@@ -184,6 +184,21 @@ def test_the_import_command_reads_the_sheet_named(tmp_path, monkeypatch, model):
     assert "'replies' (as asked)" in corpus.manifest["validation"]["notes"][0]
 
 
+def test_the_import_command_draws_a_bar_for_each_counted_step(tmp_path, monkeypatch, model, capsys):
+    """Each counted step after the embedding (the keyword index, the scatter's sketch: minutes at ten million rows)
+    had its bar looked up under the embedding's own, closed by then, and drew nothing (the sketch: from 64 texts)."""
+    from precompute import embed
+
+    monkeypatch.setenv("SEMANNO_DATA", str(tmp_path / "d"))
+    monkeypatch.setattr("core.corpus.load_model", lambda name, device="auto": model)
+    path = write(tmp_path, "t.csv", "id,text\n" + "".join(f"{i},Flood warning number {i} in Moravia\n"
+                                                          for i in range(40)))
+    assert embed.main([str(path), "--name", "t", "--indexes", "on"]) == 0
+    said = capsys.readouterr().err
+    for step in ("embed [1/1]", "indexing the words for keyword search"):
+        assert f"{step}" in said and "40/40" in said.split(step, 1)[1].split("\n", 1)[0], step
+
+
 def test_a_workbook_is_read_as_a_csv_of_it_would_be_and_an_export_comes_back_whole(tmp_path):
     """Excel's own cells (numbers, dates, a second sheet) read as a CSV of the sheet would hold them; ids a
     spreadsheet kept as numbers and so rounded are refused as the CSV's are; the Groups page's Excel export of real
