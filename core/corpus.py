@@ -402,6 +402,7 @@ class ImportSpec:
     engine: str = "process"  # embedding: "process" (here) or "ray" (a Ray Data job, core/embed_ray.py)
     ray_address: str | None = None  # a Ray cluster; None starts Ray locally
     ray_actors: int | None = None  # embedding actors (default: one per GPU, else one per two CPUs)
+    quotes_set: bool = False  # also make the embedding set ``quotes`` (core/quoted.py) where the corpus has quotes
 
 
 INDEXES_FROM_ROWS = 1_000_000  # "auto" builds the keyword index (word postings) and Suggest's word matrix at import
@@ -522,7 +523,32 @@ def _import_locked(spec: ImportSpec, name: str, root: Path, progress: Progress |
                                     "hover": _draw_hover(frame, data), "copies": _find_copies(frame, data, progress)})
     shutil.rmtree(work, ignore_errors=True)
     log.info("corpus %s: %d rows, dim %d, written to %s", name, len(frame), manifest["dim"], final)
-    return load_corpus(name, root)
+    corpus = load_corpus(name, root)
+    if spec.quotes_set:
+        _make_quotes_set(corpus, spec, progress, model_loader or load_model, notify)
+    return corpus
+
+
+def _make_quotes_set(corpus: Corpus, spec: ImportSpec, progress: Progress | None, model_loader: Callable,
+                     notify: Callable[[str], None] | None) -> None:
+    """The embedding set ``quotes`` of a corpus just imported (:func:`core.quoted.build`), its embedding shown as a
+    step of its own; where the corpus has no quotes, said (to ``notify`` and the log) and nothing made."""
+    from core import quoted
+
+    def each(done: int, total: int, info: dict) -> None:
+        progress(done, total, {**info, "stage": "embedding what the quotes quote", "unit": "texts"}
+                 if total else info)
+
+    try:
+        made = quoted.build(corpus, batch_size=spec.batch_size, progress=each if progress else None,
+                            model_loader=model_loader)
+    except quoted.QuotesError as exc:
+        log.info("%s: no embedding set quotes made", exc)
+        if notify:
+            notify(f"No embedding set quotes made: {exc}.")
+        return
+    log.info("corpus %s: embedding set %r made (%d quotes read with what they quote)", corpus.name, made.name,
+             made.manifest["quotes"])
 
 
 def _build_indexes(frame: pd.DataFrame, data: Path, progress: Progress | None, lang: str | None = None) -> dict:

@@ -61,6 +61,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                         "(needs pip install -r requirements-ray.txt)")
     p.add_argument("--ray-address", help="a Ray cluster (e.g. ray://head:10001 or head:6379); default: start Ray here")
     p.add_argument("--ray-actors", type=int, help="embedding actors (default: one per GPU, else one per 2 CPUs)")
+    p.add_argument("--quotes-set", action="store_true",
+                   help="also make the embedding set 'quotes' (each quote read with the tweet it quotes by the "
+                        "semantic searches; python -m precompute.quotes makes it later): embeds the quoted tweets too")
     p.add_argument("--indexes", choices=["auto", "on", "off"], default="auto",
                    help="build the keyword index (word postings and folded texts) and Suggest's word matrix now; 'auto': "
                         "from 1,000,000 rows (smaller corpora search in memory and build words on first use)")
@@ -78,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         options=Options(dedupe=a.dedupe, keep_empty=a.keep_empty, bad_dates=a.bad_dates, timezone=a.timezone),
         vectors=a.vectors, vectors_model=a.vectors_model, vectors_column=a.vectors_column, precision=a.precision,
         indexes=a.indexes, engine=a.engine, ray_address=a.ray_address, ray_actors=a.ray_actors,
+        quotes_set=a.quotes_set,
     )
     bars: dict[int | str, tqdm] = {}
 

@@ -484,6 +484,33 @@ def test_home_import_takes_its_name_from_the_file_and_says_so_after_the_reload(t
     assert any("Imported 40 texts into corpus" in unescape(s.value) for s in at.success)
 
 
+def test_home_import_reads_quotes_with_what_they_quote_when_asked(tmp_path, empty_root):
+    """*Read quotes with what they quote* on the home page: the import ends with the embedding set quotes made; a file
+    without quotes is imported all the same, and the message after the reload says no set was made."""
+    import pandas as pd
+
+    from core import embedsets
+    from core.corpus import load_corpus
+    from tests.conftest import shared_file
+
+    tweets = pd.read_csv(shared_file("czech_politicians_tweets_2021.csv"), dtype=str, keep_default_na=False, nrows=30)
+    frame = tweets[["id", "text", "date", "author"]].assign(quoted_text="")
+    frame.loc[3, ["text", "quoted_text"]] = ["Přesně tak.", "@evil: " + tweets["text"][20]]
+    frame.to_csv(tmp_path / "quotes.csv", index=False)
+    frame.drop(columns="quoted_text").to_csv(tmp_path / "plain.csv", index=False)
+    at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=120).run()
+    for name in ("quotes", "plain"):
+        at.radio(key="imp_src").set_value("A file on the server").run()
+        at.text_input(key="imp_path").set_value(f"{name}.csv").run()
+        at.checkbox(key="imp_quotes").check().run()
+        at.button(key="imp_go").click().run()
+        assert not at.exception and not at.error, [e.value for e in at.error]
+        sets = [s.name for s in embedsets.listing(load_corpus(name, empty_root))]
+        assert sets == (["import", "quotes"] if name == "quotes" else ["import"])
+    said = [unescape(w.value) for w in at.warning]
+    assert any("Imported 30 texts into corpus" in w and "No embedding set quotes made" in w for w in said), said
+
+
 # --- the first hour, second pass (issue 26) ---------------------------------------------------------
 
 def app(page: str) -> AppTest:

@@ -343,7 +343,8 @@ def test_a_quote_in_the_annotate_list_shows_the_tweet_it_quotes(tmp_path, model,
         check_annotator("Quoting")
 
 
-def quote_corpus(tmp_path, model, quotes: dict[int, tuple[str, str]], n: int = 200, **spec):
+def quote_corpus(tmp_path, model, quotes: dict[int, tuple[str, str]], n: int = 200, progress=None, notify=None,
+                 **spec):
     """A corpus "q" under ``tmp_path / "d"`` of ``n`` real Czech tweets imported from API v1.1 JSON, tweet i of
     ``quotes`` replaced by a quote (its own words, the words of the tweet it quotes by @evil); the tweets as read."""
     import json
@@ -363,7 +364,8 @@ def quote_corpus(tmp_path, model, quotes: dict[int, tuple[str, str]], n: int = 2
         lines.append(json.dumps(tweet, ensure_ascii=False))
     src = tmp_path / "tweets.jsonl"
     src.write_text("\n".join(lines), encoding="utf-8")
-    import_corpus(ImportSpec(input=src, name="q", **spec), root=tmp_path / "d", model_loader=lambda n, d: model)
+    import_corpus(ImportSpec(input=src, name="q", **spec), root=tmp_path / "d", model_loader=lambda n, d: model,
+                  progress=progress, notify=notify)
     return tweets
 
 
@@ -494,6 +496,36 @@ def test_the_quotes_set_lets_cos_find_a_quote_whose_own_words_say_nothing(tmp_pa
     with pytest.raises(SystemExit):
         job.main(["--corpus", "q", "--weight", "0"])
     assert "must be in (0, 100], got 0" in capsys.readouterr().err
+
+
+def test_the_import_makes_the_quotes_set_when_asked(tmp_path, model):
+    """An import told to (``--quotes-set``, *Read quotes with what they quote* on the home page) ends with the set
+    ``quotes`` made, as precompute.quotes makes it later, its embedding a step of its own with a bar; a corpus
+    without quotes is imported and told there is no set to make."""
+    from core import embedsets, quoted
+    from core.corpus import load_corpus
+
+    texts = pd.read_csv(shared_file("czech_politicians_tweets_2021.csv"), dtype=str, keep_default_na=False,
+                        nrows=200)["text"]
+    steps = []
+    quote_corpus(tmp_path, model, {1: ("Přesně tak.", texts[150]), 2: ("Souhlas!", texts[160])}, quotes_set=True,
+                 progress=lambda done, total, info: steps.append((info.get("stage"), done, total)))
+    c = load_corpus("q", tmp_path / "d")
+    assert [s.name for s in embedsets.listing(c)] == ["import", "quotes"]
+    assert embedsets.listing(c)[1].manifest["quotes"] == 2
+    assert ("embedding what the quotes quote", 2, 2) in steps
+    made = embedsets.load_vectors(c, "quotes")
+    again = embedsets.load_vectors(c, quoted.build(c, model_loader=lambda n, d: model).name)  # the command's own
+    np.testing.assert_allclose(made, again, atol=1e-6)
+    assert not np.allclose(made[1], np.asarray(c.embeddings[1], np.float32))
+
+    told = []
+    (tmp_path / "plain").mkdir()
+    quote_corpus(tmp_path / "plain", model, {}, quotes_set=True, notify=told.append)
+    plain = load_corpus("q", tmp_path / "plain" / "d")
+    assert [s.name for s in embedsets.listing(plain)] == ["import"]
+    assert told[-1] == ("No embedding set quotes made: corpus 'q' has no quotes (no text quotes a tweet in column "
+                        "'quoted_text').")  # after the model's warning (an English model for Czech tweets)
 
 
 def test_the_quotes_set_of_a_corpus_kept_as_fp16_is_an_fp16_store_searched_in_place(tmp_path, model, monkeypatch):

@@ -36,15 +36,22 @@ def run_import(spec: ImportSpec) -> None:
         bar.progress(min(1.0, done / total), text=f"Embedding{models} with {md(info.get('model'))}: {done:,} / "
                      f"{total:,} texts{rate}; {clock.line(done - first, total - first)}{resumed}")
 
+    told: list[str] = []  # what the import said on the way: shown now, and again after the reload
+
+    def notify(message: str) -> None:
+        told.append(message)
+        st.warning(md(message, limit=600))
+
     try:
-        done = import_corpus(spec, progress=progress, notify=lambda w: st.warning(md(w, limit=600)))
+        done = import_corpus(spec, progress=progress, notify=notify)
     except (InputError, CorpusError, ValueError) as exc:
         bar.empty()
         st.error(md(exc, limit=1000))
         return
     notes = "; ".join(done.manifest.get("validation", {}).get("notes", []))
     notes = notes[:1].upper() + notes[1:]  # the notes follow a full stop: a sentence of their own
-    warned = " ".join(done.manifest.get("warnings", []))
+    warnings = done.manifest.get("warnings", [])
+    warned = " ".join(warnings + [w for w in told if w not in warnings])
     imports.remember_result("warning" if warned else "success",
                             f"Imported {done.n:,} texts into corpus {quoted(done.name)} in "
                             f"{duration(clocks['all'].elapsed)}."
@@ -146,6 +153,11 @@ def draw(name: str | None) -> None:
         dedupe = o.selectbox("Duplicate ids", ["error", "first"], key="imp_dedupe", width=160)
         bad_dates = o.selectbox("Bad dates", ["error", "drop", "null"], key="imp_baddates", width=160)
         keep_empty = o.checkbox("Keep empty texts", key="imp_keep_empty")
+        quotes_set = o.checkbox("Read quotes with what they quote", key="imp_quotes",
+                                help="Where the file holds quotes (an API's quoted tweets), also embed the tweets "
+                                     "they quote and make the embedding set quotes, which the semantic searches read "
+                                     "each quote with (pick it in the Annotate page's sidebar). More time: one more "
+                                     "text to embed per quote. The Annotate page offers the same later.")
         overwrite = st.checkbox("Replace an existing corpus of this name (its groups, saved or being built, are kept)",
                                 key="imp_overwrite",
                                 help="To add new texts, import the whole file with them: the texts the corpus already "
@@ -162,7 +174,8 @@ def draw(name: str | None) -> None:
                 label=picked,  # named as given, not by its server path
                 sheet=sheet,  # the workbook's sheet whose columns were offered
                 columns=Columns(id=id_col or None, text=text_col, date=date_col or None, author=author_col or None),
-                options=Options(dedupe=dedupe, keep_empty=keep_empty, bad_dates=bad_dates, timezone=zone)))
+                options=Options(dedupe=dedupe, keep_empty=keep_empty, bad_dates=bad_dates, timezone=zone),
+                quotes_set=quotes_set))
         except ValueError as exc:  # a path or model outside the allowed folders
             st.error(md(exc, limit=1000))
         finally:
