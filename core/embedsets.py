@@ -17,6 +17,7 @@ import json
 import re
 import shutil
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -116,9 +117,11 @@ def with_set(corpus, name: str):
                                                               id_index=corpus.id_index)
 
 
-def save(corpus, name: str, vectors: np.ndarray, manifest: dict, model_dir: Path | None = None) -> EmbeddingSet:
-    """Write a set (replacing one of the same name); ``model_dir`` (an adapted encoder's folder) is
-    moved into it. Kept as the import keeps its vectors: float32, or for a corpus of fp16 vectors an fp16 store
+def save(corpus, name: str, vectors: np.ndarray, manifest: dict, model_dir: Path | None = None,
+         files: Sequence[Path] = ()) -> EmbeddingSet:
+    """Write a set (replacing one of the same name); ``model_dir`` (an adapted encoder's folder) and ``files``
+    (what a method keeps beside its vectors: the quoted tweets' vectors of the set quotes) are moved into it. Kept
+    as the import keeps its vectors: float32, or for a corpus of fp16 vectors an fp16 store
     written a block of rows at a time (``vectors`` may be a memory map: at 10M rows it is never read whole)."""
     from core.corpus import store_precision
 
@@ -141,6 +144,8 @@ def save(corpus, name: str, vectors: np.ndarray, manifest: dict, model_dir: Path
             np.save(tmp / FLOAT32, vectors)
         if model_dir is not None:
             shutil.move(str(model_dir), tmp / "model")
+        for f in files:
+            shutil.move(str(f), tmp / Path(f).name)
         meta = {"set": name, "rows": int(len(vectors)), "dim": int(vectors.shape[1]),
                 "generation": corpus.data_folder.name,
                 "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), **manifest}

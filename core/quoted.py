@@ -6,11 +6,15 @@ words, far from what it quotes, so COS, LDA, NN1, NN2 and Suggest do not find it
 moved towards what it quotes: ``normalise(own + weight * quoted)``, the quoted tweet (core.ingest.QUOTED, "@name:
 text", the name left out) embedded by the corpus's own models, combined as the import combined them (by the PCA
 kept with the corpus, for an ensemble). Every other row keeps its vector. The import's vectors are not touched: a
-user picks the set in the sidebar (core.embedsets), and ``precompute.quotes`` makes it.
+user picks the set in the sidebar (core.embedsets), and ``precompute.quotes`` (or the import, ``--quotes-set``)
+makes it. The set keeps each quoted tweet's vector (``quoted.npy``, by the key of its words), so a tweet quoted a
+thousand times is embedded once, and the set made again after a new import embeds only the tweets quoted since.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import shutil
 from collections.abc import Sequence
@@ -115,11 +119,48 @@ def _copy(x: np.ndarray, work: Path) -> np.ndarray:
     return out
 
 
+KEYS, KEPT = "quoted.keys.npy", "quoted.npy"  # kept in the set: each quoted tweet's key and vector, sorted by key
+CHECK = 16  # quoted tweets an earlier set kept, embedded again to check the model still gives their vectors
+CHECK_COSINE = 0.999  # below it, what was kept is not what the corpus's models give now: every one embedded again
+
+
+def body_keys(bodies: Sequence[str]) -> np.ndarray:
+    """A 64-bit key of each quoted tweet's words (BLAKE2b): a tweet quoted a thousand times is one key."""
+    return np.fromiter((int.from_bytes(hashlib.blake2b(b.encode("utf-8"), digest_size=8).digest(), "little")
+                        for b in bodies), dtype=np.uint64, count=len(bodies))
+
+
+def _models_of(corpus) -> dict:
+    """What a quoted tweet's vector depends on besides its words: the corpus's models, dimension and PCA."""
+    m = corpus.manifest
+    return {"models": [x.get("name") for x in m.get("models", [])], "dim": int(m.get("dim") or corpus.dim),
+            "pca": (m.get("pca") or {}).get("explained_variance")}
+
+
+def _kept_before(corpus) -> tuple[np.ndarray, np.ndarray] | None:
+    """(sorted keys, their vectors memory-mapped) of the quoted tweets the corpus's last set ``quotes`` embedded,
+    whatever import of the corpus it was made for, where its models made them; None where there is none."""
+    from core import embedsets
+
+    d = embedsets.folder(corpus.name, corpus.folder.parent) / SET
+    try:
+        meta = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
+        if not isinstance(meta, dict) or meta.get("quoted_by") != _models_of(corpus):
+            return None
+        keys, vectors = np.load(d / KEYS, mmap_mode="r"), np.load(d / KEPT, mmap_mode="r")
+    except (OSError, ValueError, RecursionError):  # none, or damaged: every quoted tweet is embedded
+        return None
+    ok = keys.ndim == 1 and vectors.ndim == 2 and len(keys) == len(vectors) and vectors.shape[1] == corpus.dim
+    return (keys, vectors) if ok else None
+
+
 def build(corpus, *, weight: float = WEIGHT, batch_size: int = 64, progress: Progress | None = None,
           model_loader: Callable = load_model, work: Path | None = None):
-    """Write the set ``quotes`` for ``corpus`` (replacing one made before) and return it (core.embedsets)."""
+    """Write the set ``quotes`` for ``corpus`` (replacing one made before) and return it (core.embedsets). Each
+    quoted tweet is embedded once however often it is quoted, and not again where the set made before (for this
+    import of the corpus or an earlier one: a new week's tweets imported) kept its vector, checked on a few."""
     from core import embedsets, paths
-    from core.corpus import embed_as_corpus, import_vectors
+    from core.corpus import embed_as_corpus, import_vectors, store_precision
 
     if not weight > 0:
         raise ValueError(f"weight must be above 0, got {weight}")
@@ -128,14 +169,46 @@ def build(corpus, *, weight: float = WEIGHT, batch_size: int = 64, progress: Pro
     if not len(rows):
         raise QuotesError(f"corpus {corpus.name!r} has no quotes (no text quotes a tweet in column {QUOTED!r})")
     work = work or paths.work_dir(corpus.name, corpus.folder.parent) / SET
-    quoted = embed_as_corpus(corpus, bodies, work, batch_size=batch_size, progress=progress, model_loader=model_loader)
+    keys, first, each = np.unique(body_keys(bodies), return_index=True, return_inverse=True)
+    found = np.zeros(len(keys), bool)
+    before = _kept_before(corpus)
+    if before is not None:
+        at = np.minimum(np.searchsorted(before[0], keys), len(before[0]) - 1)
+        found = before[0][at] == keys
+    check = np.flatnonzero(found)[:: max(1, int(found.sum()) // CHECK)][:CHECK]
+    new = np.flatnonzero(~found)
+    texts = [bodies[i] for i in first[np.concatenate([new, check])]]
+    made = (embed_as_corpus(corpus, texts, work, batch_size=batch_size, progress=progress, model_loader=model_loader)
+            if texts else np.zeros((0, corpus.dim), np.float32))
+    agree = np.sum(made[len(new):] * np.asarray(before[1][at[check]], np.float32), 1) if len(check) else None
+    if agree is not None and float(agree.min()) < CHECK_COSINE:  # not what the models give now: all embedded
+        found[:] = False
+        new = np.arange(len(keys))
+        made = embed_as_corpus(corpus, [bodies[i] for i in first], work, batch_size=batch_size, progress=progress,
+                               model_loader=model_loader)
+    # as the corpus keeps its vectors: fp16 from a million rows (2M quoted tweets at 10M: 1.5 GB), else float32
+    quoted = np.empty((len(keys), corpus.dim), np.float16 if store_precision(corpus.manifest) == "fp16"
+                      else np.float32)
+    quoted[new] = made[:len(new)]
+    kept = np.flatnonzero(found)
+    for start in range(0, len(kept), BLOCK):
+        part = kept[start:start + BLOCK]
+        quoted[part] = before[1][at[part]]
+    del made
     # the import's own vectors, whatever set the corpus carries now (a page's has the one picked), copied
     vectors = _copy(import_vectors(corpus.data_folder, corpus.manifest), work)
     for start in range(0, len(rows), BLOCK):
         part = rows[start:start + BLOCK]
-        vectors[part] = blend(vectors[part], quoted[start:start + BLOCK], weight)
+        vectors[part] = blend(vectors[part], quoted[each[start:start + BLOCK]], weight)
+    (work / "kept").mkdir(parents=True, exist_ok=True)
+    np.save(work / "kept" / KEYS, keys)
+    np.save(work / "kept" / KEPT, quoted)
+    del quoted
     models = [x.get("name") for x in corpus.manifest.get("models", [])]
     out = embedsets.save(corpus, SET, vectors, {"method": "quotes", "base_model": " + ".join(models),
-                                                "quotes": int(len(rows)), "weight": float(weight)})
+                                                "quotes": int(len(rows)), "weight": float(weight),
+                                                "quoted_tweets": int(len(keys)), "embedded": int(len(new)),
+                                                "quoted_by": _models_of(corpus)},
+                         files=sorted((work / "kept").iterdir()))
     shutil.rmtree(work, ignore_errors=True)
     return out

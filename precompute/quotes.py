@@ -3,8 +3,10 @@ COS, LDA, NN1, NN2 and Suggest find a quote whose own words say nothing of its t
 
     python -m precompute.quotes --corpus NAME [--weight 1.0] [--batch-size 64]
 
-Embeds what the corpus's quotes quote with the corpus's own models (a progress bar; chunks are kept, so a killed
-run resumes where it stopped when run again), then writes the set whole or not at all. Pick it on the Annotate
+Embeds what the corpus's quotes quote with the corpus's own models, each quoted tweet once however often it is
+quoted, and none the set made before kept (run again after a new import, only the tweets quoted since are embedded;
+a few kept ones are embedded again to check the model); a progress bar; chunks are kept, so a killed run resumes
+where it stopped when run again; then writes the set whole or not at all. Pick it on the Annotate
 page's sidebar (*Embedding set*); the import's own vectors are not touched.
 """
 
@@ -46,9 +48,11 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if bar is not None:
             bar.close()
-    log.info("corpus %s: embedding set %r written (%d quotes read with what they quote, weight %g) in %s; pick it "
-             "as the Embedding set in the Annotate page's sidebar", c.name, out.name, out.manifest["quotes"],
-             a.weight, out.path)
+    m = out.manifest
+    log.info("corpus %s: embedding set %r written (%d quotes read with what they quote, weight %g; %d quoted tweets, "
+             "%d embedded now, the others kept from the set made before) in %s; pick it as the Embedding set in the "
+             "Annotate page's sidebar", c.name, out.name, m["quotes"], a.weight, m["quoted_tweets"], m["embedded"],
+             out.path)
     return 0
 
 

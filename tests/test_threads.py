@@ -528,6 +528,52 @@ def test_the_import_makes_the_quotes_set_when_asked(tmp_path, model):
                         "'quoted_text').")  # after the model's warning (an English model for Czech tweets)
 
 
+class Spy:
+    """The packaged model, with every text it is asked to embed counted (and its vectors reversed, if ``other``: a
+    model that is not the one the corpus was made with, under its name)."""
+
+    def __init__(self, model, other: bool = False):
+        self.model, self.other, self.seen = model, other, []
+
+    def encode(self, texts, **kw):
+        self.seen.extend(texts)
+        x = self.model.encode(texts, **kw)
+        return x[:, ::-1].copy() if self.other else x
+
+    def __getattr__(self, name):
+        return getattr(self.model, name)
+
+
+def test_a_quoted_tweet_is_embedded_once_and_not_again_for_a_new_import(tmp_path, model, monkeypatch):
+    """A tweet quoted twice is embedded once; the set made again after a new import of the corpus (a week's tweets
+    added) embeds only the tweets quoted since, and is what a set made from nothing is. Where the model no longer
+    gives the vectors the set kept, every quoted tweet is embedded again."""
+    from core import embedsets, quoted
+    from core.corpus import load_corpus
+
+    texts = pd.read_csv(shared_file("czech_politicians_tweets_2021.csv"), dtype=str, keep_default_na=False,
+                        nrows=200)["text"]
+    quotes = {1: ("Přesně tak.", texts[150]), 2: ("Souhlas!", texts[150]), 3: ("Ano.", texts[160])}
+    quote_corpus(tmp_path, model, quotes)
+    first = Spy(model)
+    made = quoted.build(load_corpus("q", tmp_path / "d"), model_loader=lambda n, d: first)
+    assert len(first.seen) == 2 and made.manifest["quoted_tweets"] == 2 and made.manifest["quotes"] == 3
+    monkeypatch.setattr(quoted, "CHECK", 1)  # one kept quoted tweet embedded again to check the model
+    quote_corpus(tmp_path, model, {**quotes, 205: ("Jo.", texts[170])}, n=210, overwrite=True)
+    c = load_corpus("q", tmp_path / "d")
+    assert [s.name for s in embedsets.listing(c)] == ["import"], "the set of the earlier import is not listed"
+    second = Spy(model)
+    again = quoted.build(c, model_loader=lambda n, d: second)
+    assert len(second.seen) == 2 and again.manifest["embedded"] == 1, "the new quoted tweet, and one to check"
+    read = embedsets.load_vectors(c, "quotes")
+    embedsets.delete(c, "quotes")
+    fresh = embedsets.load_vectors(c, quoted.build(c, model_loader=lambda n, d: model).name)
+    np.testing.assert_allclose(read, fresh, atol=1e-5)
+    other = Spy(model, other=True)
+    third = quoted.build(c, model_loader=lambda n, d: other)
+    assert third.manifest["embedded"] == 3 and len(other.seen) == 1 + 3, "checked, then every one embedded again"
+
+
 def test_the_quotes_set_of_a_corpus_kept_as_fp16_is_an_fp16_store_searched_in_place(tmp_path, model, monkeypatch):
     """A corpus of a million rows keeps its vectors as an fp16 store, memory-mapped; its set ``quotes`` is one too
     (7.7 GB at 10M rows, not 15 GB of float32 in a server's memory), and picked, the searches read the set's store,
@@ -546,7 +592,8 @@ def test_the_quotes_set_of_a_corpus_kept_as_fp16_is_an_fp16_store_searched_in_pl
     monkeypatch.setattr(quoted, "BLOCK", 7)
     monkeypatch.setattr(embedsets, "BLOCK", 50)  # and the store written a block of rows at a time
     made = quoted.build(c, model_loader=lambda n, d: model)
-    assert sorted(f.name for f in made.path.iterdir()) == ["manifest.json", vectorstore.FILE]
+    assert sorted(f.name for f in made.path.iterdir()) == ["manifest.json", quoted.KEYS, quoted.KEPT, vectorstore.FILE]
+    assert np.load(made.path / quoted.KEPT).dtype == np.float16  # the quoted tweets' vectors kept as the corpus's
     picked = embedsets.with_set(c, "quotes")
     assert picked.vector_file == made.path / vectorstore.FILE and picked.embeddings.dtype == np.float16
     np.testing.assert_array_equal(np.delete(picked.embeddings, [1, 2], 0), np.delete(c.embeddings, [1, 2], 0))
