@@ -186,10 +186,13 @@ def build(corpus, *, weight: float = WEIGHT, batch_size: int = 64, progress: Pro
         new = np.arange(len(keys))
         made = embed_as_corpus(corpus, [bodies[i] for i in first], work, batch_size=batch_size, progress=progress,
                                model_loader=model_loader)
-    # as the corpus keeps its vectors: fp16 from a million rows (2M quoted tweets at 10M: 1.5 GB), else float32
-    quoted = np.empty((len(keys), corpus.dim), np.float16 if store_precision(corpus.manifest) == "fp16"
-                      else np.float32)
-    quoted[new] = made[:len(new)]
+    # written where the set will keep it (a file, not the server's memory: 2M quoted tweets at 10M rows are 1.5 GB),
+    # as the corpus keeps its vectors: fp16 from a million rows, else float32
+    (work / "kept").mkdir(parents=True, exist_ok=True)
+    quoted = np.lib.format.open_memmap(work / "kept" / KEPT, mode="w+", shape=(len(keys), corpus.dim),
+                                       dtype=np.float16 if store_precision(corpus.manifest) == "fp16" else np.float32)
+    for start in range(0, len(new), BLOCK):
+        quoted[new[start:start + BLOCK]] = made[start:min(start + BLOCK, len(new))]  # the checked ones after them
     kept = np.flatnonzero(found)
     for start in range(0, len(kept), BLOCK):
         part = kept[start:start + BLOCK]
@@ -200,10 +203,9 @@ def build(corpus, *, weight: float = WEIGHT, batch_size: int = 64, progress: Pro
     for start in range(0, len(rows), BLOCK):
         part = rows[start:start + BLOCK]
         vectors[part] = blend(vectors[part], quoted[each[start:start + BLOCK]], weight)
-    (work / "kept").mkdir(parents=True, exist_ok=True)
-    np.save(work / "kept" / KEYS, keys)
-    np.save(work / "kept" / KEPT, quoted)
+    quoted.flush()
     del quoted
+    np.save(work / "kept" / KEYS, keys)
     models = [x.get("name") for x in corpus.manifest.get("models", [])]
     out = embedsets.save(corpus, SET, vectors, {"method": "quotes", "base_model": " + ".join(models),
                                                 "quotes": int(len(rows)), "weight": float(weight),

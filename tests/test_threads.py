@@ -559,6 +559,7 @@ def test_a_quoted_tweet_is_embedded_once_and_not_again_for_a_new_import(tmp_path
     made = quoted.build(load_corpus("q", tmp_path / "d"), model_loader=lambda n, d: first)
     assert len(first.seen) == 2 and made.manifest["quoted_tweets"] == 2 and made.manifest["quotes"] == 3
     monkeypatch.setattr(quoted, "CHECK", 1)  # one kept quoted tweet embedded again to check the model
+    monkeypatch.setattr(quoted, "BLOCK", 1)  # and everything written a row at a time, as 10M rows are in blocks
     quote_corpus(tmp_path, model, {**quotes, 205: ("Jo.", texts[170])}, n=210, overwrite=True)
     c = load_corpus("q", tmp_path / "d")
     assert [s.name for s in embedsets.listing(c)] == ["import"], "the set of the earlier import is not listed"
