@@ -154,6 +154,12 @@ def _kept_before(corpus) -> tuple[np.ndarray, np.ndarray] | None:
     return (keys, vectors) if ok else None
 
 
+def made_before(corpus) -> bool:
+    """Whether a set ``quotes`` made before (for an earlier import of the corpus too) kept its quoted tweets' vectors,
+    so that making it again embeds only the tweets quoted since."""
+    return _kept_before(corpus) is not None
+
+
 def build(corpus, *, weight: float = WEIGHT, batch_size: int = 64, progress: Progress | None = None,
           model_loader: Callable = load_model, work: Path | None = None):
     """Write the set ``quotes`` for ``corpus`` (replacing one made before) and return it (core.embedsets). Each

@@ -661,6 +661,16 @@ def test_the_annotate_page_makes_the_quotes_set_and_picks_it(tmp_path, model, mo
     assert 150 in group_rows(at, "included") and 1 not in group_rows(at, "included"), "the keyword: its own words"
     at.button(key="btn_cos").click().run()
     assert 1 in group_rows(at, "included"), "COS brings the quote of what was included"
+    # the corpus imported again with a quote more: the set made for the earlier import is offered again, and made
+    # again it embeds only the tweet quoted since
+    quote_corpus(tmp_path, model, {1: ("Přesně tak.", texts[150]), 205: ("Jo.", texts[170])}, n=210, overwrite=True)
+    at = AppTest.from_file(str(ROOT / "pages/1_Annotate.py"), default_timeout=120)
+    at.query_params["corpus"] = "q"
+    at.run()
+    assert any("was made for an earlier import of this corpus" in c.value for c in at.caption)
+    at.button(key="btn_quotes_set").click().run()
+    assert any(m.value.startswith("2 quotes are now read with what they quote (1 quoted tweet embedded now, 1 kept "
+                                  "from the set made before)") for m in at.success), [m.value for m in at.success]
 
 
 def group_rows(at: AppTest, which: str) -> set[int]:

@@ -19,9 +19,13 @@ def draw(name: str, corpus: Corpus) -> None:
         row.caption("COS, LDA, NN1 and NN2 read each quote's own words only (Suggest's words read what it quotes "
                     "too): pick **quotes** as the *Embedding set* in the sidebar to read each with what it quotes.")
         return
-    row.caption("COS, LDA, NN1 and NN2 read each quote's own words only (‘Přesně tak.’ is far from the tweet it "
-                "quotes; Suggest's words read what it quotes too): read each with what it quotes, once for this "
-                "corpus.")
+    if quoted.made_before(corpus):  # for an earlier import of the corpus: its quoted tweets' vectors kept
+        row.caption("The embedding set quotes was made for an earlier import of this corpus: make it again for this "
+                    "one (only the tweets quoted since are embedded).")
+    else:
+        row.caption("COS, LDA, NN1 and NN2 read each quote's own words only (‘Přesně tak.’ is far from the tweet "
+                    "it quotes; Suggest's words read what it quotes too): read each with what it quotes, once for "
+                    "this corpus.")
     if not row.button("Read quotes with what they quote", key="btn_quotes_set", width="content",
                       help="Embeds the tweets the quotes quote with the corpus's own model and moves each quote's "
                            "vector towards its quoted tweet's, in an embedding set of its own (quotes); the import's "
@@ -40,8 +44,10 @@ def draw(name: str, corpus: Corpus) -> None:
         st.error(md(exc))
         return
     st.session_state[picker.NEXT_SET] = made.name  # picked at the rerun
-    n = made.manifest["quotes"]
+    n, kept = made.manifest["quotes"], made.manifest["quoted_tweets"] - made.manifest["embedded"]
+    again = (f" ({made.manifest['embedded']:,} quoted {'tweet' if made.manifest['embedded'] == 1 else 'tweets'} "
+             f"embedded now, {kept:,} kept from the set made before)") if kept else ""
     st.session_state["ann_msg"] = ("success", f"{n:,} {'quote is' if n == 1 else 'quotes are'} now read with what "
-                                              f"{'it quotes' if n == 1 else 'they quote'}: the semantic searches use "
-                                              "the embedding set quotes (sidebar).")
+                                              f"{'it quotes' if n == 1 else 'they quote'}{again}: the semantic "
+                                              "searches use the embedding set quotes (sidebar).")
     st.rerun()
