@@ -1,0 +1,3 @@
+# sweep.sh TAG "params" SEEDS...
+tag=$1; params=$2; shift 2
+for s in "$@"; do bash /tmp/s61/run.sh $tag $s $params; done
