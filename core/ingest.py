@@ -171,9 +171,12 @@ def _parse_text(text: str, kind: str, rows: int | None = None, text_column: str 
         open_quote = re.search(r"EOF inside string starting at row (\d+)", str(exc))
         if open_quote:
             raise ValueError(_open_quote(body, sep, int(open_quote.group(1)), skip)) from None
-        if re.search(r"Expected \d+ fields", str(exc)):
-            _fields_beyond_header(body, sep, skip, rows)
-        raise
+        if not re.search(r"Expected \d+ fields", str(exc)):
+            raise
+        _fields_beyond_header(body, sep, skip, rows)  # a row whose fields beyond the header hold anything: named
+        n = len(next(csv.reader(io.StringIO(body), delimiter=sep), []))  # else only empty ones: read past them
+        frame = pd.read_csv(io.StringIO(body), sep=sep, dtype=str, keep_default_na=False, na_values=[],
+                            engine="python", nrows=rows, index_col=False, on_bad_lines=lambda fields: fields[:n])
     if any(issubclass(w.category, pd.errors.ParserWarning) for w in said):  # a row longer than the header, cut
         _fields_beyond_header(body, sep, skip, rows)
     if skip:

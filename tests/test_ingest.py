@@ -1043,6 +1043,8 @@ def test_a_row_longer_than_the_header_is_named_and_a_separator_ending_every_line
     ended = load(write(tmp_path, "ended.csv", "id,text,date\n1,Ahoj,2021-01-01,\n2,Nazdar,2021-01-02,\n"))[0]
     assert ended["id"].tolist() == ["1", "2"] and ended["text"].tolist() == ["Ahoj", "Nazdar"]
     assert ended["date"].tolist() == [pd.Timestamp("2021-01-01"), pd.Timestamp("2021-01-02")]
+    later = load(write(tmp_path, "later_end.csv", 'id,text\n1,Ahoj\n2,"Nazdar, světe",\n3,Čau\n'))[0]
+    assert later["text"].tolist() == ["Ahoj", "Nazdar, světe", "Čau"], "a later row ending in one separator more"
     short = load(write(tmp_path, "short.csv", "id,text,author\n1,Ahoj\n2,Nazdar,petr\n"))[0]  # a row short is ''
     assert short["text"].tolist() == ["Ahoj", "Nazdar"] and short["author"].tolist() == ["", "petr"]
 
