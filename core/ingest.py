@@ -173,8 +173,8 @@ def _parse_text(text: str, kind: str, rows: int | None = None, text_column: str 
             raise ValueError(_open_quote(body, sep, int(open_quote.group(1)), skip)) from None
         if not re.search(r"Expected \d+ fields", str(exc)):
             raise
-        _fields_beyond_header(body, sep, skip, rows)  # a row whose fields beyond the header hold anything: named
-        n = len(next(csv.reader(io.StringIO(body), delimiter=sep), []))  # else only empty ones: read past them
+        n = _fields_beyond_header(body, sep, skip, rows)  # a row with anything beyond the header's: named
+        # else only empty fields beyond it: read past them
         frame = pd.read_csv(io.StringIO(body), sep=sep, dtype=str, keep_default_na=False, na_values=[],
                             engine="python", nrows=rows, index_col=False, on_bad_lines=lambda fields: fields[:n])
     if any(issubclass(w.category, pd.errors.ParserWarning) for w in said):  # a row longer than the header, cut
@@ -203,10 +203,11 @@ def _open_quote(body: str, sep: str, row: int, skip: int) -> str:
             "(\"\")")
 
 
-def _fields_beyond_header(body: str, sep: str, skip: int, rows: int | None) -> None:
+def _fields_beyond_header(body: str, sep: str, skip: int, rows: int | None) -> int:
     """ValueError naming the rows of a table that hold more fields than its header names, where the fields beyond
     are not empty (a text holding the separator, not in quotes: its words past it were lost, or read as the next
-    column); an empty field past the last (a separator ending every line, as some exports write) loses nothing."""
+    column); an empty field past the last (a separator ending every line, as some exports write) loses nothing.
+    Else the header's number of fields."""
     reader = csv.reader(io.StringIO(body), delimiter=sep)
     header = next(reader, [])
     n, line, found, count = len(header), reader.line_num + 1, [], 0
@@ -225,6 +226,7 @@ def _fields_beyond_header(body: str, sep: str, skip: int, rows: int | None) -> N
                          + "; ".join(found) + ("; …" if count > len(found) else "")
                          + f". A text holding a {name} must be in quotes (\"like{sep} this\"), or the header lacks a "
                            "column")
+    return n
 
 
 def _note_twins(frame: pd.DataFrame, header: list[str]) -> None:
