@@ -27,7 +27,8 @@ import pyarrow.parquet as pq
 from core import __version__, brought, languages, paths, textcolumn, timezones, vectorstore, wordforms
 from core.atomic import Busy, atomic_path, exclusive, save_json, save_npy, save_parquet
 from core.idindex import IdIndex
-from core.embed import DEFAULT_MODEL, Reduction, combine, embed_model_chunked, load_model, model_dim
+from core.embed import (DEFAULT_MODEL, Reduction, combine, embed_model_chunked, load_model, model_dim, open_matrix,
+                        put_rows)
 from core.ingest import Columns, InputError, Options, read_table, sha256_file, validate
 from core.progress import Progress
 
@@ -684,14 +685,14 @@ def _embed_or_keep(spec: ImportSpec, name: str, root: Path, texts: pd.Series, wo
     part, red, models_meta = _embed(spec, texts.iloc[order].tolist(), work, progress, model_loader, kept_pca)
     kept = vectorstore.take(old.embeddings, rows[check])
     agree = float((kept * part[len(missing):]).sum(axis=1).min())
-    emb = np.empty((len(texts), part.shape[1]), np.float32)
-    emb[order] = part
+    emb = open_matrix(work, len(texts), part.shape[1])  # 15 GB at 10M x 384: a file then
+    put_rows(emb, order, part)
     rest = np.setdiff1d(have, check)
     if agree < KEEP_COSINE:  # not the vectors the model gives now: all of them again
         if kept_pca is not None:  # nor the PCA fitted to them: fitted again, to every text's
             emb, red, models_meta = _embed(spec, texts.tolist(), work, progress, model_loader)
         elif len(rest):
-            emb[rest], _, _ = _embed(spec, texts.iloc[rest].tolist(), work, progress, model_loader)
+            put_rows(emb, rest, _embed(spec, texts.iloc[rest].tolist(), work, progress, model_loader)[0])
         notes.append(f"embedded every text again: the model's vectors of texts the corpus had differ from those it "
                      f"kept (cosine {agree:.4f})")
         return emb, red, models_meta
@@ -781,7 +782,7 @@ def _embed(spec: ImportSpec, texts: list[str], work: Path, progress: Progress | 
             release()  # a local Ray this import started stops before the corpus is written
     if progress and len(parts) > 1:
         progress(0, 0, {"stage": "combining the models (PCA)"})
-    emb, red = combine(parts, spec.dim, seed=spec.seed, reduction=reduction)
+    emb, red = combine(parts, spec.dim, seed=spec.seed, reduction=reduction, work=work)
     return emb, red, models_meta
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
@@ -19,6 +20,12 @@ from core.progress import Progress  # progress(rows_done, rows_total, info): see
 log = logging.getLogger(__name__)
 PIPELINED_MIN_BATCH = 256  # texts a GPU batch at least: the CLI's default 32 suits 2 CPU cores, not a GPU
 PIPELINED_ROWS = 65_536  # texts a pipelined GPU embeds in one call (~2 s on an H200), across chunks
+# bytes of float32 vectors an import holds in memory; more (10M x 384 is 15 GB) are gathered, combined and normalised
+# in a file under its work folder, memory-mapped, a block of rows at a time
+IN_MEMORY = 1 << 30
+BLOCK = 1 << 16  # rows combined at a time where the vectors are in a file
+PCA_SAMPLE = 500_000  # rows an ensemble's PCA is fitted to where its vectors are in a file (evenly spaced)
+GATHERED = "gathered.npy"  # a model's chunks in one file, beside them (derived: made again from the chunks)
 
 DEFAULT_MODEL = "default"
 MULTILINGUAL_MODEL = "multilingual-e5-small"
@@ -143,6 +150,21 @@ class ChunkPlan:
             return None
         return a if a.shape[0] == rows and a.dtype == np.float32 else None
 
+    def gather(self) -> np.ndarray:
+        """Every chunk in order as one (N, D) float32 matrix: in memory, or where that is more than IN_MEMORY bytes,
+        a file beside the chunks (memory-mapped, writable), copied a chunk at a time: the import's memory then holds
+        one chunk, not the corpus's vectors two or three times over (45 GB at 10M x 384)."""
+        chunks = [np.load(self.file(i), mmap_mode="r") for i, _, _ in self.spans]
+        if not chunks:
+            return np.zeros((0, 0), np.float32)
+        dim = chunks[0].shape[1]
+        if self.n * dim * 4 <= IN_MEMORY:
+            return np.concatenate(chunks, axis=0)
+        out = np.lib.format.open_memmap(self.folder / GATHERED, mode="w+", dtype=np.float32, shape=(self.n, dim))
+        for (_, start, stop), chunk in zip(self.spans, chunks):
+            out[start:stop] = chunk
+        return out
+
     def reporter(self, progress: Progress | None, already: int, model_name: str, model_index: int,
                  **extra) -> Callable[[int], None]:
         """``report(done)``: the import's progress for this model, with the rate of this run's texts."""
@@ -165,9 +187,10 @@ def embed_model_chunked(texts: Sequence[str], model, model_name: str, work: Path
     """Embed ``texts`` with one model, chunk by chunk, each chunk saved atomically.
 
     A chunk already on disk (from a run that was interrupted) is loaded, never recomputed.
-    Returns an (N, D) float32 array in the order of ``texts``. ``progress(done, n, info)`` hears every
-    slice: ``info`` has the stage ("embedding"), the model, its index, ``resumed_from`` (rows a killed
-    run had embedded) and ``texts_per_s`` (of the texts embedded in this run).
+    Returns an (N, D) float32 array in the order of ``texts`` (:meth:`ChunkPlan.gather`: a file's past
+    IN_MEMORY bytes). ``progress(done, n, info)`` hears every slice: ``info`` has the stage ("embedding"),
+    the model, its index, ``resumed_from`` (rows a killed run had embedded) and ``texts_per_s`` (of the
+    texts embedded in this run).
     """
     plan = ChunkPlan(texts, model_name, work, chunk_size)
     pipelined = getattr(model, "pipelined", False)  # a GPU fed by tokenising threads (core/pipelined.py)
@@ -179,7 +202,6 @@ def embed_model_chunked(texts: Sequence[str], model, model_name: str, work: Path
         log.info("resuming %s: %d of %d rows already embedded", model_name, already, plan.n)
     report = plan.reporter(progress, already, model_name, model_index)
     report(already)  # a resumed import starts where the last one stopped
-    parts: list[np.ndarray] = []
     fresh: dict[int, np.ndarray] = {}  # chunks a pipelined model embedded together with an earlier one
     for k, (i, start, stop) in enumerate(plan.spans):
         arr = saved[i] if saved[i] is not None else fresh.pop(i, None)
@@ -210,9 +232,9 @@ def embed_model_chunked(texts: Sequence[str], model, model_name: str, work: Path
             arr = np.ascontiguousarray(np.concatenate(pieces, axis=0), dtype=np.float32)
             save_npy(plan.file(i), arr)
             log.debug("embedded chunk %s", plan.file(i).name)
-        parts.append(arr)
+        del arr  # on disk now: gathered from there, not held here chunk after chunk
         report(max(stop, already))
-    return np.concatenate(parts, axis=0) if parts else np.zeros((0, 0), np.float32)
+    return plan.gather()
 
 
 @dataclass
@@ -244,10 +266,13 @@ def l2_normalise(x: np.ndarray) -> np.ndarray:
 
 
 def combine(parts: Sequence[np.ndarray], dim: int, seed: int = 0,
-            reduction: Reduction | None = None) -> tuple[np.ndarray, Reduction]:
+            reduction: Reduction | None = None, work: Path | None = None) -> tuple[np.ndarray, Reduction]:
     """Concatenate per-model embeddings (each L2-normalised first, so that every model weighs
     the same), reduce with PCA to ``dim`` when wider, and L2-normalise the rows. ``reduction``: a PCA
-    fitted before (a corpus's, kept with it), applied rather than one fitted to these texts."""
+    fitted before (a corpus's, kept with it), applied rather than one fitted to these texts. Where the vectors are
+    more than IN_MEMORY bytes and ``work`` is given, combined a block at a time into a file there (memory-mapped)."""
+    if work is not None and parts and len(parts[0]) * sum(p.shape[1] for p in parts) * 4 > IN_MEMORY:
+        return _combine_in_blocks(parts, dim, seed, reduction, Path(work))
     x = np.concatenate([l2_normalise(p) for p in parts], axis=1)
     if reduction is not None and reduction.components is not None:
         if x.shape[1] != reduction.input_dim:
@@ -264,6 +289,59 @@ def combine(parts: Sequence[np.ndarray], dim: int, seed: int = 0,
         red = Reduction(red.input_dim, n_comp, float(pca.explained_variance_ratio_.sum()),
                         pca.mean_.astype(np.float32), pca.components_.astype(np.float32))
     return l2_normalise(np.ascontiguousarray(x, dtype=np.float32)), red
+
+
+def open_matrix(work: Path, rows: int, dim: int) -> np.ndarray:
+    """A (rows, dim) float32 matrix to fill: in memory up to IN_MEMORY bytes, else a new file under ``work``
+    (memory-mapped; removed with the work folder)."""
+    if rows * dim * 4 <= IN_MEMORY:
+        return np.empty((rows, dim), np.float32)
+    work.mkdir(parents=True, exist_ok=True)
+    return np.lib.format.open_memmap(work / f"vectors-{secrets.token_hex(4)}.npy", mode="w+", dtype=np.float32,
+                                     shape=(rows, dim))
+
+
+def put_rows(out: np.ndarray, rows: np.ndarray, x: np.ndarray) -> None:
+    """``out[rows] = x``, a block of rows at a time (``x`` may be a file's: never read whole)."""
+    for start in range(0, len(rows), BLOCK):
+        out[rows[start:start + BLOCK]] = x[start:start + BLOCK]
+
+
+def _combine_in_blocks(parts: Sequence[np.ndarray], dim: int, seed: int, reduction: Reduction | None,
+                       work: Path) -> tuple[np.ndarray, Reduction]:
+    """:func:`combine` for vectors held in files: a block of rows at a time, the result in a file under ``work``, or
+    for one model's vectors gathered in a writable file (:meth:`ChunkPlan.gather`, derived from its chunks) normalised
+    where they lie (10M x 384 float32 is 15 GB of disk a copy would take again). A PCA is fitted to PCA_SAMPLE rows,
+    evenly spaced (all of them up to that many)."""
+    n, wide = len(parts[0]), sum(p.shape[1] for p in parts)
+
+    def joined(start: int, stop: int) -> np.ndarray:
+        return np.concatenate([l2_normalise(np.asarray(p[start:stop], np.float32)) for p in parts], axis=1)
+
+    red = reduction if reduction is not None and reduction.components is not None else None
+    if red is not None and wide != red.input_dim:
+        raise ValueError(f"the models give {wide} dimensions, the PCA kept takes {red.input_dim}")
+    if red is None and wide > dim:
+        from sklearn.decomposition import PCA
+
+        sample = np.unique(np.linspace(0, n - 1, min(n, PCA_SAMPLE)).astype(np.int64))
+        x = np.concatenate([l2_normalise(np.asarray(p[sample], np.float32)) for p in parts], axis=1)
+        pca = PCA(n_components=min(dim, len(sample)), svd_solver="randomized" if len(sample) > 5000 else "full",
+                  random_state=seed).fit(x)  # as combine fits one in memory
+        del x
+        red = Reduction(wide, int(pca.n_components_), float(pca.explained_variance_ratio_.sum()),
+                        pca.mean_.astype(np.float32), pca.components_.astype(np.float32))
+    out_dim = red.output_dim if red is not None else wide
+    alone = red is None and len(parts) == 1 and getattr(parts[0], "mode", None) in ("r+", "w+")
+    work.mkdir(parents=True, exist_ok=True)
+    out = parts[0] if alone else open_matrix(work, n, out_dim)
+    for start in range(0, n, BLOCK):
+        x = joined(start, min(start + BLOCK, n))
+        if red is not None:
+            x = (x - red.mean) @ red.components.T
+        out[start:start + len(x)] = l2_normalise(x)
+    out.flush()
+    return out, red or Reduction(wide, wide, None)
 
 
 def model_dim(model) -> int:

@@ -160,5 +160,4 @@ def embed_model_ray(texts: Sequence[str], model_name: str, work: Path, *, addres
             save_npy(plan.file(i), x)
             done += rows
             report(done)
-    parts = [np.load(plan.file(i)) for i, _, _ in plan.spans]
-    return np.concatenate(parts, axis=0) if parts else np.zeros((0, 0), np.float32)
+    return plan.gather()

@@ -24,14 +24,13 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from core.embed import l2_normalise, load_model
+from core.embed import IN_MEMORY, l2_normalise, load_model
 from core.ingest import QUOTED
 from core.progress import Progress
 
 SET = "quotes"
 WEIGHT = 1.0  # what it quotes weighs as much as the quote's own words (bench/quote_vectors.py)
 BLOCK = 1 << 18  # rows copied or blended at a time
-IN_MEMORY = 1 << 30  # bytes of float32 vectors copied in memory; more go through a file
 _NAME = re.compile(r"^@[^\s:]{1,64}:\s*")
 
 

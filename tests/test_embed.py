@@ -166,3 +166,64 @@ def test_existing_name_needs_overwrite_and_keeps_groups(tmp_path, model):
         import_corpus(ImportSpec(input=src, name="o"), root=root, model_loader=loader)
     import_corpus(ImportSpec(input=src, name="o", overwrite=True), root=root, model_loader=loader)
     assert GroupStore(root / "o" / "groups.sqlite").load("g").included == ["1", "2"]
+
+
+class Seeded:
+    """A model whose vector of a text depends on that text alone, as a real model's does (no model loaded)."""
+
+    def __init__(self, dim: int, salt: str = ""):
+        self.dim, self.salt = dim, salt
+
+    def get_sentence_embedding_dimension(self) -> int:
+        return self.dim
+
+    def encode(self, texts, **kw):
+        return np.stack([np.random.default_rng(abs(hash(self.salt + t)) % 2**32).normal(size=self.dim)
+                         for t in texts]).astype(np.float32)
+
+
+def test_vectors_past_the_memory_bound_go_through_files_and_come_out_the_same(tmp_path, monkeypatch):
+    """An import whose vectors are more than core.embed.IN_MEMORY bytes (10M x 384 is 15 GB of float32, held two or
+    three times over while gathered, normalised and combined) goes through files a block of rows at a time: the
+    corpus's vectors are those of an import held in memory, for one model, for an ensemble combined by a PCA, and for
+    an import again that keeps the vectors of the texts it had."""
+    import core.embed as embed
+
+    topics = ["rain", "taxes", "trains", "football"]
+    texts = [f"tweet {i} about {topics[i % 4]} number {i * 7 % 31}" for i in range(300)]
+    first = tmp_path / "v1.csv"
+    pd.DataFrame({"id": [f"t{i}" for i in range(250)], "text": texts[:250]}).to_csv(first, index=False)
+    again = tmp_path / "v2.csv"
+    pd.DataFrame({"id": [f"t{i}" for i in range(300)], "text": texts[::-1]}).to_csv(again, index=False)
+    models = {"one": Seeded(16, "a"), "two": Seeded(24, "b")}
+    kinds = {"model": dict(models=["one"]), "ensemble": dict(models=["one", "two"], dim=8)}
+
+    def imports(root: Path) -> dict[str, np.ndarray]:
+        out = {}
+        for kind, spec in kinds.items():
+            for src in (first, again):  # a new import, then the same corpus imported again with 50 texts added
+                c = import_corpus(ImportSpec(input=src, name=kind, chunk_size=64, overwrite=True, **spec), root=root,
+                                  model_loader=lambda n, d: models[n])
+                out[f"{kind} {src.stem}"] = np.asarray(c.embeddings, np.float32)
+                assert (src == first) or any(n.startswith("kept the vectors of 250 texts")
+                                             for n in c.manifest["validation"]["notes"])
+        return out
+
+    held = imports(tmp_path / "memory")
+    through_files = []
+    real = embed._combine_in_blocks
+
+    def spy(*a, **kw):
+        out = real(*a, **kw)
+        through_files.append(isinstance(out[0], np.memmap))
+        return out
+
+    monkeypatch.setattr(embed, "IN_MEMORY", 1024)
+    monkeypatch.setattr(embed, "BLOCK", 37)
+    monkeypatch.setattr(embed, "_combine_in_blocks", spy)
+    filed = imports(tmp_path / "files")
+    assert through_files and all(through_files)
+    for key, x in held.items():
+        assert x.shape == filed[key].shape, key
+        np.testing.assert_allclose(filed[key], x, atol=1e-5, err_msg=key)
+        assert np.allclose(np.linalg.norm(filed[key], axis=1), 1, atol=1e-5), key
