@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import secrets
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
@@ -165,6 +166,21 @@ class ChunkPlan:
             out[start:stop] = chunk
         return out
 
+    def check_room(self, dim: int, done: int) -> None:
+        """ValueError saying how much disk embedding these texts needs where less is free (the work folder's): the
+        chunks not yet written, their one file past IN_MEMORY bytes (:meth:`gather`), and the corpus's own vectors
+        (fp16 from a million rows). Said after the first chunk, not hours of embedding later."""
+        row = dim * 4
+        gathered = self.n * row if self.n * row > IN_MEMORY else 0
+        need = (self.n - done) * row + gathered + self.n * (2 if self.n >= 1_000_000 else 4) * dim
+        free = shutil.disk_usage(self.folder).free
+        if free < need:
+            raise ValueError(
+                f"embedding {self.n:,} texts of {dim} dimensions needs about {need / 1e9:.1f} GB free on the disk of "
+                f"{self.folder.parent} (their vectors in chunks{', then gathered in one file' if gathered else ''}, "
+                f"then the corpus's own), and {free / 1e9:.1f} GB are free: make room there, or set SEMANNO_DATA to a "
+                "folder on a larger disk, and import again (what is embedded so far is kept, not embedded again)")
+
     def reporter(self, progress: Progress | None, already: int, model_name: str, model_index: int,
                  **extra) -> Callable[[int], None]:
         """``report(done)``: the import's progress for this model, with the rate of this run's texts."""
@@ -232,6 +248,8 @@ def embed_model_chunked(texts: Sequence[str], model, model_name: str, work: Path
             arr = np.ascontiguousarray(np.concatenate(pieces, axis=0), dtype=np.float32)
             save_npy(plan.file(i), arr)
             log.debug("embedded chunk %s", plan.file(i).name)
+        if k == 0:  # the vectors' width known now: room for them all?
+            plan.check_room(arr.shape[1], max(already, stop))
         del arr  # on disk now: gathered from there, not held here chunk after chunk
         report(max(stop, already))
     return plan.gather()

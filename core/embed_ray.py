@@ -158,6 +158,8 @@ def embed_model_ray(texts: Sequence[str], model_name: str, work: Path, *, addres
             i, rows = int(row["chunk"]), int(row["rows"])
             x = np.frombuffer(row["data"], dtype=np.float32).reshape(rows, -1)
             save_npy(plan.file(i), x)
+            if done == already:  # the first chunk: room for them all? (core.embed.ChunkPlan.check_room)
+                plan.check_room(x.shape[1], done + rows)
             done += rows
             report(done)
     return plan.gather()

@@ -227,3 +227,37 @@ def test_vectors_past_the_memory_bound_go_through_files_and_come_out_the_same(tm
         assert x.shape == filed[key].shape, key
         np.testing.assert_allclose(filed[key], x, atol=1e-5, err_msg=key)
         assert np.allclose(np.linalg.norm(filed[key], axis=1), 1, atol=1e-5), key
+
+
+def test_an_import_without_the_disk_for_its_vectors_says_so_after_its_first_chunk(tmp_path, monkeypatch):
+    """Where the disk lacks the room an import's vectors need (chunks, their one file, the corpus's own: about 40 GB at
+    10M x 384), the import stops after its first chunk with a message saying how much it needs and has, not after
+    hours of embedding; the corpus already there is untouched, and the import again resumes from that chunk."""
+    import shutil as sh
+
+    import core.embed as embed
+
+    first, src = tmp_path / "old.csv", tmp_path / "t.csv"
+    pd.DataFrame({"id": ["a", "b"], "text": ["an old text", "another one"]}).to_csv(first, index=False)
+    pd.DataFrame({"id": [f"t{i}" for i in range(200)], "text": [f"text number {i}" for i in range(200)]}).to_csv(
+        src, index=False)
+    root = tmp_path / "data"
+    old = import_corpus(ImportSpec(input=first, name="c"), root=root, model_loader=lambda n, d: Seeded(16))
+    calls = []
+
+    class Counted(Seeded):
+        def encode(self, texts, **kw):
+            calls.append(len(texts))
+            return super().encode(texts, **kw)
+
+    real = sh.disk_usage
+    monkeypatch.setattr(embed.shutil, "disk_usage", lambda p: real(p)._replace(free=10_000))
+    with pytest.raises(ValueError, match=r"needs about 0\.0 GB free on the disk of .*0\.0 GB are free: make room"):
+        import_corpus(ImportSpec(input=src, name="c", overwrite=True, chunk_size=50), root=root,
+                      model_loader=lambda n, d: Counted(16))
+    assert sum(calls) == 50  # the first chunk only
+    np.testing.assert_array_equal(load_corpus("c", root).embeddings, old.embeddings)
+    monkeypatch.setattr(embed.shutil, "disk_usage", real)
+    again = import_corpus(ImportSpec(input=src, name="c", overwrite=True, chunk_size=50), root=root,
+                          model_loader=lambda n, d: Counted(16))
+    assert sum(calls) == 200 and len(again.frame) == 200
