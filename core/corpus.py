@@ -7,6 +7,7 @@ folder without one is not a corpus, so an interrupted import never leaves someth
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import re
@@ -436,6 +437,12 @@ def import_corpus(spec: ImportSpec, root: Path | None = None, progress: Progress
     except Busy:
         raise InputError(f"corpus {name!r} is being imported by another process right now; wait until it "
                          "finishes, then try again") from None
+    except OSError as exc:
+        if exc.errno != errno.ENOSPC:
+            raise
+        raise CorpusError(f"the disk of {root} filled up while importing corpus {name!r} (writing {exc.filename}): "
+                          "the corpus was not changed; make room there, or set SEMANNO_DATA to a folder on a larger "
+                          "disk, and import again (the texts embedded so far are kept, not embedded again)") from exc
 
 
 # Long (~65 lines): the import's steps in order (read, check, languages, embed or bring, manifest, write);

@@ -261,3 +261,41 @@ def test_an_import_without_the_disk_for_its_vectors_says_so_after_its_first_chun
     again = import_corpus(ImportSpec(input=src, name="c", overwrite=True, chunk_size=50), root=root,
                           model_loader=lambda n, d: Counted(16))
     assert sum(calls) == 200 and len(again.frame) == 200
+
+
+def test_a_disk_that_fills_up_while_the_corpus_is_written_is_said_and_the_corpus_kept(tmp_path, monkeypatch):
+    """A disk that fills after the embedding (the corpus's own files, its indexes) ends the import with a message
+    that says so and what to do, not the system's traceback; the corpus there and its vectors are as they were, and
+    the import again embeds nothing it had embedded."""
+    import errno
+
+    import core.corpus as cc
+
+    first, src = tmp_path / "old.csv", tmp_path / "t.csv"
+    pd.DataFrame({"id": ["a", "b"], "text": ["an old text", "another one"]}).to_csv(first, index=False)
+    pd.DataFrame({"id": [f"t{i}" for i in range(120)], "text": [f"text number {i}" for i in range(120)]}).to_csv(
+        src, index=False)
+    root = tmp_path / "data"
+    old = import_corpus(ImportSpec(input=first, name="c"), root=root, model_loader=lambda n, d: Seeded(16))
+    calls = []
+
+    class Counted(Seeded):
+        def encode(self, texts, **kw):
+            calls.append(len(texts))
+            return super().encode(texts, **kw)
+
+    def full(path, *a, **kw):
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(cc, "save_parquet", full)
+    with pytest.raises(CorpusError, match=r"the disk of .* filled up while importing corpus 'c' \(writing .*corpus"
+                                          r"\.parquet\): the corpus was not changed; make room there"):
+        import_corpus(ImportSpec(input=src, name="c", overwrite=True), root=root, model_loader=lambda n, d: Counted(16))
+    assert sum(calls) == 120
+    kept = load_corpus("c", root)
+    assert kept.frame["id"].tolist() == ["a", "b"]
+    np.testing.assert_array_equal(kept.embeddings, old.embeddings)
+    monkeypatch.undo()
+    again = import_corpus(ImportSpec(input=src, name="c", overwrite=True), root=root,
+                          model_loader=lambda n, d: Counted(16))
+    assert sum(calls) == 120 and len(again.frame) == 120  # nothing embedded again
