@@ -21,12 +21,12 @@ from core.progress import Progress  # progress(rows_done, rows_total, info): see
 log = logging.getLogger(__name__)
 PIPELINED_MIN_BATCH = 256  # texts a GPU batch at least: the CLI's default 32 suits 2 CPU cores, not a GPU
 PIPELINED_ROWS = 65_536  # texts a pipelined GPU embeds in one call (~2 s on an H200), across chunks
-# bytes of float32 vectors an import holds in memory; more (10M x 384 is 15 GB) are gathered, combined and normalised
-# in a file under its work folder, memory-mapped, a block of rows at a time
+# bytes of float32 vectors an import holds in memory; more (10M x 384 is 15 GB) are written, normalised and combined
+# in files under its work folder, memory-mapped, a block of rows at a time
 IN_MEMORY = 1 << 30
 BLOCK = 1 << 16  # rows combined at a time where the vectors are in a file
 PCA_SAMPLE = 500_000  # rows an ensemble's PCA is fitted to where its vectors are in a file (evenly spaced)
-GATHERED = "gathered.npy"  # a model's chunks in one file, beside them (derived: made again from the chunks)
+GATHERED = "gathered.npy"  # past IN_MEMORY bytes, one model's vectors of all the rows, its chunks written into it
 
 DEFAULT_MODEL = "default"
 MULTILINGUAL_MODEL = "multilingual-e5-small"
@@ -132,54 +132,96 @@ def _chunk_dir(work: Path, model_name: str, digest: str, chunk_size: int) -> Pat
 
 class ChunkPlan:
     """Where one model's chunks of one text list live in an import's work folder, and which are done:
-    shared by the in-process loop and the Ray job, so a run killed under either resumes under either."""
+    shared by the in-process loop and the Ray job, so a run killed under either resumes under either.
+    Up to IN_MEMORY bytes of vectors each chunk is a file of its own; past that every chunk is written into one file
+    of all the rows (:data:`GATHERED`, memory-mapped), a chunk marked done once it is on disk, so that the vectors
+    take their size on disk once, not twice (15 GB at 10M x 384), and are never all in memory."""
 
     def __init__(self, texts: Sequence[str], model_name: str, work: Path, chunk_size: int):
         self.n = len(texts)
         self.folder = _chunk_dir(Path(work), model_name, texts_digest(texts), chunk_size)
         self.folder.mkdir(parents=True, exist_ok=True)
         self.spans = [(i, s, min(s + chunk_size, self.n)) for i, s in enumerate(range(0, self.n, chunk_size))]
+        self._all: np.ndarray | None = None  # the one file, once opened
 
     def file(self, i: int) -> Path:
         return self.folder / f"chunk_{i:06d}.npy"
+
+    def _done(self, i: int) -> Path:
+        return self.folder / f"chunk_{i:06d}.done"
+
+    def _one_file(self, dim: int | None = None) -> np.ndarray | None:
+        """The file of all the rows: opened as a killed run left it (``dim`` None), or where ``dim`` makes the
+        vectors more than IN_MEMORY bytes, made (sparse until written: its chunks not yet marked done are not read);
+        None where neither."""
+        if self._all is not None:
+            return self._all
+        path = self.folder / GATHERED
+        try:
+            x = np.load(path, mmap_mode="r+")
+            if x.shape[0] == self.n and x.dtype == np.float32 and dim in (None, x.shape[1]):
+                self._all = x
+                return x
+        except (OSError, ValueError):
+            pass
+        if dim is None or self.n * dim * 4 <= IN_MEMORY:
+            return None
+        for i, _, _ in self.spans:  # marks of another file's chunks
+            self._done(i).unlink(missing_ok=True)
+        self._all = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(self.n, dim))
+        return self._all
 
     def saved(self, i: int, rows: int) -> np.ndarray | None:
         """Chunk ``i`` as a killed run left it, or None when absent, short or corrupt (then recomputed)."""
         try:
             a = np.load(self.file(i), mmap_mode="r")
         except (OSError, ValueError):
-            return None
+            if not self._done(i).exists() or self._one_file() is None:
+                return None
+            _, start, stop = self.spans[i]
+            a = self._all[start:stop]
         return a if a.shape[0] == rows and a.dtype == np.float32 else None
 
+    def put(self, i: int, x: np.ndarray) -> None:
+        """Chunk ``i``'s vectors written (atomically: a file of its own, or its rows of the one file, on disk before
+        it is marked done)."""
+        into = self._one_file(x.shape[1])
+        if into is None:
+            save_npy(self.file(i), x)
+            return
+        _, start, stop = self.spans[i]
+        into[start:stop] = x
+        into.flush()
+        self._done(i).touch()
+
     def gather(self) -> np.ndarray:
-        """Every chunk in order as one (N, D) float32 matrix: in memory, or where that is more than IN_MEMORY bytes,
-        a file beside the chunks (memory-mapped, writable), copied a chunk at a time: the import's memory then holds
-        one chunk, not the corpus's vectors two or three times over (45 GB at 10M x 384)."""
-        chunks = [np.load(self.file(i), mmap_mode="r") for i, _, _ in self.spans]
+        """Every chunk in order as one (N, D) float32 matrix: in memory, or past IN_MEMORY bytes the one file
+        (memory-mapped, writable; a chunk a run before left as a file of its own copied in): the import's memory
+        then holds a block, not the corpus's vectors two or three times over (45 GB at 10M x 384)."""
+        chunks = [self.saved(i, stop - start) for i, start, stop in self.spans]
         if not chunks:
             return np.zeros((0, 0), np.float32)
         dim = chunks[0].shape[1]
-        if self.n * dim * 4 <= IN_MEMORY:
+        into = self._one_file(dim)
+        if into is None:
             return np.concatenate(chunks, axis=0)
-        out = np.lib.format.open_memmap(self.folder / GATHERED, mode="w+", dtype=np.float32, shape=(self.n, dim))
-        for (_, start, stop), chunk in zip(self.spans, chunks):
-            out[start:stop] = chunk
-        return out
+        for (i, start, stop), chunk in zip(self.spans, chunks):
+            if not self._done(i).exists():
+                self.put(i, chunk)
+        return into
 
     def check_room(self, dim: int, done: int) -> None:
         """ValueError saying how much disk embedding these texts needs where less is free (the work folder's): the
-        chunks not yet written, their one file past IN_MEMORY bytes (:meth:`gather`), and the corpus's own vectors
-        (fp16 from a million rows). Said after the first chunk, not hours of embedding later."""
-        row = dim * 4
-        gathered = self.n * row if self.n * row > IN_MEMORY else 0
-        need = (self.n - done) * row + gathered + self.n * (2 if self.n >= 1_000_000 else 4) * dim
+        chunks not yet written and the corpus's own vectors (fp16 from a million rows). Said after the first chunk,
+        not hours of embedding later."""
+        need = (self.n - done) * dim * 4 + self.n * (2 if self.n >= 1_000_000 else 4) * dim
         free = shutil.disk_usage(self.folder).free
         if free < need:
             raise ValueError(
                 f"embedding {self.n:,} texts of {dim} dimensions needs about {need / 1e9:.1f} GB free on the disk of "
-                f"{self.folder.parent} (their vectors in chunks{', then gathered in one file' if gathered else ''}, "
-                f"then the corpus's own), and {free / 1e9:.1f} GB are free: make room there, or set SEMANNO_DATA to a "
-                "folder on a larger disk, and import again (what is embedded so far is kept, not embedded again)")
+                f"{self.folder.parent} (their vectors, then the corpus's own), and {free / 1e9:.1f} GB are free: make "
+                "room there, or set SEMANNO_DATA to a folder on a larger disk, and import again (what is embedded so "
+                "far is kept, not embedded again)")
 
     def reporter(self, progress: Progress | None, already: int, model_name: str, model_index: int,
                  **extra) -> Callable[[int], None]:
@@ -234,7 +276,7 @@ def embed_model_chunked(texts: Sequence[str], model, model_name: str, work: Path
                                                   convert_to_numpy=True, show_progress_bar=False), dtype=np.float32)
             for gi, gs, ge in group:
                 fresh[gi] = x[gs - start:ge - start]
-                save_npy(plan.file(gi), fresh[gi])
+                plan.put(gi, fresh[gi])
             arr = fresh.pop(i)
         elif arr is None:
             # encode in slices so that the progress bar moves inside a chunk
@@ -246,11 +288,11 @@ def embed_model_chunked(texts: Sequence[str], model, model_name: str, work: Path
                                            convert_to_numpy=True, show_progress_bar=False))
                 report(max(e, already))
             arr = np.ascontiguousarray(np.concatenate(pieces, axis=0), dtype=np.float32)
-            save_npy(plan.file(i), arr)
-            log.debug("embedded chunk %s", plan.file(i).name)
+            plan.put(i, arr)
+            log.debug("embedded chunk %d of %s", i, model_name)
         if k == 0:  # the vectors' width known now: room for them all?
             plan.check_room(arr.shape[1], max(already, stop))
-        del arr  # on disk now: gathered from there, not held here chunk after chunk
+        del arr  # on disk now: read from there, not held here chunk after chunk
         report(max(stop, already))
     return plan.gather()
 
@@ -328,8 +370,8 @@ def put_rows(out: np.ndarray, rows: np.ndarray, x: np.ndarray) -> None:
 def _combine_in_blocks(parts: Sequence[np.ndarray], dim: int, seed: int, reduction: Reduction | None,
                        work: Path) -> tuple[np.ndarray, Reduction]:
     """:func:`combine` for vectors held in files: a block of rows at a time, the result in a file under ``work``, or
-    for one model's vectors gathered in a writable file (:meth:`ChunkPlan.gather`, derived from its chunks) normalised
-    where they lie (10M x 384 float32 is 15 GB of disk a copy would take again). A PCA is fitted to PCA_SAMPLE rows,
+    for one model's vectors in a writable file (:meth:`ChunkPlan.gather`) normalised where they lie (10M x 384
+    float32 is 15 GB of disk a copy would take again; normalised again, a resumed import's are the same). A PCA is fitted to PCA_SAMPLE rows,
     evenly spaced (all of them up to that many)."""
     n, wide = len(parts[0]), sum(p.shape[1] for p in parts)
 

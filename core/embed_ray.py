@@ -18,7 +18,6 @@ from typing import Sequence
 
 import numpy as np
 
-from core.atomic import save_npy
 from core.embed import ChunkPlan
 from core.ingest import InputError
 from core.progress import Progress
@@ -157,7 +156,7 @@ def embed_model_ray(texts: Sequence[str], model_name: str, work: Path, *, addres
         for row in ds.iter_rows():
             i, rows = int(row["chunk"]), int(row["rows"])
             x = np.frombuffer(row["data"], dtype=np.float32).reshape(rows, -1)
-            save_npy(plan.file(i), x)
+            plan.put(i, x)
             if done == already:  # the first chunk: room for them all? (core.embed.ChunkPlan.check_room)
                 plan.check_room(x.shape[1], done + rows)
             done += rows

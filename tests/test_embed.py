@@ -299,3 +299,39 @@ def test_a_disk_that_fills_up_while_the_corpus_is_written_is_said_and_the_corpus
     again = import_corpus(ImportSpec(input=src, name="c", overwrite=True), root=root,
                           model_loader=lambda n, d: Counted(16))
     assert sum(calls) == 120 and len(again.frame) == 120  # nothing embedded again
+
+
+def test_past_the_memory_bound_chunks_are_written_into_one_file_and_a_killed_import_resumes_from_it(tmp_path,
+                                                                                                  monkeypatch):
+    """Past core.embed.IN_MEMORY the chunks are written into one file of all the rows (the vectors on disk once, not
+    twice: 15 GB at 10M x 384), each marked done once written; an import killed after some chunks resumes from
+    exactly those, and the vectors are those of an import never killed."""
+    import core.embed as embed
+
+    src = tmp_path / "t.csv"
+    pd.DataFrame({"id": [f"t{i}" for i in range(300)], "text": [f"text number {i}" for i in range(300)]}).to_csv(
+        src, index=False)
+    whole = import_corpus(ImportSpec(input=src, name="c", chunk_size=50), root=tmp_path / "whole",
+                          model_loader=lambda n, d: Seeded(16))
+    monkeypatch.setattr(embed, "IN_MEMORY", 1024)
+    calls = []
+
+    class Killed(Seeded):
+        def encode(self, texts, **kw):
+            if sum(calls) >= 150:
+                raise KeyboardInterrupt  # the import killed after three chunks
+            calls.append(len(texts))
+            return super().encode(texts, **kw)
+
+    root = tmp_path / "data"
+    with pytest.raises(KeyboardInterrupt):
+        import_corpus(ImportSpec(input=src, name="c", chunk_size=50, batch_size=50), root=root,
+                      model_loader=lambda n, d: Killed(16))
+    work = root / ".work"
+    assert sorted(p.name for p in work.glob("c/model-*/*")) == [
+        "chunk_000000.done", "chunk_000001.done", "chunk_000002.done", "gathered.npy"]
+    calls.clear()
+    again = import_corpus(ImportSpec(input=src, name="c", chunk_size=50, batch_size=50), root=root,
+                          model_loader=lambda n, d: Killed(16))
+    assert sum(calls) == 150  # the three chunks left, and none of the three done
+    np.testing.assert_allclose(np.asarray(again.embeddings), np.asarray(whole.embeddings), atol=1e-6)
