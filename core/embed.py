@@ -371,8 +371,8 @@ def _combine_in_blocks(parts: Sequence[np.ndarray], dim: int, seed: int, reducti
                        work: Path) -> tuple[np.ndarray, Reduction]:
     """:func:`combine` for vectors held in files: a block of rows at a time, the result in a file under ``work``, or
     for one model's vectors in a writable file (:meth:`ChunkPlan.gather`) normalised where they lie (10M x 384
-    float32 is 15 GB of disk a copy would take again; normalised again, a resumed import's are the same). A PCA is fitted to PCA_SAMPLE rows,
-    evenly spaced (all of them up to that many)."""
+    float32 is 15 GB of disk a copy would take again; normalised again, a resumed import's are the same). A PCA is
+    fitted to PCA_SAMPLE rows, evenly spaced (all of them up to that many)."""
     n, wide = len(parts[0]), sum(p.shape[1] for p in parts)
 
     def joined(start: int, stop: int) -> np.ndarray:
