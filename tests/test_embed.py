@@ -229,37 +229,49 @@ def test_vectors_past_the_memory_bound_go_through_files_and_come_out_the_same(tm
         assert np.allclose(np.linalg.norm(filed[key], axis=1), 1, atol=1e-5), key
 
 
+class Counted(Seeded):
+    """:class:`Seeded`, each call's number of texts kept in ``calls``."""
+
+    def __init__(self, dim: int, calls: list[int]):
+        super().__init__(dim)
+        self.calls = calls
+
+    def encode(self, texts, **kw):
+        self.calls.append(len(texts))
+        return super().encode(texts, **kw)
+
+
+def _an_old_corpus_and_new_texts(tmp_path, n: int):
+    """(root, a file of ``n`` texts, the corpus "c" of two others imported there, a list for :class:`Counted`)."""
+    first, src = tmp_path / "old.csv", tmp_path / "t.csv"
+    pd.DataFrame({"id": ["a", "b"], "text": ["an old text", "another one"]}).to_csv(first, index=False)
+    pd.DataFrame({"id": [f"t{i}" for i in range(n)], "text": [f"text number {i}" for i in range(n)]}).to_csv(
+        src, index=False)
+    root = tmp_path / "data"
+    return root, src, import_corpus(ImportSpec(input=first, name="c"), root=root,
+                                    model_loader=lambda n, d: Seeded(16)), []
+
+
 def test_an_import_without_the_disk_for_its_vectors_says_so_after_its_first_chunk(tmp_path, monkeypatch):
-    """Where the disk lacks the room an import's vectors need (chunks, their one file, the corpus's own: about 40 GB at
-    10M x 384), the import stops after its first chunk with a message saying how much it needs and has, not after
+    """Where the disk lacks the room an import's vectors need (its own, then the corpus's: about 23 GB at 10M x 384),
+    the import stops after its first chunk with a message saying how much it needs and has, not after
     hours of embedding; the corpus already there is untouched, and the import again resumes from that chunk."""
     import shutil as sh
 
     import core.embed as embed
 
-    first, src = tmp_path / "old.csv", tmp_path / "t.csv"
-    pd.DataFrame({"id": ["a", "b"], "text": ["an old text", "another one"]}).to_csv(first, index=False)
-    pd.DataFrame({"id": [f"t{i}" for i in range(200)], "text": [f"text number {i}" for i in range(200)]}).to_csv(
-        src, index=False)
-    root = tmp_path / "data"
-    old = import_corpus(ImportSpec(input=first, name="c"), root=root, model_loader=lambda n, d: Seeded(16))
-    calls = []
-
-    class Counted(Seeded):
-        def encode(self, texts, **kw):
-            calls.append(len(texts))
-            return super().encode(texts, **kw)
+    root, src, old, calls = _an_old_corpus_and_new_texts(tmp_path, 200)
 
     real = sh.disk_usage
     monkeypatch.setattr(embed.shutil, "disk_usage", lambda p: real(p)._replace(free=10_000))
     with pytest.raises(ValueError, match=r"needs about 0\.0 GB free on the disk of .*0\.0 GB are free: make room"):
         import_corpus(ImportSpec(input=src, name="c", overwrite=True, chunk_size=50), root=root,
-                      model_loader=lambda n, d: Counted(16))
+                      model_loader=lambda n, d: Counted(16, calls=calls))
     assert sum(calls) == 50  # the first chunk only
     np.testing.assert_array_equal(load_corpus("c", root).embeddings, old.embeddings)
     monkeypatch.setattr(embed.shutil, "disk_usage", real)
     again = import_corpus(ImportSpec(input=src, name="c", overwrite=True, chunk_size=50), root=root,
-                          model_loader=lambda n, d: Counted(16))
+                          model_loader=lambda n, d: Counted(16, calls=calls))
     assert sum(calls) == 200 and len(again.frame) == 200
 
 
@@ -271,18 +283,7 @@ def test_a_disk_that_fills_up_while_the_corpus_is_written_is_said_and_the_corpus
 
     import core.corpus as cc
 
-    first, src = tmp_path / "old.csv", tmp_path / "t.csv"
-    pd.DataFrame({"id": ["a", "b"], "text": ["an old text", "another one"]}).to_csv(first, index=False)
-    pd.DataFrame({"id": [f"t{i}" for i in range(120)], "text": [f"text number {i}" for i in range(120)]}).to_csv(
-        src, index=False)
-    root = tmp_path / "data"
-    old = import_corpus(ImportSpec(input=first, name="c"), root=root, model_loader=lambda n, d: Seeded(16))
-    calls = []
-
-    class Counted(Seeded):
-        def encode(self, texts, **kw):
-            calls.append(len(texts))
-            return super().encode(texts, **kw)
+    root, src, old, calls = _an_old_corpus_and_new_texts(tmp_path, 120)
 
     def full(path, *a, **kw):
         raise OSError(errno.ENOSPC, "No space left on device", str(path))
@@ -290,14 +291,15 @@ def test_a_disk_that_fills_up_while_the_corpus_is_written_is_said_and_the_corpus
     monkeypatch.setattr(cc, "save_parquet", full)
     with pytest.raises(CorpusError, match=r"the disk of .* filled up while importing corpus 'c' \(writing .*corpus"
                                           r"\.parquet\): the corpus was not changed; make room there"):
-        import_corpus(ImportSpec(input=src, name="c", overwrite=True), root=root, model_loader=lambda n, d: Counted(16))
+        import_corpus(ImportSpec(input=src, name="c", overwrite=True), root=root,
+                      model_loader=lambda n, d: Counted(16, calls=calls))
     assert sum(calls) == 120
     kept = load_corpus("c", root)
     assert kept.frame["id"].tolist() == ["a", "b"]
     np.testing.assert_array_equal(kept.embeddings, old.embeddings)
     monkeypatch.undo()
     again = import_corpus(ImportSpec(input=src, name="c", overwrite=True), root=root,
-                          model_loader=lambda n, d: Counted(16))
+                          model_loader=lambda n, d: Counted(16, calls=calls))
     assert sum(calls) == 120 and len(again.frame) == 120  # nothing embedded again
 
 
