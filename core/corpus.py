@@ -440,7 +440,8 @@ def import_corpus(spec: ImportSpec, root: Path | None = None, progress: Progress
     except OSError as exc:
         if exc.errno != errno.ENOSPC:
             raise
-        raise CorpusError(f"the disk of {root} filled up while importing corpus {name!r} (writing {exc.filename}): "
+        where = f" (writing {exc.filename})" if exc.filename else ""
+        raise CorpusError(f"the disk of {root} filled up while importing corpus {name!r}{where}: "
                           "the corpus was not changed; make room there, or set SEMANNO_DATA to a folder on a larger "
                           "disk, and import again (the texts embedded so far are kept, not embedded again)") from exc
 

@@ -129,7 +129,7 @@ def test_a_full_disk_while_writing_the_vectors_keeps_the_previous_corpus(source,
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(brought, "fill", full)
-    with pytest.raises(OSError):
+    with pytest.raises(CorpusError, match="disk .* filled up .* the corpus was not changed"):
         import_corpus(ImportSpec(input=src, name="c", vectors=tmp_path / "v.npy", overwrite=True, precision="fp16"),
                       root=root, model_loader=no_model)
     c = load_corpus("c", root)
