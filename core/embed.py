@@ -27,6 +27,10 @@ IN_MEMORY = 1 << 30
 BLOCK = 1 << 16  # rows combined at a time where the vectors are in a file
 PCA_SAMPLE = 500_000  # rows an ensemble's PCA is fitted to where its vectors are in a file (evenly spaced)
 GATHERED = "gathered.npy"  # past IN_MEMORY bytes, one model's vectors of all the rows, its chunks written into it
+#: The disk a corpus's files other than its vectors take, per byte of its texts (UTF-8): the texts twice (the table
+#: and the keyword search's texts), the keyword index, Suggest's word matrix, the sketch, hover and copies. 5.9 for
+#: 200,000 tweets of the scale corpus imported with its indexes (145 MB beside 24.6 MB of text; bench/RESULTS.md).
+CORPUS_PER_TEXT_BYTE = 6
 
 DEFAULT_MODEL = "default"
 MULTILINGUAL_MODEL = "multilingual-e5-small"
@@ -139,6 +143,7 @@ class ChunkPlan:
 
     def __init__(self, texts: Sequence[str], model_name: str, work: Path, chunk_size: int):
         self.n = len(texts)
+        self._texts = texts  # their size, for the room the corpus will take (check_room)
         self.folder = _chunk_dir(Path(work), model_name, texts_digest(texts), chunk_size)
         self.folder.mkdir(parents=True, exist_ok=True)
         self.spans = [(i, s, min(s + chunk_size, self.n)) for i, s in enumerate(range(0, self.n, chunk_size))]
@@ -212,16 +217,19 @@ class ChunkPlan:
 
     def check_room(self, dim: int, done: int) -> None:
         """ValueError saying how much disk embedding these texts needs where less is free (the work folder's): the
-        chunks not yet written and the corpus's own vectors (fp16 from a million rows). Said after the first chunk,
-        not hours of embedding later."""
-        need = (self.n - done) * dim * 4 + self.n * (2 if self.n >= 1_000_000 else 4) * dim
+        chunks not yet written, the corpus's own vectors (fp16 from a million rows) and its other files (its texts,
+        their indexes, the sketch: :data:`CORPUS_PER_TEXT_BYTE`). Said after the first chunk, not hours of embedding
+        later."""
+        text_bytes = sum(len(t.encode("utf-8", "surrogatepass")) for t in self._texts)
+        need = ((self.n - done) * dim * 4 + self.n * (2 if self.n >= 1_000_000 else 4) * dim
+                + CORPUS_PER_TEXT_BYTE * text_bytes)
         free = shutil.disk_usage(self.folder).free
         if free < need:
             raise ValueError(
                 f"embedding {self.n:,} texts of {dim} dimensions needs about {need / 1e9:.1f} GB free on the disk of "
-                f"{self.folder.parent} (their vectors, then the corpus's own), and {free / 1e9:.1f} GB are free: make "
-                "room there, or set SEMANNO_DATA to a folder on a larger disk, and import again (what is embedded so "
-                "far is kept, not embedded again)")
+                f"{self.folder.parent} (their vectors, then the corpus's vectors, texts and indexes), and "
+                f"{free / 1e9:.1f} GB are free: make room there, or set SEMANNO_DATA to a folder on a larger disk, and "
+                "import again (what is embedded so far is kept, not embedded again)")
 
     def reporter(self, progress: Progress | None, already: int, model_name: str, model_index: int,
                  **extra) -> Callable[[int], None]:

@@ -275,6 +275,27 @@ def test_an_import_without_the_disk_for_its_vectors_says_so_after_its_first_chun
     assert sum(calls) == 200 and len(again.frame) == 200
 
 
+def test_the_room_an_import_needs_counts_the_corpus_texts_and_indexes_not_only_its_vectors(tmp_path, monkeypatch):
+    """Long texts with small vectors: the room asked for is the vectors' and the corpus's other files' (its texts
+    twice and their indexes, CORPUS_PER_TEXT_BYTE a byte of text), so a disk with room for the vectors alone is
+    said to be too small before the embedding goes on, and one with room for all is not."""
+    import shutil as sh
+
+    import core.embed as embed
+
+    texts = [f"{i} " + "slovo " * 2000 for i in range(100)]  # ~1.2 MB of text, 6.4 kB of vectors at dim 4
+    plan = embed.ChunkPlan(texts, "m", tmp_path, 50)
+    real = sh.disk_usage
+    vectors = 100 * 4 * 4 * 2
+    monkeypatch.setattr(embed.shutil, "disk_usage", lambda p: real(p)._replace(free=10 * vectors))
+    with pytest.raises(ValueError, match=r"needs about 0\.0 GB free .*vectors, texts and indexes"):
+        plan.check_room(4, 50)
+    text_bytes = sum(len(t.encode()) for t in texts)
+    monkeypatch.setattr(embed.shutil, "disk_usage",
+                        lambda p: real(p)._replace(free=vectors + embed.CORPUS_PER_TEXT_BYTE * text_bytes + 1))
+    plan.check_room(4, 50)
+
+
 def test_a_disk_that_fills_up_while_the_corpus_is_written_is_said_and_the_corpus_kept(tmp_path, monkeypatch):
     """A disk that fills after the embedding (the corpus's own files, its indexes) ends the import with a message
     that says so and what to do, not the system's traceback; the corpus there and its vectors are as they were, and
