@@ -550,7 +550,7 @@ def _make_quotes_set(corpus: Corpus, spec: ImportSpec, progress: Progress | None
 
     try:
         made = quoted.build(corpus, batch_size=spec.batch_size, progress=each if progress else None,
-                            model_loader=model_loader)
+                            model_loader=model_loader, engine=engine_of(spec))  # a Ray import's quotes on Ray too
     except quoted.QuotesError as exc:
         log.info("%s: no embedding set quotes made", exc)
         if notify:
@@ -747,11 +747,27 @@ def _rows_already_embedded(spec: ImportSpec, name: str, root: Path, texts: pd.Se
     return old, rows, kept
 
 
+#: The import's options that say where and how its texts are embedded (not what the vectors are): an embedding of
+#: more texts as a corpus's own (:func:`embed_as_corpus`) takes them too, a Ray import's quotes set on the same Ray.
+ENGINE_OPTIONS = ("engine", "ray_address", "ray_actors", "device", "chunk_size")
+
+
+def engine_of(spec: ImportSpec) -> dict:
+    """``spec``'s :data:`ENGINE_OPTIONS`."""
+    return {k: getattr(spec, k) for k in ENGINE_OPTIONS}
+
+
 def embed_as_corpus(c: Corpus, texts: list[str], work: Path, *, batch_size: int = 32,
-                    progress: Progress | None = None, model_loader: Callable = load_model) -> np.ndarray:
+                    progress: Progress | None = None, model_loader: Callable = load_model,
+                    engine: dict | None = None) -> np.ndarray:
     """``texts`` embedded as the import embedded ``c``'s own (:func:`_embed`: each of its models, chunks checkpointed
-    under ``work`` so a killed run resumes, combined by the PCA kept with it where one was applied); ValueError
-    naming the corpus where that cannot be done (vectors brought without a model, a PCA not kept)."""
+    under ``work`` so a killed run resumes, combined by the PCA kept with it where one was applied), here or where
+    ``engine`` (:data:`ENGINE_OPTIONS`, e.g. ``{"engine": "ray", "ray_address": ...}``) says; ValueError naming the
+    corpus where that cannot be done (vectors brought without a model, a PCA not kept)."""
+    unknown = sorted(set(engine or {}) - set(ENGINE_OPTIONS))
+    if unknown:
+        raise ValueError(f"not an option of where texts are embedded: {', '.join(unknown)} (one of "
+                         f"{', '.join(ENGINE_OPTIONS)})")
     m = c.manifest
     models = [x.get("name") for x in m.get("models", [])]
     pca = m.get("pca") or {}
@@ -766,7 +782,7 @@ def embed_as_corpus(c: Corpus, texts: list[str], work: Path, *, batch_size: int 
                               "before it was); import it again")
         reduction = Reduction.load(file)
     spec = ImportSpec(input=Path(str(m.get("source", {}).get("path", ""))), name=c.name, models=models,
-                      dim=int(m.get("dim") or c.dim), batch_size=batch_size)
+                      dim=int(m.get("dim") or c.dim), batch_size=batch_size, **(engine or {}))
     x, _, _ = _embed(spec, texts, work, progress, model_loader, reduction)
     if x.shape[1] != c.dim:
         raise CorpusError(f"corpus {c.name!r}: its models now give {x.shape[1]} dimensions where its vectors have "

@@ -160,10 +160,11 @@ def made_before(corpus) -> bool:
 
 
 def build(corpus, *, weight: float = WEIGHT, batch_size: int = 64, progress: Progress | None = None,
-          model_loader: Callable = load_model, work: Path | None = None):
+          model_loader: Callable = load_model, work: Path | None = None, engine: dict | None = None):
     """Write the set ``quotes`` for ``corpus`` (replacing one made before) and return it (core.embedsets). Each
     quoted tweet is embedded once however often it is quoted, and not again where the set made before (for this
-    import of the corpus or an earlier one: a new week's tweets imported) kept its vector, checked on a few."""
+    import of the corpus or an earlier one: a new week's tweets imported) kept its vector, checked on a few.
+    ``engine``: where they are embedded (core.corpus.ENGINE_OPTIONS: e.g. a Ray cluster), default here."""
     from core import embedsets, paths
     from core.corpus import embed_as_corpus, import_vectors, store_precision
 
@@ -183,14 +184,14 @@ def build(corpus, *, weight: float = WEIGHT, batch_size: int = 64, progress: Pro
     check = np.flatnonzero(found)[:: max(1, int(found.sum()) // CHECK)][:CHECK]
     new = np.flatnonzero(~found)
     texts = [bodies[i] for i in first[np.concatenate([new, check])]]
-    made = (embed_as_corpus(corpus, texts, work, batch_size=batch_size, progress=progress, model_loader=model_loader)
-            if texts else np.zeros((0, corpus.dim), np.float32))
+    made = (embed_as_corpus(corpus, texts, work, batch_size=batch_size, progress=progress, model_loader=model_loader,
+                           engine=engine) if texts else np.zeros((0, corpus.dim), np.float32))
     agree = np.sum(made[len(new):] * np.asarray(before[1][at[check]], np.float32), 1) if len(check) else None
     if agree is not None and float(agree.min()) < CHECK_COSINE:  # not what the models give now: all embedded
         found[:] = False
         new = np.arange(len(keys))
         made = embed_as_corpus(corpus, [bodies[i] for i in first], work, batch_size=batch_size, progress=progress,
-                               model_loader=model_loader)
+                               model_loader=model_loader, engine=engine)
     # written where the set will keep it (a file, not the server's memory: 2M quoted tweets at 10M rows are 1.5 GB),
     # as the corpus keeps its vectors: fp16 from a million rows, else float32
     (work / "kept").mkdir(parents=True, exist_ok=True)

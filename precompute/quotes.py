@@ -1,7 +1,7 @@
 """The embedding set ``quotes``: each quote's vector moved towards the tweet it quotes (core/quoted.py), so that
 COS, LDA, NN1, NN2 and Suggest find a quote whose own words say nothing of its topic ("This!").
 
-    python -m precompute.quotes --corpus NAME [--weight 1.0] [--batch-size 64]
+    python -m precompute.quotes --corpus NAME [--weight 1.0] [--batch-size 64] [--engine ray [--ray-address A]]
 
 Embeds what the corpus's quotes quote with the corpus's own models, each quoted tweet once however often it is
 quoted, and none the set made before kept (run again after a new import, only the tweets quoted since are embedded;
@@ -30,6 +30,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--weight", type=number(0, 100, lo_open=True), default=quoted.WEIGHT,
                    help=f"how much what a quote quotes weighs beside its own words (default {quoted.WEIGHT})")
     p.add_argument("--batch-size", type=whole(1), default=64)
+    p.add_argument("--engine", choices=["process", "ray"], default="process",
+                   help="embed here (default) or as a Ray Data job, as precompute.embed does: a local Ray, or the "
+                        "cluster at --ray-address (needs pip install -r requirements-ray.txt)")
+    p.add_argument("--ray-address", help="a Ray cluster (e.g. ray://head:10001 or head:6379); default: start Ray here")
+    p.add_argument("--ray-actors", type=whole(1), help="embedding actors (default: one per GPU, else one per 2 CPUs)")
     a = p.parse_args(argv)
     c = load_corpus(paths.check_name(a.corpus))
     from tqdm import tqdm
@@ -44,7 +49,8 @@ def main(argv: list[str] | None = None) -> int:
             bar.update(done - bar.n)
 
     try:
-        out = quoted.build(c, weight=a.weight, batch_size=a.batch_size, progress=progress)
+        out = quoted.build(c, weight=a.weight, batch_size=a.batch_size, progress=progress,
+                           engine={"engine": a.engine, "ray_address": a.ray_address, "ray_actors": a.ray_actors})
     finally:
         if bar is not None:
             bar.close()

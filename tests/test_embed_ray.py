@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pytest
 
-from core.corpus import ImportSpec, import_corpus
+from core.corpus import ImportSpec, import_corpus, load_corpus
 from core.ingest import InputError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -53,6 +53,42 @@ def test_the_ray_path_gives_the_in_process_vectors(ray_local, so_input, tmp_path
                           root=tmp_path / "data", model_loader=no_model)
     assert ray_local.is_initialized()
     np.testing.assert_allclose(np.asarray(again.embeddings), np.asarray(c.embeddings), atol=1e-5)
+
+
+def test_a_ray_import_embeds_its_quotes_set_on_ray_too(ray_local, so_corpus, tmp_path):
+    """An import with --engine ray that makes the set quotes embeds what the quotes quote on Ray as well, not in the
+    importing process (whose model loader here fails), and gets the vectors the in-process path gives them; the
+    command that makes the set again takes --engine ray too."""
+    from core import embedsets, quoted
+    from core.ingest import QUOTED
+    from precompute import quotes as quotes_cli
+
+    texts = so_corpus.frame["text"].tolist()
+    frame = so_corpus.frame[["id", "text"]].copy()
+    frame[QUOTED] = [f"@asker: {texts[100 + i]}" if i < 30 else "" for i in range(len(frame))]
+    src = tmp_path / "quotes.csv"
+    frame.to_csv(src, index=False)
+    root = tmp_path / "data"
+    ray_local.init(num_cpus=2, include_dashboard=False, log_to_driver=False)  # one Ray for both embeddings
+    c = import_corpus(ImportSpec(input=src, name="q", engine="ray", chunk_size=128, ray_actors=1, quotes_set=True),
+                      root=root, model_loader=no_model)
+    made = {s.name: s for s in embedsets.listing(c)}[quoted.SET]
+    assert made.manifest["quoted_tweets"] == 30 and made.manifest["embedded"] == 30
+    keys, kept = np.load(made.path / quoted.KEYS), np.load(made.path / quoted.KEPT)
+    at = np.searchsorted(keys, quoted.body_keys(texts[100:130]))
+    assert cosines(kept[at], np.asarray(so_corpus.embeddings)[100:130]).min() >= 0.9999
+    os.environ["SEMANNO_DATA"], before = str(root), os.environ.get("SEMANNO_DATA")
+    try:
+        np.save(made.path / quoted.KEPT, -kept)  # as if the model changed: every quoted tweet embedded again
+        assert quotes_cli.main(["--corpus", "q", "--engine", "ray", "--ray-actors", "1"]) == 0
+    finally:
+        if before is None:
+            del os.environ["SEMANNO_DATA"]
+        else:
+            os.environ["SEMANNO_DATA"] = before
+    again = {s.name: s for s in embedsets.listing(load_corpus("q", root))}[quoted.SET]
+    assert again.manifest["embedded"] == 30
+    np.testing.assert_allclose(np.load(again.path / quoted.KEPT), kept, atol=1e-5)
 
 
 def test_a_killed_ray_import_resumes_from_its_chunks(ray_local, so_input, tmp_path):
