@@ -552,7 +552,7 @@ def _make_quotes_set(corpus: Corpus, spec: ImportSpec, progress: Progress | None
         made = quoted.build(corpus, batch_size=spec.batch_size, progress=each if progress else None,
                             model_loader=model_loader, engine=engine_of(spec))  # a Ray import's quotes on Ray too
     except quoted.QuotesError as exc:
-        log.info("%s: no embedding set quotes made", exc)
+        log.warning("no embedding set quotes made: %s", exc)
         if notify:
             notify(f"No embedding set quotes made: {exc}.")
         return

@@ -13,6 +13,7 @@ thousand times is embedded once, and the set made again after a new import embed
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import re
@@ -35,7 +36,8 @@ _NAME = re.compile(r"^@[^\s:]{1,64}:\s*")
 
 
 class QuotesError(ValueError):
-    """The corpus has no quotes to read so; the message names it."""
+    """The set quotes cannot be made (the corpus has no quotes to read so, or the disk filled up); the message says
+    why."""
 
 
 def _body(quoted: str) -> str:
@@ -164,8 +166,28 @@ def build(corpus, *, weight: float = WEIGHT, batch_size: int = 64, progress: Pro
     """Write the set ``quotes`` for ``corpus`` (replacing one made before) and return it (core.embedsets). Each
     quoted tweet is embedded once however often it is quoted, and not again where the set made before (for this
     import of the corpus or an earlier one: a new week's tweets imported) kept its vector, checked on a few.
-    ``engine``: where they are embedded (core.corpus.ENGINE_OPTIONS: e.g. a Ray cluster), default here."""
-    from core import embedsets, paths
+    ``engine``: where they are embedded (core.corpus.ENGINE_OPTIONS: e.g. a Ray cluster), default here. A disk that
+    fills up is a QuotesError saying so; the corpus and the set made before are untouched, the quoted tweets
+    embedded so far kept (not embedded again), the rest of the work folder removed to give the room back."""
+    from core import paths
+
+    work = work or paths.work_dir(corpus.name, corpus.folder.parent) / SET
+    try:
+        return _build(corpus, weight, batch_size, progress, model_loader, work, engine)
+    except OSError as exc:
+        if exc.errno != errno.ENOSPC:
+            raise
+        (work / "vectors.npy").unlink(missing_ok=True)
+        shutil.rmtree(work / "kept", ignore_errors=True)
+        raise QuotesError(f"the disk of {corpus.folder.parent} filled up while making the embedding set {SET!r} of "
+                          f"corpus {corpus.name!r}: the corpus and its vectors are as they were, and so is the set "
+                          f"made before, if any; make room there, then run python -m precompute.quotes --corpus "
+                          f"{corpus.name} (the quoted tweets embedded so far are kept, not embedded again)") from exc
+
+
+def _build(corpus, weight: float, batch_size: int, progress: Progress | None, model_loader: Callable, work: Path,
+           engine: dict | None):
+    from core import embedsets
     from core.corpus import embed_as_corpus, import_vectors, store_precision
 
     if not weight > 0:
@@ -174,7 +196,6 @@ def build(corpus, *, weight: float = WEIGHT, batch_size: int = 64, progress: Pro
     rows, bodies = quoted_bodies(column) if column is not None else (np.zeros(0, np.int64), [])
     if not len(rows):
         raise QuotesError(f"corpus {corpus.name!r} has no quotes (no text quotes a tweet in column {QUOTED!r})")
-    work = work or paths.work_dir(corpus.name, corpus.folder.parent) / SET
     keys, first, each = np.unique(body_keys(bodies), return_index=True, return_inverse=True)
     found = np.zeros(len(keys), bool)
     before = _kept_before(corpus)

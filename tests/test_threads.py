@@ -575,6 +575,40 @@ def test_a_quoted_tweet_is_embedded_once_and_not_again_for_a_new_import(tmp_path
     assert third.manifest["embedded"] == 3 and len(other.seen) == 1 + 3, "checked, then every one embedded again"
 
 
+def test_a_disk_that_fills_up_while_the_quotes_set_is_made_is_said_and_the_import_kept(tmp_path, model, monkeypatch):
+    """An import with --quotes-set whose disk fills up while the set is written: the corpus is imported (its
+    vectors as they were), the import says the set was not made, why and what to run; the copy of the vectors is
+    removed from the work folder (the room given back) and the quoted tweets embedded so far are kept, so the
+    command made again embeds none of them."""
+    import errno
+
+    from core import embedsets, quoted
+    from core.corpus import load_corpus
+
+    texts = pd.read_csv(shared_file("czech_politicians_tweets_2021.csv"), dtype=str, keep_default_na=False,
+                        nrows=200)["text"]
+    real = embedsets.save
+
+    def full(*a, **k):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(embedsets, "save", full)
+    monkeypatch.setattr(quoted, "IN_MEMORY", 0)  # the vectors copied into the work folder, as at 10M rows
+    told = []
+    quote_corpus(tmp_path, model, {1: ("Přesně tak.", texts[150]), 2: ("Ano.", texts[160])}, quotes_set=True,
+                 notify=told.append)
+    c = load_corpus("q", tmp_path / "d")
+    assert c.n == 200 and [s.name for s in embedsets.listing(c)] == ["import"]
+    assert re.search(r"No embedding set quotes made: the disk of .* filled up .* the corpus and its vectors are as "
+                     r"they were.* run python -m precompute\.quotes --corpus q", told[-1]), told
+    work = tmp_path / "d" / ".work" / "q" / quoted.SET
+    assert not (work / "vectors.npy").exists() and not (work / "kept").exists()
+    monkeypatch.setattr(embedsets, "save", real)
+    spy = Spy(model)
+    made = quoted.build(c, model_loader=lambda n, d: spy)
+    assert spy.seen == [] and made.manifest["quoted_tweets"] == 2, "the quoted tweets embedded before were kept"
+
+
 def test_the_quotes_set_of_a_corpus_kept_as_fp16_is_an_fp16_store_searched_in_place(tmp_path, model, monkeypatch):
     """A corpus of a million rows keeps its vectors as an fp16 store, memory-mapped; its set ``quotes`` is one too
     (7.7 GB at 10M rows, not 15 GB of float32 in a server's memory), and picked, the searches read the set's store,
