@@ -579,7 +579,8 @@ def test_a_disk_that_fills_up_while_the_quotes_set_is_made_is_said_and_the_impor
     """An import with --quotes-set whose disk fills up while the set is written: the corpus is imported (its
     vectors as they were), the import says the set was not made, why and what to run; the copy of the vectors is
     removed from the work folder (the room given back) and the quoted tweets embedded so far are kept, so the
-    command made again embeds none of them."""
+    command made again embeds none of them. A disk without the room the set takes is said before anything is
+    embedded, the set made before kept."""
     import errno
 
     from core import embedsets, quoted
@@ -607,6 +608,14 @@ def test_a_disk_that_fills_up_while_the_quotes_set_is_made_is_said_and_the_impor
     spy = Spy(model)
     made = quoted.build(c, model_loader=lambda n, d: spy)
     assert spy.seen == [] and made.manifest["quoted_tweets"] == 2, "the quoted tweets embedded before were kept"
+    kept = embedsets.load_vectors(c, quoted.SET)
+    disk = quoted.shutil.disk_usage
+    monkeypatch.setattr(quoted.shutil, "disk_usage", lambda p: disk(p)._replace(free=1000))
+    with pytest.raises(quoted.QuotesError, match=r"needs about 0\.0 GB free on the disk of .*0\.0 GB are free: make "
+                                                 r"room there.*nothing was embedded"):
+        quoted.build(c, model_loader=lambda n, d: spy)  # said before anything is embedded, the set kept
+    assert spy.seen == []
+    np.testing.assert_array_equal(embedsets.load_vectors(c, quoted.SET), kept)
 
 
 def test_the_quotes_set_of_a_corpus_kept_as_fp16_is_an_fp16_store_searched_in_place(tmp_path, model, monkeypatch):
