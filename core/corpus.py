@@ -822,7 +822,7 @@ def _embed_models(spec: ImportSpec, texts: list[str], work: Path, progress: Prog
                 progress(0, 0, {"stage": f"starting Ray and its actors ({model_name})"})
             arr = embed_model_ray(texts, model_name, work, address=spec.ray_address, chunk_size=spec.chunk_size,
                                   batch_size=spec.batch_size, device=spec.device, progress=each, model_index=i,
-                                  actors=spec.ray_actors)
+                                  actors=spec.ray_actors, models_after=len(spec.models) - 1 - i)
             parts.append(arr)
             models_meta.append({"name": model_name, "dim": int(arr.shape[1]), "engine": "ray"})
             continue
@@ -830,7 +830,8 @@ def _embed_models(spec: ImportSpec, texts: list[str], work: Path, progress: Prog
             progress(0, 0, {"stage": f"loading the model {model_name}"})
         model = model_loader(model_name, spec.device)
         arr = embed_model_chunked(texts, model, model_name, work, chunk_size=spec.chunk_size,
-                                  batch_size=spec.batch_size, progress=each, model_index=i)
+                                  batch_size=spec.batch_size, progress=each, model_index=i,
+                                  models_after=len(spec.models) - 1 - i)
         parts.append(arr)
         models_meta.append({"name": model_name, "dim": int(arr.shape[1]) if arr.size else model_dim(model)})
     return parts, models_meta

@@ -141,8 +141,9 @@ class ChunkPlan:
     of all the rows (:data:`GATHERED`, memory-mapped), a chunk marked done once it is on disk, so that the vectors
     take their size on disk once, not twice (15 GB at 10M x 384), and are never all in memory."""
 
-    def __init__(self, texts: Sequence[str], model_name: str, work: Path, chunk_size: int):
+    def __init__(self, texts: Sequence[str], model_name: str, work: Path, chunk_size: int, models_after: int = 0):
         self.n = len(texts)
+        self.models_after = models_after  # an ensemble's models still to embed them: their vectors need room too
         self._texts = texts  # their size, for the room the corpus will take (check_room)
         self.folder = _chunk_dir(Path(work), model_name, texts_digest(texts), chunk_size)
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -217,12 +218,12 @@ class ChunkPlan:
 
     def check_room(self, dim: int, done: int) -> None:
         """ValueError saying how much disk embedding these texts needs where less is free (the work folder's): the
-        chunks not yet written, the corpus's own vectors (fp16 from a million rows) and its other files (its texts,
-        their indexes, the sketch: :data:`CORPUS_PER_TEXT_BYTE`). Said after the first chunk, not hours of embedding
-        later."""
+        chunks not yet written, an ensemble's models after this one (taken as wide as it), the corpus's own vectors
+        (fp16 from a million rows) and its other files (its texts, their indexes, the sketch:
+        :data:`CORPUS_PER_TEXT_BYTE`). Said after the first chunk, not hours of embedding later."""
         text_bytes = sum(len(t.encode("utf-8", "surrogatepass")) for t in self._texts)
-        need = ((self.n - done) * dim * 4 + self.n * (2 if self.n >= 1_000_000 else 4) * dim
-                + CORPUS_PER_TEXT_BYTE * text_bytes)
+        need = ((self.n - done) * dim * 4 + self.models_after * self.n * dim * 4
+                + self.n * (2 if self.n >= 1_000_000 else 4) * dim + CORPUS_PER_TEXT_BYTE * text_bytes)
         free = shutil.disk_usage(self.folder).free
         if free < need:
             raise ValueError(
@@ -249,8 +250,9 @@ class ChunkPlan:
 
 def embed_model_chunked(texts: Sequence[str], model, model_name: str, work: Path, *,
                         chunk_size: int = 2048, batch_size: int = 64,
-                        progress: Progress | None = None, model_index: int = 0) -> np.ndarray:
-    """Embed ``texts`` with one model, chunk by chunk, each chunk saved atomically.
+                        progress: Progress | None = None, model_index: int = 0, models_after: int = 0) -> np.ndarray:
+    """Embed ``texts`` with one model, chunk by chunk, each chunk saved atomically (``models_after``: an ensemble's
+    models still to embed them, counted in the room checked after the first chunk).
 
     A chunk already on disk (from a run that was interrupted) is loaded, never recomputed.
     Returns an (N, D) float32 array in the order of ``texts`` (:meth:`ChunkPlan.gather`: a file's past
@@ -258,7 +260,7 @@ def embed_model_chunked(texts: Sequence[str], model, model_name: str, work: Path
     the model, its index, ``resumed_from`` (rows a killed run had embedded) and ``texts_per_s`` (of the
     texts embedded in this run).
     """
-    plan = ChunkPlan(texts, model_name, work, chunk_size)
+    plan = ChunkPlan(texts, model_name, work, chunk_size, models_after)
     pipelined = getattr(model, "pipelined", False)  # a GPU fed by tokenising threads (core/pipelined.py)
     if pipelined:
         batch_size = max(batch_size, PIPELINED_MIN_BATCH)

@@ -127,10 +127,10 @@ def cluster_resources(ray) -> tuple[int, int]:
 def embed_model_ray(texts: Sequence[str], model_name: str, work: Path, *, address: str | None = None,
                     chunk_size: int = 2048, batch_size: int = 32, device: str = "auto",
                     progress: Progress | None = None, model_index: int = 0, actors: int | None = None,
-                    num_cpus: int | None = None) -> np.ndarray:
+                    num_cpus: int | None = None, models_after: int = 0) -> np.ndarray:
     """Embed ``texts`` with one model as a Ray Data job; returns (N, D) float32 in the order of ``texts``,
     the same array ``core.embed.embed_model_chunked`` returns (same chunk files)."""
-    plan = ChunkPlan(texts, model_name, work, chunk_size)
+    plan = ChunkPlan(texts, model_name, work, chunk_size, models_after)
     n = plan.n
     todo = [(i, s, e) for i, s, e in plan.spans if plan.saved(i, e - s) is None]
     already = n - sum(e - s for _, s, e in todo)

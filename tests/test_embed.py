@@ -278,7 +278,8 @@ def test_an_import_without_the_disk_for_its_vectors_says_so_after_its_first_chun
 def test_the_room_an_import_needs_counts_the_corpus_texts_and_indexes_not_only_its_vectors(tmp_path, monkeypatch):
     """Long texts with small vectors: the room asked for is the vectors' and the corpus's other files' (its texts
     twice and their indexes, CORPUS_PER_TEXT_BYTE a byte of text), so a disk with room for the vectors alone is
-    said to be too small before the embedding goes on, and one with room for all is not."""
+    said to be too small before the embedding goes on, and one with room for all is not; the first model of an
+    ensemble counts the vectors of the models after it."""
     import shutil as sh
 
     import core.embed as embed
@@ -294,6 +295,8 @@ def test_the_room_an_import_needs_counts_the_corpus_texts_and_indexes_not_only_i
     monkeypatch.setattr(embed.shutil, "disk_usage",
                         lambda p: real(p)._replace(free=vectors + embed.CORPUS_PER_TEXT_BYTE * text_bytes + 1))
     plan.check_room(4, 50)
+    with pytest.raises(ValueError, match="needs about"):  # the first of an ensemble of three: two more models' room
+        embed.ChunkPlan(texts, "m", tmp_path, 50, models_after=2).check_room(4, 50)
 
 
 def test_a_disk_that_fills_up_while_the_corpus_is_written_is_said_and_the_corpus_kept(tmp_path, monkeypatch):
