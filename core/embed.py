@@ -134,6 +134,11 @@ def _chunk_dir(work: Path, model_name: str, digest: str, chunk_size: int) -> Pat
     return work / f"model-{key}"
 
 
+def room_of_texts(texts: Sequence[str]) -> int:
+    """The disk a corpus of ``texts`` takes besides its vectors (bytes): :data:`CORPUS_PER_TEXT_BYTE` a byte of text."""
+    return CORPUS_PER_TEXT_BYTE * sum(len(t.encode("utf-8", "surrogatepass")) for t in texts)
+
+
 class ChunkPlan:
     """Where one model's chunks of one text list live in an import's work folder, and which are done:
     shared by the in-process loop and the Ray job, so a run killed under either resumes under either.
@@ -221,9 +226,8 @@ class ChunkPlan:
         chunks not yet written, an ensemble's models after this one (taken as wide as it), the corpus's own vectors
         (fp16 from a million rows) and its other files (its texts, their indexes, the sketch:
         :data:`CORPUS_PER_TEXT_BYTE`). Said after the first chunk, not hours of embedding later."""
-        text_bytes = sum(len(t.encode("utf-8", "surrogatepass")) for t in self._texts)
         need = ((self.n - done) * dim * 4 + self.models_after * self.n * dim * 4
-                + self.n * (2 if self.n >= 1_000_000 else 4) * dim + CORPUS_PER_TEXT_BYTE * text_bytes)
+                + self.n * (2 if self.n >= 1_000_000 else 4) * dim + room_of_texts(self._texts))
         free = shutil.disk_usage(self.folder).free
         if free < need:
             raise ValueError(

@@ -137,6 +137,31 @@ def test_a_full_disk_while_writing_the_vectors_keeps_the_previous_corpus(source,
     assert [p.name for p in (root / "c").iterdir() if p.name.startswith("gen-")] == [c.manifest["data_dir"]]
 
 
+def test_an_import_with_vectors_on_a_disk_without_room_for_them_is_said_before_reading_them(source, tmp_path,
+                                                                                            monkeypatch):
+    """Vectors brought to a disk without the room the corpus will take (its vectors as stored, its texts and
+    indexes): said before they are read, with how much is needed and free; the corpus there is kept."""
+    import core.corpus as cc
+    from core import brought
+
+    src, frame, x = source
+    root = tmp_path / "data"
+    np.save(tmp_path / "v.npy", x)
+    import_corpus(ImportSpec(input=src, name="c", vectors=tmp_path / "v.npy"), root=root, model_loader=no_model)
+    read = []
+    monkeypatch.setattr(brought, "fill", lambda *a, **k: read.append(1))
+    real = cc.shutil.disk_usage
+    need = len(x) * x.shape[1] * 4  # the vectors alone (float32 below a million rows) fit: the texts' room does not
+    monkeypatch.setattr(cc.shutil, "disk_usage", lambda p: real(p)._replace(free=need + 1))
+    with pytest.raises(CorpusError, match=r"importing corpus 'c' \(299 texts with vectors of 384 dimensions\) needs "
+                                          r"about 0\.\d GB free on the disk of .* GB are free: make room there.*"
+                                          r"nothing was changed"):
+        import_corpus(ImportSpec(input=src, name="c", vectors=tmp_path / "v.npy", overwrite=True), root=root,
+                      model_loader=no_model)
+    assert read == []
+    assert np.allclose(load_corpus("c", root).embeddings, x[np.r_[0:10, 11:len(frame)]], atol=1e-6)
+
+
 def test_fp16_store_is_memory_mapped_and_answers_like_fp32(source, tmp_path):
     """The mapped scan gives exactly the in-memory answers for the same (fp16) vectors, and fp16 keeps
     the answers of the fp32 vectors but for near-ties."""
