@@ -660,18 +660,12 @@ def _store_matrix(emb: np.ndarray, data: Path, precision: str) -> dict:
 def _check_room_brought(root: Path, name: str, frame: pd.DataFrame, src: "brought.Source", precision: str) -> None:
     """CorpusError, before the vectors are read, where the disk of the data root lacks the room the corpus takes: its
     vectors as stored and its other files (core.embed.room_of_texts)."""
-    from core.embed import room_of_texts
+    from core.embed import need_room, room_of_texts
 
-    need = len(frame) * src.dim * (2 if precision == "fp16" else 4) + room_of_texts(frame["text"])
-    where = Path(root).resolve()
-    while not where.exists() and where != where.parent:
-        where = where.parent
-    free = shutil.disk_usage(where).free
-    if free < need:
-        raise CorpusError(f"importing corpus {name!r} ({len(frame):,} texts with vectors of {src.dim} dimensions) "
-                          f"needs about {need / 1e9:.1f} GB free on the disk of {root} (the vectors, texts and "
-                          f"indexes), and {free / 1e9:.1f} GB are free: make room there, or set SEMANNO_DATA to a "
-                          "folder on a larger disk; nothing was changed")
+    need_room(root, len(frame) * src.dim * (2 if precision == "fp16" else 4) + room_of_texts(frame["text"]),
+              f"importing corpus {name!r} ({len(frame):,} texts with vectors of {src.dim} dimensions: the vectors, "
+              "texts and indexes)", "make room there, or set SEMANNO_DATA to a folder on a larger disk; nothing was "
+              "changed", CorpusError)
 
 
 def _store_brought(src: "brought.Source", frame: pd.DataFrame, report, data: Path, precision: str,

@@ -134,6 +134,18 @@ def _chunk_dir(work: Path, model_name: str, digest: str, chunk_size: int) -> Pat
     return work / f"model-{key}"
 
 
+def need_room(folder: Path, need: int, what: str, then: str, error: type[Exception] = ValueError) -> None:
+    """``error`` saying that ``what`` needs about ``need`` bytes free on the disk of ``folder`` (or of its nearest
+    folder that exists) and how many are, then ``then`` (what to do), where fewer are free."""
+    where = Path(folder).resolve()
+    while not where.exists() and where != where.parent:
+        where = where.parent
+    free = shutil.disk_usage(where).free
+    if free < need:
+        raise error(f"{what} needs about {need / 1e9:.1f} GB free on the disk of {folder}, and {free / 1e9:.1f} GB "
+                    f"are free: {then}")
+
+
 def room_of_texts(texts: Sequence[str]) -> int:
     """The disk a corpus of ``texts`` takes besides its vectors (bytes): :data:`CORPUS_PER_TEXT_BYTE` a byte of text."""
     return CORPUS_PER_TEXT_BYTE * sum(len(t.encode("utf-8", "surrogatepass")) for t in texts)
@@ -228,13 +240,9 @@ class ChunkPlan:
         :data:`CORPUS_PER_TEXT_BYTE`). Said after the first chunk, not hours of embedding later."""
         need = ((self.n - done) * dim * 4 + self.models_after * self.n * dim * 4
                 + self.n * (2 if self.n >= 1_000_000 else 4) * dim + room_of_texts(self._texts))
-        free = shutil.disk_usage(self.folder).free
-        if free < need:
-            raise ValueError(
-                f"embedding {self.n:,} texts of {dim} dimensions needs about {need / 1e9:.1f} GB free on the disk of "
-                f"{self.folder.parent} (their vectors, then the corpus's vectors, texts and indexes), and "
-                f"{free / 1e9:.1f} GB are free: make room there, or set SEMANNO_DATA to a folder on a larger disk, and "
-                "import again (what is embedded so far is kept, not embedded again)")
+        need_room(self.folder.parent, need, f"embedding {self.n:,} texts of {dim} dimensions (their vectors, then "
+                  "the corpus's vectors, texts and indexes)", "make room there, or set SEMANNO_DATA to a folder on a "
+                  "larger disk, and import again (what is embedded so far is kept, not embedded again)")
 
     def reporter(self, progress: Progress | None, already: int, model_name: str, model_index: int,
                  **extra) -> Callable[[int], None]:

@@ -25,7 +25,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from core.embed import IN_MEMORY, l2_normalise, load_model
+from core.embed import IN_MEMORY, l2_normalise, load_model, need_room
 from core.ingest import QUOTED
 from core.progress import Progress
 
@@ -185,20 +185,15 @@ def build(corpus, *, weight: float = WEIGHT, batch_size: int = 64, progress: Pro
                           f"{corpus.name} (the quoted tweets embedded so far are kept, not embedded again)") from exc
 
 
-def _check_room(corpus, work: Path, quoted_tweets: int, to_embed: int, fp16: bool) -> None:
+def _check_room(corpus, quoted_tweets: int, to_embed: int, fp16: bool) -> None:
     """QuotesError, before anything is embedded, where the disk of the data root lacks the room the set takes: the
     vectors of what is embedded (float32 chunks), each quoted tweet's vector, the set's vectors and, for a corpus
     past IN_MEMORY, the copy of the import's they are blended in (10M x 384 fp16: 7.7 GB each)."""
     size = 2 if fp16 else 4
     need = (to_embed * corpus.dim * 4 + quoted_tweets * corpus.dim * size + corpus.n * corpus.dim * size
             * (2 if corpus.n * corpus.dim * size * (2 if fp16 else 1) > IN_MEMORY else 1))
-    work.mkdir(parents=True, exist_ok=True)
-    free = shutil.disk_usage(work).free
-    if free < need:
-        raise QuotesError(f"the embedding set {SET!r} of corpus {corpus.name!r} needs about {need / 1e9:.1f} GB free "
-                          f"on the disk of {corpus.folder.parent} (what the quotes quote, embedded, and the set's own "
-                          f"vectors), and {free / 1e9:.1f} GB are free: make room there, or make the set where "
-                          "the corpus is on a larger disk (SEMANNO_DATA); nothing was embedded")
+    need_room(corpus.folder.parent, need, f"the embedding set {SET!r} of corpus {corpus.name!r} (what the quotes "
+              "quote, embedded, and the set's own vectors)", "make room there; nothing was embedded", QuotesError)
 
 
 def _build(corpus, weight: float, batch_size: int, progress: Progress | None, model_loader: Callable, work: Path,
@@ -221,7 +216,7 @@ def _build(corpus, weight: float, batch_size: int, progress: Progress | None, mo
     check = np.flatnonzero(found)[:: max(1, int(found.sum()) // CHECK)][:CHECK]
     new = np.flatnonzero(~found)
     texts = [bodies[i] for i in first[np.concatenate([new, check])]]
-    _check_room(corpus, work, len(keys), len(texts), fp16=store_precision(corpus.manifest) == "fp16")
+    _check_room(corpus, len(keys), len(texts), fp16=store_precision(corpus.manifest) == "fp16")
     made = (embed_as_corpus(corpus, texts, work, batch_size=batch_size, progress=progress, model_loader=model_loader,
                            engine=engine) if texts else np.zeros((0, corpus.dim), np.float32))
     agree = np.sum(made[len(new):] * np.asarray(before[1][at[check]], np.float32), 1) if len(check) else None

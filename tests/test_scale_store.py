@@ -153,8 +153,8 @@ def test_an_import_with_vectors_on_a_disk_without_room_for_them_is_said_before_r
     real = cc.shutil.disk_usage
     need = len(x) * x.shape[1] * 4  # the vectors alone (float32 below a million rows) fit: the texts' room does not
     monkeypatch.setattr(cc.shutil, "disk_usage", lambda p: real(p)._replace(free=need + 1))
-    with pytest.raises(CorpusError, match=r"importing corpus 'c' \(299 texts with vectors of 384 dimensions\) needs "
-                                          r"about 0\.\d GB free on the disk of .* GB are free: make room there.*"
+    with pytest.raises(CorpusError, match=r"importing corpus 'c' \(299 texts with vectors of 384 dimensions: .*\) "
+                                          r"needs about 0\.\d GB free on the disk of .* GB are free: make room there.*"
                                           r"nothing was changed"):
         import_corpus(ImportSpec(input=src, name="c", vectors=tmp_path / "v.npy", overwrite=True), root=root,
                       model_loader=no_model)
