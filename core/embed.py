@@ -134,7 +134,11 @@ def _chunk_dir(work: Path, model_name: str, digest: str, chunk_size: int) -> Pat
     return work / f"model-{key}"
 
 
-def need_room(folder: Path, need: int, what: str, then: str, error: type[Exception] = ValueError) -> None:
+class NoRoom(ValueError):
+    """The disk lacks the room some work needs; the message says how much it needs and has (:func:`need_room`)."""
+
+
+def need_room(folder: Path, need: int, what: str, then: str, error: type[Exception] = NoRoom) -> None:
     """``error`` saying that ``what`` needs about ``need`` bytes free on the disk of ``folder`` (or of its nearest
     folder that exists) and how many are, then ``then`` (what to do), where fewer are free."""
     where = Path(folder).resolve()

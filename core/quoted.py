@@ -25,7 +25,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from core.embed import IN_MEMORY, l2_normalise, load_model, need_room
+from core.embed import IN_MEMORY, NoRoom, l2_normalise, load_model, need_room, room_of_texts
 from core.ingest import QUOTED
 from core.progress import Progress
 
@@ -174,6 +174,9 @@ def build(corpus, *, weight: float = WEIGHT, batch_size: int = 64, progress: Pro
     work = work or paths.work_dir(corpus.name, corpus.folder.parent) / SET
     try:
         return _build(corpus, weight, batch_size, progress, model_loader, work, engine)
+    except NoRoom as exc:  # the embedding's own check (core.embed.ChunkPlan.check_room), after this one's
+        raise QuotesError(f"the embedding set {SET!r} of corpus {corpus.name!r} was not made: {exc}; then run python "
+                          f"-m precompute.quotes --corpus {corpus.name}") from exc
     except OSError as exc:
         if exc.errno != errno.ENOSPC:
             raise
@@ -185,13 +188,15 @@ def build(corpus, *, weight: float = WEIGHT, batch_size: int = 64, progress: Pro
                           f"{corpus.name} (the quoted tweets embedded so far are kept, not embedded again)") from exc
 
 
-def _check_room(corpus, quoted_tweets: int, to_embed: int, fp16: bool) -> None:
-    """QuotesError, before anything is embedded, where the disk of the data root lacks the room the set takes: the
-    vectors of what is embedded (float32 chunks), each quoted tweet's vector, the set's vectors and, for a corpus
-    past IN_MEMORY, the copy of the import's they are blended in (10M x 384 fp16: 7.7 GB each)."""
+def _check_room(corpus, quoted_tweets: int, texts: list[str], fp16: bool) -> None:
+    """QuotesError, before anything is embedded, where the disk of the data root lacks the room the set takes: what
+    the embedding of ``texts`` asks for (core.embed.ChunkPlan.check_room: their float32 chunks, their vectors and
+    texts as a corpus's), each quoted tweet's vector, the set's vectors and, for a corpus past IN_MEMORY, the copy of
+    the import's they are blended in (10M x 384 fp16: 7.7 GB each)."""
     size = 2 if fp16 else 4
-    need = (to_embed * corpus.dim * 4 + quoted_tweets * corpus.dim * size + corpus.n * corpus.dim * size
-            * (2 if corpus.n * corpus.dim * size * (2 if fp16 else 1) > IN_MEMORY else 1))
+    copied = corpus.n * corpus.dim * size * (2 if fp16 else 1) > IN_MEMORY  # blended in a file, not in memory
+    need = (len(texts) * corpus.dim * 8 + room_of_texts(texts) + quoted_tweets * corpus.dim * size
+            + corpus.n * corpus.dim * size * (2 if copied else 1))
     need_room(corpus.folder.parent, need, f"the embedding set {SET!r} of corpus {corpus.name!r} (what the quotes "
               "quote, embedded, and the set's own vectors)", "make room there; nothing was embedded", QuotesError)
 
@@ -216,7 +221,7 @@ def _build(corpus, weight: float, batch_size: int, progress: Progress | None, mo
     check = np.flatnonzero(found)[:: max(1, int(found.sum()) // CHECK)][:CHECK]
     new = np.flatnonzero(~found)
     texts = [bodies[i] for i in first[np.concatenate([new, check])]]
-    _check_room(corpus, len(keys), len(texts), fp16=store_precision(corpus.manifest) == "fp16")
+    _check_room(corpus, len(keys), texts, fp16=store_precision(corpus.manifest) == "fp16")
     made = (embed_as_corpus(corpus, texts, work, batch_size=batch_size, progress=progress, model_loader=model_loader,
                            engine=engine) if texts else np.zeros((0, corpus.dim), np.float32))
     agree = np.sum(made[len(new):] * np.asarray(before[1][at[check]], np.float32), 1) if len(check) else None

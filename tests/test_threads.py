@@ -616,6 +616,11 @@ def test_a_disk_that_fills_up_while_the_quotes_set_is_made_is_said_and_the_impor
         quoted.build(c, model_loader=lambda n, d: spy)  # said before anything is embedded, the set kept
     assert spy.seen == []
     np.testing.assert_array_equal(embedsets.load_vectors(c, quoted.SET), kept)
+    monkeypatch.setattr(quoted, "_check_room", lambda *a, **k: None)  # the embedding's own check, after its 1st chunk
+    with pytest.raises(quoted.QuotesError, match=r"set 'quotes' of corpus 'q' was not made: embedding .* needs about "
+                                                 r".* run python -m precompute\.quotes --corpus q"):
+        quoted.build(c, model_loader=lambda n, d: spy)
+    np.testing.assert_array_equal(embedsets.load_vectors(c, quoted.SET), kept)
 
 
 def test_the_quotes_set_of_a_corpus_kept_as_fp16_is_an_fp16_store_searched_in_place(tmp_path, model, monkeypatch):
