@@ -107,10 +107,15 @@ def blend(own: np.ndarray, quoted: np.ndarray, weight: float = WEIGHT) -> np.nda
     return l2_normalise(np.asarray(own, np.float32) + np.float32(weight) * np.asarray(quoted, np.float32))
 
 
+def _copied_to_file(rows: int, dim: int) -> bool:
+    """Whether :func:`_copy` copies vectors of this shape into a file (their float32 copy past IN_MEMORY bytes)."""
+    return rows * dim * 4 > IN_MEMORY
+
+
 def _copy(x: np.ndarray, work: Path) -> np.ndarray:
     """``x`` as float32, in memory, or for a large corpus in a file under ``work`` (memory-mapped, as the import keeps
     them: 10M x 384 is 7.7 GB of fp16, 15 GB of float32), copied a block of rows at a time."""
-    if x.nbytes * (2 if x.dtype == np.float16 else 1) <= IN_MEMORY:
+    if not _copied_to_file(*x.shape):
         return np.array(x, dtype=np.float32)
     work.mkdir(parents=True, exist_ok=True)
     kept = np.float16 if x.dtype == np.float16 else np.float32
@@ -194,9 +199,8 @@ def _check_room(corpus, quoted_tweets: int, texts: list[str], fp16: bool) -> Non
     texts as a corpus's), each quoted tweet's vector, the set's vectors and, for a corpus past IN_MEMORY, the copy of
     the import's they are blended in (10M x 384 fp16: 7.7 GB each)."""
     size = 2 if fp16 else 4
-    copied = corpus.n * corpus.dim * size * (2 if fp16 else 1) > IN_MEMORY  # blended in a file, not in memory
     need = (len(texts) * corpus.dim * 8 + room_of_texts(texts) + quoted_tweets * corpus.dim * size
-            + corpus.n * corpus.dim * size * (2 if copied else 1))
+            + corpus.n * corpus.dim * size * (2 if _copied_to_file(corpus.n, corpus.dim) else 1))
     need_room(corpus.folder.parent, need, f"the embedding set {SET!r} of corpus {corpus.name!r} (what the quotes "
               "quote, embedded, and the set's own vectors)", "make room there; nothing was embedded", QuotesError)
 

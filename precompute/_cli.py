@@ -62,3 +62,18 @@ def number(lo: float, hi: float, lo_open: bool = False, hi_open: bool = False):
         return value
 
     return parse
+
+
+def add_engine_args(p) -> None:
+    """``--engine``, ``--ray-address`` and ``--ray-actors``: where a job embeds its texts (core.corpus.ENGINE_OPTIONS),
+    the same for every job that embeds."""
+    p.add_argument("--engine", choices=["process", "ray"], default="process",
+                   help="embed here (default) or as a Ray Data job: a local Ray, or the cluster at --ray-address "
+                        "(needs pip install -r requirements-ray.txt)")
+    p.add_argument("--ray-address", help="a Ray cluster (e.g. ray://head:10001 or head:6379); default: start Ray here")
+    p.add_argument("--ray-actors", type=whole(1), help="embedding actors (default: one per GPU, else one per 2 CPUs)")
+
+
+def engine_args(a) -> dict:
+    """The parsed :func:`add_engine_args` as core.corpus's engine options."""
+    return {"engine": a.engine, "ray_address": a.ray_address, "ray_actors": a.ray_actors}

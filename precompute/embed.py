@@ -14,7 +14,7 @@ from tqdm import tqdm
 
 from core.corpus import ImportSpec, import_corpus
 from core.ingest import Columns, Options
-from precompute._cli import run_main
+from precompute._cli import add_engine_args, engine_args, run_main
 
 log = logging.getLogger(__name__)
 
@@ -56,11 +56,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--precision", choices=["auto", "fp32", "fp16"], default="auto",
                    help="how the vectors are kept: fp32 in embeddings.npy, or fp16 in a memory-mapped store "
                         "(half the disk and memory; 'auto': fp16 from 1,000,000 rows)")
-    p.add_argument("--engine", choices=["process", "ray"], default="process",
-                   help="embed here (default) or as a Ray Data job: a local Ray, or the cluster at --ray-address "
-                        "(needs pip install -r requirements-ray.txt)")
-    p.add_argument("--ray-address", help="a Ray cluster (e.g. ray://head:10001 or head:6379); default: start Ray here")
-    p.add_argument("--ray-actors", type=int, help="embedding actors (default: one per GPU, else one per 2 CPUs)")
+    add_engine_args(p)
     p.add_argument("--quotes-set", action="store_true",
                    help="also make the embedding set 'quotes' (each quote read with the tweet it quotes by the "
                         "semantic searches; python -m precompute.quotes makes it later): embeds the quoted tweets too")
@@ -80,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
                         author=a.author_column or None),
         options=Options(dedupe=a.dedupe, keep_empty=a.keep_empty, bad_dates=a.bad_dates, timezone=a.timezone),
         vectors=a.vectors, vectors_model=a.vectors_model, vectors_column=a.vectors_column, precision=a.precision,
-        indexes=a.indexes, engine=a.engine, ray_address=a.ray_address, ray_actors=a.ray_actors,
+        indexes=a.indexes, **engine_args(a),
         quotes_set=a.quotes_set,
     )
     bars: dict[int | str, tqdm] = {}

@@ -18,7 +18,7 @@ import sys
 
 from core import paths, quoted
 from core.corpus import load_corpus
-from precompute._cli import number, run_main, whole
+from precompute._cli import add_engine_args, engine_args, number, run_main, whole
 
 log = logging.getLogger(__name__)
 
@@ -30,11 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--weight", type=number(0, 100, lo_open=True), default=quoted.WEIGHT,
                    help=f"how much what a quote quotes weighs beside its own words (default {quoted.WEIGHT})")
     p.add_argument("--batch-size", type=whole(1), default=64)
-    p.add_argument("--engine", choices=["process", "ray"], default="process",
-                   help="embed here (default) or as a Ray Data job, as precompute.embed does: a local Ray, or the "
-                        "cluster at --ray-address (needs pip install -r requirements-ray.txt)")
-    p.add_argument("--ray-address", help="a Ray cluster (e.g. ray://head:10001 or head:6379); default: start Ray here")
-    p.add_argument("--ray-actors", type=whole(1), help="embedding actors (default: one per GPU, else one per 2 CPUs)")
+    add_engine_args(p)
     a = p.parse_args(argv)
     c = load_corpus(paths.check_name(a.corpus))
     from tqdm import tqdm
@@ -50,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         out = quoted.build(c, weight=a.weight, batch_size=a.batch_size, progress=progress,
-                           engine={"engine": a.engine, "ray_address": a.ray_address, "ray_actors": a.ray_actors})
+                           engine=engine_args(a))
     finally:
         if bar is not None:
             bar.close()

@@ -55,7 +55,7 @@ def test_the_ray_path_gives_the_in_process_vectors(ray_local, so_input, tmp_path
     np.testing.assert_allclose(np.asarray(again.embeddings), np.asarray(c.embeddings), atol=1e-5)
 
 
-def test_a_ray_import_embeds_its_quotes_set_on_ray_too(ray_local, so_corpus, tmp_path):
+def test_a_ray_import_embeds_its_quotes_set_on_ray_too(ray_local, so_corpus, tmp_path, monkeypatch):
     """An import with --engine ray that makes the set quotes embeds what the quotes quote on Ray as well, not in the
     importing process (whose model loader here fails), and gets the vectors the in-process path gives them; the
     command that makes the set again takes --engine ray too."""
@@ -77,15 +77,9 @@ def test_a_ray_import_embeds_its_quotes_set_on_ray_too(ray_local, so_corpus, tmp
     keys, kept = np.load(made.path / quoted.KEYS), np.load(made.path / quoted.KEPT)
     at = np.searchsorted(keys, quoted.body_keys(texts[100:130]))
     assert cosines(kept[at], np.asarray(so_corpus.embeddings)[100:130]).min() >= 0.9999
-    os.environ["SEMANNO_DATA"], before = str(root), os.environ.get("SEMANNO_DATA")
-    try:
-        np.save(made.path / quoted.KEPT, -kept)  # as if the model changed: every quoted tweet embedded again
-        assert quotes_cli.main(["--corpus", "q", "--engine", "ray", "--ray-actors", "1"]) == 0
-    finally:
-        if before is None:
-            del os.environ["SEMANNO_DATA"]
-        else:
-            os.environ["SEMANNO_DATA"] = before
+    monkeypatch.setenv("SEMANNO_DATA", str(root))
+    np.save(made.path / quoted.KEPT, -kept)  # as if the model changed: every quoted tweet embedded again
+    assert quotes_cli.main(["--corpus", "q", "--engine", "ray", "--ray-actors", "1"]) == 0
     again = {s.name: s for s in embedsets.listing(load_corpus("q", root))}[quoted.SET]
     assert again.manifest["embedded"] == 30
     np.testing.assert_allclose(np.load(again.path / quoted.KEPT), kept, atol=1e-5)
