@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import shutil
 import sys
 import time
 from collections import defaultdict
@@ -163,6 +164,8 @@ def _adapt(a, method, model, texts, y, k, seed, device, base, score, common) -> 
     epochs = sum(1 for h in r.history if h.get("phase") not in ("final", "head"))  # head: a warm-up
     per = dict(seconds=round(seconds, 1),
                minutes_per_epoch_per_10k=round(seconds / 60 / max(1, epochs) / (len(texts) / 10_000), 3))
+    if r.model_dir is not None:  # the adapted encoder (90-450 MB), which no figure reads: a whole grid's 96 fits
+        shutil.rmtree(r.model_dir, ignore_errors=True)  # would leave tens of GB in the system's temporary folder
     emit(kind="history", **common, method=method, seed=seed, history=r.history)
     score(**common, seed=seed, method=label, params=params, **per, **_scores(label_scores(y, r.labels)))
     score(**common, seed=seed, method=f"K-Means on {label}'s embeddings", params=params,

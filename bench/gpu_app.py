@@ -115,7 +115,6 @@ def main(argv: list[str] | None = None) -> int:
     from streamlit import config
 
     from core.embed import pick_device
-    from core.search import BUTTONS
 
     if a.device_expected == "cuda" and not torch.cuda.is_available():
         raise SystemExit("--device-expected cuda: torch sees no GPU here")
@@ -125,7 +124,14 @@ def main(argv: list[str] | None = None) -> int:
     gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
     emit(device=pick_device("auto"), gpu=gpu, torch=torch.__version__, rows=a.rows, model=a.model, csv=str(a.csv))
 
-    tmp = Path(tempfile.mkdtemp(prefix="gpu-app-"))
+    with tempfile.TemporaryDirectory(prefix="gpu-app-") as work:  # the drive's corpus and data, removed after it
+        return drive(a, Path(work))
+
+
+def drive(a: argparse.Namespace, tmp: Path) -> int:
+    """Import ``a.rows`` rows of ``a.csv`` under ``tmp`` and drive every page; 1 when a step failed."""
+    from core.search import BUTTONS
+
     src = tmp / "in" / "corpus.csv"
     src.parent.mkdir()
     pd.read_csv(a.csv, dtype=str, keep_default_na=False, nrows=a.rows).to_csv(src, index=False)

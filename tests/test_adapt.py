@@ -4,6 +4,8 @@ target, which ClusterBERT's hardening uses, is tested in test_cluster.py.)"""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -19,6 +21,16 @@ TINY_FOR = {"clusterbert": TINY, "dec_mlm": dict(epochs=3, batch_size=16, max_le
             "dec_crl": dict(epochs=3, batch_size=16, max_length=24, vocab=200),
             "sccl": dict(epochs=3, batch_size=16, max_length=24)}
 ADAPTING = sorted(TINY_FOR)  # the methods that fine-tune the encoder
+
+
+@pytest.fixture(autouse=True)
+def own_temporary_folder(tmp_path, monkeypatch):
+    """A fit without a checkpoint folder saves its adapted encoder (90-450 MB) in the system's temporary folder,
+    for its caller to move or remove: here pytest's folder of the test, which pytest clears, takes it."""
+    import tempfile
+
+    (tmp_path / "system-tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "system-tmp"))
 
 
 def test_word_deletion_keeps_at_least_one_word_and_deletes_about_the_ratio():
@@ -372,6 +384,35 @@ def test_bench_adapt_routes_parameters_and_tables_mean_and_sd():
             for n, a, m in ((0.70, 0.60, 3.0), (0.74, 0.66, 5.0))]
     line = next(x for x in table(rows).splitlines() if "| SCCL |" in x)
     assert "| 2 | 72.0±2.8 | 63.0±4.2 | 4.00 | cpu |" in line
+
+
+def test_bench_adapt_removes_each_fits_adapted_encoder_once_it_is_scored(tmp_path, monkeypatch):
+    """A whole grid is 96 fits of 90-450 MB encoders that no figure reads: each is removed after its scores
+    (they stayed in the system's temporary folder, two or three from every CI run)."""
+    import argparse
+    import dataclasses
+    import tempfile
+
+    from bench import adapt
+    from core.cluster.base import Clustering
+
+    made = []
+
+    def fit(ctx, k, **kwargs):  # what a fit leaves: labels, embeddings and the encoder's folder
+        folder = Path(tempfile.mkdtemp(prefix="sccl-"))
+        (folder / "model.safetensors").write_bytes(b"0" * 1000)
+        made.append(folder)
+        x = np.eye(len(ctx.texts), 4, dtype=np.float32)
+        return Clustering(np.arange(len(ctx.texts)) % k, x[:k], "sccl", k, {}, [{"phase": "epoch"}], 0.1, 0, "cpu",
+                          embeddings=x, model_dir=folder)
+
+    monkeypatch.setitem(REGISTRY, "sccl", dataclasses.replace(REGISTRY["sccl"], fit=fit))
+    scores = []
+    texts, y = [f"text {i}" for i in range(8)], np.arange(8) % 2
+    adapt._adapt(argparse.Namespace(param=[], save_embeddings=None), "sccl", "default", texts, y, 2, 0, "cpu",
+                 np.eye(8, 4, dtype=np.float32), lambda **row: scores.append(row), {"dataset": "t"})
+    assert made and not made[0].exists() and [r["method"] for r in scores][0] == REGISTRY["sccl"].label
+    assert not list(Path(tempfile.gettempdir()).iterdir())
 
 
 def test_bench_adapt_merges_runs_once_per_seed_and_keeps_parameter_sets_apart(tmp_path):

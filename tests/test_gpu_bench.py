@@ -4,6 +4,7 @@ session that is lent a GPU finds it working (its figures are in bench/RESULTS.md
 from __future__ import annotations
 
 import json
+import tempfile
 
 import numpy as np
 
@@ -99,6 +100,8 @@ def test_the_app_drive_goes_through_every_page_and_reports_each_step(tmp_path, m
     from tests.conftest import shared_file
 
     monkeypatch.setenv("SEMANNO_BENCH_RESULTS", str(tmp_path / "results"))
+    (tmp_path / "system-tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "system-tmp"))  # where the drive's corpus goes
     for var in ("SEMANNO_DATA", "SEMANNO_IMPORT_ROOTS"):  # the drive sets them for its pages: put back after it
         monkeypatch.setenv(var, str(tmp_path))
     src = shared_file("czech_politicians_tweets_2021.csv")
@@ -106,6 +109,7 @@ def test_the_app_drive_goes_through_every_page_and_reports_each_step(tmp_path, m
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines() if x.startswith("{")]
     steps = {x["step"]: x for x in lines if "step" in x}
     assert code == 0 and lines[-1] == {"done": True, "failed_steps": []}, [s for s in steps.values() if s["errors"]]
+    assert not list((tmp_path / "system-tmp").glob("gpu-app-*"))  # the drive's corpus removed after it
     assert "Imported 300 texts" in steps["import (home page)"]["said"]
     for method in ("cos", "lda", "nn1", "nn2", "suggest"):
         assert "10 new texts" in steps[f"search {method}"]["said"], steps[f"search {method}"]

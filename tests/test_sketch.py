@@ -142,18 +142,19 @@ def test_vectors_of_few_dimensions_get_no_sketch_and_the_import_says_why(tmp_pat
     assert sketch.load(c.data_folder, c.n) is None  # the scatter projects the vectors themselves
 
 
-def test_the_sketch_is_written_without_loading_torch():
+def test_the_sketch_is_written_without_loading_torch(tmp_path):
     """An import that embeds elsewhere (a Ray job: its driver never loads a model) writes the sketch with
     numpy alone; importing torch for it cost that driver 1.4 s of the 2 cores (bench/RESULTS.md, issue 30)."""
     import subprocess
     import sys
     from pathlib import Path
 
-    code = ("import sys, tempfile, pathlib, numpy as np\n"
+    code = ("import sys, pathlib, numpy as np\n"
             "from core import sketch\n"
             "x = np.random.default_rng(0).standard_normal((600, 64)).astype(np.float32)\n"
-            "meta = sketch.build(x, pathlib.Path(tempfile.mkdtemp()), dim=8)\n"
+            "meta = sketch.build(x, pathlib.Path(sys.argv[1]), dim=8)\n"
             "print(meta['rows'], 'torch' in sys.modules)\n")
     root = Path(__file__).resolve().parents[1]
-    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], cwd=root, capture_output=True, text=True,
+                         check=True)
     assert out.stdout.split() == ["600", "False"], out.stdout + out.stderr
