@@ -69,6 +69,10 @@ def run(a: argparse.Namespace) -> int:
     corpus = embedsets.with_set(load_corpus(a.corpus), a.embedding_set)
     if a.tag is None:
         a.tag = store.set_tag(a.embedding_set)
+    bad = [k for k in ks if k is not None and not 1 <= k <= corpus.n]
+    if bad:  # every k checked before any work: a bad third --k stopped the job after fitting the first two
+        raise ValueError(f"--k {bad[0]}: k must be between 1 and the number of rows of corpus {a.corpus!r} "
+                         f"({corpus.n}); nothing was clustered")
     device = pick_device(a.device)
     generation = store.generation_of(corpus)
     store.migrate_legacy(a.corpus)

@@ -390,3 +390,16 @@ def test_a_column_of_classes_is_found_and_its_empty_cells_are_no_class():
     s = column_scores(big, clusters, at_most=1000)
     assert s["sampled"] and s["rows"] == 1000 and s["nmi"] == pytest.approx(1.0)
     assert not column_scores(big, clusters)["sampled"]
+
+
+def test_the_cluster_job_checks_every_k_before_fitting_any(tweets, capsys):
+    """``--k 4 --k 100000``: the bad k is named before K-Means runs for the good one, which a user would otherwise
+    wait for and then see the job fail all the same."""
+    from precompute import cluster as job
+
+    with pytest.raises(ValueError, match=r"--k 100000: k must be between 1 and the number of rows of corpus "
+                                         r"'tweets' \(\d+\); nothing was clustered"):
+        job.run(job.parser().parse_args(["--corpus", "tweets", "--k", "4", "--k", "100000", "--no-terms"]))
+    assert store.listing("tweets") == [] and "K-Means k=4" not in capsys.readouterr().err
+    assert job.main(["--corpus", "tweets", "--k", "4", "--no-terms"]) == 0
+    assert [s.stem for s in store.listing("tweets")] == ["kmeans-k4"]
