@@ -150,6 +150,15 @@ def need_room(folder: Path, need: int, what: str, then: str, error: type[Excepti
                     f"are free: {then}")
 
 
+def room_to_embed(texts: Sequence[str], dim: int, done: int = 0, models_after: int = 0) -> int:
+    """The disk embedding ``texts`` as a corpus takes (bytes): the float32 chunks not yet written (``done`` texts
+    are), an ensemble's models after this one (taken as wide as it), the corpus's own vectors (fp16 from a million
+    rows) and its other files (its texts, their indexes, the sketch: :func:`room_of_texts`)."""
+    n = len(texts)
+    return ((n - done) * dim * 4 + models_after * n * dim * 4 + n * (2 if n >= 1_000_000 else 4) * dim
+            + room_of_texts(texts))
+
+
 def room_of_texts(texts: Sequence[str]) -> int:
     """The disk a corpus of ``texts`` takes besides its vectors (bytes): :data:`CORPUS_PER_TEXT_BYTE` a byte of text."""
     return CORPUS_PER_TEXT_BYTE * sum(len(t.encode("utf-8", "surrogatepass")) for t in texts)
@@ -238,13 +247,9 @@ class ChunkPlan:
         return into
 
     def check_room(self, dim: int, done: int) -> None:
-        """ValueError saying how much disk embedding these texts needs where less is free (the work folder's): the
-        chunks not yet written, an ensemble's models after this one (taken as wide as it), the corpus's own vectors
-        (fp16 from a million rows) and its other files (its texts, their indexes, the sketch:
-        :data:`CORPUS_PER_TEXT_BYTE`). Said after the first chunk, not hours of embedding later."""
-        need = ((self.n - done) * dim * 4 + self.models_after * self.n * dim * 4
-                + self.n * (2 if self.n >= 1_000_000 else 4) * dim + room_of_texts(self._texts))
-        need_room(self.folder.parent, need, f"embedding {self.n:,} texts of {dim} dimensions (their vectors, then "
+        """ValueError saying how much disk embedding these texts needs (:func:`room_to_embed`) where less is free (the
+        work folder's). Said after the first chunk, not hours of embedding later."""
+        need_room(self.folder.parent, room_to_embed(self._texts, dim, done, self.models_after), f"embedding {self.n:,} texts of {dim} dimensions (their vectors, then "
                   "the corpus's vectors, texts and indexes)", "make room there, or set SEMANNO_DATA to a folder on a "
                   "larger disk, and import again (what is embedded so far is kept, not embedded again)")
 

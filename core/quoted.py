@@ -25,7 +25,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from core.embed import IN_MEMORY, NoRoom, l2_normalise, load_model, need_room, room_of_texts
+from core.embed import IN_MEMORY, NoRoom, l2_normalise, load_model, need_room, room_to_embed
 from core.ingest import QUOTED
 from core.progress import Progress
 
@@ -199,7 +199,7 @@ def _check_room(corpus, quoted_tweets: int, texts: list[str], fp16: bool) -> Non
     texts as a corpus's), each quoted tweet's vector, the set's vectors and, for a corpus past IN_MEMORY, the copy of
     the import's they are blended in (10M x 384 fp16: 7.7 GB each)."""
     size = 2 if fp16 else 4
-    need = (len(texts) * corpus.dim * 8 + room_of_texts(texts) + quoted_tweets * corpus.dim * size
+    need = (room_to_embed(texts, corpus.dim) + quoted_tweets * corpus.dim * size
             + corpus.n * corpus.dim * size * (2 if _copied_to_file(corpus.n, corpus.dim) else 1))
     need_room(corpus.folder.parent, need, f"the embedding set {SET!r} of corpus {corpus.name!r} (what the quotes "
               "quote, embedded, and the set's own vectors)", "make room there; nothing was embedded", QuotesError)

@@ -21,6 +21,7 @@ from tqdm import tqdm
 
 from core import embedsets
 from core.cluster import REGISTRY, store
+from core.cluster.base import check_k
 from core.cluster.jobs import cluster_corpus
 from core.corpus import load_corpus
 from core.embed import pick_device
@@ -69,10 +70,11 @@ def run(a: argparse.Namespace) -> int:
     corpus = embedsets.with_set(load_corpus(a.corpus), a.embedding_set)
     if a.tag is None:
         a.tag = store.set_tag(a.embedding_set)
-    bad = [k for k in ks if k is not None and not 1 <= k <= corpus.n]
-    if bad:  # every k checked before any work: a bad third --k stopped the job after fitting the first two
-        raise ValueError(f"--k {bad[0]}: k must be between 1 and the number of rows of corpus {a.corpus!r} "
-                         f"({corpus.n}); nothing was clustered")
+    for k in [k for k in ks if k is not None]:  # all checked before any work: a bad third --k came after two fits
+        try:
+            check_k(k, corpus.n, method.label)
+        except ValueError as exc:
+            raise ValueError(f"--k {k} for corpus {a.corpus!r}: {exc}; nothing was clustered") from None
     device = pick_device(a.device)
     generation = store.generation_of(corpus)
     store.migrate_legacy(a.corpus)

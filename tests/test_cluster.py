@@ -397,8 +397,8 @@ def test_the_cluster_job_checks_every_k_before_fitting_any(tweets, capsys):
     wait for and then see the job fail all the same."""
     from precompute import cluster as job
 
-    with pytest.raises(ValueError, match=r"--k 100000: k must be between 1 and the number of rows of corpus "
-                                         r"'tweets' \(\d+\); nothing was clustered"):
+    with pytest.raises(ValueError, match=r"--k 100000 for corpus 'tweets': k must be between 1 and the number of "
+                                         r"rows \(\d+\), got 100000; nothing was clustered"):
         job.run(job.parser().parse_args(["--corpus", "tweets", "--k", "4", "--k", "100000", "--no-terms"]))
     assert store.listing("tweets") == [] and "K-Means k=4" not in capsys.readouterr().err
     assert job.main(["--corpus", "tweets", "--k", "4", "--no-terms"]) == 0
