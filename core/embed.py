@@ -249,9 +249,10 @@ class ChunkPlan:
     def check_room(self, dim: int, done: int) -> None:
         """ValueError saying how much disk embedding these texts needs (:func:`room_to_embed`) where less is free (the
         work folder's). Said after the first chunk, not hours of embedding later."""
-        need_room(self.folder.parent, room_to_embed(self._texts, dim, done, self.models_after), f"embedding {self.n:,} texts of {dim} dimensions (their vectors, then "
-                  "the corpus's vectors, texts and indexes)", "make room there, or set SEMANNO_DATA to a folder on a "
-                  "larger disk, and import again (what is embedded so far is kept, not embedded again)")
+        need_room(self.folder.parent, room_to_embed(self._texts, dim, done, self.models_after),
+                  f"embedding {self.n:,} texts of {dim} dimensions (their vectors, then the corpus's vectors, texts "
+                  "and indexes)", "make room there, or set SEMANNO_DATA to a folder on a larger disk, and import "
+                  "again (what is embedded so far is kept, not embedded again)")
 
     def reporter(self, progress: Progress | None, already: int, model_name: str, model_index: int,
                  **extra) -> Callable[[int], None]:
