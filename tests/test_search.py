@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 
 from core import annotate
 from core.search import REGISTRY, SEMANTIC, NotApplicable, SearchContext
-from core.search import lda, nn1
+from core.search import keyword, lda, nn1
 from core.search.index import VectorIndex
 from core.search.keyword import KeywordError, KeywordIndex, find_rows
 from core.search.lexical import WordIndex
@@ -644,6 +644,90 @@ def test_keyword_regex_anchors_are_per_text(kctx):
     assert kw(kctx, r"podzim$", is_regex=True) == [2]  # a newline inside a text is not a text boundary
     assert kw(kctx, r"centrum$|^nic$", is_regex=True) == [3, 4]
     assert kw(kctx, r"covidu\s+OCKOVANI", is_regex=True) == []  # never across two texts
+    # \A and \Z are a text's own start and end too, as ^ and $ are (they were the corpus's: only its first or last text)
+    assert kw(kctx, r"\Avolby", is_regex=True) == [2]
+    assert kw(kctx, r"\AOCKOVANI|\Anic\Z", is_regex=True) == [0, 1, 4]
+    assert kw(kctx, r"centrum\Z", is_regex=True) == [3]
+    # an escaped backslash, or \A in a character class, is not the anchor
+    assert keyword.per_text_anchors(r"\\A[\A\]]\A\Z[]\Z]\\\Z") == r"\\A[\A\]]^$[]\Z]\\$"
+
+
+def test_keyword_regex_group_names_and_flags_are_read_as_written(kctx):
+    """A case-insensitive search lower-cases the pattern's letters to match the folded texts; the letters of its
+    syntax are not text: a named group (?P<Vak>...), its back-reference and the regex package's upper-case
+    flags were refused as unknown extensions."""
+    assert kw(kctx, r"(?P<Vak>vakc)ína", is_regex=True) == [3]
+    assert kw(kctx, r"(?P<Vol>VOL)by (?P=Vol)?20", is_regex=True) == [2]
+    assert kw(kctx, r"(?P<A>aaa)(?P=A)(?P=A)", is_regex=True) == [5]
+    assert kw(kctx, r"(?i:CENTRUM)|(?#A COMMENT)NIC", is_regex=True) == [3, 4]
+    assert kw(kctx, r"(?<=OČKOVACÍ )CENTRUM", is_regex=True) == [3]  # a look-behind's letters are text
+    assert kw(kctx, r"(?P<Vak>VAKC)(?(Vak)ÍNA|X)", is_regex=True) == [3]
+    if kctx.keyword_index.text_index is None:  # the regex package's own syntax (the index reads Python's)
+        assert kw(kctx, r"(?P<Rep>aaa)\g<Rep>", is_regex=True) == [5]
+        assert kw(kctx, r"(?<Rok>20)(?&Rok)", is_regex=True) == []
+        assert kw(kctx, r"(?V0)Vakcína", is_regex=True) == [3]
+        with pytest.raises(KeywordError, match="invalid regular expression: VERSION0 and VERSION1"):
+            kw(kctx, r"(?V1)Vakcína", is_regex=True)  # was a ValueError, not a message
+
+
+REGEX_TEXTS = ["Vláda schválila očkování", "kovid a covid-19 v ČR", "Covid19 je tu", "premiér Babiš a vláda",
+               "Babiš: vládu ne", "Nováková, Dvořáková", "cena 2021 Kč", "[:alpha:] je třída",
+               "STAN a Piráti", "co vid? nic", "babis bez háčku", "vlád{e<=1} doslova"]
+
+
+@pytest.mark.parametrize("engine", ["index", "fts"])
+def test_a_regex_through_the_keyword_index_finds_what_the_engine_finds_or_says_why_not(engine, tmp_path,
+                                                                                       monkeypatch):
+    """At a million texts and more a regex is tried only on the texts that hold its plain parts, which the index
+    reads with Python's own parser. That parser read the regex package's fuzzy matching ({e<=1}) and POSIX classes
+    ([[:alpha:]]) as plain text, so the search silently found nothing, and refused \\p{L}, \\m, (?r) or (?<name>
+    as having no plain part. Every pattern here finds through the index what the in-memory engine finds, or is
+    refused with the reason."""
+    from core.search import textindex
+
+    memory, indexed = KeywordIndex(REGEX_TEXTS), keyword_index(REGEX_TEXTS, engine, tmp_path)
+
+    def scanned(pattern: str, case: bool) -> list[int]:  # every text tried, the engine's reference
+        with monkeypatch.context() as m:
+            m.setattr(keyword, "_candidates", lambda *a: None)
+            return find_rows(memory, pattern, is_regex=True, case_insensitive=case).tolist()
+
+    readable = [r"\p{L}+ová\b", r"[[:alpha:]]ová", r"[^[:digit:]]vlád", r"\mvlád", r"vlád\w*\M", r"(?r)covid",
+                r"(?<Jm>babi)[sš]", r"(?V0)covid", r"(?x) c o v i d", r"covid\X", r"babi\Ks",
+                r"(?|covid|kovid)", r"\p{L}{2}vid", r"[\p{L}]ovid", r"(?P<a>babi)(?&a)?", r"(?i)STAN\b",
+                r"vlád\{e<=1\}", r"^vláda|^premiér", r"(?P<V>vlád)\g<V>?"]
+    for pattern in readable:
+        for case in (True, False):
+            found = scanned(pattern, case)
+            assert find_rows(indexed, pattern, is_regex=True, case_insensitive=case).tolist() == found, pattern
+            # in memory the same plain parts narrow the texts a pattern that starts without one is tried on
+            assert find_rows(memory, pattern, is_regex=True, case_insensitive=case).tolist() == found, pattern
+    assert find_rows(memory, r"[[:alpha:]]ová", is_regex=True).tolist() == [0, 5, 11]  # očkování, doslova
+    assert find_rows(memory, r"\p{L}+ová\b", is_regex=True).tolist() == [5, 11]
+    for fuzzy in [r"(?:covid){e<=1}", r"covid{e<=1}", r"(?:babiš){i<=1,d<=1}", r"(?fi)babiš"]:
+        assert len(find_rows(memory, fuzzy, is_regex=True)) > 0
+        with pytest.raises(KeywordError, match="fuzzy matching"):
+            find_rows(indexed, fuzzy, is_regex=True)
+    assert textindex.literal_plan(r"^vláda|^premiér") == [["vláda"], ["premiér"]]  # the common ^ taken out
+
+
+def test_in_memory_a_regex_that_starts_without_plain_text_is_tried_only_where_its_plain_part_is(monkeypatch):
+    """\\w+gate tried on every text of 300,000 tweets took 1.6 s of the search's 2 s (each letter of each word starts a
+    try); on the ~1,000 that hold "gate", 33 ms (bench/regex_index.py). A pattern that starts with plain text is
+    left to the regex engine, which finds where to try it as fast."""
+    texts = ["Pizzagate again", "a gate", "Watergate, Pizzagate", "GATE 7"] + ["nothing here", "gat e 7"] * 10
+    memory, tried = KeywordIndex(texts), []
+    scan = keyword._scan
+    monkeypatch.setattr(keyword, "_scan", lambda p, joined, ends, *a: tried.append(len(ends)) or scan(p, joined, ends,
+                                                                                                      *a))
+    assert find_rows(memory, r"\w+gate\b", is_regex=True).tolist() == [0, 2]
+    assert tried == [4]  # the 4 texts that hold "gate" of 24
+    tried.clear()
+    assert find_rows(memory, r"gate\s+\d", is_regex=True).tolist() == [3]
+    assert tried == [24]  # starts with plain text: every text, the engine's own search
+    tried.clear()
+    assert find_rows(memory, r"\w+gate|\s\d", is_regex=True).tolist() == [0, 2, 3] + list(range(5, 24, 2))
+    assert tried == [24]  # a branch without a plain part: every text
 
 
 def test_keyword_filters_and_labelled_rows(kctx):

@@ -221,16 +221,137 @@ def build_folded(path: Path, texts: Iterable[str], fold: Callable[[str], str]) -
             out.write(batch)
 
 
-def literal_plan(pattern: str) -> list[list[str]]:
-    """What the index can look up for ``pattern``: alternatives (one per top-level branch ``a|b``), each
-    the literal runs of at least MIN_CHARS that every match of that branch contains; [] when some
-    branch has none (then the index cannot narrow the texts) or the pattern cannot be read (Python's
-    own regex parser does not know the ``regex`` package's extras such as ``\\p{L}``)."""
-    try:
-        from re import _constants as c, _parser as parser  # the standard library's parser (3.11+)
+_QUANTIFIER = re.compile(r"\{\d*(?:,\d*)?\}")
+_FUZZY = re.compile(r"\{[\d\s<=+,eisd]*[eisd][\d\s<=+,eisd]*(?::[^}]*)?\}")  # {e<=1}, {i<=1,d<=1}, {2i+1s<=3}
+_POSIX_CLASS = re.compile(r"\[:\^?\w+:\]")
+# group heads Python's parser knows otherwise or not at all: a name as (?<Name>; calls of a group (?&Name),
+# (?P>Name), (?R), (?1), (?+1) (what they match is not plain text); a branch reset (?|
+_NAMED = re.compile(r"\(\?<(?![=!])(\w+)>")
+_CALL = re.compile(r"\(\?(?:&\w+|P>\w+|R|[+-]?\d+)\)")
+_FLAGS = re.compile(r"\(\?([a-zA-Z]*(?:V[01])?[a-zA-Z]*)(?:-([a-zA-Z]+))?([:)])")
+_PYTHON_FLAGS = set("aiLmsux")
 
-        tree = list(parser.parse(pattern))
+
+def as_python(pattern: str) -> str | None:
+    """``pattern`` as the ``regex`` package reads it (version 0), written for Python's own parser with every plain
+    run of text a match must contain kept and none added, for literal_plan; None where that cannot be said:
+    fuzzy matching (``(?:covid){e<=1}`` matches ``kovid``) and full case-folding (``(?f)``). The regex package's
+    extras become what Python reads as no plain text: ``\\p{L}``, ``\\P{..}`` and POSIX classes ``[[:alpha:]]`` a
+    word character, ``\\m``/``\\M`` a word boundary, ``\\X``, ``\\K``, ``\\G``, ``\\g<name>`` and calls of a
+    group an empty group. Python's parser read a fuzzy constraint and a POSIX class as plain text (a search
+    through the index then found nothing), and refused the others."""
+    out: list[str] = []
+    i, n, in_class, member = 0, len(pattern), False, 0  # member: how many members the open class has so far
+    while i < n:
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < n:
+            e, j = pattern[i + 1], i + 2
+            if e in "pP" and j < n and pattern[j] == "{":
+                j = pattern.find("}", j) + 1 or n
+                out.append(r"\w")
+            elif e == "g" and j < n and pattern[j] == "<" and not in_class:
+                j = pattern.find(">", j) + 1 or n
+                out.append("(?:)")
+            elif e in "mM" and not in_class:
+                out.append(r"\b")
+            elif e in "XKG" and not in_class:
+                out.append("(?:)")
+            else:
+                out.append(pattern[i:j])
+            i, member = j, member + 1
+            continue
+        if in_class:
+            posix = _POSIX_CLASS.match(pattern, i)
+            if posix:
+                out.append(r"\w")
+                i, member = posix.end(), member + 1
+                continue
+            if ch == "]" and member:
+                in_class = False
+            elif not (ch == "^" and member == 0 and pattern[i - 1] == "["):
+                member += 1
+            out.append(ch)
+            i += 1
+            continue
+        if ch == "[":
+            in_class, member = True, 0
+            out.append(ch)
+            i += 1
+            continue
+        if ch == "{" and not _QUANTIFIER.match(pattern, i):
+            if _FUZZY.match(pattern, i):
+                return None
+        if ch == "(" and pattern.startswith("(?", i):
+            if m := _NAMED.match(pattern, i):
+                out.append(f"(?P<{m.group(1)}>")
+                i = m.end()
+                continue
+            if m := _CALL.match(pattern, i):
+                out.append("(?:)")
+                i = m.end()
+                continue
+            if pattern.startswith("(?|", i):
+                out.append("(?:")
+                i += 3
+                continue
+            if m := _FLAGS.match(pattern, i):
+                on, off, end = m.group(1), m.group(2) or "", m.group(3)
+                if "f" in on:
+                    return None
+                on = "".join(f for f in on.replace("V0", "").replace("V1", "") if f in _PYTHON_FLAGS)
+                off = "".join(f for f in off if f in _PYTHON_FLAGS)
+                out.append(f"(?{on}{'-' + off if off else ''}{end}" if on or off else ("(?:" if end == ":" else "(?:)"))
+                i = m.end()
+                continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _parsed(pattern: str):
+    """Python's parse of ``pattern`` as the regex package reads it (as_python), or None."""
+    readable = as_python(pattern)
+    if readable is None:
+        return None
+    try:
+        import warnings
+        from re import _parser as parser  # the standard library's parser (3.11+)
+
+        with warnings.catch_warnings():  # "possible nested set": a [ in a class, which both read as a [
+            warnings.simplefilter("ignore", FutureWarning)
+            return list(parser.parse(readable))
     except Exception:
+        return None
+
+
+def starts_plain(pattern: str) -> bool:
+    """Whether every match of ``pattern`` starts with plain text (``fake\\s+news``, ``\\b(obama)care``): the regex
+    engine then finds where to try it by that text as quickly as a search for the text alone would."""
+    from re import _constants as c
+
+    tree = _parsed(pattern)
+    while tree:
+        op, av = tree[0]
+        if op is c.LITERAL:
+            return True
+        if op is c.AT:  # ^, \b: what follows starts the match
+            tree = tree[1:]
+        elif op is c.SUBPATTERN:
+            tree = list(av[-1]) + tree[1:]
+        else:
+            return False
+    return False
+
+
+def literal_plan(pattern: str) -> list[list[str]]:
+    """What the index can look up for ``pattern`` (as the ``regex`` package reads it): alternatives (one per
+    top-level branch ``a|b``), each the literal runs of at least MIN_CHARS that every match of that branch
+    contains; [] when some branch has none (then the index cannot narrow the texts) or the pattern cannot be
+    read (as_python)."""
+    from re import _constants as c
+
+    tree = _parsed(pattern)
+    if tree is None:
         return []
     repeats = {c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", c.MAX_REPEAT)}
 
@@ -254,9 +375,15 @@ def literal_plan(pattern: str) -> list[list[str]]:
 
     while len(tree) == 1 and tree[0][0] is c.SUBPATTERN:  # (a|b) as a whole: its branches
         tree = list(tree[0][1][-1])
-    branches = tree[0][1][1] if len(tree) == 1 and tree[0][0] is c.BRANCH else [tree]
-    plan = [runs_of(b) for b in branches]
-    return plan if all(plan) else []
+    at = [i for i, (op, _) in enumerate(tree) if op is c.BRANCH]
+    if len(at) != 1:
+        runs = runs_of(tree)
+        return [runs] if runs else []
+    # One choice between branches, with what comes before and after it: the parser takes a common start out of the
+    # branches (^vakcina|^ockovani is ^ then a choice), so each branch's runs go with the runs outside the choice.
+    outside = runs_of(tree[:at[0]]) + runs_of(tree[at[0] + 1:])
+    plan = list({tuple(outside + runs_of(b)): None for b in tree[at[0]][1][1]})
+    return [list(p) for p in plan] if all(plan) else []
 
 
 def _phrase(text: str) -> str:
@@ -496,6 +623,9 @@ def too_short(needle: str) -> str:
             f"3-character pieces); {needle!r} has {len(needle)}")
 
 
+NOT_NARROWED = ("at this corpus size a regular expression is tried only on the texts that hold its plain parts, "
+                "which fuzzy matching ({e<=1}) and full case-folding ((?f)) do not keep: search without them (a "
+                "class such as vac[ck]ína, or a|b, finds the variants)")
 NO_LITERAL = ("at this corpus size a regular expression needs a plain part of at least 3 characters that every "
               "match contains (for example vacc\\w+ rather than \\w+ine), so that the keyword index can narrow "
               "the texts it is tried on")
