@@ -992,3 +992,22 @@ def test_the_forms_a_corpus_holds_are_looked_up_in_its_words_built_in_the_backgr
     assert corpus_words(built, asked, _Deadline(5.0)) == scanned
     assert corpus_words(built, {"don't", "black"}, _Deadline(5.0)) == corpus_words(k, {"don't", "black"},
                                                                                       _Deadline(5.0))
+
+
+def test_the_regex_bench_finds_no_pattern_the_index_misses_without_a_word(capsys):
+    """bench/regex_index.py on 3,000 real tweets: every pattern of the regex package's syntax it lists is answered
+    through the keyword index with the rows the engine finds on every text, or refused with the reason."""
+    import json
+
+    from bench import regex_index
+    from tests.conftest import shared_file
+
+    shared_file("russian_troll_tweets_recent300k.csv")
+    regex_index.main(["--rows", "3000", "--repeat", "1"])
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    summary = lines[-1]
+    assert summary["kind"] == "regex_index_summary" and summary["missed_silently"] == 0
+    assert summary["same_rows"] >= 13 and summary["refused_with_a_reason"] == 2
+    rows = [r for r in lines if r["kind"] == "regex_index"]
+    assert all(r["memory_same"] for r in rows if r.get("memory_same") is not None)
+    assert {r["pattern"] for r in rows if r["verdict"] == "refused"} == {r"(?:hillary){e<=1}", r"(?:clinton){s<=1}"}
