@@ -51,9 +51,13 @@ class KeywordError(ValueError):
 
 
 def fold(text: str, case: bool = True, diacritics: bool = True) -> str:
-    """Fold case and/or strip diacritics (NFKD, combining marks removed)."""
+    """Fold case and/or strip diacritics (NFKD, combining marks removed). Diacritics kept, a letter and its marks
+    are composed (NFC), so ``é`` typed as one character or as ``e`` and a combining accent (text copied from a PDF or
+    a Mac's file name) is the same letter."""
     if diacritics:
         text = regex.sub(r"\p{Mn}+", "", unicodedata.normalize("NFKD", text))
+    else:
+        text = unicodedata.normalize("NFC", text)
     if case:
         text = text.lower()
     return text
