@@ -65,7 +65,7 @@ def fold(text: str, case: bool = True, diacritics: bool = True) -> str:
 
 FOLD_CHUNK_TEXTS = 4096  # texts folded per piece: the GIL is free between pieces (a few ms each)
 # a regex is tried only on the texts holding its plain parts (_candidates) while they are at most this share of all
-PREFILTER_SHARE = 0.25
+PREFILTER_SHARE = 0.5
 PREBUILD_MAX_CHARS = 200_000_000  # corpora up to this size get every variant built in the background
 WORDS_PIECE = 1 << 18  # characters of the joined texts read for the corpus's words between two yields (~10 ms)
 
@@ -390,16 +390,19 @@ def _scan(pattern, joined: str, ends: np.ndarray, deadline: _Deadline, text_of) 
     return np.array(sorted(rows), dtype=np.int64)
 
 
-def _find_literal(needle: str, joined: str, ends: np.ndarray, deadline: _Deadline) -> np.ndarray:
-    """Every text holding ``needle``, sorted. Each match also takes the rest of its line (``[^\\n]*``),
-    so a frequent literal (``e``) costs one match per text that holds it, not one per occurrence, and
-    the scan runs in the C engine (a literal prefix, no backtracking); the deadline is checked as it
-    goes and once more at the end."""
+def _find_literal(needle: str, joined: str, ends: np.ndarray, deadline: _Deadline,
+                  most: int | None = None) -> np.ndarray | None:
+    """Every text holding ``needle``, sorted (None once more than ``most`` do). Each match also takes the rest of
+    its line (``[^\\n]*``), so a frequent literal (``e``) costs one match per text that holds it, not one per
+    occurrence, and the scan runs in the C engine (a literal prefix, no backtracking); the deadline is checked as
+    it goes and once more at the end."""
     starts = []
     for i, m in enumerate(re.finditer(re.escape(needle) + "[^\n]*", joined)):
         starts.append(m.start())
         if i % 4096 == 4095:
             deadline.left()
+            if most is not None and i >= most:
+                return None
     deadline.left()
     return np.searchsorted(ends, np.asarray(starts, np.int64)).astype(np.int64)
 
@@ -459,8 +462,9 @@ def _candidates(kindex: KeywordIndex, pattern, deadline: _Deadline) -> np.ndarra
     most = int(PREFILTER_SHARE * kindex.n)
     rows = np.zeros(0, np.int64)
     for runs in plan:
-        rows = unique_rows(rows, _find_literal(fold(max(runs, key=len)), joined, ends, deadline))
-        if len(rows) > most:
+        held = _find_literal(fold(max(runs, key=len)), joined, ends, deadline, most)
+        rows = unique_rows(rows, held) if held is not None else None
+        if rows is None or len(rows) > most:
             return None
     return rows
 
