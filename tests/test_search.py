@@ -695,7 +695,8 @@ def test_a_regex_through_the_keyword_index_finds_what_the_engine_finds_or_says_w
     readable = [r"\p{L}+ová\b", r"[[:alpha:]]ová", r"[^[:digit:]]vlád", r"\mvlád", r"vlád\w*\M", r"(?r)covid",
                 r"(?<Jm>babi)[sš]", r"(?V0)covid", r"(?x) c o v i d", r"covid\X", r"babi\Ks",
                 r"(?|covid|kovid)", r"\p{L}{2}vid", r"[\p{L}]ovid", r"(?P<a>babi)(?&a)?", r"(?i)STAN\b",
-                r"vlád\{e<=1\}", r"^vláda|^premiér", r"(?P<V>vlád)\g<V>?"]
+                r"vlád\{e<=1\}", r"^vláda|^premiér", r"(?P<V>vlád)\g<V>?", r"\b(babiš|vlád)\w*",
+                r"(covid|kovid)\W", r"(?:^|\s)(STAN|Piráti)\b", r"(\w+)ová|(\w+)covid"]
     for pattern in readable:
         for case in (True, False):
             found = scanned(pattern, case)
@@ -709,6 +710,10 @@ def test_a_regex_through_the_keyword_index_finds_what_the_engine_finds_or_says_w
         with pytest.raises(KeywordError, match="fuzzy matching"):
             find_rows(indexed, fuzzy, is_regex=True)
     assert textindex.literal_plan(r"^vláda|^premiér") == [["vláda"], ["premiér"]]  # the common ^ taken out
+    # a choice inside the pattern: each of its branches' parts, with what must come beside it
+    assert textindex.literal_plan(r"\b(babiš|fiala)\b") == [["babiš"], ["fiala"]]
+    assert textindex.literal_plan(r"(pan|paní) (babiš|fiala)") == [["pan", "babiš"], ["pan", "fiala"]]
+    assert textindex.literal_plan(r"(covid|x)\w*") == []  # x is too short to look up: no narrowing
 
 
 def test_in_memory_a_regex_that_starts_without_plain_text_is_tried_only_where_its_plain_part_is(monkeypatch):

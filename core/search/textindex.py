@@ -343,47 +343,59 @@ def starts_plain(pattern: str) -> bool:
     return False
 
 
+MAX_ALTERNATIVES = 16  # a plan's alternatives at most (each is looked up): past it a choice is left unnarrowed
+
+
 def literal_plan(pattern: str) -> list[list[str]]:
-    """What the index can look up for ``pattern`` (as the ``regex`` package reads it): alternatives (one per
-    top-level branch ``a|b``), each the literal runs of at least MIN_CHARS that every match of that branch
-    contains; [] when some branch has none (then the index cannot narrow the texts) or the pattern cannot be
-    read (as_python)."""
+    """What the index can look up for ``pattern`` (as the ``regex`` package reads it): alternatives, each the
+    literal runs of at least MIN_CHARS that one kind of match contains, every match holding all the runs of some
+    alternative (``\\b(babiš|fiala)\\b``: babiš, or fiala; ``(pan|paní) (babiš|fiala)``: babiš or fiala, the
+    titles being short); [] when some kind of match holds no such run (then the index cannot narrow the texts)
+    or the pattern cannot be read (as_python). A choice that would make more than MAX_ALTERNATIVES alternatives
+    is left out (what remains still holds for every match)."""
     from re import _constants as c
 
     tree = _parsed(pattern)
     if tree is None:
         return []
     repeats = {c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", c.MAX_REPEAT)}
+    atomic = getattr(c, "ATOMIC_GROUP", None)
+    nothing = [()]  # one alternative requiring nothing
 
-    def runs_of(items) -> list[str]:
-        runs: list[str] = []
-        cur: list[str] = []
+    def times(alts: list[tuple], other: list[tuple]) -> list[tuple]:
+        """Both required: each alternative with each of the other's; past MAX_ALTERNATIVES the side with fewer."""
+        if other == nothing or alts == nothing:
+            return alts if other == nothing else other
+        if len(alts) * len(other) > MAX_ALTERNATIVES:
+            return alts if len(alts) <= len(other) else other
+        return [a + o for a in alts for o in other]
+
+    def run(text: str) -> list[tuple]:
+        return [(text,)] if len(text) >= MIN_CHARS else nothing
+
+    def plan_of(items) -> list[tuple]:
+        alts, cur = nothing, []
         for op, av in items:
             if op is c.LITERAL:
                 cur.append(chr(av))
                 continue
             if cur:  # anything else ends a run; what it holds is required only where it must match
-                runs.append("".join(cur))
-                cur = []
+                alts, cur = times(alts, run("".join(cur))), []
             if op is c.SUBPATTERN:
-                runs += runs_of(av[-1])
+                alts = times(alts, plan_of(av[-1]))
+            elif op is atomic:
+                alts = times(alts, plan_of(av))
             elif op in repeats and av[0] >= 1:
-                runs += runs_of(av[2])
-        if cur:
-            runs.append("".join(cur))
-        return [r for r in runs if len(r) >= MIN_CHARS]
+                alts = times(alts, plan_of(av[2]))
+            elif op is c.BRANCH:  # one of the branches: their alternatives side by side
+                union = [a for branch in av[1] for a in plan_of(branch)]
+                alts = times(alts, nothing if () in union or len(union) > MAX_ALTERNATIVES else union)
+        return times(alts, run("".join(cur))) if cur else alts
 
-    while len(tree) == 1 and tree[0][0] is c.SUBPATTERN:  # (a|b) as a whole: its branches
-        tree = list(tree[0][1][-1])
-    at = [i for i, (op, _) in enumerate(tree) if op is c.BRANCH]
-    if len(at) != 1:
-        runs = runs_of(tree)
-        return [runs] if runs else []
-    # One choice between branches, with what comes before and after it: the parser takes a common start out of the
-    # branches (^vakcina|^ockovani is ^ then a choice), so each branch's runs go with the runs outside the choice.
-    outside = runs_of(tree[:at[0]]) + runs_of(tree[at[0] + 1:])
-    plan = list({tuple(outside + runs_of(b)): None for b in tree[at[0]][1][1]})
-    return [list(p) for p in plan] if all(plan) else []
+    plan = plan_of(tree)
+    if () in plan:
+        return []
+    return [list(dict.fromkeys(a)) for a in dict.fromkeys(plan)]
 
 
 def _phrase(text: str) -> str:
