@@ -761,6 +761,18 @@ def test_keyword_filters_and_labelled_rows(kctx):
     assert r.rows.tolist() == [1] and r.info == {"hits": 3, "already_labelled": 2}
 
 
+@pytest.mark.parametrize("engine", ["index", "fts"])
+def test_two_letters_are_found_through_the_keyword_index(engine, tmp_path):
+    """From 1M rows a search needed 3 characters, so EU, ČT or 5G could not be searched at all: two letters or
+    digits are now looked up in the word postings (every word holding them), as every engine finds them."""
+    texts = ["EU a ČR", "Evropská unie (EU)", "neuron", "5G síť", "ČT24 živě", "nic", "Čt 5. 11."]
+    indexed = keyword_index(texts, engine, tmp_path)
+    for query in ("EU", "eu", "ČT", "ct", "5G", "24"):
+        assert find_rows(indexed, query).tolist() == find_rows(KeywordIndex(texts), query).tolist(), query
+    assert find_rows(indexed, "EU").tolist() == [0, 1, 2]  # as a substring, as everywhere: neuron holds it
+    assert find_rows(indexed, "ČT", diacritics_insensitive=False).tolist() == [4, 6]
+
+
 def test_keyword_bad_and_catastrophic_patterns(kctx):
     with pytest.raises(KeywordError, match="invalid regular expression"):
         kw(kctx, "(unclosed", is_regex=True)
@@ -768,8 +780,10 @@ def test_keyword_bad_and_catastrophic_patterns(kctx):
         kw(kctx, "   ")
     assert kw(kctx, "(unclosed") == []  # as a plain substring it is fine
     if kctx.keyword_index.text_index is not None:  # the index refuses what it cannot narrow, saying why
-        with pytest.raises(KeywordError, match="at least 3 characters"):
-            kw(kctx, "oc")
+        with pytest.raises(KeywordError, match="at least 3 characters, or 2 letters or digits"):
+            kw(kctx, "o")
+        with pytest.raises(KeywordError, match="at least 3 characters, or 2 letters or digits"):
+            kw(kctx, "a!")
         with pytest.raises(KeywordError, match="plain part of at least 3 characters"):
             kw(kctx, r"(a+)+$", is_regex=True)
         return

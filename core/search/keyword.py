@@ -496,9 +496,11 @@ def _find_indexed(kindex: KeywordIndex, query: str, is_regex: bool, case: bool, 
         for b in branches:
             needle = fold_literal(b, case, diacritics)
             key = fold(needle)
-            if len(key) < textindex.MIN_CHARS:
+            if len(key) < textindex.MIN_WORD_CHARS:
                 raise KeywordError(textindex.too_short(b))
             rows = tix.word_rows(key, deadline)
+            if rows is None and len(key) < textindex.MIN_CHARS:  # the trigrams cannot look it up
+                raise KeywordError(textindex.too_short(b))
             if rows is None:  # not a word-characters-only key, or an index without word postings
                 rows = tix.containing([[key]], deadline)
             found.append(rows if default else test(rows, lambda text, n=needle: n in text))

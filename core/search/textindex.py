@@ -39,6 +39,7 @@ FILE = "keywords.fts"
 # candidates at 1M rows, most of a grammar regex's time) where an Arrow take is one call
 FOLDED = "keywords.folded.arrow"
 MIN_CHARS = 3  # a trigram index cannot look up less
+MIN_WORD_CHARS = 2  # the word postings can: a query of two letters or digits (EU, ČT, 5G) is looked up there
 _BATCH = 20_000
 
 
@@ -631,8 +632,8 @@ class TextIndex:
 
 
 def too_short(needle: str) -> str:
-    return (f"at this corpus size a search needs at least {MIN_CHARS} characters (the keyword index is made of "
-            f"3-character pieces); {needle!r} has {len(needle)}")
+    return (f"at this corpus size a search needs at least {MIN_CHARS} characters, or {MIN_WORD_CHARS} letters or "
+            f"digits (EU, 5G), for the keyword index to look it up; {needle!r} has {len(needle)}")
 
 
 NOT_NARROWED = ("at this corpus size a regular expression is tried only on the texts that hold its plain parts, "
