@@ -771,6 +771,10 @@ def test_two_letters_are_found_through_the_keyword_index(engine, tmp_path):
         assert find_rows(indexed, query).tolist() == find_rows(KeywordIndex(texts), query).tolist(), query
     assert find_rows(indexed, "EU").tolist() == [0, 1, 2]  # as a substring, as everywhere: neuron holds it
     assert find_rows(indexed, "ČT", diacritics_insensitive=False).tolist() == [4, 6]
+    for pattern in (r"\bEU\b", r"\b(EU|ČR)\b", r"ČT\d+", r"\b5G\b"):  # a regex's plain part of two, too
+        assert find_rows(indexed, pattern, is_regex=True).tolist() == find_rows(KeywordIndex(texts), pattern,
+                                                                                 is_regex=True).tolist(), pattern
+    assert find_rows(indexed, r"\bEU\b", is_regex=True).tolist() == [0, 1]
 
 
 def test_keyword_bad_and_catastrophic_patterns(kctx):

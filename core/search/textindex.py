@@ -347,13 +347,14 @@ def starts_plain(pattern: str) -> bool:
 MAX_ALTERNATIVES = 16  # a plan's alternatives at most (each is looked up): past it a choice is left unnarrowed
 
 
-def literal_plan(pattern: str) -> list[list[str]]:
+def literal_plan(pattern: str, short_words: bool = False) -> list[list[str]]:
     """What the index can look up for ``pattern`` (as the ``regex`` package reads it): alternatives, each the
     literal runs of at least MIN_CHARS that one kind of match contains, every match holding all the runs of some
     alternative (``\\b(babiš|fiala)\\b``: babiš, or fiala; ``(pan|paní) (babiš|fiala)``: babiš or fiala, the
     titles being short); [] when some kind of match holds no such run (then the index cannot narrow the texts)
     or the pattern cannot be read (as_python). A choice that would make more than MAX_ALTERNATIVES alternatives
-    is left out (what remains still holds for every match)."""
+    is left out (what remains still holds for every match). ``short_words``: a run of MIN_WORD_CHARS letters or
+    digits counts too (``\\bEU\\b``), for an index whose word postings can look it up."""
     from re import _constants as c
 
     tree = _parsed(pattern)
@@ -372,7 +373,8 @@ def literal_plan(pattern: str) -> list[list[str]]:
         return [a + o for a in alts for o in other]
 
     def run(text: str) -> list[tuple]:
-        return [(text,)] if len(text) >= MIN_CHARS else nothing
+        long = len(text) >= MIN_CHARS or short_words and len(text) >= MIN_WORD_CHARS and WORD.fullmatch(text)
+        return [(text,)] if long else nothing
 
     def plan_of(items) -> list[tuple]:
         alts, cur = nothing, []
@@ -486,6 +488,11 @@ class TextIndex:
         hit = np.asarray(rows[offsets + np.arange(int(sizes.sum()))], np.int64)
         deadline.left()
         return hit if len(lo) == 1 else unique_rows(hit)
+
+    def looks_up_short_words(self) -> bool:
+        """Whether a needle of MIN_WORD_CHARS letters or digits can be looked up: the word postings and the folded
+        column are there (an index of earlier imports reads its candidates' texts through its trigrams)."""
+        return self._words() is not None and self.folded() is not None
 
     def word_rows(self, key: str, deadline) -> np.ndarray | None:
         """Sorted rows whose folded text contains ``key`` (folded), from the word postings; None where
