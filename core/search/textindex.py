@@ -626,7 +626,9 @@ class TextIndex:
 
     def containing(self, plan: Sequence[Sequence[str]], deadline) -> np.ndarray:
         """Sorted rows whose folded text contains every needle of some alternative of ``plan``."""
-        if not self.path.exists():  # no FTS5 file: the word postings narrow, the folded column decides
+        # no FTS5 file, or a needle of two letters its trigrams cannot match: the word postings narrow, the folded
+        # column decides (short needles come only where both are there: looks_up_short_words)
+        if not self.path.exists() or any(len(k) < MIN_CHARS for needles in plan for k in needles):
             return unique_rows(*(self._having(self._narrowed(needles, deadline), needles, deadline)
                                  for needles in plan))
         # one string of row numbers rather than a Python tuple per row: at 300,000 hits 129 ms against 436 ms
