@@ -712,7 +712,14 @@ def test_a_regex_through_the_keyword_index_finds_what_the_engine_finds_or_says_w
     assert textindex.literal_plan(r"^vláda|^premiér") == [["vláda"], ["premiér"]]  # the common ^ taken out
     # a choice inside the pattern: each of its branches' parts, with what must come beside it
     assert textindex.literal_plan(r"\b(babiš|fiala)\b") == [["babiš"], ["fiala"]]
-    assert textindex.literal_plan(r"(pan|paní) (babiš|fiala)") == [["pan", "babiš"], ["pan", "fiala"]]
+    assert textindex.literal_plan(r"(pan|paní) (babiš|fiala)") == [["pan", "babiš"], ["pan", "fiala"],
+                                                                    ["paní", "babiš"], ["paní", "fiala"]]
+    # the parser takes a common start out of branches (us|uk is u, then [sk]): the runs are put back together
+    assert textindex.literal_plan(r"\b(us|uk)\b", short_words=True) == [["us"], ["uk"]]
+    assert textindex.literal_plan(r"vlád[ay]") == [["vláda"], ["vlády"]]
+    # a two-letter run only where nothing longer is there: "is" is in the postings of many words
+    assert textindex.literal_plan(r"trump\w*\s+(said|is)", short_words=True) == [["trump"]]  # trump holds both
+    assert textindex.literal_plan("[ab]" * 100 + "xyz") == [["xyz"]]  # choice after choice: read in bounded steps
     assert textindex.literal_plan(r"(covid|x)\w*") == []  # x is too short to look up: no narrowing
 
 
@@ -771,7 +778,7 @@ def test_two_letters_are_found_through_the_keyword_index(engine, tmp_path):
         assert find_rows(indexed, query).tolist() == find_rows(KeywordIndex(texts), query).tolist(), query
     assert find_rows(indexed, "EU").tolist() == [0, 1, 2]  # as a substring, as everywhere: neuron holds it
     assert find_rows(indexed, "ČT", diacritics_insensitive=False).tolist() == [4, 6]
-    for pattern in (r"\bEU\b", r"\b(EU|ČR)\b", r"ČT\d+", r"\b5G\b"):  # a regex's plain part of two, too
+    for pattern in (r"\bEU\b", r"\b(EU|ČR)\b", r"ČT\d+", r"\b5G\b", r"\b(eu|ev)\w*", r"e[uv]"):  # two in a regex
         assert find_rows(indexed, pattern, is_regex=True).tolist() == find_rows(KeywordIndex(texts), pattern,
                                                                                  is_regex=True).tolist(), pattern
     assert find_rows(indexed, r"\bEU\b", is_regex=True).tolist() == [0, 1]

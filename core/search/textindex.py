@@ -345,6 +345,7 @@ def starts_plain(pattern: str) -> bool:
 
 
 MAX_ALTERNATIVES = 16  # a plan's alternatives at most (each is looked up): past it a choice is left unnarrowed
+PLAN_STEPS = 2_000  # reads of a pattern's parts for its plan, at most, before choices are read once each
 
 
 def literal_plan(pattern: str, short_words: bool = False) -> list[list[str]]:
@@ -376,29 +377,61 @@ def literal_plan(pattern: str, short_words: bool = False) -> list[list[str]]:
         long = len(text) >= MIN_CHARS or short_words and len(text) >= MIN_WORD_CHARS and WORD.fullmatch(text)
         return [(text,)] if long else nothing
 
-    def plan_of(items) -> list[tuple]:
-        alts, cur = nothing, []
-        for op, av in items:
+    budget = [PLAN_STEPS]
+
+    class Spent(Exception):
+        pass
+
+    def plan_of(items, head: str = "", rest_too: bool = True) -> list[tuple]:
+        """``head``: plain text just before ``items``, joined to their first run. At a choice (branches, or a class
+        of a few letters: the parser makes us|uk u then [sk]) each branch is read with the plain text before it and
+        (``rest_too``) what follows it, so runs cross the choice (us, uk); past PLAN_STEPS reads, Spent."""
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise Spent
+        items = list(items)
+        alts, cur = nothing, list(head)
+        for at, (op, av) in enumerate(items):
             if op is c.LITERAL:
                 cur.append(chr(av))
+                continue
+            choices = None
+            if op is c.BRANCH:
+                choices = [list(b) for b in av[1]]
+            elif op is c.IN and rest_too and 1 < len(av) <= MAX_ALTERNATIVES and all(o is c.LITERAL for o, _ in av):
+                choices = [[member] for member in av]
+            if choices is not None:
+                lead, after = "".join(cur), items[at + 1:] if rest_too else []
+                union = [a for choice in choices for a in plan_of(choice + after, lead, rest_too)]
+                if () in union or len(union) > MAX_ALTERNATIVES:  # as good as it gets: the common start alone
+                    union = run(lead) if lead else nothing
+                    if rest_too:
+                        union = times(union, plan_of(after, "", rest_too))
+                if rest_too:
+                    return times(alts, union)
+                alts, cur = times(alts, union), []
                 continue
             if cur:  # anything else ends a run; what it holds is required only where it must match
                 alts, cur = times(alts, run("".join(cur))), []
             if op is c.SUBPATTERN:
-                alts = times(alts, plan_of(av[-1]))
+                alts = times(alts, plan_of(av[-1], "", rest_too))
             elif op is atomic:
-                alts = times(alts, plan_of(av))
+                alts = times(alts, plan_of(av, "", rest_too))
             elif op in repeats and av[0] >= 1:
-                alts = times(alts, plan_of(av[2]))
-            elif op is c.BRANCH:  # one of the branches: their alternatives side by side
-                union = [a for branch in av[1] for a in plan_of(branch)]
-                alts = times(alts, nothing if () in union or len(union) > MAX_ALTERNATIVES else union)
+                alts = times(alts, plan_of(av[2], "", rest_too))
         return times(alts, run("".join(cur))) if cur else alts
 
-    plan = plan_of(tree)
+    try:
+        plan = plan_of(tree)
+    except Spent:  # choice after choice: each branch read once, without what follows it
+        budget[0] = PLAN_STEPS * 100
+        plan = plan_of(tree, rest_too=False)
     if () in plan:
         return []
-    return [list(dict.fromkeys(a)) for a in dict.fromkeys(plan)]
+    # a two-letter run only where its alternative has no longer one (is, in, the: postings of many words)
+    kept = list(dict.fromkeys(tuple(dict.fromkeys([r for r in a if len(r) >= MIN_CHARS] or a)) for a in plan))
+    # an alternative holding all of another's runs and more finds nothing that one does not: left out
+    return [list(a) for a in kept if not any(b != a and set(b) <= set(a) for b in kept)]
 
 
 def _phrase(text: str) -> str:
