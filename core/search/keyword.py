@@ -508,13 +508,7 @@ def _find_indexed(kindex: KeywordIndex, query: str, is_regex: bool, case: bool, 
         return unique_rows(*found)
     pattern = compile_query(query, True, case, diacritics)  # checks the limits
     short = tix.looks_up_short_words()  # \bEU\b: two letters looked up in the word postings
-
-    def kept(key: str) -> bool:
-        if len(key) >= textindex.MIN_CHARS:
-            return True
-        return short and len(key) >= textindex.MIN_WORD_CHARS and bool(WORD.fullmatch(key))
-
-    plan = [[k for k in (fold(r) for r in needles) if kept(k)]
+    plan = [[k for k in (fold(r) for r in needles) if textindex.can_look_up(k, short)]
             for needles in textindex.literal_plan(pattern.pattern, short)]
     if not plan or not all(plan):
         raise KeywordError(textindex.NOT_NARROWED if textindex.as_python(pattern.pattern) is None

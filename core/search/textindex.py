@@ -344,6 +344,12 @@ def starts_plain(pattern: str) -> bool:
     return False
 
 
+def can_look_up(key: str, short_words: bool = False) -> bool:
+    """Whether the index can look ``key`` up: MIN_CHARS characters, or with ``short_words`` (looks_up_short_words)
+    MIN_WORD_CHARS letters or digits."""
+    return len(key) >= MIN_CHARS or short_words and len(key) >= MIN_WORD_CHARS and bool(WORD.fullmatch(key))
+
+
 MAX_ALTERNATIVES = 16  # a plan's alternatives at most (each is looked up): past it a choice is left unnarrowed
 PLAN_STEPS = 2_000  # reads of a pattern's parts for its plan, at most, before choices are read once each
 
@@ -374,8 +380,7 @@ def literal_plan(pattern: str, short_words: bool = False) -> list[list[str]]:
         return [a + o for a in alts for o in other]
 
     def run(text: str) -> list[tuple]:
-        long = len(text) >= MIN_CHARS or short_words and len(text) >= MIN_WORD_CHARS and WORD.fullmatch(text)
-        return [(text,)] if long else nothing
+        return [(text,)] if can_look_up(text, short_words) else nothing
 
     budget = [PLAN_STEPS]
 
