@@ -34,7 +34,7 @@ import regex
 from core import vectorstore
 from core.rows import TextColumn, in_sorted
 from core.search.base import Method, NotApplicable, Ranked, SearchContext, rows_without, unique_rows
-from core.search.textindex import WORD, one_line, without_link_codes
+from core.search.textindex import WORD, one_line, pattern_tokens, without_link_codes
 
 DEFAULT_TIMEOUT_S = 2.0
 MAX_QUERY_CHARS = 1000
@@ -206,7 +206,6 @@ def matches(kindex: KeywordIndex, query: str, is_regex: bool = False, case_insen
     return found
 
 
-_ESCAPE_WITH_BRACES = set("pPNxuUg")
 _META = set("\\.^$*+?{}[]()|")
 # The syntax at the start of a group that names or sets something, not text to match: a named group (?P<Name>,
 # (?<Name>, a back-reference or call to one (?P=Name), (?P>Name), (?&Name), a condition on one (?(Name),
@@ -230,23 +229,18 @@ def lower_pattern(pattern: str) -> str:
     if _CASE_PROPERTIES.search(pattern):
         raise KeywordError("this pattern tests letter case (\\p{Lu}, \\p{Ll}, ...), which a case-insensitive "
                            "search cannot see: tick 'Match case' to use it")
-    out, i = [], 0
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "\\" and i + 1 < len(pattern):
-            j = i + 2
-            if pattern[i + 1] in _ESCAPE_WITH_BRACES and j < len(pattern) and pattern[j] == "{":
-                j = pattern.find("}", j) + 1 or len(pattern)
-            elif pattern[i + 1] == "g" and j < len(pattern) and pattern[j] == "<":  # \g<Name>: as the group is named
-                j = pattern.find(">", j) + 1 or len(pattern)
-            out.append(pattern[i:j])
-            i = j
-        elif ch == "(" and (head := _GROUP_SYNTAX.match(pattern, i)):  # names and flags as written
+    out, skip = [], 0  # skip: the end of a group's head already written
+    for i, j, _inside in pattern_tokens(pattern):
+        if i < skip:
+            continue
+        piece = pattern[i:j]
+        if piece[0] == "\\" and len(piece) > 1:  # an escape: \D is not \d, \g<Name> is as the group is named
+            out.append(piece)
+        elif piece == "(" and (head := _GROUP_SYNTAX.match(pattern, i)):  # names and flags as written
             out.append(head.group(0))
-            i = head.end()
+            skip = head.end()
         else:
-            out.append(ch.lower())
-            i += 1
+            out.append(piece.lower())
     return "".join(out)
 
 
@@ -254,22 +248,8 @@ def per_text_anchors(pattern: str) -> str:
     """``\\A`` and ``\\Z`` as ``^`` and ``$``: each text is one line of what a pattern is run over (the corpus's texts
     joined), so a text's start and end are a line's, where the string's would be only the first and the last
     text's. Escaped backslashes and character classes are left as they are."""
-    out, i, in_class = [], 0, False
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "\\" and i + 1 < len(pattern):
-            pair = pattern[i:i + 2]
-            out.append({"\\A": "^", "\\Z": "$"}.get(pair, pair) if not in_class else pair)
-            i += 2
-            continue
-        if in_class:
-            # a ] right after the [ (or [^) is a member, not the class's end
-            in_class = ch != "]" or pattern[i - 1] == "[" or pattern[i - 2:i] == "[^"
-        elif ch == "[":
-            in_class = True
-        out.append(ch)
-        i += 1
-    return "".join(out)
+    return "".join({"\\A": "^", "\\Z": "$"}.get(pattern[i:j], pattern[i:j]) if not inside else pattern[i:j]
+                   for i, j, inside in pattern_tokens(pattern))
 
 
 def literal_branches(pattern: str) -> list[str] | None:

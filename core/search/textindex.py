@@ -222,12 +222,45 @@ def build_folded(path: Path, texts: Iterable[str], fold: Callable[[str], str]) -
             out.write(batch)
 
 
+_ESCAPE_WITH_BRACES = set("pPNxuUg")  # \p{L}, \N{...}, \x{263a}: the escape runs to its }
+_POSIX_CLASS = re.compile(r"\[:\^?\w+:\]")
+
+
+def pattern_tokens(pattern: str) -> Iterator[tuple[int, int, bool]]:
+    """(start, end, inside a character class) of each piece of a regular expression as the ``regex`` package
+    reads it: an escape with what it takes (``\\p{L}``, ``\\pL``, ``\\N{...}``, ``\\g<name>``), a POSIX class
+    (``[:alpha:]``) inside a class, or one character. A class's opening ``[`` is outside it, its closing ``]``
+    inside; a ``]`` right after the ``[`` (or ``[^``) is a member, not the end."""
+    i, n, inside, members = 0, len(pattern), False, 0
+    while i < n:
+        ch, j = pattern[i], i + 1
+        if ch == "\\" and i + 1 < n:
+            e, j = pattern[i + 1], i + 2
+            if e in _ESCAPE_WITH_BRACES and j < n and pattern[j] == "{":
+                j = pattern.find("}", j) + 1 or n
+            elif e == "g" and j < n and pattern[j] == "<":
+                j = pattern.find(">", j) + 1 or n
+            elif e in "pP" and j < n and pattern[j].isalpha():  # \pL: a one-letter property
+                j += 1
+        elif inside and (posix := _POSIX_CLASS.match(pattern, i)):
+            j = posix.end()
+        yield i, j, inside
+        if inside:
+            if ch == "]" and j == i + 1 and members:
+                inside = False
+            elif not (ch == "^" and members == 0 and pattern[i - 1] == "["):
+                members += 1
+        elif ch == "[":
+            inside, members = True, 0
+        i = j
+
+
 _QUANTIFIER = re.compile(r"\{\d*(?:,\d*)?\}")
 _FUZZY = re.compile(r"\{[\d\s<=+,eisd]*[eisd][\d\s<=+,eisd]*(?::[^}]*)?\}")  # {e<=1}, {i<=1,d<=1}, {2i+1s<=3}
-_POSIX_CLASS = re.compile(r"\[:\^?\w+:\]")
 # group heads Python's parser knows otherwise or not at all: a name as (?<Name>; calls of a group (?&Name),
 # (?P>Name), (?R), (?1), (?+1) (what they match is not plain text); a branch reset (?|
 _NAMED = re.compile(r"\(\?<(?![=!])(\w+)>")
+_BRANCH_RESET = re.compile(r"\(\?\|")
 _CALL = re.compile(r"\(\?(?:&\w+|P>\w+|R|[+-]?\d+)\)")
 _FLAGS = re.compile(r"\(\?([a-zA-Z]*(?:V[01])?[a-zA-Z]*)(?:-([a-zA-Z]+))?([:)])")
 _PYTHON_FLAGS = set("aiLmsux")
@@ -242,70 +275,47 @@ def as_python(pattern: str) -> str | None:
     group an empty group. Python's parser read a fuzzy constraint and a POSIX class as plain text (a search
     through the index then found nothing), and refused the others."""
     out: list[str] = []
-    i, n, in_class, member = 0, len(pattern), False, 0  # member: how many members the open class has so far
-    while i < n:
-        ch = pattern[i]
-        if ch == "\\" and i + 1 < n:
-            e, j = pattern[i + 1], i + 2
-            if e in "pP" and j < n and pattern[j] == "{":
-                j = pattern.find("}", j) + 1 or n
+    skip = 0  # the end of a group's head already written
+    for i, j, inside in pattern_tokens(pattern):
+        if i < skip:
+            continue
+        piece = pattern[i:j]
+        if piece[0] == "\\" and len(piece) > 1:
+            e = piece[1]
+            if e in "pP":
                 out.append(r"\w")
-            elif e == "g" and j < n and pattern[j] == "<" and not in_class:
-                j = pattern.find(">", j) + 1 or n
-                out.append("(?:)")
-            elif e in "mM" and not in_class:
-                out.append(r"\b")
-            elif e in "XKG" and not in_class:
+            elif inside:
+                out.append(piece)
+            elif e == "g" and piece[2:3] == "<" or e in "XKG":
                 out.append("(?:)")
             else:
-                out.append(pattern[i:j])
-            i, member = j, member + 1
+                out.append(r"\b" if e in "mM" else piece)
             continue
-        if in_class:
-            posix = _POSIX_CLASS.match(pattern, i)
-            if posix:
-                out.append(r"\w")
-                i, member = posix.end(), member + 1
-                continue
-            if ch == "]" and member:
-                in_class = False
-            elif not (ch == "^" and member == 0 and pattern[i - 1] == "["):
-                member += 1
-            out.append(ch)
-            i += 1
+        if inside:
+            out.append(r"\w" if len(piece) > 1 else piece)  # a POSIX class
             continue
-        if ch == "[":
-            in_class, member = True, 0
-            out.append(ch)
-            i += 1
-            continue
-        if ch == "{" and not _QUANTIFIER.match(pattern, i):
-            if _FUZZY.match(pattern, i):
-                return None
-        if ch == "(" and pattern.startswith("(?", i):
+        if piece == "{" and not _QUANTIFIER.match(pattern, i) and _FUZZY.match(pattern, i):
+            return None
+        if piece == "(" and pattern.startswith("(?", i):
+            head = None
             if m := _NAMED.match(pattern, i):
-                out.append(f"(?P<{m.group(1)}>")
-                i = m.end()
-                continue
-            if m := _CALL.match(pattern, i):
-                out.append("(?:)")
-                i = m.end()
-                continue
-            if pattern.startswith("(?|", i):
-                out.append("(?:")
-                i += 3
-                continue
-            if m := _FLAGS.match(pattern, i):
+                head = f"(?P<{m.group(1)}>"
+            elif m := _CALL.match(pattern, i):
+                head = "(?:)"
+            elif m := _BRANCH_RESET.match(pattern, i):
+                head = "(?:"
+            elif m := _FLAGS.match(pattern, i):
                 on, off, end = m.group(1), m.group(2) or "", m.group(3)
                 if "f" in on:
                     return None
                 on = "".join(f for f in on.replace("V0", "").replace("V1", "") if f in _PYTHON_FLAGS)
                 off = "".join(f for f in off if f in _PYTHON_FLAGS)
-                out.append(f"(?{on}{'-' + off if off else ''}{end}" if on or off else ("(?:" if end == ":" else "(?:)"))
-                i = m.end()
+                head = f"(?{on}{'-' + off if off else ''}{end}" if on or off else ("(?:" if end == ":" else "(?:)")
+            if head is not None:
+                out.append(head)
+                skip = m.end()
                 continue
-        out.append(ch)
-        i += 1
+        out.append(piece)
     return "".join(out)
 
 
