@@ -8,7 +8,8 @@
 For each size: the index build time (once; the index is kept in data/.scale-input/keywords-N-words/ and reused;
 with ``--fts`` the earlier form with a SQLite FTS5 trigram index beside it, in keywords-N/), then
 ``find_rows`` for bench.scale's queries (a word, a phrase, a prefix, two regexes), ``the`` (the
-commonest trigrams), two letters (``eu``) and a regex of two-letter words, each the median of ``--repeat`` runs
+commonest trigrams), two letters (``eu``), a regex of two-letter words and a fuzzy one (``(?:hillary){e<=1}``),
+each the median of ``--repeat`` runs
 with the hit count. Also runs as a file
 (``python /path/to/bench/keyword_scale.py``) from another checkout's folder, to measure an earlier
 tree's engine on the same index in the same sitting.
@@ -34,7 +35,8 @@ from testbed.common import emit, run_folder  # noqa: E402
 
 QUERIES = {"word": ("trump", False), "phrase": ("fake news", False), "prefix": ("vacc", False),
            "regex_1": (r"trump\w*\s+(said|says|is)", True), "regex_2": (r"#\w*covid\w*", True),
-           "commonest": ("the", False), "two_letters": ("eu", False), "regex_3": (r"\b(us|uk)\b", True)}
+           "commonest": ("the", False), "two_letters": ("eu", False), "regex_3": (r"\b(us|uk)\b", True),
+           "fuzzy": (r"\b(?:hillary){e<=1}\b", True)}
 
 
 def texts(rows: int, seed: int = 0) -> list[str]:

@@ -35,7 +35,8 @@ from testbed.common import SCALE, emit, run_folder  # noqa: E402
 PATTERNS = [r"\p{L}+gate\b", r"[[:alpha:]]+gate\b", r"\mtrump", r"hillary\M", r"(?<who>obama)\W+care",
             r"(?P<Who>Obama)\W+(?P=Who)", r"(?r)clinton", r"(?V0)clinton", r"\Abreaking", r"news\Z",
             r"^breaking|^watch", r"(?:hillary){e<=1}", r"(?:clinton){s<=1}", r"trump\w*\s+(said|says|is)",
-            r"\w+gate\b", r"\d+\s+people", r"#\w*news\w*", r"\b(hillary|clinton)\b", r"(\w+)gate|(\w+)care"]
+            r"\w+gate\b", r"\d+\s+people", r"#\w*news\w*", r"\b(hillary|clinton)\b", r"(\w+)gate|(\w+)care",
+            r"\b(?:hillary){e<=1}\b", r"(?:clinton|sanders){e<=1}", r"(?:obama){e<=2}"]
 
 
 def _every_text(memory: KeywordIndex, pattern: str):

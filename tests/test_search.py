@@ -672,7 +672,8 @@ def test_keyword_regex_group_names_and_flags_are_read_as_written(kctx):
 
 REGEX_TEXTS = ["Vláda schválila očkování", "kovid a covid-19 v ČR", "Covid19 je tu", "premiér Babiš a vláda",
                "Babiš: vládu ne", "Nováková, Dvořáková", "cena 2021 Kč", "[:alpha:] je třída",
-               "STAN a Piráti", "co vid? nic", "babis bez háčku", "vlád{e<=1} doslova"]
+               "STAN a Piráti", "co vid? nic", "babis bez háčku", "vlád{e<=1} doslova", "Ockovní centrum",
+               "covíd i očkvání"]
 
 
 @pytest.mark.parametrize("engine", ["index", "fts"])
@@ -705,10 +706,32 @@ def test_a_regex_through_the_keyword_index_finds_what_the_engine_finds_or_says_w
             assert find_rows(memory, pattern, is_regex=True, case_insensitive=case).tolist() == found, pattern
     assert find_rows(memory, r"[[:alpha:]]ová", is_regex=True).tolist() == [0, 5, 11]  # očkování, doslova
     assert find_rows(memory, r"\p{L}+ová\b", is_regex=True).tolist() == [5, 11]
-    for fuzzy in [r"(?:covid){e<=1}", r"covid{e<=1}", r"(?:babiš){i<=1,d<=1}", r"(?fi)babiš"]:
+    # fuzzy matching: the words' pieces one of which each match keeps whole are looked up (hil or lary for
+    # (?:hillary){e<=1}); these were refused, and before that found nothing
+    for fuzzy in [r"(?:očkování){e<=1}", r"\b(?:očkování){s<=1}\b", r"(?:ockovani){e<=2}",
+                  r"(?:premiér|vláda){i<=1}",
+                  r"covid{e<=1}", r"(?:covid19){e<=1}", r"(?<Kdo>očkování){2i+2d+1s<=2}\s+\w+", r"(?:co\ vid){e<=1}",
+                  r"(?:očkování){e<=1}(?:centrum){e<=1}", r"x?(?:dvořáková){1<=e<=1}"]:
+        for case in (True, False):
+            found = scanned(fuzzy, case)
+            assert find_rows(indexed, fuzzy, is_regex=True, case_insensitive=case).tolist() == found, fuzzy
+            assert find_rows(memory, fuzzy, is_regex=True, case_insensitive=case).tolist() == found, fuzzy
+    assert scanned(r"(?:očkování){e<=1}", True) == [0, 12, 13]  # Ockovní, očkvání: one error each
+    assert scanned(r"(?:kovid){s<=1}", True) == [1, 2, 13]  # kovid; covid, Covid19, covíd: one substitution
+    for fuzzy, why in [(r"(?:covid){e}", "without a limit"), (r"(?fi)babiš", "full case-folding"),
+                       (r"(?:babiš){i<=1,d<=1}", "3 characters for each error")]:
         assert len(find_rows(memory, fuzzy, is_regex=True)) > 0
-        with pytest.raises(KeywordError, match="fuzzy matching"):
+        with pytest.raises(KeywordError, match=why):
             find_rows(indexed, fuzzy, is_regex=True)
+    # each match keeps hil or lary whole, and hill or ary: hill, hil and ary, or lary
+    assert textindex.literal_plan(r"\b(?:hillary){e<=1}\b") == [["hill"], ["hil", "ary"], ["lary"]]
+    # two errors: three pieces, of each split
+    assert textindex.literal_plan(r"x(?:hillary clinton){i<=1,s<=1}y") == [
+        ["hillar"], ["hilla", "y cli"], ["hilla", "nton"], ["ry cl", "y cli"], ["ry cl", "nton"], ["inton"]]
+    # five words: one split each (two would make more alternatives than are read)
+    assert textindex.literal_plan(r"(?:clinton|sanders|obama|trump|biden){e<=1}", short_words=True) == [
+        ["cli"], ["nton"], ["san"], ["ders"], ["ob"], ["ama"], ["tr"], ["ump"], ["bi"], ["den"]]
+    assert textindex.literal_plan(r"(?:hillary){e}") == [] and textindex.fuzzy_errors("{2i+2d+1s<=4}") == 4
     assert textindex.literal_plan(r"^vláda|^premiér") == [["vláda"], ["premiér"]]  # the common ^ taken out
     # a choice inside the pattern: each of its branches' parts, with what must come beside it
     assert textindex.literal_plan(r"\b(babiš|fiala)\b") == [["babiš"], ["fiala"]]
@@ -740,6 +763,15 @@ def test_in_memory_a_regex_that_starts_without_plain_text_is_tried_only_where_it
     tried.clear()
     assert find_rows(memory, r"\w+gate|\s\d", is_regex=True).tolist() == [0, 2, 3] + list(range(5, 24, 2))
     assert tried == [24]  # a branch without a plain part: every text
+    tried.clear()
+    # fuzzy: (?:watergate){e<=1} at 300,000 tweets tried every text in 3.8 s, past the 2 s deadline; every match keeps
+    # a piece of each of two splits whole (wate or rgate, and water or gate): the texts holding those
+    assert find_rows(memory, r"(?:watergate){e<=1}", is_regex=True).tolist() == [2]
+    assert tried == [1]
+    tried.clear()
+    assert find_rows(KeywordIndex(texts + ["Watergte", "Pizza gate"]), r"(?:watergate){e<=1}",
+                     is_regex=True).tolist() == [2, 24]
+    assert tried == [2]  # Watergate and Watergte: the pizzagate texts hold none of water, wate, rgate
 
 
 @pytest.mark.parametrize("engine", ["memory", "index", "fts"])
@@ -1053,7 +1085,11 @@ def test_the_regex_bench_finds_no_pattern_the_index_misses_without_a_word(capsys
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
     summary = lines[-1]
     assert summary["kind"] == "regex_index_summary" and summary["missed_silently"] == 0
-    assert summary["same_rows"] >= 13 and summary["refused_with_a_reason"] == 2
+    assert summary["same_rows"] >= 17 and summary["refused_with_a_reason"] == 1
     rows = [r for r in lines if r["kind"] == "regex_index"]
     assert all(r["memory_same"] for r in rows if r.get("memory_same") is not None)
-    assert {r["pattern"] for r in rows if r["verdict"] == "refused"} == {r"(?:hillary){e<=1}", r"(?:clinton){s<=1}"}
+    # fuzzy matching through the index (refused before): only where a word is too short for its errors
+    fuzzy = {r["pattern"]: r for r in rows if "{e<=" in r["pattern"] or "{s<=" in r["pattern"]}
+    assert {p for p, r in fuzzy.items() if r["verdict"] == "refused"} == {r"(?:obama){e<=2}"}
+    assert "fuzzy matching is tried only on the texts that hold a piece" in fuzzy[r"(?:obama){e<=2}"]["reason"]
+    assert all(r["verdict"] == "same rows" and r["engine_hits"] > 0 for p, r in fuzzy.items() if "obama" not in p)

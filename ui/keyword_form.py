@@ -46,6 +46,11 @@ def forms_help(lang: str) -> str:
                "forms its endings make)" if lang == "cs" else "") + ". Not for regular expressions.")
 
 
+REGEX_HELP = ("The `regex` package's syntax, tried on each text: `vacc\\w+`, `\\b(babiš|fiala)\\b`, `^RT` (a text's "
+              "start). Spelling slips: `(?:hillary){e<=1}` finds a word with one letter added, dropped or changed "
+              "(hilary, hillery); `{s<=1}` changed only, `{e<=2}` two.")
+
+
 def draw(name: str, corpus: Corpus, on_submit) -> None:
     """The form; ``on_submit`` runs the search (Enter in the box, or the button)."""
     with st.form("kw_form", border=True):
@@ -58,7 +63,7 @@ def draw(name: str, corpus: Corpus, on_submit) -> None:
         q.form_submit_button("Search (KW)", on_click=on_submit, type="primary", width="content")
         # a row that wraps in a narrow window (in columns the options' names were cut to "Regu…", "M…")
         with st.container(horizontal=True, vertical_alignment="bottom", gap="medium"):
-            st.checkbox("Regular expression", key="kw_regex")
+            st.checkbox("Regular expression", key="kw_regex", help=REGEX_HELP)
             st.checkbox("Match case", key="kw_case")
             st.checkbox("Match diacritics", key="kw_diacritics")
             if lang := wordforms.language_of(corpus):

@@ -492,7 +492,7 @@ def _find_indexed(kindex: KeywordIndex, query: str, is_regex: bool, case: bool, 
             for needles in textindex.literal_plan(pattern.pattern, short)]
     if not plan or not all(plan):
         raise KeywordError(textindex.NOT_NARROWED if textindex.as_python(pattern.pattern) is None
-                           else textindex.NO_LITERAL)
+                           else textindex.FUZZY_SHORT if textindex.has_fuzzy(pattern.pattern) else textindex.NO_LITERAL)
     try:
         if default:  # the candidates' folded texts joined, one per line, and scanned a block at a time (C, not a call a text)
             found = []

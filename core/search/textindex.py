@@ -266,20 +266,105 @@ _FLAGS = re.compile(r"\(\?([a-zA-Z]*(?:V[01])?[a-zA-Z]*)(?:-([a-zA-Z]+))?([:)])"
 _PYTHON_FLAGS = set("aiLmsux")
 
 
+_ERROR_KINDS = "ids"  # insertions, deletions, substitutions
+_KIND_LIMIT = re.compile(r"(?:\d+\s*<=?\s*)?([eids])(?:\s*(<=?)\s*(\d+))?")  # e<=1, 1<=e<3, i, s<=2
+_COST = re.compile(r"((?:\s*\d*\s*[ids]\s*\+?)+)\s*(<=?)\s*(\d+)")  # 2i+2d+1s<=4
+_INF = float("inf")
+
+
+def fuzzy_errors(constraint: str) -> int | None:
+    """The most errors a match may make under a fuzzy constraint of the regex package (``{e<=1}``, ``{i<=1,d<=1}``,
+    ``{2i+2d+1s<=4}``, ``{e<=1:[a-z]}``: 1, 2, 4, 1); None where it sets no limit (``{e}``, ``{i}``) or cannot be
+    read. Kinds not named are not allowed, unless ``e`` is named."""
+    body = constraint.strip()[1:-1].split(":", 1)[0]
+    limits: dict[str, float] = {}
+    costs: list[tuple[dict[str, int], float]] = []
+    for part in body.split(","):
+        part = part.strip()
+        if m := _KIND_LIMIT.fullmatch(part):
+            most = _INF if m.group(2) is None else int(m.group(3)) - (m.group(2) == "<")
+            limits[m.group(1)] = min(limits.get(m.group(1), _INF), most)
+        elif m := _COST.fullmatch(part):
+            weights = {k: int(w or 1) for w, k in re.findall(r"(\d*)\s*([ids])", m.group(1))}
+            costs.append((weights, int(m.group(3)) - (m.group(2) == "<")))
+        else:
+            return None
+    allowed = set(_ERROR_KINDS) if "e" in limits else {k for k in limits if k != "e"}
+    allowed |= {k for weights, _ in costs for k in weights}
+    most = min(limits.get("e", _INF), sum(limits.get(k, _INF) for k in allowed))
+    for weights, cost in costs:
+        if allowed <= set(weights) and min(weights[k] for k in allowed) > 0:
+            most = min(most, cost // min(weights[k] for k in allowed))
+    return None if most == _INF else max(0, int(most))
+
+
+def fuzzy_pieces(text: str, errors: int, later: bool = False) -> list[str]:
+    """``errors`` + 1 pieces of ``text``, end to end, as even as can be: a match of ``text`` with at most ``errors``
+    insertions, deletions or substitutions leaves one of them whole (each error falls in one piece at most);
+    [] where ``text`` is shorter than that (every character may go). ``later``: each cut a character later where
+    the split is not exact, else one later (clinton: cli nton, then clin ton), a second split every match also
+    keeps a piece of: both together narrow more (texts with "ton" hold "cli" or "nton" too, or no clinton)."""
+    n = errors + 1
+    if len(text) < n:
+        return []
+    cuts = [i * len(text) // n for i in range(n + 1)]
+    if later:
+        cuts = [c + 1 if 0 < i < n else c for i, c in enumerate(cuts)]
+    return [text[a:b] for a, b in zip(cuts, cuts[1:])]
+
+
+_PLAIN_GROUP = re.compile(r"\((?:\?(?::|P?<\w+>))?((?:[^\\()\[\]{}.^$*+?|]|\\\W|\|)*)\)")
+
+
+def has_fuzzy(pattern: str) -> bool:
+    """Whether ``pattern`` holds a fuzzy constraint of the regex package (``{e<=1}``)."""
+    return any(pattern[i] == "{" and not inside and not _QUANTIFIER.match(pattern, i) and _FUZZY.match(pattern, i)
+               for i, _, inside in pattern_tokens(pattern))
+
+
+def _fuzzy_plan(atom: str, errors: int) -> str:
+    """What a fuzzy ``atom`` (a group of plain words or a choice of them, or one item) with at most ``errors``
+    errors requires, written for literal_plan: for each word, a choice of the pieces one of which every match keeps
+    whole, for each of two splits (fuzzy_pieces), fenced by empty look-aheads so no text beside it joins them;
+    ``(?=)`` (nothing) where a piece may go or the atom is not plain words: what cannot be read requires nothing."""
+    m = _PLAIN_GROUP.fullmatch(atom)
+    if m is None:
+        return "(?=)"
+    words = [re.sub(r"\\(\W)", r"\1", branch) for branch in m.group(1).split("|")]
+    both = len(words) * (errors + 1) ** 2 <= MAX_ALTERNATIVES  # past it one split: a choice of more is not read
+    branches = []
+    for word in words:
+        splits = [fuzzy_pieces(word, errors)] + ([fuzzy_pieces(word, errors, later=True)] if both else [])
+        if not splits[0]:
+            return "(?=)"
+        # every match keeps a piece of each split: both required (literal_plan makes it alternatives of both)
+        branches.append("".join("(?=)(?:" + "|".join(map(re.escape, pieces)) + ")(?=)" for pieces in splits))
+    return "(?:" + "|".join(branches) + ")"
+
+
 def as_python(pattern: str) -> str | None:
     """``pattern`` as the ``regex`` package reads it (version 0), written for Python's own parser with every plain
     run of text a match must contain kept and none added, for literal_plan; None where that cannot be said:
-    fuzzy matching (``(?:covid){e<=1}`` matches ``kovid``) and full case-folding (``(?f)``). The regex package's
-    extras become what Python reads as no plain text: ``\\p{L}``, ``\\P{..}`` and POSIX classes ``[[:alpha:]]`` a
-    word character, ``\\m``/``\\M`` a word boundary, ``\\X``, ``\\K``, ``\\G``, ``\\g<name>`` and calls of a
-    group an empty group. Python's parser read a fuzzy constraint and a POSIX class as plain text (a search
-    through the index then found nothing), and refused the others."""
+    fuzzy matching with no limit on its errors (``(?:covid){e}``) and full case-folding (``(?f)``). A fuzzy group
+    of plain words with a limit (``(?:hillary){e<=1}`` matches ``hilary``) becomes the choice of pieces one of
+    which each match keeps whole (hil or lary: _fuzzy_plan). The regex package's extras become what Python reads
+    as no plain text: ``\\p{L}``, ``\\P{..}`` and POSIX classes ``[[:alpha:]]`` a word character, ``\\m``/``\\M`` a
+    word boundary, ``\\X``, ``\\K``, ``\\G``, ``\\g<name>`` and calls of a group an empty group. Python's parser
+    read a fuzzy constraint and a POSIX class as plain text (a search through the index then found nothing), and
+    refused the others."""
     out: list[str] = []
-    skip = 0  # the end of a group's head already written
+    skip = 0  # the end of a group's head (or a constraint, a repeat count) already written
+    opened: list[tuple[int, int]] = []  # (place in out, in pattern) of each group still open
+    atom: tuple[int, int] | None = None  # where the last whole item starts: what a fuzzy constraint applies to
+    klass = (0, 0)  # where the character class being read starts
+    was_inside = False
     for i, j, inside in pattern_tokens(pattern):
         if i < skip:
             continue
-        piece = pattern[i:j]
+        piece, here = pattern[i:j], (len(out), i)
+        if was_inside and not inside:  # the class just closed
+            atom = klass
+        was_inside = inside
         if piece[0] == "\\" and len(piece) > 1:
             e = piece[1]
             if e in "pP":
@@ -290,18 +375,40 @@ def as_python(pattern: str) -> str | None:
                 out.append("(?:)")
             else:
                 out.append(r"\b" if e in "mM" else piece)
+            if not inside:
+                atom = here
             continue
         if inside:
             out.append(r"\w" if len(piece) > 1 else piece)  # a POSIX class
             continue
-        if piece == "{" and not _QUANTIFIER.match(pattern, i) and _FUZZY.match(pattern, i):
-            return None
+        if piece == "{" and (m := _QUANTIFIER.match(pattern, i)):
+            out.append(m.group())
+            skip, atom = m.end(), None
+            continue
+        if piece == "{" and (m := _FUZZY.match(pattern, i)):
+            errors = fuzzy_errors(m.group())
+            if errors is None or atom is None:
+                return None
+            del out[atom[0]:]
+            out.append(_fuzzy_plan(pattern[atom[1]:i], errors))
+            skip, atom = m.end(), None
+            continue
+        if piece == "(":
+            opened.append(here)
+        if piece == ")" and opened:
+            out.append(piece)
+            atom = opened.pop()
+            continue
+        if piece == "[":
+            klass = here
+        atom = None if piece in "*+?|" else here
         if piece == "(" and pattern.startswith("(?", i):
             head = None
             if m := _NAMED.match(pattern, i):
                 head = f"(?P<{m.group(1)}>"
             elif m := _CALL.match(pattern, i):
                 head = "(?:)"
+                opened.pop()  # a call is whole: (?&name)
             elif m := _BRANCH_RESET.match(pattern, i):
                 head = "(?:"
             elif m := _FLAGS.match(pattern, i):
@@ -311,6 +418,8 @@ def as_python(pattern: str) -> str | None:
                 on = "".join(f for f in on.replace("V0", "").replace("V1", "") if f in _PYTHON_FLAGS)
                 off = "".join(f for f in off if f in _PYTHON_FLAGS)
                 head = f"(?{on}{'-' + off if off else ''}{end}" if on or off else ("(?:" if end == ":" else "(?:)")
+                if end == ")":
+                    opened.pop()  # (?i): a flag, no group
             if head is not None:
                 out.append(head)
                 skip = m.end()
@@ -444,7 +553,9 @@ def literal_plan(pattern: str, short_words: bool = False) -> list[list[str]]:
     if () in plan:
         return []
     # a two-letter run only where its alternative has no longer one (is, in, the: postings of many words)
-    kept = list(dict.fromkeys(tuple(dict.fromkeys([r for r in a if len(r) >= MIN_CHARS] or a)) for a in plan))
+    # and a run inside another of its alternative's only once (hil with hill: hill)
+    kept = list(dict.fromkeys(tuple(r for r in dict.fromkeys([r for r in a if len(r) >= MIN_CHARS] or a)
+                                    if not any(r != o and r in o for o in a)) for a in plan))
     # an alternative holding all of another's runs and more finds nothing that one does not: left out
     return [list(a) for a in kept if not any(b != a and set(b) <= set(a) for b in kept)]
 
@@ -694,8 +805,13 @@ def too_short(needle: str) -> str:
 
 
 NOT_NARROWED = ("at this corpus size a regular expression is tried only on the texts that hold its plain parts, "
-                "which fuzzy matching ({e<=1}) and full case-folding ((?f)) do not keep: search without them (a "
-                "class such as vac[ck]ína, or a|b, finds the variants)")
+                "which fuzzy matching without a limit ({e}, {i}) and full case-folding ((?f)) do not keep: give the "
+                "errors a limit ((?:covid){e<=1}) or search without them (a class such as vac[ck]ína, or a|b, "
+                "finds the variants)")
+FUZZY_SHORT = ("at this corpus size fuzzy matching is tried only on the texts that hold a piece every match keeps "
+               "whole ((?:hillary){e<=1}: hil or lary), so each word it applies to needs 3 characters for each error "
+               "allowed and 3 more (2 more for letters and digits only, where the index has word postings): allow "
+               "fewer errors, or make the fuzzy part a longer word")
 NO_LITERAL = ("at this corpus size a regular expression needs a plain part of at least 3 characters that every "
               "match contains (for example vacc\\w+ rather than \\w+ine), so that the keyword index can narrow "
               "the texts it is tried on")
