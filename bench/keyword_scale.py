@@ -8,7 +8,7 @@
 For each size: the index build time (once; the index is kept in data/.scale-input/keywords-N-words/ and reused;
 with ``--fts`` the earlier form with a SQLite FTS5 trigram index beside it, in keywords-N/), then
 ``find_rows`` for bench.scale's queries (a word, a phrase, a prefix, two regexes), ``the`` (the
-commonest trigrams), two letters (``eu``), a regex of two-letter words and a fuzzy one (``(?:hillary){e<=1}``),
+commonest trigrams), two letters (``eu``), a regex of two-letter words, a fuzzy one (``(?:hillary){e<=1}``) and two words in any order,
 each the median of ``--repeat`` runs
 with the hit count. Also runs as a file
 (``python /path/to/bench/keyword_scale.py``) from another checkout's folder, to measure an earlier
@@ -36,7 +36,7 @@ from testbed.common import emit, run_folder  # noqa: E402
 QUERIES = {"word": ("trump", False), "phrase": ("fake news", False), "prefix": ("vacc", False),
            "regex_1": (r"trump\w*\s+(said|says|is)", True), "regex_2": (r"#\w*covid\w*", True),
            "commonest": ("the", False), "two_letters": ("eu", False), "regex_3": (r"\b(us|uk)\b", True),
-           "fuzzy": (r"\b(?:hillary){e<=1}\b", True)}
+           "fuzzy": (r"\b(?:hillary){e<=1}\b", True), "any_order": (r"(?=.*trump)(?=.*russia)", True)}
 
 
 def texts(rows: int, seed: int = 0) -> list[str]:

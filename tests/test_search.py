@@ -697,7 +697,10 @@ def test_a_regex_through_the_keyword_index_finds_what_the_engine_finds_or_says_w
                 r"(?<Jm>babi)[sš]", r"(?V0)covid", r"(?x) c o v i d", r"covid\X", r"babi\Ks",
                 r"(?|covid|kovid)", r"\p{L}{2}vid", r"[\p{L}]ovid", r"(?P<a>babi)(?&a)?", r"(?i)STAN\b",
                 r"vlád\{e<=1\}", r"^vláda|^premiér", r"(?P<V>vlád)\g<V>?", r"\b(babiš|vlád)\w*",
-                r"(covid|kovid)\W", r"(?:^|\s)(STAN|Piráti)\b", r"(\w+)ová|(\w+)covid"]
+                r"(covid|kovid)\W", r"(?:^|\s)(STAN|Piráti)\b", r"(\w+)ová|(\w+)covid",
+                # words in any order (look-aheads: what they see is in the text; refused at 1M rows before)
+                r"(?=.*babiš)(?=.*vlád)", r"^(?=.*\bstan\b)(?=.*piráti)", r"(?=.*(covid|kovid))(?=.*čr)",
+                r"(?<=\s)vlád\w+", r"(?=.*babiš)(?!.*vlád)"]
     for pattern in readable:
         for case in (True, False):
             found = scanned(pattern, case)
@@ -733,6 +736,9 @@ def test_a_regex_through_the_keyword_index_finds_what_the_engine_finds_or_says_w
         ["cli"], ["nton"], ["san"], ["ders"], ["ob"], ["ama"], ["tr"], ["ump"], ["bi"], ["den"]]
     assert textindex.literal_plan(r"(?:hillary){e}") == [] and textindex.fuzzy_errors("{2i+2d+1s<=4}") == 4
     assert textindex.literal_plan(r"^vláda|^premiér") == [["vláda"], ["premiér"]]  # the common ^ taken out
+    assert textindex.literal_plan(r"(?=.*babiš)(?=.*vlád)") == [["babiš", "vlád"]]  # both, in any order
+    assert textindex.literal_plan(r"babiš(?!.*vlád)") == [["babiš"]]  # not what a negative one sees
+    assert find_rows(indexed, r"(?=.*babiš)(?=.*vlád)", is_regex=True).tolist() == [3, 4]
     # a choice inside the pattern: each of its branches' parts, with what must come beside it
     assert textindex.literal_plan(r"\b(babiš|fiala)\b") == [["babiš"], ["fiala"]]
     assert textindex.literal_plan(r"(pan|paní) (babiš|fiala)") == [["pan", "babiš"], ["pan", "fiala"],

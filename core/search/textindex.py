@@ -543,6 +543,8 @@ def literal_plan(pattern: str, short_words: bool = False) -> list[list[str]]:
                 alts = times(alts, plan_of(av, "", rest_too))
             elif op in repeats and av[0] >= 1:
                 alts = times(alts, plan_of(av[2], "", rest_too))
+            elif op is c.ASSERT:  # (?=.*babiš), (?<=#): what a look-ahead or -behind sees is in the text too
+                alts = times(alts, plan_of(av[1], "", rest_too))
         return times(alts, run("".join(cur))) if cur else alts
 
     try:
