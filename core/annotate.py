@@ -277,6 +277,11 @@ STOP_EVIDENCE = ("In simulated annotation of five labelled corpora, stopping her
                  "times their size).")
 
 
+def plural(n: int, word: str) -> str:
+    """``n`` and ``word``, with an s unless ``n`` is 1: 1 new text, 2 new texts, 1,000 hits."""
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
 def keyword_advice(session: Session, stop_share: float = KeywordReview.stop_share) -> str | None:
     """After a keyword search: what the measured policy (KeywordReview) does next, in words, from how
     much of the hits it showed is now excluded. None when the last search was not a keyword search."""
@@ -286,13 +291,17 @@ def keyword_advice(session: Session, stop_share: float = KeywordReview.stop_shar
     # the excluded rows among those shown (a large keyword step shows 100,000: test the few excluded ones)
     off = int(np.isin(session.excluded, np.asarray(step.shown, np.int64)).sum())
     if not off:
+        if len(step.shown) == 1:
+            return "Exclude this hit if it is off topic; otherwise More hits, or Suggest."
         return (f"Exclude the off-topic texts among these {len(step.shown)} hits. If more than half are off topic, "
                 "the keyword is loose: Suggest next; otherwise More hits.")
     if off > stop_share * len(step.shown):
-        return (f"{off} of these {len(step.shown)} hits are excluded: the keyword is loose. A semantic search "
+        return (f"{off} of these {plural(len(step.shown), 'hit')} {'is' if off == 1 else 'are'} excluded: the keyword "
+                "is loose. A semantic search "
                 "(Suggest) is likely to find more per text reviewed now; come back to More hits when it slows.")
-    return (f"{len(step.shown) - off} of these {len(step.shown)} hits are on topic: exclude the ones that are not, "
-            "then take More hits, or Suggest.")
+    on = len(step.shown) - off
+    return (f"{on} of these {len(step.shown)} hits {'is' if on == 1 else 'are'} on topic: exclude the ones that "
+            "are not, then take More hits, or Suggest.")
 
 
 def availability(session: Session, ctx: SearchContext | None = None) -> dict[str, str | None]:
@@ -393,7 +402,8 @@ def search_message(method: str, r: Ranked) -> str:
                     f"expression* to search it as one{found}.")
         return f"{label}: no hits. Try another word, a shorter one (words match inside longer ones), or a pattern."
     if not len(r):
-        what = (f"all {r.info['hits']:,} hits are already labelled" if "hits" in r.info else
+        what = (("its one hit is already labelled" if r.info["hits"] == 1 else
+                 f"all {r.info['hits']:,} hits are already labelled") if "hits" in r.info else
                 "every text it could rank is already labelled")
         return f"{label}{chosen}: no new texts ({what})."
     forms = r.info.get("forms") if r.info.get("by_forms") else None
@@ -401,11 +411,11 @@ def search_message(method: str, r: Ranked) -> str:
              + ", ".join(forms[:FORMS_NAMED]) + (", ..." if len(forms) > FORMS_NAMED else "")) if forms else ""
     n = r.info.get("by_quote", 0)
     forms += f"; {n:,} found only in the tweet {'it quotes' if n == 1 else 'they quote'}" if n else ""
-    hits = (f" of {r.info['hits']:,} hits ({r.info['already_labelled']:,} already labelled{forms})"
+    hits = (f" of {plural(r.info['hits'], 'hit')} ({r.info['already_labelled']:,} already labelled{forms})"
             if "hits" in r.info else "")
     n = r.info.get("copies", 0)
     copies = f", with their {n:,} cop{'y' if n == 1 else 'ies'} (the same words with other links)" if n else ""
-    return f"{label}{chosen}: {len(r):,} new texts{hits}, added as included{copies}."
+    return f"{label}{chosen}: {plural(len(r), 'new text')}{hits}, added as included{copies}."
 
 
 def bulk_message(step, label: int) -> str:
@@ -414,7 +424,7 @@ def bulk_message(step, label: int) -> str:
     kept = step.params.get("kept", 0)
     same = step.params.get("n", 0) - step.params.get("changed", 0) - kept
     copies = step.params.get("copies", 0)
-    parts = [f"{step.params.get('changed', 0):,} texts {word}"
+    parts = [f"{plural(step.params.get('changed', 0), 'text')} {word}"
              + (f" ({copies:,} of them copies of the others, labelled with them)" if copies else "")]
     if kept:
         parts.append(f"{kept:,} {other} by you left as they were (switch them one by one, or tick "

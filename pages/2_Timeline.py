@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from core import plots, timezones, wordforms
+from core.annotate import plural
 from core.export import neutralise_formulas
 from core.search import NotApplicable
 from core.search.keyword import KeywordError
@@ -101,7 +102,7 @@ elif compare or len(rows):
         tl = plots.timeline(shown, bin_name, colours=resources.author_colours(name))
 if rows is None or compare or len(rows):
     if compare:
-        st.caption(f"{len(compare)} saved groups, {tl.n:,} texts in all: " +
+        st.caption(f"{plural(len(compare), 'saved group')}, {plural(tl.n, 'text')} in all: " +
                    (f"each as a percentage of all of the corpus's texts per {tl.bin}" if share else
                     f"their texts per {tl.bin}") + " (hover for the counts; a text in two groups counts in both).")
     elif tl.mode == "share":

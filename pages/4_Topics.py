@@ -7,6 +7,7 @@ import numpy as np
 import streamlit as st
 
 from core import paths, plots, timezones
+from core.annotate import plural
 from core.cluster import REGISTRY, store
 from core.cluster.evaluate import agreement, best_matches
 from core.cluster.topics import SUGGESTED, filter_clusters, run_summary, sharper_hint, suggested_k
@@ -116,12 +117,13 @@ with st.expander("Compare with another clustering", expanded=False):
 
 if cluster is not None:
     rows = np.flatnonzero(labels == cluster)
-    st.subheader(f"Cluster {cluster}: {len(rows):,} texts")
+    st.subheader(f"Cluster {cluster}: {plural(len(rows), 'text')}")
     if st.button("Start a group from this cluster", type="primary", key="tp_start",
                  help="The group you are building is kept: Undo on the Annotate page brings it back."):
         said = group.switch_group(rows, [], "cluster")
-        st.session_state.update(ann_msg=("success", f"Started a group from cluster {cluster}: {len(rows):,} texts "
-                                         f"included.{said}"), ann_view="Included", ann_page=1)
+        st.session_state.update(ann_msg=("success", f"Started a group from cluster {cluster}: "
+                                         f"{plural(len(rows), 'text')} included.{said}"), ann_view="Included",
+                                ann_page=1)
         navigation.go("pages/1_Annotate.py")
     topics_panel.cluster_into_group(corpus, chosen.stem, cluster, rows)
     cols = [c for c in ("id", "text", "date", "author") if c in corpus.frame.columns]

@@ -752,6 +752,20 @@ def test_a_regex_through_the_keyword_index_finds_what_the_engine_finds_or_says_w
     assert textindex.literal_plan(r"(covid|x)\w*") == []  # x is too short to look up: no narrowing
 
 
+def test_a_search_of_one_hit_is_said_in_the_singular(ctx):
+    """A regex of two words in any order found one tweet, and the page said "1 new texts of 1 hits" and "Exclude the
+    off-topic texts among these 1 hits"."""
+    s = Session()
+    r = annotate.ask(ctx, s, "keyword", 10, query=r"(?=.*\b7\b)(?=.*topic)", is_regex=True)
+    assert annotate.search_message("keyword", r) == "KW: 1 new text of 1 hit (0 already labelled), added as included."
+    assert annotate.keyword_advice(s) == "Exclude this hit if it is off topic; otherwise More hits, or Suggest."
+    again = annotate.ask(ctx, s, "keyword", 10, query=r"(?=.*\b7\b)(?=.*topic)", is_regex=True)
+    assert annotate.search_message("keyword", again) == "KW: no new texts (its one hit is already labelled)."
+    r = annotate.ask(ctx, s, "keyword", 10, query=r"\b1[0-2]\b", is_regex=True)
+    assert annotate.search_message("keyword", r).startswith("KW: 3 new texts of 3 hits (0 already labelled)")
+    assert annotate.keyword_advice(s).startswith("Exclude the off-topic texts among these 3 hits.")
+
+
 def test_in_memory_a_regex_that_starts_without_plain_text_is_tried_only_where_its_plain_part_is(monkeypatch):
     """\\w+gate tried on every text of 300,000 tweets took 1.6 s of the search's 2 s (each letter of each word starts a
     try); on the ~1,000 that hold "gate", 33 ms (bench/regex_index.py). A pattern that starts with plain text is

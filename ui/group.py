@@ -7,6 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core import annotate
+from core.annotate import plural
 from core.corpus import Corpus
 from core.export import group_frame, to_bytes
 from core.search import REGISTRY
@@ -144,7 +145,7 @@ def redo() -> str:
 def _described(step) -> str:
     if step.kind == "search":
         label = REGISTRY[step.method].label if step.method in REGISTRY else step.method
-        return f"{label} ({len(step.changes):,} texts)"
+        return f"{label} ({plural(len(step.changes), 'text')})"
     n = len(step.changes)
     return f"{step.method} ({n:,} text{'s' if n != 1 else ''})"
 

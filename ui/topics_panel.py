@@ -253,6 +253,7 @@ def cluster_into_group(corpus: Corpus, stem: str, cluster: int, rows) -> None:
                  help="They come in as included, as a search's hits do, those closest to the group's included texts "
                  "first, for you to review on the Annotate page (Last search); Undo there takes them all out."):
         annotate.bring_cluster(session, resources.search_context(corpus.name).index, rows, stem, cluster)
-        st.session_state.update(ann_msg=("success", f"Brought {new:,} texts of cluster {cluster} in as included: "
-                                         "exclude those off the topic."), ann_view="Last search", ann_page=1)
+        st.session_state.update(ann_msg=("success", f"Brought {annotate.plural(new, 'text')} of cluster {cluster} in "
+                                         "as included: exclude those off the topic."), ann_view="Last search",
+                                ann_page=1)
         navigation.go("pages/1_Annotate.py")
