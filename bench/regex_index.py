@@ -37,7 +37,7 @@ PATTERNS = [r"\p{L}+gate\b", r"[[:alpha:]]+gate\b", r"\mtrump", r"hillary\M", r"
             r"^breaking|^watch", r"(?:hillary){e<=1}", r"(?:clinton){s<=1}", r"trump\w*\s+(said|says|is)",
             r"\w+gate\b", r"\d+\s+people", r"#\w*news\w*", r"\b(hillary|clinton)\b", r"(\w+)gate|(\w+)care",
             r"\b(?:hillary){e<=1}\b", r"(?:clinton|sanders){e<=1}", r"(?:obama){e<=2}",
-            r"(?=.*trump)(?=.*russia)", r"^(?=.*\bhillary\b)(?=.*\bemails?\b)"]
+            r"(?=.*trump)(?=.*russia)", r"^(?=.*\bhillary\b)(?=.*\bemails?\b)", r"(?:trump){e<=1}"]
 
 
 def _every_text(memory: KeywordIndex, pattern: str):

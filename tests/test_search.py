@@ -792,6 +792,13 @@ def test_in_memory_a_regex_that_starts_without_plain_text_is_tried_only_where_it
     assert find_rows(KeywordIndex(texts + ["Watergte", "Pizza gate"]), r"(?:watergate){e<=1}",
                      is_regex=True).tolist() == [2, 24]
     assert tried == [2]  # Watergate and Watergte: the pizzagate texts hold none of water, wate, rgate
+    tried.clear()
+    # a short word: its pieces are two letters too (put, tin, or pu and in); at 300,000 tweets (?:putin){e<=1} took
+    # 3.7 s on every text, past the deadline, and 0.54 s on the 11% holding them
+    names = ["Putin said", "Puttin on", "Pution", "a pun in it", "tiny", "Pu", "in", "nothing"] * 3 + ["no"] * 16
+    assert find_rows(KeywordIndex(names), r"(?:putin){e<=1}", is_regex=True).tolist() == [
+        r for r in range(24) if r % 8 in (0, 1, 2)]
+    assert tried == [15]  # of 40: those holding put, tin, or pu and in ("a pun in it", "tiny": no match)
 
 
 @pytest.mark.parametrize("engine", ["memory", "index", "fts"])

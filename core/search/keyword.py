@@ -427,25 +427,35 @@ def find_rows(kindex: KeywordIndex, query: str, *, is_regex: bool = False,
 
 def _candidates(kindex: KeywordIndex, pattern, deadline: _Deadline) -> np.ndarray | None:
     """For a pattern that does not start with plain text, the rows whose folded texts hold, for some kind of match,
-    the longest plain part every match of that kind contains (the keyword index's plan, textindex.literal_plan),
-    sorted; None where it starts with plain text (the regex engine finds it as fast), has no such part, or the parts
-    are in more than PREFILTER_SHARE of the texts (scanning every text is then as quick). ``\\w+gate`` scans the
-    ~1,000 of 300,000 tweets that hold ``gate``, not all of them, where each letter of each word starts a try."""
+    every plain part that kind of match contains (the keyword index's plan, textindex.literal_plan, two letters
+    too), sorted; None where it starts with plain text (the regex engine finds it as fast), has no such part, or the
+    parts are in more than PREFILTER_SHARE of the texts (scanning every text is then as quick). ``\\w+gate`` scans the
+    ~1,000 of 300,000 tweets that hold ``gate``, not all of them, where each letter of each word starts a try;
+    ``(?:putin){e<=1}`` the 11% holding put, tin, or pu and in (a fuzzy match keeps one of each split whole)."""
     from core.search import textindex
 
     if textindex.starts_plain(pattern.pattern):
         return None
-    plan = textindex.literal_plan(pattern.pattern)
+    plan = textindex.literal_plan(pattern.pattern, short_words=True)
     if not plan or not all(plan):
         return None
     joined, ends = kindex.variant(True, True)  # every variant's text, folded, is this one's
     most = int(PREFILTER_SHARE * kindex.n)
-    rows = np.zeros(0, np.int64)
-    # a pass each (an alternation of the needles in one pass took 1.2-2x as long: no literal prefix to look for)
-    for needle in dict.fromkeys(fold(max(runs, key=len)) for runs in plan):
-        held = _find_literal(needle, joined, ends, deadline, most)
-        rows = unique_rows(rows, held) if held is not None else None
-        if rows is None or len(rows) > most:
+    rows, starts = np.zeros(0, np.int64), None
+    for runs in plan:
+        # the longest part found in a pass over every text (an alternation of the needles in one pass took 1.2-2x
+        # as long: no literal prefix to look for); the others tested on the texts holding it
+        longest, *rest = sorted(dict.fromkeys(fold(r) for r in runs), key=len, reverse=True)
+        held = _find_literal(longest, joined, ends, deadline, most)
+        if held is None:
+            return None
+        if rest and len(held):
+            starts = np.r_[0, ends[:-1] + 1] if starts is None else starts
+            held = held[np.fromiter((all(n in joined[starts[r]:ends[r]] for n in rest) for r in held.tolist()),
+                                    bool, len(held))]
+            deadline.left()
+        rows = unique_rows(rows, held)
+        if len(rows) > most:
             return None
     return rows
 
