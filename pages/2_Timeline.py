@@ -58,7 +58,7 @@ elif source == sources[1]:
 else:
     query = st.text_input("Keyword (case- and diacritics-insensitive)", key="tl_query")
     t1, t2, t3 = st.columns([1, 1, 3])
-    is_regex = t1.checkbox("Regular expression", key="tl_regex")
+    is_regex = t1.checkbox("Regular expression", key="tl_regex", help=keyword_form.REGEX_HELP)
     forms = wordforms.language_of(corpus)
     if forms and not t2.checkbox("Every form", value=True, key="tl_forms", help=keyword_form.forms_help(forms)):
         forms = None
