@@ -301,9 +301,9 @@ def fuzzy_errors(constraint: str) -> int | None:
 def fuzzy_pieces(text: str, errors: int, later: bool = False) -> list[str]:
     """``errors`` + 1 pieces of ``text``, end to end, as even as can be: a match of ``text`` with at most ``errors``
     insertions, deletions or substitutions leaves one of them whole (each error falls in one piece at most);
-    [] where ``text`` is shorter than that (every character may go). ``later``: each cut a character later where
-    the split is not exact, else one later (clinton: cli nton, then clin ton), a second split every match also
-    keeps a piece of: both together narrow more (texts with "ton" hold "cli" or "nton" too, or no clinton)."""
+    [] where ``text`` is shorter than that (every character may go). ``later``: each inner cut a character later
+    (clinton: cli nton, then clin ton), a second split every match also keeps a piece of: both together narrow
+    more (a text holding "ton" holds "cli" or "nton" too, or no clinton)."""
     n = errors + 1
     if len(text) < n:
         return []
@@ -346,8 +346,8 @@ def as_python(pattern: str) -> str | None:
     """``pattern`` as the ``regex`` package reads it (version 0), written for Python's own parser with every plain
     run of text a match must contain kept and none added, for literal_plan; None where that cannot be said:
     fuzzy matching with no limit on its errors (``(?:covid){e}``) and full case-folding (``(?f)``). A fuzzy group
-    of plain words with a limit (``(?:hillary){e<=1}`` matches ``hilary``) becomes the choice of pieces one of
-    which each match keeps whole (hil or lary: _fuzzy_plan). The regex package's extras become what Python reads
+    of plain words with a limit (``(?:hillary){e<=1}`` matches ``hilary``) becomes the pieces each match keeps one
+    of whole, of two splits (hil or lary, and hill or ary: _fuzzy_plan). The regex package's extras become what Python reads
     as no plain text: ``\\p{L}``, ``\\P{..}`` and POSIX classes ``[[:alpha:]]`` a word character, ``\\m``/``\\M`` a
     word boundary, ``\\X``, ``\\K``, ``\\G``, ``\\g<name>`` and calls of a group an empty group. Python's parser
     read a fuzzy constraint and a POSIX class as plain text (a search through the index then found nothing), and
