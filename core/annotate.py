@@ -409,6 +409,9 @@ def search_message(method: str, r: Ranked) -> str:
     forms = r.info.get("forms") if r.info.get("by_forms") else None
     forms = (f"; {r.info['by_forms']:,} found only as another form of the words: "
              + ", ".join(forms[:FORMS_NAMED]) + (", ..." if len(forms) > FORMS_NAMED else "")) if forms else ""
+    spelt = r.info.get("spellings")
+    forms += (f"; spelt also {', '.join(spelt[:FORMS_NAMED])}" + (", ..." if len(spelt) > FORMS_NAMED else "")
+              if spelt else "")
     n = r.info.get("by_quote", 0)
     forms += f"; {n:,} found only in the tweet {'it quotes' if n == 1 else 'they quote'}" if n else ""
     hits = (f" of {plural(r.info['hits'], 'hit')} ({r.info['already_labelled']:,} already labelled{forms})"

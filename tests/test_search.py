@@ -752,6 +752,28 @@ def test_a_regex_through_the_keyword_index_finds_what_the_engine_finds_or_says_w
     assert textindex.literal_plan(r"(covid|x)\w*") == []  # x is too short to look up: no narrowing
 
 
+@pytest.mark.parametrize("engine", ["memory", "index"])
+def test_a_fuzzy_search_names_the_other_spellings_it_found(engine, tmp_path):
+    """(?:hillary){e<=1} brings in hilary and hillery: the message names them, so the annotator sees what the
+    fuzzy part let in (and a stray match such as "hillarys" with a space taken as an error is not named)."""
+    texts = ["Hillary won", "hilary lost", "Hillery again", "hilary again", "Hillary's emails", "nothing", "x hilaryy",
+             "<b>hilary</b>", "hi_lary"] + ["filler"] * 20
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(len(texts), 8)).astype(np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    c = SearchContext(VectorIndex(x), keyword_index(texts, engine, tmp_path), None)
+    none = np.zeros(0, np.int64)
+    r = REGISTRY["keyword"].search(c, none, none, None, query=r"(?:hillary){e<=1}", is_regex=True)
+    assert sorted(r.rows.tolist()) == [0, 1, 2, 3, 4, 6, 7, 8]
+    # hilary three times (hilaryy: hilary within it); hi_lary found but not named (not letters only)
+    assert r.info["spellings"] == ["hilary", "hillery"]
+    said = annotate.search_message("keyword", r)
+    assert "(0 already labelled; spelt also hilary, hillery)" in said, said
+    # no fuzzy part: nothing named
+    r = REGISTRY["keyword"].search(c, none, none, None, query=r"hill?ary", is_regex=True)
+    assert "spellings" not in r.info and "spelt" not in annotate.search_message("keyword", r)
+
+
 def test_a_search_of_one_hit_is_said_in_the_singular(ctx):
     """A regex of two words in any order found one tweet, and the page said "1 new texts of 1 hits" and "Exclude the
     off-topic texts among these 1 hits"."""

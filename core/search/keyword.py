@@ -580,6 +580,12 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
         info.update(forms=_forms_found(ctx.keyword_index, more, extra, added + query.split(), case_insensitive,
                                        diacritics_insensitive), by_forms=int(len(more)))
         hits = unique_rows(hits, more)
+    if is_regex and len(hits):
+        from core.search import textindex
+
+        if textindex.has_fuzzy(query):  # the spellings fuzzy matching found, for the message
+            info["spellings"] = _spellings_found(ctx.keyword_index, hits, query, case_insensitive,
+                                                 diacritics_insensitive)
     by_quote = np.zeros(0, np.int64)  # the hits only what they quote found
     if quoted is not None:  # the same query over what the quotes quote, in the time the search has left
         by_quote = quoted.find(query, is_regex, case_insensitive, diacritics_insensitive, word_forms,
@@ -708,6 +714,34 @@ def _forms_found(kindex: KeywordIndex, rows: np.ndarray, extra: str, added: list
         for found in {m.group(0) for m in pattern.finditer(fold(text, case=case, diacritics=diacritics))}:
             seen[" ".join(written.get(w, w) for w in found.split(" "))] += 1  # a phrase: its words as written
     return [form for form, _n in seen.most_common() if all(w.isalpha() for w in form.split(" "))]
+
+
+SPELLINGS_S = 0.3  # at most this long spent naming the spellings a fuzzy search found (a few ms for 2,000 texts)
+
+
+def _spellings_found(kindex: KeywordIndex, rows: np.ndarray, query: str, case: bool, diacritics: bool
+                     ) -> list[str]:
+    """The spellings other than the one typed that a fuzzy pattern (``(?:hillary){e<=1}``) matched in the texts
+    ``rows`` (the first ``FORMS_SAMPLE`` read; hilary, hillery), the most frequent first: each match with errors,
+    found as the regex package's ENHANCEMATCH finds it (without it a match may take a space before the word as
+    one of its errors). Letters and spaces only, since the page writes them into a message."""
+    from collections import Counter
+
+    plain = compile_query(query, True, case, diacritics)
+    pattern = regex.compile(plain.pattern, plain.flags | regex.ENHANCEMATCH)
+    part = rows[:FORMS_SAMPLE]
+    texts = kindex.texts.take(part) if kindex.text_index is not None else [kindex.texts[int(r)] for r in part]
+    seen, until = Counter(), time.monotonic() + SPELLINGS_S
+    for text in without_link_codes([one_line(t) for t in texts]):
+        try:
+            for m in pattern.finditer(fold(text, case=case, diacritics=diacritics), timeout=SPELLINGS_S):
+                if any(m.fuzzy_counts) and 0 < len(m.group(0).strip()) <= 40:
+                    seen[m.group(0).strip()] += 1
+        except TimeoutError:
+            break
+        if time.monotonic() > until:
+            break
+    return [s for s, _n in seen.most_common() if all(w.isalpha() for w in s.split(" "))]
 
 
 # what a plain query without hits must hold to be told it looks like a pattern: not "." or "?" ("U.S.", "why?")
