@@ -397,7 +397,7 @@ def search_message(method: str, r: Ranked) -> str:
     if "hits" in r.info and not r.info["hits"]:
         if "as_pattern" in r.info:  # a plain query with a pattern's characters: 'flood|storm' found no text as typed
             n = r.info["as_pattern"]
-            found = f" (it finds {n:,} text{'' if n == 1 else 's'})" if n is not None else ""
+            found = f" (it finds {plural(n, 'text')})" if n is not None else ""
             return (f"{label}: no hits for the query as typed. It looks like a regular expression: tick *Regular "
                     f"expression* to search it as one{found}.")
         return f"{label}: no hits. Try another word, a shorter one (words match inside longer ones), or a pattern."

@@ -113,7 +113,7 @@ if rows is None or compare or len(rows):
                    f"{tl.bin}{' and author' if corpus.has_authors else ''} (hover for the counts) instead of one "
                    "box per text.")
     else:
-        st.caption(f"{tl.n:,} text{'' if tl.n == 1 else 's'}, one box each, per {tl.bin}; hover a box for its text.")
+        st.caption(f"{plural(tl.n, 'text')}, one box each, per {tl.bin}; hover a box for its text.")
     if not corpus.has_authors and not compare:
         st.caption("This corpus has no authors: all texts are in one colour.")
     st.plotly_chart(tl.figure, width="stretch", key="tl_chart")

@@ -143,11 +143,8 @@ def redo() -> str:
 
 
 def _described(step) -> str:
-    if step.kind == "search":
-        label = REGISTRY[step.method].label if step.method in REGISTRY else step.method
-        return f"{label} ({plural(len(step.changes), 'text')})"
-    n = len(step.changes)
-    return f"{step.method} ({n:,} text{'s' if n != 1 else ''})"
+    label = REGISTRY[step.method].label if step.kind == "search" and step.method in REGISTRY else step.method
+    return f"{label} ({plural(len(step.changes), 'text')})"
 
 
 def counters(s: Session, where=None) -> None:

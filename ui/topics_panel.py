@@ -233,7 +233,7 @@ def groups_beside(name: str, stem: str, labels, table):
     cover = spread["cover"]
     title = "The group being built" if picked == BUILDING else quoted(picked)
     st.caption(md(f"{title}: {spread['rows']:,} texts in {spread['clusters']:,} of {len(table):,} clusters; 80% of "
-                  f"them lie in {cover:,} cluster{'s' if cover != 1 else ''}. The table below lists the clusters "
+                  f"them lie in {annotate.plural(cover, 'cluster')}. The table below lists the clusters "
                   "holding most of them first."))
     return with_group(table, spread["counts"])
 

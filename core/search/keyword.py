@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -441,7 +442,7 @@ def _candidates(kindex: KeywordIndex, pattern, deadline: _Deadline) -> np.ndarra
         return None
     joined, ends = kindex.variant(True, True)  # every variant's text, folded, is this one's
     most = int(PREFILTER_SHARE * kindex.n)
-    rows, starts = np.zeros(0, np.int64), None
+    rows = np.zeros(0, np.int64)
     for runs in plan:
         # the longest part found in a pass over every text (an alternation of the needles in one pass took 1.2-2x
         # as long: no literal prefix to look for); the others tested on the texts holding it
@@ -450,8 +451,7 @@ def _candidates(kindex: KeywordIndex, pattern, deadline: _Deadline) -> np.ndarra
         if held is None:
             return None
         if rest and len(held):
-            starts = np.r_[0, ends[:-1] + 1] if starts is None else starts
-            held = held[np.fromiter((all(n in joined[starts[r]:ends[r]] for n in rest) for r in held.tolist()),
+            held = held[np.fromiter((all(n in kindex.text_of(r, True, True) for n in rest) for r in held.tolist()),
                                     bool, len(held))]
             deadline.left()
         rows = unique_rows(rows, held)
@@ -501,8 +501,7 @@ def _find_indexed(kindex: KeywordIndex, query: str, is_regex: bool, case: bool, 
     plan = [[k for k in (fold(r) for r in needles) if textindex.can_look_up(k, short)]
             for needles in textindex.literal_plan(pattern.pattern, short)]
     if not plan or not all(plan):
-        raise KeywordError(textindex.NOT_NARROWED if textindex.as_python(pattern.pattern) is None
-                           else textindex.FUZZY_SHORT if textindex.has_fuzzy(pattern.pattern) else textindex.NO_LITERAL)
+        raise KeywordError(textindex.not_narrowed(pattern.pattern))
     try:
         if default:  # the candidates' folded texts joined, one per line, and scanned a block at a time (C, not a call a text)
             found = []
@@ -692,21 +691,25 @@ def corpus_words(kindex: KeywordIndex, words, deadline: _Deadline) -> set[str]:
 FORMS_SAMPLE = 2000  # texts found only by a keyword's other forms that are read to tell which forms they hold
 
 
+def _sampled_texts(kindex: KeywordIndex, rows: np.ndarray) -> list[str]:
+    """The texts of the first ``FORMS_SAMPLE`` of ``rows`` as a search reads them (one line, links' codes out), for
+    naming what a search found in them."""
+    part = rows[:FORMS_SAMPLE]
+    texts = kindex.texts.take(part) if kindex.text_index is not None else [kindex.texts[int(r)] for r in part]
+    return without_link_codes([one_line(t) for t in texts])
+
+
 def _forms_found(kindex: KeywordIndex, rows: np.ndarray, extra: str, added: list[str], case: bool,
                  diacritics: bool) -> list[str]:
     """The forms (of ``added``, a phrase's words as written) that the texts ``rows`` hold, the most frequent
     first: the first ``FORMS_SAMPLE`` texts are read. Letters only: a phrase that holds anything else (typed, and
     so matched in a text) is not named, since the page writes these names into a message."""
-    from collections import Counter
-
     pattern = compile_query(extra, True, case, diacritics)
     # first the forms with their diacritics as the text writes them: "rozpočtu" and "rozpočtů" read the same folded
     exact = compile_query(extra, True, case, False) if diacritics else None
     written = {fold_literal(f, case, diacritics): f for f in added}
-    part = rows[:FORMS_SAMPLE]
-    texts = kindex.texts.take(part) if kindex.text_index is not None else [kindex.texts[int(r)] for r in part]
     seen = Counter()
-    for text in without_link_codes([one_line(t) for t in texts]):
+    for text in _sampled_texts(kindex, rows):
         found = {m.group(0) for m in exact.finditer(fold(text, case=case, diacritics=False))} if exact else set()
         if found:
             seen.update(found)
@@ -725,14 +728,10 @@ def _spellings_found(kindex: KeywordIndex, rows: np.ndarray, query: str, case: b
     ``rows`` (the first ``FORMS_SAMPLE`` read; hilary, hillery), the most frequent first: each match with errors,
     found as the regex package's ENHANCEMATCH finds it (without it a match may take a space before the word as
     one of its errors). Letters and spaces only, since the page writes them into a message."""
-    from collections import Counter
-
     plain = compile_query(query, True, case, diacritics)
     pattern = regex.compile(plain.pattern, plain.flags | regex.ENHANCEMATCH)
-    part = rows[:FORMS_SAMPLE]
-    texts = kindex.texts.take(part) if kindex.text_index is not None else [kindex.texts[int(r)] for r in part]
     seen, until = Counter(), time.monotonic() + SPELLINGS_S
-    for text in without_link_codes([one_line(t) for t in texts]):
+    for text in _sampled_texts(kindex, rows):
         try:
             for m in pattern.finditer(fold(text, case=case, diacritics=diacritics), timeout=SPELLINGS_S):
                 if any(m.fuzzy_counts) and 0 < len(m.group(0).strip()) <= 40:

@@ -316,9 +316,15 @@ def fuzzy_pieces(text: str, errors: int, later: bool = False) -> list[str]:
 _PLAIN_GROUP = re.compile(r"\((?:\?(?::|P?<\w+>))?((?:[^\\()\[\]{}.^$*+?|]|\\\W|\|)*)\)")
 
 
+def _constraint_at(pattern: str, i: int):
+    """The fuzzy constraint of the regex package (``{e<=1}``) that starts at ``i`` (outside a class), or None: a
+    repeat count (``{2,3}``) is none."""
+    return None if _QUANTIFIER.match(pattern, i) else _FUZZY.match(pattern, i)
+
+
 def has_fuzzy(pattern: str) -> bool:
     """Whether ``pattern`` holds a fuzzy constraint of the regex package (``{e<=1}``)."""
-    return any(pattern[i] == "{" and not inside and not _QUANTIFIER.match(pattern, i) and _FUZZY.match(pattern, i)
+    return any(pattern[i] == "{" and not inside and _constraint_at(pattern, i)
                for i, _, inside in pattern_tokens(pattern))
 
 
@@ -385,7 +391,7 @@ def as_python(pattern: str) -> str | None:
             out.append(m.group())
             skip, atom = m.end(), None
             continue
-        if piece == "{" and (m := _FUZZY.match(pattern, i)):
+        if piece == "{" and (m := _constraint_at(pattern, i)):
             errors = fuzzy_errors(m.group())
             if errors is None or atom is None:
                 return None
@@ -817,3 +823,8 @@ FUZZY_SHORT = ("at this corpus size fuzzy matching is tried only on the texts th
 NO_LITERAL = ("at this corpus size a regular expression needs a plain part of at least 3 characters that every "
               "match contains (for example vacc\\w+ rather than \\w+ine), so that the keyword index can narrow "
               "the texts it is tried on")
+
+
+def not_narrowed(pattern: str) -> str:
+    """Why the index cannot narrow the texts ``pattern`` is tried on (its plan has no part to look up)."""
+    return NOT_NARROWED if as_python(pattern) is None else FUZZY_SHORT if has_fuzzy(pattern) else NO_LITERAL
