@@ -21,12 +21,12 @@ via learning cluster-level representations": the sentence encoder is fine-tuned 
   bag of words is reconstructed from its soft cluster assignment Q and its own topic proportions
   within a cluster; L_RC is the negative log-likelihood per word.
 
-The encoder's learning rate warms up over ``warmup`` of the steps and decays linearly to zero;
-gradients are clipped to ``clip``. One epoch by default: over three seeds of the four benchmarks on e5
+The encoder's learning rate warms up over ``warmup`` of the steps and decays linearly to zero; gradients
+are clipped to ``clip``. One epoch by default: over three seeds of the four benchmarks on e5
 (bench/RESULTS.md, "An eleventh lease") it clustered as well as three epochs did, and left a set that
-K-Means clusters better on all four (SearchSnippets by 10.7 NMI), in a third of the time. Checkpoint after every epoch (a killed run resumes to the same
-result for a fixed seed), CUDA when asked, and the adapted encoder and its embeddings come back as an
-embedding set, like ClusterBERT and DEC-MLM.
+K-Means clusters better on all four (SearchSnippets by 10.7 NMI), in a third of the time. Checkpoint
+after every epoch (a killed run resumes to the same result for a fixed seed), CUDA when asked, and the
+adapted encoder and its embeddings come back as an embedding set, like ClusterBERT and DEC-MLM.
 """
 
 from __future__ import annotations
