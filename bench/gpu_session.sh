@@ -20,6 +20,10 @@
 # STEPS=adapt BUDGET=490 ADAPT_MODEL=multilingual-e5-small ADAPT_THREADS=1 with seventeen dec_crl runs, each with its
 # own settings (RUNS="biomedical:dec_crl:0:lr=1e-5 ..."; Biomedical's three-epoch runs ran out of budget), then
 # STEPS=adapt BUDGET=320 ADAPT_THREADS=4 with those four Biomedical runs (240 s). Sixteen at once is too many.
+# The lease of 2026-12-04 06:57 UTC (H200, two calls on one warm machine; "An eleventh lease") carried .gpu_e5x and ran
+# STEPS=adapt BUDGET=560 ADAPT_THREADS=1 with thirteen runs (dec_crl:epochs=1 to three seeds everywhere, SCCL's parts
+# on Biomedical, ClusterBERT delete_ratio=0.2; 223 s), then BUDGET=400 with twelve (SCCL eta=1.0; 385 s). Five-epoch
+# SCCL runs on Biomedical do not finish in 355 s among twelve one-thread trainings: give them a call of their own.
 # Left for a next lease: dec_crl --param epochs=1 on StackOverflow and seeds 1-2 elsewhere; faiss-gpu (its wheel and CUDA 12 libraries are over one call's carry), LDA/NN2 at 10M on an
 # H100 after one_thread kept its threadpoolctl controller (c4fe696; measured on the H200 only: STEPS=search KMEANS_K=0),
 # the same with faiss-cpu carried (.whl) to see whether it cost the fifth lease's ~10 ms, MiniLM through the import's
