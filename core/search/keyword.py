@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections import Counter
 import threading
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
 import time
 import unicodedata
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Sequence
 
