@@ -27,7 +27,8 @@
 # Left for a next lease: sccl (eta 1, the default now) on Biomedical, three seeds, and seeds 1-2 elsewhere; sccl's
 # new default on MiniLM, dec_crl's seed 2 on MiniLM (seeds 0-1 measured on the CPU, 2026-12-04: ahead of K-Means
 # on Biomedical too) and StackOverflow; faiss-gpu (its wheel and CUDA 12 libraries are over one call's carry), LDA/NN2
-# at 10M on an H100 after one_thread kept its threadpoolctl controller (c4fe696; measured on the H200 only: STEPS=search KMEANS_K=0),
+# at 10M on an H100 after one_thread kept its threadpoolctl controller (c4fe696; measured on the H200 only:
+# STEPS=search KMEANS_K=0),
 # the same with faiss-cpu carried (.whl) to see whether it cost the fifth lease's ~10 ms, MiniLM through the import's
 # loop over more texts (EMBED_N and a .gpu packed for them), DEC-MLM-e5 seeds 1-2 without the head warm-up, the DAC
 # own-corpus models and clustering procedures at GPU size. Issue 31's DAC protocol (step 4, `dac`):
