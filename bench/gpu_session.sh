@@ -168,11 +168,19 @@ echo "adaptation gets ${left} s"
 if [[ " $STEPS " == *" adapt "* ]] && [ "$left" -gt 60 ]; then
   for run in $RUNS; do
     # a fourth field gives the run parameters of its own after SCCL_ARGS (which they override): NAME=VALUE,NAME=VALUE
+    # (model=minilm or model=e5 among them trains that encoder instead of ADAPT_MODEL: both packs carried)
     IFS=: read -r d method seeds own <<< "$run"
-    extra=""; tag=""
-    for kv in ${own//,/ }; do extra="$extra --param $kv"; tag="$tag-${kv//[^A-Za-z0-9.]/}"; done
+    extra=""; tag=""; model=$ADAPT_MODEL
+    for kv in ${own//,/ }; do
+      case $kv in
+        model=minilm) model=/tmp/minilm ;;
+        model=e5) model=multilingual-e5-small ;;
+        *) extra="$extra --param $kv" ;;
+      esac
+      tag="$tag-${kv//[^A-Za-z0-9.]/}"
+    done
     OMP_NUM_THREADS=$ADAPT_THREADS timeout "$left" python3 -m bench.adapt --data "/tmp/data/$d.csv" --method "$method" \
-        --model "$ADAPT_MODEL" --seeds ${seeds//,/ } --device "$DEVICE" --threads "$ADAPT_THREADS" $SCCL_ARGS $extra \
+        --model "$model" --seeds ${seeds//,/ } --device "$DEVICE" --threads "$ADAPT_THREADS" $SCCL_ARGS $extra \
         > "/tmp/results/adapt-$d-$method-${seeds//,/}$tag.log" 2>&1 &
   done
   wait
