@@ -88,6 +88,9 @@ def table(rows: list[dict]) -> str:
     for r in rows:
         groups[(r["dataset"], r["model"], r["method"])].append(r)
 
+    def devices(rs):  # seeds of one line may have run on several (the CPU here, a GPU box)
+        return ", ".join(sorted({r["device"] for r in rs}))
+
     def ms(values):
         v = 100 * np.asarray(values, float)
         return f"{v.mean():.1f}" + (f"±{v.std(ddof=1):.1f}" if len(v) > 1 else "")
@@ -95,11 +98,14 @@ def table(rows: list[dict]) -> str:
     out = ["| dataset | encoder | method | seeds | NMI | ACC | minutes / epoch / 10k texts | device |",
            "|---|---|---|---|---|---|---|---|"]
     for (data, model, method), rs in sorted(groups.items()):
-        mins = [r["minutes_per_epoch_per_10k"] for r in rs if r.get("minutes_per_epoch_per_10k") is not None]
+        by_device = defaultdict(list)  # a CPU's minutes and a GPU's are not one median
+        for r in rs:
+            if r.get("minutes_per_epoch_per_10k") is not None:
+                by_device[r["device"]].append(r["minutes_per_epoch_per_10k"])
+        mins = ", ".join(f"{np.median(v):.2f}" + (f" ({d})" if len(by_device) > 1 else "")
+                         for d, v in sorted(by_device.items())) or "-"
         out.append(f"| {data} | {model} | {method} | {len(rs)} | {ms([r['nmi'] for r in rs])} | "
-                   f"{ms([r['acc'] for r in rs])} | {np.median(mins):.2f} | {rs[0]['device']} |" if mins else
-                   f"| {data} | {model} | {method} | {len(rs)} | {ms([r['nmi'] for r in rs])} | "
-                   f"{ms([r['acc'] for r in rs])} | - | {rs[0]['device']} |")
+                   f"{ms([r['acc'] for r in rs])} | {mins} | {devices(rs)} |")
     out += ["", "Published (full corpora, NMI / ACC):", ""]
     for paper, figs in PUBLISHED.items():
         out.append(f"- {paper}: " + "; ".join(f"{d} {n if n is not None else '-'} / {a}" for d, (n, a) in figs.items()))
@@ -214,10 +220,14 @@ def parse_param(text: str):
         return key, value
 
 
-def merge(folders: list[Path]) -> str:
+def merge(folders: list[Path], same: dict[str, str] | None = None) -> str:
     """One table from several runs' ``lines.jsonl`` (grids split over processes or sessions). Runs with
-    other parameters for a method are kept apart by labelling the method with its parameters."""
+    other parameters for a method are kept apart by labelling the method with its parameters. ``same`` reads
+    an encoder's name as another's (the packaged MiniLM carried to a GPU box as ``/tmp/minilm`` is ``default``),
+    so seeds run on the CPU and on a GPU make one line."""
     import json
+
+    same = same or {}
 
     rows, seen = [], set()
     for folder in folders:
@@ -230,6 +240,7 @@ def merge(folders: list[Path]) -> str:
             if r.get("kind") != "score":
                 continue
             r["dataset"] = f"{r['dataset']} ({rows_of.get(r['dataset'], '?')} texts)"
+            r["model"] = same.get(r["model"], r["model"])
             if r["method"].startswith("K-Means on "):  # the K-Means of the fit just before (older lines lack params)
                 r.setdefault("params", last_params)
             elif "params" in r:
@@ -248,6 +259,8 @@ def _subcommands() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     sub = p.add_subparsers(dest="cmd", required=True)
     table_p = sub.add_parser("table", description="one table (mean ± sd over seeds) from several runs' folders")
     table_p.add_argument("runs", type=Path, nargs="+", help="run folders (results/adapt-*), each with a lines.jsonl")
+    table_p.add_argument("--same", action="append", default=[], metavar="ENCODER=AS",
+                         help="read one encoder's runs as another's, e.g. /tmp/minilm=default (a carried copy)")
     imp = sub.add_parser("import-set", description="store adapted vectors (.npy) as an embedding set of a corpus")
     imp.add_argument("--corpus", required=True)
     imp.add_argument("--npy", type=Path, required=True)
@@ -270,7 +283,10 @@ def main(argv=None) -> None:
             missing = [str(f) for f in a.runs if not (f / "lines.jsonl").is_file()]
             if missing:
                 subs["table"].error("no lines.jsonl in " + ", ".join(missing))
-            print(merge(a.runs), end="")
+            bad = [s for s in a.same if "=" not in s]
+            if bad:
+                subs["table"].error(f"--same takes ENCODER=AS, not {bad[0]!r}")
+            print(merge(a.runs, dict(s.split("=", 1) for s in a.same)), end="")
         elif a.cmd == "import-set":
             import_set(a)
         else:

@@ -440,6 +440,30 @@ def test_bench_adapt_merges_runs_once_per_seed_and_keeps_parameter_sets_apart(tm
     assert "| K-Means on SCCL's embeddings (eta=1.0) | 1 | 65.0 |" in out
 
 
+def test_bench_adapt_table_reads_a_carried_encoder_as_the_packaged_one(tmp_path, capsys):
+    import json
+
+    from bench.adapt import main
+
+    for name, model, device, seed, nmi in [("cpu", "default", "cpu", 0, 0.5), ("gpu", "/tmp/minilm", "cuda", 1, 0.7)]:
+        (tmp_path / name).mkdir()
+        row = dict(kind="score", dataset="bio", model=model, device=device, seed=seed, method="DEC-CRL", nmi=nmi,
+                   acc=nmi, minutes_per_epoch_per_10k=40.0 if device == "cpu" else 0.5)
+        (tmp_path / name / "lines.jsonl").write_text(json.dumps(dict(kind="config", dataset="bio", rows=20)) + "\n"
+                                                     + json.dumps(row) + "\n")
+    main(["table", str(tmp_path / "cpu"), str(tmp_path / "gpu")])
+    apart = capsys.readouterr().out
+    assert "| /tmp/minilm | DEC-CRL | 1 | 70.0 | 70.0 | 0.50 | cuda |" in apart
+    assert "| default | DEC-CRL | 1 | 50.0 | 50.0 | 40.00 | cpu |" in apart
+    main(["table", str(tmp_path / "cpu"), str(tmp_path / "gpu"), "--same", "/tmp/minilm=default"])
+    together = capsys.readouterr().out  # one line, each device's minutes apart
+    assert "| bio (20 texts) | default | DEC-CRL | 2 | 60.0±14.1 | 60.0±14.1 | 40.00 (cpu), 0.50 (cuda) | cpu, cuda |" \
+        in together
+    with pytest.raises(SystemExit) as e:
+        main(["table", str(tmp_path / "cpu"), "--same", "default"])
+    assert e.value.code == 2 and "ENCODER=AS" in capsys.readouterr().err
+
+
 def test_bench_adapt_table_names_a_folder_that_is_not_a_run(tmp_path, capsys):
     from bench.adapt import main
 
