@@ -457,8 +457,8 @@ def test_bench_adapt_table_reads_a_carried_encoder_as_the_packaged_one(tmp_path,
     assert "| default | DEC-CRL | 1 | 50.0 | 50.0 | 40.00 | cpu |" in apart
     main(["table", str(tmp_path / "cpu"), str(tmp_path / "gpu"), "--same", "/tmp/minilm=default"])
     together = capsys.readouterr().out  # one line, each device's minutes apart
-    assert "| bio (20 texts) | default | DEC-CRL | 2 | 60.0±14.1 | 60.0±14.1 | 40.00 (cpu), 0.50 (cuda) | cpu, cuda |" \
-        in together
+    line = "| bio (20 texts) | default | DEC-CRL | 2 | 60.0±14.1 | 60.0±14.1 | 40.00 (cpu), 0.50 (cuda) | cpu, cuda |"
+    assert line in together
     with pytest.raises(SystemExit) as e:
         main(["table", str(tmp_path / "cpu"), "--same", "default"])
     assert e.value.code == 2 and "ENCODER=AS" in capsys.readouterr().err
