@@ -24,10 +24,15 @@
 # STEPS=adapt BUDGET=560 ADAPT_THREADS=1 with thirteen runs (dec_crl:epochs=1 to three seeds everywhere, SCCL's parts
 # on Biomedical, ClusterBERT delete_ratio=0.2; 223 s), then BUDGET=400 with twelve (SCCL eta=1.0; 385 s). Five-epoch
 # SCCL runs on Biomedical do not finish in 355 s among twelve one-thread trainings: give them a call of their own.
-# Left for a next lease: sccl (eta 1, the default now) on Biomedical, three seeds, and seeds 1-2 elsewhere; sccl's
-# new default on MiniLM, dec_crl's seed 2 on MiniLM (seeds 0-1 measured on the CPU, 2026-12-04: ahead of K-Means
-# on Biomedical too) and StackOverflow; faiss-gpu (its wheel and CUDA 12 libraries are over one call's carry), LDA/NN2
-# at 10M on an H100 after one_thread kept its threadpoolctl controller (c4fe696; measured on the H200 only:
+# The lease of 2026-12-04 13:12 UTC ("A twelfth lease", H200, three calls on one warm machine) carried .gpu_e5x and ran
+# STEPS=adapt BUDGET=560 ADAPT_THREADS=1 with nine e5 SCCL runs (Biomedical's five epochs in ~200 s among nine;
+# 318 s), then carried .gpu (`bench.gpu pack --texts` over the four benchmarks' 60,340 texts, 36 MB: with .gpu_e5x
+# and the tracked tree over 64 MiB) with ADAPT_MODEL=/tmp/minilm: ten DEC-CRL/SCCL runs (181 s), then eight (179 s).
+# A run may name its encoder (model=minilm, model=e5) when both packs travel.
+# Left for a next lease: what keeps sccl level with K-Means on Biomedical (it collapses on both encoders at eta 1 and
+# 10: fewer epochs, a stop when the instance loss levels off after epoch 2); clusterbert delete_ratio=0.2 on the
+# other three; dec_mlm's one epoch elsewhere; faiss-gpu (its wheel and CUDA 12 libraries are over one call's carry),
+# LDA/NN2 at 10M on an H100 after one_thread kept its threadpoolctl controller (c4fe696; measured on the H200 only:
 # STEPS=search KMEANS_K=0),
 # the same with faiss-cpu carried (.whl) to see whether it cost the fifth lease's ~10 ms, MiniLM through the import's
 # loop over more texts (EMBED_N and a .gpu packed for them), DEC-MLM-e5 seeds 1-2 without the head warm-up, the DAC
