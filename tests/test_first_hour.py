@@ -561,6 +561,23 @@ def test_topics_suggests_a_k_that_fits_the_corpus(tweets):
     assert any("*Cluster here*" in i.value for i in at.info) and [h.value for h in at.subheader] == ["Cluster here"]
 
 
+def test_the_topics_hint_names_methods_and_an_encoder_that_the_command_line_runs():
+    """The sharper-topics hint sends a user to `precompute.cluster --method X`: every X it names is a registered
+    method, the e5 it names is a packaged model, and the one-epoch cost it quotes is dec_crl's default."""
+    import re
+
+    from core.cluster import REGISTRY
+    from core.cluster.dec_crl import DEFAULTS
+    from core.cluster.topics import ADAPTING_MODEL, sharper_hint
+    from core.embed import KNOWN_MODELS
+
+    hint = sharper_hint("tweets", 2000)
+    named = re.findall(r"--method (\w+)", hint)
+    assert named == ["dec", "clusterbert", "dec_crl"] and all(m in REGISTRY for m in named)
+    assert f"model={ADAPTING_MODEL}" in hint and ADAPTING_MODEL in KNOWN_MODELS
+    assert "one epoch" in hint and DEFAULTS["epochs"] == 1
+
+
 def test_overwrite_is_unticked_after_a_save(tweets):
     at = search(annotate().run(), "ockovani")
     at.text_input(key="save_name").set_value("g")
