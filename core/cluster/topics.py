@@ -127,4 +127,4 @@ def sharper_hint(corpus: str, n: int) -> str:
             "clusterings of any method on three of the four, ahead of K-Means on the same encoder by 1 to 8 NMI points, "
             "and gives an embedding set that Suggest can search; on the packaged encoder, "
             f"`--method {STEADY}` was the one adapting method ahead of K-Means in both figures on all four "
-            "(three seeds; one epoch, about half a minute per 10k texts on a GPU, 40-50 minutes on two cores)")
+            "(three seeds; one epoch, about half a minute per 10k texts on a GPU, a quarter of an hour on two cores)")
