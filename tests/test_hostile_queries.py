@@ -138,11 +138,16 @@ def test_building_the_match_case_index_leaves_other_users_running():
     rng = np.random.default_rng(0)
     words = ["očkování", "vakcína", "Trump", "ÚŘAD", "the", "news", "žádost", "Brexit"]
     texts = [" ".join(rng.choice(words, 28)) for _ in range(300_000)]  # ~60 MB of text
-    ki = KeywordIndex(texts, prebuild=False)
-    longest = ticking(lambda: ki.variant(False, True))
     # one C call over it all held the GIL ~0.85 s here (up to 1.9 s); built piece by piece the longest wait is
-    # 0.03-0.07 s alone, and once 0.27 s under CI's load (a pause of the machine, not of the build): 0.5 s tells the two
-    assert longest < 0.5, f"another thread waited {longest:.2f} s"
+    # 0.03-0.07 s alone, 0.27 s and once 0.54 s under CI's load (a pause of the machine, not of the build). A hold
+    # in the build comes back in every build; a pause of the machine does not: up to three builds, the best counts.
+    waits = []
+    for _ in range(3):
+        ki = KeywordIndex(texts, prebuild=False)  # a fresh index: the variant is built again
+        waits.append(ticking(lambda: ki.variant(False, True)))
+        if waits[-1] < 0.5:
+            break
+    assert min(waits) < 0.5, f"another thread waited {', '.join(f'{w:.2f}' for w in waits)} s in each build"
     assert len(find_rows(ki, "Trump", case_insensitive=False)) > 0
 
 
