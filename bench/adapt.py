@@ -5,13 +5,15 @@ every method x base encoder x benchmark x seed, beside K-Means and DEC on the sa
     python -m bench.adapt --data ../shared/data/stackoverflow.csv [more.csv ...]
         [--method sccl dec_crl ...] [--model default multilingual-e5-small ...] [--seeds 0 1 2]
         [--param name=value | --param method:name=value ...] [--device auto] [--subset N]
-        [--threads T] [--save-embeddings DIR]
+        [--threads T] [--save-embeddings DIR] [--score-epochs]
     python -m bench.adapt table results/adapt-A results/adapt-B ...   (one table from several runs)
 
 k = the number of classes. For each method: NMI / ACC of its own assignment and of K-Means on its
 adapted embeddings, seconds and minutes per epoch per 10k texts; the run folder's ``table.md`` is
 rewritten after every fit (mean ± sd over seeds, the published figures beside), so a long grid can be
-read while it runs. ``--subset N`` draws N texts (the same N for every method and seed: seed 0 of the
+read while it runs. ``--score-epochs``: K-Means on the adapted embeddings after every epoch too (lines
+"K-Means on <method>'s embeddings after epoch E"; SCCL, DEC-CRL and DEC-MLM show them), to see where a run
+turns; the last epoch's is the usual K-Means line. ``--subset N`` draws N texts (the same N for every method and seed: seed 0 of the
 draw). ``--save-embeddings`` writes the adapted embeddings (float16, corpus order) as
 DIR/<name>-<method>-<model>-s<seed>.npy, to import as an embedding set for the simulated annotator
 (``python -m bench.adapt import-set``); ``python -m bench.adapt join-sets --corpus NAME --sets import SET
@@ -158,8 +160,16 @@ def _adapt(a, method, model, texts, y, k, seed, device, base, score, common) -> 
     label = REGISTRY[method].label
     params = method_params(a.param, method)
     t0 = time.perf_counter()
+
+    def watch(done: int, x: np.ndarray) -> None:  # after each epoch but the last (that one is scored below)
+        if done < epochs:
+            score(**common, seed=seed, method=f"K-Means on {label}'s embeddings after epoch {done}", params=params,
+                  **_scores(kmeans_scores(x, y, k, seed)))
+
+    epochs = int(params.get("epochs", REGISTRY[method].defaults.get("epochs", 0)))
     try:
-        r = REGISTRY[method].fit(ClusterContext(base, texts), k, seed=seed, device=device,
+        r = REGISTRY[method].fit(ClusterContext(base, texts, watch=watch if a.score_epochs else None), k, seed=seed,
+                                 device=device,
                                  model=model if model == "multilingual-e5-small" else resolve_model(model), **params,
                                  progress=lambda s, t, info: emit(kind="epoch", **common, method=method, seed=seed,
                                                                   **info))
@@ -303,6 +313,8 @@ def main(argv=None) -> None:
     p.add_argument("--subset", type=int)
     p.add_argument("--threads", type=int, help="torch threads (two grids side by side: 1 each)")
     p.add_argument("--save-embeddings", type=Path)
+    p.add_argument("--score-epochs", action="store_true",
+                   help="K-Means on the adapted embeddings after every epoch as well as after the last")
     run(p.parse_args(argv))
 
 

@@ -104,8 +104,14 @@ def test_adapting_methods_resume_after_a_kill_to_the_same_result(titles, tmp_pat
     if method in ("dec_mlm", "dec_crl", "sccl"):
         texts = texts[::2]  # 60 titles: the MLM head (three passes per step for DEC-CRL) makes each step dearer
     x = np.zeros((len(texts), 1), np.float32)
-    ctx = ClusterContext(x, texts, checkpoint=tmp_path / "ck")
-    whole = REGISTRY[method].fit(ClusterContext(x, texts, checkpoint=tmp_path / "w"), 4, seed=2, **TINY_FOR[method])
+    watched: dict[str, list] = {"whole": [], "resumed": []}
+
+    def watcher(run):
+        return None if method == "clusterbert" else lambda done, z: watched[run].append((done, z))
+
+    ctx = ClusterContext(x, texts, checkpoint=tmp_path / "ck", watch=watcher("resumed"))
+    whole = REGISTRY[method].fit(ClusterContext(x, texts, checkpoint=tmp_path / "w", watch=watcher("whole")), 4,
+                                 seed=2, **TINY_FOR[method])
 
     def kill_after_two_epochs(step, total, info):
         if step == 2:
@@ -114,12 +120,18 @@ def test_adapting_methods_resume_after_a_kill_to_the_same_result(titles, tmp_pat
     with pytest.raises(Killed):
         REGISTRY[method].fit(ctx, 4, seed=2, progress=kill_after_two_epochs, **TINY_FOR[method])
     assert (tmp_path / "ck" / "state.pt").exists()
+    watched["resumed"].clear()  # what the killed run showed
     steps = []
     resumed = REGISTRY[method].fit(ctx, 4, seed=2, progress=lambda s, t, i: steps.append(s), **TINY_FOR[method])
     assert steps == [3]  # the first two epochs were not done again
     np.testing.assert_array_equal(resumed.labels, whole.labels)
     np.testing.assert_allclose(resumed.embeddings, whole.embeddings, atol=1e-5)
     assert whole.model_dir.is_dir() and len(whole.history) >= 3
+    if method != "clusterbert":  # a watcher saw the corpus's unit embeddings after each epoch, once each
+        assert [d for d, _ in watched["whole"]] == [1, 2, 3] and [d for d, _ in watched["resumed"]] == [2, 3]
+        np.testing.assert_allclose(watched["whole"][-1][1], whole.embeddings, atol=1e-5)
+        np.testing.assert_allclose(watched["resumed"][0][1], watched["whole"][1][1], atol=1e-5)  # the kill's state
+        assert not np.allclose(watched["whole"][0][1], watched["whole"][2][1], atol=1e-3)  # epochs moved them
     if method == "clusterbert":
         assert [h["phase"] for h in whole.history] == ["tsdae", "cluster", "harden"]
 
@@ -403,16 +415,28 @@ def test_bench_adapt_removes_each_fits_adapted_encoder_once_it_is_scored(tmp_pat
         (folder / "model.safetensors").write_bytes(b"0" * 1000)
         made.append(folder)
         x = np.eye(len(ctx.texts), 4, dtype=np.float32)
+        if ctx.watch:  # each epoch's embeddings, the last one's too
+            for done in range(1, kwargs["epochs"] + 1):
+                ctx.watch(done, x)
         return Clustering(np.arange(len(ctx.texts)) % k, x[:k], "sccl", k, {}, [{"phase": "epoch"}], 0.1, 0, "cpu",
                           embeddings=x, model_dir=folder)
 
     monkeypatch.setitem(REGISTRY, "sccl", dataclasses.replace(REGISTRY["sccl"], fit=fit))
     scores = []
     texts, y = [f"text {i}" for i in range(8)], np.arange(8) % 2
-    adapt._adapt(argparse.Namespace(param=[], save_embeddings=None), "sccl", "default", texts, y, 2, 0, "cpu",
-                 np.eye(8, 4, dtype=np.float32), lambda **row: scores.append(row), {"dataset": "t"})
+    args = argparse.Namespace(param=[("epochs", 3)], save_embeddings=None, score_epochs=False)
+    adapt._adapt(args, "sccl", "default", texts, y, 2, 0, "cpu", np.eye(8, 4, dtype=np.float32),
+                 lambda **row: scores.append(row), {"dataset": "t"})
     assert made and not made[0].exists() and [r["method"] for r in scores][0] == REGISTRY["sccl"].label
     assert not list(Path(tempfile.gettempdir()).iterdir())
+    assert [r["method"] for r in scores] == ["SCCL", "K-Means on SCCL's embeddings"]
+    scores.clear()  # --score-epochs: K-Means after the epochs before the last as well, with the fit's parameters
+    adapt._adapt(argparse.Namespace(**{**vars(args), "score_epochs": True}), "sccl", "default", texts, y, 2, 0, "cpu",
+                 np.eye(8, 4, dtype=np.float32), lambda **row: scores.append(row), {"dataset": "t"})
+    assert [r["method"] for r in scores] == ["K-Means on SCCL's embeddings after epoch 1",
+                                             "K-Means on SCCL's embeddings after epoch 2", "SCCL",
+                                             "K-Means on SCCL's embeddings"]
+    assert scores[0]["params"] == {"epochs": 3} and 0 <= scores[0]["nmi"] <= 1
 
 
 def test_bench_adapt_merges_runs_once_per_seed_and_keeps_parameter_sets_apart(tmp_path):

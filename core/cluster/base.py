@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 
@@ -31,6 +31,9 @@ class ClusterContext:
     checkpoint: Path | None = None
     folder: Path | None = None  # the corpus's folder, where a method finds models trained for it
     embedding_set: str = "import"  # whose vectors ``vectors`` are (core/embedsets.py): a DAC model must match
+    # watch(units_done, embeddings): an encoder-adapting method shows the whole corpus's unit embeddings as each
+    # epoch left them (a benchmark scores every epoch against its labels; None: nobody watches)
+    watch: Callable[[int, np.ndarray], None] | None = None
 
     @property
     def n(self) -> int:

@@ -116,7 +116,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     runner = Runner(Checkpoint(ctx.checkpoint, {"method": "dec_crl", "k": k, "seed": seed, "params": p,
                                                 "rows": len(texts)}),
                     {"encoder": run.model, "heads": heads, "opt": opt, "sched": sched}, gen, device,
-                    total=int(p["epochs"]), progress=progress)
+                    total=int(p["epochs"]), progress=progress, watch=ctx.watch)
     if (state := runner.resume()) is None:
         with torch.no_grad():
             start = kmeans(heads.cluster(run.encode()).cpu().numpy(), k, seed=seed, device=device).centroids
@@ -125,7 +125,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     run.model.train()
     for _ in runner.units():
         with torch.no_grad():
-            q_all = soft_assign(heads.cluster(run.encode()), mu, p["alpha"])
+            q_all = soft_assign(heads.cluster(runner.seen(run.encode())), mu, p["alpha"])
             target = target_distribution(q_all) if p["target"] == "epoch" else None
         sizes = torch.bincount(q_all.argmax(1), minlength=k)
         parts = {"cl": [], "cluster": [], "rc": []}
@@ -134,7 +134,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
         runner.record({"epoch": runner.done + 1, **{name: float(np.mean(v)) for name, v in parts.items() if v},
                        "largest_share_before": round(float(sizes.max()) / n, 4),
                        "clusters_before": int((sizes > 0).sum())}, mu=mu.detach().cpu())
-    z = run.encode()
+    z = runner.seen(run.encode())
     with torch.no_grad():
         labels = soft_assign(heads.cluster(z), mu, p["alpha"]).argmax(1).cpu().numpy().astype(np.int32)
     emb, model_dir = run.finish(ctx, z, labels, k, runner.history, "dec_crl-")

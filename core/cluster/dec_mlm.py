@@ -58,7 +58,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     runner = Runner(Checkpoint(ctx.checkpoint, {"method": "dec_mlm", "k": k, "seed": seed, "params": p,
                                                 "rows": len(texts)}),
                     {"mlm": run.model, "opt": opt, **({"sched": sched} if sched else {})}, gen, device,
-                    total=p["epochs"], progress=progress, offset=warm)
+                    total=p["epochs"], progress=progress, offset=warm, watch=ctx.watch)
     state = runner.resume()
     start = state["mu"] if state is not None else kmeans(run.encode().cpu().numpy(), k, seed=seed, device=device).centroids
     with torch.no_grad():
@@ -69,7 +69,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     params_all = [*run.model.parameters(), mu]
     for _ in runner.units():
         with torch.no_grad():
-            q_all = soft_assign(run.encode(), mu, p["alpha"])
+            q_all = soft_assign(runner.seen(run.encode()), mu, p["alpha"])
         target = target_distribution(q_all) if p["target"] == "epoch" else None  # from the whole corpus
         sizes = torch.bincount(q_all.argmax(1), minlength=k)
         dec_losses, mlm_losses = [], []
@@ -88,7 +88,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
                        **({"mlm": float(np.mean(mlm_losses))} if mlm_losses else {}),
                        "largest_share_before": round(float(sizes.max()) / n, 4),
                        "clusters_before": int((sizes > 0).sum())}, mu=mu.detach().cpu())
-    z = run.encode()
+    z = runner.seen(run.encode())
     with torch.no_grad():
         labels = soft_assign(z, mu, p["alpha"]).argmax(1).cpu().numpy().astype(np.int32)
     emb, model_dir = run.finish(ctx, z, labels, k, runner.history, "dec_mlm-")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import torch
@@ -288,14 +288,17 @@ class Runner:
     reads it back from what :meth:`resume` returns. After every unit: the unit's figures go into
     ``history`` (with the seconds since the start), the checkpoint is written (parts, extra, history,
     units done, the random generators' states) and ``progress(done + offset, total + offset, info)``
-    is called. ``offset`` counts units a method ran before the runner's (DEC's pretraining)."""
+    is called. ``offset`` counts units a method ran before the runner's (DEC's pretraining). ``watch``
+    (the context's) is shown the corpus's embeddings after each unit (:meth:`seen`)."""
 
     def __init__(self, checkpoint: Checkpoint, parts: dict[str, Any], gen: np.random.Generator, device: str,
-                 total: int, progress: Progress | None = None, offset: int = 0):
+                 total: int, progress: Progress | None = None, offset: int = 0,
+                 watch: Callable[[int, np.ndarray], None] | None = None):
         self.checkpoint, self.parts, self.gen, self.device = checkpoint, parts, gen, device
-        self.total, self.progress, self.offset = total, progress, offset
+        self.total, self.progress, self.offset, self.watch = total, progress, offset, watch
         self.history: list[dict] = []
         self.done = 0
+        self._watched: set[int] = set()
         self.t0 = time.perf_counter()
 
     def resume(self) -> dict | None:
@@ -330,6 +333,15 @@ class Runner:
                               **Checkpoint.random_state(self.gen, self.device)})
         if self.progress:
             self.progress(self.done + self.offset, self.total + self.offset, info)
+
+    def seen(self, z: torch.Tensor) -> torch.Tensor:
+        """``z``, the whole corpus's embeddings encoded now (at a unit's start, or at the end), shown to the
+        watcher as unit vectors once per number of units done (none before the first unit: the base model's
+        are the caller's own); returns ``z`` unchanged, so a method wraps its encode in it."""
+        if self.watch is not None and self.done > 0 and self.done not in self._watched:
+            self._watched.add(self.done)
+            self.watch(self.done, nn.functional.normalize(z.detach().float(), dim=1).cpu().numpy())
+        return z
 
     def finish(self) -> None:
         """The fit is done: its checkpoint goes."""

@@ -69,7 +69,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     sched = warmup_decay(opt, steps_per_epoch(n, bs, smallest=2) * int(p["epochs"]), p["warmup"])
     runner = Runner(Checkpoint(ctx.checkpoint, {"method": "sccl", "k": k, "seed": seed, "params": p, "rows": n}),
                     {"encoder": run.model, "heads": heads, "opt": opt, "sched": sched}, gen, device,
-                    total=int(p["epochs"]), progress=progress)
+                    total=int(p["epochs"]), progress=progress, watch=ctx.watch)
     if runner.resume() is None:
         with torch.no_grad():
             heads.mu.copy_(torch.as_tensor(kmeans(run.encode().cpu().numpy(), k, seed=seed, device=device).centroids))
@@ -77,7 +77,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     params_all = [*run.model.parameters(), *heads.parameters()]
     for _ in runner.units():
         with torch.no_grad():
-            q_all = soft_assign(run.encode(), heads.mu, p["alpha"])
+            q_all = soft_assign(runner.seen(run.encode()), heads.mu, p["alpha"])
         epoch_target = target_distribution(q_all) if p["target"] == "epoch" else None
         sizes = torch.bincount(q_all.argmax(1), minlength=k)
         parts: dict[str, list] = {"instance": [], "cluster": []}
@@ -94,7 +94,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
         runner.record({"epoch": runner.done + 1, **{name: float(np.mean(v)) for name, v in parts.items() if v},
                        "largest_share_before": round(float(sizes.max()) / n, 4),
                        "clusters_before": int((sizes > 0).sum())})
-    z = run.encode()
+    z = runner.seen(run.encode())
     with torch.no_grad():
         labels = soft_assign(z, heads.mu, p["alpha"]).argmax(1).cpu().numpy().astype(np.int32)
     emb, model_dir = run.finish(ctx, z, labels, k, runner.history, "sccl-")
