@@ -12,10 +12,10 @@ k = the number of classes. For each method: NMI / ACC of its own assignment and 
 adapted embeddings, seconds and minutes per epoch per 10k texts; the run folder's ``table.md`` is
 rewritten after every fit (mean ± sd over seeds, the published figures beside), so a long grid can be
 read while it runs. ``--score-epochs``: K-Means on the adapted embeddings after every epoch too (lines
-"K-Means on <method>'s embeddings after epoch E"; SCCL, DEC-CRL and DEC-MLM show them), to see where a run
-turns; the last epoch's is the usual K-Means line. ``--subset N`` draws N texts (the same N for every method and seed: seed 0 of the
-draw). ``--save-embeddings`` writes the adapted embeddings (float16, corpus order) as
-DIR/<name>-<method>-<model>-s<seed>.npy, to import as an embedding set for the simulated annotator
+"K-Means on <method>'s embeddings after epoch E"; ClusterBERT's after each unit that encodes the corpus), to
+see where a run turns; the last epoch's is the usual K-Means line. ``--subset N`` draws N texts (the same N for
+every method and seed: seed 0 of the draw). ``--save-embeddings`` writes the adapted embeddings (float16,
+corpus order) as DIR/<name>-<method>-<model>-s<seed>.npy, to import as an embedding set for the simulated annotator
 (``python -m bench.adapt import-set``); ``python -m bench.adapt join-sets --corpus NAME --sets import SET
 --name NEW`` stores the sets side by side as one (each row unit, joined, scaled back to unit length: an
 ensemble the simulated annotator can run on). Needs numpy, pandas, torch, scikit-learn and

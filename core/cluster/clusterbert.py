@@ -68,6 +68,7 @@ class _Run:
         from core.embed import MULTILINGUAL_MODEL, resolve_model
 
         self.texts, self.k, self.p, self.device = texts, k, p, device
+        self.seen = lambda z: z  # the runner's watch (Runner.seen) once there is one
         path = resolve_model(p["model"])
         self.e5: Encoder | None = None
         if path == MULTILINGUAL_MODEL and uses_reconstruction(p):
@@ -112,7 +113,7 @@ class _Run:
         self.model.eval()
         out = [self.embed_batch(self.texts[s:s + 256]).float().cpu() for s in range(0, len(self.texts), 256)]
         self.model.train()
-        return torch.cat(out).numpy()
+        return self.seen(torch.cat(out)).numpy()
 
     def logits(self, emb: torch.Tensor) -> torch.Tensor:
         return self.head(emb) / self.p["temperature"]
@@ -148,9 +149,10 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
                                                 "rows": len(texts)}),
                     {"rec" if run.rec is not None else "model": run.trained(), "head": run.head, "opt_enc": opt_enc,
                      "opt_clu": opt_clu}, run.gen, device,
-                    total=len(plan), progress=progress)
+                    total=len(plan), progress=progress, watch=ctx.watch)
     if (state := runner.resume()) is not None:
         run.labels = np.asarray(tensor_to_numpy(state["labels"]))
+    run.seen = runner.seen  # the encodes of the pseudo-labels, of the hardening target and the last one are watched
     n, bs = len(texts), min(p["batch_size"], len(texts))
     run.model.train()  # dropout on while training (TSDAE's noise includes it)
     target: torch.Tensor | None = None
