@@ -270,6 +270,32 @@ def test_sccl_adapts_multilingual_e5_and_rejects_bad_parameters_by_name(titles):
             REGISTRY[method].fit(ClusterContext(x, texts), 4, **{name: bad})
 
 
+@pytest.mark.slow  # three small fine-tunings of MiniLM: about half a minute
+def test_sccl_anchor_holds_the_adapted_embeddings_near_the_base_encoders_and_survives_a_resume(titles, tmp_path):
+    texts, _ = titles
+    texts = texts[::3]  # 40 titles
+    x = np.zeros((len(texts), 1), np.float32)
+    base = REGISTRY["sccl"].fit(ClusterContext(x, texts), 4, epochs=0, max_length=24).embeddings  # untrained
+    hot = dict(epochs=2, batch_size=20, max_length=24, lr=3e-4, seed=1)  # a learning rate that moves it far
+
+    def fit(anchor, **kw):
+        return REGISTRY["sccl"].fit(ClusterContext(x, texts, **kw), 4, anchor=anchor, **hot)
+
+    free, held = fit(0.0), fit(20.0)
+    drift = {name: float(1 - (base * r.embeddings).sum(1).mean()) for name, r in (("free", free), ("held", held))}
+    assert drift["held"] < drift["free"] / 2 and drift["held"] > 0, drift  # held near, yet still trained
+    assert "anchor" in held.history[0] and "anchor" not in free.history[0]
+
+    def kill(step, total, info):
+        raise Killed
+
+    with pytest.raises(Killed):  # killed after its first epoch: the resumed run's leash is still the base encoder's
+        REGISTRY["sccl"].fit(ClusterContext(x, texts, checkpoint=tmp_path / "ck"), 4, anchor=20.0, progress=kill,
+                             **hot)
+    resumed = fit(20.0, checkpoint=tmp_path / "ck")
+    np.testing.assert_allclose(resumed.embeddings, held.embeddings, atol=1e-5)
+
+
 def test_the_masked_lm_loss_on_masked_positions_only_is_the_full_models_loss(titles):
     """mlm_loss runs the head on the masked positions only (e5's 250k-word vocabulary); on MiniLM it must
     give what transformers' BertForMaskedLM gives with the same mask over every position."""

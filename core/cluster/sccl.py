@@ -18,6 +18,11 @@ NAACL 2021): the sentence encoder is fine-tuned on the corpus with
   lifted StackOverflow, SearchSnippets and AgNews by 0.2-8.0 NMI and 0.4-6.6 ACC (seed 0; Biomedical at
   weight 1 not measured: bench/RESULTS.md, "An eleventh lease").
 
+- **L_anchor** (weight ``anchor``, 0 by default): the mean squared distance between a text's unit embedding now
+  and the base encoder's (before any training), ``2 (1 - cos)``: a leash that keeps the adapted space near the
+  one K-Means already clusters well, for corpora where the contrastive loss alone moves titles off their
+  topics (Biomedical: bench/RESULTS.md).
+
 The encoder's learning rate warms up over ``warmup`` of the steps and decays linearly to zero,
 gradients are clipped to ``clip``; the heads learn at ``head_lr`` (SCCL: 100x the encoder's). The
 labels are the soft assignment's arg-max on clean (eval-mode) embeddings. Checkpoint after every epoch
@@ -41,7 +46,7 @@ from core.cluster.deep import (Encoder, Runner, batch_or_epoch_target, batches, 
 
 DEFAULTS = {"model": "default", "epochs": 5, "batch_size": 128, "lr": 1e-5, "head_lr": 1e-3, "temperature": 0.5,
             "eta": 1.0, "target": "batch", "delete_ratio": 0.2, "swap_ratio": 0.1, "proj_dim": 128, "warmup": 0.1,
-            "clip": 1.0, "max_length": 64, "alpha": 1.0, "scale": 10.0}
+            "clip": 1.0, "max_length": 64, "alpha": 1.0, "scale": 10.0, "anchor": 0.0}
 
 
 class Heads(nn.Module):
@@ -70,9 +75,11 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     runner = Runner(Checkpoint(ctx.checkpoint, {"method": "sccl", "k": k, "seed": seed, "params": p, "rows": n}),
                     {"encoder": run.model, "heads": heads, "opt": opt, "sched": sched}, gen, device,
                     total=int(p["epochs"]), progress=progress, watch=ctx.watch)
+    base = run.encode() / p["scale"] if p["anchor"] > 0 else None  # the base encoder's (a resumed run's too)
     if runner.resume() is None:
         with torch.no_grad():
-            heads.mu.copy_(torch.as_tensor(kmeans(run.encode().cpu().numpy(), k, seed=seed, device=device).centroids))
+            start = base * p["scale"] if base is not None else run.encode()
+            heads.mu.copy_(torch.as_tensor(kmeans(start.cpu().numpy(), k, seed=seed, device=device).centroids))
     run.model.train()
     params_all = [*run.model.parameters(), *heads.parameters()]
     for _ in runner.units():
@@ -80,7 +87,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
             q_all = soft_assign(runner.seen(run.encode()), heads.mu, p["alpha"])
         epoch_target = target_distribution(q_all) if p["target"] == "epoch" else None
         sizes = torch.bincount(q_all.argmax(1), minlength=k)
-        parts: dict[str, list] = {"instance": [], "cluster": []}
+        parts: dict[str, list] = {"instance": [], "cluster": [], "anchor": []}
         for idx in batches(gen.permutation(n), bs, smallest=2):  # a contrastive batch needs two texts
             batch = [texts[j] for j in idx]
             augmented = [swap_words(delete_words(t, p["delete_ratio"], gen), p["swap_ratio"], gen) for t in batch]
@@ -88,7 +95,12 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
             inst = nt_xent(heads.instance(z1), heads.instance(z2), p["temperature"])
             q = soft_assign(z1, heads.mu, p["alpha"])
             clu = kl_to_target(q, batch_or_epoch_target(q, idx, epoch_target))
-            step(inst + p["eta"] * clu, opt, params_all, p["clip"], sched)
+            loss = inst + p["eta"] * clu
+            if base is not None:
+                anc = (z1 / p["scale"] - base[torch.from_numpy(idx).to(device)]).pow(2).sum(1).mean()
+                loss = loss + p["anchor"] * anc
+                parts["anchor"].append(anc.item())
+            step(loss, opt, params_all, p["clip"], sched)
             parts["instance"].append(inst.item())
             parts["cluster"].append(clu.item())
         runner.record({"epoch": runner.done + 1, **{name: float(np.mean(v)) for name, v in parts.items() if v},
@@ -110,8 +122,9 @@ LIMITS = {"target": frozenset({"epoch", "batch"}),
           "epochs": (0, 1000), "batch_size": (2, 100_000), "lr": (1e-12, 10.0), "head_lr": (1e-12, 10.0),
           "temperature": (1e-6, 1e6), "eta": (0.0, 1e6), "delete_ratio": (0.0, 1.0), "swap_ratio": (0.0, 1.0),
           "proj_dim": (1, 4096), "warmup": (0.0, 1.0), "clip": (0.0, 1e6), "max_length": (4, 8192),
-          "alpha": (1e-6, 1e6), "scale": (1e-6, 1e6)}
+          "alpha": (1e-6, 1e6), "scale": (1e-6, 1e6), "anchor": (0.0, 1e6)}
 
 METHOD = Method("sccl", "SCCL", "Fine-tunes the encoder with a contrastive loss between a text and its augmented "
                 "copy (word deletion and swaps, dropout) plus DEC's clustering loss on the encoder's own "
-                "embeddings (weight eta); gives an embedding set.", fit, DEFAULTS, needs_texts=True, limits=LIMITS)
+                "embeddings (weight eta), optionally held near the base encoder's embeddings (weight anchor); gives an "
+                "embedding set.", fit, DEFAULTS, needs_texts=True, limits=LIMITS)
