@@ -12,8 +12,8 @@ k = the number of classes. For each method: NMI / ACC of its own assignment and 
 adapted embeddings, seconds and minutes per epoch per 10k texts; the run folder's ``table.md`` is
 rewritten after every fit (mean ± sd over seeds, the published figures beside), so a long grid can be
 read while it runs. ``--score-epochs``: K-Means on the adapted embeddings after every epoch too (lines
-"K-Means on <method>'s embeddings after epoch E"; ClusterBERT's after each unit that encodes the corpus), to
-see where a run turns; the last epoch's is the usual K-Means line. ``--subset N`` draws N texts (the same N for
+"K-Means on <method>'s embeddings after epoch E"; ClusterBERT's after each epoch that encodes the corpus), to
+see where a run turns (the last epoch's repeats the usual K-Means line). ``--subset N`` draws N texts (the same N for
 every method and seed: seed 0 of the draw). ``--save-embeddings`` writes the adapted embeddings (float16,
 corpus order) as DIR/<name>-<method>-<model>-s<seed>.npy, to import as an embedding set for the simulated annotator
 (``python -m bench.adapt import-set``); ``python -m bench.adapt join-sets --corpus NAME --sets import SET
@@ -161,12 +161,10 @@ def _adapt(a, method, model, texts, y, k, seed, device, base, score, common) -> 
     params = method_params(a.param, method)
     t0 = time.perf_counter()
 
-    def watch(done: int, x: np.ndarray) -> None:  # after each epoch but the last (that one is scored below)
-        if done < epochs:
-            score(**common, seed=seed, method=f"K-Means on {label}'s embeddings after epoch {done}", params=params,
-                  **_scores(kmeans_scores(x, y, k, seed)))
+    def watch(done: int, x: np.ndarray) -> None:  # the last epoch's too: the whole path in one run of lines
+        score(**common, seed=seed, method=f"K-Means on {label}'s embeddings after epoch {done}", params=params,
+              **_scores(kmeans_scores(x, y, k, seed)))
 
-    epochs = int(params.get("epochs", REGISTRY[method].defaults.get("epochs", 0)))
     try:
         r = REGISTRY[method].fit(ClusterContext(base, texts, watch=watch if a.score_epochs else None), k, seed=seed,
                                  device=device,

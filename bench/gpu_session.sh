@@ -57,6 +57,13 @@
 #   STEPS="app adapt" ADAPT_MODEL=multilingual-e5-small BUDGET=545 ADAPT_THREADS=1 APP_LIMIT=150
 #     SCCL_ARGS="--save-embeddings /tmp/emb" RUNS="stackoverflow:clusterbert:0 ... searchsnippets:dec_crl:0"
 #   STEPS=adapt ADAPT_MODEL=multilingual-e5-small BUDGET=300 ADAPT_THREADS=2 RUNS="stackoverflow:clusterbert:1 ..."
+# Prepared for the next lease (2026-12-04, 16:03 UTC on; no device lent then): where SCCL turns on Biomedical (K-Means
+# after every epoch: --score-epochs) and whether its leash to the base encoder (anchor) keeps it level there without
+# losing the other three's gains. Carrying .gpu_e5x: STEPS=adapt BUDGET=560 ADAPT_MODEL=multilingual-e5-small
+# ADAPT_THREADS=1 SCCL_ARGS="--score-epochs" RUNS="biomedical:sccl:0 biomedical:sccl:0:anchor=10.0
+# biomedical:sccl:0:anchor=50.0 biomedical:sccl:1:anchor=10.0 biomedical:sccl:2:anchor=10.0
+# stackoverflow:sccl:0:anchor=10.0 searchsnippets:sccl:0:anchor=10.0 agnews8000:sccl:0:anchor=10.0" (eight; nine such
+# runs took 318 s), then the same carrying .gpu with ADAPT_MODEL=/tmp/minilm.
 # The 2026-11-27 lease (02:32 UTC) ran two calls on one warm machine, asking for the H100 (issue 30's targets name it), carrying .gpu_e5x
 # (`pack-e5 --texts` over tweets20k + the four benchmarks, their CSVs; no site_box) and .whl (faiss-cpu 1.15.1, abi3):
 #   STEPS="embed search adapt" BUDGET=555 ADAPT_MODEL=multilingual-e5-small ADAPT_THREADS=2

@@ -456,11 +456,12 @@ def test_bench_adapt_removes_each_fits_adapted_encoder_once_it_is_scored(tmp_pat
     assert made and not made[0].exists() and [r["method"] for r in scores][0] == REGISTRY["sccl"].label
     assert not list(Path(tempfile.gettempdir()).iterdir())
     assert [r["method"] for r in scores] == ["SCCL", "K-Means on SCCL's embeddings"]
-    scores.clear()  # --score-epochs: K-Means after the epochs before the last as well, with the fit's parameters
+    scores.clear()  # --score-epochs: K-Means after every epoch as well, with the fit's parameters
     adapt._adapt(argparse.Namespace(**{**vars(args), "score_epochs": True}), "sccl", "default", texts, y, 2, 0, "cpu",
                  np.eye(8, 4, dtype=np.float32), lambda **row: scores.append(row), {"dataset": "t"})
     assert [r["method"] for r in scores] == ["K-Means on SCCL's embeddings after epoch 1",
-                                             "K-Means on SCCL's embeddings after epoch 2", "SCCL",
+                                             "K-Means on SCCL's embeddings after epoch 2",
+                                             "K-Means on SCCL's embeddings after epoch 3", "SCCL",
                                              "K-Means on SCCL's embeddings"]
     assert scores[0]["params"] == {"epochs": 3} and 0 <= scores[0]["nmi"] <= 1
 
