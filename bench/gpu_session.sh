@@ -60,10 +60,11 @@
 # Prepared for the next lease (2026-12-04, 16:03 UTC on; no device lent then): where SCCL turns on Biomedical (K-Means
 # after every epoch: --score-epochs) and whether its leash to the base encoder (anchor) keeps it level there without
 # losing the other three's gains. Carrying .gpu_e5x: STEPS=adapt BUDGET=560 ADAPT_MODEL=multilingual-e5-small
-# ADAPT_THREADS=1 SCCL_ARGS="--score-epochs" RUNS="biomedical:sccl:0 biomedical:sccl:0:anchor=10.0
-# biomedical:sccl:0:anchor=50.0 biomedical:sccl:1:anchor=10.0 biomedical:sccl:2:anchor=10.0
-# stackoverflow:sccl:0:anchor=10.0 searchsnippets:sccl:0:anchor=10.0 agnews8000:sccl:0:anchor=10.0" (eight; nine such
-# runs took 318 s), then the same carrying .gpu with ADAPT_MODEL=/tmp/minilm.
+# ADAPT_THREADS=1 SCCL_ARGS="--score-epochs" RUNS="biomedical:sccl:0 biomedical:sccl:0:anchor=2.0
+# biomedical:sccl:0:anchor=10.0 biomedical:sccl:0:anchor=50.0 biomedical:sccl:1:anchor=10.0
+# stackoverflow:sccl:0:anchor=2.0 searchsnippets:sccl:0:anchor=2.0 agnews8000:sccl:0:anchor=2.0" (eight; nine such
+# runs took 318 s), then the same carrying .gpu with ADAPT_MODEL=/tmp/minilm. (On 2,000-text CPU subsets anchor=10
+# cost SearchSnippets 3.5 NMI and Biomedical's subset did not collapse: bench/RESULTS.md, "Where SCCL turns".)
 # The 2026-11-27 lease (02:32 UTC) ran two calls on one warm machine, asking for the H100 (issue 30's targets name it), carrying .gpu_e5x
 # (`pack-e5 --texts` over tweets20k + the four benchmarks, their CSVs; no site_box) and .whl (faiss-cpu 1.15.1, abi3):
 #   STEPS="embed search adapt" BUDGET=555 ADAPT_MODEL=multilingual-e5-small ADAPT_THREADS=2
