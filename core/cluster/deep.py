@@ -298,7 +298,7 @@ class Runner:
         self.total, self.progress, self.offset, self.watch = total, progress, offset, watch
         self.history: list[dict] = []
         self.done = 0
-        self._watched: set[int] = set()
+        self._watched = 0  # the units done when the watcher last saw the corpus
         self.t0 = time.perf_counter()
 
     def resume(self) -> dict | None:
@@ -338,8 +338,8 @@ class Runner:
         """``z``, the whole corpus's embeddings encoded now (at a unit's start, or at the end), shown to the
         watcher as unit vectors once per number of units done (none before the first unit: the base model's
         are the caller's own); returns ``z`` unchanged, so a method wraps its encode in it."""
-        if self.watch is not None and self.done > 0 and self.done not in self._watched:
-            self._watched.add(self.done)
+        if self.watch is not None and self.done > self._watched:
+            self._watched = self.done
             self.watch(self.done, nn.functional.normalize(z.detach().float(), dim=1).cpu().numpy())
         return z
 

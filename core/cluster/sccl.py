@@ -75,10 +75,10 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     runner = Runner(Checkpoint(ctx.checkpoint, {"method": "sccl", "k": k, "seed": seed, "params": p, "rows": n}),
                     {"encoder": run.model, "heads": heads, "opt": opt, "sched": sched}, gen, device,
                     total=int(p["epochs"]), progress=progress, watch=ctx.watch)
-    base = run.encode() / p["scale"] if p["anchor"] > 0 else None  # the base encoder's (a resumed run's too)
+    base = run.encode() if p["anchor"] > 0 else None  # the base encoder's, scaled (a resumed run's leash too)
     if runner.resume() is None:
         with torch.no_grad():
-            start = base * p["scale"] if base is not None else run.encode()
+            start = base if base is not None else run.encode()
             heads.mu.copy_(torch.as_tensor(kmeans(start.cpu().numpy(), k, seed=seed, device=device).centroids))
     run.model.train()
     params_all = [*run.model.parameters(), *heads.parameters()]
@@ -97,7 +97,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
             clu = kl_to_target(q, batch_or_epoch_target(q, idx, epoch_target))
             loss = inst + p["eta"] * clu
             if base is not None:
-                anc = (z1 / p["scale"] - base[torch.from_numpy(idx).to(device)]).pow(2).sum(1).mean()
+                anc = ((z1 - base[torch.from_numpy(idx).to(device)]) / p["scale"]).pow(2).sum(1).mean()
                 loss = loss + p["anchor"] * anc
                 parts["anchor"].append(anc.item())
             step(loss, opt, params_all, p["clip"], sched)
