@@ -65,6 +65,45 @@ def test_dec_crl_parts_contrast_partners_keep_words_and_make_distributions():
     assert torch.isfinite(loss) and loss > 0
 
 
+def test_the_fused_adamw_makes_the_for_loop_kernels_update_and_resumes_an_older_checkpoints_state():
+    """The adapting methods' optimiser (core.cluster.deep.adamw) is torch's fused kernel: the same steps as the
+    default one, and an optimiser state saved by a run before it (the for-loop kernel's) loads and goes on."""
+    import copy
+
+    from core.cluster.deep import adamw
+
+    g = torch.Generator().manual_seed(0)
+    nets = [torch.nn.Sequential(torch.nn.Embedding(500, 16), torch.nn.Linear(16, 4)) for _ in range(3)]
+    for net in nets[1:]:
+        net.load_state_dict(nets[0].state_dict())
+    start = [p.detach().clone() for p in nets[0].parameters()]
+    grads = [[torch.randn(p.shape, generator=g) for p in nets[0].parameters()] for _ in range(6)]
+    old = torch.optim.AdamW(nets[0].parameters(), lr=1e-2, weight_decay=0.01)
+    new = adamw([{"params": nets[1].parameters(), "lr": 1e-2}], weight_decay=0.01)  # a generator, as the methods
+    assert new.defaults["fused"] is True and old.defaults["fused"] is None
+    assert len(new.param_groups[0]["params"]) == 3
+    for opt, net in ((old, nets[0]), (new, nets[1])):
+        for grad in grads[:3]:
+            for p, gp in zip(net.parameters(), grad):
+                p.grad = gp.clone()
+            opt.step()
+    for a, b, before in zip(nets[0].parameters(), nets[1].parameters(), start):
+        torch.testing.assert_close(a, b, rtol=0, atol=1e-6)
+        assert (a - before).abs().mean() > 1e-3  # three steps moved the weights (lr 0.01)
+    # an older checkpoint: the for-loop state, three steps in, resumed by the fused optimiser of a newer run
+    nets[2].load_state_dict(nets[0].state_dict())
+    resumed = adamw(nets[2].parameters(), lr=1e-2, weight_decay=0.01)
+    resumed.load_state_dict(copy.deepcopy(old.state_dict()))  # as read back from a file: tensors of its own
+    for opt, net in ((old, nets[0]), (resumed, nets[2])):
+        for grad in grads[3:]:
+            for p, gp in zip(net.parameters(), grad):
+                p.grad = gp.clone()
+            opt.step()
+    for a, b in zip(nets[0].parameters(), nets[2].parameters()):
+        torch.testing.assert_close(a, b, rtol=0, atol=1e-6)
+    assert resumed.state[next(nets[2].parameters())]["step"].item() == 6
+
+
 def test_warm_up_then_decay_to_zero_and_batch_targets_are_sharper_distributions():
     from core.cluster.deep import batch_or_epoch_target, warmup_decay
 
@@ -380,7 +419,7 @@ def test_dec_mlm_head_warm_up_trains_the_head_alone_and_leaves_the_encoder_and_i
 
 @pytest.mark.slow  # fine-tunes multilingual-e5-small with a 250k-word MLM head: about a minute
 def test_dec_mlm_adapts_multilingual_e5_with_a_head_tied_to_its_word_embeddings(titles):
-    from core.cluster.deep import Encoder
+    from core.cluster.deep import Encoder, adamw
     from core.cluster.dec_mlm import DEFAULTS
 
     texts = titles[0][::3]  # 40 titles
@@ -388,7 +427,7 @@ def test_dec_mlm_adapts_multilingual_e5_with_a_head_tied_to_its_word_embeddings(
     run = Encoder(texts, {**DEFAULTS, "model": "multilingual-e5-small", "max_length": 24}, seed=0, device="cpu")
     assert run.model.cls.words.weight is run.encoder.embeddings.word_embeddings.weight  # tied, not a copy
     assert run.tok.mask == 250001  # XLM-R's <mask>
-    opt = torch.optim.AdamW(run.model.parameters(), lr=1e-4)
+    opt = adamw(run.model.parameters(), lr=1e-4)  # the methods' optimiser
     b = run.batch(texts)
     torch.manual_seed(0)
     losses = []
@@ -557,3 +596,25 @@ def test_joined_sets_weigh_each_set_alike_and_a_missing_set_is_named(so_corpus, 
         join_sets("so", ["import", "nope"], "bad", root)
     with pytest.raises(ValueError, match="at least two"):
         join_sets("so", ["import"], "one", root)
+
+
+def test_bench_adamw_times_both_kernels_in_one_run_to_the_same_embeddings(tmp_path, monkeypatch, capsys):
+    """bench/adamw.py's figures (fused AdamW against the for-loop kernel): one fit of each, a line per fit, one
+    median line that says how far their embeddings end apart, and a timed optimiser step of each kernel."""
+    import json
+
+    from bench import adamw
+    from core.cluster import deep
+
+    monkeypatch.setenv("SEMANNO_BENCH_RESULTS", str(tmp_path / "results"))
+    assert adamw.main(["--data", str(shared_file("stackoverflow.csv")), "--texts", "16", "--repeats", "1",
+                       "--method", "dec_mlm", "--model", "default"]) == 0
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines() if x.startswith("{")]
+    fits = [x for x in lines if x["event"] == "fit"]
+    assert sorted(x["fused"] for x in fits) == [False, True] and all(x["seconds"] > 0 for x in fits)
+    (median,) = [x for x in lines if x["event"] == "median"]
+    assert median["largest_difference"] < 1e-4 and median["ratio"] > 0
+    (step,) = [x for x in lines if x["event"] == "optimiser step"]
+    assert step["parameters"] > 20_000_000 and step["fused_later_s"] > 0 and step["for_loop_later_s"] > 0
+    assert deep.FUSED is True  # the switch put back for the app's fits
+    assert not list(tmp_path.glob("system-tmp/*"))  # every fit's adapted encoder removed

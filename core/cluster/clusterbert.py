@@ -37,7 +37,7 @@ import torch
 from torch import nn
 
 from core.cluster.base import Checkpoint, ClusterContext, Clustering, Method, Progress
-from core.cluster.deep import (Encoder, Runner, delete_words, model_folder, quiet_loading, seeded_fit,
+from core.cluster.deep import (Encoder, Runner, adamw, delete_words, model_folder, quiet_loading, seeded_fit,
                                target_distribution, texts_and_k)
 from core.safeload import tensor_to_numpy
 
@@ -143,8 +143,8 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     t0 = time.perf_counter()
     run = _Run(texts, k, p, seed, device)
     plan = schedule(p)
-    opt_enc = torch.optim.AdamW(run.trained().parameters(), lr=p["tsdae_lr"])
-    opt_clu = torch.optim.AdamW([*run.trained().parameters(), *run.head.parameters()], lr=p["lr"])
+    opt_enc = adamw(run.trained().parameters(), lr=p["tsdae_lr"])
+    opt_clu = adamw([*run.trained().parameters(), *run.head.parameters()], lr=p["lr"])
     runner = Runner(Checkpoint(ctx.checkpoint, {"method": "clusterbert", "k": k, "seed": seed, "params": p,
                                                 "rows": len(texts)}),
                     {"rec" if run.rec is not None else "model": run.trained(), "head": run.head, "opt_enc": opt_enc,

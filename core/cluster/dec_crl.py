@@ -38,8 +38,8 @@ import torch
 from torch import nn
 
 from core.cluster.base import Checkpoint, ClusterContext, Clustering, Method, Progress
-from core.cluster.deep import (Encoder, Runner, batch_or_epoch_target, batches, delete_words, kl_to_target, nt_xent,
-                               seeded_fit, soft_assign, step, steps_per_epoch, swap_words, target_distribution,
+from core.cluster.deep import (Encoder, Runner, adamw, batch_or_epoch_target, batches, delete_words, kl_to_target,
+                               nt_xent, seeded_fit, soft_assign, step, steps_per_epoch, swap_words, target_distribution,
                                texts_and_k, warmup_decay)
 
 DEFAULTS = {"model": "default", "epochs": 1, "batch_size": 64, "lr": 2e-5, "head_lr": 1e-3, "temperature": 0.5,
@@ -109,7 +109,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     gen = np.random.default_rng(seed)
     space = run.encoder.config.hidden_size if p["space"] == "embedding" else int(p["proj_dim"])
     mu = nn.Parameter(torch.zeros(k, space, device=device))
-    opt = torch.optim.AdamW([{"params": run.model.parameters(), "lr": p["lr"]},
+    opt = adamw([{"params": run.model.parameters(), "lr": p["lr"]},
                              {"params": list(heads.parameters()) + [mu], "lr": p["head_lr"]}])
     n, bs = len(texts), max(2, min(int(p["batch_size"]), len(texts)))
     sched = warmup_decay(opt, steps_per_epoch(n, bs, smallest=2) * int(p["epochs"]), p["warmup"])

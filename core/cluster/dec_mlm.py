@@ -30,8 +30,8 @@ import torch
 from torch import nn
 
 from core.cluster.base import Checkpoint, ClusterContext, Clustering, Method, Progress
-from core.cluster.deep import (Encoder, Runner, batch_or_epoch_target, batches, kl_to_target, seeded_fit, soft_assign,
-                               step, steps_per_epoch, target_distribution, texts_and_k, warmup_decay)
+from core.cluster.deep import (Encoder, Runner, adamw, batch_or_epoch_target, batches, kl_to_target, seeded_fit,
+                               soft_assign, step, steps_per_epoch, target_distribution, texts_and_k, warmup_decay)
 
 DEFAULTS = {"model": "default", "epochs": 3, "batch_size": 32, "lr": 2e-5, "cluster_lr": 1e-3, "mlm_weight": 1.0,
             "mask_ratio": 0.15, "target": "epoch", "warmup": 0.0, "clip": 0.0, "max_length": 64, "alpha": 1.0,
@@ -49,7 +49,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     gen = np.random.default_rng(seed)
     mu = nn.Parameter(torch.zeros(k, run.encoder.config.hidden_size, device=device))
     head = head_params(run)  # new weights: they train at head_lr (0: at lr; on e5 that collapsed the clusters)
-    opt = torch.optim.AdamW([{"params": run.encoder.parameters(), "lr": p["lr"]},
+    opt = adamw([{"params": run.encoder.parameters(), "lr": p["lr"]},
                              {"params": head, "lr": p["head_lr"] or p["lr"]},
                              {"params": [mu], "lr": p["cluster_lr"]}])
     n, bs = len(texts), min(p["batch_size"], len(texts))
@@ -110,7 +110,7 @@ def _warm_head(run: Encoder, head: list, texts: list[str], bs: int, p: dict, see
     so the main loop's draws are those of a run without it. ``report(pass, info)`` after each pass (history
     and progress, as DEC's pretraining)."""
     words = run.encoder.embeddings.word_embeddings.weight
-    opt = torch.optim.AdamW(head, lr=p["head_lr"] or p["lr"])
+    opt = adamw(head, lr=p["head_lr"] or p["lr"])
     order = np.random.default_rng([seed, 7])
     words.requires_grad_(False)
     try:

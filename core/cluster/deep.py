@@ -96,6 +96,17 @@ def warmup_decay(opt: torch.optim.Optimizer, total_steps: int, warmup: float) ->
     return torch.optim.lr_scheduler.LambdaLR(opt, factor)
 
 
+FUSED = True  # bench.adamw sets False to time the for-loop AdamW beside the fused one in the same run
+
+
+def adamw(groups, **kwargs) -> torch.optim.AdamW:
+    """The encoder-adapting methods' AdamW, with torch's fused kernel (one pass over all parameters; it has one for
+    the CPU, CUDA and Apple's GPUs). The for-loop kernel torch picks by default on the CPU spent 4-6 s on each of
+    e5's first steps and 0.5-0.75 s on each later one (its 250,000-word embeddings); the fused one 0.1-0.4 s
+    (bench/adamw.py, bench/RESULTS.md). The same update up to float rounding."""
+    return torch.optim.AdamW(groups, fused=True if FUSED else None, **kwargs)
+
+
 def step(loss: torch.Tensor, opt: torch.optim.Optimizer, params, clip: float, sched=None) -> None:
     """One optimiser step: backward, gradients clipped to norm ``clip`` (0: not clipped), step, schedule."""
     opt.zero_grad()

@@ -40,8 +40,8 @@ import torch
 from torch import nn
 
 from core.cluster.base import Checkpoint, ClusterContext, Clustering, Method, Progress
-from core.cluster.deep import (Encoder, Runner, batch_or_epoch_target, batches, delete_words, kl_to_target, nt_xent,
-                               seeded_fit, soft_assign, step, steps_per_epoch, swap_words, target_distribution,
+from core.cluster.deep import (Encoder, Runner, adamw, batch_or_epoch_target, batches, delete_words, kl_to_target,
+                               nt_xent, seeded_fit, soft_assign, step, steps_per_epoch, swap_words, target_distribution,
                                texts_and_k, warmup_decay)
 
 DEFAULTS = {"model": "default", "epochs": 5, "batch_size": 128, "lr": 1e-5, "head_lr": 1e-3, "temperature": 0.5,
@@ -69,7 +69,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     gen = np.random.default_rng(seed)
     heads = Heads(run.encoder.config.hidden_size, k, int(p["proj_dim"])).to(device)
     n, bs = len(texts), max(2, min(int(p["batch_size"]), len(texts)))
-    opt = torch.optim.AdamW([{"params": run.model.parameters(), "lr": p["lr"]},
+    opt = adamw([{"params": run.model.parameters(), "lr": p["lr"]},
                              {"params": heads.parameters(), "lr": p["head_lr"]}])
     sched = warmup_decay(opt, steps_per_epoch(n, bs, smallest=2) * int(p["epochs"]), p["warmup"])
     runner = Runner(Checkpoint(ctx.checkpoint, {"method": "sccl", "k": k, "seed": seed, "params": p, "rows": n}),
