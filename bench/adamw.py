@@ -1,0 +1,120 @@
+"""The encoder-adapting methods' optimiser: torch's fused AdamW (core.cluster.deep.adamw) against the for-loop
+kernel torch picks by default on the CPU, in the same run, fit by fit.
+
+    python -m bench.adamw [--data ../shared/data/stackoverflow.csv] [--texts 120] [--repeats 3]
+        [--method sccl dec_crl dec_mlm clusterbert] [--model default multilingual-e5-small] [--epochs 1]
+        [--threads 2]
+
+After one warm-up fit per encoder (counted for neither kernel), each method x encoder is fit ``--repeats`` times
+with each kernel, in turns (for-loop then fused, fused then for-loop, ...), on the first ``--texts`` titles of the
+file (k = its classes among them), one epoch each by default (ClusterBERT: one round of each stage; on e5 without
+TSDAE, which needs a decoder e5 lacks), no checkpoint. Before an encoder's fits, one AdamW step over all its
+parameters (random gradients) is timed with each kernel: the first and later ones.
+One JSON line per fit (seconds, the kernel) and one per method x encoder: the median seconds of each kernel, the
+ratio, and how far the two kernels' embeddings end apart (the largest difference of a coordinate: float rounding,
+not a different method).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import time
+
+import numpy as np
+import pandas as pd
+
+from testbed.common import emit, run_folder
+
+ONE_EPOCH = {"clusterbert": dict(tsdae_epochs=1, cluster_rounds=1, cluster_epochs=1, harden_epochs=1)}
+
+
+def fit_params(method: str, model: str, epochs: int) -> dict:
+    params = dict(ONE_EPOCH.get(method, {"epochs": epochs}), batch_size=16, max_length=32)
+    if method == "clusterbert" and model != "default":
+        params["tsdae_epochs"] = 0  # e5 comes without the decoder TSDAE needs (ClusterBERT says so)
+    return params
+
+
+def optimiser_steps(model: str, steps: int) -> dict:
+    """Seconds of one AdamW step over the whole encoder's parameters (random gradients), each kernel: the first
+    step (it makes the moments' tensors) and the median of ``steps`` later ones."""
+    import torch
+
+    from core.cluster.deep import Encoder
+
+    params = list(Encoder(["a title"], {"model": model, "max_length": 8}, 0, "cpu", mlm=False).encoder.parameters())
+    out = {"model": model, "parameters": sum(p.numel() for p in params)}
+    for name, fused in (("for_loop", None), ("fused", True)):
+        for p in params:
+            p.grad = torch.randn_like(p) * 1e-3
+        opt = torch.optim.AdamW(params, lr=1e-5, fused=fused)
+        times = []
+        for _ in range(steps + 1):
+            t0 = time.perf_counter()
+            opt.step()
+            times.append(time.perf_counter() - t0)
+        out[f"{name}_first_s"], out[f"{name}_later_s"] = round(times[0], 3), round(float(np.median(times[1:])), 3)
+        del opt
+    return out
+
+
+def fit_once(method: str, model: str, texts: list[str], k: int, fused: bool, params: dict):
+    from core.cluster import REGISTRY, ClusterContext
+    from core.cluster import deep
+
+    deep.FUSED = fused
+    try:
+        t0 = time.perf_counter()
+        out = REGISTRY[method].fit(ClusterContext(np.zeros((len(texts), 1), np.float32), texts), k, seed=0,
+                                   model=model, **params)
+        seconds = time.perf_counter() - t0
+    finally:
+        deep.FUSED = True
+    if out.model_dir is not None:
+        shutil.rmtree(out.model_dir, ignore_errors=True)  # 90-450 MB a fit that no figure reads
+    return seconds, out.embeddings
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", default="../shared/data/stackoverflow.csv")
+    ap.add_argument("--texts", type=int, default=120)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--method", nargs="+", default=["sccl", "dec_crl", "dec_mlm", "clusterbert"])
+    ap.add_argument("--model", nargs="+", default=["default", "multilingual-e5-small"])
+    ap.add_argument("--epochs", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=2)
+    args = ap.parse_args(argv)
+    import torch
+
+    torch.set_num_threads(args.threads)
+    run_folder("adamw", argv if argv is not None else [])
+    frame = pd.read_csv(args.data, dtype=str, keep_default_na=False).head(args.texts)
+    texts, k = frame["text"].tolist(), max(2, frame["label"].nunique())
+    emit(event="setup", data=args.data, texts=len(texts), k=k, threads=args.threads,
+         device="cpu", cpu=torch.backends.cpu.get_cpu_capability())
+    for model in args.model:
+        emit(event="optimiser step", **optimiser_steps(model, 5))
+        # the model's first load and torch's first passes, counted for neither kernel
+        seconds, _ = fit_once(args.method[0], model, texts, k, True, fit_params(args.method[0], model, args.epochs))
+        emit(event="warm-up", method=args.method[0], model=model, seconds=round(seconds, 2))
+        for method in args.method:
+            params = fit_params(method, model, args.epochs)
+            times: dict[bool, list[float]] = {False: [], True: []}
+            last: dict[bool, np.ndarray] = {}
+            for r in range(args.repeats):
+                for fused in ((False, True) if r % 2 == 0 else (True, False)):
+                    seconds, emb = fit_once(method, model, texts, k, fused, params)
+                    times[fused].append(seconds)
+                    last[fused] = emb
+                    emit(event="fit", method=method, model=model, fused=fused, seconds=round(seconds, 2))
+            loop, fused_s = (float(np.median(times[f])) for f in (False, True))
+            emit(event="median", method=method, model=model, repeats=args.repeats, params=params,
+                 for_loop_s=round(loop, 2), fused_s=round(fused_s, 2), ratio=round(loop / fused_s, 2),
+                 largest_difference=float(np.abs(last[False] - last[True]).max()))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
