@@ -26,7 +26,7 @@ import torch
 from torch import nn
 
 from core.cluster.base import Checkpoint, ClusterContext, Clustering, Method, Progress, as_vectors, check_k
-from core.cluster.deep import Runner, kl_to_target, seeded_fit, soft_assign, target_distribution
+from core.cluster.deep import Runner, adam, kl_to_target, seeded_fit, soft_assign, target_distribution
 
 
 class AutoEncoder(nn.Module):
@@ -84,7 +84,7 @@ class _Batches:
 
 def _pretrain(model: AutoEncoder, x: torch.Tensor, batches: _Batches, p: dict, report) -> None:
     """Train the autoencoder to reconstruct the embeddings (MSE), one report per epoch."""
-    opt = torch.optim.Adam(model.parameters(), lr=p["lr"])
+    opt = adam(model.parameters(), lr=p["lr"])
     n = len(x)
     for epoch in range(p["pretrain_epochs"]):
         total_loss = 0.0
@@ -155,7 +155,7 @@ def train(ctx: ClusterContext, k: int | None, *, method: str, gamma: float | Non
         torch.manual_seed(seed)
         model = AutoEncoder(x.shape[1], p["hidden"], p["latent"]).to(device)
     mu = nn.Parameter(torch.zeros(k, p["latent"], device=device))
-    opt = torch.optim.Adam([*model.parameters(), mu], lr=p["cluster_lr"])
+    opt = adam([*model.parameters(), mu], lr=p["cluster_lr"])
     key = {"method": method, "k": k, "seed": seed, "gamma": gamma, "shape": tuple(x.shape),
            "params": {name: list(v) if isinstance(v, tuple) else v for name, v in p.items()}}
     runner = Runner(Checkpoint(ctx.checkpoint, key), {"model": model, "opt": opt}, gen, device,
