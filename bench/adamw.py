@@ -3,7 +3,7 @@ kernel torch picks by default on the CPU, in the same run, fit by fit.
 
     python -m bench.adamw [--data ../shared/data/stackoverflow.csv] [--texts 120] [--repeats 3]
         [--method sccl dec_crl dec_mlm clusterbert] [--model default multilingual-e5-small] [--epochs 1]
-        [--threads 2]
+        [--threads 2] [--dec-rows 20000]
 
 After one warm-up fit per encoder (counted for neither kernel), each method x encoder is fit ``--repeats`` times
 with each kernel, in turns (for-loop then fused, fused then for-loop, ...), on the first ``--texts`` titles of the
@@ -12,7 +12,9 @@ TSDAE, which needs a decoder e5 lacks), no checkpoint. Before an encoder's fits,
 parameters (random gradients) is timed with each kernel: the first and later ones.
 One JSON line per fit (seconds, the kernel) and one per method x encoder: the median seconds of each kernel, the
 ratio, and how far the two kernels' embeddings end apart (the largest difference of a coordinate: float rounding,
-not a different method).
+not a different method). ``--dec-rows N`` (0: none): DEC into 20 clusters on N unit vectors of 384 dimensions
+drawn around 20 random centres (its Adam, fused or not; its defaults), the same turns, before the encoders; its
+median line gives the NMI between the two kernels' last partitions (1: the same clusters).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import time
 
 import numpy as np
 import pandas as pd
+from sklearn.metrics import normalized_mutual_info_score
 
 from testbed.common import emit, run_folder
 
@@ -76,15 +79,29 @@ def fit_once(method: str, model: str, texts: list[str], k: int, fused: bool, par
     return seconds, out.embeddings
 
 
+def dec_once(x: np.ndarray, fused: bool) -> tuple[float, np.ndarray]:
+    from core.cluster import REGISTRY, ClusterContext
+    from core.cluster import deep
+
+    deep.FUSED = fused
+    try:
+        t0 = time.perf_counter()
+        out = REGISTRY["dec"].fit(ClusterContext(x, None), 20, seed=0)
+        return time.perf_counter() - t0, out.labels
+    finally:
+        deep.FUSED = True
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", default="../shared/data/stackoverflow.csv")
     ap.add_argument("--texts", type=int, default=120)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--method", nargs="+", default=["sccl", "dec_crl", "dec_mlm", "clusterbert"])
-    ap.add_argument("--model", nargs="+", default=["default", "multilingual-e5-small"])
+    ap.add_argument("--model", nargs="*", default=["default", "multilingual-e5-small"])  # none: DEC only
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--dec-rows", type=int, default=20000)
     args = ap.parse_args(argv)
     import torch
 
@@ -94,6 +111,21 @@ def main(argv: list[str] | None = None) -> int:
     texts, k = frame["text"].tolist(), max(2, frame["label"].nunique())
     emit(event="setup", data=args.data, texts=len(texts), k=k, threads=args.threads,
          device="cpu", cpu=torch.backends.cpu.get_cpu_capability())
+    if args.dec_rows:
+        gen = np.random.default_rng(0)  # 20 blobs: DEC on structureless noise would take any partition
+        x = gen.standard_normal((20, 384))[gen.integers(0, 20, args.dec_rows)]
+        x = (x + 0.6 * gen.standard_normal(x.shape)).astype(np.float32)
+        x /= np.linalg.norm(x, axis=1, keepdims=True)
+        times, last = {False: [], True: []}, {}
+        for r in range(args.repeats):
+            for fused in ((False, True) if r % 2 == 0 else (True, False)):
+                seconds, last[fused] = dec_once(x, fused)
+                times[fused].append(seconds)
+                emit(event="fit", method="dec", rows=args.dec_rows, fused=fused, seconds=round(seconds, 2))
+        loop, fused_s = (float(np.median(times[f])) for f in (False, True))
+        emit(event="median", method="dec", rows=args.dec_rows, repeats=args.repeats, for_loop_s=round(loop, 2),
+             fused_s=round(fused_s, 2), ratio=round(loop / fused_s, 2),
+             nmi_between=round(float(normalized_mutual_info_score(last[False], last[True])), 4))
     for model in args.model:
         emit(event="optimiser step", **optimiser_steps(model, 5))
         # the model's first load and torch's first passes, counted for neither kernel
