@@ -1,5 +1,5 @@
-"""The encoder-adapting methods' optimiser: torch's fused AdamW (core.cluster.deep.adamw) against the for-loop
-kernel torch picks by default on the CPU, in the same run, fit by fit.
+"""The encoder-adapting methods' and DEC's optimiser: torch's fused AdamW and Adam (core.cluster.deep) against the
+for-loop kernel torch picks by default on the CPU, in the same run, fit by fit.
 
     python -m bench.adamw [--data ../shared/data/stackoverflow.csv] [--texts 120] [--repeats 3]
         [--method sccl dec_crl dec_mlm clusterbert] [--model default multilingual-e5-small] [--epochs 1]

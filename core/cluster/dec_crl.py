@@ -110,7 +110,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     space = run.encoder.config.hidden_size if p["space"] == "embedding" else int(p["proj_dim"])
     mu = nn.Parameter(torch.zeros(k, space, device=device))
     opt = adamw([{"params": run.model.parameters(), "lr": p["lr"]},
-                             {"params": list(heads.parameters()) + [mu], "lr": p["head_lr"]}])
+                 {"params": list(heads.parameters()) + [mu], "lr": p["head_lr"]}])
     n, bs = len(texts), max(2, min(int(p["batch_size"]), len(texts)))
     sched = warmup_decay(opt, steps_per_epoch(n, bs, smallest=2) * int(p["epochs"]), p["warmup"])
     runner = Runner(Checkpoint(ctx.checkpoint, {"method": "dec_crl", "k": k, "seed": seed, "params": p,

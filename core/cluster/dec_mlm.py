@@ -50,8 +50,8 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     mu = nn.Parameter(torch.zeros(k, run.encoder.config.hidden_size, device=device))
     head = head_params(run)  # new weights: they train at head_lr (0: at lr; on e5 that collapsed the clusters)
     opt = adamw([{"params": run.encoder.parameters(), "lr": p["lr"]},
-                             {"params": head, "lr": p["head_lr"] or p["lr"]},
-                             {"params": [mu], "lr": p["cluster_lr"]}])
+                 {"params": head, "lr": p["head_lr"] or p["lr"]},
+                 {"params": [mu], "lr": p["cluster_lr"]}])
     n, bs = len(texts), min(p["batch_size"], len(texts))
     sched = warmup_decay(opt, steps_per_epoch(n, bs) * p["epochs"], p["warmup"]) if p["warmup"] > 0 else None
     warm = int(p["head_epochs"]) if p["mlm_weight"] > 0 else 0  # the head's passes, before the runner's epochs

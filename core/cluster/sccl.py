@@ -70,7 +70,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     heads = Heads(run.encoder.config.hidden_size, k, int(p["proj_dim"])).to(device)
     n, bs = len(texts), max(2, min(int(p["batch_size"]), len(texts)))
     opt = adamw([{"params": run.model.parameters(), "lr": p["lr"]},
-                             {"params": heads.parameters(), "lr": p["head_lr"]}])
+                 {"params": heads.parameters(), "lr": p["head_lr"]}])
     sched = warmup_decay(opt, steps_per_epoch(n, bs, smallest=2) * int(p["epochs"]), p["warmup"])
     runner = Runner(Checkpoint(ctx.checkpoint, {"method": "sccl", "k": k, "seed": seed, "params": p, "rows": n}),
                     {"encoder": run.model, "heads": heads, "opt": opt, "sched": sched}, gen, device,
