@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import shutil
 import time
+from contextlib import contextmanager
 
 import numpy as np
 import pandas as pd
@@ -39,19 +40,32 @@ def fit_params(method: str, model: str, epochs: int) -> dict:
     return params
 
 
+@contextmanager
+def kernel(fused: bool):
+    """The methods' optimisers (core.cluster.deep.adamw / adam) built with the fused kernel or torch's default."""
+    from core.cluster import deep
+
+    deep.FUSED = fused
+    try:
+        yield
+    finally:
+        deep.FUSED = True
+
+
 def optimiser_steps(model: str, steps: int) -> dict:
     """Seconds of one AdamW step over the whole encoder's parameters (random gradients), each kernel: the first
     step (it makes the moments' tensors) and the median of ``steps`` later ones."""
     import torch
 
-    from core.cluster.deep import Encoder
+    from core.cluster.deep import Encoder, adamw
 
     params = list(Encoder(["a title"], {"model": model, "max_length": 8}, 0, "cpu", mlm=False).encoder.parameters())
     out = {"model": model, "parameters": sum(p.numel() for p in params)}
-    for name, fused in (("for_loop", None), ("fused", True)):
+    for name, fused in (("for_loop", False), ("fused", True)):
         for p in params:
             p.grad = torch.randn_like(p) * 1e-3
-        opt = torch.optim.AdamW(params, lr=1e-5, fused=fused)
+        with kernel(fused):
+            opt = adamw(params, lr=1e-5)
         times = []
         for _ in range(steps + 1):
             t0 = time.perf_counter()
@@ -62,34 +76,38 @@ def optimiser_steps(model: str, steps: int) -> dict:
     return out
 
 
-def fit_once(method: str, model: str, texts: list[str], k: int, fused: bool, params: dict):
-    from core.cluster import REGISTRY, ClusterContext
-    from core.cluster import deep
+def in_turns(fit, repeats: int, **tags) -> tuple[dict, dict]:
+    """``fit()`` ``repeats`` times with each kernel, in turns (for-loop then fused, fused then for-loop, ...); a
+    line per fit. Returns the median seconds and the two kernels' last outputs, by kernel (False: for-loop)."""
+    times: dict[bool, list[float]] = {False: [], True: []}
+    last: dict[bool, np.ndarray] = {}
+    for r in range(repeats):
+        for fused in ((False, True) if r % 2 == 0 else (True, False)):
+            with kernel(fused):
+                t0 = time.perf_counter()
+                last[fused] = fit()
+                seconds = time.perf_counter() - t0
+            times[fused].append(seconds)
+            emit(event="fit", **tags, fused=fused, seconds=round(seconds, 2))
+    medians = {f: float(np.median(v)) for f, v in times.items()}
+    return {"repeats": repeats, "for_loop_s": round(medians[False], 2), "fused_s": round(medians[True], 2),
+            "ratio": round(medians[False] / medians[True], 2)}, last
 
-    deep.FUSED = fused
-    try:
-        t0 = time.perf_counter()
-        out = REGISTRY[method].fit(ClusterContext(np.zeros((len(texts), 1), np.float32), texts), k, seed=0,
-                                   model=model, **params)
-        seconds = time.perf_counter() - t0
-    finally:
-        deep.FUSED = True
+
+def encoder_fit(method: str, model: str, texts: list[str], k: int, params: dict) -> np.ndarray:
+    from core.cluster import REGISTRY, ClusterContext
+
+    out = REGISTRY[method].fit(ClusterContext(np.zeros((len(texts), 1), np.float32), texts), k, seed=0,
+                               model=model, **params)
     if out.model_dir is not None:
         shutil.rmtree(out.model_dir, ignore_errors=True)  # 90-450 MB a fit that no figure reads
-    return seconds, out.embeddings
+    return out.embeddings
 
 
-def dec_once(x: np.ndarray, fused: bool) -> tuple[float, np.ndarray]:
+def dec_fit(x: np.ndarray) -> np.ndarray:
     from core.cluster import REGISTRY, ClusterContext
-    from core.cluster import deep
 
-    deep.FUSED = fused
-    try:
-        t0 = time.perf_counter()
-        out = REGISTRY["dec"].fit(ClusterContext(x, None), 20, seed=0)
-        return time.perf_counter() - t0, out.labels
-    finally:
-        deep.FUSED = True
+    return REGISTRY["dec"].fit(ClusterContext(x, None), 20, seed=0).labels
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -116,34 +134,20 @@ def main(argv: list[str] | None = None) -> int:
         x = gen.standard_normal((20, 384))[gen.integers(0, 20, args.dec_rows)]
         x = (x + 0.6 * gen.standard_normal(x.shape)).astype(np.float32)
         x /= np.linalg.norm(x, axis=1, keepdims=True)
-        times, last = {False: [], True: []}, {}
-        for r in range(args.repeats):
-            for fused in ((False, True) if r % 2 == 0 else (True, False)):
-                seconds, last[fused] = dec_once(x, fused)
-                times[fused].append(seconds)
-                emit(event="fit", method="dec", rows=args.dec_rows, fused=fused, seconds=round(seconds, 2))
-        loop, fused_s = (float(np.median(times[f])) for f in (False, True))
-        emit(event="median", method="dec", rows=args.dec_rows, repeats=args.repeats, for_loop_s=round(loop, 2),
-             fused_s=round(fused_s, 2), ratio=round(loop / fused_s, 2),
+        figures, last = in_turns(lambda: dec_fit(x), args.repeats, method="dec", rows=args.dec_rows)
+        emit(event="median", method="dec", rows=args.dec_rows, **figures,
              nmi_between=round(float(normalized_mutual_info_score(last[False], last[True])), 4))
     for model in args.model:
         emit(event="optimiser step", **optimiser_steps(model, 5))
         # the model's first load and torch's first passes, counted for neither kernel
-        seconds, _ = fit_once(args.method[0], model, texts, k, True, fit_params(args.method[0], model, args.epochs))
-        emit(event="warm-up", method=args.method[0], model=model, seconds=round(seconds, 2))
+        t0 = time.perf_counter()
+        encoder_fit(args.method[0], model, texts, k, fit_params(args.method[0], model, args.epochs))
+        emit(event="warm-up", method=args.method[0], model=model, seconds=round(time.perf_counter() - t0, 2))
         for method in args.method:
             params = fit_params(method, model, args.epochs)
-            times: dict[bool, list[float]] = {False: [], True: []}
-            last: dict[bool, np.ndarray] = {}
-            for r in range(args.repeats):
-                for fused in ((False, True) if r % 2 == 0 else (True, False)):
-                    seconds, emb = fit_once(method, model, texts, k, fused, params)
-                    times[fused].append(seconds)
-                    last[fused] = emb
-                    emit(event="fit", method=method, model=model, fused=fused, seconds=round(seconds, 2))
-            loop, fused_s = (float(np.median(times[f])) for f in (False, True))
-            emit(event="median", method=method, model=model, repeats=args.repeats, params=params,
-                 for_loop_s=round(loop, 2), fused_s=round(fused_s, 2), ratio=round(loop / fused_s, 2),
+            figures, last = in_turns(lambda: encoder_fit(method, model, texts, k, params), args.repeats,
+                                     method=method, model=model)
+            emit(event="median", method=method, model=model, params=params, **figures,
                  largest_difference=float(np.abs(last[False] - last[True]).max()))
     return 0
 

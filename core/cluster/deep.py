@@ -101,9 +101,9 @@ FUSED = True  # bench.adamw sets False to time torch's for-loop kernel beside th
 
 def adamw(groups, **kwargs) -> torch.optim.AdamW:
     """The encoder-adapting methods' AdamW, with torch's fused kernel (one pass over all parameters; it has one for
-    the CPU, CUDA and Apple's GPUs). The for-loop kernel torch picks by default on the CPU spent 4-6 s on each of
-    e5's first steps and 0.5-0.75 s on each later one (its 250,000-word embeddings); the fused one 0.1-0.4 s
-    (bench/adamw.py, bench/RESULTS.md). The same update up to float rounding."""
+    the CPU, CUDA and Apple's GPUs). A step over e5's 117.5M parameters (its 250,000-word embeddings) on two cores:
+    3.4 s the first and 0.44 s each later one with the for-loop kernel torch picks by default on the CPU, 0.26 and
+    0.085 s fused (bench/adamw.py, bench/RESULTS.md). The same update up to float rounding."""
     return torch.optim.AdamW(groups, fused=True if FUSED else None, **kwargs)
 
 
