@@ -3,7 +3,7 @@ for-loop kernel torch picks by default on the CPU, in the same run, fit by fit.
 
     python -m bench.adamw [--data ../shared/data/stackoverflow.csv] [--texts 120] [--repeats 3]
         [--method sccl dec_crl dec_mlm clusterbert] [--model default multilingual-e5-small] [--epochs 1]
-        [--threads 2] [--dec-rows 20000]
+        [--threads 2] [--dec-rows 20000] [--dac-steps 30]
 
 After one warm-up fit per encoder (counted for neither kernel), each method x encoder is fit ``--repeats`` times
 with each kernel, in turns (for-loop then fused, fused then for-loop, ...), on the first ``--texts`` titles of the
@@ -14,7 +14,9 @@ One JSON line per fit (seconds, the kernel) and one per method x encoder: the me
 ratio, and how far the two kernels' embeddings end apart (the largest difference of a coordinate: float rounding,
 not a different method). ``--dec-rows N`` (0: none): DEC into 20 clusters on N unit vectors of 384 dimensions
 drawn around 20 random centres (its Adam, fused or not; its defaults), the same turns, before the encoders; its
-median line gives the NMI between the two kernels' last partitions (1: the same clusters).
+median line gives the NMI between the two kernels' last partitions (1: the same clusters). ``--dac-steps N`` (0:
+none): a DAC model (the default Set Transformer) trained N steps of the pretraining stage's bags on 20,000 such
+vectors, the same turns; its median line gives the largest difference between the two kernels' weights.
 """
 
 from __future__ import annotations
@@ -104,6 +106,26 @@ def encoder_fit(method: str, model: str, texts: list[str], k: int, params: dict)
     return out.embeddings
 
 
+def blobs(rows: int) -> np.ndarray:
+    """``rows`` unit vectors of 384 dimensions around 20 random centres (DEC on structureless noise would take any
+    partition)."""
+    gen = np.random.default_rng(0)
+    x = gen.standard_normal((20, 384))[gen.integers(0, 20, rows)]
+    x = (x + 0.6 * gen.standard_normal(x.shape)).astype(np.float32)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def dac_fit(x, steps: int) -> np.ndarray:
+    """The DAC model's weights, flat, after ``steps`` steps of pretraining bags (seed 0, the defaults otherwise)."""
+    import torch
+
+    from core.cluster.dac import sampling
+    from core.cluster.dac import train as dac_train
+
+    out = dac_train.train(x, sampling.Neighbourhoods(x), stage="pretrain", seed=0, epochs=1, steps=steps)
+    return torch.cat([p.detach().flatten() for p in out.model.parameters()]).numpy()
+
+
 def dec_fit(x: np.ndarray) -> np.ndarray:
     from core.cluster import REGISTRY, ClusterContext
 
@@ -120,6 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--dec-rows", type=int, default=20000)
+    ap.add_argument("--dac-steps", type=int, default=30)
     args = ap.parse_args(argv)
     import torch
 
@@ -130,13 +153,17 @@ def main(argv: list[str] | None = None) -> int:
     emit(event="setup", data=args.data, texts=len(texts), k=k, threads=args.threads,
          device="cpu", cpu=torch.backends.cpu.get_cpu_capability())
     if args.dec_rows:
-        gen = np.random.default_rng(0)  # 20 blobs: DEC on structureless noise would take any partition
-        x = gen.standard_normal((20, 384))[gen.integers(0, 20, args.dec_rows)]
-        x = (x + 0.6 * gen.standard_normal(x.shape)).astype(np.float32)
-        x /= np.linalg.norm(x, axis=1, keepdims=True)
+        x = blobs(args.dec_rows)
         figures, last = in_turns(lambda: dec_fit(x), args.repeats, method="dec", rows=args.dec_rows)
         emit(event="median", method="dec", rows=args.dec_rows, **figures,
              nmi_between=round(float(normalized_mutual_info_score(last[False], last[True])), 4))
+    if args.dac_steps:
+        xt = torch.from_numpy(blobs(20000))
+        dac_fit(xt, 2)  # torch's first passes, counted for neither kernel
+        figures, last = in_turns(lambda: dac_fit(xt, args.dac_steps), args.repeats, method="dac",
+                                 steps=args.dac_steps)
+        emit(event="median", method="dac", steps=args.dac_steps, **figures,
+             largest_difference=float(np.abs(last[False] - last[True]).max()))
     for model in args.model:
         emit(event="optimiser step", **optimiser_steps(model, 5))
         # the model's first load and torch's first passes, counted for neither kernel

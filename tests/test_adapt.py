@@ -600,7 +600,8 @@ def test_joined_sets_weigh_each_set_alike_and_a_missing_set_is_named(so_corpus, 
 
 def test_bench_adamw_times_both_kernels_in_one_run_to_the_same_embeddings(tmp_path, monkeypatch, capsys):
     """bench/adamw.py's figures (fused AdamW against the for-loop kernel): one fit of each, a line per fit, one
-    median line that says how far their embeddings end apart, and a timed optimiser step of each kernel."""
+    median line that says how far their embeddings end apart, and a timed optimiser step of each kernel; DEC's and
+    DAC's trainings likewise."""
     import json
 
     from bench import adamw
@@ -608,15 +609,17 @@ def test_bench_adamw_times_both_kernels_in_one_run_to_the_same_embeddings(tmp_pa
 
     monkeypatch.setenv("SEMANNO_BENCH_RESULTS", str(tmp_path / "results"))
     assert adamw.main(["--data", str(shared_file("stackoverflow.csv")), "--texts", "16", "--repeats", "1",
-                       "--dec-rows", "600", "--method", "dec_mlm", "--model", "default"]) == 0
+                       "--dec-rows", "600", "--dac-steps", "3", "--method", "dec_mlm", "--model", "default"]) == 0
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines() if x.startswith("{")]
-    for method in ("dec_mlm", "dec"):
+    for method in ("dec_mlm", "dec", "dac"):
         fits = [x for x in lines if x["event"] == "fit" and x["method"] == method]
         assert sorted(x["fused"] for x in fits) == [False, True] and all(x["seconds"] > 0 for x in fits)
     (median,) = [x for x in lines if x["event"] == "median" and x["method"] == "dec_mlm"]
     assert median["largest_difference"] < 1e-4 and median["ratio"] > 0
     (dec,) = [x for x in lines if x["event"] == "median" and x["method"] == "dec"]
     assert dec["rows"] == 600 and dec["nmi_between"] > 0.9  # the same clusters, up to float rounding
+    (dac,) = [x for x in lines if x["event"] == "median" and x["method"] == "dac"]
+    assert dac["steps"] == 3 and dac["largest_difference"] < 1e-4  # the same model, up to float rounding
     (step,) = [x for x in lines if x["event"] == "optimiser step"]
     assert step["parameters"] > 20_000_000 and step["fused_later_s"] > 0 and step["for_loop_later_s"] > 0
     assert deep.FUSED is True  # the switch put back for the app's fits
