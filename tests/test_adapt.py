@@ -619,7 +619,8 @@ def test_bench_adamw_times_both_kernels_in_one_run_to_the_same_embeddings(tmp_pa
     (dec,) = [x for x in lines if x["event"] == "median" and x["method"] == "dec"]
     assert dec["rows"] == 600 and dec["nmi_between"] > 0.9  # the same clusters, up to float rounding
     (dac,) = [x for x in lines if x["event"] == "median" and x["method"] == "dac"]
-    assert dac["steps"] == 3 and dac["largest_difference"] < 1e-4  # the same model, up to float rounding
+    # the switch reaches DAC's training (the kernels round apart), and both make the same model up to that rounding
+    assert dac["steps"] == 3 and 0 < dac["largest_difference"] < 1e-4
     (step,) = [x for x in lines if x["event"] == "optimiser step"]
     assert step["parameters"] > 20_000_000 and step["fused_later_s"] > 0 and step["for_loop_later_s"] > 0
     assert deep.FUSED is True  # the switch put back for the app's fits
