@@ -223,6 +223,24 @@ def test_nn1_maximises_fisher_criterion(ctx):
     assert crit(w) > crit(start / start.norm()) > 0
 
 
+@pytest.mark.parametrize("n_in,n_ex", [(30, 30), (1, 20), (3, 1), (1, 1)])
+def test_nn1s_written_out_gradient_is_autograds(ctx, n_in, n_ex):
+    """NN1 steps with its criterion's gradient written out (no graph a step): the same as autograd's of the
+    criterion, for classes of one text too (no spread), at the start and at a random direction."""
+    import torch
+
+    inc, exc = labelled_sets(ctx, 30, 30)
+    xi = torch.from_numpy(ctx.vectors[inc[:n_in]].copy())
+    xe = torch.from_numpy(ctx.vectors[exc[:n_ex]].copy())
+    for w in (xi.mean(0) - xe.mean(0), torch.randn(xi.shape[1], generator=torch.Generator().manual_seed(n_in))):
+        w = w.clone().requires_grad_()
+        pi, pe = xi @ (w / w.norm()), xe @ (w / w.norm())
+        nn1.fisher_loss(pi, pe).backward()
+        scale = 1 / float(pi.std(unbiased=False) + pe.std(unbiased=False) + 1e-6)  # the gradient's terms' size
+        torch.testing.assert_close(nn1.fisher_grad(xi, xe, w.detach()), w.grad, rtol=1e-4, atol=1e-6 * scale)
+    assert float(w.grad.abs().max()) > 1e-3 * scale  # at a random direction the criterion does not stand still
+
+
 def test_nn2_matches_scikit_learns_balanced_logistic_regression(ctx):
     """The reference is scikit-learn, not our own trainer: same objective (class-balanced log
     loss + L2 on the weights), so the same probabilities and the same top k."""

@@ -11,36 +11,43 @@ from core.search.base import Method, Ranked, SearchContext, one_thread
 from core.search.linear import fit_device, labelled, rank_by_direction, to_torch
 
 
-class FisherProjection(nn.Module):
-    def __init__(self, init: torch.Tensor):
-        super().__init__()
-        self.w = nn.Parameter(init.clone())  # (D,)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:  # (N, D) -> (N,)
-        return x @ (self.w / self.w.norm())
-
-
 def fisher_loss(pi: torch.Tensor, pe: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
+    """The criterion, negated (a loss), of the included (``pi``) and excluded (``pe``) texts' projections."""
     sigma = pi.std(unbiased=False) + pe.std(unbiased=False) + eps
     return -(pi.mean() - pe.mean()) / sigma
 
 
+def fisher_grad(xi: torch.Tensor, xe: torch.Tensor, w: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
+    """The gradient of :func:`fisher_loss` of the projections on ``w / |w|`` with respect to ``w``, written out: what
+    autograd gives (tests check it), without building a graph each step, which was half of a fit's time. A class
+    of one text (no spread) adds only its mean's term, as autograd does."""
+    norm = w.norm()
+    u = w / norm
+    pi, pe = xi @ u, xe @ u
+    mi, me = pi.mean(), pe.mean()
+    si, se = pi.std(unbiased=False), pe.std(unbiased=False)
+    sigma = si + se + eps
+    c = (mi - me) / (sigma * sigma)  # d loss / d sigma
+    gi = (c * (pi - mi) / (len(pi) * si)).nan_to_num(0.0, 0.0, 0.0) - 1.0 / (len(pi) * sigma)
+    ge = (c * (pe - me) / (len(pe) * se)).nan_to_num(0.0, 0.0, 0.0) + 1.0 / (len(pe) * sigma)
+    gu = xi.T @ gi + xe.T @ ge  # with respect to u
+    return (gu - u * (u @ gu)) / norm  # through u = w / |w|
+
+
 def train(xi: torch.Tensor, xe: torch.Tensor, steps: int = 100, lr: float = 0.05) -> torch.Tensor:
-    """Deterministic without any random draw (the projection starts from the difference of the class
-    means; Adam draws nothing): no seed, and nothing touches torch's global generator, which every user
-    of the server shares."""
-    model = FisherProjection(xi.mean(0) - xe.mean(0))
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    for _ in range(steps):
-        opt.zero_grad()
-        loss = fisher_loss(model(xi), model(xe))
-        loss.backward()
-        opt.step()
+    """Adam on the projection, from the difference of the class means. Deterministic without any random draw (Adam
+    draws nothing): no seed, and nothing touches torch's global generator, which every user of the server shares.
+    100 steps on 200 + 100 rows, one thread: 38 ms with autograd and torch's default Adam, ~17 ms now."""
+    w = nn.Parameter(xi.mean(0) - xe.mean(0))
+    opt = torch.optim.Adam([w], lr=lr, fused=True)
     with torch.no_grad():
-        w = model.w / model.w.norm()
-        if (xi @ w).mean() < (xe @ w).mean():  # keep the included side positive
-            w = -w
-    return w.detach()
+        for _ in range(steps):
+            w.grad = fisher_grad(xi, xe, w)
+            opt.step()
+        u = w / w.norm()
+        if (xi @ u).mean() < (xe @ u).mean():  # keep the included side positive
+            u = -u
+    return u.detach()
 
 
 def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: int | None = 10,
