@@ -236,7 +236,7 @@ def test_nn1s_written_out_gradient_is_autograds(ctx, n_in, n_ex):
         w = w.clone().requires_grad_()
         pi, pe = xi @ (w / w.norm()), xe @ (w / w.norm())
         nn1.fisher_loss(pi, pe).backward()
-        scale = 1 / float((pi.std(unbiased=False) + pe.std(unbiased=False)).detach() + 1e-6)  # the terms' size
+        scale = 1 / float((pi.std(unbiased=False) + pe.std(unbiased=False)).detach() + nn1.EPS)  # the terms' size
         torch.testing.assert_close(nn1.fisher_grad(xi, xe, w.detach()), w.grad, rtol=1e-4, atol=1e-6 * scale)
     assert float(w.grad.abs().max()) > 1e-3 * scale  # at a random direction the criterion does not stand still
 

@@ -11,13 +11,16 @@ from core.search.base import Method, Ranked, SearchContext, one_thread
 from core.search.linear import fit_device, labelled, rank_by_direction, to_torch
 
 
-def fisher_loss(pi: torch.Tensor, pe: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
+EPS = 1e-6  # added to the criterion's spread: a pair of one-text classes has none
+
+
+def fisher_loss(pi: torch.Tensor, pe: torch.Tensor, eps: float = EPS) -> torch.Tensor:
     """The criterion, negated (a loss), of the included (``pi``) and excluded (``pe``) texts' projections."""
     sigma = pi.std(unbiased=False) + pe.std(unbiased=False) + eps
     return -(pi.mean() - pe.mean()) / sigma
 
 
-def fisher_grad(xi: torch.Tensor, xe: torch.Tensor, w: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
+def fisher_grad(xi: torch.Tensor, xe: torch.Tensor, w: torch.Tensor, eps: float = EPS) -> torch.Tensor:
     """The gradient of :func:`fisher_loss` of the projections on ``w / |w|`` with respect to ``w``, written out: what
     autograd gives (tests check it), without building a graph each step, which was half of a fit's time. A class
     of one text (no spread) adds only its mean's term, as autograd does."""
@@ -39,8 +42,10 @@ def train(xi: torch.Tensor, xe: torch.Tensor, steps: int = 100, lr: float = 0.05
     draws nothing): no seed, and nothing touches torch's global generator, which every user of the server shares.
     NN1 at 203,057 rows on two cores (200 included, 100 excluded): 59.5 ms with autograd and torch's default Adam,
     35.3 ms so (bench/search.py, medians of three runs each)."""
+    from core.cluster.deep import adam  # the project's fused Adam (its one switch), as the trainings'
+
     w = nn.Parameter(xi.mean(0) - xe.mean(0))
-    opt = torch.optim.Adam([w], lr=lr, fused=True)
+    opt = adam([w], lr=lr)
     with torch.no_grad():
         for _ in range(steps):
             w.grad = fisher_grad(xi, xe, w)
