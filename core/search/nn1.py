@@ -7,6 +7,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from core.cluster.deep import adam  # the project's fused Adam (its one switch), as the trainings'
 from core.search.base import Method, Ranked, SearchContext, one_thread
 from core.search.linear import fit_device, labelled, rank_by_direction, to_torch
 
@@ -42,8 +43,6 @@ def train(xi: torch.Tensor, xe: torch.Tensor, steps: int = 100, lr: float = 0.05
     draws nothing): no seed, and nothing touches torch's global generator, which every user of the server shares.
     NN1 at 203,057 rows on two cores (200 included, 100 excluded): 59.5 ms with autograd and torch's default Adam,
     35.3 ms so (bench/search.py, medians of three runs each)."""
-    from core.cluster.deep import adam  # the project's fused Adam (its one switch), as the trainings'
-
     w = nn.Parameter(xi.mean(0) - xe.mean(0))
     opt = adam([w], lr=lr)
     with torch.no_grad():
