@@ -335,6 +335,29 @@ def test_sccl_anchor_holds_the_adapted_embeddings_near_the_base_encoders_and_sur
     np.testing.assert_allclose(resumed.embeddings, held.embeddings, atol=1e-5)
 
 
+@pytest.mark.parametrize("method", ["dec_mlm", "sccl"])
+def test_freeze_words_trains_everything_but_the_word_embeddings(titles, method):
+    """freeze_words=True: the saved encoder has the base model's word embeddings (DEC-MLM's tied head and its
+    warm-up included) and every other layer moved; unknown values are refused by name."""
+    from sentence_transformers import SentenceTransformer
+
+    from core.embed import resolve_model
+
+    texts = titles[0][::6]  # 20 titles
+    x = np.zeros((len(texts), 1), np.float32)
+    extra = {"head_epochs": 1} if method == "dec_mlm" else {}
+    r = REGISTRY[method].fit(ClusterContext(x, texts), 3, epochs=1, batch_size=10, max_length=24, lr=1e-3,
+                             freeze_words=True, **extra)
+    base = dict(SentenceTransformer(resolve_model("default"), device="cpu")[0].auto_model.named_parameters())
+    after = dict(SentenceTransformer(str(r.model_dir), device="cpu")[0].auto_model.named_parameters())
+    words = "embeddings.word_embeddings.weight"
+    assert torch.equal(after[words], base[words])
+    moved = [n for n in base if n != words and not torch.equal(after[n], base[n])]
+    assert len(moved) >= len(base) - 3, sorted(set(base) - set(moved))  # every layer trained
+    with pytest.raises(ValueError, match="freeze_words"):
+        REGISTRY[method].fit(ClusterContext(x, texts), 3, freeze_words="yes")
+
+
 def test_the_masked_lm_loss_on_masked_positions_only_is_the_full_models_loss(titles):
     """mlm_loss runs the head on the masked positions only (e5's 250k-word vocabulary); on MiniLM it must
     give what transformers' BertForMaskedLM gives with the same mask over every position."""

@@ -37,14 +37,14 @@ import torch
 from torch import nn
 
 from core.cluster.base import Checkpoint, ClusterContext, Clustering, Method, Progress
-from core.cluster.deep import (Encoder, Runner, adamw, delete_words, model_folder, quiet_loading, seeded_fit,
-                               target_distribution, texts_and_k)
+from core.cluster.deep import (Encoder, Runner, adamw, delete_words, freeze_words, model_folder, quiet_loading,
+                               seeded_fit, target_distribution, texts_and_k)
 from core.safeload import tensor_to_numpy
 
 # the paper's tsdae_epochs 2, lam_cluster 0.8, lam_harden 0.75 lost to K-Means here (see the module's text)
 DEFAULTS = {"model": "default", "tsdae_epochs": 0, "cluster_rounds": 2, "cluster_epochs": 2, "harden_epochs": 2,
             "batch_size": 32, "lr": 2e-5, "tsdae_lr": 3e-5, "lam_cluster": 1.0, "lam_harden": 1.0,
-            "delete_ratio": 0.6, "max_length": 64, "temperature": 0.05}
+            "delete_ratio": 0.6, "max_length": 64, "temperature": 0.05, "freeze_words": False}
 
 
 def uses_reconstruction(p: dict) -> bool:
@@ -83,6 +83,7 @@ class _Run:
             else:
                 self.model = SentenceTransformer(path, device=device)
                 self.model.max_seq_length = p["max_length"]
+                freeze_words(self.model[0].auto_model, p)
                 # the decoder exists only where a stage weighs the reconstruction (lambda < 1 or a TSDAE stage)
                 self.rec = (losses.DenoisingAutoEncoderLoss(self.model, decoder_name_or_path=path,
                                                             tie_encoder_decoder=True).to(device)  # decoder on the CPU

@@ -45,7 +45,7 @@ from core.cluster.deep import (Encoder, Runner, adamw, batch_or_epoch_target, ba
 DEFAULTS = {"model": "default", "epochs": 1, "batch_size": 64, "lr": 2e-5, "head_lr": 1e-3, "temperature": 0.5,
             "lambda_c": 10.0, "lambda_r": 0.1, "space": "embedding", "target": "epoch", "topics": 5, "vocab": 2000,
             "word_dim": 64, "proj_dim": 128, "delete_ratio": 0.1, "swap_ratio": 0.1, "warmup": 0.1, "clip": 1.0,
-            "max_length": 64, "alpha": 1.0, "scale": 10.0}
+            "max_length": 64, "alpha": 1.0, "scale": 10.0, "freeze_words": False}
 
 
 class Heads(nn.Module):

@@ -35,7 +35,7 @@ from core.cluster.deep import (Encoder, Runner, adamw, batch_or_epoch_target, ba
 
 DEFAULTS = {"model": "default", "epochs": 3, "batch_size": 32, "lr": 2e-5, "cluster_lr": 1e-3, "mlm_weight": 1.0,
             "mask_ratio": 0.15, "target": "epoch", "warmup": 0.0, "clip": 0.0, "max_length": 64, "alpha": 1.0,
-            "scale": 10.0, "head_lr": 1e-3, "head_epochs": 0}
+            "scale": 10.0, "head_lr": 1e-3, "head_epochs": 0, "freeze_words": False}
 
 
 def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress: Progress | None,
@@ -112,6 +112,7 @@ def _warm_head(run: Encoder, head: list, texts: list[str], bs: int, p: dict, see
     words = run.encoder.embeddings.word_embeddings.weight
     opt = adamw(head, lr=p["head_lr"] or p["lr"])
     order = np.random.default_rng([seed, 7])
+    trained = words.requires_grad  # False with freeze_words: then it stays so after the warm-up
     words.requires_grad_(False)
     try:
         for done in range(1, int(p["head_epochs"]) + 1):
@@ -124,7 +125,7 @@ def _warm_head(run: Encoder, head: list, texts: list[str], bs: int, p: dict, see
                 losses.append(loss.item())
             report(done, {"phase": "head", "epoch": done, "mlm": float(np.mean(losses)), "mlm_first": losses[0]})
     finally:
-        words.requires_grad_(True)
+        words.requires_grad_(trained)
 
 
 fit = seeded_fit(_fit)

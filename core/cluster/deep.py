@@ -125,6 +125,16 @@ def step(loss: torch.Tensor, opt: torch.optim.Optimizer, params, clip: float, sc
         sched.step()
 
 
+def freeze_words(encoder: nn.Module, p: dict) -> None:
+    """With ``p["freeze_words"]``, the encoder's word embeddings (and a decoder tied to them) are not trained: the
+    optimisers skip them (a parameter without a gradient). e5's 250,000 words are 96M of its 117.5M parameters,
+    so on two cores its MLM step takes ~2.5x and its embedding step ~1.7x less time, and AdamW keeps no state for
+    them (bench/RESULTS.md, 2026-12-05). Off by default: what it does to the clusters is measured on CPU subsets
+    only."""
+    if p.get("freeze_words"):
+        encoder.get_input_embeddings().weight.requires_grad_(False)
+
+
 # --- augmentations that work offline ----------------------------------------------------------------
 
 def delete_words(text: str, ratio: float, gen: np.random.Generator) -> str:
@@ -228,6 +238,7 @@ class Encoder:
             self._special = (self.tok.cls_token_id, self.tok.sep_token_id, self.tok.pad_token_id)
             self._mask_id = self.tok.mask_token_id
         self.encoder = self.model.base_model if mlm else self.model
+        freeze_words(self.encoder, p)
 
     def batch(self, texts: list[str]) -> dict:
         if self.e5:

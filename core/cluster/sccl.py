@@ -46,7 +46,7 @@ from core.cluster.deep import (Encoder, Runner, adamw, batch_or_epoch_target, ba
 
 DEFAULTS = {"model": "default", "epochs": 5, "batch_size": 128, "lr": 1e-5, "head_lr": 1e-3, "temperature": 0.5,
             "eta": 1.0, "target": "batch", "delete_ratio": 0.2, "swap_ratio": 0.1, "proj_dim": 128, "warmup": 0.1,
-            "clip": 1.0, "max_length": 64, "alpha": 1.0, "scale": 10.0, "anchor": 0.0}
+            "clip": 1.0, "max_length": 64, "alpha": 1.0, "scale": 10.0, "anchor": 0.0, "freeze_words": False}
 
 
 class Heads(nn.Module):
