@@ -127,10 +127,10 @@ def step(loss: torch.Tensor, opt: torch.optim.Optimizer, params, clip: float, sc
 
 def freeze_words(encoder: nn.Module, p: dict) -> None:
     """With ``p["freeze_words"]``, the encoder's word embeddings (and a decoder tied to them) are not trained: the
-    optimisers skip them (a parameter without a gradient). e5's 250,000 words are 96M of its 117.5M parameters,
-    so on two cores its MLM step takes ~2.5x and its embedding step ~1.7x less time, and AdamW keeps no state for
-    them (bench/RESULTS.md, 2026-12-05). Off by default: what it does to the clusters is measured on CPU subsets
-    only."""
+    optimisers skip them (a parameter without a gradient). e5's 250,000 words are 96M of its 117.5M parameters:
+    on two cores DEC-MLM's epoch on e5 took 1.8x less time and SCCL's 9-11% less (its batch's passes outweigh the
+    words), and AdamW keeps no state for them (bench/RESULTS.md, 2026-12-05). Off by default: what it does to the
+    clusters is measured on 1,000-text CPU subsets only."""
     if p.get("freeze_words"):
         encoder.get_input_embeddings().weight.requires_grad_(False)
 
