@@ -335,19 +335,22 @@ def test_sccl_anchor_holds_the_adapted_embeddings_near_the_base_encoders_and_sur
     np.testing.assert_allclose(resumed.embeddings, held.embeddings, atol=1e-5)
 
 
-@pytest.mark.parametrize("method", ["dec_mlm", "sccl"])
+@pytest.mark.parametrize("method", ["dec_mlm", "sccl", "clusterbert"])
 def test_freeze_words_trains_everything_but_the_word_embeddings(titles, method):
     """freeze_words=True: the saved encoder has the base model's word embeddings (DEC-MLM's tied head and its
-    warm-up included) and every other weight a loss reaches moved; a value of the wrong kind is refused by name."""
+    warm-up included, ClusterBERT's TSDAE stage whose decoder is tied to the encoder) and every other weight a loss
+    reaches moved; a value of the wrong kind is refused by name."""
     from sentence_transformers import SentenceTransformer
 
     from core.embed import resolve_model
 
     texts = titles[0][::6]  # 20 titles
     x = np.zeros((len(texts), 1), np.float32)
-    extra = {"head_epochs": 1} if method == "dec_mlm" else {}
-    r = REGISTRY[method].fit(ClusterContext(x, texts), 3, epochs=1, batch_size=10, max_length=24, lr=1e-3,
-                             freeze_words=True, **extra)
+    extra = {"dec_mlm": {"epochs": 1, "head_epochs": 1}, "sccl": {"epochs": 1},
+             "clusterbert": {"tsdae_epochs": 1, "tsdae_lr": 1e-3, "cluster_rounds": 1, "cluster_epochs": 1,
+                             "harden_epochs": 0, "lam_cluster": 0.8}}[method]
+    r = REGISTRY[method].fit(ClusterContext(x, texts), 3, batch_size=10, max_length=24, lr=1e-3, freeze_words=True,
+                             **extra)
     base = dict(SentenceTransformer(resolve_model("default"), device="cpu")[0].auto_model.named_parameters())
     after = dict(SentenceTransformer(str(r.model_dir), device="cpu")[0].auto_model.named_parameters())
     words = "embeddings.word_embeddings.weight"

@@ -83,11 +83,12 @@ class _Run:
             else:
                 self.model = SentenceTransformer(path, device=device)
                 self.model.max_seq_length = p["max_length"]
-                freeze_words(self.model[0].auto_model, p)
                 # the decoder exists only where a stage weighs the reconstruction (lambda < 1 or a TSDAE stage)
                 self.rec = (losses.DenoisingAutoEncoderLoss(self.model, decoder_name_or_path=path,
                                                             tie_encoder_decoder=True).to(device)  # decoder on the CPU
                             if uses_reconstruction(p) else None)
+                # after the tie: it gives the encoder the decoder's weights, word embeddings included
+                freeze_words(self.model[0].auto_model, p)
                 dim = getattr(self.model, "get_embedding_dimension", self.model.get_sentence_embedding_dimension)()
             self.head = nn.Linear(dim, k).to(device)
         self.gen = np.random.default_rng(seed)

@@ -109,7 +109,7 @@ def _warm_head(run: Encoder, head: list, texts: list[str], bs: int, p: dict, see
     pass keeps no graph; the tied decoder, i.e. the word embeddings, stays as it is); its own batch order,
     so the main loop's draws are those of a run without it. ``report(pass, info)`` after each pass (history
     and progress, as DEC's pretraining)."""
-    words = run.encoder.embeddings.word_embeddings.weight
+    words = run.encoder.get_input_embeddings().weight  # the tensor freeze_words freezes
     opt = adamw(head, lr=p["head_lr"] or p["lr"])
     order = np.random.default_rng([seed, 7])
     trained = words.requires_grad  # False with freeze_words: then it stays so after the warm-up
