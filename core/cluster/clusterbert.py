@@ -31,6 +31,7 @@ need models that are not available offline.
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 
 import numpy as np
 import torch
@@ -44,7 +45,8 @@ from core.safeload import tensor_to_numpy
 # the paper's tsdae_epochs 2, lam_cluster 0.8, lam_harden 0.75 lost to K-Means here (see the module's text)
 DEFAULTS = {"model": "default", "tsdae_epochs": 0, "cluster_rounds": 2, "cluster_epochs": 2, "harden_epochs": 2,
             "batch_size": 32, "lr": 2e-5, "tsdae_lr": 3e-5, "lam_cluster": 1.0, "lam_harden": 1.0,
-            "delete_ratio": 0.6, "max_length": 64, "temperature": 0.05, "freeze_words": False}
+            "delete_ratio": 0.6, "max_length": 64, "temperature": 0.05, "freeze_words": False,
+            "decoder_epochs": 0, "decoder_lr": 1e-3}
 
 
 def uses_reconstruction(p: dict) -> bool:
@@ -53,9 +55,16 @@ def uses_reconstruction(p: dict) -> bool:
                 or (p["harden_epochs"] and p["lam_harden"] < 1))
 
 
+def warms_decoder(p: dict) -> bool:
+    """Whether the run begins with ``decoder_epochs`` passes that train the decoder's new weights alone (only where a
+    decoder is built: they warm it for the reconstruction that follows)."""
+    return bool(p["decoder_epochs"]) and uses_reconstruction(p)
+
+
 def schedule(p: dict) -> list[tuple[str, int, int]]:
     """Every epoch of the run, in order: (stage, round, epoch)."""
-    out = [("tsdae", 0, e) for e in range(p["tsdae_epochs"])]
+    out = [("decoder", 0, e) for e in range(p["decoder_epochs"] if warms_decoder(p) else 0)]
+    out += [("tsdae", 0, e) for e in range(p["tsdae_epochs"])]
     out += [("cluster", r, e) for r in range(p["cluster_rounds"]) for e in range(p["cluster_epochs"])]
     out += [("harden", 0, e) for e in range(p["harden_epochs"])]
     return out
@@ -110,6 +119,14 @@ class _Run:
         """The module whose parameters the encoder's optimisers move (the encoder, tied decoder included)."""
         return self.rec if self.rec is not None else self.model
 
+    def decoder_own(self) -> list:
+        """The decoder's weights that are not the encoder's (its cross-attention and its masked-LM head's transform
+        and bias: new, as neither packaged model ships a masked-LM head); empty without a decoder."""
+        if self.rec is None:
+            return []
+        shared = {id(w) for w in self.model.parameters()}
+        return [w for w in self.rec.decoder.parameters() if id(w) not in shared]
+
     @torch.no_grad()
     def encode(self) -> np.ndarray:
         self.model.eval()
@@ -147,10 +164,13 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     plan = schedule(p)
     opt_enc = adamw(run.trained().parameters(), lr=p["tsdae_lr"])
     opt_clu = adamw([*run.trained().parameters(), *run.head.parameters()], lr=p["lr"])
+    parts = {"rec" if run.rec is not None else "model": run.trained(), "head": run.head, "opt_enc": opt_enc,
+             "opt_clu": opt_clu}
+    if warms_decoder(p):  # its own optimiser (a checkpoint of a run without the warm-up holds none)
+        parts["opt_dec"] = adamw(run.decoder_own(), lr=p["decoder_lr"])
     runner = Runner(Checkpoint(ctx.checkpoint, {"method": "clusterbert", "k": k, "seed": seed, "params": p,
                                                 "rows": len(texts)}),
-                    {"rec" if run.rec is not None else "model": run.trained(), "head": run.head, "opt_enc": opt_enc,
-                     "opt_clu": opt_clu}, run.gen, device,
+                    parts, run.gen, device,
                     total=len(plan), progress=progress, watch=ctx.watch)
     if (state := runner.resume()) is not None:
         run.labels = np.asarray(tensor_to_numpy(state["labels"]))
@@ -164,8 +184,10 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
             run.recluster(seed + rnd)
         if stage == "harden":
             target = target_distribution(run.predictions())  # DEC's target (the paper's "hardening")
-        losses = [_step(run, stage, [texts[j] for j in idx], idx, target, opt_enc, opt_clu)
-                  for idx in np.array_split(run.gen.permutation(n), range(bs, n, bs))]
+        opts = (parts["opt_dec"] if stage == "decoder" else opt_enc), opt_clu
+        with _encoder_still(run.model, stage == "decoder"):
+            losses = [_step(run, stage, [texts[j] for j in idx], idx, target, *opts)
+                      for idx in np.array_split(run.gen.permutation(n), range(bs, n, bs))]
         runner.record({"phase": stage, "round": rnd, "epoch": epoch + 1, "loss": float(np.mean(losses))},
                       labels=run.labels)
     emb = run.encode()
@@ -182,14 +204,32 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
                       device, embeddings=emb.astype(np.float32), model_dir=model_dir)
 
 
+@contextmanager
+def _encoder_still(model: nn.Module, still: bool):
+    """During the decoder's warm-up the encoder (and the word embeddings the decoder shares) get no gradient; each
+    weight's own setting (``freeze_words``) comes back after."""
+    if not still:
+        yield
+        return
+    was = [(w, w.requires_grad) for w in model.parameters()]
+    for w, _ in was:
+        w.requires_grad_(False)
+    try:
+        yield
+    finally:
+        for w, flag in was:
+            w.requires_grad_(flag)
+
+
 def _step(run: _Run, stage: str, clean: list[str], idx: np.ndarray, target: torch.Tensor | None, opt_enc, opt_clu
           ) -> float:
-    """One batch of one stage: TSDAE's reconstruction of each text from its word-deleted copy, plus (after
-    the TSDAE stage) the cross-entropy to the pseudo-labels or the KL to the hardened target."""
+    """One batch of one stage: TSDAE's reconstruction of each text from its word-deleted copy (the decoder's
+    warm-up: the same loss, the decoder's new weights alone move), plus (after the TSDAE stage) the cross-entropy
+    to the pseudo-labels or the KL to the hardened target."""
     noisy = [delete_words(t, run.p["delete_ratio"], run.gen) for t in clean]
-    lam = {"tsdae": 0.0, "cluster": run.p["lam_cluster"], "harden": run.p["lam_harden"]}[stage]
+    lam = {"decoder": 0.0, "tsdae": 0.0, "cluster": run.p["lam_cluster"], "harden": run.p["lam_harden"]}[stage]
     rec = run.rec_loss(noisy, clean) if lam < 1 else None  # not built at all where its weight is 0
-    if stage == "tsdae":
+    if stage in ("decoder", "tsdae"):
         loss, opt = rec, opt_enc
     else:
         logp = torch.log_softmax(run.logits(run.embed_batch(noisy)), dim=1)
@@ -206,7 +246,7 @@ def _step(run: _Run, stage: str, clean: list[str], idx: np.ndarray, target: torc
 
 fit = seeded_fit(_fit)
 
-LIMITS = {"tsdae_epochs": (0, 1000), "cluster_rounds": (0, 1000), "cluster_epochs": (0, 1000),
+LIMITS = {"decoder_epochs": (0, 1000), "decoder_lr": (1e-12, 10.0), "tsdae_epochs": (0, 1000), "cluster_rounds": (0, 1000), "cluster_epochs": (0, 1000),
           "harden_epochs": (0, 1000), "batch_size": (2, 100_000), "lr": (1e-12, 10.0), "tsdae_lr": (1e-12, 10.0),
           "lam_cluster": (0.0, 1.0), "lam_harden": (0.0, 1.0), "delete_ratio": (0.0, 1.0), "max_length": (4, 8192),
           "temperature": (1e-6, 1e6)}
