@@ -175,6 +175,36 @@ def test_adapting_methods_resume_after_a_kill_to_the_same_result(titles, tmp_pat
         assert [h["phase"] for h in whole.history] == ["tsdae", "cluster", "harden"]
 
 
+def test_clusterbert_warms_its_decoder_with_the_encoder_still_then_trains_both(titles, monkeypatch):
+    """decoder_epochs: the decoder's new weights (cross-attention, masked-LM head) learn the reconstruction while
+    the encoder (and the word embeddings the decoder shares) stays as loaded; then TSDAE trains the encoder, with
+    every weight's own trainability back (freeze_words kept); the warm-up is a stage of the run's history."""
+    from core.cluster import clusterbert
+
+    seen: dict[str, list] = {}
+    step = clusterbert._step
+
+    def watched(run, stage, *args):
+        if stage not in seen:  # each stage's first batch: the encoder's and the decoder's own weights as they are
+            seen[stage] = [{n: w.detach().clone() for n, w in run.model.named_parameters()},
+                           [w.detach().clone() for w in run.decoder_own()],
+                           {n for n, w in run.model.named_parameters() if w.requires_grad}]
+        return step(run, stage, *args)
+
+    monkeypatch.setattr(clusterbert, "_step", watched)
+    texts = titles[0][::3]  # 40 titles
+    r = REGISTRY["clusterbert"].fit(ClusterContext(np.zeros((len(texts), 1), np.float32), texts), 3, seed=0,
+                                    decoder_epochs=2, tsdae_epochs=1, cluster_rounds=0, harden_epochs=0,
+                                    batch_size=10, max_length=24, freeze_words=True)
+    assert [h["phase"] for h in r.history] == ["decoder", "decoder", "tsdae"]
+    assert r.history[1]["loss"] < r.history[0]["loss"]  # the decoder learns
+    (enc0, dec0, free0), (enc1, dec1, free1) = seen["decoder"], seen["tsdae"]
+    assert all(torch.equal(enc0[n], enc1[n]) for n in enc0)  # the encoder did not move in the warm-up
+    assert len(dec0) > 6 and all(not torch.equal(a, b) for a, b in zip(dec0, dec1))  # every new weight did
+    assert not free0  # the encoder got no gradient during the warm-up
+    assert "0.auto_model.embeddings.word_embeddings.weight" not in free1 and len(free1) == len(enc1) - 1
+
+
 @pytest.mark.slow  # fine-tunes a transformer: about half a minute
 def test_clusterbert_without_the_reconstruction_builds_no_decoder_and_still_adapts(titles, tmp_path, monkeypatch):
     """With no TSDAE stage and lambda = 1 the decoder is never built (it is most of the cost on a CPU),
