@@ -18,7 +18,10 @@ embeddings whatever the deletion rate or batch, and the paper's recipe end to en
 at 29.1 NMI against K-Means's 41.8 (1,000 texts, seed 0); without it ClusterBERT beat K-Means in NMI
 and ACC on all four benchmarks over three seeds, at about half the cost per epoch. The paper's recipe:
 ``--param tsdae_epochs=2 --param lam_cluster=0.8 --param lam_harden=0.75`` (the decoder is built only
-then; multilingual-e5-small, which has no decoder, takes ClusterBERT without it).
+then; multilingual-e5-small, which has no decoder, takes ClusterBERT without it). ``decoder_epochs``: passes
+that first train the decoder's new weights alone (its cross-attention and masked-LM head: neither packaged
+model ships them, so TSDAE otherwise trains the encoder against a random head); three lifted the paper's recipe
+by 9-11 NMI on two 1,000-text subsets, still below the default (bench/RESULTS.md, 2026-12-05).
 
 The labels are the head's predictions; the adapted encoder's embeddings come back as
 ``Clustering.embeddings`` and the encoder itself as ``Clustering.model_dir``: ``precompute.cluster``
