@@ -34,15 +34,14 @@ need models that are not available offline.
 from __future__ import annotations
 
 import time
-from contextlib import contextmanager
 
 import numpy as np
 import torch
 from torch import nn
 
 from core.cluster.base import Checkpoint, ClusterContext, Clustering, Method, Progress
-from core.cluster.deep import (Encoder, Runner, adamw, delete_words, freeze_words, model_folder, quiet_loading,
-                               seeded_fit, target_distribution, texts_and_k)
+from core.cluster.deep import (Encoder, Runner, adamw, delete_words, freeze_words, held, model_folder, own_params,
+                               quiet_loading, seeded_fit, target_distribution, texts_and_k)
 from core.safeload import tensor_to_numpy
 
 # the paper's tsdae_epochs 2, lam_cluster 0.8, lam_harden 0.75 lost to K-Means here (see the module's text)
@@ -125,10 +124,7 @@ class _Run:
     def decoder_own(self) -> list:
         """The decoder's weights that are not the encoder's (its cross-attention and its masked-LM head's transform
         and bias: new, as neither packaged model ships a masked-LM head); empty without a decoder."""
-        if self.rec is None:
-            return []
-        shared = {id(w) for w in self.model.parameters()}
-        return [w for w in self.rec.decoder.parameters() if id(w) not in shared]
+        return [] if self.rec is None else own_params(self.rec.decoder, self.model)
 
     @torch.no_grad()
     def encode(self) -> np.ndarray:
@@ -188,7 +184,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
         if stage == "harden":
             target = target_distribution(run.predictions())  # DEC's target (the paper's "hardening")
         opts = (parts["opt_dec"] if stage == "decoder" else opt_enc), opt_clu
-        with _encoder_still(run.model, stage == "decoder"):
+        with held(run.model.parameters() if stage == "decoder" else []):  # the warm-up: the encoder still
             losses = [_step(run, stage, [texts[j] for j in idx], idx, target, *opts)
                       for idx in np.array_split(run.gen.permutation(n), range(bs, n, bs))]
         runner.record({"phase": stage, "round": rnd, "epoch": epoch + 1, "loss": float(np.mean(losses))},
@@ -205,23 +201,6 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
     centroids = nn.functional.normalize(run.head.weight.detach(), dim=-1).cpu().numpy().astype(np.float32)
     return Clustering(labels, centroids, "clusterbert", k, dict(p), runner.history, time.perf_counter() - t0, seed,
                       device, embeddings=emb.astype(np.float32), model_dir=model_dir)
-
-
-@contextmanager
-def _encoder_still(model: nn.Module, still: bool):
-    """During the decoder's warm-up the encoder (and the word embeddings the decoder shares) get no gradient; each
-    weight's own setting (``freeze_words``) comes back after."""
-    if not still:
-        yield
-        return
-    was = [(w, w.requires_grad) for w in model.parameters()]
-    for w, _ in was:
-        w.requires_grad_(False)
-    try:
-        yield
-    finally:
-        for w, flag in was:
-            w.requires_grad_(flag)
 
 
 def _step(run: _Run, stage: str, clean: list[str], idx: np.ndarray, target: torch.Tensor | None, opt_enc, opt_clu

@@ -30,8 +30,9 @@ import torch
 from torch import nn
 
 from core.cluster.base import Checkpoint, ClusterContext, Clustering, Method, Progress
-from core.cluster.deep import (Encoder, Runner, adamw, batch_or_epoch_target, batches, kl_to_target, seeded_fit,
-                               soft_assign, step, steps_per_epoch, target_distribution, texts_and_k, warmup_decay)
+from core.cluster.deep import (Encoder, Runner, adamw, batch_or_epoch_target, batches, held, kl_to_target,
+                               own_params, seeded_fit, soft_assign, step, steps_per_epoch, target_distribution,
+                               texts_and_k, warmup_decay)
 
 DEFAULTS = {"model": "default", "epochs": 3, "batch_size": 32, "lr": 2e-5, "cluster_lr": 1e-3, "mlm_weight": 1.0,
             "mask_ratio": 0.15, "target": "epoch", "warmup": 0.0, "clip": 0.0, "max_length": 64, "alpha": 1.0,
@@ -100,8 +101,7 @@ def _fit(ctx: ClusterContext, k: int | None, *, seed: int, device: str, progress
 def head_params(run: Encoder) -> list:
     """The MLM head's own weights (its transform and bias), new in both packaged encoders; not its decoder,
     which is the encoder's word embeddings."""
-    shared = {id(w) for w in run.encoder.parameters()}
-    return [w for w in run.model.cls.parameters() if id(w) not in shared]
+    return own_params(run.model.cls, run.encoder)
 
 
 def _warm_head(run: Encoder, head: list, texts: list[str], bs: int, p: dict, seed: int, report) -> None:
@@ -109,12 +109,9 @@ def _warm_head(run: Encoder, head: list, texts: list[str], bs: int, p: dict, see
     pass keeps no graph; the tied decoder, i.e. the word embeddings, stays as it is); its own batch order,
     so the main loop's draws are those of a run without it. ``report(pass, info)`` after each pass (history
     and progress, as DEC's pretraining)."""
-    words = run.encoder.get_input_embeddings().weight  # the tensor freeze_words freezes
     opt = adamw(head, lr=p["head_lr"] or p["lr"])
     order = np.random.default_rng([seed, 7])
-    trained = words.requires_grad  # False with freeze_words: then it stays so after the warm-up
-    words.requires_grad_(False)
-    try:
+    with held([run.encoder.get_input_embeddings().weight]):  # as freeze_words left them after
         for done in range(1, int(p["head_epochs"]) + 1):
             losses = []
             for idx in batches(order.permutation(len(texts)), bs):
@@ -124,8 +121,6 @@ def _warm_head(run: Encoder, head: list, texts: list[str], bs: int, p: dict, see
                 opt.step()
                 losses.append(loss.item())
             report(done, {"phase": "head", "epoch": done, "mlm": float(np.mean(losses)), "mlm_first": losses[0]})
-    finally:
-        words.requires_grad_(trained)
 
 
 fit = seeded_fit(_fit)

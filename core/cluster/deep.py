@@ -135,6 +135,26 @@ def freeze_words(encoder: nn.Module, p: dict) -> None:
         encoder.get_input_embeddings().weight.requires_grad_(False)
 
 
+def own_params(module: nn.Module, besides: nn.Module) -> list:
+    """``module``'s weights that are not also ``besides``'s: a head's or a decoder's new weights, without the
+    encoder weights tied into it."""
+    shared = {id(w) for w in besides.parameters()}
+    return [w for w in module.parameters() if id(w) not in shared]
+
+
+@contextmanager
+def held(params):
+    """These weights get no gradient inside the block; each one's own setting (``freeze_words``) comes back after."""
+    was = [(w, w.requires_grad) for w in params]
+    for w, _ in was:
+        w.requires_grad_(False)
+    try:
+        yield
+    finally:
+        for w, flag in was:
+            w.requires_grad_(flag)
+
+
 # --- augmentations that work offline ----------------------------------------------------------------
 
 def delete_words(text: str, ratio: float, gen: np.random.Generator) -> str:
