@@ -22,7 +22,7 @@ then; multilingual-e5-small, which has no decoder, takes ClusterBERT without it)
 that first train the decoder's new weights alone (its cross-attention and masked-LM head: neither packaged
 model ships them, so TSDAE otherwise trains the encoder against a random head); three lifted the paper's recipe
 by 9-11 NMI on two 1,000-text subsets, still below the default; they lowered TSDAE's clusters on AgNews, and
-before the default's stages a warmed TSDAE stage won only on StackOverflow (bench/RESULTS.md, 2026-12-05).
+before the default's stages a warmed TSDAE stage lost to the default (bench/RESULTS.md, 2026-12-05).
 
 The labels are the head's predictions; the adapted encoder's embeddings come back as
 ``Clustering.embeddings`` and the encoder itself as ``Clustering.model_dir``: ``precompute.cluster``
