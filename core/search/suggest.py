@@ -228,17 +228,12 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
     return Ranked(rows, top, "suggest", info)
 
 
-METHOD = Method("suggest", "Suggest", "Learns from your labels: COS until something is excluded, then a model over "
-                "the texts' meaning and words (a word's forms counted as one where the corpus's language has a "
-                "dictionary: volby, voleb, volbách; so are a name's: Babiš, Babiše, Babišovi; a quote's words read "
-                "with those of the tweet it quotes, so “Přesně tak.” of a tweet on the topic comes in; and, where the "
-                "corpus has a conversation_id, how many texts you included or excluded share a text's conversation, "
-                "so a reply comes in with its thread, and, where it has dates, how much of what you labelled on each "
-                "day you included, so an event's days come in; your included texts against your excluded ones and a "
-                "random sample of the corpus), its best texts put in order by how much nearer they lie to texts you "
-                "included than to texts you excluded. There is no DAC button: in simulated annotation DAC found less "
-                "of a topic, measured below Suggest alone and no better as a re-ranking of Suggest's results (at 1x a "
-                "topic's size: StackOverflow 0.76 vs 0.90, SearchSnippets 0.73 vs 0.91, AgNews 0.79 vs 0.88).",
+METHOD = Method("suggest", "Suggest", "Learns from your labels: COS until you exclude something, then a model of "
+                "your included texts against your excluded ones and a sample of the corpus, over the texts' meaning "
+                "and words (a word's forms count as one; a quote is read with what it quotes, a reply with its "
+                "thread, a day by how much of it you included). The texts nearest your included, farthest from your "
+                "excluded come first. No DAC button: in simulated annotation DAC found less, below Suggest (the DAC "
+                "page).",
                 1, 0, search, limits={"background": (0, 1_000_000), "alpha": (0.0, 1e6), "c": (1e-9, 1e9),
                         "dac": (0.0, 1e6), "rerank": (1, 100_000),
                         "near": (0.0, 1e6), "pool": (1, 100_000), "neighbours": (1, 1000),
