@@ -45,6 +45,32 @@ def model():
 
 
 @pytest.fixture(scope="session")
+def tiny_encoder(tmp_path_factory) -> str:
+    """A sentence-transformers folder as the packaged model's (its tokenizer, pooling, config), but a BERT of two
+    layers 32 wide with random weights: for tests of how a fine-tuning runs (resume, checkpoints), where what
+    the encoder knows does not matter and the packaged model's six layers cost a minute. Tests of what an
+    adaptation gives keep the packaged model."""
+    import json
+    import shutil
+
+    import torch
+    from transformers import BertConfig, BertModel
+
+    from core.embed import resolve_model
+
+    packaged = Path(resolve_model("default"))
+    folder = tmp_path_factory.mktemp("tiny") / "encoder"
+    shutil.copytree(packaged, folder, ignore=shutil.ignore_patterns("*.safetensors", "*.bin", "README.md"))
+    config = BertConfig.from_pretrained(packaged)
+    config.update(dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64))
+    torch.manual_seed(0)
+    BertModel(config).save_pretrained(folder)
+    pooling = folder / "1_Pooling" / "config.json"
+    pooling.write_text(json.dumps({**json.loads(pooling.read_text()), "word_embedding_dimension": 32}))
+    return str(folder)
+
+
+@pytest.fixture(scope="session")
 def so_corpus(tmp_path_factory, model):
     """300 StackOverflow titles (15 per label), embedded with the real packaged model."""
     from core.corpus import ImportSpec, import_corpus
