@@ -47,9 +47,9 @@ def model():
 @pytest.fixture(scope="session")
 def tiny_encoder(tmp_path_factory) -> str:
     """A sentence-transformers folder as the packaged model's (its tokenizer, pooling, config), but a BERT of two
-    layers 32 wide with random weights: for tests of how a fine-tuning runs (resume, checkpoints), where what
-    the encoder knows does not matter and the packaged model's six layers cost a minute. Tests of what an
-    adaptation gives keep the packaged model."""
+    layers 32 wide with random weights: for tests of how a fine-tuning or an encoding runs (resume, checkpoints,
+    the texts' order), where what the encoder knows does not matter and the packaged model's six layers cost 16-33 s
+    a test. Tests of what an adaptation gives keep the packaged model."""
     import json
     import shutil
 
