@@ -311,6 +311,31 @@ def availability(session: Session, ctx: SearchContext | None = None) -> dict[str
     return {name: m.reason_not_applicable(c["included"], c["excluded"], ctx) for name, m in REGISTRY.items()}
 
 
+def unmet_needs(avail: dict[str, str | None], methods) -> str:
+    """One line under the method buttons: what the disabled ones wait for, methods with the same need named
+    together in the buttons' order ("LDA, NN1 and NN2 need at least 1 excluded text"), not the same need
+    repeated for each. A reason of another form (a method that needs a trained model) stays as it is."""
+    needs: dict[str, list[str]] = {}
+    for name in methods:
+        if not (reason := avail.get(name)):
+            continue
+        label = REGISTRY[name].label
+        said = f"{label} needs "
+        if reason.startswith(said):
+            needs.setdefault(reason[len(said):], []).append(label)
+        else:
+            needs.setdefault(reason, [])
+    parts = []
+    for need, labels in needs.items():
+        if not labels:
+            parts.append(need)
+        elif len(labels) == 1:
+            parts.append(f"{labels[0]} needs {need}")
+        else:
+            parts.append(f"{', '.join(labels[:-1])} and {labels[-1]} need {need}")
+    return " · ".join(parts)
+
+
 def rows_frame(frame: pd.DataFrame, session: Session, rows, scores=None, zone: str = "UTC",
                copies=None) -> pd.DataFrame:
     """The rows to show, in order: row, id, text, date (wall time of ``zone``), author, quoted_text (what a quote

@@ -86,9 +86,8 @@ def _results() -> None:
             st.button(m.label, key=f"btn_{method}", disabled=avail[method] is not None, on_click=run,
                       help=avail[method] or m.help, args=(method, int(k)), width="content",
                       type="primary" if method == "suggest" else "secondary", shortcut=SHORTCUTS.get(method))
-    reasons = sorted({r for m, r in avail.items() if r and m in BUTTONS})
-    if reasons:
-        st.caption(" · ".join(reasons))
+    if needs := annotate.unmet_needs(avail, BUTTONS):
+        st.caption(needs)
     if "ann_msg" in st.session_state:
         kind, text = st.session_state.pop("ann_msg")
         getattr(st, kind)(text)

@@ -181,9 +181,14 @@ def test_annotate_workflow(tweets):
     at = app("pages/1_Annotate.py").run()
     assert not at.exception
     assert at.button(key="btn_cos").disabled and at.button(key="btn_lda").disabled
+    # under the buttons, each need once, with the methods that wait for it (the tooltips keep one method each)
+    assert ("COS and Suggest need at least 1 included text · LDA, NN1 and NN2 need at least 1 included and at "
+            "least 1 excluded text") in [c.value for c in at.caption]
+    assert at.button(key="btn_nn1").help == "NN1 needs at least 1 included and at least 1 excluded text"
     at.text_input(key="kw_query").set_value("ockovani")  # in a form: sent with the submit
     at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
     assert not at.exception
+    assert "LDA, NN1 and NN2 need at least 1 excluded text" in [c.value for c in at.caption]
     n_hits = int(at.metric[0].value)
     assert n_hits == 10, "by default a keyword adds one page of hits, the most typical first"
     msg = next(s.value for s in at.success if s.value.startswith("KW: 10 new texts of "))
