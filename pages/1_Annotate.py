@@ -7,7 +7,8 @@ import streamlit as st
 from core import annotate
 from core.search import BUTTONS, REGISTRY, NotApplicable
 from core.search.keyword import KeywordError
-from ui import drafts, group, group_panel, keyword_form, navigation, quotes_set, resources, text_list, view_filter
+from ui import (drafts, group, group_panel, keyword_form, navigation, quotes_set, resources, team_panel, text_list,
+                view_filter)
 from ui.text import md
 
 name, corpus = navigation.start_page("Annotate", "✏️")
@@ -55,6 +56,7 @@ group_panel.sidebar(corpus, session, store, say)
 
 # ---- searches -----------------------------------------------------------------------------
 st.title("Annotate")
+team_panel.guidelines_beside(store, group.meta().get("name", ""))
 group_panel.offer_draft(corpus, session, store, say)
 keyword_form.draw(name, corpus, on_submit=on_keyword)
 quotes_set.draw(name, corpus)  # in a corpus with quotes: the semantic searches read them with what they quote
@@ -121,7 +123,7 @@ def _results() -> None:
     table = annotate.rows_frame(corpus.frame, session, shown, shown_scores, corpus.timezone,
                                 annotate.copy_counts(ctx, shown))
     if not len(table):
-        if session.is_empty():
+        if not session.labels:  # a new group, also one opened empty (a team topic's, at first) or undone to nothing
             st.info("Start with a keyword search; its hits come in as included. Click the ones that are off-topic "
                     "to exclude them, then ask COS, LDA, NN1, NN2 or Suggest for more.")
         else:

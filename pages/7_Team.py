@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.store import GroupNotFound
-from core.teams import topic_group
+from core.teams import topic_group, topic_of_group
 from ui import drafts, group, navigation, picker, resources, team_panel
 from ui.text import md, quoted
 
@@ -26,6 +26,9 @@ if not topics:
     st.info("No topic yet: make one above, with guidelines and the annotators who work on it.")
     st.stop()
 picker.apply_pick("team_topic", [t.name for t in topics])  # a topic just made here
+if st.session_state.get("team_topic") not in [t.name for t in topics]:  # first drawn: back from Annotate, a reload
+    if working_on := topic_of_group(group.meta().get("name", ""), topics):
+        st.session_state["team_topic"] = working_on.name  # the topic whose group is being built, not the oldest
 chosen = st.selectbox("Topic", [t.name for t in topics], key="team_topic")  # drawn once, whichever topic is picked
 topic = next(t for t in topics if t.name == chosen)
 st.markdown("**Guidelines**")
@@ -63,9 +66,11 @@ if c1.button("Open my group for this topic", type="primary", key="team_work", on
     navigation.go("pages/1_Annotate.py")
 again = mine.saved_since  # submitted, and saved since
 if c2.button(f"Submit version {mine.latest_version} instead" if again else "Submit my group", key="team_submit",
-             disabled=bool(mine.submitted_at) and not again,
+             disabled=not mine.latest_version or (bool(mine.submitted_at) and not again),
              help="Say you are done: your latest saved version becomes part of the agreement (Review page); a later "
-                  "save counts only once submitted again."):
+                  "save counts only once submitted again." if mine.latest_version else
+                  "Nothing to submit yet: open your group, label texts and save it (Save group, on the Annotate "
+                  "page's sidebar); then submit it here."):
     try:
         n = store.submit(topic.name, me)
         st.session_state["team_msg"] = ("success", f"Submitted {quoted(mine.group)} (version {n}).")

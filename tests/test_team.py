@@ -37,12 +37,41 @@ def submitted(store: GroupStore, topic: str, creator: str, work) -> None:
         store.submit(topic, who)
 
 
+def test_a_groups_topic_is_the_name_before_its_last_separator_and_must_exist():
+    from core.teams import Topic, gold_group, topic_group, topic_of_group
+
+    topics = [Topic("floods", "rivers", True, "alice", ""), Topic("a · b", "", False, "bob", "")]
+    assert topic_of_group(topic_group("floods", "carol"), topics).guidelines == "rivers"
+    assert topic_of_group(gold_group("a · b"), topics).name == "a · b"
+    assert topic_of_group("floods", topics) is None  # a group of its own, not a topic's
+    assert topic_of_group(topic_group("fires", "carol"), topics) is None  # no such topic (deleted, another corpus)
+
+
+def test_back_from_annotate_the_team_page_shows_the_topic_being_worked_on(tweets, monkeypatch):
+    store = GroupStore(tweets / "tweets" / "groups.sqlite")
+    for topic in ("older", "newer"):
+        store.create_topic(topic, f"guidelines of {topic}", "alice")
+        store.assign(topic, "alice")
+    as_user(monkeypatch, "alice")
+    team = app("pages/7_Team.py").run()
+    assert team.selectbox(key="team_topic").value == "older"  # nothing worked on yet: the first topic
+    team.selectbox(key="team_topic").set_value("newer").run()
+    team.button(key="team_work").click().run()
+    back = app("pages/7_Team.py")  # Annotate, then Team again: the picker's state went with the page left
+    back.session_state["group_meta"] = team.session_state["group_meta"]
+    back.run()
+    assert not back.exception
+    assert back.selectbox(key="team_topic").value == "newer" and back.text[0].value == "guidelines of newer"
+
+
 def work_on(monkeypatch, who: str, exclude: int) -> None:
     """``who`` opens their group for the topic, takes 10 keyword hits, excludes the first ``exclude``,
     saves and submits."""
     as_user(monkeypatch, who)
     team = app("pages/7_Team.py").run()
     assert not team.exception, team.exception
+    assert team.button(key="team_submit").disabled, "nothing saved yet: nothing to submit"
+    guidelines = team.text[0].value
     team.button(key="team_work").click().run()
     ann = app("pages/1_Annotate.py")
     ann.session_state["session"] = team.session_state["session"]
@@ -50,6 +79,11 @@ def work_on(monkeypatch, who: str, exclude: int) -> None:
         ann.session_state[key] = team.session_state[key]
     ann.run()
     assert ann.text_input(key="save_name").value == f"floods · {who}"
+    # the topic's guidelines are one click away while labelling
+    assert "Guidelines of the topic ‘floods’" in [e.label for e in ann.expander]
+    assert guidelines in [t.value for t in ann.text]
+    # their group opened empty (nothing saved yet): the page says how to begin
+    assert any("Start with a keyword search" in i.value for i in ann.info), [i.value for i in ann.info]
     ann.text_input(key="kw_query").set_value("ockovani")
     ann.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
     for key in [b.key for b in ann.button if b.key and b.key.startswith("tog_")][:exclude]:

@@ -81,6 +81,19 @@ def new_topic_form(store: GroupStore, me: str) -> None:
         st.error(md(exc))
 
 
+def guidelines_beside(store: GroupStore, group_name: str) -> None:
+    """On the Annotate page, where the group being built is a team topic's: the topic's guidelines, folded, so
+    that they are one click away while labelling (also after a reload, which forgets how the group was opened)."""
+    from core.teams import topic_of_group
+
+    if not group_name or (topic := topic_of_group(group_name, store.topics())) is None:
+        return
+    with st.expander(f"Guidelines of the topic {quoted(topic.name)}"):
+        st.text(topic.guidelines or "(none written)")  # as written: never read as Markdown or HTML
+        st.caption("Blind: nobody sees the others' labels until they submit." if topic.blind else
+                   "Open: everyone may see the others' labels.")
+
+
 def how_line(p, zone: str = "UTC") -> str:
     """A text's provenance in words: who, through which search (with its query), when (in ``zone``)."""
     if p is None:
