@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.store import GroupNotFound
-from core.teams import topic_group, topic_of_group
+from core.teams import topic_group
 from ui import drafts, group, navigation, picker, resources, team_panel
 from ui.text import md, quoted
 
@@ -26,10 +26,7 @@ if not topics:
     st.info("No topic yet: make one above, with guidelines and the annotators who work on it.")
     st.stop()
 picker.apply_pick("team_topic", [t.name for t in topics])  # a topic just made here
-if st.session_state.get("team_topic") not in [t.name for t in topics]:  # first drawn: back from Annotate, a reload
-    if working_on := topic_of_group(group.meta().get("name", ""), topics):
-        st.session_state["team_topic"] = working_on.name  # the topic whose group is being built, not the oldest
-chosen = st.selectbox("Topic", [t.name for t in topics], key="team_topic")  # drawn once, whichever topic is picked
+chosen = team_panel.pick_topic(topics, "team_topic")
 topic = next(t for t in topics if t.name == chosen)
 st.markdown("**Guidelines**")
 st.text(topic.guidelines or "(none written)")

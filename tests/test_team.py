@@ -62,6 +62,10 @@ def test_back_from_annotate_the_team_page_shows_the_topic_being_worked_on(tweets
     back.run()
     assert not back.exception
     assert back.selectbox(key="team_topic").value == "newer" and back.text[0].value == "guidelines of newer"
+    review = app("pages/8_Review.py")  # then Review: the topic last picked, with no group being built
+    review.session_state["topic_last_picked"] = back.session_state["topic_last_picked"]
+    review.run()
+    assert not review.exception and review.selectbox(key="rv_topic").value == "newer"
 
 
 def work_on(monkeypatch, who: str, exclude: int) -> None:

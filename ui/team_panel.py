@@ -81,6 +81,24 @@ def new_topic_form(store: GroupStore, me: str) -> None:
         st.error(md(exc))
 
 
+def pick_topic(topics: list, key: str) -> str:
+    """The Team and Review pages' topic picker. Where it is first drawn (another page was open before, or the
+    browser reloaded) it shows the topic last picked on either page, else the topic whose group is being built,
+    else the oldest topic: back from Annotate, the topic worked on, not the first one made."""
+    from core.teams import topic_of_group
+
+    names = [t.name for t in topics]
+    if st.session_state.get(key) not in names:
+        working_on = topic_of_group(group.meta().get("name", ""), topics)
+        for candidate in (st.session_state.get("topic_last_picked"), working_on and working_on.name):
+            if candidate in names:
+                st.session_state[key] = candidate
+                break
+    chosen = st.selectbox("Topic", names, key=key)  # drawn once, whichever topic is picked
+    st.session_state["topic_last_picked"] = chosen
+    return chosen
+
+
 def guidelines_beside(store: GroupStore, group_name: str) -> None:
     """On the Annotate page, where the group being built is a team topic's: the topic's guidelines, folded, so
     that they are one click away while labelling (also after a reload, which forgets how the group was opened)."""
