@@ -54,7 +54,7 @@ def compared(root: str, corpus_name: str, stem: str, other: str, stamps: tuple) 
 
 by_stem = {s.stem: s for s in usable}
 picker.apply_pick("tp_k", by_stem)  # a clustering just made here
-chosen = by_stem[st.selectbox("Clustering", list(by_stem), format_func=lambda v: by_stem[v].describe(), key="tp_k")]
+chosen = by_stem[picker.selectbox_kept("Clustering", by_stem, "tp_k", format_func=lambda v: by_stem[v].describe())]
 try:
     labels, table, lemmas = loaded(chosen.stem)
 except store.ClusteringError as exc:

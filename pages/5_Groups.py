@@ -7,7 +7,7 @@ import streamlit as st
 
 from core.export import FORMATS, LABELS, to_bytes
 from core.store import TeamGroup
-from ui import group, navigation, resources
+from ui import group, navigation, picker, resources
 from ui.text import md, quoted
 
 name, corpus = navigation.start_page("Groups", "🗂️")
@@ -40,7 +40,7 @@ st.dataframe(table, hide_index=True, width="stretch", column_config={
     "name": st.column_config.TextColumn(width="medium"), "notes": st.column_config.TextColumn(width="large"),
     **{c: st.column_config.NumberColumn(width="small") for c in ("included", "excluded", "versions")}})
 
-chosen = st.selectbox("Group", [g.name for g in groups], key="gr_pick")
+chosen = picker.selectbox_kept("Group", [g.name for g in groups], "gr_pick")
 info = next(g for g in groups if g.name == chosen)
 version = st.selectbox("Version", list(range(info.versions, 0, -1)), key="gr_version",
                        format_func=lambda v: f"{v} (latest)" if v == info.versions else str(v))

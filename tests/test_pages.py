@@ -719,6 +719,9 @@ def test_groups_page_open_delete_restore(tweets):
     at.run().selectbox(key="gr_pick").set_value("floods · bob").run()  # a topic's group: kept, and the page says why
     assert not at.exception and not [b for b in at.button if b.key == "gr_delete"]
     assert any("bob's group for the topic" in c.value and "submitted" in c.value for c in at.caption)
+    back = app("pages/5_Groups.py")  # another page, then this one again: Streamlit dropped the picker's state
+    back.session_state["kept:gr_pick"] = at.session_state["kept:gr_pick"]
+    assert back.run().selectbox(key="gr_pick").value == "floods · bob"  # as it was left, not the first group
     at.selectbox(key="gr_pick").set_value("covid").run()
     assert at.checkbox(key="gr_sure").label == "Yes, delete ‘covid’" and at.button(key="gr_delete").disabled
 
@@ -745,6 +748,9 @@ def test_topics_page(tweets):
                               picker.options[1].split("(")[1]]
     picker.set_value("kmeans-k20").run()
     assert any("of 20 clusters" in c.value for c in at.caption)
+    back = app("pages/4_Topics.py")  # another page, then this one again: the clustering left, not the first one
+    back.session_state["kept:tp_k"] = at.session_state["kept:tp_k"]
+    assert back.run().selectbox(key="tp_k").value == "kmeans-k20"
     assert "IOU" in at.metric[0].label
     table = at.dataframe[1].value
     named = table["ctfidf_terms"].str.len() > 0  # a cluster with no word in 3 of its texts (links, emoji) has none
