@@ -27,12 +27,13 @@ def apply_pick(widget_key: str, options) -> None:
         st.session_state[widget_key] = pending
 
 
-def selectbox_kept(label: str, options, key: str, **kwargs):
+def selectbox_kept(label: str, options, key: str, kept_as: str | None = None, **kwargs):
     """A page's picker that comes back as it was left. Streamlit drops a widget's state when a run draws another
     page, so a clustering or group picked here showed the first one again after a visit elsewhere. The value picked
-    is kept under a key of its own and put back when the page is drawn again, while it is still an option."""
+    is kept under a key of its own (``kept_as``: one that pickers of several pages share) and put back when the page
+    is drawn again, while it is still an option."""
     options = list(options)
-    kept = f"kept:{key}"
+    kept = kept_as or f"kept:{key}"
     if st.session_state.get(key) not in options and st.session_state.get(kept) in options:
         st.session_state[key] = st.session_state[kept]
     value = st.selectbox(label, options, key=key, **kwargs)

@@ -81,6 +81,9 @@ def new_topic_form(store: GroupStore, me: str) -> None:
         st.error(md(exc))
 
 
+LAST_TOPIC = "topic_last_picked"  # kept by the Team and Review pages' pickers alike
+
+
 def pick_topic(topics: list, key: str) -> str:
     """The Team and Review pages' topic picker. Where it is first drawn (another page was open before, or the
     browser reloaded) it shows the topic last picked on either page, else the topic whose group is being built,
@@ -88,15 +91,10 @@ def pick_topic(topics: list, key: str) -> str:
     from core.teams import topic_of_group
 
     names = [t.name for t in topics]
-    if st.session_state.get(key) not in names:
-        working_on = topic_of_group(group.meta().get("name", ""), topics)
-        for candidate in (st.session_state.get("topic_last_picked"), working_on and working_on.name):
-            if candidate in names:
-                st.session_state[key] = candidate
-                break
-    chosen = st.selectbox("Topic", names, key=key)  # drawn once, whichever topic is picked
-    st.session_state["topic_last_picked"] = chosen
-    return chosen
+    if st.session_state.get(key) not in names and st.session_state.get(LAST_TOPIC) not in names:
+        if working_on := topic_of_group(group.meta().get("name", ""), topics):
+            st.session_state[key] = working_on.name
+    return picker.selectbox_kept("Topic", names, key, kept_as=LAST_TOPIC)
 
 
 def guidelines_beside(store: GroupStore, group_name: str) -> None:
