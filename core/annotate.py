@@ -311,18 +311,19 @@ def availability(session: Session, ctx: SearchContext | None = None) -> dict[str
     return {name: m.reason_not_applicable(c["included"], c["excluded"], ctx) for name, m in REGISTRY.items()}
 
 
-def unmet_needs(avail: dict[str, str | None], methods) -> str:
-    """One line under the method buttons: what the disabled ones wait for, methods with the same need named
-    together in the buttons' order ("LDA, NN1 and NN2 need at least 1 excluded text"), not the same need
-    repeated for each. A reason of another form (a method that needs a trained model) stays as it is."""
+def unmet_needs(avail: dict[str, str | None], methods, counts: dict[str, int]) -> str:
+    """One line under the method buttons: what the disabled ones wait for (``avail``, from :func:`availability`),
+    methods that wait for the same labels (``Method.missing`` at ``counts``) named together in the buttons' order
+    ("LDA, NN1 and NN2 need at least 1 excluded text"), not the same need repeated for each. A reason of another
+    kind (a method that needs a trained model) stays as it is."""
     needs: dict[str, list[str]] = {}
     for name in methods:
         if not (reason := avail.get(name)):
             continue
-        label = REGISTRY[name].label
-        said = f"{label} needs "
-        if reason.startswith(said):
-            needs.setdefault(reason[len(said):], []).append(label)
+        m = REGISTRY[name]
+        need = m.missing(counts["included"], counts["excluded"])
+        if need is not None and reason == f"{m.label} needs {need}":
+            needs.setdefault(need, []).append(m.label)
         else:
             needs.setdefault(reason, [])
     parts = []

@@ -61,15 +61,6 @@ def gold_group(topic: str) -> str:
     return f"{topic}{GROUP_SEPARATOR}{GOLD}"
 
 
-def topic_of_group(group: str, topics: list) -> "Topic | None":
-    """The topic whose annotator's (or gold) group ``group`` is, among ``topics``; None for any other group.
-    An annotator's name holds no separator, so the topic is what comes before the last one."""
-    if GROUP_SEPARATOR not in group:
-        return None
-    name = group.rsplit(GROUP_SEPARATOR, 1)[0]
-    return next((t for t in topics if t.name == name), None)
-
-
 @dataclass(frozen=True)
 class Topic:
     name: str

@@ -88,7 +88,7 @@ def _results() -> None:
             st.button(m.label, key=f"btn_{method}", disabled=avail[method] is not None, on_click=run,
                       help=avail[method] or m.help, args=(method, int(k)), width="content",
                       type="primary" if method == "suggest" else "secondary", shortcut=SHORTCUTS.get(method))
-    if needs := annotate.unmet_needs(avail, BUTTONS):
+    if needs := annotate.unmet_needs(avail, BUTTONS, session.counts()):
         st.caption(needs)
     if "ann_msg" in st.session_state:
         kind, text = st.session_state.pop("ann_msg")

@@ -26,12 +26,10 @@ if not topics:
     st.info("No topic yet: make one above, with guidelines and the annotators who work on it.")
     st.stop()
 picker.apply_pick("team_topic", [t.name for t in topics])  # a topic just made here
-chosen = team_panel.pick_topic(topics, "team_topic")
+chosen = team_panel.pick_topic(store, topics, "team_topic")
 topic = next(t for t in topics if t.name == chosen)
 st.markdown("**Guidelines**")
-st.text(topic.guidelines or "(none written)")
-st.caption(("Blind: nobody sees the others' labels until they submit." if topic.blind else
-            "Open: everyone may see the others' labels.") + f" Made by {md(topic.created_by)} on {topic.created_at[:10]}.")
+team_panel.guidelines(topic, made=True)
 rows = store.assignments(topic.name)
 st.dataframe(team_panel.progress_table(name, corpus, store, rows), hide_index=True, width="stretch")
 
@@ -52,7 +50,7 @@ def on_work() -> None:
         said = group.open_group(corpus, store.load(gname))
     except GroupNotFound:
         said = "Started your group for the topic." + group.switch_group([], [], "new", name=gname)
-    st.session_state.update(group_topic=topic.name, ann_msg=("success", said), ann_view="Included", ann_page=1)
+    st.session_state.update(ann_msg=("success", said), ann_view="Included", ann_page=1)
 
 
 if mine.saved_since:

@@ -21,7 +21,7 @@ topics = store.topics()
 if not topics:
     st.info("No topic yet: make one on the Team page.")
     st.stop()
-chosen = team_panel.pick_topic(topics, "rv_topic")
+chosen = team_panel.pick_topic(store, topics, "rv_topic")
 topic = next(t for t in topics if t.name == chosen)
 rows = store.assignments(topic.name)
 judge = may_adjudicate(me, topic)

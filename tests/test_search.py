@@ -112,10 +112,10 @@ def test_preconditions_raise_the_reason(ctx, method):
 def test_the_line_under_the_buttons_names_each_need_once_with_the_methods_that_wait_for_it():
     avail = {name: REGISTRY[name].reason_not_applicable(0, 0) for name in ("cos", "lda", "nn1", "dac")}
     avail["dac"] = "no DAC model is trained for this corpus yet"  # a reason of another form stays whole
-    line = annotate.unmet_needs(avail, ["cos", "lda", "nn1", "dac"])
+    line = annotate.unmet_needs(avail, ["cos", "lda", "nn1", "dac"], {"included": 0, "excluded": 0})
     assert line == ("COS needs at least 1 included text · LDA and NN1 need at least 1 included and at least 1 "
                     "excluded text · no DAC model is trained for this corpus yet")
-    assert annotate.unmet_needs({"cos": None, "lda": None}, ["cos", "lda"]) == ""
+    assert annotate.unmet_needs({"cos": None, "lda": None}, ["cos", "lda"], {"included": 5, "excluded": 5}) == ""
 
 
 @pytest.mark.parametrize("method", ["lda", "nn1", "nn2", "suggest"])

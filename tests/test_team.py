@@ -37,14 +37,18 @@ def submitted(store: GroupStore, topic: str, creator: str, work) -> None:
         store.submit(topic, who)
 
 
-def test_a_groups_topic_is_the_name_before_its_last_separator_and_must_exist():
-    from core.teams import Topic, gold_group, topic_group, topic_of_group
+def test_a_groups_topic_is_the_one_it_was_assigned_for_and_must_exist(tmp_path):
+    from core.teams import gold_group, topic_group
+    from ui.team_panel import topic_of
 
-    topics = [Topic("floods", "rivers", True, "alice", ""), Topic("a · b", "", False, "bob", "")]
-    assert topic_of_group(topic_group("floods", "carol"), topics).guidelines == "rivers"
-    assert topic_of_group(gold_group("a · b"), topics).name == "a · b"
-    assert topic_of_group("floods", topics) is None  # a group of its own, not a topic's
-    assert topic_of_group(topic_group("fires", "carol"), topics) is None  # no such topic (deleted, another corpus)
+    store = GroupStore(tmp_path / "groups.sqlite")
+    store.create_topic("floods", "rivers", "alice")
+    store.create_topic("a · b", "", "bob", blind=False)
+    store.assign("floods", "carol")
+    assert store.topic(topic_of(store, topic_group("floods", "carol"))).guidelines == "rivers"
+    assert topic_of(store, gold_group("a · b")) == "a · b"
+    assert topic_of(store, "floods") is None  # a group of its own, not a topic's
+    assert topic_of(store, topic_group("fires", "carol")) is None  # no such topic (deleted, another corpus)
 
 
 def test_back_from_annotate_the_team_page_shows_the_topic_being_worked_on(tweets, monkeypatch):
@@ -79,8 +83,7 @@ def work_on(monkeypatch, who: str, exclude: int) -> None:
     team.button(key="team_work").click().run()
     ann = app("pages/1_Annotate.py")
     ann.session_state["session"] = team.session_state["session"]
-    for key in ("group_meta", "group_topic"):
-        ann.session_state[key] = team.session_state[key]
+    ann.session_state["group_meta"] = team.session_state["group_meta"]
     ann.run()
     assert ann.text_input(key="save_name").value == f"floods · {who}"
     # the topic's guidelines are one click away while labelling

@@ -76,15 +76,6 @@ def accept_version(name: str, number: int) -> None:
     st.session_state["group_version"] = (name, int(number))
 
 
-def topic_of(name: str) -> str | None:
-    """The team topic the group being built belongs to (opened from the Team page), when its name is that
-    topic's group of someone."""
-    from core.teams import GROUP_SEPARATOR
-
-    topic = st.session_state.get("group_topic")
-    return topic if topic and name.startswith(f"{topic}{GROUP_SEPARATOR}") else None
-
-
 def mark_saved(s: Session) -> None:
     st.session_state["saved_rev"] = s.revision
 

@@ -11,7 +11,7 @@ from core.corpus import Corpus
 from core.export import FORMATS, LABELS
 from core.session import Session
 from core.store import DatabaseError, GroupExists, GroupNotFound, GroupStore, VersionChanged
-from ui import access, drafts, group, resources
+from ui import access, drafts, group, resources, team_panel
 from ui.text import md, quoted
 
 Say = Callable[[str, str], None]
@@ -50,7 +50,8 @@ def sidebar(corpus: Corpus, session: Session, store: GroupStore, say: Say) -> No
             n = store.save(m["name"], corpus.ids_of(session.included), corpus.ids_of(session.excluded),
                            annotator=who or m["annotator"], notes=m["notes"], session_json=session.to_json(),
                            overwrite=st.session_state.get("save_overwrite", False), saved_by=who,
-                           expect=group.expected_version(name), work=drafts.draft_token(), topic=group.topic_of(name))
+                           expect=group.expected_version(name), work=drafts.draft_token(),
+                           topic=team_panel.topic_of(store, name))
         except GroupExists as exc:
             return say("warning", _exists(exc, who or m["annotator"]))
         except VersionChanged as exc:

@@ -13,8 +13,8 @@ from core import timezones
 from core.ingest import QUOTED
 from core.store import DatabaseError, GroupStore
 from core.threads import openings
-from core.teams import (HOW_SUFFIX, QUOTING, THREAD, Agreement, agreement, by_text, check_annotator, majority,
-                        pairwise, progress_by_text)
+from core.teams import (GROUP_SEPARATOR, HOW_SUFFIX, QUOTING, THREAD, Agreement, agreement, by_text,
+                        check_annotator, majority, pairwise, progress_by_text)
 from ui import access, group, picker, resources
 from ui.text import md, quoted
 
@@ -84,30 +84,41 @@ def new_topic_form(store: GroupStore, me: str) -> None:
 LAST_TOPIC = "topic_last_picked"  # kept by the Team and Review pages' pickers alike
 
 
-def pick_topic(topics: list, key: str) -> str:
+def topic_of(store: GroupStore, group_name: str) -> str | None:
+    """The team topic whose annotator's (or gold) group ``group_name`` is (``GroupStore.team_record``), else None.
+    Read from the store, not from how the group was opened, so it holds after a reload; a group whose name cannot
+    be a topic's asks the store nothing."""
+    if GROUP_SEPARATOR not in group_name or (record := store.team_record(group_name)) is None:
+        return None
+    return record[0]
+
+
+def pick_topic(store: GroupStore, topics: list, key: str) -> str:
     """The Team and Review pages' topic picker. Where it is first drawn (another page was open before, or the
     browser reloaded) it shows the topic last picked on either page, else the topic whose group is being built,
     else the oldest topic: back from Annotate, the topic worked on, not the first one made."""
-    from core.teams import topic_of_group
-
     names = [t.name for t in topics]
     if st.session_state.get(key) not in names and st.session_state.get(LAST_TOPIC) not in names:
-        if working_on := topic_of_group(group.meta().get("name", ""), topics):
-            st.session_state[key] = working_on.name
+        if (working_on := topic_of(store, group.meta().get("name", ""))) in names:
+            st.session_state[key] = working_on
     return picker.selectbox_kept("Topic", names, key, kept_as=LAST_TOPIC)
+
+
+def guidelines(topic, made: bool = False) -> None:
+    """A topic's guidelines, as written (never read as Markdown or HTML), and whether it is blind; ``made``: who
+    made it and when, too."""
+    st.text(topic.guidelines or "(none written)")
+    st.caption(("Blind: nobody sees the others' labels until they submit." if topic.blind else
+                "Open: everyone may see the others' labels.")
+               + (f" Made by {md(topic.created_by)} on {topic.created_at[:10]}." if made else ""))
 
 
 def guidelines_beside(store: GroupStore, group_name: str) -> None:
     """On the Annotate page, where the group being built is a team topic's: the topic's guidelines, folded, so
     that they are one click away while labelling (also after a reload, which forgets how the group was opened)."""
-    from core.teams import topic_of_group
-
-    if not group_name or (topic := topic_of_group(group_name, store.topics())) is None:
-        return
-    with st.expander(f"Guidelines of the topic {quoted(topic.name)}"):
-        st.text(topic.guidelines or "(none written)")  # as written: never read as Markdown or HTML
-        st.caption("Blind: nobody sees the others' labels until they submit." if topic.blind else
-                   "Open: everyone may see the others' labels.")
+    if (name := topic_of(store, group_name)) is not None:
+        with st.expander(f"Guidelines of the topic {quoted(name)}"):
+            guidelines(store.topic(name))
 
 
 def how_line(p, zone: str = "UTC") -> str:

@@ -73,13 +73,19 @@ class Method:
         """None when the method can run; otherwise what is missing, in words."""
         if ctx is not None and self.requires is not None and (reason := self.requires(ctx)):
             return reason
+        if need := self.missing(n_included, n_excluded):
+            return f"{self.label} needs {need}"
+        return None
+
+    def missing(self, n_included: int, n_excluded: int) -> str | None:
+        """What labels the method still waits for, in words ("at least 1 excluded text"); None when it has them."""
         missing = []
         if n_included < self.min_included:
             missing.append(f"at least {self.min_included} included")
         if n_excluded < self.min_excluded:
             missing.append(f"at least {self.min_excluded} excluded")
         if missing:
-            return f"{self.label} needs " + " and ".join(missing) + " text" + ("s" if max(self.min_included, self.min_excluded) > 1 else "")
+            return " and ".join(missing) + " text" + ("s" if max(self.min_included, self.min_excluded) > 1 else "")
         return None
 
     def check(self, included: np.ndarray, excluded: np.ndarray, ctx: "SearchContext | None" = None) -> None:
