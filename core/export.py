@@ -1,4 +1,4 @@
-"""Export a saved group (id, text, label, date, author) as CSV, Excel, JSONL or Parquet."""
+"""Export a saved group (id, text, label, date, author) as CSV, Excel, JSONL or Parquet; a cluster's texts too."""
 
 from __future__ import annotations
 
@@ -19,19 +19,25 @@ XLSX_ROWS = 1_048_575  # an Excel sheet's rows, less the header
 XLSX_CELL = 32_767  # the characters an Excel cell holds
 
 
-def group_frame(corpus: Corpus, included: Sequence[str], excluded: Sequence[str]) -> pd.DataFrame:
-    """The group's texts: id, text, label, date and author where the corpus has them, then the file's other columns
-    as imported (a tweet's ``conversation_id``, ``lang``...; one called ``label`` as ``label (file)``)."""
-    labels = {str(i): "included" for i in included} | {str(i): "excluded" for i in excluded}
+def texts_frame(corpus: Corpus, rows: Sequence[int]) -> pd.DataFrame:
+    """The texts of these rows (positions in the corpus, in its order): id, text, date and author where the corpus has
+    them, then the file's other columns as imported (a tweet's ``conversation_id``, ``lang``...; one called ``label``
+    as ``label (file)``), dates as the pages show them (wall times of the corpus's zone)."""
     f = corpus.frame
-    mask = f["id"].isin(labels.keys())
     cols = ["id", "text"] + [c for c in ("date", "author") if c in f.columns]
-    out = f.loc[mask, cols + [c for c in f.columns if c not in cols]].copy()
+    out = f.iloc[np.asarray(rows, np.int64)][cols + [c for c in f.columns if c not in cols]].copy()
     out = out.rename(columns={"label": "label (file)"})
     for col in out.columns:
         if isinstance(out[col].dtype, pd.CategoricalDtype):
             out[col] = out[col].astype(out[col].cat.categories.dtype)  # plain text, as imported
-    out = timezones.shown(out, corpus.timezone)  # dates as the pages show them: wall times of the corpus's zone
+    return timezones.shown(out, corpus.timezone)
+
+
+def group_frame(corpus: Corpus, included: Sequence[str], excluded: Sequence[str]) -> pd.DataFrame:
+    """The group's texts (:func:`texts_frame`) with their label after the text; ids the corpus no longer holds are
+    kept at the end, without a text."""
+    labels = {str(i): "included" for i in included} | {str(i): "excluded" for i in excluded}
+    out = texts_frame(corpus, np.flatnonzero(corpus.frame["id"].isin(labels.keys()).to_numpy()))
     out.insert(2, "label", out["id"].map(labels))
     missing = set(labels) - set(out["id"])
     if missing:  # ids of a group saved on an earlier import of the corpus: keep them, say so

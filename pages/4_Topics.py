@@ -84,9 +84,11 @@ topics_panel.label_agreement(name, chosen.stem)
 
 f1, f2, f3 = st.columns(3)
 top = int(table["size"].max())
-size_range = f1.slider("Cluster size", 1, max(top, 2), (1, max(top, 2)), key="tp_size")
-min_len = f2.number_input("Mean text length above", 0, 1000, 0, key="tp_len")
-lemma = f3.text_input("Contains the lemma", key="tp_lemma")
+# the filters come back as they were left after a visit to another page (the size's while it fits this clustering)
+size_range = picker.kept("tp_size", lambda: f1.slider("Cluster size", 1, max(top, 2), (1, max(top, 2)), key="tp_size"),
+                         lambda v: 1 <= v[0] <= v[1] <= max(top, 2))
+min_len = picker.kept("tp_len", lambda: f2.number_input("Mean text length above", 0, 1000, 0, key="tp_len"))
+lemma = picker.kept("tp_lemma", lambda: f3.text_input("Contains the lemma", key="tp_lemma"))
 shown = filter_clusters(table, size_range, min_len, lemma).sort_values(
     ["in_group", "size"] if "in_group" in table else "size", ascending=False)
 st.caption(f"{len(shown):,} of {len(table):,} clusters. Click a row to see its texts.")
@@ -101,8 +103,8 @@ with st.expander("Compare with another clustering", expanded=False):
     if not others:
         st.caption("Only one clustering is stored: run another method or k to compare.")
     else:
-        other = by_stem[st.selectbox("Other clustering", [s.stem for s in others], key="tp_other",
-                                     format_func=lambda v: by_stem[v].describe())]
+        other = by_stem[picker.selectbox_kept("Other clustering", [s.stem for s in others], "tp_other",
+                                              format_func=lambda v: by_stem[v].describe())]
         other_labels = loaded(other.stem)[0]
         agree = compared(str(paths.data_root()), name, chosen.stem, other.stem,
                          (resources.stamp(name), store.stamp(name, chosen.stem), store.stamp(name, other.stem)))
@@ -126,9 +128,7 @@ if cluster is not None:
                                 ann_page=1)
         navigation.go("pages/1_Annotate.py")
     topics_panel.cluster_into_group(corpus, chosen.stem, cluster, rows)
-    cols = [c for c in ("id", "text", "date", "author") if c in corpus.frame.columns]
-    st.dataframe(timezones.shown(corpus.frame.iloc[rows[:500]][cols], corpus.timezone), hide_index=True,
-                 width="stretch")
+    topics_panel.cluster_texts(corpus, chosen.stem, cluster, rows)
     if corpus.has_dates:
         cols = [c for c in ("date", "author", "text") if c in corpus.frame.columns]
         local = timezones.shown(corpus.frame.iloc[rows][cols], corpus.timezone)

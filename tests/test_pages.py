@@ -726,7 +726,7 @@ def test_groups_page_open_delete_restore(tweets):
     assert at.checkbox(key="gr_sure").label == "Yes, delete ‘covid’" and at.button(key="gr_delete").disabled
 
 
-def test_topics_page(tweets):
+def test_topics_page(tweets, monkeypatch):
     from precompute import cluster as cluster_job
     from precompute import keyterms as kt_job
     from core.search.keyword import fold
@@ -752,6 +752,10 @@ def test_topics_page(tweets):
     back.session_state["kept:tp_k"] = at.session_state["kept:tp_k"]
     assert back.run().selectbox(key="tp_k").value == "kmeans-k20"
     assert "IOU" in at.metric[0].label
+    iou = json.loads(at.dataframe[0].proto.columns)  # the saved groups' IOU table, its columns named for a reader
+    assert iou["iou"]["label"] == "IOU" and "over the texts in either" in iou["iou"]["help"]
+    assert [iou[c]["label"] for c in ("cluster", "group_size", "cluster_size")] == [
+        "best cluster", "texts in the group", "texts in the cluster"]
     table = at.dataframe[1].value
     named = table["ctfidf_terms"].str.len() > 0  # a cluster with no word in 3 of its texts (links, emoji) has none
     assert table["size"].sum() == 2000 and named.mean() >= 0.9 and (table["sample_text"].str.len() > 0).all()
@@ -774,6 +778,32 @@ def test_topics_page(tweets):
     matches = at.dataframe[2].value  # the cluster's best matches in the other clustering
     biggest = at.dataframe[1].value["size"].iloc[0]
     assert matches["shared"].sum() == biggest and matches["shared"].is_monotonic_decreasing
+    # the cluster's texts: a table of the first 500, saying so when there are more, and all of them to download
+    from core import export
+    from core.corpus import load_corpus
+    from ui import topics_panel
+
+    cluster = at.dataframe[1].value["cluster"].iloc[0]
+    def texts_table():
+        return next(d.value for d in at.dataframe if list(d.value.columns) == ["id", "text", "date", "author"])
+
+    shown = texts_table()
+    assert len(shown) == min(biggest, 500)
+    assert at.download_button(key="tp_csv").label == f"Download its {biggest:,} texts (CSV)"
+    assert any(c.value.startswith("The first 500 of its") for c in at.caption) == (biggest > 500)
+    monkeypatch.setattr(topics_panel, "SHOWN_TEXTS", 10)
+    at.run()
+    assert len(texts_table()) == 10
+    assert any(c.value == f"The first 10 of its {biggest:,} texts, in the corpus's order; the download holds them all."
+               for c in at.caption)
+    corpus = load_corpus("tweets")
+    from core.cluster import store as clusterings
+
+    rows = np.flatnonzero(clusterings.load("tweets", "kmeans-k20")[0].labels == cluster)
+    frame = export.texts_frame(corpus, rows)  # what the download writes
+    assert frame["id"].tolist() == corpus.frame["id"].iloc[rows].tolist() and len(frame) == biggest
+    assert list(frame.columns[:4]) == ["id", "text", "date", "author"]
+    assert shown["id"].tolist() == frame["id"].tolist()[:500]
 
     # DEC's clustering shows the same way, and a new clustering shows on the next rerun
     at.selectbox(key="tp_k").set_value("dec-k8").run()
@@ -1142,3 +1172,66 @@ def test_the_command_line_scores_a_clustering_against_classes_as_the_topics_page
     assert printed["rows"] == page["rows"] == corpus.n - (corpus.frame["label_name"] == "").sum() < corpus.n
     assert printed["classes"] == page["classes"] == 20
     assert (printed["nmi"], printed["ari"], printed["acc"]) == (page["nmi"], page["ari"], page["acc"])
+
+
+def test_an_analysts_choices_come_back_after_a_visit_to_another_page(tweets):
+    """Streamlit drops a widget's state when a run draws another page: an analyst who compared two groups by week on
+    the Timeline, sorted a clustering's topics by a group on Topics, or read a keyword's anchor on the DAC page, and
+    went to Annotate for a moment, found each page back at its defaults. Every choice comes back as it was left."""
+    from core.corpus import load_corpus
+    from precompute import dac as dac_cli
+    from precompute import kmeans as km_job
+
+    ids = load_corpus("tweets").frame["id"].tolist()
+    store = GroupStore(tweets / "tweets" / "groups.sqlite")
+    store.save("a", ids[:40], [])
+    store.save("b", ids[40:100], [])
+    for k in ("5", "8"):
+        assert km_job.main(["--corpus", "tweets", "--k", k, "--no-terms"]) == 0
+    for model in ("m1", "m2"):
+        assert dac_cli.main(["train", "--corpus", "tweets", "--model", model, "--stage", "pretrain", "--epochs", "1",
+                             "--steps", "2", "--batch", "2", "--bag", "50", "--device", "cpu"]) == 0
+    at = app("streamlit_app.py").run()
+    at.switch_page("pages/2_Timeline.py").run()
+    at.radio(key="tl_source").set_value("Saved groups (included)").run()
+    at.multiselect(key="tl_groups").set_value(["b", "a"]).run()
+    at.segmented_control(key="tl_bin").set_value("week").run()
+    at.toggle(key="tl_share").set_value(True).run()
+    assert any(c.value.startswith("2 saved groups") and "percentage" in c.value for c in at.caption)
+    at.switch_page("pages/4_Topics.py").run()
+    at.selectbox(key="tp_k").set_value("kmeans-k8").run()
+    at.selectbox(key="tp_other").set_value("kmeans-k5").run()
+    at.selectbox(key="tp_group").set_value("b").run()
+    at.number_input(key="tp_len").set_value(20).run()
+    at.switch_page("pages/6_DAC.py").run()
+    at.selectbox(key="dac_model").set_value("m2").run()
+    at.radio(key="am_how").set_value("Keyword search").run()
+    at.text_input(key="am_kw").set_value("ockovani").run()
+    at.number_input(key="am_bag").set_value(200).run()
+    at.selectbox(key="am_stem").set_value("kmeans-k5").run()
+    assert not at.exception and len(at.dataframe[-1].value) == 200
+
+    at.switch_page("pages/1_Annotate.py").run()
+    at.switch_page("pages/2_Timeline.py").run()
+    assert not at.exception
+    assert at.radio(key="tl_source").value == "Saved groups (included)"
+    assert at.multiselect(key="tl_groups").value == ["b", "a"]
+    assert at.segmented_control(key="tl_bin").value == "week" and at.toggle(key="tl_share").value
+    assert any(c.value.startswith("2 saved groups") and "per week" in c.value for c in at.caption)
+    at.switch_page("pages/4_Topics.py").run()
+    assert not at.exception
+    assert (at.selectbox(key="tp_k").value, at.selectbox(key="tp_other").value) == ("kmeans-k8", "kmeans-k5")
+    assert at.selectbox(key="tp_group").value == "b" and at.number_input(key="tp_len").value == 20
+    from ui.text import unescape
+
+    assert any(unescape(c.value).startswith("‘b’: 60 texts in") for c in at.caption)  # the table sorted by it again
+    at.switch_page("pages/6_DAC.py").run()
+    assert not at.exception
+    assert at.selectbox(key="dac_model").value == "m2" and at.radio(key="am_how").value == "Keyword search"
+    assert at.text_input(key="am_kw").value == "ockovani" and at.number_input(key="am_bag").value == 200
+    assert at.selectbox(key="am_stem").value == "kmeans-k5" and len(at.dataframe[-1].value) == 200
+    # a choice no longer offered is not put back: the group deleted meanwhile leaves the one still there
+    store.delete("a")
+    at.switch_page("pages/1_Annotate.py").run()
+    at.switch_page("pages/2_Timeline.py").run()
+    assert not at.exception and at.multiselect(key="tl_groups").value == ["b"]

@@ -61,8 +61,9 @@ def anchor_picker(name: str, corpus: Corpus, session: Session) -> tuple[np.ndarr
     """The anchor(s) the user picks: a random text (drawn from a seeded sequence: the same draws in the
     same order every session), a text by id, a keyword hit, or the group being built (its excluded texts
     as known non-members). Empty arrays until one is picked."""
-    how = st.radio("Anchor", ["Random text", "By id", "Keyword search", "The group being built"], horizontal=True,
-                   key="am_how")
+    ways = ["Random text", "By id", "Keyword search", "The group being built"]
+    # the way, the id and the keyword come back as they were left after a visit to another page
+    how = picker.kept("am_how", lambda: st.radio("Anchor", ways, horizontal=True, key="am_how"), ways.__contains__)
     anchors, non_members = np.zeros(0, np.int64), np.zeros(0, np.int64)
     if how == "Random text":
         if st.button("Another text", key="am_next") or "am_random" not in st.session_state:
@@ -70,14 +71,14 @@ def anchor_picker(name: str, corpus: Corpus, session: Session) -> tuple[np.ndarr
             st.session_state["am_random"] = int(np.random.default_rng(draw).integers(corpus.n))
         anchors = np.array([st.session_state["am_random"]])
     elif how == "By id":
-        wanted = st.text_input("Text id", key="am_id").strip()
+        wanted = picker.kept("am_id", lambda: st.text_input("Text id", key="am_id")).strip()
         if wanted:
             if (row := corpus.row_of(wanted)) is not None:
                 anchors = np.array([row])
             else:
                 st.warning(f"No text with id {md(wanted, limit=80)}.")
     elif how == "Keyword search":
-        query = st.text_input("Keyword", key="am_kw")
+        query = picker.kept("am_kw", lambda: st.text_input("Keyword", key="am_kw"))
         if query:
             hits = resources.keyword_rows(name, query, limit=20)
             if len(hits):

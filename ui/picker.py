@@ -27,18 +27,26 @@ def apply_pick(widget_key: str, options) -> None:
         st.session_state[widget_key] = pending
 
 
-def selectbox_kept(label: str, options, key: str, kept_as: str | None = None, **kwargs):
-    """A page's picker that comes back as it was left. Streamlit drops a widget's state when a run draws another
-    page, so a clustering or group picked here showed the first one again after a visit elsewhere. The value picked
-    is kept under a key of its own (``kept_as``: one that pickers of several pages share) and put back when the page
-    is drawn again, while it is still an option."""
-    options = list(options)
+def kept(key: str, draw, valid=None, kept_as: str | None = None):
+    """Draw a page's widget (``draw()``, a widget of key ``key``) so that it comes back as it was left. Streamlit drops
+    a widget's state when a run draws another page (or the same page without that widget): a clustering or group
+    picked, a keyword typed, a bin chosen, came back at their defaults after a visit elsewhere. The value is kept under
+    a key of its own (``kept_as``: one that pickers of several pages share) and put back when the widget is drawn
+    again, while ``valid(value)`` says it still fits (an option still offered)."""
     kept = kept_as or f"kept:{key}"
-    if st.session_state.get(key) not in options and st.session_state.get(kept) in options:
+    ok = valid or (lambda _value: True)
+    if (key not in st.session_state or not ok(st.session_state[key])) and kept in st.session_state \
+            and ok(st.session_state[kept]):
         st.session_state[key] = st.session_state[kept]
-    value = st.selectbox(label, options, key=key, **kwargs)
+    value = draw()
     st.session_state[kept] = value
     return value
+
+
+def selectbox_kept(label: str, options, key: str, kept_as: str | None = None, **kwargs):
+    """A picker that comes back as it was left (:func:`kept`), while its value is still one of ``options``."""
+    options = list(options)
+    return kept(key, lambda: st.selectbox(label, options, key=key, **kwargs), options.__contains__, kept_as)
 
 
 def _on_pick() -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import annotate
+from core import annotate, export, timezones
 from core.cluster import REGISTRY, store
 from core.cluster.evaluate import group_in_clusters
 from core.cluster.jobs import cluster_corpus, terms
@@ -187,7 +187,7 @@ def label_agreement(name: str, stem: str) -> None:
     columns = resources.label_columns(name)
     if not columns:
         return
-    column = (st.selectbox("Compare with a column of classes", columns, key="tp_label_col") if len(columns) > 1
+    column = (picker.selectbox_kept("Compare with a column of classes", columns, "tp_label_col") if len(columns) > 1
               else columns[0])
     scores = resources.column_scores(name, stem, column)
     of = f"of a random {resources.CLASS_SCORE_ROWS:,}; " if scores["sampled"] else ""
@@ -207,6 +207,15 @@ def label_agreement(name: str, stem: str) -> None:
 
 
 NO_GROUP, BUILDING = "(none)", "(the group being built)"
+# the saved groups' IOU table (core.cluster.evaluate.group_iou's names) as an analyst reads it
+IOU_COLUMNS = {
+    "iou": st.column_config.NumberColumn(
+        "IOU", format="%.3f", help="Intersection over union of the group's included texts and its best cluster: the "
+        "texts in both over the texts in either, 1 where the cluster is the group"),
+    "cluster": st.column_config.NumberColumn("best cluster", help="The cluster with the highest IOU with the group"),
+    "group_size": st.column_config.NumberColumn("texts in the group", help="The group's included texts"),
+    "cluster_size": st.column_config.NumberColumn("texts in the cluster"),
+}
 
 
 def groups_beside(name: str, stem: str, labels, table):
@@ -218,14 +227,15 @@ def groups_beside(name: str, stem: str, labels, table):
     if groups:
         iou = resources.saved_groups_in_clustering(name, stem)
         st.metric("IOU with saved groups (best cluster per group, averaged)", f"{iou['iou']:.3f}")
-        st.dataframe([{"group": g, **v} for g, v in iou["groups"].items()], hide_index=True)
+        st.dataframe([{"group": g, **v} for g, v in iou["groups"].items()], hide_index=True, column_config=IOU_COLUMNS,
+                     key="tp_iou")
     building = group.session().included
     options = {NO_GROUP: None, **({BUILDING: building} if len(building) else {}), **groups}
     if len(options) == 1:
         return table
-    picked = st.selectbox("Sort the clusters by a group's texts in them", list(options), key="tp_group",
-                          help="Which clusters a group's (included) texts lie in, and how much of each cluster is "
-                          "the group: a cluster mostly in the group may hold texts it still lacks")
+    picked = picker.selectbox_kept("Sort the clusters by a group's texts in them", list(options), "tp_group",
+                                   help="Which clusters a group's (included) texts lie in, and how much of each "
+                                   "cluster is the group: a cluster mostly in the group may hold texts it still lacks")
     if options.get(picked) is None:  # none chosen, or the group being built since emptied
         return table
     spread = (group_in_clusters(options[picked], labels) if picked == BUILDING
@@ -236,6 +246,26 @@ def groups_beside(name: str, stem: str, labels, table):
                   f"them lie in {annotate.plural(cover, 'cluster')}. The table below lists the clusters "
                   "holding most of them first."))
     return with_group(table, spread["counts"])
+
+
+SHOWN_TEXTS = 500  # a cluster's texts in its table; the download holds them all
+
+
+def cluster_texts(corpus: Corpus, stem: str, cluster: int, rows) -> None:
+    """A cluster's texts: the first SHOWN_TEXTS in a table (saying so when there are more), and all of them, with the
+    file's other columns, as a CSV made when the button is clicked."""
+    cols = [c for c in ("id", "text", "date", "author") if c in corpus.frame.columns]
+    st.dataframe(timezones.shown(corpus.frame.iloc[rows[:SHOWN_TEXTS]][cols], corpus.timezone), hide_index=True,
+                 width="stretch", key="tp_texts")
+    line = st.container(horizontal=True, vertical_alignment="center")
+    if len(rows) > SHOWN_TEXTS:
+        line.caption(f"The first {SHOWN_TEXTS:,} of its {len(rows):,} texts, in the corpus's order; the download holds "
+                     "them all.")
+    line.download_button(f"Download its {annotate.plural(len(rows), 'text')} (CSV)",
+                         lambda: export.to_bytes(export.texts_frame(corpus, rows), "csv"), on_click="ignore",
+                         file_name=f"{corpus.name}-{stem}-cluster{cluster}.csv", mime="text/csv", key="tp_csv",
+                         help="Id, text, date and author, then the file's other columns; no cell runs as a formula "
+                              "in a spreadsheet.")
 
 
 def cluster_into_group(corpus: Corpus, stem: str, cluster: int, rows) -> None:
