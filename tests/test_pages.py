@@ -1222,8 +1222,6 @@ def test_an_analysts_choices_come_back_after_a_visit_to_another_page(tweets):
     assert not at.exception
     assert (at.selectbox(key="tp_k").value, at.selectbox(key="tp_other").value) == ("kmeans-k8", "kmeans-k5")
     assert at.selectbox(key="tp_group").value == "b" and at.number_input(key="tp_len").value == 20
-    from ui.text import unescape
-
     assert any(unescape(c.value).startswith("‘b’: 60 texts in") for c in at.caption)  # the table sorted by it again
     at.switch_page("pages/6_DAC.py").run()
     assert not at.exception
@@ -1235,3 +1233,40 @@ def test_an_analysts_choices_come_back_after_a_visit_to_another_page(tweets):
     at.switch_page("pages/1_Annotate.py").run()
     at.switch_page("pages/2_Timeline.py").run()
     assert not at.exception and at.multiselect(key="tl_groups").value == ["b"]
+
+
+def test_an_annotators_search_limits_and_view_come_back_after_a_visit_to_another_page(tweets):
+    """The keyword form's limits went with the page: after a look at the Timeline, the next search of a keyword
+    limited to one author brought in every author's hits as included. The form, the texts per search, the view and
+    its filter now come back as they were left, and the search keeps to the author."""
+    from core.search.keyword import fold
+
+    frame = load_corpus("tweets").frame
+    author = frame["author"].value_counts().index[0]
+    hits = frame["text"].map(fold).str.contains("ockovani", regex=False)
+    by_author = int((hits & (frame["author"] == author)).sum())
+    assert 0 < by_author < int(hits.sum())  # the limit matters
+    at = app("streamlit_app.py").run()
+    at.switch_page("pages/1_Annotate.py").run()
+    at.multiselect(key="kw_authors").set_value([author])
+    at.checkbox(key="kw_forms").uncheck()
+    at.number_input(key="kw_limit").set_value(0)
+    at.text_input(key="kw_query").set_value("ockovani")
+    at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
+    assert int(at.metric[0].value) == by_author
+    at.number_input(key="sem_k").set_value(25).run()
+    at.radio(key="ann_view").set_value("Included").run()
+    at.text_input(key="ann_filter").set_value("ockovani").run()
+
+    at.switch_page("pages/2_Timeline.py").run()
+    at.switch_page("pages/1_Annotate.py").run()
+    assert not at.exception
+    assert at.multiselect(key="kw_authors").value == [author] and at.text_input(key="kw_query").value == "ockovani"
+    assert not at.checkbox(key="kw_forms").value and at.number_input(key="kw_limit").value == 0
+    assert at.number_input(key="sem_k").value == 25 and at.radio(key="ann_view").value == "Included"
+    assert at.text_input(key="ann_filter").value == "ockovani"
+    assert any(unescape(c.value).startswith("Filter ‘ockovani’:") for c in at.caption)
+    at.button(key="undo").click().run()
+    assert int(at.metric[0].value) == 0
+    at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()  # the same search, still limited to the author
+    assert not at.exception and int(at.metric[0].value) == by_author
