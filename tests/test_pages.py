@@ -1203,6 +1203,9 @@ def test_an_analysts_choices_come_back_after_a_visit_to_another_page(tweets):
     at.selectbox(key="tp_other").set_value("kmeans-k5").run()
     at.selectbox(key="tp_group").set_value("b").run()
     at.number_input(key="tp_len").set_value(20).run()
+    at.session_state["tp_table"] = {"selection": {"rows": [1], "columns": [], "cells": []}}  # a click on a row
+    open_cluster = [h.value for h in at.run().subheader if h.value.startswith("Cluster ")]
+    assert len(open_cluster) == 1
     at.switch_page("pages/6_DAC.py").run()
     at.selectbox(key="dac_model").set_value("m2").run()
     at.radio(key="am_how").set_value("Keyword search").run()
@@ -1223,6 +1226,7 @@ def test_an_analysts_choices_come_back_after_a_visit_to_another_page(tweets):
     assert (at.selectbox(key="tp_k").value, at.selectbox(key="tp_other").value) == ("kmeans-k8", "kmeans-k5")
     assert at.selectbox(key="tp_group").value == "b" and at.number_input(key="tp_len").value == 20
     assert any(unescape(c.value).startswith("‘b’: 60 texts in") for c in at.caption)  # the table sorted by it again
+    assert [h.value for h in at.subheader if h.value.startswith("Cluster ")] == open_cluster  # and open again
     at.switch_page("pages/6_DAC.py").run()
     assert not at.exception
     assert at.selectbox(key="dac_model").value == "m2" and at.radio(key="am_how").value == "Keyword search"

@@ -5,6 +5,7 @@ built."""
 
 from __future__ import annotations
 
+import numpy as np
 import streamlit as st
 
 from core import annotate, export, timezones
@@ -246,6 +247,21 @@ def groups_beside(name: str, stem: str, labels, table):
                   f"them lie in {annotate.plural(cover, 'cluster')}. The table below lists the clusters "
                   "holding most of them first."))
     return with_group(table, spread["counts"])
+
+
+OPEN_CLUSTER = "kept:tp_cluster"  # (clustering, cluster) open in the table, kept when the page is left
+
+
+def pick_cluster_again(stem: str, shown) -> None:
+    """Before the cluster table is drawn: pick the cluster that was open when the page was left (Streamlit drops a
+    table's selection with its page, so "Start a group from this cluster" and a look at Annotate closed it), where it
+    is still in the table as filtered. By the cluster's number, not its row: the table's order may have changed."""
+    was = st.session_state.get(OPEN_CLUSTER)
+    if "tp_table" in st.session_state or not was or was[0] != stem or was[1] is None:
+        return
+    at = np.flatnonzero(shown["cluster"].to_numpy() == was[1])
+    if len(at):
+        st.session_state["tp_table"] = {"selection": {"rows": [int(at[0])], "columns": [], "cells": []}}
 
 
 SHOWN_TEXTS = 500  # a cluster's texts in its table; the download holds them all
