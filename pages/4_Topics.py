@@ -92,13 +92,7 @@ lemma = picker.kept("tp_lemma", lambda: f3.text_input("Contains the lemma", key=
 shown = filter_clusters(table, size_range, min_len, lemma).sort_values(
     ["in_group", "size"] if "in_group" in table else "size", ascending=False)
 st.caption(f"{len(shown):,} of {len(table):,} clusters. Click a row to see its texts.")
-topics_panel.pick_cluster_again(chosen.stem, shown)  # the cluster open when the page was left, picked again
-event = st.dataframe(shown, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
-                     key="tp_table", column_config=topics_panel.TABLE_COLUMNS,
-                     column_order=[c for c in topics_panel.TABLE_ORDER if c in shown.columns])
-picked = (event or {}).get("selection", {}).get("rows", [])
-cluster = int(shown.iloc[picked[0]]["cluster"]) if picked and picked[0] < len(shown) else None
-st.session_state[topics_panel.OPEN_CLUSTER] = (chosen.stem, cluster)
+cluster = topics_panel.cluster_table(chosen.stem, shown)
 
 others = [s for s in usable if s.stem != chosen.stem]
 with st.expander("Compare with another clustering", expanded=False):

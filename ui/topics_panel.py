@@ -252,16 +252,23 @@ def groups_beside(name: str, stem: str, labels, table):
 OPEN_CLUSTER = "kept:tp_cluster"  # (clustering, cluster) open in the table, kept when the page is left
 
 
-def pick_cluster_again(stem: str, shown) -> None:
-    """Before the cluster table is drawn: pick the cluster that was open when the page was left (Streamlit drops a
-    table's selection with its page, so "Start a group from this cluster" and a look at Annotate closed it), where it
-    is still in the table as filtered. By the cluster's number, not its row: the table's order may have changed."""
+def cluster_table(stem: str, shown) -> int | None:
+    """The table of clusters (``shown``: filtered and sorted), one row to pick: the cluster picked, or None. The
+    cluster open when the page was left is picked again, where it is still in the table (Streamlit drops a table's
+    selection with its page, so "Start a group from this cluster" and a look at Annotate closed it); by the cluster's
+    number, not its row, as the table's order may have changed."""
     was = st.session_state.get(OPEN_CLUSTER)
-    if "tp_table" in st.session_state or not was or was[0] != stem or was[1] is None:
-        return
-    at = np.flatnonzero(shown["cluster"].to_numpy() == was[1])
-    if len(at):
-        st.session_state["tp_table"] = {"selection": {"rows": [int(at[0])], "columns": [], "cells": []}}
+    if "tp_table" not in st.session_state and was and was[0] == stem and was[1] is not None:
+        at = np.flatnonzero(shown["cluster"].to_numpy() == was[1])
+        if len(at):
+            st.session_state["tp_table"] = {"selection": {"rows": [int(at[0])], "columns": [], "cells": []}}
+    event = st.dataframe(shown, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
+                         key="tp_table", column_config=TABLE_COLUMNS,
+                         column_order=[c for c in TABLE_ORDER if c in shown.columns])
+    picked = (event or {}).get("selection", {}).get("rows", [])
+    cluster = int(shown.iloc[picked[0]]["cluster"]) if picked and picked[0] < len(shown) else None
+    st.session_state[OPEN_CLUSTER] = (stem, cluster)
+    return cluster
 
 
 SHOWN_TEXTS = 500  # a cluster's texts in its table; the download holds them all
