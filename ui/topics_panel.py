@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core import annotate, export, timezones
+from core import annotate, export
 from core.cluster import REGISTRY, store
 from core.cluster.evaluate import group_in_clusters
 from core.cluster.jobs import cluster_corpus, terms
@@ -277,8 +277,8 @@ SHOWN_TEXTS = 500  # a cluster's texts in its table; the download holds them all
 def cluster_texts(corpus: Corpus, stem: str, cluster: int, rows) -> None:
     """A cluster's texts: the first SHOWN_TEXTS in a table (saying so when there are more), and all of them, with the
     file's other columns, as a CSV made when the button is clicked."""
-    cols = [c for c in ("id", "text", "date", "author") if c in corpus.frame.columns]
-    st.dataframe(timezones.shown(corpus.frame.iloc[rows[:SHOWN_TEXTS]][cols], corpus.timezone), hide_index=True,
+    first = export.texts_frame(corpus, rows[:SHOWN_TEXTS])  # the download's own rows and columns, the first of them
+    st.dataframe(first[[c for c in ("id", "text", "date", "author") if c in first.columns]], hide_index=True,
                  width="stretch", key="tp_texts")
     line = st.container(horizontal=True, vertical_alignment="center")
     if len(rows) > SHOWN_TEXTS:
