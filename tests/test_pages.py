@@ -1274,3 +1274,17 @@ def test_an_annotators_search_limits_and_view_come_back_after_a_visit_to_another
     assert int(at.metric[0].value) == 0
     at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()  # the same search, still limited to the author
     assert not at.exception and int(at.metric[0].value) == by_author
+
+
+def test_a_kept_widget_must_be_drawn_under_the_key_it_is_kept_by():
+    """picker.kept names the widget's key twice (to put the value back before drawing it, and in the widget): a
+    widget drawn under another key would silently keep nothing, so it is refused by name."""
+    def page():
+        import streamlit as st
+
+        from ui import picker
+
+        picker.kept("kw_case", lambda: st.checkbox("Match case", key="kw_cases"))
+
+    at = AppTest.from_function(page).run()
+    assert at.exception and "picker.kept('kw_case'): the widget drawn has another key" in at.exception[0].value

@@ -39,6 +39,8 @@ def kept(key: str, draw, valid=None, kept_as: str | None = None):
             and ok(st.session_state[kept]):
         st.session_state[key] = st.session_state[kept]
     value = draw()
+    if key not in st.session_state:  # draw() made a widget of another key: nothing would ever be kept
+        raise ValueError(f"picker.kept({key!r}): the widget drawn has another key")
     st.session_state[kept] = value
     return value
 
