@@ -1276,6 +1276,30 @@ def test_an_annotators_search_limits_and_view_come_back_after_a_visit_to_another
     assert not at.exception and int(at.metric[0].value) == by_author
 
 
+def test_the_groups_pages_view_and_the_export_format_come_back_after_a_visit_to_another_page(tweets):
+    """An annotator who turned on the deleted groups and chose Excel on the Groups page found both reset after a look
+    at another page, and chose the format again on Annotate. Both come back; the format is the same on both pages."""
+    ids = load_corpus("tweets").frame["id"].tolist()
+    store = GroupStore(tweets / "tweets" / "groups.sqlite")
+    store.save("kept", ids[:5], [])
+    store.save("gone", ids[5:9], [])
+    store.delete("gone")
+    at = app("streamlit_app.py").run()
+    at.switch_page("pages/5_Groups.py").run()
+    assert at.dataframe[0].value["name"].tolist() == ["kept"]
+    at.toggle(key="gr_deleted").set_value(True).run()
+    at.selectbox(key="gr_fmt").set_value("xlsx").run()
+    at.switch_page("pages/1_Annotate.py").run()
+    assert not at.exception and at.selectbox(key="export_fmt").value == "xlsx"  # the format chosen, on this page too
+    at.selectbox(key="export_fmt").set_value("jsonl").run()
+    at.switch_page("pages/2_Timeline.py").run()
+    at.switch_page("pages/5_Groups.py").run()
+    assert not at.exception and at.toggle(key="gr_deleted").value
+    assert sorted(at.dataframe[0].value["name"]) == ["gone", "kept"]  # the deleted group still listed, to restore
+    assert at.selectbox(key="gr_fmt").value == "jsonl"
+    assert at.download_button(key="gr_export").proto.label == "Export"
+
+
 def test_a_kept_widget_must_be_drawn_under_the_key_it_is_kept_by():
     """picker.kept names the widget's key twice (to put the value back before drawing it, and in the widget): a
     widget drawn under another key would silently keep nothing, so it is refused by name."""

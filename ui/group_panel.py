@@ -11,7 +11,7 @@ from core.corpus import Corpus
 from core.export import FORMATS, LABELS
 from core.session import Session
 from core.store import DatabaseError, GroupExists, GroupNotFound, GroupStore, VersionChanged
-from ui import access, drafts, group, resources, team_panel
+from ui import access, drafts, group, picker, resources, team_panel
 from ui.text import md, quoted
 
 Say = Callable[[str, str], None]
@@ -104,7 +104,7 @@ def sidebar(corpus: Corpus, session: Session, store: GroupStore, say: Say) -> No
             st.selectbox("Group", groups, key="open_name", index=None, placeholder="Choose a group")
             st.button("Open group", on_click=on_open, disabled=not st.session_state.get("open_name"), key="open_btn")
         with st.expander("Export"):
-            fmt = st.selectbox("Format", list(FORMATS), key="export_fmt", format_func=LABELS.get)
+            fmt = picker.selectbox_kept("Format", FORMATS, "export_fmt", picker.EXPORT_FORMAT, format_func=LABELS.get)
             st.download_button("Download", group.session_export(corpus, session, fmt), on_click="ignore",
                                file_name=f"{group.meta()['name'].strip() or 'group'}.{fmt}", mime=FORMATS[fmt],
                                disabled=not session.labels, key="export_btn")

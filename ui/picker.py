@@ -11,6 +11,7 @@ from ui.text import md, quoted
 from ui import resources
 
 NEXT_SET = "embedding_set_next"  # the set to pick at the next run, before the selector is drawn
+EXPORT_FORMAT = "kept:export_format"  # the export format last chosen, on Annotate or Groups: offered on both
 
 
 def pick_next_run(widget_key: str, value) -> None:
