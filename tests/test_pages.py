@@ -1212,6 +1212,7 @@ def test_an_analysts_choices_come_back_after_a_visit_to_another_page(tweets):
     at.text_input(key="am_kw").set_value("ockovani").run()
     at.number_input(key="am_bag").set_value(200).run()
     at.selectbox(key="am_stem").set_value("kmeans-k5").run()
+    at.slider(key="am_threshold").set_value(0.7).run()
     assert not at.exception and len(at.dataframe[-1].value) == 200
 
     at.switch_page("pages/1_Annotate.py").run()
@@ -1232,6 +1233,7 @@ def test_an_analysts_choices_come_back_after_a_visit_to_another_page(tweets):
     assert at.selectbox(key="dac_model").value == "m2" and at.radio(key="am_how").value == "Keyword search"
     assert at.text_input(key="am_kw").value == "ockovani" and at.number_input(key="am_bag").value == 200
     assert at.selectbox(key="am_stem").value == "kmeans-k5" and len(at.dataframe[-1].value) == 200
+    assert at.slider(key="am_threshold").value == 0.7  # it stood at 0.01: every text of the bag a member
     # a choice no longer offered is not put back: the group deleted meanwhile leaves the one still there
     store.delete("a")
     at.switch_page("pages/1_Annotate.py").run()
