@@ -182,6 +182,10 @@ def test_three_annotators_the_majority_decides_at_a_click_undone_at_another_and_
     review.segmented_control(key="rv_show").set_value("Undecided").run()
     table = review.get("data_editor")[0].value
     assert table["id"].tolist() == [ids[4]], "only the tie is left to decide"
+    back = app("pages/8_Review.py")  # another page, then this one again: Streamlit dropped the control's state
+    back.session_state["kept:rv_show"] = review.session_state["kept:rv_show"]
+    assert back.run().segmented_control(key="rv_show").value == "Undecided"  # still only what is left to decide
+    assert back.get("data_editor")[0].value["id"].tolist() == [ids[4]]
     review.session_state[review.session_state["rv_editor"]] = {"edited_rows": {0: {"gold": "leave out"}},
                                                                 "added_rows": [], "deleted_rows": []}
     review.run()
