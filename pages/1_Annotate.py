@@ -83,8 +83,8 @@ def _results() -> None:
     # buttons shrank until they showed their shortcuts alone, the method's name cut off
     with st.container(horizontal=True, vertical_alignment="bottom"):
         # this and the view, its page and filter come back as they were left after a visit to another page
-        k = picker.kept("sem_k", lambda: st.number_input("Texts per search", 1, 500, 10, key="sem_k", width=120),
-                        lambda v: 1 <= v <= 500)
+        k = picker.kept(st.number_input, "Texts per search", 1, 500, 10, key="sem_k", width=120,
+                        valid=lambda v: 1 <= v <= 500)
         for method in BUTTONS:
             m = REGISTRY[method]
             st.button(m.label, key=f"btn_{method}", disabled=avail[method] is not None, on_click=run,
@@ -98,8 +98,7 @@ def _results() -> None:
     views = {"Last search": "last", "Included": "included", "Excluded": "excluded"}
     # rows that wrap in a narrow window rather than cut their widgets' names short (as columns did)
     show = st.container(horizontal=True, vertical_alignment="bottom", gap="medium")
-    view = picker.kept("ann_view", lambda: show.radio("Show", list(views), horizontal=True, key="ann_view"),
-                       views.__contains__)
+    view = picker.kept(show.radio, "Show", list(views), horizontal=True, key="ann_view", valid=views.__contains__)
     view_filter.draw(show)
     advice_row = st.container(horizontal=True, vertical_alignment="center")
     advice_col = advice_row.container()
@@ -120,8 +119,8 @@ def _results() -> None:
     if st.session_state.get("ann_page", 1) > pages:
         st.session_state["ann_page"] = 1
     more = f"; {copies:,} copies of them besides" if copies else ""
-    page = (picker.kept("ann_page", lambda: st.number_input(f"Page (of {pages}, {len(rows):,} texts{more})", 1, pages,
-                                                            key="ann_page"), lambda v: 1 <= v <= pages)
+    page = (picker.kept(st.number_input, f"Page (of {pages}, {len(rows):,} texts{more})", 1, pages, key="ann_page",
+                        valid=lambda v: 1 <= v <= pages)
             if pages > 1 else 1)
     shown, shown_scores = annotate.page_of(rows, scores, page, PER_PAGE)
     table = annotate.rows_frame(corpus.frame, session, shown, shown_scores, corpus.timezone,

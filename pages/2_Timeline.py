@@ -30,8 +30,8 @@ sources = ["Group being built (included)", "Saved groups (included)", "Keyword s
 # an analyst who opens the page with no group being built sees the saved groups first, where there are any
 first = 1 if not len(session.included) and resources.group_names(name) else 0
 # every choice below comes back as it was left after a visit to another page (picker.kept)
-source = picker.kept("tl_source", lambda: st.radio("Texts", sources, index=first, horizontal=True, key="tl_source"),
-                     sources.__contains__)
+source = picker.kept(st.radio, "Texts", sources, index=first, horizontal=True, key="tl_source",
+                     valid=sources.__contains__)
 rows = np.zeros(0, np.int64)
 label = source.split(" (")[0].lower()  # what the texts are, in the download
 compare = {}  # saved group -> its included rows, where two or more are compared
@@ -44,9 +44,9 @@ elif source == sources[0]:
         navigation.link("Annotate", "Search on the Annotate page")
 elif source == sources[1]:
     names = resources.group_names(name)
-    picked = picker.kept("tl_groups", lambda: st.multiselect(
-        "Groups (two or more: compared, a line each)", names, default=names[:1], key="tl_groups",
-        max_selections=len(plots.AUTHOR_PALETTE)), lambda v: set(v) <= set(names)) if names else []
+    picked = picker.kept(st.multiselect, "Groups (two or more: compared, a line each)", names, default=names[:1],
+                         key="tl_groups", max_selections=len(plots.AUTHOR_PALETTE),
+                         valid=lambda v: set(v) <= set(names)) if names else []
     try:
         compare = {g: resources.saved_group_labels(name, g)[0] for g in picked}
     except GroupNotFound as exc:  # deleted since the list was read
@@ -59,16 +59,15 @@ elif source == sources[1]:
     elif not picked:
         st.info("Pick a saved group, or several to compare them.")
 else:
-    query = picker.kept("tl_query", lambda: st.text_input("Keyword (case- and diacritics-insensitive)", key="tl_query"))
+    query = picker.kept(st.text_input, "Keyword (case- and diacritics-insensitive)", key="tl_query")
     t1, t2, t3 = st.columns([1, 1, 3])
-    is_regex = picker.kept("tl_regex", lambda: t1.checkbox("Regular expression", key="tl_regex",
-                                                           help=keyword_form.REGEX_HELP))
+    is_regex = picker.kept(t1.checkbox, "Regular expression", key="tl_regex", help=keyword_form.REGEX_HELP)
     forms = wordforms.language_of(corpus)
-    if forms and not picker.kept("tl_forms", lambda: t2.checkbox("Every form", value=True, key="tl_forms",
-                                                                 help=keyword_form.forms_help(forms))):
+    if forms and not picker.kept(t2.checkbox, "Every form", value=True, key="tl_forms",
+                                 help=keyword_form.forms_help(forms)):
         forms = None
-    quotes = keyword_form.has_quotes(corpus) and picker.kept("tl_quotes", lambda: t3.checkbox(
-        "Quoted tweets too", value=True, key="tl_quotes", help=keyword_form.QUOTES_HELP))
+    quotes = keyword_form.has_quotes(corpus) and picker.kept(t3.checkbox, "Quoted tweets too", value=True,
+                                                             key="tl_quotes", help=keyword_form.QUOTES_HELP)
     if not query.strip():
         st.info("Type a keyword (or a regular expression, ticked): its hits appear here over time.")
     else:
@@ -81,12 +80,12 @@ else:
 
 b1, b2 = st.columns([2, 3], vertical_alignment="bottom")
 BINS = ["auto", "day", "week", "month"]
-bin_name = picker.kept("tl_bin", lambda: b1.segmented_control("Bin", BINS, default="auto", key="tl_bin"),
-                       lambda v: v is None or v in BINS) or "auto"
-share = (rows is not None or bool(compare)) and picker.kept("tl_share", lambda: b2.toggle(
-    "As a share of all texts", key="tl_share",
+bin_name = picker.kept(b1.segmented_control, "Bin", BINS, default="auto", key="tl_bin",
+                       valid=lambda v: v is None or v in BINS) or "auto"
+share = (rows is not None or bool(compare)) and picker.kept(
+    b2.toggle, "As a share of all texts", key="tl_share",
     help="Each bin's texts of this group as a percentage of all the corpus's texts in that bin: how much of what "
-         "was written that day (week, month) the topic takes, whatever the corpus's own volume does."))
+         "was written that day (week, month) the topic takes, whatever the corpus's own volume does.")
 if rows is None:  # the whole corpus: its own counts, its figure kept per bin
     first, last = resources.date_range(name)
     bin_name = plots.auto_bin(pd.Series(pd.to_datetime([first, last]))) if bin_name == "auto" else bin_name

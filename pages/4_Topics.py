@@ -85,10 +85,10 @@ topics_panel.label_agreement(name, chosen.stem)
 f1, f2, f3 = st.columns(3)
 top = int(table["size"].max())
 # the filters come back as they were left after a visit to another page (the size's while it fits this clustering)
-size_range = picker.kept("tp_size", lambda: f1.slider("Cluster size", 1, max(top, 2), (1, max(top, 2)), key="tp_size"),
-                         lambda v: 1 <= v[0] <= v[1] <= max(top, 2))
-min_len = picker.kept("tp_len", lambda: f2.number_input("Mean text length above", 0, 1000, 0, key="tp_len"))
-lemma = picker.kept("tp_lemma", lambda: f3.text_input("Contains the lemma", key="tp_lemma"))
+size_range = picker.kept(f1.slider, "Cluster size", 1, max(top, 2), (1, max(top, 2)), key="tp_size",
+                         valid=lambda v: 1 <= v[0] <= v[1] <= max(top, 2))
+min_len = picker.kept(f2.number_input, "Mean text length above", 0, 1000, 0, key="tp_len")
+lemma = picker.kept(f3.text_input, "Contains the lemma", key="tp_lemma")
 shown = filter_clusters(table, size_range, min_len, lemma).sort_values(
     ["in_group", "size"] if "in_group" in table else "size", ascending=False)
 st.caption(f"{len(shown):,} of {len(table):,} clusters. Click a row to see its texts.")

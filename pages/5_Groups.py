@@ -14,7 +14,7 @@ name, corpus = navigation.start_page("Groups", "🗂️")
 store = resources.store(name)
 st.title("Saved groups")
 
-show_deleted = picker.kept("gr_deleted", lambda: st.toggle("Show deleted groups", key="gr_deleted"))
+show_deleted = picker.kept(st.toggle, "Show deleted groups", key="gr_deleted")
 hidden = resources.hidden_groups(name)  # other annotators' groups of a blind topic, until you submit yours
 listed = store.list(include_deleted=show_deleted)
 groups = [g for g in listed if g.name not in hidden]
@@ -51,8 +51,8 @@ c3 = st.container(horizontal=True, vertical_alignment="center")
 if c1.button("Open in Annotate", key="gr_open", type="primary", disabled=bool(info.deleted_at)):
     st.session_state.update(ann_msg=("success", group.open_group(corpus, g)), ann_view="Included", ann_page=1)
     navigation.go("pages/1_Annotate.py")
-fmt = picker.kept("gr_fmt", lambda: c2.selectbox("Export format", list(FORMATS), key="gr_fmt", format_func=LABELS.get),
-                  FORMATS.__contains__, picker.EXPORT_FORMAT)
+fmt = picker.kept(c2.selectbox, "Export format", list(FORMATS), key="gr_fmt", format_func=LABELS.get,
+                  valid=FORMATS.__contains__, kept_as=picker.EXPORT_FORMAT)
 c2.download_button("Export", resources.saved_group_file(name, chosen, g.number, fmt), on_click="ignore",
                    file_name=f"{g.name}-v{g.number}.{fmt}", mime=FORMATS[fmt], key="gr_export")
 if g.work:  # the label events that made this version: who, when, through which search, per text

@@ -44,8 +44,8 @@ names = [m.name for m in listed]
 picker.apply_pick("dac_model", names)  # a model just trained here
 if st.session_state.get("dac_model") not in names:
     st.session_state.pop("dac_model", None)
-picker.kept("dac_model", lambda: st.selectbox("Model", names, key="dac_model", index=None, placeholder="Choose a model",
-                                             help="Only the model you pick is ever loaded."), names.__contains__)
+picker.kept(st.selectbox, "Model", names, key="dac_model", index=None, placeholder="Choose a model",
+            help="Only the model you pick is ever loaded.", valid=names.__contains__)
 if not st.session_state.get("dac_model"):
     st.info("Pick a model to see what it makes of an anchor.")
     st.stop()
@@ -70,15 +70,15 @@ anchors, non_members = dac_panel.anchor_picker(name, corpus, session)
 if not len(anchors):
     st.stop()
 c = st.columns(2)
-bag = picker.kept("am_bag", lambda: c[0].number_input("Bag size (the anchors' nearest texts)", 20, 5000, 800,
-                                                      step=100, key="am_bag"), lambda v: 20 <= v <= 5000)
+bag = picker.kept(c[0].number_input, "Bag size (the anchors' nearest texts)", 20, 5000, 800, step=100, key="am_bag",
+                  valid=lambda v: 20 <= v <= 5000)
 if st.session_state.get("am_threshold_of") != picked_name:  # a newly picked model starts at its own cut
     st.session_state["am_threshold"] = st.session_state["kept:am_threshold"] = round(min(0.99, max(0.01, model.cut)), 2)
     st.session_state["am_threshold_of"] = picked_name
 # kept: back from another page, the slider stood at 0.01 (every text of the bag a member), not at the cut left
-threshold = picker.kept("am_threshold", lambda: c[1].slider(
-    "Membership threshold", 0.01, 0.99, step=0.01, key="am_threshold",
-    help="Starts at the model's calibrated cut (its card) when it has one, else 0.5."), lambda v: 0.01 <= v <= 0.99)
+threshold = picker.kept(c[1].slider, "Membership threshold", 0.01, 0.99, step=0.01, key="am_threshold",
+                        help="Starts at the model's calibrated cut (its card) when it has one, else 0.5.",
+                        valid=lambda v: 0.01 <= v <= 0.99)
 
 
 @st.cache_data(max_entries=16, show_spinner="Reading the bag…")
@@ -100,8 +100,7 @@ st.plotly_chart(plots.bag(frame), width="stretch", key="am_bag_plot")
 
 # ---- agreement with what is known ----------------------------------------------------------------
 stems = [s.stem for s in clusterings.listing(name) if not s.stale(clusterings.generation_of(corpus))]
-stem = picker.kept("am_stem", lambda: st.selectbox("Compare with the clustering", stems, key="am_stem"),
-                   stems.__contains__) if stems else None
+stem = picker.selectbox_kept("Compare with the clustering", stems, "am_stem") if stems else None
 refs = inspect.references(view, int(anchors[0]), clusters=resources.clustering_labels(name, stem) if stem else None,
                           cluster_name=stem, groups=resources.saved_group_rows(name),
                           labels=corpus.frame["label"] if "label" in corpus.frame.columns else None)

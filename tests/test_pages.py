@@ -1300,17 +1300,3 @@ def test_the_groups_pages_view_and_the_export_format_come_back_after_a_visit_to_
     assert sorted(at.dataframe[0].value["name"]) == ["gone", "kept"]  # the deleted group still listed, to restore
     assert at.selectbox(key="gr_fmt").value == "jsonl"
     assert at.download_button(key="gr_export").proto.label == "Export"
-
-
-def test_a_kept_widget_must_be_drawn_under_the_key_it_is_kept_by():
-    """picker.kept names the widget's key twice (to put the value back before drawing it, and in the widget): a
-    widget drawn under another key would silently keep nothing, so it is refused by name."""
-    def page():
-        import streamlit as st
-
-        from ui import picker
-
-        picker.kept("kw_case", lambda: st.checkbox("Match case", key="kw_cases"))
-
-    at = AppTest.from_function(page).run()
-    assert at.exception and "picker.kept('kw_case'): the widget drawn has another key" in at.exception[0].value

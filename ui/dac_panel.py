@@ -63,7 +63,7 @@ def anchor_picker(name: str, corpus: Corpus, session: Session) -> tuple[np.ndarr
     as known non-members). Empty arrays until one is picked."""
     ways = ["Random text", "By id", "Keyword search", "The group being built"]
     # the way, the id and the keyword come back as they were left after a visit to another page
-    how = picker.kept("am_how", lambda: st.radio("Anchor", ways, horizontal=True, key="am_how"), ways.__contains__)
+    how = picker.kept(st.radio, "Anchor", ways, horizontal=True, key="am_how", valid=ways.__contains__)
     anchors, non_members = np.zeros(0, np.int64), np.zeros(0, np.int64)
     if how == "Random text":
         if st.button("Another text", key="am_next") or "am_random" not in st.session_state:
@@ -71,14 +71,14 @@ def anchor_picker(name: str, corpus: Corpus, session: Session) -> tuple[np.ndarr
             st.session_state["am_random"] = int(np.random.default_rng(draw).integers(corpus.n))
         anchors = np.array([st.session_state["am_random"]])
     elif how == "By id":
-        wanted = picker.kept("am_id", lambda: st.text_input("Text id", key="am_id")).strip()
+        wanted = picker.kept(st.text_input, "Text id", key="am_id").strip()
         if wanted:
             if (row := corpus.row_of(wanted)) is not None:
                 anchors = np.array([row])
             else:
                 st.warning(f"No text with id {md(wanted, limit=80)}.")
     elif how == "Keyword search":
-        query = picker.kept("am_kw", lambda: st.text_input("Keyword", key="am_kw"))
+        query = picker.kept(st.text_input, "Keyword", key="am_kw")
         if query:
             hits = resources.keyword_rows(name, query, limit=20)
             if len(hits):

@@ -61,38 +61,36 @@ def draw(name: str, corpus: Corpus, on_submit) -> None:
                 f"e.g. {example}") if example else None
         # every box of the form comes back as it was left after a visit to another page (picker.kept): a search
         # limited to some authors or dates went on unlimited after a look at the Timeline
-        picker.kept("kw_query", lambda: q.text_input("Keyword or regular expression", key="kw_query",
-                                                     placeholder=hint, label_visibility="collapsed"))
+        picker.kept(q.text_input, "Keyword or regular expression", key="kw_query", placeholder=hint,
+                    label_visibility="collapsed")
         q.form_submit_button("Search (KW)", on_click=on_submit, type="primary", width="content")
         # a row that wraps in a narrow window (in columns the options' names were cut to "Regu…", "M…")
         with st.container(horizontal=True, vertical_alignment="bottom", gap="medium"):
-            picker.kept("kw_regex", lambda: st.checkbox("Regular expression", key="kw_regex", help=REGEX_HELP))
-            picker.kept("kw_case", lambda: st.checkbox("Match case", key="kw_case"))
-            picker.kept("kw_diacritics", lambda: st.checkbox("Match diacritics", key="kw_diacritics"))
+            picker.kept(st.checkbox, "Regular expression", key="kw_regex", help=REGEX_HELP)
+            picker.kept(st.checkbox, "Match case", key="kw_case")
+            picker.kept(st.checkbox, "Match diacritics", key="kw_diacritics")
             if lang := wordforms.language_of(corpus):
                 resources.warm_word_forms(lang)
-                picker.kept("kw_forms", lambda: st.checkbox(
-                    "Every form", value=True, key="kw_forms",
-                    help=forms_help(lang) + " The search's message names the forms that found texts."))
+                picker.kept(st.checkbox, "Every form", value=True, key="kw_forms",
+                            help=forms_help(lang) + " The search's message names the forms that found texts.")
             if has_quotes(corpus):
-                picker.kept("kw_quotes", lambda: st.checkbox(
-                    "Quoted tweets too", value=True, key="kw_quotes",
-                    help=QUOTES_HELP + " The search's message says how many only the quoted tweet found."))
+                picker.kept(st.checkbox, "Quoted tweets too", value=True, key="kw_quotes",
+                            help=QUOTES_HELP + " The search's message says how many only the quoted tweet found.")
             if corpus.has_dates:
                 lo, hi = resources.date_range(name)
-                picker.kept("kw_dates", lambda: st.date_input("Dates", value=(lo, hi), min_value=lo, max_value=hi,
-                                                              key="kw_dates", width=240),
-                            lambda v: all(lo <= d <= hi for d in v))
+                picker.kept(st.date_input, "Dates", value=(lo, hi), min_value=lo, max_value=hi, key="kw_dates",
+                            width=240, valid=lambda v: all(lo <= d <= hi for d in v))
         row = st.container(horizontal=True, vertical_alignment="bottom", horizontal_alignment="right")
         if corpus.has_authors:
             with row:
                 _authors(name)
-        picker.kept("kw_limit", lambda: row.number_input(
-            "Add at most (0 = all)", 0, None, annotate.KEYWORD_PAGE, step=10, key="kw_limit", width=170,
+        picker.kept(
+            row.number_input, "Add at most (0 = all)", 0, None, annotate.KEYWORD_PAGE, step=10, key="kw_limit",
+            width=170, valid=lambda v: v >= 0,
             help="Hits are added a page at a time, the most typical first (closest to the centre of all hits): review "
                  "them, then take More hits while most are on topic, or Suggest once most are not. Measured: this "
                  "finds more per text reviewed than adding every hit (bench/RESULTS.md, issue 17). 0 adds all hits at "
-                 "once."), lambda v: v >= 0)
+                 "once.")
 
 
 AUTHOR_OPTIONS = 2_000  # more options than this: the most prolific listed, any other typed (see _authors)
@@ -104,13 +102,14 @@ def _authors(name: str) -> None:
     the most prolific and takes any other author typed in, checked against the corpus's authors."""
     every = resources.authors(name)
     if len(every) <= AUTHOR_OPTIONS:
-        picker.kept("kw_authors", lambda: st.multiselect("Authors (none = all)", every, key="kw_authors"),
-                    lambda v: all(_is_in(every, a) for a in v))
+        picker.kept(st.multiselect, "Authors (none = all)", every, key="kw_authors",
+                    valid=lambda v: all(_is_in(every, a) for a in v))
         return
-    picker.kept("kw_authors", lambda: st.multiselect(
-        "Authors (none = all)", resources.top_authors(name, AUTHOR_OPTIONS), key="kw_authors", accept_new_options=True,
+    picker.kept(
+        st.multiselect, "Authors (none = all)", resources.top_authors(name, AUTHOR_OPTIONS), key="kw_authors",
+        accept_new_options=True,
         help=f"This corpus has {len(every):,} authors: the {AUTHOR_OPTIONS:,} with the most texts are listed; type "
-             "any other author's name and press Enter."))
+             "any other author's name and press Enter.")
     unknown = [a for a in st.session_state.get("kw_authors") or [] if not _is_in(every, a)]
     if unknown:
         st.warning("Not an author of this corpus (no text will match): "

@@ -28,28 +28,26 @@ def apply_pick(widget_key: str, options) -> None:
         st.session_state[widget_key] = pending
 
 
-def kept(key: str, draw, valid=None, kept_as: str | None = None):
-    """Draw a page's widget (``draw()``, a widget of key ``key``) so that it comes back as it was left. Streamlit drops
-    a widget's state when a run draws another page (or the same page without that widget): a clustering or group
-    picked, a keyword typed, a bin chosen, came back at their defaults after a visit elsewhere. The value is kept under
-    a key of its own (``kept_as``: one that pickers of several pages share) and put back when the widget is drawn
-    again, while ``valid(value)`` says it still fits (an option still offered)."""
+def kept(widget, *args, key: str, valid=None, kept_as: str | None = None, **kwargs):
+    """Draw a page's widget, ``widget(*args, key=key, **kwargs)`` (``st.checkbox``, ``column.number_input``, ...), so
+    that it comes back as it was left. Streamlit drops a widget's state when a run draws another page (or the same
+    page without that widget): a clustering or group picked, a keyword typed, a bin chosen, came back at their defaults
+    after a visit elsewhere. The value is kept under a key of its own (``kept_as``: one that pickers of several pages
+    share) and put back when the widget is drawn again, while ``valid(value)`` says it still fits (an option still
+    offered)."""
     kept = kept_as or f"kept:{key}"
     ok = valid or (lambda _value: True)
     if (key not in st.session_state or not ok(st.session_state[key])) and kept in st.session_state \
             and ok(st.session_state[kept]):
         st.session_state[key] = st.session_state[kept]
-    value = draw()
-    if key not in st.session_state:  # draw() made a widget of another key: nothing would ever be kept
-        raise ValueError(f"picker.kept({key!r}): the widget drawn has another key")
-    st.session_state[kept] = value
+    value = st.session_state[kept] = widget(*args, key=key, **kwargs)
     return value
 
 
 def selectbox_kept(label: str, options, key: str, kept_as: str | None = None, **kwargs):
     """A picker that comes back as it was left (:func:`kept`), while its value is still one of ``options``."""
     options = list(options)
-    return kept(key, lambda: st.selectbox(label, options, key=key, **kwargs), options.__contains__, kept_as)
+    return kept(st.selectbox, label, options, key=key, valid=options.__contains__, kept_as=kept_as, **kwargs)
 
 
 def _on_pick() -> None:

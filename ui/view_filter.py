@@ -15,16 +15,15 @@ from ui.text import md
 
 def draw(row) -> None:
     """The filter's box and its Pattern tick, in the row (container) given; a change goes back to the first page."""
-    picker.kept("ann_filter", lambda: row.text_input(
-        "Filter these texts", key="ann_filter", placeholder="a word or phrase in them", width=320,
+    picker.kept(
+        row.text_input, "Filter these texts", key="ann_filter", placeholder="a word or phrase in them", width=320,
         on_change=st.session_state.update, kwargs={"ann_page": 1},
         help="Shows only the texts of this view that hold it (case and diacritics ignored; with 'Every form' ticked "
              "above, its words in any form; with 'Quoted tweets too', a quote whose quoted tweet holds it: as the "
              "keyword search reads them): e.g. to find the included texts that mention something off-topic and "
-             "exclude them all at once. Brings in nothing new."))
-    picker.kept("ann_filter_regex", lambda: row.checkbox(
-        "Pattern", key="ann_filter_regex", help="Read the filter as a regular expression",
-        on_change=st.session_state.update, kwargs={"ann_page": 1}))
+             "exclude them all at once. Brings in nothing new.")
+    picker.kept(row.checkbox, "Pattern", key="ann_filter_regex", help="Read the filter as a regular expression",
+                on_change=st.session_state.update, kwargs={"ann_page": 1})
 
 
 def picked() -> dict:
