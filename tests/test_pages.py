@@ -1210,6 +1210,7 @@ def test_an_analysts_choices_come_back_after_a_visit_to_another_page(tweets):
     at.selectbox(key="dac_model").set_value("m2").run()
     at.radio(key="am_how").set_value("Keyword search").run()
     at.text_input(key="am_kw").set_value("ockovani").run()
+    hit = at.selectbox(key="am_hit").select_index(2).run().selectbox(key="am_hit").value  # the third hit: the anchor
     at.number_input(key="am_bag").set_value(200).run()
     at.selectbox(key="am_stem").set_value("kmeans-k5").run()
     at.slider(key="am_threshold").set_value(0.7).run()
@@ -1232,6 +1233,7 @@ def test_an_analysts_choices_come_back_after_a_visit_to_another_page(tweets):
     assert not at.exception
     assert at.selectbox(key="dac_model").value == "m2" and at.radio(key="am_how").value == "Keyword search"
     assert at.text_input(key="am_kw").value == "ockovani" and at.number_input(key="am_bag").value == 200
+    assert at.selectbox(key="am_hit").value == hit  # the anchor as it was left, not the first hit
     assert at.selectbox(key="am_stem").value == "kmeans-k5" and len(at.dataframe[-1].value) == 200
     assert at.slider(key="am_threshold").value == 0.7  # it stood at 0.01: every text of the bag a member
     # a choice no longer offered is not put back: the group deleted meanwhile leaves the one still there
@@ -1300,3 +1302,4 @@ def test_the_groups_pages_view_and_the_export_format_come_back_after_a_visit_to_
     assert sorted(at.dataframe[0].value["name"]) == ["gone", "kept"]  # the deleted group still listed, to restore
     assert at.selectbox(key="gr_fmt").value == "jsonl"
     assert at.download_button(key="gr_export").proto.label == "Export"
+

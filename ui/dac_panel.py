@@ -62,7 +62,7 @@ def anchor_picker(name: str, corpus: Corpus, session: Session) -> tuple[np.ndarr
     same order every session), a text by id, a keyword hit, or the group being built (its excluded texts
     as known non-members). Empty arrays until one is picked."""
     ways = ["Random text", "By id", "Keyword search", "The group being built"]
-    # the way, the id and the keyword come back as they were left after a visit to another page
+    # the way, the id, the keyword and its hit come back as they were left after a visit to another page
     how = picker.kept(st.radio, "Anchor", ways, horizontal=True, key="am_how", valid=ways.__contains__)
     anchors, non_members = np.zeros(0, np.int64), np.zeros(0, np.int64)
     if how == "Random text":
@@ -82,8 +82,8 @@ def anchor_picker(name: str, corpus: Corpus, session: Session) -> tuple[np.ndarr
         if query:
             hits = resources.keyword_rows(name, query, limit=20)
             if len(hits):
-                anchors = np.array([st.selectbox("Hit", hits, format_func=lambda r: corpus.frame["text"].iat[r][:120],
-                                                 key="am_hit")])
+                anchors = np.array([picker.selectbox_kept("Hit", hits, "am_hit",
+                                                          format_func=lambda r: corpus.frame["text"].iat[r][:120])])
             else:
                 st.warning("No text matches.")
     else:
