@@ -298,9 +298,9 @@ def test_a_topic_with_an_annotator_named_gold_is_refused_whole_with_the_reason(t
     as_user(monkeypatch, "alice")
     team = app("pages/7_Team.py").run()
     store = GroupStore(tweets / "tweets" / "groups.sqlite")
+    team.text_input(key="team_new_name").set_value("floods")
+    team.text_area(key="team_new_guidelines").set_value("Rivers and rain.")
     for people in ("alice, gold, bob", "alice, bob"):
-        team.text_input(key="team_new_name").set_value("floods")
-        team.text_area(key="team_new_guidelines").set_value("Rivers and rain.")
         team.text_input(key="team_new_people").set_value(people)
         team.button(key="FormSubmitter:team_new-Create the topic").click().run()
         assert not team.exception, team.exception
@@ -308,7 +308,15 @@ def test_a_topic_with_an_annotator_named_gold_is_refused_whole_with_the_reason(t
             assert any("cannot be named" in unescape(e.value) and "gold" in e.value for e in team.error), \
                 [e.value for e in team.error]
             assert store.topics() == [] and store.team_groups() == [], "nothing half made"
+            # what was typed stays to mend: the form emptied on every submit, the guidelines lost with the name
+            assert team.text_input(key="team_new_name").value == "floods"
+            assert team.text_area(key="team_new_guidelines").value == "Rivers and rain."
+            assert team.text_input(key="team_new_people").value == people
     assert [a.annotator for a in store.assignments("floods")] == ["alice", "bob"], "mended, made for both"
+    assert store.topics()[0].guidelines == "Rivers and rain."
+    assert team.text_input(key="team_new_name").value == ""  # made: the form is empty for the next topic
+    assert team.text_area(key="team_new_guidelines").value == ""
+    assert team.text_input(key="team_new_people").value == "alice"
 
 
 def test_annotate_says_who_labelled_a_text_and_how_and_the_event_log_exports(tweets, monkeypatch):

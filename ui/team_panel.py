@@ -59,26 +59,35 @@ def _taken(store: GroupStore, browser: str, typed: str, known: str | None) -> bo
     return True
 
 
-def new_topic_form(store: GroupStore, me: str) -> None:
-    with st.form("team_new", clear_on_submit=True):
-        topic = st.text_input("Topic name", max_chars=80, key="team_new_name")
-        guidelines = st.text_area("Guidelines", help="What belongs to the topic and what does not, with examples.",
-                                  key="team_new_guidelines")
-        people = st.text_input("Annotators (comma-separated names)", value=me, key="team_new_people")
-        blind = st.checkbox("Blind: nobody sees the others' labels until they submit", value=True, key="team_new_blind")
-        go = st.form_submit_button("Create the topic", type="primary")
-    if not go:
-        return
+def _create_topic(store: GroupStore, me: str) -> None:
+    """The form's submit (a callback: it runs before the page is drawn, so that it may empty the form's fields)."""
+    state = st.session_state
+    topic = state["team_new_name"]
     try:
-        people = [check_annotator(p) for p in people.split(",") if p.strip()]  # every name checked before creating
-        store.create_topic(topic, guidelines, created_by=me, blind=blind)
+        people = [check_annotator(p) for p in state["team_new_people"].split(",") if p.strip()]  # checked before
+        store.create_topic(topic, state["team_new_guidelines"], created_by=me, blind=state["team_new_blind"])
         for person in people:
             store.assign(topic.strip(), person)
-        st.session_state["team_msg"] = ("success", f"Created the topic {quoted(topic.strip())}.")
-        picker.pick_next_run("team_topic", topic.strip())
-        st.rerun()
-    except ValueError as exc:
-        st.error(md(exc))
+    except ValueError as exc:  # what was typed stays in the form, to mend
+        state["team_new_error"] = md(exc)
+        return
+    state["team_msg"] = ("success", f"Created the topic {quoted(topic.strip())}.")
+    picker.pick_next_run("team_topic", topic.strip())
+    state.update(team_new_name="", team_new_guidelines="", team_new_people=me, team_new_blind=True)  # the next topic
+
+
+def new_topic_form(store: GroupStore, me: str) -> None:
+    """The form that makes a topic. Emptied once the topic is made, and only then: a refused topic (a name taken, an
+    annotator's name refused) leaves what was typed, the guidelines too, to mend (the form emptied on every submit)."""
+    with st.form("team_new"):
+        st.text_input("Topic name", max_chars=80, key="team_new_name")
+        st.text_area("Guidelines", help="What belongs to the topic and what does not, with examples.",
+                     key="team_new_guidelines")
+        st.text_input("Annotators (comma-separated names)", value=me, key="team_new_people")
+        st.checkbox("Blind: nobody sees the others' labels until they submit", value=True, key="team_new_blind")
+        st.form_submit_button("Create the topic", type="primary", on_click=_create_topic, args=(store, me))
+    if "team_new_error" in st.session_state:
+        st.error(st.session_state.pop("team_new_error"))
 
 
 LAST_TOPIC = "topic_last_picked"  # kept by the Team and Review pages' pickers alike
