@@ -83,8 +83,7 @@ def _results() -> None:
     # buttons shrank until they showed their shortcuts alone, the method's name cut off
     with st.container(horizontal=True, vertical_alignment="bottom"):
         # this and the view, its page and filter come back as they were left after a visit to another page
-        k = picker.kept(st.number_input, "Texts per search", 1, 500, 10, key="sem_k", width=120,
-                        valid=lambda v: 1 <= v <= 500)
+        k = picker.kept(st.number_input, "Texts per search", 1, 500, 10, key="sem_k", width=120)
         for method in BUTTONS:
             m = REGISTRY[method]
             st.button(m.label, key=f"btn_{method}", disabled=avail[method] is not None, on_click=run,

@@ -80,8 +80,7 @@ else:
 
 b1, b2 = st.columns([2, 3], vertical_alignment="bottom")
 BINS = ["auto", "day", "week", "month"]
-bin_name = picker.kept(b1.segmented_control, "Bin", BINS, default="auto", key="tl_bin",
-                       valid=lambda v: v is None or v in BINS) or "auto"
+bin_name = picker.kept(b1.segmented_control, "Bin", BINS, default="auto", key="tl_bin") or "auto"
 share = (rows is not None or bool(compare)) and picker.kept(
     b2.toggle, "As a share of all texts", key="tl_share",
     help="Each bin's texts of this group as a percentage of all the corpus's texts in that bin: how much of what "

@@ -52,7 +52,7 @@ if c1.button("Open in Annotate", key="gr_open", type="primary", disabled=bool(in
     st.session_state.update(ann_msg=("success", group.open_group(corpus, g)), ann_view="Included", ann_page=1)
     navigation.go("pages/1_Annotate.py")
 fmt = picker.kept(c2.selectbox, "Export format", list(FORMATS), key="gr_fmt", format_func=LABELS.get,
-                  valid=FORMATS.__contains__, kept_as=picker.EXPORT_FORMAT)
+                  kept_as=picker.EXPORT_FORMAT)
 c2.download_button("Export", resources.saved_group_file(name, chosen, g.number, fmt), on_click="ignore",
                    file_name=f"{g.name}-v{g.number}.{fmt}", mime=FORMATS[fmt], key="gr_export")
 if g.work:  # the label events that made this version: who, when, through which search, per text

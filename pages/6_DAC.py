@@ -70,15 +70,13 @@ anchors, non_members = dac_panel.anchor_picker(name, corpus, session)
 if not len(anchors):
     st.stop()
 c = st.columns(2)
-bag = picker.kept(c[0].number_input, "Bag size (the anchors' nearest texts)", 20, 5000, 800, step=100, key="am_bag",
-                  valid=lambda v: 20 <= v <= 5000)
+bag = picker.kept(c[0].number_input, "Bag size (the anchors' nearest texts)", 20, 5000, 800, step=100, key="am_bag")
 if st.session_state.get("am_threshold_of") != picked_name:  # a newly picked model starts at its own cut
-    st.session_state["am_threshold"] = st.session_state["kept:am_threshold"] = round(min(0.99, max(0.01, model.cut)), 2)
+    st.session_state["am_threshold"] = round(min(0.99, max(0.01, model.cut)), 2)  # drawn, then kept, as set here
     st.session_state["am_threshold_of"] = picked_name
 # kept: back from another page, the slider stood at 0.01 (every text of the bag a member), not at the cut left
 threshold = picker.kept(c[1].slider, "Membership threshold", 0.01, 0.99, step=0.01, key="am_threshold",
-                        help="Starts at the model's calibrated cut (its card) when it has one, else 0.5.",
-                        valid=lambda v: 0.01 <= v <= 0.99)
+                        help="Starts at the model's calibrated cut (its card) when it has one, else 0.5.")
 
 
 @st.cache_data(max_entries=16, show_spinner="Reading the bag…")

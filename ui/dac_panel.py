@@ -63,7 +63,7 @@ def anchor_picker(name: str, corpus: Corpus, session: Session) -> tuple[np.ndarr
     as known non-members). Empty arrays until one is picked."""
     ways = ["Random text", "By id", "Keyword search", "The group being built"]
     # the way, the id, the keyword and its hit come back as they were left after a visit to another page
-    how = picker.kept(st.radio, "Anchor", ways, horizontal=True, key="am_how", valid=ways.__contains__)
+    how = picker.kept(st.radio, "Anchor", ways, horizontal=True, key="am_how")
     anchors, non_members = np.zeros(0, np.int64), np.zeros(0, np.int64)
     if how == "Random text":
         if st.button("Another text", key="am_next") or "am_random" not in st.session_state:

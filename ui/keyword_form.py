@@ -86,7 +86,7 @@ def draw(name: str, corpus: Corpus, on_submit) -> None:
                 _authors(name)
         picker.kept(
             row.number_input, "Add at most (0 = all)", 0, None, annotate.KEYWORD_PAGE, step=10, key="kw_limit",
-            width=170, valid=lambda v: v >= 0,
+            width=170,
             help="Hits are added a page at a time, the most typical first (closest to the centre of all hits): review "
                  "them, then take More hits while most are on topic, or Suggest once most are not. Measured: this "
                  "finds more per text reviewed than adding every hit (bench/RESULTS.md, issue 17). 0 adds all hits at "

@@ -34,7 +34,7 @@ def kept(widget, *args, key: str, valid=None, kept_as: str | None = None, **kwar
     page without that widget): a clustering or group picked, a keyword typed, a bin chosen, came back at their defaults
     after a visit elsewhere. The value is kept under a key of its own (``kept_as``: one that pickers of several pages
     share) and put back when the widget is drawn again, while ``valid(value)`` says it still fits (an option still
-    offered)."""
+    offered; not needed where the options and bounds are fixed: the value kept came from the same widget)."""
     kept = kept_as or f"kept:{key}"
     ok = valid or (lambda _value: True)
     if (key not in st.session_state or not ok(st.session_state[key])) and kept in st.session_state \

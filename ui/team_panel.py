@@ -275,8 +275,7 @@ def gold_editor(store: GroupStore, topic: str, table: pd.DataFrame, majority: di
         c2.button("Undo that", key="rv_majority_undo", on_click=_bulk,
                   args=(store, topic, {i: None for i, v in undo[1].items() if stored.get(i) == v}, me))
     show = picker.kept(c3.segmented_control, "Show", ["Every disagreement", "Undecided"], default="Every disagreement",
-                       key="rv_show", label_visibility="collapsed",
-                       valid=lambda v: v in ("Every disagreement", "Undecided", None))
+                       key="rv_show", label_visibility="collapsed")
     table = table.assign(gold=[GOLD_WORDS[stored.get(i)] for i in ids])
     by = "decided by"  # where adjudicators share the work: whose decision each is (the last one made stands)
     shared = any(who != me for _, who, _ in recorded.values())
