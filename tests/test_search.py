@@ -1018,9 +1018,15 @@ def test_a_plain_query_that_looks_like_a_pattern_says_what_it_finds_as_one(kctx)
     assert r.info["hits"] == 0 and r.info["as_pattern"] is None
     said = search_message("keyword", r)
     assert "tick *Regular expression*" in said and "finds" not in said
-    for plain in ("qqqzzz", "why? U.S."):  # a full stop or a question mark is no sign of a pattern
+    for plain in ("qqqzzz", "why? U.S.", "C++ (ČR)"):  # a full stop, a question mark, a plus are no signs of one
         r = REGISTRY["keyword"].search(kctx, none, none, None, query=plain)
         assert "as_pattern" not in r.info and "Try another word" in search_message("keyword", r)
+    # the box's help shows a fuzzy limit and words in any order; a user who copies one without ticking the box
+    # was told "no hits. Try another word" for the first, as for an anchor or a group's flag
+    for typed in ("(?:ockovany){e<=1}", "^ockovani", "ockovani$", "(?i)volby", "o{2}"):
+        r = REGISTRY["keyword"].search(kctx, none, none, None, query=typed)
+        assert r.info["hits"] == 0 and r.info["as_pattern"] is None, typed
+        assert "tick *Regular expression*" in search_message("keyword", r), typed
 
 
 def test_a_word_past_the_deadline_is_not_blamed_on_a_pattern():

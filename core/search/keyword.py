@@ -594,7 +594,7 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
         hits = unique_rows(hits, by_quote)
     fresh = rows_without(hits, unique_rows(included, excluded))
     info.update(hits=int(len(hits)), already_labelled=int(len(hits) - len(fresh)))
-    if not len(hits) and not is_regex and set(query) & _PATTERN_SIGNS:
+    if not len(hits) and not is_regex and looks_like_pattern(query):
         info["as_pattern"] = _hits_as_pattern(ctx, query, case_insensitive, diacritics_insensitive, date_from,
                                               date_to, authors, timeout_s)
     if len(fresh) == 0:
@@ -743,8 +743,16 @@ def _spellings_found(kindex: KeywordIndex, rows: np.ndarray, query: str, case: b
     return [s for s, _n in seen.most_common() if all(w.isalpha() for w in s.split(" "))]
 
 
-# what a plain query without hits must hold to be told it looks like a pattern: not "." or "?" ("U.S.", "why?")
-_PATTERN_SIGNS = set("|*\\[")
+# Signs of a pattern typed without ticking *Regular expression*: an alternation, a repeat, an escape, a class, a
+# group's flag or look-around (``(?:``, ``(?=``, ``(?i)``), a count or fuzzy limit in braces (``{2}``, ``{e<=1}``,
+# as the box's help shows), a start or end anchor, ``.+``. A full stop or a question mark alone is not one
+# ("why? U.S.").
+_PATTERN_SIGNS = re.compile(r"[|*\\\[]|\(\?|\{[^{}]*\}|^\^|\$$|\.\+")
+
+
+def looks_like_pattern(query: str) -> bool:
+    """Whether a plain query (the box unticked) reads like a regular expression."""
+    return _PATTERN_SIGNS.search(query.strip()) is not None
 
 
 def _hits_as_pattern(ctx: SearchContext, query: str, case: bool, diacritics: bool, date_from, date_to, authors,
