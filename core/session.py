@@ -43,12 +43,33 @@ def step_dict(step: Step) -> dict:
 
 SWITCH = "switch"  # a label step that replaced the whole group (open, new, from a cluster)
 
+_MASK = (1 << 64) - 1
+
+
+def _mark(row: int, label: int) -> int:
+    """One text's label as a 64-bit number (splitmix64 of the pair); 0 for no label. Summed over a group's labels
+    it is the group's fingerprint, which one change moves by the difference of two of these."""
+    if label == UNLABELLED:
+        return 0
+    x = (row * 2 + (label == INCLUDED) + 0x9E3779B97F4A7C15) & _MASK
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK
+    return x ^ (x >> 31)
+
+
+def fingerprint_of(labels: dict[int, int]) -> int:
+    return sum(_mark(r, v) for r, v in labels.items()) & _MASK
+
 
 class Session:
     def __init__(self) -> None:
         self.labels: dict[int, int] = {}
         self.history: list[Step] = []
         self.revision = 0  # bumped by every change and undo: what an autosave compares
+        # the labels as one number, the same whichever steps led to them (a search that changed nothing, a text
+        # toggled twice, an undo and a redo): what tells a saved group from an unsaved one (is_saved)
+        self.fingerprint = 0
+        self.saved_as: set[int] = set()  # fingerprints of the labels that a saved version holds (saved or opened)
         # how many of the first steps of ``history`` are already in the draft store: an autosave
         # writes only the steps after them (an undo lowers it), so a click costs the same at 10 or
         # 100,000 labels
@@ -87,6 +108,15 @@ class Session:
     def last_search(self) -> Step | None:
         return next((s for s in reversed(self.history) if s.kind == "search"), None)
 
+    def mark_saved(self) -> None:
+        """A saved version holds the labels as they are now (saved, or opened from the store)."""
+        self.saved_as.add(self.fingerprint)
+
+    def is_saved(self) -> bool:
+        """Whether a version saved or opened here holds the labels as they are: by what they are, not by the steps
+        since, so a search that brought nothing new, a text toggled back, or an Undo and its Redo leave it saved."""
+        return self.fingerprint in self.saved_as
+
     def is_empty(self) -> bool:
         return not self.labels and not self.history
 
@@ -114,6 +144,7 @@ class Session:
             if old == new:
                 continue
             step.changes.append((row, old, new))
+            self.fingerprint = (self.fingerprint - _mark(row, old) + _mark(row, new)) & _MASK
             if new == UNLABELLED:
                 del self.labels[row]
             else:
@@ -224,6 +255,7 @@ class Session:
         return step
 
     def _set(self, row: int, label: int) -> None:
+        self.fingerprint = (self.fingerprint - _mark(row, self.label_of(row)) + _mark(row, label)) & _MASK
         if label == UNLABELLED:
             self.labels.pop(row, None)
         else:
@@ -251,6 +283,7 @@ class Session:
         s = cls()
         s.labels = {int(r): int(v) for r, v in d.get("labels", [])}
         s.history = [_step(h) for h in d.get("history", [])]
+        s.fingerprint = fingerprint_of(s.labels)
         return s
 
     @classmethod
@@ -282,6 +315,7 @@ class Session:
                     s.labels[row] = new
             s.history.append(step)
         s.synced = len(s.history)
+        s.fingerprint = fingerprint_of(s.labels)
         return s
 
 

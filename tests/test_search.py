@@ -1072,6 +1072,51 @@ def test_undo_everything_gives_the_empty_session(steps):
     assert restored.is_empty() and restored.undo() is None
 
 
+@settings(max_examples=150, deadline=None)
+@given(ops, st.lists(st.sampled_from(["undo", "redo", "switch"]), max_size=10))
+def test_the_fingerprint_is_the_labels_whichever_steps_led_to_them(steps, moves):
+    """A group is saved when a saved version holds its labels, not when no step was taken since the save: the
+    fingerprint follows every step, undo, redo and switch, and is what the labels alone give."""
+    from core.session import fingerprint_of
+
+    s = Session()
+    for op, rows in steps:
+        if op == "search":
+            s.add_search("cos", {}, rows, [0.0] * len(rows))
+        elif op == "toggle":
+            s.toggle(rows[0] if rows else 0)
+        else:
+            s.set_labels(rows, {"include": INCLUDED, "exclude": EXCLUDED, "clear": 0}[op])
+        assert s.fingerprint == fingerprint_of(s.labels)
+    s.mark_saved()
+    saved = dict(s.labels)
+    for move in moves:
+        if move == "switch":
+            s.switch_to([1, 2], [3], "open")
+        else:
+            getattr(s, move)()
+        assert s.fingerprint == fingerprint_of(s.labels)
+        assert s.is_saved() == (s.labels == saved)
+    for again in (Session.from_json(s.to_json()), Session.from_history(s.unsynced_steps())):
+        assert again.labels == s.labels and again.fingerprint == s.fingerprint
+
+
+def test_a_step_that_changes_no_label_leaves_a_saved_group_saved():
+    s = Session()
+    s.add_search("keyword", {}, [1, 2, 3])
+    s.toggle(3)
+    s.mark_saved()
+    s.add_search("keyword", {"query": "nothing new"}, [1, 2])  # hits already labelled
+    s.toggle(1)
+    assert not s.is_saved()
+    s.toggle(1)  # toggled back
+    assert s.is_saved()
+    s.undo()
+    assert not s.is_saved()
+    s.redo()
+    assert s.is_saved() and s.fingerprint != Session().fingerprint
+
+
 def test_search_hits_come_in_included_and_keep_existing_labels():
     s = Session()
     s.set_labels([1], EXCLUDED)

@@ -256,7 +256,8 @@ def adopt_draft(d, own: bool = False, how: str = "copied from another tab") -> S
     for field in group.META_KEYS:
         group.meta()[field] = str(d.meta.get(field, "") or "")
         st.session_state.pop(group.META_KEYS[field], None)  # the form re-reads the fields
-    st.session_state["saved_rev"] = s.revision if d.saved else -1
+    if d.saved:
+        s.mark_saved()
     st.session_state["draft_rev"] = (draft_token(), s.revision, d.saved, tuple(group.meta().values())) if own else None
     return s
 
@@ -264,7 +265,7 @@ def adopt_draft(d, own: bool = False, how: str = "copied from another tab") -> S
 def autosave(name: str, c: Corpus, s: Session) -> None:
     """Write what changed in this tab's draft since the last write (end of a page run): the new steps
     only. When another tab took the draft over (a duplicated tab), this one goes on under a new token."""
-    saved = st.session_state.get("saved_rev") == s.revision
+    saved = s.is_saved()
     token = draft_token()
     key = (token, s.revision, saved, tuple(group.meta().values()))
     if st.session_state.get("draft_rev") == key or (s.is_empty() and "draft_rev" not in st.session_state):

@@ -76,12 +76,8 @@ def accept_version(name: str, number: int) -> None:
     st.session_state["group_version"] = (name, int(number))
 
 
-def mark_saved(s: Session) -> None:
-    st.session_state["saved_rev"] = s.revision
-
-
 def unsaved(s: Session) -> bool:
-    return bool(s.labels) and st.session_state.get("saved_rev") != s.revision
+    return bool(s.labels) and not s.is_saved()
 
 
 # --- steps that replace the whole group: undoable, never silent ----------------------------
@@ -163,7 +159,7 @@ def open_group(c: Corpus, group: GroupVersion) -> str:
     inc, exc = c.rows_of(group.included), c.rows_of(group.excluded)
     extra = switch_group(inc, exc, "open", name=group.name, notes=group.notes, annotator=group.annotator,
                          version=group.number)
-    mark_saved(session())
+    session().mark_saved()
     accept_version(group.name, group.number)
     missing = len(group.included) + len(group.excluded) - len(inc) - len(exc)
     gone = f" {missing:,} of its texts are not in this import of the corpus." if missing else ""

@@ -62,7 +62,7 @@ def sidebar(corpus: Corpus, session: Session, store: GroupStore, say: Say) -> No
             return say("error", f"{md(exc)}. Your group is kept in this tab: save again when the database is back.")
         except ValueError as exc:
             return say("error", md(exc))
-        group.mark_saved(session)
+        session.mark_saved()
         group.accept_version(name, n)
         st.session_state["save_overwrite"] = False  # the next save of another group must not overwrite unasked
         say("success", f"Saved group {quoted(name)} (version {n}).")
