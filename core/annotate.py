@@ -41,8 +41,12 @@ def ask(ctx: SearchContext, session: Session, method: str, k: int | None = 10, *
                 for key, v in params.items()}
     if "chosen" in result.info:
         recorded["chosen"] = result.info["chosen"]
+    info = dict(result.info)
+    fresh = info.pop("unlabelled_hits", None)
+    if fresh is not None:  # a keyword search: how many of its hits it leaves unlabelled (0: More hits has none)
+        recorded[HITS_LEFT] = int(len(fresh) - np.isin(fresh, np.concatenate([result.rows, brought])).sum())
     session.add_search(method, recorded, result.rows, result.scores, copies=brought)
-    return replace(result, info={**result.info, "copies": int(len(brought))}) if len(brought) else result
+    return replace(result, info={**info, "copies": int(len(brought))} if len(brought) else info)
 
 
 def labels_of(session: Session, rows) -> np.ndarray:
@@ -194,16 +198,31 @@ class KeywordReview:
 KEYWORD_PAGE = 10  # the page's default "Add at most": one page of hits (issue 17, bench/RESULTS.md)
 
 
-def last_keyword(session: Session) -> dict | None:
-    """The parameters of the group's last keyword search (since it was opened or started), or None."""
+HITS_LEFT = "hits_left"  # a keyword step's record of how many of its hits it left unlabelled: at most that many
+
+
+def _last_keyword_step(session: Session) -> Step | None:
     from core.session import SWITCH
 
     for step in reversed(session.history):
         if step.kind == "label" and step.method == SWITCH:
             return None
         if step.kind == "search" and step.method == "keyword":
-            return dict(step.params)
+            return step
     return None
+
+
+def last_keyword(session: Session) -> dict | None:
+    """The parameters of the group's last keyword search (since it was opened or started), or None."""
+    step = _last_keyword_step(session)
+    return None if step is None else {k: v for k, v in step.params.items() if k != HITS_LEFT}
+
+
+def keyword_exhausted(session: Session) -> bool:
+    """Whether the group's last keyword search brought in the last of its hits (so More hits has none to give). A
+    search recorded before this was counted is taken as not exhausted."""
+    step = _last_keyword_step(session)
+    return step is not None and step.params.get(HITS_LEFT) == 0
 
 
 @dataclass(frozen=True)
@@ -289,6 +308,11 @@ def keyword_advice(session: Session, stop_share: float = KeywordReview.stop_shar
     if step is None or step.method != "keyword" or not step.shown:
         return None
     # the excluded rows among those shown (a large keyword step shows 100,000: test the few excluded ones)
+    if step.params.get(HITS_LEFT) == 0:  # no More hits to take
+        if len(step.shown) == 1:
+            return "This is the keyword's last hit: exclude it if it is off topic, then Suggest, or another keyword."
+        return (f"These {len(step.shown)} are the keyword's last hits: exclude the off-topic ones, then Suggest, or "
+                "another keyword.")
     off = int(np.isin(session.excluded, np.asarray(step.shown, np.int64)).sum())
     if not off:
         if len(step.shown) == 1:

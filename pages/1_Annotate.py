@@ -101,11 +101,12 @@ def _results() -> None:
     view_filter.draw(show)
     advice_row = st.container(horizontal=True, vertical_alignment="center")
     advice_col = advice_row.container()
-    last_kw = annotate.last_keyword(session)
-    advice_row.button("More hits", key="btn_kw_more", disabled=last_kw is None, on_click=on_more_hits,
+    last_kw, exhausted = annotate.last_keyword(session), annotate.keyword_exhausted(session)
+    advice_row.button("More hits", key="btn_kw_more", disabled=last_kw is None or exhausted, on_click=on_more_hits,
                       shortcut="Alt+K", width="content",
-                      help=f"The next hits of the keyword ‘{md(last_kw['query'])}’, most typical first" if last_kw
-                      else "Search a keyword first")
+                      help="Search a keyword first" if last_kw is None else
+                      f"Every hit of the keyword ‘{md(last_kw['query'])}’ is in the group" if exhausted else
+                      f"The next hits of the keyword ‘{md(last_kw['query'])}’, most typical first")
     if view == "Last search" and (advice := annotate.keyword_advice(session)):
         advice_col.caption(advice)
     in_view = annotate.view_rows(session, views[view])

@@ -363,6 +363,27 @@ def test_more_hits_pages_through_a_keyword_and_the_advice_follows_the_exclusions
     assert [m.value for m in at.metric[:2]] == ["4", "6"]
 
 
+def test_more_hits_waits_once_the_keyword_has_given_its_last_hit(tweets):
+    """A keyword's last hits in: More hits stayed enabled, and the advice said "otherwise More hits", which then
+    answered "no new texts". Now the button says every hit is in the group, and the advice names the way on."""
+    at = app("pages/1_Annotate.py").run()
+    at.number_input(key="kw_limit").set_value(0)  # every hit at once (sent with the form)
+    at.text_input(key="kw_query").set_value("ockovani")
+    at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
+    more = at.button(key="btn_kw_more")
+    assert more.disabled and "Every hit of the keyword ‘ockovani’ is in the group" in more.help, more.help
+    assert any("are the keyword's last hits" in c.value for c in at.caption), [c.value for c in at.caption]
+    at.button(key="undo").click().run()
+    at.number_input(key="kw_limit").set_value(50)
+    at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
+    assert not at.button(key="btn_kw_more").disabled
+    while not at.button(key="btn_kw_more").disabled:  # paged to the end, the last page is said so
+        at.button(key="btn_kw_more").click().run()
+        assert not at.exception
+    assert any("are the keyword's last hits" in c.value or "the keyword's last hit" in c.value for c in at.caption)
+    assert not any("no new texts" in m.value for m in [*at.success, *at.info])
+
+
 def test_annotate_says_when_the_searches_have_stopped_finding_the_topic(tweets):
     """Of the last 30 texts the searches brought in (the newest search left out: perhaps not reviewed yet),
     how many the annotator kept: a count while they find the topic, the stopping advice once they do not."""

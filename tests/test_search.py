@@ -807,12 +807,16 @@ def test_a_search_of_one_hit_is_said_in_the_singular(ctx):
     s = Session()
     r = annotate.ask(ctx, s, "keyword", 10, query=r"(?=.*\b7\b)(?=.*topic)", is_regex=True)
     assert annotate.search_message("keyword", r) == "KW: 1 new text of 1 hit (0 already labelled), added as included."
-    assert annotate.keyword_advice(s) == "Exclude this hit if it is off topic; otherwise More hits, or Suggest."
+    assert annotate.keyword_advice(s) == ("This is the keyword's last hit: exclude it if it is off topic, then Suggest, "
+                                          "or another keyword.")
     again = annotate.ask(ctx, s, "keyword", 10, query=r"(?=.*\b7\b)(?=.*topic)", is_regex=True)
     assert annotate.search_message("keyword", again) == "KW: no new texts (its one hit is already labelled)."
     r = annotate.ask(ctx, s, "keyword", 10, query=r"\b1[0-2]\b", is_regex=True)
     assert annotate.search_message("keyword", r).startswith("KW: 3 new texts of 3 hits (0 already labelled)")
-    assert annotate.keyword_advice(s).startswith("Exclude the off-topic texts among these 3 hits.")
+    assert annotate.keyword_advice(s).startswith("These 3 are the keyword's last hits")
+    r = annotate.ask(ctx, s, "keyword", 1, query=r"\btopic\d", is_regex=True)  # one of many: More hits gives more
+    assert not annotate.keyword_exhausted(s)
+    assert annotate.keyword_advice(s) == "Exclude this hit if it is off topic; otherwise More hits, or Suggest."
 
 
 def test_in_memory_a_regex_that_starts_without_plain_text_is_tried_only_where_its_plain_part_is(monkeypatch):
@@ -873,7 +877,8 @@ def test_keyword_filters_and_labelled_rows(kctx):
     assert kw(coded, "ockov", authors=["y"]) == [1, 3]  # a loaded corpus keeps its authors as codes
     assert kw(coded, "ockov", authors=["nobody"]) == []
     r = REGISTRY["keyword"].search(kctx, np.array([0]), np.array([3]), None, query="ockov")
-    assert r.rows.tolist() == [1] and r.info == {"hits": 3, "already_labelled": 2}
+    fresh = r.info.pop("unlabelled_hits")  # what the annotator's step counts as left for More hits
+    assert r.rows.tolist() == [1] and fresh.tolist() == [1] and r.info == {"hits": 3, "already_labelled": 2}
 
 
 @pytest.mark.parametrize("engine", ["index", "fts"])

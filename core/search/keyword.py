@@ -558,7 +558,8 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
     plain query's words are also found in their other forms, as whole words (core.wordforms: ``volby``
     finds ``voleb``); ``info`` then names the forms added and how many hits only they found. ``quotes``: a quote
     is also a hit where the tweet it quotes matches (its own words are often only "Přesně tak."; dates and authors
-    are the quote's own); ``info["by_quote"]`` counts the hits only that found."""
+    are the quote's own); ``info["by_quote"]`` counts the hits only that found. ``info["unlabelled_hits"]``: every
+    unlabelled hit's row, also past k (what a page of hits leaves for More hits: core.annotate.ask)."""
     if ctx.keyword_index is None:
         raise NotApplicable("keyword search needs the corpus texts")
     quoted = ctx.quotes if quotes else None  # read once per corpus, before the search's deadline starts
@@ -593,7 +594,7 @@ def search(ctx: SearchContext, included: np.ndarray, excluded: np.ndarray, k: in
         info["by_quote"] = int(len(by_quote))
         hits = unique_rows(hits, by_quote)
     fresh = rows_without(hits, unique_rows(included, excluded))
-    info.update(hits=int(len(hits)), already_labelled=int(len(hits) - len(fresh)))
+    info.update(hits=int(len(hits)), already_labelled=int(len(hits) - len(fresh)), unlabelled_hits=fresh)
     if not len(hits) and not is_regex and looks_like_pattern(query):
         info["as_pattern"] = _hits_as_pattern(ctx, query, case_insensitive, diacritics_insensitive, date_from,
                                               date_to, authors, timeout_s)
