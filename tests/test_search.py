@@ -807,8 +807,8 @@ def test_a_search_of_one_hit_is_said_in_the_singular(ctx):
     s = Session()
     r = annotate.ask(ctx, s, "keyword", 10, query=r"(?=.*\b7\b)(?=.*topic)", is_regex=True)
     assert annotate.search_message("keyword", r) == "KW: 1 new text of 1 hit (0 already labelled), added as included."
-    assert annotate.keyword_advice(s) == ("This is the keyword's last hit: exclude it if it is off topic, then Suggest, "
-                                          "or another keyword.")
+    assert annotate.keyword_advice(s) == ("This is the keyword's last hit: exclude it if it is off topic, then "
+                                          "Suggest, or another keyword.")
     again = annotate.ask(ctx, s, "keyword", 10, query=r"(?=.*\b7\b)(?=.*topic)", is_regex=True)
     assert annotate.search_message("keyword", again) == "KW: no new texts (its one hit is already labelled)."
     r = annotate.ask(ctx, s, "keyword", 10, query=r"\b1[0-2]\b", is_regex=True)
