@@ -1056,6 +1056,16 @@ ops = st.lists(st.tuples(st.sampled_from(["search", "include", "exclude", "clear
                          st.lists(st.integers(0, 40), max_size=8)), max_size=25)
 
 
+def take(s: Session, op: str, rows: list[int]) -> None:
+    """One of ``ops``'s steps on ``s``."""
+    if op == "search":
+        s.add_search("cos", {}, rows, [0.0] * len(rows))
+    elif op == "toggle":
+        s.toggle(rows[0] if rows else 0)
+    else:
+        s.set_labels(rows, {"include": INCLUDED, "exclude": EXCLUDED, "clear": 0}[op])
+
+
 @settings(max_examples=150, deadline=None)
 @given(ops)
 def test_undo_everything_gives_the_empty_session(steps):
@@ -1063,12 +1073,7 @@ def test_undo_everything_gives_the_empty_session(steps):
     snapshots = []
     for op, rows in steps:
         snapshots.append(dict(s.labels))
-        if op == "search":
-            s.add_search("cos", {}, rows, [0.0] * len(rows))
-        elif op == "toggle":
-            s.toggle(rows[0] if rows else 0)
-        else:
-            s.set_labels(rows, {"include": INCLUDED, "exclude": EXCLUDED, "clear": 0}[op])
+        take(s, op, rows)
     restored = Session.from_json(s.to_json())
     assert restored.labels == s.labels and len(restored.history) == len(s.history)
     for before in reversed(snapshots):
@@ -1086,12 +1091,7 @@ def test_the_fingerprint_is_the_labels_whichever_steps_led_to_them(steps, moves)
 
     s = Session()
     for op, rows in steps:
-        if op == "search":
-            s.add_search("cos", {}, rows, [0.0] * len(rows))
-        elif op == "toggle":
-            s.toggle(rows[0] if rows else 0)
-        else:
-            s.set_labels(rows, {"include": INCLUDED, "exclude": EXCLUDED, "clear": 0}[op])
+        take(s, op, rows)
         assert s.fingerprint == fingerprint_of(s.labels)
     s.mark_saved()
     saved = dict(s.labels)
