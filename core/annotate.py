@@ -16,7 +16,7 @@ from core.search import REGISTRY, NotApplicable, Ranked, SearchContext
 from core.search.index import VectorIndex
 from core.rows import as_rows, in_sorted, unique_rows
 from core.search.keyword import matches
-from core.session import EXCLUDED, INCLUDED, LABEL_NAMES, UNLABELLED, Session, Step
+from core.session import EXCLUDED, INCLUDED, LABEL_NAMES, SWITCH, UNLABELLED, Session, Step
 from core.threads import in_order
 
 
@@ -198,12 +198,10 @@ class KeywordReview:
 KEYWORD_PAGE = 10  # the page's default "Add at most": one page of hits (issue 17, bench/RESULTS.md)
 
 
-HITS_LEFT = "hits_left"  # a keyword step's record of how many of its hits it left unlabelled: at most that many
+HITS_LEFT = "hits_left"  # a keyword step's count of its hits it left unlabelled (0: the last of them came in)
 
 
 def _last_keyword_step(session: Session) -> Step | None:
-    from core.session import SWITCH
-
     for step in reversed(session.history):
         if step.kind == "label" and step.method == SWITCH:
             return None
@@ -253,8 +251,6 @@ def recent_yield(session: Session, window: int = STOP_WINDOW) -> RecentYield | N
     annotator did to it since (excluded it, included it again) is its label now. Whole searches, not the last
     ``window`` texts: a search shows its best texts first, so the tail of a long one alone would read low.
     The simulated annotator's traces score the signal (bench/stopping.py, the same rule)."""
-    from core.session import INCLUDED, SWITCH, UNLABELLED
-
     kept = seen = searches = 0
     newest = True
     for step in reversed(session.history):
@@ -307,12 +303,12 @@ def keyword_advice(session: Session, stop_share: float = KeywordReview.stop_shar
     step = session.last_search()
     if step is None or step.method != "keyword" or not step.shown:
         return None
-    # the excluded rows among those shown (a large keyword step shows 100,000: test the few excluded ones)
     if step.params.get(HITS_LEFT) == 0:  # no More hits to take
         if len(step.shown) == 1:
             return "This is the keyword's last hit: exclude it if it is off topic, then Suggest, or another keyword."
         return (f"These {len(step.shown)} are the keyword's last hits: exclude the off-topic ones, then Suggest, or "
                 "another keyword.")
+    # the excluded rows among those shown (a large keyword step shows 100,000: test the few excluded ones)
     off = int(np.isin(session.excluded, np.asarray(step.shown, np.int64)).sum())
     if not off:
         if len(step.shown) == 1:
