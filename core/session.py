@@ -122,7 +122,14 @@ class Session:
                 "steps": len(self.history)}
 
     def last_search(self) -> Step | None:
-        return next((s for s in reversed(self.history) if s.kind == "search"), None)
+        """The group's last search since it was opened or started: none across a switch (after *New empty group*
+        the last search of the group left behind was listed, its texts shown unlabelled, with its advice)."""
+        for step in reversed(self.history):
+            if step.kind == "search":
+                return step
+            if step.method == SWITCH:
+                return None
+        return None
 
     def mark_saved(self) -> None:
         """A saved version holds the labels as they are now (saved, or opened from the store)."""

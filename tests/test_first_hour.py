@@ -26,6 +26,10 @@ def messages(at) -> list[str]:
     return [unescape(e.value) for kind in (at.success, at.info, at.warning, at.error) for e in kind]
 
 
+def toggles(at) -> list[str]:
+    return [b.key for b in at.button if b.key and b.key.startswith("tog_")]
+
+
 def search(at, query: str):
     at.text_input(key="kw_query").set_value(query)
     return at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
@@ -127,9 +131,13 @@ def test_new_empty_group_clears_the_name_and_overwrite_and_undo_brings_it_back(t
     assert at.text_input(key="save_name").value == "" and at.text_area(key="save_notes").value == ""
     assert at.checkbox(key="save_overwrite").value is False
     assert any(f"({n:,} included, 0 excluded) is one Undo away" in m for m in messages(at)), messages(at)
+    # the new group shows how to begin, not the hits of the group left behind (listed unlabelled, with their advice)
+    assert not toggles(at) and any(m.startswith("Start with a keyword search") for m in messages(at))
+    assert not any("these 10 hits" in c.value for c in at.caption)
     at.button(key="undo").click().run()
     assert counts(at) == [str(n), "0"]
     assert at.text_input(key="save_name").value == "vakcíny" and at.text_area(key="save_notes").value == "first pass"
+    assert len(toggles(at)) == n  # its last search is back with it
 
 
 def test_open_needs_a_choice_and_brings_back_annotator_and_notes(tweets):
