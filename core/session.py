@@ -157,9 +157,10 @@ class Session:
 
     # --- changing ----------------------------------------------------------------------
     def _apply(self, step: Step, updates: Iterable[tuple[int, int]]) -> Step:
-        self.undone.clear()
-        self.undone_synced = 0
-        for row, new in updates:
+        """Record ``step`` with the changes ``updates`` make. A label step that changes nothing (a page's texts all
+        included already) is not recorded: an Undo of it undid nothing, and it cleared what Redo could put back.
+        A search is recorded even so (it is what "Last search" shows), and so is a switch (the group it left)."""
+        for row, new in updates:  # one at a time: a row given twice changes from what the first left
             row, new = int(row), int(new)
             if new not in LABEL_NAMES:
                 raise ValueError(f"label must be 1, -1 or 0, got {new!r}")
@@ -171,6 +172,10 @@ class Session:
                 del self.labels[row]
             else:
                 self.labels[row] = new
+        if not step.changes and step.kind == "label" and step.method != SWITCH:
+            return step
+        self.undone.clear()
+        self.undone_synced = 0
         self.history.append(step)
         self.revision += 1
         self.fingerprint = (self.fingerprint + self._moved(step)) & _MASK

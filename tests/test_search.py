@@ -16,7 +16,7 @@ from core.search import keyword, lda, nn1
 from core.search.index import VectorIndex
 from core.search.keyword import KeywordError, KeywordIndex, find_rows
 from core.search.lexical import WordIndex
-from core.session import EXCLUDED, INCLUDED, Session
+from core.session import EXCLUDED, INCLUDED, SWITCH, Session
 from tests.conftest import clustered_unit_vectors
 
 N, DIM = 1037, 24  # odd sizes on purpose
@@ -1072,8 +1072,12 @@ def test_undo_everything_gives_the_empty_session(steps):
     s = Session()
     snapshots = []
     for op, rows in steps:
-        snapshots.append(dict(s.labels))
+        before, n = dict(s.labels), len(s.history)
         take(s, op, rows)
+        if len(s.history) > n:  # a step (a page action that changed nothing is none)
+            snapshots.append(before)
+        else:
+            assert s.labels == before
     restored = Session.from_json(s.to_json())
     assert restored.labels == s.labels and len(restored.history) == len(s.history)
     for before in reversed(snapshots):
@@ -1120,6 +1124,21 @@ def test_a_step_that_changes_no_label_leaves_a_saved_group_saved():
     assert not s.is_saved()
     s.redo()
     assert s.is_saved() and s.fingerprint != Session().fingerprint
+
+
+def test_a_page_action_that_changes_nothing_is_no_step_and_keeps_what_redo_puts_back():
+    """"Include all on this page" where every text was included already made a step of 0 texts: the next Undo
+    undid nothing ("Undid: include (0 texts)"), and what Redo could have put back was gone."""
+    s = Session()
+    s.add_search("keyword", {}, [1, 2, 3])
+    s.toggle(3)
+    s.undo()
+    steps, revision = len(s.history), s.revision
+    step = s.set_labels([1, 2], INCLUDED, keep_explicit=True)
+    assert step.params["changed"] == 0 and len(s.history) == steps and s.revision == revision
+    assert s.redo().method == "toggle" and s.label_of(3) == EXCLUDED
+    s.switch_to([1, 2], [3], "open")  # a switch is a step even where it changes nothing: it says which group
+    assert s.history[-1].method == SWITCH and not s.history[-1].changes
 
 
 def test_search_hits_come_in_included_and_keep_existing_labels():
