@@ -228,6 +228,21 @@ def test_a_saved_group_stays_saved_after_steps_that_change_no_label(tweets):
     assert any("You have an unsaved group" in m for m in messages(annotate().run()))
 
 
+def test_work_undone_after_a_save_keeps_the_draft_unsaved(tweets):
+    """Saved, then a text excluded, then that undone: the labels are the saved version's, but Redo can bring the work
+    back. The draft is not a saved one (those are deleted a day later): a new tab offers it, and Redo restores it."""
+    at = search(annotate().run(), "ockovani")
+    at.text_input(key="save_name").set_value("hotovo").run()
+    at.button(key="save_btn").click().run()
+    at.button(key=toggles(at)[0]).click().run()
+    at.button(key="undo").click().run()
+    other = annotate().run()
+    assert any("You have an unsaved group" in m for m in messages(other)), messages(other)
+    other.button(key="draft_restore").click().run()
+    other.button(key="redo").click().run()
+    assert counts(other) == ["9", "1"]
+
+
 @pytest.mark.parametrize("left_for", ["a new empty group", "a saved group"])
 def test_a_new_tab_offers_the_unsaved_group_that_was_left_for_another(tweets, left_for):
     """The tab's unsaved group was left for a new empty group, or for a saved group opened: the group is one Undo

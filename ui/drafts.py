@@ -265,7 +265,9 @@ def adopt_draft(d, own: bool = False, how: str = "copied from another tab") -> S
 def autosave(name: str, c: Corpus, s: Session) -> None:
     """Write what changed in this tab's draft since the last write (end of a page run): the new steps
     only. When another tab took the draft over (a duplicated tab), this one goes on under a new token."""
-    saved = s.is_saved()
+    # saved: a saved version holds the labels, and Redo has nothing to bring back (work undone after a save may be
+    # wanted again: such a draft is kept and offered as unsaved work, not deleted a day later as a saved one)
+    saved = s.is_saved() and not s.undone
     token = draft_token()
     key = (token, s.revision, saved, tuple(group.meta().values()))
     if st.session_state.get("draft_rev") == key or (s.is_empty() and "draft_rev" not in st.session_state):
