@@ -201,25 +201,16 @@ KEYWORD_PAGE = 10  # the page's default "Add at most": one page of hits (issue 1
 HITS_LEFT = "hits_left"  # a keyword step's count of its hits it left unlabelled (0: the last of them came in)
 
 
-def _last_keyword_step(session: Session) -> Step | None:
-    for step in reversed(session.history):
-        if step.kind == "label" and step.method == SWITCH:
-            return None
-        if step.kind == "search" and step.method == "keyword":
-            return step
-    return None
-
-
 def last_keyword(session: Session) -> dict | None:
     """The parameters of the group's last keyword search (since it was opened or started), or None."""
-    step = _last_keyword_step(session)
+    step = session.last_search("keyword")
     return None if step is None else {k: v for k, v in step.params.items() if k != HITS_LEFT}
 
 
 def keyword_exhausted(session: Session) -> bool:
     """Whether the group's last keyword search brought in the last of its hits (so More hits has none to give). A
     search recorded before this was counted is taken as not exhausted."""
-    step = _last_keyword_step(session)
+    step = session.last_search("keyword")
     return step is not None and step.params.get(HITS_LEFT) == 0
 
 

@@ -121,11 +121,12 @@ class Session:
         return {"included": values.count(INCLUDED), "excluded": values.count(EXCLUDED),
                 "steps": len(self.history)}
 
-    def last_search(self) -> Step | None:
-        """The group's last search since it was opened or started: none across a switch (after *New empty group*
-        the last search of the group left behind was listed, its texts shown unlabelled, with its advice)."""
+    def last_search(self, method: str | None = None) -> Step | None:
+        """The group's last search (of ``method``, where given) since it was opened or started: none across a switch
+        (after *New empty group* the last search of the group left behind was listed, its texts shown unlabelled,
+        with its advice)."""
         for step in reversed(self.history):
-            if step.kind == "search":
+            if step.kind == "search" and method in (None, step.method):
                 return step
             if step.method == SWITCH:
                 return None

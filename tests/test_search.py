@@ -1147,6 +1147,9 @@ def test_search_hits_come_in_included_and_keep_existing_labels():
     s.add_search("keyword", {"query": "x"}, [1, 2, 3])
     assert s.label_of(1) == EXCLUDED and s.label_of(2) == INCLUDED and s.label_of(3) == INCLUDED
     assert s.last_search().shown == [1, 2, 3]
+    s.add_search("cos", {}, [4])
+    assert s.last_search().method == "cos" and s.last_search("keyword").shown == [1, 2, 3]
+    s.undo()
     s.switch_to([], [], "new")  # a new group has no last search; Undo brings the group and its search back
     assert s.last_search() is None
     s.undo()
