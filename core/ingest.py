@@ -740,6 +740,30 @@ def _find_columns(frame: pd.DataFrame, source: str, columns: Columns, report: Re
     return found, guessed
 
 
+def _header_again(frame: pd.DataFrame) -> pd.Series:
+    """Rows that repeat the header, each cell its column's name (``cat a.csv b.csv``): two columns at least, so
+    that a one-column file's text that is the column's name stays a text."""
+    again = pd.Series(False, index=frame.index)
+    if len(frame.columns) < 2:
+        return again
+    rows = frame.index
+    for col in frame.columns:  # each column reads only the rows still in question (10M rows: a column's lengths)
+        name = str(col).strip().casefold()
+        cells = frame.loc[rows, col]
+        if not pd.api.types.is_string_dtype(cells.dtype):  # numbers, dates: read typed (Parquet), no header in them
+            return again
+        if cells.dtype == object:
+            cells = cells.where(cells.map(type) == str)
+        cells = cells.astype("string")
+        near = cells.str.len().between(len(name), len(name) + 8).fillna(False).to_numpy(bool)
+        cells = cells[near]
+        rows = cells.index[(cells.str.strip().str.casefold() == name).fillna(False).to_numpy(bool)]
+        if not len(rows):
+            return again
+    again[rows] = True
+    return again
+
+
 def _ids(out: pd.DataFrame, source: str, id_col: str | None, report: Report) -> pd.Series:
     if id_col is None:
         report.id_source = "row number"
@@ -777,7 +801,8 @@ def _drop_duplicates(ids: pd.Series, keep: pd.Series, source: str, id_col: str |
                             if rounded else "to keep the first of each, import with `--dedupe first` "
                             "(on the home page: Duplicate ids = first)"))
     report.duplicates_dropped = int(dup.sum())
-    report.notes.append(f"dropped {report.duplicates_dropped} rows with duplicate ids")
+    n = report.duplicates_dropped
+    report.notes.append(f"dropped {n:,} row{'s' if n != 1 else ''} with a duplicate id (one an earlier row has)")
     return keep & ~dup
 
 
@@ -808,8 +833,11 @@ def _dates(raw: pd.Series, keep: pd.Series, source: str, date_col: str, options:
     if bad.any():
         if options.bad_dates == "error":
             examples = ", ".join(repr(str(v)) for v in raw[bad].head(3))
-            raise InputError(f"{source}: column {date_col!r} has {int(bad.sum())} unparseable dates in rows "
-                             f"{_rows(raw.index[bad])}, e.g. {examples}; use --bad-dates drop or null")
+            n = int(bad.sum())
+            raise InputError(f"{source}: column {date_col!r} has {n:,} unparseable date{'s' if n != 1 else ''} in "
+                             f"row{'s' if n > 1 else ''} {_rows(raw.index[bad])}, e.g. {examples}; to leave those "
+                             "rows out, or keep them without a date, import with `--bad-dates drop` or `null` (on "
+                             "the home page: Bad dates = drop or null)")
         if options.bad_dates == "drop":
             report.bad_dates_dropped = int(bad.sum())
             keep = keep & ~bad
@@ -1077,6 +1105,7 @@ def validate(frame: pd.DataFrame, source: str, columns: Columns = Columns(),
         if whole:
             report.notes.append(f"read {whole:,} texts the Twitter API had cut short whole, from the tweets "
                                 "it nests beside them (extended_tweet, note_tweet, the retweeted tweet)")
+    again = _header_again(out)  # files joined one after another: each later file's header is a row here
     ids = _ids(out, source, cols["id"], report)
     quoted = platforms.quoted_texts(out) if QUOTED not in out.columns else None
     if quoted is not None:
@@ -1087,16 +1116,23 @@ def validate(frame: pd.DataFrame, source: str, columns: Columns = Columns(),
                             "what it quotes)")
 
     keep = pd.Series(True, index=out.index)
-    empty = text.str.strip() == ""
+    if again.any():
+        keep &= ~again
+        n, s = int(again.sum()), "s" if again.sum() != 1 else ""
+        report.notes.append(f"left out {n:,} row{s} that repeat{'' if s else 's'} the header (row{s} "
+                            f"{_rows(out.index[again])}): files joined one after another")
+    empty = (text.str.strip() == "") & keep
     if empty.any() and not options.keep_empty:
         report.empty_dropped = int(empty.sum())
-        report.notes.append(f"dropped {report.empty_dropped} empty texts (rows {_rows(out.index[empty])})")
+        n = report.empty_dropped
+        report.notes.append(f"dropped {n:,} empty text{'s' if n != 1 else ''} (row{'s' if n != 1 else ''} "
+                            f"{_rows(out.index[empty])})")
         keep &= ~empty
     keep = _drop_duplicates(ids, keep, source, cols["id"], options, report)
     dates = None
     if cols["date"] is not None:
         try:
-            dates, keep = _dates(out[cols["date"]], keep, source, cols["date"], options, report)
+            dates, keep = _dates(out[cols["date"]].where(~again), keep, source, cols["date"], options, report)
         except InputError as exc:
             if "date" not in guessed:
                 raise

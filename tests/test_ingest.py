@@ -267,7 +267,7 @@ def test_unix_times_are_read_as_the_instants_they_are_in_any_zone(tmp_path):
     assert frame["date"].tolist() == [pd.Timestamp("2021-03-01 10:15"), pd.Timestamp("2021-03-01 10:16")]
     assert "read column 'date' as Unix times (milliseconds since 1970, UTC)" in report.notes
     p = write(tmp_path, "mixed.csv", "id,text,date\n1,a,1614593700\n2,b,2021-03-01 10:15\n")
-    with pytest.raises(InputError, match=r"1 unparseable dates in rows 1, e.g. '1614593700'"):
+    with pytest.raises(InputError, match=r"1 unparseable date in row 1, e.g. '1614593700'"):
         load(p)
 
 
@@ -939,6 +939,25 @@ def test_duplicate_ids_listed_or_deduped(tmp_path):
     assert frame["text"].tolist() == ["a", "b", "d"] and report.duplicates_dropped == 2
 
 
+def test_files_joined_one_after_another_lose_their_later_headers_not_a_text(tmp_path):
+    """Three exports joined with ``cat`` hold each later file's header as a row: it was a text "text" with the id
+    "id", or an unparseable date "date" that stopped the import, and two of them were a duplicate id "id"."""
+    header, rows = "id,text,date,author", [f"{i},text {i},2021-03-0{i} 10:00,a{i}" for i in range(1, 7)]
+    p = write(tmp_path, "joined.csv", "\n".join([header, *rows[:2], header, *rows[2:4], header.upper(), *rows[4:]]))
+    frame, report = load(p)
+    assert frame["id"].tolist() == [str(i) for i in range(1, 7)] and "text" not in frame["text"].tolist()
+    assert frame["date"].notna().all()
+    assert any("left out 2 rows that repeat the header (rows 3, 6)" in n for n in report.notes), report.notes
+    frame, report = load(write(tmp_path, "twice.csv", "\n".join(["id,text", "1,a", "id,text", "2,b"])))
+    assert frame["text"].tolist() == ["a", "b"]
+    assert any("left out 1 row that repeats the header (row 2)" in n for n in report.notes), report.notes
+    # a text that only names its column, beside an id, stays; so does a one-column file's text "text"
+    frame, report = load(write(tmp_path, "own.csv", "id,text\n1,text\n2,b\n"))
+    assert frame["text"].tolist() == ["text", "b"] and not any("header" in n for n in report.notes)
+    frame, _ = load(write(tmp_path, "one.csv", "text\ntext\nb\n"))
+    assert frame["text"].tolist() == ["text", "b"]
+
+
 def test_empty_texts_dropped_and_counted_or_kept(tmp_path):
     p = write(tmp_path, "e.csv", 'id,text\n1,a\n2,"   "\n3,\n4,b\n')
     frame, report = load(p)
@@ -952,6 +971,7 @@ def test_bad_dates_error_drop_null(tmp_path):
     with pytest.raises(InputError) as e:
         load(p)
     assert "'date'" in str(e.value) and "rows 2, 3" in str(e.value) and "yesterday" in str(e.value)
+    assert "--bad-dates drop" in str(e.value) and "Bad dates = drop or null" in str(e.value)  # the CLI's, the app's
     frame, report = load(p, options=Options(bad_dates="drop"))
     assert frame["id"].tolist() == ["1", "4"] and report.bad_dates_dropped == 2
     frame, report = load(p, options=Options(bad_dates="null"))

@@ -60,7 +60,7 @@ def test_home_import_error_is_shown(tmp_path, monkeypatch):
     at.text_input(key="imp_path").set_value(str(bad)).run()
     at.text_input(key="imp_name").set_value("bad").run()
     at.button(key="imp_go").click().run()
-    assert any("column 'date' has 1 unparseable dates in rows 2" in unescape(e.value) for e in at.error)
+    assert any("column 'date' has 1 unparseable date in row 2" in unescape(e.value) for e in at.error)
     assert not (tmp_path / "d" / "bad").exists()
 
 
