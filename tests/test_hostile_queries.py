@@ -79,6 +79,22 @@ def test_deep_nesting_never_raises_recursion_error(hostile):
         keyword.compile_query("(?:" * 200 + "a" + ")" * 200, True, True, True)
 
 
+def test_a_pattern_the_engine_runs_out_of_memory_on_is_refused_with_the_reason(tmp_path):
+    """A fuzzy group that may also match nothing, repeated, a(?:(?:ne){s<=1}|)+, grows the regex engine's stack to
+    some 800 MB on one tweet in under two seconds and then raises MemoryError (found by random patterns): that
+    error reached the page as a traceback. It is a KeywordError that names the cause, in memory and through the
+    keyword index of a large corpus, and the next search answers."""
+    from core.search import textindex
+
+    texts = ["ano ne " * 20 + "konec", "jiný text"]
+    textindex.build(tmp_path / textindex.FILE, texts, len(texts), keyword.fold)
+    indexed = KeywordIndex(texts, text_index=textindex.TextIndex(tmp_path / textindex.FILE, len(texts)))
+    for kindex, pattern in ((KeywordIndex(texts), r"a(?:(?:ne){s<=1}|)+"), (indexed, r"(?:(?:ne){s<=1}|)+konec")):
+        with pytest.raises(KeywordError, match=r"needed more memory .*\(a fuzzy limit such as \{e<=1\} on a group"):
+            find_rows(kindex, pattern, is_regex=True, timeout_s=60)
+        assert find_rows(kindex, "jiný").tolist() == [1]
+
+
 def test_ordinary_patterns_that_can_span_a_line_break_still_work(hostile):
     rows = find_rows(hostile, r"\s+trump", is_regex=True)
     assert len(rows) == 3000 and rows.min() == 30

@@ -306,11 +306,25 @@ def compile_query(query: str, is_regex: bool, case_insensitive: bool, diacritics
         q = fold(query, case=False, diacritics=diacritics_insensitive)
         q = per_text_anchors(lower_pattern(q) if case_insensitive else q)
     try:
-        return regex.compile(q, regex.MULTILINE | regex.V0)
+        pattern = regex.compile(q, regex.MULTILINE | regex.V0)
     except (regex.error, ValueError) as exc:  # ValueError: flags that contradict ours, such as (?V1)
         raise KeywordError(f"invalid regular expression: {exc}") from None
     except (RecursionError, OverflowError, MemoryError):
         raise KeywordError("the pattern is too complex to compile; simplify it") from None
+    if is_regex and _matches_nothing_at_all(pattern):
+        raise KeywordError("the pattern also matches nothing at all, so it finds every text: an empty branch "
+                           "(covid| or a||b), a pattern whose every part is optional (x*), or a fuzzy part with no limit "
+                           "or one as long as the word ((?:covid){e}, (?:ne){e<=2}) does that; take it out")
+    return pattern
+
+
+def _matches_nothing_at_all(pattern) -> bool:
+    """Whether ``pattern`` matches the empty text: then it matches every text (texts are never empty), which a
+    typed ``covid|`` did, with every text of the corpus brought in as a hit."""
+    try:
+        return pattern.search("", timeout=0.2) is not None
+    except (TimeoutError, MemoryError, RecursionError):
+        return False
 
 
 class _Deadline:
@@ -327,6 +341,13 @@ class _Deadline:
         return KeywordError(f"the search took longer than {self.seconds:g} s and was stopped: the first searches "
                             "after the server opens a large corpus read its index from disk, so try again in a "
                             "moment; a longer or rarer word also answers sooner")
+
+    @staticmethod
+    def too_big() -> KeywordError:
+        """The regex engine's MemoryError: its backtracking stack outgrew what it may take (hundreds of MB), which
+        a fuzzy limit on a repeated group reaches within a second on 3,000 tweets."""
+        return KeywordError("the pattern needed more memory than a search may take and was stopped; simplify it (a "
+                            "fuzzy limit such as {e<=1} on a group that repeats is the usual cause) or narrow it")
 
     def left(self) -> float:
         """Seconds left; the deadline's KeywordError once there are none."""
@@ -349,9 +370,17 @@ def _chunks(ends: np.ndarray, size: int = CHUNK_CHARS):
             start = stop
 
 
+# A look-around, (?<=, (?<!, (?= or (?!, looks outside its match: in the joined texts it may see the line break
+# between two texts, where a text on its own ends. a(?=\s) took "ma" followed by the next text for "ma ", (?<=a\s)x
+# took "pa" and "xa" for "pa xa", and a(?!\s) missed "ma". Such a pattern tries each text on its own.
+_LOOKAROUND = re.compile(r"\(\?<?[=!]")
+
+
 def _scan(pattern, joined: str, ends: np.ndarray, deadline: _Deadline, text_of) -> np.ndarray:
     """Lines of ``joined`` (line i ends at ``ends[i]``) that ``pattern`` matches, sorted; ``text_of(i)``
     gives line i on its own, to test a line that a match running across a line break touched."""
+    if _LOOKAROUND.search(pattern.pattern):
+        return _scan_each(pattern, len(ends), deadline, text_of)
     starts: list[int] = []
     recheck: set[int] = set()
     try:
@@ -368,7 +397,25 @@ def _scan(pattern, joined: str, ends: np.ndarray, deadline: _Deadline, text_of) 
                 rows.add(r)
     except TimeoutError:
         raise deadline.expired() from None
+    except MemoryError:
+        raise deadline.too_big() from None
     return np.array(sorted(rows), dtype=np.int64)
+
+
+def _scan_each(pattern, n: int, deadline: _Deadline, text_of) -> np.ndarray:
+    """The lines ``text_of(0 .. n-1)`` that ``pattern`` matches, each tried on its own (a pattern with a look-around:
+    _LOOKAROUND)."""
+    rows = []
+    try:
+        for lo in range(0, n, 2048):
+            left = deadline.left()
+            rows.extend(r for r in range(lo, min(n, lo + 2048))
+                        if pattern.search(text_of(r), timeout=left, concurrent=True))
+    except TimeoutError:
+        raise deadline.expired() from None
+    except MemoryError:
+        raise deadline.too_big() from None
+    return np.asarray(rows, dtype=np.int64)
 
 
 def _find_literal(needle: str, joined: str, ends: np.ndarray, deadline: _Deadline,
@@ -435,7 +482,7 @@ def _candidates(kindex: KeywordIndex, pattern, deadline: _Deadline) -> np.ndarra
     ``(?:putin){e<=1}`` the 11% holding put, tin, or pu and in (a fuzzy match keeps one of each split whole)."""
     from core.search import textindex
 
-    if textindex.starts_plain(pattern.pattern):
+    if textindex.starts_plain(pattern.pattern) and not _LOOKAROUND.search(pattern.pattern):  # each text: _scan_each
         return None
     plan = textindex.literal_plan(pattern.pattern, short_words=True)
     if not plan or not all(plan):
@@ -515,6 +562,8 @@ def _find_indexed(kindex: KeywordIndex, query: str, is_regex: bool, case: bool, 
                     lambda text: pattern.search(text, timeout=deadline.left(), concurrent=True))
     except TimeoutError:
         raise deadline.expired() from None
+    except MemoryError:
+        raise deadline.too_big() from None
 
 
 def first_hits(kindex: KeywordIndex, query: str, limit: int = 20) -> list[int]:
@@ -737,7 +786,7 @@ def _spellings_found(kindex: KeywordIndex, rows: np.ndarray, query: str, case: b
             for m in pattern.finditer(fold(text, case=case, diacritics=diacritics), timeout=SPELLINGS_S):
                 if any(m.fuzzy_counts) and 0 < len(m.group(0).strip()) <= 40:
                     seen[m.group(0).strip()] += 1
-        except TimeoutError:
+        except (TimeoutError, MemoryError):  # the names are a courtesy: the search itself has answered
             break
         if time.monotonic() > until:
             break
