@@ -253,6 +253,24 @@ def per_text_anchors(pattern: str) -> str:
                    for i, j, inside in pattern_tokens(pattern))
 
 
+def _only_lookaheads(pattern: str) -> bool:
+    """Whether ``pattern`` is positive look-aheads only, each led by ``.*``: words in any order,
+    ``(?=.*babiš)(?=.*vlád)``. Such a pattern matches a text (one line) where it matches at the text's start, so it
+    is anchored there: tried at every character, each look-ahead read the rest of the text again, and
+    ``(?=.*\\bthe\\b)(?=.*\\bof\\b)`` took 27 s over 300,000 tweets, 1 s anchored."""
+    depth = groups = 0
+    for i, j, inside in pattern_tokens(pattern):
+        piece = pattern[i:j]
+        if inside:  # a member of a character class: [(] opens no group
+            continue
+        if depth == 0:
+            if piece != "(" or not pattern.startswith("(?=.*", i):
+                return False
+            groups += 1
+        depth += (piece == "(") - (piece == ")")
+    return groups > 0 and depth == 0
+
+
 def literal_branches(pattern: str) -> list[str] | None:
     """``a|b|c`` made of plain words only: the branches, searched one by one (much faster)."""
     branches = pattern.split("|")
@@ -305,6 +323,8 @@ def compile_query(query: str, is_regex: bool, case_insensitive: bool, diacritics
     else:  # the index text is lower-cased: lower the pattern's literals to match
         q = fold(query, case=False, diacritics=diacritics_insensitive)
         q = per_text_anchors(lower_pattern(q) if case_insensitive else q)
+        if _only_lookaheads(q):  # words in any order: tried at each text's start, not at each of its characters
+            q = "^" + q
     try:
         pattern = regex.compile(q, regex.MULTILINE | regex.V0)
     except (regex.error, ValueError) as exc:  # ValueError: flags that contradict ours, such as (?V1)
