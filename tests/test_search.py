@@ -716,6 +716,9 @@ def test_a_look_around_sees_a_text_where_it_ends_not_the_next_text(engine, tmp_p
                     r"(?=.*vlak)(?=.*ama)", r"ma\b(?!\s)"]:
         assert find_rows(ctx, pattern, is_regex=True).tolist() == alone(pattern), pattern
     assert find_rows(ctx, r"ama(?=\s)", is_regex=True).tolist() == [2]  # not "pama", followed by the next text
+    # only a look-around that can match a line break tries each text on its own; the others stay on the fast path
+    assert keyword._each_text(r"ama(?!\s)") and keyword._each_text(r"(?<=[^a-z])x") and keyword._each_text("(?s)a(?=.b)")
+    assert not keyword._each_text(r"\bobama(?!care)") and not keyword._each_text(r"trump(?!\w)")
     assert find_rows(ctx, r"ama(?!\s)", is_regex=True).tolist() == [1, 3, 5]
 
 
