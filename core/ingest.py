@@ -741,13 +741,15 @@ def _find_columns(frame: pd.DataFrame, source: str, columns: Columns, report: Re
 
 
 def _header_again(frame: pd.DataFrame) -> pd.Series:
-    """Rows that repeat the header, each cell its column's name (``cat a.csv b.csv``): two columns at least, so
-    that a one-column file's text that is the column's name stays a text."""
+    """Rows that repeat the header, each cell its column's name (``cat a.csv b.csv``), or blank under a heading the
+    file left blank (pandas writes its index so: ``,id,text``; read as 'Unnamed: 0'): two columns at least and one
+    named, so that a one-column file's text that is the column's name stays a text."""
     again = pd.Series(False, index=frame.index)
-    if len(frame.columns) < 2:
+    named = [c for c in frame.columns if not _UNNAMED.fullmatch(str(c))]
+    if len(frame.columns) < 2 or not named:
         return again
     rows = frame.index
-    for col in frame.columns:  # each column reads only the rows still in question (10M rows: a column's lengths)
+    for col in named:  # each column reads only the rows still in question (10M rows: a column's lengths)
         name = str(col).strip().casefold()
         cells = frame.loc[rows, col]
         if not pd.api.types.is_string_dtype(cells.dtype):  # numbers, dates: read typed (Parquet), no header in them
@@ -760,8 +762,14 @@ def _header_again(frame: pd.DataFrame) -> pd.Series:
         rows = cells.index[(cells.str.strip().str.casefold() == name).fillna(False).to_numpy(bool)]
         if not len(rows):
             return again
+    for col in frame.columns.difference(named):
+        cells = frame.loc[rows, col]
+        rows = rows[(cells.isna() | (cells.astype(str).str.strip() == "")).to_numpy(bool)]
     again[rows] = True
     return again
+
+
+_UNNAMED = re.compile(r"Unnamed: \d+")  # pandas's name for a blank heading
 
 
 def _ids(out: pd.DataFrame, source: str, id_col: str | None, report: Report) -> pd.Series:

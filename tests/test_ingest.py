@@ -951,6 +951,10 @@ def test_files_joined_one_after_another_lose_their_later_headers_not_a_text(tmp_
     frame, report = load(write(tmp_path, "twice.csv", "\n".join(["id,text", "1,a", "id,text", "2,b"])))
     assert frame["text"].tolist() == ["a", "b"]
     assert any("left out 1 row that repeats the header (row 2)" in n for n in report.notes), report.notes
+    # pandas writes its index under a blank heading (,id,text): that heading repeats blank
+    frame, report = load(write(tmp_path, "index.csv", ",id,text\n0,1,a\n1,2,b\n,id,text\n0,3,c\n"))
+    assert frame["id"].tolist() == ["1", "2", "3"]
+    assert any("left out 1 row that repeats the header (row 3)" in n for n in report.notes), report.notes
     # a text that only names its column, beside an id, stays; so does a one-column file's text "text"
     frame, report = load(write(tmp_path, "own.csv", "id,text\n1,text\n2,b\n"))
     assert frame["text"].tolist() == ["text", "b"] and not any("header" in n for n in report.notes)
