@@ -197,7 +197,7 @@ BAD_INPUTS: list[tuple[str, str, bytes, list[str]]] = [
     ("duplicate ids", "dup.csv", b"id,text\n1,a\n2,b\n1,c\n", ["dup.csv", "'id'", "duplicate", "rows 1, 3"]),
     ("missing ids", "noid.csv", b"id,text\n1,a\n,b\n", ["noid.csv", "'id'", "rows 2"]),
     ("only empty texts", "empty.csv", b"id,text\n1,\n2,  \n", ["empty.csv", "no rows left"]),
-    ("bad dates", "dates.csv", b"id,text,date\n1,a,2021-01-01\n2,b,yesterday\n", ["dates.csv", "'date'", "rows 2", "yesterday"]),
+    ("bad dates", "dates.csv", b"id,text,date\n1,a,2021-01-01\n2,b,yesterday\n", ["dates.csv", "'date'", "row 2", "yesterday"]),
     ("not UTF-8", "latin.csv", "id,text\n1,ok\n2,žluť\n".encode("cp1250"), ["latin.csv", "UTF-8", "line 3"]),
     ("zero rows", "zero.csv", b"id,text\n", ["zero.csv", "no data rows"]),
     ("binary named .csv", "binary.csv", bytes(range(256)) * 40, ["binary.csv"]),
