@@ -752,10 +752,8 @@ def _header_again(frame: pd.DataFrame) -> pd.Series:
     for col in named:  # each column reads only the rows still in question (10M rows: a column's lengths)
         name = str(col).strip().casefold()
         cells = frame.loc[rows, col]
-        if not pd.api.types.is_string_dtype(cells.dtype):  # numbers, dates: read typed (Parquet), no header in them
+        if not pd.api.types.is_string_dtype(cells):  # numbers, dates, mixed cells (Parquet, JSON): no header in them
             return again
-        if cells.dtype == object:
-            cells = cells.where(cells.map(type) == str)
         cells = cells.astype("string")
         near = cells.str.len().between(len(name), len(name) + 8).fillna(False).to_numpy(bool)
         cells = cells[near]

@@ -410,7 +410,7 @@ def _scan(pattern, joined: str, ends: np.ndarray, deadline: _Deadline, text_of) 
     """Lines of ``joined`` (line i ends at ``ends[i]``) that ``pattern`` matches, sorted; ``text_of(i)``
     gives line i on its own, to test a line that a match running across a line break touched."""
     if _each_text(pattern.pattern):
-        return _scan_each(pattern, len(ends), deadline, text_of)
+        return _scan_each(pattern, range(len(ends)), deadline, text_of)
     starts: list[int] = []
     recheck: set[int] = set()
     try:
@@ -421,31 +421,29 @@ def _scan(pattern, joined: str, ends: np.ndarray, deadline: _Deadline, text_of) 
                     recheck.update(range(int(first), int(min(last, len(ends) - 1)) + 1))
                 else:
                     starts.append(m.start())
-        rows = set(np.searchsorted(ends, np.asarray(starts, np.int64)).tolist()) if starts else set()
-        for r in sorted(recheck - rows):
-            if pattern.search(text_of(r), timeout=deadline.left(), concurrent=True):
-                rows.add(r)
     except TimeoutError:
         raise deadline.expired() from None
     except MemoryError:
         raise deadline.too_big() from None
+    found = np.searchsorted(ends, np.asarray(starts, np.int64))
+    rows = set(found[found < len(ends)].tolist())  # an empty match after the last line break is no text's
+    rows.update(_scan_each(pattern, sorted(recheck - rows), deadline, text_of).tolist())
     return np.array(sorted(rows), dtype=np.int64)
 
 
-def _scan_each(pattern, n: int, deadline: _Deadline, text_of) -> np.ndarray:
-    """The lines ``text_of(0 .. n-1)`` that ``pattern`` matches, each tried on its own (a pattern with a look-around:
-    _each_text)."""
-    rows = []
+def _scan_each(pattern, rows, deadline: _Deadline, text_of) -> np.ndarray:
+    """The lines ``text_of(r)`` of ``rows`` that ``pattern`` matches, each tried on its own (a pattern with a
+    look-around that may see a line break, _each_text; the texts a match ran across)."""
+    rows, found = list(rows), []
     try:
-        for lo in range(0, n, 2048):
+        for lo in range(0, len(rows), 2048):
             left = deadline.left()
-            rows.extend(r for r in range(lo, min(n, lo + 2048))
-                        if pattern.search(text_of(r), timeout=left, concurrent=True))
+            found.extend(r for r in rows[lo:lo + 2048] if pattern.search(text_of(r), timeout=left, concurrent=True))
     except TimeoutError:
         raise deadline.expired() from None
     except MemoryError:
         raise deadline.too_big() from None
-    return np.asarray(rows, dtype=np.int64)
+    return np.asarray(found, dtype=np.int64)
 
 
 def _find_literal(needle: str, joined: str, ends: np.ndarray, deadline: _Deadline,
