@@ -320,10 +320,10 @@ def _parse_json(text: str, rows: int | None = None) -> pd.DataFrame:
     elif len(records) == 1 and platforms.is_telegram(records[0]):
         records = platforms.telegram_messages(records[0])
         if records and platforms.CHAT in records[0]:  # an export of all data: its chats named
-            frame = pd.DataFrame.from_records(records[:rows])
-            frame.attrs["note"] = platforms.chats_note(len({str(m["id"]).rsplit("/", 1)[0] for m in records}))
-            return frame
-    return pd.DataFrame.from_records(platforms.unwrap(records[:rows]))
+            frame = json_records.noted(json_records.frame_of(records[:rows]))
+            return json_records.with_note(frame, platforms.chats_note(len({str(m["id"]).rsplit("/", 1)[0]
+                                                                                for m in records})))
+    return json_records.noted(json_records.frame_of(platforms.unwrap(records[:rows])))
 
 
 def _name_bad_line(text: str) -> None:
@@ -778,7 +778,13 @@ def _ids(out: pd.DataFrame, source: str, id_col: str | None, report: Report) -> 
     blank = raw.isna() | (raw.astype(str).str.strip() == "")
     if blank.any():
         raise InputError(f"{source}: column {id_col!r} has missing ids in rows {_rows(out.index[blank])}")
-    return raw.astype(str).str.strip()
+    ids = raw.astype(str).str.strip()
+    nul = ids.str.contains("\x00", regex=False)
+    if nul.any():  # PostgreSQL keeps no NUL in a text: a group holding such a text could not be saved for a team
+        raise InputError(f"{source}: column {id_col!r} has ids holding a NUL character (\\x00) in rows "
+                         f"{_rows(out.index[nul])}; a database keeps no such id: mend the file's ids, or import with "
+                         f"row numbers as ids (--id-column ''; on the home page: id column = (row numbers))")
+    return ids
 
 
 # An id a spreadsheet showed in scientific notation and saved so (1,3449E+18; 1.34490224401417E+18): many ids read

@@ -24,6 +24,59 @@ from core import platforms
 BLOCK = 1 << 20  # what an array is read by
 CHUNK = 10_000  # objects made a frame at a time (held whole until then)
 LONGEST = 64 << 20  # an array's element longer than this is taken as a fault, not read on to the file's end
+HALF = re.compile("[\ud800-\udfff]")  # half of a character cut in two: what a JSON escape such as \ud83d alone reads as
+
+
+def _whole(value):
+    """``value`` with each half of a character cut in two (a UTF-16 surrogate left alone: a JSON escape ``\\ud83d``
+    with no second half, as a tool that cut a text at a length in UTF-16 writes it) made U+FFFD, nested dicts and
+    lists too; and whether there was one. (A decoder joins a pair's two halves, so a half left is alone.)"""
+    if isinstance(value, str):
+        return (HALF.sub("\ufffd", value), True) if HALF.search(value) else (value, False)
+    if isinstance(value, dict):
+        pairs = [(k, *_whole(v)) for k, v in value.items()]
+        return ({k: v for k, v, _ in pairs}, True) if any(c for *_, c in pairs) else (value, False)
+    if isinstance(value, list):
+        pairs = [_whole(v) for v in value]
+        return ([v for v, _ in pairs], True) if any(c for _, c in pairs) else (value, False)
+    return value, False
+
+
+def frame_of(records: list, first: int = 0) -> pd.DataFrame:
+    """``pd.DataFrame.from_records(records)``; where a string holds half of a character cut in two (which no UTF-8
+    text, so no column of strings, can hold) each half is read as U+FFFD, and the rows that held one (0-based, from
+    ``first``) are in the frame's ``attrs['halves']``. The file is read, not refused for an emoji cut short."""
+    try:
+        return pd.DataFrame.from_records(records)
+    except UnicodeEncodeError:
+        mended = []
+        records = list(records)
+        for n, record in enumerate(records):
+            records[n], changed = _whole(record)
+            if changed:
+                mended.append(first + n)
+        frame = pd.DataFrame.from_records(records)
+        frame.attrs["halves"] = mended
+        return frame
+
+
+def halves_note(rows: list[int]) -> str:
+    """What the import says of the rows (0-based) :func:`frame_of` mended."""
+    shown = ", ".join(f"{n + 1:,}" for n in rows[:5]) + (f" (and {len(rows) - 5:,} more)" if len(rows) > 5 else "")
+    return (f"read half of a character cut in two (a JSON escape such as \\ud83d alone: an emoji cut short) as \ufffd "
+            f"in {len(rows):,} row(s): {shown}")
+
+
+def noted(frame: pd.DataFrame) -> pd.DataFrame:
+    """A frame :func:`frame_of` made, with what it mended in its ``attrs['note']``."""
+    halves = frame.attrs.pop("halves", None)
+    return with_note(frame, halves_note(halves)) if halves else frame
+
+
+def with_note(frame: pd.DataFrame, note: str) -> pd.DataFrame:
+    """``frame`` with ``note`` added to its ``attrs['note']`` (what the import reports of how it read the file)."""
+    frame.attrs["note"] = "; ".join(filter(None, [frame.attrs.get("note"), note]))
+    return frame
 
 
 def tree(paths: Iterable[str]) -> dict:
@@ -36,13 +89,23 @@ def tree(paths: Iterable[str]) -> dict:
     return out
 
 
-def slim(value, fields: dict):
+def slim(value, fields: dict, halves: list | None = None):
     """``value`` (an object a JSON object nests, or a list) cut down to the fields ``fields`` names, at any depth (a
-    list: each of its objects so); a plain value as it is."""
+    list: each of its objects so); a plain value as it is. A string kept that holds half of a character cut in two has
+    each half made U+FFFD (:func:`_whole`), and True appended to ``halves``."""
     if isinstance(value, dict):  # by the few names asked for, not the object's many
-        return {k: slim(value[k], sub) if sub else value[k] for k, sub in fields.items() if k in value}
+        return {k: slim(value[k], sub, halves) if sub else _leaf(value[k], halves) for k, sub in fields.items()
+                if k in value}
     if isinstance(value, list):
-        return [slim(v, fields) for v in value]
+        return [slim(v, fields, halves) for v in value]
+    return value
+
+
+def _leaf(value, halves: list | None):
+    if value.__class__ is str and not value.isascii() and HALF.search(value):
+        if halves is not None:
+            halves.append(True)
+        return HALF.sub("\ufffd", value)
     return value
 
 
@@ -220,7 +283,7 @@ def _export_kind(fh) -> str | None:
             discord = discord or (event == "map_key" and not prefix and value in platforms.DISCORD_KEYS)
             if n >= LOOKED_THROUGH:
                 break
-    except ijson.JSONError:
+    except (ijson.JSONError, UnicodeDecodeError):  # the second: half a character (ijson's C parser takes it so)
         pass  # no JSON (the reader that reads it whole names the fault), or more than one object (JSONL)
     return None
 
@@ -301,7 +364,7 @@ def _read_export(path: Path, export: str, fields: dict) -> pd.DataFrame:
         raise ValueError(f"{'a Discord' if export == 'discord' else 'a Telegram'} export cut short or broken after "
                          f"{read.messages:,} messages ({fault})") from None
     if export == "all":
-        frame.attrs["note"] = platforms.chats_note(len(read.chats))
+        with_note(frame, platforms.chats_note(len(read.chats)))
     return frame
 
 
@@ -325,7 +388,9 @@ def export_head(data: bytes, rows: int) -> pd.DataFrame | None:
                 break
     except ijson.JSONError:
         pass  # where the first bytes were cut
-    return pd.DataFrame.from_records(out[:rows]) if out else None
+    if not out:
+        return None
+    return noted(frame_of(out[:rows]))
 
 
 def _frame(batches: Iterator[list[dict]], fields: dict) -> pd.DataFrame:
@@ -333,23 +398,32 @@ def _frame(batches: Iterator[list[dict]], fields: dict) -> pd.DataFrame:
     built a :data:`CHUNK` at a time, each chunk's nested values cut down to ``fields`` (:func:`slim`) as it is built;
     the names of the nested values left out in its ``attrs['left_out']``."""
     left_out: set[str] = set()
-    frames, chunk, order = [], [], {}
+    frames, chunk, order, halves = [], [], {}, []
     wrapper = None
 
     def flush() -> None:
         nonlocal wrapper
         if wrapper is None:  # a feed item's post, an archive's tweet: as platforms.unwrap takes them
             wrapper = platforms.wrapper(chunk[0])
-        frame = pd.DataFrame.from_records(platforms.unwrap(chunk, wrapper) if wrapper else chunk)
+        first = sum(map(len, frames))
+        frame = frame_of(platforms.unwrap(chunk, wrapper) if wrapper else chunk, first)
+        nested_halves = set(frame.attrs.pop("halves", ()))
         chunk.clear()
         order.update(dict.fromkeys(frame.columns))
         for col in frame.columns[frame.dtypes == object]:  # strings and numbers have dtypes of their own
             sub = fields.get(col)
             values = frame[col].tolist()
             if sub is not None:
-                frame[col] = pd.Series([slim(v, sub) for v in values], index=frame.index, dtype=object)
+                slimmed = []
+                for n, v in enumerate(values):
+                    found: list = []
+                    slimmed.append(slim(v, sub, found))
+                    if found:
+                        nested_halves.add(first + n)
+                frame[col] = pd.Series(slimmed, index=frame.index, dtype=object)
             elif any(isinstance(v, (dict, list)) for v in values):
                 left_out.add(col)
+        halves.extend(sorted(nested_halves))
         # a column none of a chunk's objects has a value in is left out of it: its dtype (object) is none of the
         # file's, and joined to the others' it would make their numbers objects
         frames.append(frame.drop(columns=[c for c in frame.columns if c in left_out or frame[c].isna().all()]))
@@ -371,4 +445,4 @@ def _frame(batches: Iterator[list[dict]], fields: dict) -> pd.DataFrame:
             frame[col] = pd.Series([None] * len(frame), dtype=object)
     frame = frame[kept]
     frame.attrs["left_out"] = [c for c in order if c in left_out]
-    return frame
+    return with_note(frame, halves_note(halves)) if halves else frame

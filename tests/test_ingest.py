@@ -424,6 +424,48 @@ def test_twarc2s_pages_of_api_v2_and_a_json_array_import_as_they_are(tmp_path):
         load(write(tmp_path, "bad.jsonl", '{"id": 1, "text": "a"}\n\n{"id": 2, "text": broken}\n'))
 
 
+def test_an_emoji_cut_in_two_in_a_json_file_is_read_not_the_whole_file_refused(tmp_path, monkeypatch):
+    """A tool that cut texts at a length in UTF-16 leaves half an emoji, which JSON writes as ``\\ud83d`` alone; no
+    UTF-8 text can hold it, so a column of such strings could not be made and one such tweet refused a file of
+    millions ("surrogates not allowed"). Each half is now read as U+FFFD, in a text and in a nested user's name, in
+    every JSON form (streamed lines across chunks, an array, one object, the form's first rows); a whole emoji stays
+    whole, and the report names the rows."""
+    from core import json_records
+    from core.ingest import read_head
+
+    monkeypatch.setattr(json_records, "CHUNK", 3)  # rows numbered across the chunks a stream is made in
+    rows = [{"id": str(i), "text": f"tweet {i} 😀", "user": {"screen_name": f"u{i}"}} for i in range(8)]
+    rows[0]["text"] = "the first line's \ud83d"  # where the reader looks for a Telegram export's marks
+    rows[1]["text"] = "cut short \ud83d"
+    rows[4]["user"]["screen_name"] = "name \udc00 cut"
+    rows[6]["text"] = "whole \ud83d\ude00 and cut \ud83d"
+    lines = "\n".join(json.dumps(r) for r in rows)  # ensure_ascii: each half written as a \\u escape
+    assert "\\ud83d\\ude00" in lines and json.loads(lines.splitlines()[1])["text"].endswith("\ud83d")
+    files = [write(tmp_path, "t.jsonl", lines), write(tmp_path, "t.json", "[" + ",\n".join(lines.splitlines()) + "]")]
+    for path in files:
+        frame, report = load(path, Columns(author="user.screen_name"))
+        assert len(frame) == 8, path.name
+        assert frame["text"].iloc[1] == "cut short \ufffd" and frame["author"].iloc[4] == "name \ufffd cut"
+        assert frame["text"].iloc[6] == "whole 😀 and cut \ufffd" and frame["text"].iloc[7] == "tweet 7 😀"
+        note = next(n for n in report.notes if "cut in two" in n)
+        assert "4 row(s): 1, 2, 5, 7" in note and "\\ud83d" in note, note
+    one = write(tmp_path, "one.json", json.dumps({"id": "1", "text": "half \ud83d"}, indent=1))  # read whole
+    assert load(one)[0]["text"].tolist() == ["half \ufffd"]
+    head = read_head(files[1].open("rb"), "t.json")  # the form's first rows
+    assert head["text"].iloc[1] == "cut short \ufffd" and "1, 2, 5, 7" in head.attrs["note"]
+
+
+def test_an_id_holding_a_nul_character_is_refused_by_its_row(tmp_path):
+    """PostgreSQL keeps no NUL in a text, so a group holding a text whose id has one could not be saved for a team:
+    such an id is refused at the import, its row named, and row numbers offered."""
+    p = write(tmp_path, "a.csv", "id,text\n1,hello\n2\x00,world\n3,more\n")
+    with pytest.raises(InputError) as e:
+        load(p)
+    assert "a.csv" in str(e.value) and "'id'" in str(e.value) and "NUL" in str(e.value) and "rows 2;" in str(e.value)
+    frame, _ = load(p, Columns(id=None))
+    assert frame["text"].tolist() == ["hello", "world", "more"]
+
+
 def test_a_json_file_is_read_as_a_stream_each_tweet_cut_to_what_the_import_reads(tmp_path, monkeypatch):
     """Millions of tweets as Twitter's API writes them must fit in memory while they are read: each object is cut to
     what the import reads as it is read (its own values; of its user object, entities and retweeted tweet only the
