@@ -271,6 +271,9 @@ class PostgreSQL(Backend):
             if isinstance(exc, (psycopg.OperationalError, psycopg.errors.AdminShutdown)) or \
                     type(exc).__name__ == "PoolTimeout":
                 raise DatabaseError(f"PostgreSQL at {safe_target(self.dsn)} is unreachable: {_reason(exc)}") from None
+            if isinstance(exc, psycopg.DataError) and "NUL" in str(exc):  # pasted notes holding one: said, not a trace
+                raise ValueError("PostgreSQL keeps no NUL character (\\x00) in a text, and what was to be written holds "
+                                 "one (pasted into the notes?): remove it and save again") from None
             raise
 
     read = tx
