@@ -71,7 +71,7 @@ def to_bytes(frame: pd.DataFrame, fmt: str) -> bytes:
     if fmt == "csv":
         # CSV is what spreadsheets open: no cell may run as a formula there, and a byte-order mark, without
         # which Excel reads UTF-8 as the Windows code page (Příliš comes out as PĹ™Ă­liĹˇ)
-        buf.write(neutralise_formulas(frame).to_csv(index=False).encode("utf-8-sig"))
+        buf.write(neutralise_formulas(frame).to_csv(index=False, lineterminator="\r\n").encode("utf-8-sig"))
     elif fmt == "xlsx":
         _write_xlsx(frame, buf)
     elif fmt == "jsonl":

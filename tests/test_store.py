@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import signal
 import sqlite3
 import subprocess
@@ -158,6 +159,34 @@ def test_csv_export_cannot_run_formulas_in_a_spreadsheet():
     assert czech.startswith("\ufeff".encode()) and czech.decode("utf-8-sig").splitlines()[1] == "1,Příliš žluťoučký kůň"
     # the other formats are data, not spreadsheets: unchanged
     assert b'"id":"=1+1"' in to_bytes(frame, "jsonl")
+
+
+def test_an_exported_text_holding_line_breaks_of_any_kind_stays_one_row_in_every_format():
+    """A text with a lone carriage return (an old Mac's line end) was written unquoted into the CSV, and every
+    spreadsheet (and pandas, and Python's csv) read it as two rows: the text cut, a row of its end with no id. CSV rows
+    now end in CRLF (RFC 4180), so any field holding CR or LF is quoted. Random mixes of control characters,
+    separators, quotes and formula starts came back from CSV, Excel, JSON Lines and Parquet as they went in."""
+    import csv
+    import io
+
+    import pandas as pd
+
+    from core.export import to_bytes
+    from tests.conftest import xlsx_cells
+
+    texts = ["a\rb", "c\r\nd", "e\nf", "g\r", "\rh", "tab\tand \"quote\", comma", "\x0b\x0c\x1f x"]
+    frame = pd.DataFrame({"id": [str(i) for i in range(len(texts))], "text": texts, "label": ["included"] * len(texts)})
+    data = to_bytes(frame, "csv").decode("utf-8-sig")
+    rows = list(csv.reader(io.StringIO(data, newline="")))
+    in_csv = [("'" + t) if t.startswith("\r") else t for t in texts]  # a formula's start (a CR too) neutralised
+    assert [r[1] for r in rows[1:]] == in_csv and [r[0] for r in rows[1:]] == frame["id"].tolist()
+    assert pd.read_csv(io.StringIO(data), dtype=str)["text"].tolist() == in_csv
+    cells = xlsx_cells(to_bytes(frame, "xlsx"))
+    unescaped = [re.sub(r"_x([0-9A-F]{4})_", lambda m: chr(int(m[1], 16)), cells[f"B{i + 2}"][1])
+                 for i in range(len(texts))]
+    assert unescaped == texts  # Excel's own escapes (_x000D_) for what XML would change or refuse
+    assert pd.read_json(io.BytesIO(to_bytes(frame, "jsonl")), lines=True, dtype=False)["text"].tolist() == texts
+    assert pd.read_parquet(io.BytesIO(to_bytes(frame, "parquet")))["text"].tolist() == texts
 
 
 def test_an_export_keeps_a_files_own_label_column_beside_the_groups_label():
