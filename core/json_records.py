@@ -101,6 +101,13 @@ def slim(value, fields: dict, halves: list | None = None):
     return value
 
 
+def _holds_half(value, fields: dict) -> bool:
+    """Whether what :func:`slim` keeps of ``value`` holds half of a character cut in two."""
+    found: list = []
+    slim(value, fields, found)
+    return bool(found)
+
+
 def _leaf(value, halves: list | None):
     if value.__class__ is str and not value.isascii() and HALF.search(value):
         if halves is not None:
@@ -414,13 +421,10 @@ def _frame(batches: Iterator[list[dict]], fields: dict) -> pd.DataFrame:
             sub = fields.get(col)
             values = frame[col].tolist()
             if sub is not None:
-                slimmed = []
-                for n, v in enumerate(values):
-                    found: list = []
-                    slimmed.append(slim(v, sub, found))
-                    if found:
-                        nested_halves.add(first + n)
-                frame[col] = pd.Series(slimmed, index=frame.index, dtype=object)
+                found: list = []
+                frame[col] = pd.Series([slim(v, sub, found) for v in values], index=frame.index, dtype=object)
+                if found:  # rare: which rows held one
+                    nested_halves.update(first + n for n, v in enumerate(values) if _holds_half(v, sub))
             elif any(isinstance(v, (dict, list)) for v in values):
                 left_out.add(col)
         halves.extend(sorted(nested_halves))
