@@ -121,7 +121,24 @@ def from_replies(ids: np.ndarray, parents: np.ndarray) -> np.ndarray:
             break
         top = higher
     outside = parents[top]  # what the chain's first text replies to, where the corpus lacks it
-    return np.where((up[top] < 0) & (outside != ""), outside, ids[top])
+    names = np.where((up[top] < 0) & (outside != ""), outside, ids[top])
+    looped = np.flatnonzero(up[top] >= 0)  # a chain with no first text: it runs into a loop of replies
+    if len(looped):  # (ids a file mangled, or reused): the loop's texts, and the replies to them, are one
+        names[looped] = ids[_loops_first(up, top[looped])]  # conversation, named by the loop's first row
+    return names
+
+
+def _loops_first(up: np.ndarray, members: np.ndarray) -> np.ndarray:
+    """For rows of loops of replies (``up``: the row each replies to), the first row of each one's loop."""
+    first: dict[int, int] = {}
+    for row in map(int, members):
+        if row not in first:
+            loop, at = [row], int(up[row])
+            while at != row:
+                loop.append(at)
+                at = int(up[at])
+            first.update(dict.fromkeys(loop, min(loop)))
+    return np.array([first[int(r)] for r in members], dtype=np.int64)
 
 
 def codes_of(values) -> np.ndarray:

@@ -94,6 +94,41 @@ def test_a_file_that_names_what_each_tweet_replies_to_gets_its_conversations_fro
     assert all(made.mates(r).tolist() == named.mates(r).tolist() for r in range(len(tweets)))
 
 
+def test_a_loop_of_replies_is_one_conversation_with_the_replies_to_it():
+    """Ids a file mangled or reused can make replies that reply to one another in a loop, with no first text: each of
+    its texts was named a conversation of its own (a loop of three, three conversations). A loop, of any length (two,
+    a power of two, one text replying to itself), and the replies that lead into it are now one conversation, named
+    by the loop's first row; chains with a first text are named as before. Random reply graphs agree with following
+    each text's chain by hand."""
+    import random
+
+    from core.threads import from_replies
+
+    def by_hand(ids, parents):
+        row = {i: n for n, i in enumerate(ids)}
+        out = []
+        for n in range(len(ids)):
+            seen, at = [], n
+            while at not in seen and parents[at] in row:
+                seen.append(at)
+                at = row[parents[at]]
+            if at in seen:  # a loop: the path's part from where it came back
+                out.append(ids[min(seen[seen.index(at):])])
+            else:
+                out.append(parents[at] or ids[at])
+        return out
+
+    ids = np.array(list("abcdefgh"), dtype=object)
+    parents = np.array(["c", "a", "b", "", "d", "a", "f", "h"], dtype=object)
+    assert from_replies(ids, parents).tolist() == ["a", "a", "a", "d", "d", "a", "a", "h"]
+    for seed in range(300):
+        r = random.Random(seed)
+        n = r.randint(1, 12)
+        ids = np.array([f"t{i}" for i in range(n)], dtype=object)
+        parents = np.array([r.choice(["", "x", *ids]) for _ in range(n)], dtype=object)
+        assert from_replies(ids, parents).tolist() == by_hand(list(ids), list(parents)), (seed, parents)
+
+
 def test_reddit_comments_are_the_conversation_of_their_post():
     """A Reddit export (Pushshift's comments and posts: body, author, created_utc, parent_id as a fullname, t1_ for
     a comment and t3_ for a post): a post and every comment under it, however deep, are one conversation; the
