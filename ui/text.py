@@ -12,6 +12,7 @@ import re
 
 ZWSP = "\u200b"
 _AUTOLINK = re.compile(r"(?i)(:/|ww(?=w\.)|[^\s@]@)")
+_ICON = re.compile(r":(?=material[/_]|streamlit:)")
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$&])")
 
 
@@ -24,6 +25,9 @@ def md(value: object, limit: int = 300) -> str:
     # GFM turns bare URLs, www. names and e-mail addresses into links whatever the escapes: a
     # zero-width space inside each pattern keeps them text (it does not show)
     text = _AUTOLINK.sub(lambda m: m.group(0)[:-1] + ZWSP + m.group(0)[-1], text)
+    # Streamlit reads :material/home: (and :material_home:) as an icon and :streamlit: as its logo before any
+    # escape counts: a zero-width space after the colon keeps them text
+    text = _ICON.sub(":" + ZWSP, text)
     return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
 
 
