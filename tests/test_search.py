@@ -722,6 +722,19 @@ def test_a_look_around_sees_a_text_where_it_ends_not_the_next_text(engine, tmp_p
     assert find_rows(ctx, r"ama(?!\s)", is_regex=True).tolist() == [1, 3, 5]
 
 
+@pytest.mark.parametrize("engine", ["memory", "index", "fts"])
+def test_a_phrase_typed_across_a_line_break_finds_the_text_whatever_wrote_the_break(engine, tmp_path):
+    """A line break reads as a space, so "povinné očkování" finds a tweet that breaks its line between the words. A
+    break written as Windows writes it (CRLF, as texts from a spreadsheet's CSV often hold) read as two spaces, and
+    the phrase found only the texts broken by LF or CR alone."""
+    texts = ["povinné\r\nočkování", "povinné\nočkování", "povinné\ročkování", "povinné očkování",
+             "povinné\r\n\r\nočkování", "jiný text"]
+    ctx = keyword_index(texts, engine, tmp_path)
+    assert find_rows(ctx, "povinné očkování").tolist() == [0, 1, 2, 3]
+    assert find_rows(ctx, r"povinné\s+očkování", is_regex=True).tolist() == [0, 1, 2, 3, 4]
+    assert find_rows(ctx, r"^očkování", is_regex=True).tolist() == []  # a text's second line starts no text
+
+
 def test_words_in_any_order_are_tried_at_each_texts_start():
     """(?=.*the)(?=.*of), tried at every character, read the rest of each text again for each: 27 s over the 300k
     tweets, past the 2 s deadline, so the README's "words in any order" failed for common words. Positive
