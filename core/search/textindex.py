@@ -59,7 +59,9 @@ def folded_file(path: Path) -> Path:
 def one_line(text: str) -> str:
     """Line breaks as spaces (Windows' CRLF as one, as the other breaks are: a phrase typed across a break finds it):
     a query as both engines read it, and a text before ``without_link_codes``."""
-    return text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+    if "\r" in text:
+        text = text.replace("\r\n", " ").replace("\r", " ")
+    return text.replace("\n", " ")
 
 
 # The code of a shortened link (t.co/eq1i4aknfl) is random letters: a short query found inside it (nfl, fbi, eu)
