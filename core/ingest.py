@@ -320,10 +320,10 @@ def _parse_json(text: str, rows: int | None = None) -> pd.DataFrame:
     elif len(records) == 1 and platforms.is_telegram(records[0]):
         records = platforms.telegram_messages(records[0])
         if records and platforms.CHAT in records[0]:  # an export of all data: its chats named
-            frame = json_records.noted(json_records.frame_of(records[:rows]))
+            frame = json_records.read_records(records[:rows])
             return json_records.with_note(frame, platforms.chats_note(len({str(m["id"]).rsplit("/", 1)[0]
                                                                                 for m in records})))
-    return json_records.noted(json_records.frame_of(platforms.unwrap(records[:rows])))
+    return json_records.read_records(platforms.unwrap(records[:rows]))
 
 
 def _name_bad_line(text: str) -> None:

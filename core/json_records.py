@@ -27,19 +27,16 @@ LONGEST = 64 << 20  # an array's element longer than this is taken as a fault, n
 HALF = re.compile("[\ud800-\udfff]")  # half of a character cut in two: what a JSON escape such as \ud83d alone reads as
 
 
-def _whole(value):
+def _whole(value, halves: list):
     """``value`` with each half of a character cut in two (a UTF-16 surrogate left alone: a JSON escape ``\\ud83d``
-    with no second half, as a tool that cut a text at a length in UTF-16 writes it) made U+FFFD, nested dicts and
-    lists too; and whether there was one. (A decoder joins a pair's two halves, so a half left is alone.)"""
-    if isinstance(value, str):
-        return (HALF.sub("\ufffd", value), True) if HALF.search(value) else (value, False)
+    with no second half, as a tool that cut a text at a length in UTF-16 writes it) made U+FFFD, in nested dicts and
+    lists too (:func:`_leaf`, which appends to ``halves`` for each one). A decoder joins a pair's two halves, so a
+    half left is alone."""
     if isinstance(value, dict):
-        pairs = [(k, *_whole(v)) for k, v in value.items()]
-        return ({k: v for k, v, _ in pairs}, True) if any(c for *_, c in pairs) else (value, False)
+        return {k: _whole(v, halves) for k, v in value.items()}
     if isinstance(value, list):
-        pairs = [_whole(v) for v in value]
-        return ([v for v, _ in pairs], True) if any(c for _, c in pairs) else (value, False)
-    return value, False
+        return [_whole(v, halves) for v in value]
+    return _leaf(value, halves)
 
 
 def frame_of(records: list, first: int = 0) -> pd.DataFrame:
@@ -49,15 +46,22 @@ def frame_of(records: list, first: int = 0) -> pd.DataFrame:
     try:
         return pd.DataFrame.from_records(records)
     except UnicodeEncodeError:
-        mended = []
-        records = list(records)
+        mended, whole = [], []
         for n, record in enumerate(records):
-            records[n], changed = _whole(record)
-            if changed:
+            found: list = []
+            whole.append(_whole(record, found))
+            if found:
                 mended.append(first + n)
-        frame = pd.DataFrame.from_records(records)
+        frame = pd.DataFrame.from_records(whole)
         frame.attrs["halves"] = mended
         return frame
+
+
+def read_records(records: list) -> pd.DataFrame:
+    """The records as a frame (:func:`frame_of`), what was mended said in its ``attrs['note']``."""
+    frame = frame_of(records)
+    halves = frame.attrs.pop("halves", None)
+    return with_note(frame, halves_note(halves)) if halves else frame
 
 
 def halves_note(rows: list[int]) -> str:
@@ -65,12 +69,6 @@ def halves_note(rows: list[int]) -> str:
     shown = ", ".join(f"{n + 1:,}" for n in rows[:5]) + (f" (and {len(rows) - 5:,} more)" if len(rows) > 5 else "")
     return (f"read half of a character cut in two (a JSON escape such as \\ud83d alone: an emoji cut short) as \ufffd "
             f"in {len(rows):,} row(s): {shown}")
-
-
-def noted(frame: pd.DataFrame) -> pd.DataFrame:
-    """A frame :func:`frame_of` made, with what it mended in its ``attrs['note']``."""
-    halves = frame.attrs.pop("halves", None)
-    return with_note(frame, halves_note(halves)) if halves else frame
 
 
 def with_note(frame: pd.DataFrame, note: str) -> pd.DataFrame:
@@ -92,7 +90,7 @@ def tree(paths: Iterable[str]) -> dict:
 def slim(value, fields: dict, halves: list | None = None):
     """``value`` (an object a JSON object nests, or a list) cut down to the fields ``fields`` names, at any depth (a
     list: each of its objects so); a plain value as it is. A string kept that holds half of a character cut in two has
-    each half made U+FFFD (:func:`_whole`), and True appended to ``halves``."""
+    each half made U+FFFD, and True appended to ``halves`` (:func:`_leaf`)."""
     if isinstance(value, dict):  # by the few names asked for, not the object's many
         return {k: slim(value[k], sub, halves) if sub else _leaf(value[k], halves) for k, sub in fields.items()
                 if k in value}
@@ -397,7 +395,7 @@ def export_head(data: bytes, rows: int) -> pd.DataFrame | None:
         pass  # where the first bytes were cut
     if not out:
         return None
-    return noted(frame_of(out[:rows]))
+    return read_records(out[:rows])
 
 
 def _frame(batches: Iterator[list[dict]], fields: dict) -> pd.DataFrame:
