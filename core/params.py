@@ -39,10 +39,15 @@ def check_param(label: str, name: str, value: Any, default: Any, limits: tuple |
         if not number:
             fail("must be a number")
     elif isinstance(default, str):
-        if not (isinstance(value, str) or (default == "auto" and isinstance(value, int) and not isinstance(value, bool))):
-            fail("must be a word" + (" or a whole number" if default == "auto" else ""))
-        if isinstance(limits, frozenset) and value not in limits:  # a word from a fixed list
-            fail("must be one of " + ", ".join(sorted(limits)))
+        words = limits if isinstance(limits, frozenset) else None  # a word from a fixed list
+        count = default == "auto" and words is None  # "auto" or a whole number (K-Means's n_init, niter, sample)
+        if isinstance(value, str):
+            if words is not None and value not in words:
+                fail("must be one of " + ", ".join(sorted(words)))
+            if count and value != "auto":
+                fail("must be 'auto' or a whole number")
+        elif not (count and isinstance(value, int) and not isinstance(value, bool)):
+            fail("must be 'auto' or a whole number" if count else "must be a word")
     if number:
         if not math.isfinite(value):
             fail("must be a finite number")

@@ -23,6 +23,7 @@ from core import embedsets
 from core.cluster import REGISTRY, store
 from core.cluster.base import check_k
 from core.cluster.jobs import cluster_corpus
+from core.cluster.keyterms import check_options
 from core.corpus import load_corpus
 from core.embed import pick_device
 from precompute._cli import run_main
@@ -35,7 +36,7 @@ def parse_param(text: str) -> tuple[str, object]:
     and kept as text when it is not one."""
     name, sep, value = text.partition("=")
     if not sep or not name.strip():
-        raise ValueError(f"--param {text!r}: write name=value, e.g. --param n_init=5")
+        raise argparse.ArgumentTypeError(f"{text!r}: write name=value, e.g. --param n_init=5")
     try:
         return name.strip(), ast.literal_eval(value)
     except (ValueError, SyntaxError):
@@ -64,6 +65,8 @@ def parser(prog: str = "python -m precompute.cluster") -> argparse.ArgumentParse
 def run(a: argparse.Namespace) -> int:
     method = REGISTRY[a.method]
     params = method.params(dict(a.param))  # an unknown parameter stops here, before any work
+    if not a.no_terms:
+        check_options(a.lang)  # a language without a dictionary, before the clustering rather than after it
     ks = a.k or ([None] if not method.needs_k else None)
     if ks is None:
         raise ValueError(f"{method.label} needs --k")

@@ -378,10 +378,13 @@ def test_set_and_clustering_metadata_that_are_lists_are_named_not_a_crash(tweets
 
 
 @pytest.mark.parametrize("param, says", [
-    ("n_init=[1,2]", "'n_init' must be a word or a whole number"),
+    ("n_init=[1,2]", "'n_init' must be 'auto' or a whole number"),
     ("tol=nan", "'tol' must be a number"),
-    ("n_init=1e9", "'n_init' must be a word or a whole number"),
+    ("n_init=1e9", "'n_init' must be 'auto' or a whole number"),
     ("n_init=1000000000", "'n_init' must be between 1 and 1000"),
+    ("n_init=abc", "'n_init' must be 'auto' or a whole number, got 'abc'"),  # was int()'s "invalid literal"
+    ("sample=half", "'sample' must be 'auto' or a whole number"),
+    ("init=kmeans", "'init' must be one of auto, k-means++, random"),
 ])
 def test_cluster_parameters_of_the_wrong_kind_are_named_before_any_work(tweets, caplog, param, says):
     from precompute import cluster
@@ -389,6 +392,31 @@ def test_cluster_parameters_of_the_wrong_kind_are_named_before_any_work(tweets, 
 
     assert run_main(cluster.main, ["--corpus", "tweets", "--k", "3", "--param", param]) == 2
     assert says in caplog.text
+
+
+def test_key_lemma_options_no_list_can_be_made_with_are_named_before_any_work(tweets, caplog, capsys):
+    from core.cluster import store
+    from precompute import cluster, keyterms
+    from precompute._cli import run_main
+
+    # a language simplemma has no dictionary of: refused before the clustering, not after it was made and stored
+    assert run_main(cluster.main, ["--corpus", "tweets", "--k", "3", "--lang", "xx"]) == 2
+    assert "key lemmas in language 'xx': no dictionary of it; write auto or one of" in caplog.text
+    assert "cs, " in caplog.text and not store.clustering_file("tweets", "kmeans-k3").exists()
+    assert run_main(cluster.main, ["--corpus", "tweets", "--k", "3", "--lang", "en"]) == 0
+    before = store.terms_file("tweets", "kmeans-k3").read_bytes()
+    for args, says in ((["--top", "0"], "--top must be at least 1, got 0"),
+                       (["--top", "-1"], "--top must be at least 1, got -1"),
+                       (["--min-count", "0"], "--min-count must be at least 1"),
+                       (["--frequent", "-1"], "--frequent must be at least 0, got -1"),
+                       (["--lang", "klingon"], "key lemmas in language 'klingon'")):
+        caplog.clear()
+        assert run_main(keyterms.main, ["--corpus", "tweets", "--k", "3", *args]) == 2, args
+        assert says in caplog.text
+    assert store.terms_file("tweets", "kmeans-k3").read_bytes() == before  # the stored lemmas stay as they were
+    with pytest.raises(SystemExit):
+        cluster.main(["--corpus", "tweets", "--k", "3", "--param", "n_init"])
+    assert "'n_init': write name=value, e.g. --param n_init=5" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("args, says", [

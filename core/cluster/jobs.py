@@ -8,7 +8,7 @@ import logging
 
 from core import embedsets, languages, paths
 from core.cluster import REGISTRY, ClusterContext, store
-from core.cluster.keyterms import key_terms
+from core.cluster.keyterms import check_options, key_terms
 from core.cluster.topics import outcome_note
 from core.corpus import Corpus
 from core.progress import Progress
@@ -24,6 +24,8 @@ def cluster_corpus(corpus: Corpus, method_name: str, k: int | None, *, seed: int
     checkpoint under the data root's .work folder, so the same call after a kill goes on from there."""
     method = REGISTRY[method_name]
     params = method.params(params or {})  # an unknown parameter stops here, before any work
+    if lang is not None:
+        check_options(lang)  # and a language without a dictionary: not after the fit
     generation = store.generation_of(corpus)
     stem = store.stem_of(method.name, k, tag)
     ctx = ClusterContext(corpus.embeddings, corpus.frame["text"].tolist() if method.needs_texts else None,
@@ -52,6 +54,7 @@ def cluster_corpus(corpus: Corpus, method_name: str, k: int | None, *, seed: int
 
 def terms(corpus: Corpus, stem: str, lang: str = "auto", labels=None, **options) -> None:
     """Key lemmas of a stored clustering (``labels``: its labels when already in hand)."""
+    check_options(lang, **{k: v for k, v in options.items() if k in ("top", "min_count", "frequent")})
     labels = store.labels_for(corpus, stem) if labels is None else labels
     if lang == "auto":
         lang = languages.of_corpus(corpus)

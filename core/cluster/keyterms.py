@@ -420,6 +420,22 @@ def lemmatised(texts: Sequence[str], lem: Lemmatiser) -> tuple[list[list[str]], 
 
 # Long (~55 lines): both rankings over one count matrix, per cluster; the parts that stand alone
 # (lemmatised, count_matrix, merge_unknown) are functions of their own.
+def check_options(lang: str = "auto", top: int = 10, min_count: int = 10, frequent: int = 300) -> None:
+    """ValueError naming a key-lemma option no list can be made with, before any work: a language simplemma has
+    no dictionary of (``--lang xx`` stopped a clustering only once it was made), no lemma per cluster (``--top 0``;
+    ``-1`` dropped each cluster's last), or a negative count (``--frequent -1`` left out all but one lemma)."""
+    from core.wordforms import supported
+
+    if lang != "auto" and not supported(lang):
+        from simplemma.strategies.dictionaries.dictionary_factory import SUPPORTED_LANGUAGES
+
+        raise ValueError(f"key lemmas in language {lang!r}: no dictionary of it; write auto or one of "
+                         + ", ".join(sorted(SUPPORTED_LANGUAGES)))
+    for name, value, lowest in (("top", top, 1), ("min-count", min_count, 1), ("frequent", frequent, 0)):
+        if not lowest <= value:
+            raise ValueError(f"key lemmas: --{name} must be at least {lowest}, got {value}")
+
+
 def key_terms(texts: Sequence[str], labels: np.ndarray, lang: str = "auto", top: int = 10,
               min_count: int = 10, frequent: int = 300, stop_top: int = 100, seed: int = 0,
               stop_words: bool = True, min_texts: int = MIN_TEXTS, concentrated: float = CONCENTRATED,
@@ -436,6 +452,7 @@ def key_terms(texts: Sequence[str], labels: np.ndarray, lang: str = "auto", top:
     column: the languages found). A c-TF-IDF key lemma is written in at least ``min_texts`` of its cluster's
     texts (in all of them, in a smaller cluster): a word of one text names no topic. ``modern``: English verbs
     get today's lemma, not simplemma's old spelling ("play", not "playe": :class:`Lemmatiser`)."""
+    check_options(lang, top, min_count, frequent)
     labels = np.asarray(labels)
     k = int(labels.max()) + 1 if len(labels) else 0
     if lang == "auto":

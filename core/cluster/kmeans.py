@@ -306,7 +306,7 @@ def fit(ctx: ClusterContext, k: int | None, *, seed: int = 0, device: str = "cpu
 
 
 LIMITS = {"niter": (0, 100_000), "n_init": (1, 1000), "neighbours": (1, 100_000), "tol": (0.0, 1.0),
-          "full_until": (0.0, 1.0), "sample": (0, 1_000_000_000)}
+          "full_until": (0.0, 1.0), "sample": (0, 1_000_000_000), "init": frozenset({"auto", "k-means++", "random"})}
 
 METHOD = Method("kmeans", "K-Means", "Lloyd's K-Means on the embeddings (k-means++ starts and restarts for "
                 "small k; neighbour-restricted assignment for thousands of clusters); above a million rows fitted "
