@@ -26,7 +26,7 @@ from core.cluster.jobs import cluster_corpus
 from core.cluster.keyterms import check_options
 from core.corpus import load_corpus
 from core.embed import pick_device
-from precompute._cli import run_main
+from precompute._cli import run_main, whole
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ def parser(prog: str = "python -m precompute.cluster") -> argparse.ArgumentParse
     p.add_argument("--method", choices=sorted(REGISTRY), default="kmeans", type=lambda s: s.replace("-", "_"),
                    help="a registered method (dec-mlm and dec_mlm are the same)")
     p.add_argument("--k", type=int, action="append", help="number of clusters; repeat for several")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=whole(0), default=0)
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     p.add_argument("--tag", help="kept in the file name, to store several runs with the same method and k")
     p.add_argument("--param", action="append", default=[], type=parse_param, metavar="NAME=VALUE",
@@ -93,13 +93,15 @@ def run(a: argparse.Namespace) -> int:
             bar.set_postfix({key: (f"{v:.4g}" if isinstance(v, float) else v) for key, v in info.items()})
             bar.update(step - bar.n)
 
-        cluster_corpus(corpus, method.name, k, seed=a.seed, device=device, params=params, tag=a.tag,
-                       embedding_set=a.embedding_set, progress=progress, lang=None if a.no_terms else a.lang)
-        # stopped before its planned steps (converged, or DEC keeping its k): the bar ends at 100% all the same
-        if bar.total and bar.n < bar.total:
-            bar.total = bar.n
-            bar.set_postfix_str("stopped early", refresh=False)
-        bar.close()
+        try:
+            cluster_corpus(corpus, method.name, k, seed=a.seed, device=device, params=params, tag=a.tag,
+                           embedding_set=a.embedding_set, progress=progress, lang=None if a.no_terms else a.lang)
+            # stopped before its planned steps (converged, or DEC keeping its k): the bar ends at 100% all the same
+            if bar.total and bar.n < bar.total:
+                bar.total = bar.n
+                bar.set_postfix_str("stopped early", refresh=False)
+        finally:
+            bar.close()  # an error's message on a line of its own, not after the bar
     return 0
 
 

@@ -76,7 +76,7 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--prf", type=whole(0), help="feedback rows of the PRF-centre input feature (0: off; "
                    "default 100 for stage pooled, else 0)")
     t.add_argument("--episode-share", type=number(0, 1), help="share of DAC episode bags (default 0.5 for labels, else 0)")
-    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--seed", type=whole(0), default=0)
     t.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     ls = sub.add_parser("list", help="the corpus's models with their last validation figures")
     ls.add_argument("--corpus", required=True)

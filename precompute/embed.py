@@ -14,7 +14,7 @@ from tqdm import tqdm
 
 from core.corpus import ImportSpec, import_corpus
 from core.ingest import Columns, Options
-from precompute._cli import add_engine_args, engine_args, run_main
+from precompute._cli import add_engine_args, engine_args, run_main, whole
 
 log = logging.getLogger(__name__)
 
@@ -29,8 +29,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                         "Czech and ~100 languages, slower), 'auto' (by the corpus's language: the default), "
                         "or any sentence-transformers name or local path; repeat for an ensemble")
     p.add_argument("--dim", type=int, default=512, help="PCA target when the models' concatenation is wider")
-    p.add_argument("--batch-size", type=int, default=32, help="32 was fastest on 2 CPU cores (bench.embed)")
-    p.add_argument("--chunk-size", type=int, default=2048, help="rows per checkpoint")
+    p.add_argument("--batch-size", type=whole(1), default=32, help="32 was fastest on 2 CPU cores (bench.embed)")
+    p.add_argument("--chunk-size", type=whole(1), default=2048, help="rows per checkpoint")
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     p.add_argument("--id-column", default="id", help="'' for row numbers")
     p.add_argument("--text-column", default="text")
@@ -48,7 +48,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--overwrite", action="store_true",
                    help="replace an existing corpus of that name (its groups, saved or being built, are kept: by "
                         "their texts' ids)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the PCA")
+    p.add_argument("--seed", type=whole(0), default=0, help="seed of the PCA")
     p.add_argument("--vectors", type=Path, help="vectors computed elsewhere instead of embedding here: a .npy "
                    "matrix (one row per data row of the input, in order) or Parquet with 'id' and a vector column")
     p.add_argument("--vectors-model", help="the model that computed --vectors (recorded in the manifest)")

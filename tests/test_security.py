@@ -419,6 +419,22 @@ def test_key_lemma_options_no_list_can_be_made_with_are_named_before_any_work(tw
     assert "'n_init': write name=value, e.g. --param n_init=5" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("job, args, says", [
+    ("embed", ["--batch-size", "0"], "--batch-size: must be at least 1, got 0"),  # was an exit with no message
+    ("embed", ["--chunk-size", "0"], "--chunk-size: must be at least 1, got 0"),  # "range() arg 3 must not be zero"
+    ("embed", ["--seed", "-1"], "--seed: must be at least 0, got -1"),
+    ("cluster", ["--seed", "-1"], "--seed: must be at least 0, got -1"),  # "expected non-negative integer"
+])
+def test_job_options_no_run_can_use_are_named_by_argparse(capsys, job, args, says):
+    import importlib
+
+    mod = importlib.import_module(f"precompute.{job}")
+    first = ["in.csv", "--name", "x"] if job == "embed" else ["--corpus", "x", "--k", "3"]
+    with pytest.raises(SystemExit) as exit_:
+        (mod.parse if job == "embed" else mod.main)(first + args)
+    assert exit_.value.code == 2 and says in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("args, says", [
     (["--batch", "0"], "must be at least 1"), (["--hidden", "0"], "must be at least 1"),
     (["--held-out", "1.0"], "must be in [0, 1)"), (["--held-out", "-1"], "must be in [0, 1)"),

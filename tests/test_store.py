@@ -132,6 +132,21 @@ def test_export_cli_formats(tmp_path, so_corpus):
                        cwd=ROOT, env=env, capture_output=True, text=True)
     assert r.returncode == 2 and "has no group 'nope'" in r.stderr
 
+    def export(*args):
+        return subprocess.run([sys.executable, "-m", "precompute.export", "--corpus", "so", "--group", "g", *args],
+                              cwd=ROOT, env=env, capture_output=True, text=True)
+
+    # the format a file's ending names, without --format (a CSV was written into g.xlsx)
+    assert export("--out", str(tmp_path / "g.xlsx")).returncode == 0
+    assert sorted(pd.read_excel(tmp_path / "g.xlsx", dtype=str, engine="calamine")["id"]) == sorted(ids[:5])
+    for args, says in ((["--out", str(tmp_path / "g.csv"), "--format", "xlsx"], "names a .csv file but --format is xlsx"),
+                       (["--out", str(tmp_path)], "a folder; name a file in it"),  # was a traceback
+                       (["--out", str(tmp_path / "none" / "g.csv")], "does not exist"),
+                       (["--version", "2"], "group 'g' of corpus 'so' has no version 2 (it has version 1)"),
+                       (["--version", "0"], "--version: must be at least 1")):  # 0 exported the latest
+        r = export(*args)
+        assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
+
 
 def test_group_names_are_limited_to_a_sensible_length_and_visible_characters(tmp_path):
     store = GroupStore(tmp_path / "g.sqlite")
