@@ -102,23 +102,25 @@ def train(a: argparse.Namespace) -> int:
         bar.update(step - bar.n)
 
     checkpoint = paths.work_dir(a.corpus) / f"dac-{a.model}-{a.stage}"
-    if a.stage == "pooled":
-        if start is not None:
-            raise SystemExit("stage pooled trains a new model: give no --from")
-        if not a.pool:
-            raise SystemExit("stage pooled needs --pool: one or more labelled corpora to learn classes from")
-        trained = stages.fit_pooled(stages.pooled_corpora(corpus, a.pool, a.label_column), config=config,
-                                    seed=a.seed, bag=a.bag, pseudo_k=a.pseudo_k, mixup=a.mixup, device=device,
-                                    progress=progress, checkpoint=checkpoint, epochs=a.epochs, steps=a.steps,
-                                    batch=a.batch, lr=a.lr)
-        trained.stages[-1].update({"corpus": corpus.name, "embedding_model": corpus.manifest.get("models"),
-                                   "pool": list(a.pool), "label_column": a.label_column})
-    else:
-        trained = stages.train_for_corpus(corpus, a.stage, label_column=a.label_column, clustering=a.clustering,
-                                          start=start, config=config, held_out=a.held_out, bag=a.bag,
-                                          episode_share=a.episode_share, seed=a.seed, device=device, progress=progress,
-                                          checkpoint=checkpoint, epochs=a.epochs, steps=a.steps, batch=a.batch, lr=a.lr)
-    bar.close()
+    try:
+        if a.stage == "pooled":
+            if start is not None:
+                raise SystemExit("stage pooled trains a new model: give no --from")
+            if not a.pool:
+                raise SystemExit("stage pooled needs --pool: one or more labelled corpora to learn classes from")
+            trained = stages.fit_pooled(stages.pooled_corpora(corpus, a.pool, a.label_column), config=config,
+                                        seed=a.seed, bag=a.bag, pseudo_k=a.pseudo_k, mixup=a.mixup, device=device,
+                                        progress=progress, checkpoint=checkpoint, epochs=a.epochs, steps=a.steps,
+                                        batch=a.batch, lr=a.lr)
+            trained.stages[-1].update({"corpus": corpus.name, "embedding_model": corpus.manifest.get("models"),
+                                       "pool": list(a.pool), "label_column": a.label_column})
+        else:
+            trained = stages.train_for_corpus(
+                corpus, a.stage, label_column=a.label_column, clustering=a.clustering, start=start, config=config,
+                held_out=a.held_out, bag=a.bag, episode_share=a.episode_share, seed=a.seed, device=device,
+                progress=progress, checkpoint=checkpoint, epochs=a.epochs, steps=a.steps, batch=a.batch, lr=a.lr)
+    finally:
+        bar.close()  # an error's message on a line of its own, not after the bar
     path = models.save(corpus, a.model, trained, embedding_set=a.embedding_set)
     last = trained.history[-1] if trained.history else {}
     log.info("stage %s: %d epochs in %.0f s on %s; last loss %.4f, validation accuracy %s -> %s", a.stage, a.epochs,

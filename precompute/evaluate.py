@@ -27,18 +27,48 @@ from precompute._cli import run_main
 def read_clusters(corpus, spec: str) -> np.ndarray:
     n = corpus.n
     if spec.startswith("kmeans:"):
-        spec = clusterings.stem_of("kmeans", int(spec.split(":", 1)[1]))
+        k = spec.split(":", 1)[1]
+        if not k.isdigit():
+            raise ValueError(f"{spec}: write kmeans:K with K the number of clusters, e.g. kmeans:20")
+        spec = clusterings.stem_of("kmeans", int(k))
     if clusterings.STEM.fullmatch(spec) and not spec.endswith((".npy", ".npz")):
         labels = clusterings.labels_for(corpus, spec)
     else:
-        path = Path(spec)
-        if not path.exists():
-            raise ValueError(f"{path}: no such file")
-        data = np.load(path)
-        labels = data["labels"] if isinstance(data, np.lib.npyio.NpzFile) else data
-    if len(labels) != n:
-        raise ValueError(f"{spec}: {len(labels)} cluster labels but the corpus has {n} rows")
-    return np.asarray(labels)
+        labels = _labels_file(Path(spec))
+    labels = np.asarray(labels)
+    if labels.ndim != 1 or len(labels) != n:
+        raise ValueError(f"{spec}: {labels.shape} cluster labels but the corpus has {n} rows (one label a row)")
+    if labels.dtype.kind == "f" and np.isfinite(labels).all() and (labels == np.round(labels)).all():
+        labels = labels.astype(np.int64)  # whole numbers saved as floats
+    if labels.dtype.kind not in "iu" or (n and labels.min() < 0):
+        raise ValueError(f"{spec}: cluster labels must be whole numbers from 0 (got {labels.dtype} values such as "
+                         f"{labels[:3].tolist()})")
+    return labels
+
+
+def _labels_file(path: Path) -> np.ndarray:
+    """The labels of a .npy file, or of the array 'labels' of a .npz; a ValueError naming the file otherwise
+    (numpy's "contains pickled (object) data" for a CSV, a KeyError for an .npz without 'labels')."""
+    import zipfile
+
+    if not path.is_file():
+        raise ValueError(f"{path}: no such file")
+    with open(path, "rb") as f:
+        if not f.read(6).startswith((b"\x93NUMPY", b"PK")):  # numpy's and zip's marks: a CSV was read as pickled data
+            raise ValueError(f"{path}: not a .npy or .npz file of cluster labels (numpy.save or numpy.savez writes one)")
+    try:
+        data = np.load(path, allow_pickle=False)
+        if isinstance(data, np.lib.npyio.NpzFile):
+            if "labels" not in data.files:
+                raise ValueError(f"{path}: no array 'labels' in it (it holds: {', '.join(data.files) or 'none'})")
+            return data["labels"]
+        return data
+    except (OSError, EOFError, zipfile.BadZipFile) as exc:
+        raise ValueError(f"{path}: not a .npy or .npz file of cluster labels ({exc})") from None
+    except ValueError as exc:
+        if str(exc).startswith(str(path)):
+            raise
+        raise ValueError(f"{path}: not a .npy or .npz file of cluster labels ({exc})") from None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -419,6 +419,38 @@ def test_key_lemma_options_no_list_can_be_made_with_are_named_before_any_work(tw
     assert "'n_init': write name=value, e.g. --param n_init=5" in capsys.readouterr().err
 
 
+def test_cluster_labels_brought_to_evaluate_are_checked_and_named(tweets, tmp_path, caplog):
+    """``precompute.evaluate --clusters PATH``: a file that is not one label a row of whole numbers is named, never a
+    traceback (an .npz without 'labels' was a KeyError) nor numpy's "contains pickled (object) data" for a CSV."""
+    from precompute import evaluate
+    from precompute._cli import run_main
+
+    n = 2000
+    bad = {"labels.csv": None, "floats.npy": np.full(n, 0.5), "negative.npy": -np.ones(n, int),
+           "pairs.npy": np.zeros((n, 2), int), "words.npy": np.array(["a"] * n), "short.npy": np.zeros(5, int),
+           "other.npz": {"x": np.zeros(n, int)}}
+    for name, value in bad.items():
+        f = tmp_path / name
+        if value is None:
+            f.write_text("id,cluster\n1,0\n")
+        elif isinstance(value, dict):
+            np.savez(f, **value)
+        else:
+            np.save(f, value)
+    (tmp_path / "cut.npy").write_bytes((tmp_path / "negative.npy").read_bytes()[:300])
+    says = {"labels.csv": "not a .npy or .npz file of cluster labels (numpy.save",
+            "floats.npy": "must be whole numbers from 0", "negative.npy": "must be whole numbers from 0",
+            "pairs.npy": "(2000, 2) cluster labels but the corpus has 2000 rows", "words.npy": "whole numbers",
+            "short.npy": "(5,) cluster labels but the corpus has 2000 rows", "other.npz": "no array 'labels' in it "
+            "(it holds: x)", "cut.npy": "not a .npy or .npz file of cluster labels"}
+    for name, message in says.items():
+        caplog.clear()
+        assert run_main(evaluate.main, ["--corpus", "tweets", "--clusters", str(tmp_path / name), "--groups"]) == 2
+        assert message in caplog.text, (name, caplog.text)
+    np.save(tmp_path / "whole.npy", np.arange(n) % 3.0)  # whole numbers saved as floats are read as such
+    assert run_main(evaluate.main, ["--corpus", "tweets", "--clusters", str(tmp_path / "whole.npy"), "--groups"]) == 0
+
+
 @pytest.mark.parametrize("job, args, says", [
     ("embed", ["--batch-size", "0"], "--batch-size: must be at least 1, got 0"),  # was an exit with no message
     ("embed", ["--chunk-size", "0"], "--chunk-size: must be at least 1, got 0"),  # "range() arg 3 must not be zero"

@@ -139,7 +139,8 @@ def test_export_cli_formats(tmp_path, so_corpus):
     # the format a file's ending names, without --format (a CSV was written into g.xlsx)
     assert export("--out", str(tmp_path / "g.xlsx")).returncode == 0
     assert sorted(pd.read_excel(tmp_path / "g.xlsx", dtype=str, engine="calamine")["id"]) == sorted(ids[:5])
-    for args, says in ((["--out", str(tmp_path / "g.csv"), "--format", "xlsx"], "names a .csv file but --format is xlsx"),
+    for args, says in ((["--out", str(tmp_path / "g.csv"), "--format", "xlsx"],
+                        "names a .csv file but --format is xlsx"),
                        (["--out", str(tmp_path)], "a folder; name a file in it"),  # was a traceback
                        (["--out", str(tmp_path / "none" / "g.csv")], "does not exist"),
                        (["--version", "2"], "group 'g' of corpus 'so' has no version 2 (it has version 1)"),
