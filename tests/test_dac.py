@@ -331,6 +331,15 @@ def test_labels_from_a_column_and_from_groups():
     assert codes[0] == codes[4] != codes[1] and codes[2] == codes[3] == -1
     out = stages.labels_from_groups(6, {"b": np.array([1, 2]), "a": np.array([2, 3])})
     assert out.tolist() == [-1, 1, 0, 0, -1, -1]
+    # a column of texts or ids is no classes (a model was trained on the few texts written twice)
+    texts = pd.Series([f"text {i}" for i in range(98)] + ["text 0", "text 1"], name="text")
+    with pytest.raises(ValueError, match=r"column 'text' of corpus 'c' holds no classes to learn from: 98 values on "
+                                         r"100 rows, 2 of them on two or more rows \(4 rows\)"):
+        stages.classes_of_column(texts, "c")
+    with pytest.raises(ValueError, match="no classes to learn from"):
+        stages.classes_of_column(pd.Series(["a", "a", "b", ""], name="one"), "c")  # one class of two or more rows
+    events = pd.Series(["flood"] * 40 + ["fire"] * 30 + [f"once {i}" for i in range(20)] + [""] * 10, name="event")
+    assert (stages.classes_of_column(events, "c") == stages.labels_from_column(events)).all()
 
 
 def test_cli_trains_stages_then_clusters_and_searches_with_the_model(so_copy):

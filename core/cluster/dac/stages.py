@@ -45,6 +45,21 @@ def labels_from_column(values: pd.Series) -> np.ndarray:
     return codes.astype(np.int64)
 
 
+def classes_of_column(values: pd.Series, corpus: str) -> np.ndarray:
+    """:func:`labels_from_column`, with a ValueError naming the column where it holds no classes to learn from:
+    fewer than two values on two or more rows each, or most rows a value of their own (``--label-column text`` or
+    ``id``: a model was trained on the few texts written twice)."""
+    codes = labels_from_column(values)
+    sizes = np.bincount(codes[codes >= 0]) if (codes >= 0).any() else np.zeros(0, np.int64)
+    shared = sizes[sizes >= 2]
+    if len(shared) < 2 or 2 * shared.sum() < sizes.sum():
+        raise ValueError(f"column {values.name!r} of corpus {corpus!r} holds no classes to learn from: "
+                         f"{len(sizes):,} values on {int(sizes.sum()):,} rows, {len(shared):,} of them on two or more "
+                         f"rows ({int(shared.sum()):,} rows); a class column holds a few values, each on many rows "
+                         "(a topic, an event)")
+    return codes
+
+
 def labels_from_groups(n: int, groups: dict[str, np.ndarray]) -> np.ndarray:
     """Group g's included rows get class g (in name order; a row in several groups keeps the first)."""
     out = np.full(n, -1, np.int64)
@@ -75,7 +90,7 @@ def corpus_labels(corpus, stage: str, *, clustering: str | None = None, label_co
         if label_column not in corpus.frame.columns:
             cols = ", ".join(c for c in corpus.frame.columns if c not in ("id", "text"))
             raise ValueError(f"corpus {corpus.name!r} has no column {label_column!r} (it has: {cols or 'none'})")
-        return labels_from_column(corpus.frame[label_column])
+        return classes_of_column(corpus.frame[label_column], corpus.name)
     from core import paths
     from core.store import GroupStore
 
@@ -270,5 +285,5 @@ def pooled_corpora(target, pool: list[str], label_column: str = "label") -> dict
             raise ValueError(f"corpus {name!r} was embedded by {c.manifest.get('models')} ({c.dim}-d), "
                              f"{target.name!r} by {target.manifest.get('models')} ({target.dim}-d): pool corpora "
                              "embedded by the same model")
-        out[name] = (np.asarray(c.embeddings, np.float32), labels_from_column(c.frame[label_column]))
+        out[name] = (np.asarray(c.embeddings, np.float32), classes_of_column(c.frame[label_column], name))
     return out
