@@ -65,7 +65,7 @@ def kept_codes(path: Path, n: int, compute: Callable[[], np.ndarray], what: str,
             if codes.shape == (n,) and codes.dtype == np.int32:
                 return np.asarray(codes)
             log.warning("%s: %s rows for %s texts; %s computed again", path, codes.shape, n, what)
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, EOFError) as exc:  # EOFError: an empty file
             log.warning("%s cannot be read (%s); %s computed again", path, exc, what)
     codes = np.asarray(compute(), dtype=np.int32)
     try:

@@ -140,12 +140,25 @@ class SQLite(Backend):
     def __init__(self, path: str | Path, timeout_s: float = 30.0):
         self.path, self.timeout_s = Path(path), timeout_s
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        con = self._connect()
+        with self._damage_named():
+            con = self._connect()
+            try:
+                con.execute("PRAGMA journal_mode=WAL")
+                migrate_sqlite(con, self)
+            finally:
+                con.close()
+
+    @contextmanager
+    def _damage_named(self) -> Iterator[None]:
+        """A damaged file (cut short, overwritten: "file is not a database", "database disk image is malformed")
+        as a DatabaseError naming it, which the pages show instead of a traceback; the file is never touched."""
         try:
-            con.execute("PRAGMA journal_mode=WAL")
-            migrate_sqlite(con, self)
-        finally:
-            con.close()
+            yield
+        except sqlite3.DatabaseError as exc:
+            if not any(why in str(exc) for why in ("not a database", "malformed", "corrupt")):
+                raise
+            raise DatabaseError(f"{self.path} is damaged ({exc}); nothing was written to it. Restore it from a "
+                                "backup, or rename it to start again with an empty one") from exc
 
     def _connect(self) -> sqlite3.Connection:
         con = sqlite3.connect(self.path, timeout=self.timeout_s, isolation_level=None)
@@ -155,25 +168,27 @@ class SQLite(Backend):
 
     @contextmanager
     def tx(self, lock: bool = False) -> Iterator[Runner]:
-        con = self._connect()
-        try:
-            con.execute("BEGIN IMMEDIATE")
-            yield Runner(con.cursor(), lambda s: s)
-            con.execute("COMMIT")
-        except BaseException:
-            if con.in_transaction:
-                con.execute("ROLLBACK")
-            raise
-        finally:
-            con.close()
+        with self._damage_named():
+            con = self._connect()
+            try:
+                con.execute("BEGIN IMMEDIATE")
+                yield Runner(con.cursor(), lambda s: s)
+                con.execute("COMMIT")
+            except BaseException:
+                if con.in_transaction:
+                    con.execute("ROLLBACK")
+                raise
+            finally:
+                con.close()
 
     @contextmanager
     def read(self) -> Iterator[Runner]:
-        con = self._connect()
-        try:
-            yield Runner(con.cursor(), lambda s: s)
-        finally:
-            con.close()
+        with self._damage_named():
+            con = self._connect()
+            try:
+                yield Runner(con.cursor(), lambda s: s)
+            finally:
+                con.close()
 
     def __str__(self) -> str:
         return f"SQLite file {self.path.name}"

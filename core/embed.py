@@ -211,7 +211,7 @@ class ChunkPlan:
         """Chunk ``i`` as a killed run left it, or None when absent, short or corrupt (then recomputed)."""
         try:
             a = np.load(self.file(i), mmap_mode="r")
-        except (OSError, ValueError):
+        except (OSError, ValueError, EOFError):  # EOFError: a chunk file left empty
             if not self._done(i).exists() or self._one_file() is None:
                 return None
             _, start, stop = self.spans[i]

@@ -97,7 +97,7 @@ def load_vectors(corpus, name: str) -> np.ndarray:
     path = _vector_file(sets[name].path)
     try:
         x = vectorstore.codes(path) if path.name == vectorstore.FILE else np.load(path, mmap_mode="r")
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, EOFError) as exc:  # EOFError: an empty file
         raise EmbeddingSetError(f"embedding set {name!r}: {path.name} is not a readable embedding matrix "
                                 f"({exc.__class__.__name__}); compute the set again") from None
     if x.ndim != 2 or len(x) != corpus.n:

@@ -154,7 +154,7 @@ def _kept_before(corpus) -> tuple[np.ndarray, np.ndarray] | None:
         if not isinstance(meta, dict) or meta.get("quoted_by") != _models_of(corpus):
             return None
         keys, vectors = np.load(d / KEYS, mmap_mode="r"), np.load(d / KEPT, mmap_mode="r")
-    except (OSError, ValueError, RecursionError):  # none, or damaged: every quoted tweet is embedded
+    except (OSError, ValueError, EOFError, RecursionError):  # none, or damaged: every quoted tweet is embedded
         return None
     ok = keys.ndim == 1 and vectors.ndim == 2 and len(keys) == len(vectors) and vectors.shape[1] == corpus.dim
     return (keys, vectors) if ok else None

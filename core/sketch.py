@@ -97,7 +97,7 @@ def load(folder: Path, rows: int) -> tuple[np.ndarray, dict] | None:
         x = np.load(f, mmap_mode="r")
     except FileNotFoundError as exc:
         raise SketchError(f"{exc.filename}: missing (the sketch's other file is there)") from None
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, EOFError) as exc:  # EOFError: an empty file (numpy's "No data left in file")
         raise SketchError(f"{f} or {m}: unreadable ({exc})") from None
     if not isinstance(meta, dict) or x.ndim != 2 or x.dtype != np.float16:
         raise SketchError(f"{f}: not a float16 matrix with its sketch.json")

@@ -48,6 +48,9 @@ def test_a_sketch_that_does_not_fit_its_corpus_is_refused_with_the_reason(tmp_pa
     (tmp_path / sketch.FILE).write_bytes(raw[: len(raw) // 2])  # cut short (a disk full, a copy stopped)
     with pytest.raises(sketch.SketchError, match="unreadable"):
         sketch.load(tmp_path, 500)
+    (tmp_path / sketch.FILE).write_bytes(b"")  # left empty: numpy's EOFError stopped the Scatter page
+    with pytest.raises(sketch.SketchError, match=r"unreadable \(No data left in file\)"):
+        sketch.load(tmp_path, 500)
     (tmp_path / sketch.FILE).unlink()
     with pytest.raises(sketch.SketchError, match="sketch.npy: missing"):
         sketch.load(tmp_path, 500)

@@ -5,6 +5,8 @@ and only the adjudicator saves the gold version."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from sklearn.metrics import cohen_kappa_score
 from streamlit.runtime.context import StreamlitHeaders
@@ -415,6 +417,29 @@ def test_a_malformed_or_unreachable_database_address_stops_every_page_without_th
     page = app("pages/2_Timeline.py").run()
     messages = " ".join(unescape(e.value) for e in page.error)
     assert "cannot reach PostgreSQL at semanno@127.0.0.1:1/none" in messages and "hunter2" not in messages
+
+
+@pytest.mark.parametrize("damage", ["cut in half", "overwritten"])
+def test_a_damaged_groups_file_is_named_on_every_page_and_left_as_it_is(tweets, damage):
+    """A groups.sqlite cut short or overwritten (a full disk, a bad copy) raised sqlite3's "database disk image is
+    malformed" as a traceback on every page; the pages now say which file and what to do, and never write to it."""
+    from core.db import DatabaseError
+    from core.store import GroupStore
+
+    db = tweets / "tweets" / "groups.sqlite"
+    GroupStore(db).save("kept", ["1"], [])
+    for extra in ("-wal", "-shm"):  # the saved group checkpointed into the file itself
+        Path(f"{db}{extra}").unlink(missing_ok=True)
+    data = db.read_bytes()
+    db.write_bytes(data[:len(data) // 2] if damage == "cut in half" else b"\x00not a database" * 4096)
+    before = db.read_bytes()
+    with pytest.raises(DatabaseError, match=r"groups\.sqlite is damaged \(.*\); nothing was written to it"):
+        GroupStore(db)
+    for page in ("streamlit_app.py", "pages/1_Annotate.py", "pages/5_Groups.py", "pages/7_Team.py"):
+        at = app(page).run()
+        said = " ".join(unescape(e.value) for e in at.error)
+        assert not at.exception and "groups.sqlite is damaged" in said and "Restore it from a backup" in said, page
+    assert db.read_bytes() == before
 
 
 def test_the_review_bench_runs_and_its_figures_count_what_the_page_shows(tweets, tmp_path, monkeypatch, capsys):

@@ -630,7 +630,7 @@ class TextIndex:
                 vocab = vocab_f.read_text(encoding="utf-8")
                 ends, starts = np.load(ends_f), np.load(starts_f)
                 rows = np.load(rows_f, mmap_mode="r")
-            except (OSError, ValueError):
+            except (OSError, ValueError, EOFError):  # EOFError: an empty file
                 return None
             whole = len(starts) == len(ends) + 1 and int(starts[-1]) == len(rows) \
                 and (not len(ends) or int(ends[-1]) == len(vocab) - 1)
