@@ -78,3 +78,14 @@ def tensor_to_numpy(v: Any) -> Any:
     import torch
 
     return v.numpy() if isinstance(v, torch.Tensor) else v
+
+
+NPY_MAGIC = b"\x93NUMPY"
+
+
+def is_npy(path: Path) -> bool:
+    """Whether ``path`` starts as numpy.save writes a file. numpy reads any other file as pickled data, which it
+    never loads here, and its message then suggests loading the file unsafely: a user is told what the file is not."""
+    with open(path, "rb") as f:
+        return f.read(len(NPY_MAGIC)) == NPY_MAGIC
+

@@ -53,9 +53,10 @@ def _labels_file(path: Path) -> np.ndarray:
 
     if not path.is_file():
         raise ValueError(f"{path}: no such file")
-    with open(path, "rb") as f:
-        if not f.read(6).startswith((b"\x93NUMPY", b"PK")):  # numpy's and zip's marks: a CSV was read as pickled data
-            raise ValueError(f"{path}: not a .npy or .npz file of cluster labels (numpy.save or numpy.savez writes one)")
+    from core.safeload import is_npy
+
+    if not (is_npy(path) or zipfile.is_zipfile(path)):  # numpy read a CSV as pickled data
+        raise ValueError(f"{path}: not a .npy or .npz file of cluster labels (numpy.save or numpy.savez writes one)")
     try:
         data = np.load(path, allow_pickle=False)
         if isinstance(data, np.lib.npyio.NpzFile):

@@ -243,6 +243,10 @@ def test_store_corrupt_file_gives_a_clear_error(tweets):
     path.write_bytes(path.read_bytes()[:100])
     with pytest.raises(store.ClusteringError, match="damaged clustering file"):
         store.load("tweets", "kmeans-k3")
+    path.write_bytes(b"\x00garbage" * 100)  # numpy read it as pickled data, and its message said to load it unsafely
+    with pytest.raises(store.ClusteringError, match=r"damaged clustering file \(not an \.npz archive\)") as err:
+        store.load("tweets", "kmeans-k3")
+    assert "pickle" not in str(err.value)
 
 
 def _write_forever(root: str, started) -> None:  # child process: keeps rewriting one clustering

@@ -80,6 +80,8 @@ def test_brought_parquet_is_aligned_by_id_in_any_order(source, tmp_path):
     ("zero", "zero vectors"),
     ("ragged", "do not hold 384 values"),
     ("duplicate", "more than one vector"),
+    ("csv", "not a readable .npy matrix (it does not start as numpy.save writes one)"),  # numpy: "load it unsafely"
+    ("empty", "not a readable .npy matrix"),
 ])
 def test_vectors_that_do_not_fit_are_refused_naming_file_and_rows_and_the_old_corpus_stays(source, tmp_path,
                                                                                          damage, says):
@@ -92,6 +94,9 @@ def test_vectors_that_do_not_fit_are_refused_naming_file_and_rows_and_the_old_co
     if damage == "short":
         bad = tmp_path / "bad.npy"
         np.save(bad, v[:-1])
+    elif damage in ("csv", "empty"):
+        bad = tmp_path / "bad.npy"
+        bad.write_text("id,embedding\n1,0.5\n" if damage == "csv" else "")
     else:
         bad = tmp_path / "bad.parquet"
         rows = [list(r) for r in v.astype(np.float64)]
@@ -109,7 +114,7 @@ def test_vectors_that_do_not_fit_are_refused_naming_file_and_rows_and_the_old_co
     with pytest.raises(InputError) as err:
         import_corpus(ImportSpec(input=src, name="c", vectors=bad, overwrite=True), root=root, model_loader=no_model)
     message = str(err.value)
-    assert bad.name in message and says in message
+    assert bad.name in message and says in message and "unsafely" not in message
     if damage in ("nan", "zero"):
         assert "42" in message or "43" in message  # the row (1-based) and its id
         assert repr(frame["id"].iat[42]) in message

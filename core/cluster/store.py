@@ -189,6 +189,8 @@ def load(name: str, stem: str, generation: str | None = None) -> tuple[Clusterin
                else "python -m precompute.cluster")
         raise ClusteringError(f"corpus {name!r} has no clustering {stem!r}; run {how}")
     try:
+        if not zipfile.is_zipfile(path):  # numpy would read it as pickled data, and suggest loading it unsafely
+            raise ValueError("not an .npz archive")
         with np.load(path) as z:
             meta = json.loads(str(z["meta"]))
             if not isinstance(meta, dict):
