@@ -62,6 +62,11 @@ def load(path: Path, what: str, map_location: str = "cpu") -> Any:
     try:
         return torch.load(path, map_location=map_location, weights_only=True)
     except pickle.UnpicklingError as exc:
+        import zipfile
+
+        if not zipfile.is_zipfile(path):  # torch.save writes an archive: any other file (text, a copy cut short)
+            raise DamagedFileError(f"the {what} {path.name} is not a file this tool wrote (no torch archive): "
+                                   "delete it, or train it again") from None
         if "weights only" in str(exc).lower():
             raise UnsafeFileError(
                 f"refused to load the {what} {path.name}: it holds objects other than tensors and plain data, "

@@ -5,6 +5,7 @@ proxy's secret, drafts belong to their owner and browser and are written a step 
 from __future__ import annotations
 
 import io
+import pickle
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -61,6 +62,17 @@ def test_a_planted_checkpoint_is_refused_and_runs_nothing(tmp_path):
     with pytest.raises(safeload.UnsafeFileError, match="state.pt"):
         fit(ClusterContext(x, checkpoint=tmp_path / "ck"), 4)
     assert not marker.exists()
+
+
+def test_a_file_that_is_no_model_is_called_damaged_not_dangerous(tmp_path):
+    """Text or a copy cut short in a model's place was called a file "which could run code when loaded"."""
+    from core import safeload
+
+    for name, data in (("text.pt", b"garbage"), ("empty.pt", b""), ("pickle.pt", pickle.dumps({"a": [1, 2]}))):
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(safeload.DamagedFileError, match=f"the DAC model {name} is") as err:
+            safeload.load(tmp_path / name, "DAC model")
+        assert "run code" not in str(err.value)
 
 
 def test_what_the_tool_saves_loads_back_without_pickle(tmp_path):
