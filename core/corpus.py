@@ -237,8 +237,21 @@ def import_vector_file(data: Path, manifest: dict) -> Path:
 
 def import_vectors(data: Path, manifest: dict) -> np.ndarray:
     """The import's vectors (:func:`import_vector_file`), memory-mapped."""
+    from core.safeload import is_npy
+
     ef = import_vector_file(data, manifest)
-    return vectorstore.codes(ef) if ef.name == vectorstore.FILE else np.load(ef, mmap_mode="r")
+    if ef.name == vectorstore.FILE:
+        return vectorstore.codes(ef)
+    if ef.exists() and ef.stat().st_size and not is_npy(ef):  # numpy: "pickled data ... load it unsafely"
+        raise ValueError("it is not a numpy file (overwritten)")
+    return np.load(ef, mmap_mode="r")
+
+
+def _import_again(manifest: dict) -> str:
+    """What to do about a corpus file that cannot be read: the import again, from the file it came from."""
+    source = (manifest.get("source") or {}).get("path") if isinstance(manifest.get("source"), dict) else None
+    return (f"Import it again{f' from {source}' if source else ''} (on the home page, tick 'Replace an existing "
+            "corpus'; or --overwrite): its saved groups are kept")
 
 
 SERVER_SKIPS = ("text_raw",)  # columns of corpus.parquet that a loaded corpus does not hold
@@ -282,7 +295,7 @@ def load_corpus(name: str, root: Path | None = None, check: bool = True) -> Corp
         mapped = textcolumn.read(data, cf, rows) if "text" in columns else None
         frame = pd.read_parquet(cf, columns=[c for c in columns if c != "text" or mapped is None])
     except Exception as exc:
-        raise CorpusError(f"corpus {name!r}: corpus.parquet cannot be read: {exc}") from None
+        raise CorpusError(f"corpus {name!r}: corpus.parquet cannot be read: {exc}. {_import_again(manifest)}") from None
     if mapped is not None:  # the texts memory-mapped (core/textcolumn.py), in the column's place
         if not len(frame.columns):
             frame = pd.DataFrame(index=pd.RangeIndex(rows))
@@ -290,7 +303,8 @@ def load_corpus(name: str, root: Path | None = None, check: bool = True) -> Corp
     try:
         emb = import_vectors(data, manifest)
     except Exception as exc:
-        raise CorpusError(f"corpus {name!r}: {import_vector_file(data, manifest).name} cannot be read: {exc}") from None
+        raise CorpusError(f"corpus {name!r}: {import_vector_file(data, manifest).name} cannot be read: {exc}. "
+                          f"{_import_again(manifest)}") from None
     if "id" not in frame.columns:
         raise CorpusError(f"corpus {name!r}: corpus.parquet has no 'id' column")
     frame["id"] = frame["id"].astype(str)

@@ -115,6 +115,26 @@ def test_a_corrupt_groups_database_does_not_stop_a_reimport_nor_get_touched(tmp_
     assert c.n == 5 and db.read_bytes() == before  # left for the user to repair, never moved
 
 
+@pytest.mark.parametrize("damage", ["texts cut short", "vectors overwritten", "vectors emptied"])
+def test_a_damaged_corpus_file_says_to_import_it_again_and_that_import_keeps_its_groups(tmp_path, old_corpus, damage):
+    """A corpus.parquet cut short or an embeddings.npy overwritten or emptied is named with what to do (numpy's
+    message suggested loading the file "unsafely"); importing the file again mends it with every group."""
+    from core.corpus import CorpusError
+
+    data = load_corpus("kw", old_corpus).data_folder
+    f = data / ("corpus.parquet" if damage.startswith("texts") else "embeddings.npy")
+    f.write_bytes(f.read_bytes()[:100] if damage == "texts cut short" else
+                  b"" if damage == "vectors emptied" else b"id,vector\n" * 50)
+    with pytest.raises(CorpusError, match=rf"corpus 'kw': {f.name} cannot be read: .*\. Import it again from .*v1\.csv "
+                                          r"\(on the home page, tick 'Replace an existing corpus'; or --overwrite\): "
+                                          r"its saved groups are kept") as err:
+        load_corpus("kw", old_corpus)
+    assert "unsafely" not in str(err.value)
+    c = import_corpus(ImportSpec(input=tmp_path / "v1.csv", name="kw", overwrite=True), root=old_corpus,
+                      model_loader=lambda n, d: fake_model())
+    assert c.n == 3 and groups_of(old_corpus) == {"fruit": 2, "plums": 1}
+
+
 def test_reimport_invalidates_suggests_word_cache(tmp_path, old_corpus):
     """Derived files live in the import's generation: a re-import cannot serve stale words."""
     old = load_corpus("kw", old_corpus)
