@@ -295,7 +295,8 @@ def load_corpus(name: str, root: Path | None = None, check: bool = True) -> Corp
         mapped = textcolumn.read(data, cf, rows) if "text" in columns else None
         frame = pd.read_parquet(cf, columns=[c for c in columns if c != "text" or mapped is None])
     except Exception as exc:
-        raise CorpusError(f"corpus {name!r}: corpus.parquet cannot be read: {exc}. {_import_again(manifest)}") from None
+        raise CorpusError(f"corpus {name!r}: corpus.parquet cannot be read: {exc}. "
+                          f"{_import_again(manifest)}") from None
     if mapped is not None:  # the texts memory-mapped (core/textcolumn.py), in the column's place
         if not len(frame.columns):
             frame = pd.DataFrame(index=pd.RangeIndex(rows))

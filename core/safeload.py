@@ -93,4 +93,3 @@ def is_npy(path: Path) -> bool:
     never loads here, and its message then suggests loading the file unsafely: a user is told what the file is not."""
     with open(path, "rb") as f:
         return f.read(len(NPY_MAGIC)) == NPY_MAGIC
-

@@ -16,11 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
-from core import paths
 from core.cluster import store as clusterings
 from core.cluster.evaluate import column_scores, group_iou
 from core.corpus import load_corpus
-from core.store import GroupStore
+from core.store import open_store
 from precompute._cli import run_main
 
 
@@ -51,25 +50,21 @@ def _labels_file(path: Path) -> np.ndarray:
     (numpy's "contains pickled (object) data" for a CSV, a KeyError for an .npz without 'labels')."""
     import zipfile
 
-    if not path.is_file():
-        raise ValueError(f"{path}: no such file")
     from core.safeload import is_npy
 
+    if not path.is_file():
+        raise ValueError(f"{path}: no such file")
     if not (is_npy(path) or zipfile.is_zipfile(path)):  # numpy read a CSV as pickled data
         raise ValueError(f"{path}: not a .npy or .npz file of cluster labels (numpy.save or numpy.savez writes one)")
     try:
         data = np.load(path, allow_pickle=False)
-        if isinstance(data, np.lib.npyio.NpzFile):
-            if "labels" not in data.files:
-                raise ValueError(f"{path}: no array 'labels' in it (it holds: {', '.join(data.files) or 'none'})")
+        if not isinstance(data, np.lib.npyio.NpzFile):
+            return data
+        if "labels" in data.files:
             return data["labels"]
-        return data
-    except (OSError, EOFError, zipfile.BadZipFile) as exc:
+    except (OSError, EOFError, ValueError, zipfile.BadZipFile) as exc:
         raise ValueError(f"{path}: not a .npy or .npz file of cluster labels ({exc})") from None
-    except ValueError as exc:
-        if str(exc).startswith(str(path)):
-            raise
-        raise ValueError(f"{path}: not a .npy or .npz file of cluster labels ({exc})") from None
+    raise ValueError(f"{path}: no array 'labels' in it (it holds: {', '.join(data.files) or 'none'})")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -91,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         # the Topics page's scores, over every row: empty cells are no class, the classes coded as integers
         out.update(column_scores(corpus.frame[a.labels_column], clusters))
     else:
-        store = GroupStore(paths.groups_db(a.corpus))
+        store = open_store(a.corpus)  # PostgreSQL where SEMANNO_DB names it
         groups = {name: corpus.rows_of(store.load(name).included) for name in store.names()}
         out.update(group_iou(groups, clusters))
     print(json.dumps(out, indent=2))

@@ -7,10 +7,9 @@ import logging
 import sys
 from pathlib import Path
 
-from core import paths
 from core.corpus import load_corpus
 from core.export import FORMATS, group_frame, to_bytes, write
-from core.store import GroupNotFound, GroupStore
+from core.store import GroupNotFound, open_store
 from precompute._cli import run_main, whole
 
 log = logging.getLogger(__name__)
@@ -27,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     fmt = out_format(a.out, a.format)
     corpus = load_corpus(a.corpus)
-    groups = GroupStore(paths.groups_db(a.corpus))
+    groups = open_store(a.corpus)  # PostgreSQL where SEMANNO_DB names it (a team's groups)
     try:
         group = groups.load(a.group, a.version)
     except GroupNotFound:

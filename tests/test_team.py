@@ -375,6 +375,42 @@ def test_with_postgresql_down_the_page_says_so_keeps_the_group_and_saves_after_t
     assert sorted(exc) == sorted(saved.excluded), "and in the events, written once the database was back"
 
 
+def test_the_jobs_read_a_teams_groups_from_postgresql(tweets, pg_server, monkeypatch, tmp_path, capsys):
+    """With SEMANNO_DB naming PostgreSQL, the export and evaluate jobs and DAC's groups stage read the groups there;
+    they read the corpus's SQLite file instead (the export said "has no group", DAC "needs two saved groups")."""
+    import uuid
+
+    import numpy as np
+
+    from core.cluster.dac import stages
+    from core.corpus import load_corpus
+    from core.db import PostgreSQL
+    from precompute import evaluate, export
+    from precompute._cli import run_main
+
+    monkeypatch.setenv("SEMANNO_DB", pg_server.dsn)
+    corpus = load_corpus("tweets")
+    ids = corpus.frame["id"].tolist()
+    store = GroupStore(PostgreSQL(pg_server.dsn), corpus="tweets")
+    names = [f"team {uuid.uuid4().hex[:6]}", f"team {uuid.uuid4().hex[:6]}"]  # the session's server is shared
+    store.save(names[0], ids[:5], ids[5:7])
+    store.save(names[1], ids[10:14], [])
+    assert run_main(export.main, ["--corpus", "tweets", "--group", names[0], "--out", str(tmp_path / "g.csv")]) == 0
+    import pandas as pd
+
+    assert sorted(pd.read_csv(tmp_path / "g.csv", dtype=str)["id"]) == sorted(ids[:7])
+    labels = stages.corpus_labels(corpus, "groups")
+    assert {tuple(np.flatnonzero(labels == c)) for c in set(labels[labels >= 0].tolist())} >= {
+        tuple(corpus.rows_of(ids[:5]).tolist()), tuple(corpus.rows_of(ids[10:14]).tolist())}
+    np.save(tmp_path / "c.npy", np.arange(corpus.n) % 4)
+    capsys.readouterr()
+    assert run_main(evaluate.main, ["--corpus", "tweets", "--clusters", str(tmp_path / "c.npy"), "--groups"]) == 0
+    import json
+
+    scored = json.loads(capsys.readouterr().out)["groups"]
+    assert scored[names[0]]["group_size"] == 5 and scored[names[1]]["group_size"] == 4
+
+
 def test_a_decision_made_while_postgresql_is_down_is_kept_in_the_tab_and_written_after_the_restart(
         tweets, pg_server, monkeypatch):
     """The adjudicator decides while the database is down: the page says so (no traceback) and the decision

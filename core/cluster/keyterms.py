@@ -418,8 +418,6 @@ def lemmatised(texts: Sequence[str], lem: Lemmatiser) -> tuple[list[list[str]], 
     return docs, forms
 
 
-# Long (~55 lines): both rankings over one count matrix, per cluster; the parts that stand alone
-# (lemmatised, count_matrix, merge_unknown) are functions of their own.
 def check_options(lang: str = "auto", top: int = 10, min_count: int = 10, frequent: int = 300) -> None:
     """ValueError naming a key-lemma option no list can be made with, before any work: a language simplemma has
     no dictionary of (``--lang xx`` stopped a clustering only once it was made), no lemma per cluster (``--top 0``;
@@ -436,6 +434,8 @@ def check_options(lang: str = "auto", top: int = 10, min_count: int = 10, freque
             raise ValueError(f"key lemmas: --{name} must be at least {lowest}, got {value}")
 
 
+# Long (~55 lines): both rankings over one count matrix, per cluster; the parts that stand alone
+# (lemmatised, count_matrix, merge_unknown) are functions of their own.
 def key_terms(texts: Sequence[str], labels: np.ndarray, lang: str = "auto", top: int = 10,
               min_count: int = 10, frequent: int = 300, stop_top: int = 100, seed: int = 0,
               stop_words: bool = True, min_texts: int = MIN_TEXTS, concentrated: float = CONCENTRATED,

@@ -91,10 +91,9 @@ def corpus_labels(corpus, stage: str, *, clustering: str | None = None, label_co
             cols = ", ".join(c for c in corpus.frame.columns if c not in ("id", "text"))
             raise ValueError(f"corpus {corpus.name!r} has no column {label_column!r} (it has: {cols or 'none'})")
         return classes_of_column(corpus.frame[label_column], corpus.name)
-    from core import paths
-    from core.store import GroupStore
+    from core.store import open_store
 
-    db = GroupStore(paths.groups_db(corpus.name, corpus.folder.parent))
+    db = open_store(corpus.name, corpus.folder.parent)  # PostgreSQL where SEMANNO_DB names it
     groups = {g: corpus.rows_of(db.load(g).included) for g in db.names()}
     if sum(len(r) >= 2 for r in groups.values()) < 2:
         raise ValueError(f"stage groups needs at least two saved groups with two or more texts each in {corpus.name!r}")
