@@ -63,7 +63,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--indexes", choices=["auto", "on", "off"], default="auto",
                    help="build the keyword index (word postings and folded texts) and Suggest's word matrix now; 'auto': "
                         "from 1,000,000 rows (smaller corpora search in memory and build words on first use)")
-    return p.parse_args(argv)
+    a = p.parse_args(argv)
+    if any(not m.strip() for m in a.models or []):  # embedded with the default, recorded as '' in the manifest
+        p.error("--model: name a model (auto, default, multilingual-e5-small, or a sentence-transformers name or path)")
+    return a
 
 
 def main(argv: list[str] | None = None) -> int:

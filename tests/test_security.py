@@ -468,6 +468,7 @@ def test_cluster_labels_brought_to_evaluate_are_checked_and_named(tweets, tmp_pa
     ("embed", ["--chunk-size", "0"], "--chunk-size: must be at least 1, got 0"),  # "range() arg 3 must not be zero"
     ("embed", ["--seed", "-1"], "--seed: must be at least 0, got -1"),
     ("cluster", ["--seed", "-1"], "--seed: must be at least 0, got -1"),  # "expected non-negative integer"
+    ("embed", ["--model", " "], "--model: name a model"),  # embedded with the default, recorded as ' '
 ])
 def test_job_options_no_run_can_use_are_named_by_argparse(capsys, job, args, says):
     import importlib
