@@ -71,6 +71,7 @@ def _discriminants(xs: list):
 
 
 TOPICS = 20  # pseudo-classes of the corpus map (bench/RESULTS.md, "The Scatter page before any group")
+MAP_FROM = 6  # texts a map of the corpus's topics needs (K-Means into at least 3 topics, two texts each)
 TOPIC_SAMPLE = 20_000  # rows they are found on: the map's fit costs the same at 10M texts as at 20k
 
 
@@ -95,8 +96,8 @@ def topic_map(x: np.ndarray, k: int = TOPICS, sample: int = TOPIC_SAMPLE, seed: 
     from core.cluster.kmeans import kmeans
 
     n = len(x)
-    if n < 6:
-        raise ValueError(f"a map of the corpus needs at least 6 texts, got {n}")
+    if n < MAP_FROM:
+        raise ValueError(f"a map of the corpus needs at least {MAP_FROM} texts, got {n}")
     rng = np.random.default_rng(seed)
     rows = np.sort(rng.choice(n, min(n, sample), replace=False))
     fitted = np.asarray(vectorstore.take(x, rows), dtype=np.float32)

@@ -41,6 +41,10 @@ def undo_buttons(where) -> None:
     where.button("Redo", disabled=not session.undone, key="sc_redo", on_click=on_undo, args=(True,))
 
 
+if view == "topics" and corpus.n < projection.MAP_FROM:
+    st.info(f"A map of the corpus's topics needs at least {projection.MAP_FROM} texts; this corpus has {corpus.n:,}. "
+            "Set the group apart instead (above; it needs an included text).")
+    st.stop()
 if view == "group" and len(inc) < 1:
     st.info(f"The scatter needs at least 1 included text in the group being built (now none, {len(exc):,} excluded). "
             "Build the group on the Annotate page: a keyword search brings its hits in as included. Or look at "

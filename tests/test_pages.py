@@ -1383,3 +1383,25 @@ def test_every_input_widget_of_the_pages_is_kept_or_named_as_starting_afresh():
     assert not unnamed, "not kept across pages (draw it through picker.kept, or say why in NOT_KEPT): " \
         + ", ".join(unnamed)
     assert not set(NOT_KEPT) - found, f"named in NOT_KEPT but no longer drawn: {sorted(set(NOT_KEPT) - found)}"
+
+
+def test_a_corpus_of_two_texts_gets_a_message_on_the_scatters_map_and_a_group_scatter(tmp_path, monkeypatch, model):
+    """The Scatter page opens on the corpus's topics where nothing is included: below six texts the map (K-Means
+    into at least three topics) raised "a map of the corpus needs at least 6 texts" as a traceback."""
+    from core.corpus import ImportSpec, import_corpus
+
+    src = tmp_path / "two.csv"
+    pd.DataFrame({"id": ["1", "2"], "text": ["hello world", "flood in the city"]}).to_csv(src, index=False)
+    import_corpus(ImportSpec(input=src, name="two"), root=tmp_path / "d", model_loader=lambda n, d: model)
+    monkeypatch.setenv("SEMANNO_DATA", str(tmp_path / "d"))
+    at = app("pages/1_Annotate.py").run()
+    at.text_input(key="kw_query").set_value("flood")
+    at.button(key="FormSubmitter:kw_form-Search (KW)").click().run()
+    sc = app("pages/3_Scatter.py")
+    sc.session_state["session"] = at.session_state["session"]
+    sc.session_state["sc_view"] = "topics"
+    sc.run()
+    assert not sc.exception and any("needs at least 6 texts; this corpus has 2" in i.value for i in sc.info)
+    sc.session_state["sc_view"] = "group"
+    sc.run()  # the group's discriminant: drawn for two texts
+    assert not sc.exception and len(sc.get("plotly_chart")) == 1
