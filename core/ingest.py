@@ -1174,6 +1174,9 @@ def validate(frame: pd.DataFrame, source: str, columns: Columns = Columns(),
     _rounded_conversations(result, report)
     _leave_out_nested(result, report, frame.attrs.get("left_out", ()))
     if result.empty:
-        raise InputError(f"{source}: no rows left after validation ({'; '.join(report.notes)})")
+        why = [*report.notes,
+               *([f"left out {report.bad_dates_dropped:,} rows whose date in column {cols['date']!r} could not be "
+                  "read, as bad dates = drop asks"] if report.bad_dates_dropped else [])]
+        raise InputError(f"{source}: no rows left after validation: {'; '.join(why) or 'the file has no data rows'}")
     report.rows_kept = len(result)
     return result, report

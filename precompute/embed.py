@@ -66,6 +66,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     a = p.parse_args(argv)
     if any(not m.strip() for m in a.models or []):  # embedded with the default, recorded as '' in the manifest
         p.error("--model: name a model (auto, default, multilingual-e5-small, or a sentence-transformers name or path)")
+    if a.vectors is None and (a.vectors_model or a.vectors_column != "embedding"):  # was silently ignored
+        p.error("--vectors-model and --vectors-column describe the file given with --vectors, and there is none")
     return a
 
 

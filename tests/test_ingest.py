@@ -1023,6 +1023,13 @@ def test_bad_dates_error_drop_null(tmp_path):
     frame, report = load(p, options=Options(bad_dates="null"))
     assert len(frame) == 4 and frame["date"].isna().sum() == 3 and report.bad_dates_nulled == 2
     assert frame["date"][0] == pd.Timestamp("2021-01-02")
+    # every row dropped for its date: the message says so (it read "no rows left after validation ()")
+    every = write(tmp_path, "w.csv", "id,text,date\n1,a,soon\n2,b,later\n")
+    with pytest.raises(InputError, match=r"w\.csv: no rows left after validation: left out 2 rows whose date in "
+                                         r"column 'date' could not be read, as bad dates = drop asks"):
+        load(every, options=Options(bad_dates="drop"))
+    with pytest.raises(InputError, match=r"no rows left after validation: dropped 2 empty texts \(rows 1, 2\)"):
+        load(write(tmp_path, "blank.csv", 'id,text\n1,"  "\n2,\n'))
 
 
 def test_dates_written_day_first_are_not_read_month_first(tmp_path):

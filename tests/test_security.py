@@ -469,6 +469,7 @@ def test_cluster_labels_brought_to_evaluate_are_checked_and_named(tweets, tmp_pa
     ("embed", ["--seed", "-1"], "--seed: must be at least 0, got -1"),
     ("cluster", ["--seed", "-1"], "--seed: must be at least 0, got -1"),  # "expected non-negative integer"
     ("embed", ["--model", " "], "--model: name a model"),  # embedded with the default, recorded as ' '
+    ("embed", ["--vectors-model", "m"], "describe the file given with --vectors, and there is none"),  # ignored
 ])
 def test_job_options_no_run_can_use_are_named_by_argparse(capsys, job, args, says):
     import importlib
