@@ -64,6 +64,7 @@ def test_a_planted_checkpoint_is_refused_and_runs_nothing(tmp_path):
     assert not marker.exists()
 
 
+@pytest.mark.filterwarnings("ignore:Detected pickle protocol")  # torch's, for the plain pickle this test plants
 def test_a_file_that_is_no_model_is_called_damaged_not_dangerous(tmp_path):
     """Text or a copy cut short in a model's place was called a file "which could run code when loaded"."""
     from core import safeload
