@@ -13,6 +13,8 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from core.safeload import load_npy
+
 log = logging.getLogger(__name__)
 
 
@@ -61,11 +63,11 @@ def kept_codes(path: Path, n: int, compute: Callable[[], np.ndarray], what: str,
             pass
     if path.exists():
         try:
-            codes = np.load(path, mmap_mode="r")
+            codes = load_npy(path, mmap_mode="r")
             if codes.shape == (n,) and codes.dtype == np.int32:
                 return np.asarray(codes)
             log.warning("%s: %s rows for %s texts; %s computed again", path, codes.shape, n, what)
-        except (OSError, ValueError, EOFError) as exc:  # EOFError: an empty file
+        except (OSError, ValueError) as exc:
             log.warning("%s cannot be read (%s); %s computed again", path, exc, what)
     codes = np.asarray(compute(), dtype=np.int32)
     try:

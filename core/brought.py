@@ -49,12 +49,10 @@ def probe(path: str | Path, label: str | None = None, column: str = VECTOR_COLUM
         raise InputError(f"{label}: no such file (the vectors to bring)")
     suffix = path.suffix.lower()
     if suffix == ".npy":
-        from core.safeload import is_npy
+        from core.safeload import load_npy
 
         try:
-            if not is_npy(path):
-                raise ValueError("it does not start as numpy.save writes one")
-            x = np.load(path, mmap_mode="r")
+            x = load_npy(path, mmap_mode="r")
         except Exception as exc:
             raise InputError(f"{label}: not a readable .npy matrix ({exc})") from None
         if x.ndim != 2 or x.shape[1] < 2:

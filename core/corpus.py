@@ -237,14 +237,10 @@ def import_vector_file(data: Path, manifest: dict) -> Path:
 
 def import_vectors(data: Path, manifest: dict) -> np.ndarray:
     """The import's vectors (:func:`import_vector_file`), memory-mapped."""
-    from core.safeload import is_npy
+    from core.safeload import load_npy
 
     ef = import_vector_file(data, manifest)
-    if ef.name == vectorstore.FILE:
-        return vectorstore.codes(ef)
-    if ef.exists() and ef.stat().st_size and not is_npy(ef):  # numpy: "pickled data ... load it unsafely"
-        raise ValueError("it is not a numpy file (overwritten)")
-    return np.load(ef, mmap_mode="r")
+    return vectorstore.codes(ef) if ef.name == vectorstore.FILE else load_npy(ef, mmap_mode="r")
 
 
 def _import_again(manifest: dict) -> str:

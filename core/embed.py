@@ -17,6 +17,7 @@ import numpy as np
 
 from core.atomic import atomic_path, save_npy
 from core.progress import Progress  # progress(rows_done, rows_total, info): see embed_model_chunked
+from core.safeload import load_npy
 
 log = logging.getLogger(__name__)
 PIPELINED_MIN_BATCH = 256  # texts a GPU batch at least: the CLI's default 32 suits 2 CPU cores, not a GPU
@@ -210,8 +211,8 @@ class ChunkPlan:
     def saved(self, i: int, rows: int) -> np.ndarray | None:
         """Chunk ``i`` as a killed run left it, or None when absent, short or corrupt (then recomputed)."""
         try:
-            a = np.load(self.file(i), mmap_mode="r")
-        except (OSError, ValueError, EOFError):  # EOFError: a chunk file left empty
+            a = load_npy(self.file(i), mmap_mode="r")
+        except (OSError, ValueError):
             if not self._done(i).exists() or self._one_file() is None:
                 return None
             _, start, stop = self.spans[i]

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from core import paths, vectorstore
+from core.safeload import load_npy
 
 IMPORT = "import"
 FLOAT32 = "vectors.npy"
@@ -96,8 +97,8 @@ def load_vectors(corpus, name: str) -> np.ndarray:
                                 f"(it has: {', '.join(sets)})")
     path = _vector_file(sets[name].path)
     try:
-        x = vectorstore.codes(path) if path.name == vectorstore.FILE else np.load(path, mmap_mode="r")
-    except (OSError, ValueError, EOFError) as exc:  # EOFError: an empty file
+        x = vectorstore.codes(path) if path.name == vectorstore.FILE else load_npy(path, mmap_mode="r")
+    except (OSError, ValueError) as exc:
         raise EmbeddingSetError(f"embedding set {name!r}: {path.name} is not a readable embedding matrix "
                                 f"({exc.__class__.__name__}); compute the set again") from None
     if x.ndim != 2 or len(x) != corpus.n:

@@ -28,6 +28,7 @@ import pandas as pd
 from core.embed import IN_MEMORY, NoRoom, l2_normalise, load_model, need_room, room_to_embed
 from core.ingest import QUOTED
 from core.progress import Progress
+from core.safeload import load_npy
 
 SET = "quotes"
 WEIGHT = 1.0  # what it quotes weighs as much as the quote's own words (bench/quote_vectors.py)
@@ -153,8 +154,8 @@ def _kept_before(corpus) -> tuple[np.ndarray, np.ndarray] | None:
         meta = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
         if not isinstance(meta, dict) or meta.get("quoted_by") != _models_of(corpus):
             return None
-        keys, vectors = np.load(d / KEYS, mmap_mode="r"), np.load(d / KEPT, mmap_mode="r")
-    except (OSError, ValueError, EOFError, RecursionError):  # none, or damaged: every quoted tweet is embedded
+        keys, vectors = load_npy(d / KEYS, mmap_mode="r"), load_npy(d / KEPT, mmap_mode="r")
+    except (OSError, ValueError, RecursionError):  # none, or damaged: every quoted tweet is embedded
         return None
     ok = keys.ndim == 1 and vectors.ndim == 2 and len(keys) == len(vectors) and vectors.shape[1] == corpus.dim
     return (keys, vectors) if ok else None

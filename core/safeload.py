@@ -93,3 +93,16 @@ def is_npy(path: Path) -> bool:
     never loads here, and its message then suggests loading the file unsafely: a user is told what the file is not."""
     with open(path, "rb") as f:
         return f.read(len(NPY_MAGIC)) == NPY_MAGIC
+
+
+def load_npy(path: Path, mmap_mode: str | None = None) -> np.ndarray:
+    """``numpy.load`` of a .npy file the project or a user wrote, with every way it cannot be read a ValueError (or
+    an OSError), as the callers catch: a file that numpy.save did not write (numpy took it for pickled data and
+    advised loading it "unsafely"), and an empty one (numpy's EOFError, "No data left in file", which got past every
+    ``except (OSError, ValueError)``: an empty sketch stopped the Scatter page)."""
+    if Path(path).stat().st_size and not is_npy(path):
+        raise ValueError("it does not start as numpy.save writes one")
+    try:
+        return np.load(path, mmap_mode=mmap_mode)
+    except EOFError as exc:
+        raise ValueError(str(exc)) from None

@@ -28,6 +28,7 @@ import numpy as np
 from core import vectorstore
 from core.atomic import atomic_path, save_json
 from core.projection import project
+from core.safeload import load_npy
 
 FILE, META = "sketch.npy", "sketch.json"
 DIM = 32  # columns: the quality bench's choice (bench/RESULTS.md)
@@ -94,10 +95,10 @@ def load(folder: Path, rows: int) -> tuple[np.ndarray, dict] | None:
         return None
     try:
         meta = json.loads(m.read_text(encoding="utf-8"))
-        x = np.load(f, mmap_mode="r")
+        x = load_npy(f, mmap_mode="r")
     except FileNotFoundError as exc:
         raise SketchError(f"{exc.filename}: missing (the sketch's other file is there)") from None
-    except (OSError, ValueError, EOFError) as exc:  # EOFError: an empty file (numpy's "No data left in file")
+    except (OSError, ValueError) as exc:
         raise SketchError(f"{f} or {m}: unreadable ({exc})") from None
     if not isinstance(meta, dict) or x.ndim != 2 or x.dtype != np.float16:
         raise SketchError(f"{f}: not a float16 matrix with its sketch.json")

@@ -54,7 +54,6 @@ def cluster_corpus(corpus: Corpus, method_name: str, k: int | None, *, seed: int
 
 def terms(corpus: Corpus, stem: str, lang: str = "auto", labels=None, **options) -> None:
     """Key lemmas of a stored clustering (``labels``: its labels when already in hand)."""
-    check_options(lang, **{k: v for k, v in options.items() if k in ("top", "min_count", "frequent")})
     labels = store.labels_for(corpus, stem) if labels is None else labels
     if lang == "auto":
         lang = languages.of_corpus(corpus)

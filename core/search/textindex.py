@@ -30,6 +30,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 import numpy as np
 
 from core.rows import in_sorted, unique_rows
+from core.safeload import load_npy
 
 log = logging.getLogger(__name__)
 
@@ -628,9 +629,9 @@ class TextIndex:
                 return None
             try:
                 vocab = vocab_f.read_text(encoding="utf-8")
-                ends, starts = np.load(ends_f), np.load(starts_f)
-                rows = np.load(rows_f, mmap_mode="r")
-            except (OSError, ValueError, EOFError):  # EOFError: an empty file
+                ends, starts = load_npy(ends_f), load_npy(starts_f)
+                rows = load_npy(rows_f, mmap_mode="r")
+            except (OSError, ValueError):
                 return None
             whole = len(starts) == len(ends) + 1 and int(starts[-1]) == len(rows) \
                 and (not len(ends) or int(ends[-1]) == len(vocab) - 1)
