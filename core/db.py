@@ -12,12 +12,14 @@ from __future__ import annotations
 import re
 import sqlite3
 import threading
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 SCHEMA_VERSION = 6
 DB_VARIABLE = "SEMANNO_DB"
+BACKUP_CHECK_S = 60.0  # how often a SQLite file's backups are looked at after writes (core/backup.py)
 
 # {id}: the identity primary key of the dialect; {big}: a 64-bit integer
 TABLES = """
@@ -80,6 +82,25 @@ class DatabaseError(RuntimeError):
     password."""
 
 
+class DamagedFile(DatabaseError):
+    """A corpus's groups file that cannot be used as it is: damaged (cut short, overwritten), or emptied or
+    missing while backups of it are kept (core/backup.py). ``newest``: its newest backup, or None. The
+    message says how to put that back; nothing is written to the file."""
+
+    def __init__(self, path: Path, why: str, newest=None, state: str = "damaged"):
+        self.path, self.newest, self.state = Path(path), newest, state
+        if newest is None:
+            text = (f"{path} is damaged ({why}); nothing was written to it. Restore it from a backup, or rename it "
+                    "to start again with an empty one")
+        else:
+            what = f"is damaged ({why}); nothing was written to it" if state == "damaged" else \
+                f"is {state}, but backups of it are kept"
+            text = (f"{path} {what}. Its newest backup is {newest.path.parent.name}/{newest.line()}: put it back with "
+                    f"python -m precompute.store restore --corpus {self.path.parent.name} (the file it replaces is "
+                    "kept beside it), or move the file and its backups folder away to start again with no groups")
+        super().__init__(text)
+
+
 def safe_target(dsn: str) -> str:
     """A PostgreSQL address without its password: ``user@host:port/db``."""
     from urllib.parse import urlsplit
@@ -136,10 +157,12 @@ class SQLite(Backend):
 
     dialect = "sqlite"
     ids = {"id": "INTEGER PRIMARY KEY", "big": "INTEGER"}
+    _backup_checked: dict[str, float] = {}
 
     def __init__(self, path: str | Path, timeout_s: float = 30.0):
         self.path, self.timeout_s = Path(path), timeout_s
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._refuse_lost()
         with self._damage_named():
             con = self._connect()
             try:
@@ -148,17 +171,49 @@ class SQLite(Backend):
             finally:
                 con.close()
 
+    def _refuse_lost(self) -> None:
+        """A groups file emptied or deleted while backups of it are kept is not started afresh (which would
+        show no groups, and soon replace the backups with copies of nothing): DamagedFile says how to put the
+        newest back. Without backups an absent file is a new corpus's."""
+        from core import backup
+
+        try:
+            size = self.path.stat().st_size
+        except FileNotFoundError:
+            size = None
+        wal = Path(f"{self.path}-wal")
+        if size or (wal.exists() and wal.stat().st_size):
+            return
+        kept = backup.copies(self.path)
+        if kept:
+            raise DamagedFile(self.path, "", kept[0], state="missing" if size is None else "empty")
+
     @contextmanager
     def _damage_named(self) -> Iterator[None]:
         """A damaged file (cut short, overwritten: "file is not a database", "database disk image is malformed")
-        as a DatabaseError naming it, which the pages show instead of a traceback; the file is never touched."""
+        as a DamagedFile naming it and its newest backup, which the pages show instead of a traceback; the file
+        is never touched."""
         try:
             yield
         except sqlite3.DatabaseError as exc:
             if not any(why in str(exc) for why in ("not a database", "malformed", "corrupt")):
                 raise
-            raise DatabaseError(f"{self.path} is damaged ({exc}); nothing was written to it. Restore it from a "
-                                "backup, or rename it to start again with an empty one") from exc
+            from core import backup
+
+            kept = backup.copies(self.path)
+            raise DamagedFile(self.path, str(exc), kept[0] if kept else None) from exc
+
+    def _after_write(self) -> None:
+        """A backup of the file when one is due (core/backup.py); looked for at most every BACKUP_CHECK_S per
+        file in this process, so a write costs no more than a clock read otherwise."""
+        from core import backup
+
+        now = time.monotonic()
+        key = str(self.path)
+        if now < SQLite._backup_checked.get(key, -1e18) + BACKUP_CHECK_S:
+            return
+        SQLite._backup_checked[key] = now
+        backup.after_write(self.path)
 
     def _connect(self) -> sqlite3.Connection:
         con = sqlite3.connect(self.path, timeout=self.timeout_s, isolation_level=None)
@@ -180,6 +235,7 @@ class SQLite(Backend):
                 raise
             finally:
                 con.close()
+        self._after_write()
 
     @contextmanager
     def read(self) -> Iterator[Runner]:

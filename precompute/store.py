@@ -3,20 +3,30 @@ server keeps them.
 
     python -m precompute.store migrate --corpus NAME --to postgresql://USER@HOST:PORT/DB
     python -m precompute.store where --corpus NAME
+    python -m precompute.store backups --corpus NAME
+    python -m precompute.store restore --corpus NAME [--backup FILE] [--yes]
 
 ``migrate`` copies groups, every version with its labels, drafts, the journal of label events, topics and
 assignments in one transaction, then checks every version's labels on both sides (checksums). Run
 again, it copies only what is missing; nothing is ever deleted from the SQLite file. Afterwards start
 the app with ``SEMANNO_DB`` set to the same address.
+
+``backups`` lists the copies of a corpus's SQLite groups file that the app keeps (core/backup.py: one after
+a write when the newest is half an hour old, the newest eight kept), with the saved groups in each.
+``restore`` puts one back (the newest unless ``--backup`` names another): the file it replaces is moved
+aside to ``groups.sqlite.replaced-TIME``, never deleted. A file that still reads and holds saved groups is
+replaced only with ``--yes``.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import sqlite3
 import sys
+from pathlib import Path
 
-from core import paths
+from core import backup, paths
 from core.db import PostgreSQL, configured_dsn, safe_target
 from core.migrate import migrate
 from core.store import GroupStore
@@ -34,7 +44,64 @@ def parser() -> argparse.ArgumentParser:
     m.add_argument("--to", required=True, help="postgresql://USER@HOST:PORT/DB")
     w = sub.add_parser("where", help="say where this server keeps a corpus's groups (SEMANNO_DB or SQLite)")
     w.add_argument("--corpus", required=True)
+    b = sub.add_parser("backups", help="list the backups of a corpus's groups file, newest first")
+    b.add_argument("--corpus", required=True)
+    r = sub.add_parser("restore", help="put a backup of a corpus's groups file back (the file replaced is kept)")
+    r.add_argument("--corpus", required=True)
+    r.add_argument("--backup", type=Path, help="the backup to put back (a file of `backups`; the newest if not given)")
+    r.add_argument("--yes", action="store_true", help="replace a groups file that still reads and holds groups")
     return p
+
+
+def _groups_in(db: Path) -> str:
+    """"N saved groups", or why the file cannot be read."""
+    try:
+        return f"{backup.count_groups(db)} saved groups"
+    except (sqlite3.Error, OSError) as exc:
+        return f"unreadable ({exc})"
+
+
+def list_backups(name: str) -> int:
+    db = paths.groups_db(name)
+    kept = backup.copies(db)
+    if not kept:
+        print(f"no backups of {db} (in {backup.folder(db)})")
+        return 0
+    print(f"backups of {db}, newest first:")
+    for c in kept:
+        print(f"  {c.path}  {c.line()}  {_groups_in(c.path)}")
+    return 0
+
+
+def restore(name: str, chosen: Path | None, yes: bool) -> int:
+    db = paths.groups_db(name)
+    if chosen is None:
+        kept = backup.copies(db)
+        if not kept:
+            raise ValueError(f"no backups of {db} in {backup.folder(db)}")
+        chosen = kept[0].path
+    elif not chosen.is_file() and (backup.folder(db) / chosen).is_file():
+        chosen = backup.folder(db) / chosen  # a name as `backups` lists it
+    if not chosen.is_file():
+        raise ValueError(f"--backup {chosen}: no such file (python -m precompute.store backups --corpus {name} "
+                         "lists them)")
+    try:
+        n = backup.count_groups(chosen)
+    except sqlite3.Error as exc:
+        raise ValueError(f"--backup {chosen}: not a groups file that can be read ({exc})") from None
+    if db.exists() and db.stat().st_size and not yes:
+        try:
+            live = backup.count_groups(db)
+        except sqlite3.Error:
+            live = 0  # damaged: what restore is for
+        if live:
+            raise ValueError(f"{db} still reads and holds {live} saved groups; put back {chosen.name} ({n} saved "
+                             "groups) over it with --yes (the file is kept beside it)")
+    aside = backup.restore(db, chosen)
+    GroupStore(db)  # opens it as the app does (WAL mode, the schema brought up to date)
+    log.info("put back %s (%d saved groups) as %s%s", chosen, n, db,
+             f"; the file it replaced is kept as {aside}" if aside else "")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -44,6 +111,12 @@ def main(argv: list[str] | None = None) -> int:
         dsn = configured_dsn()
         print(f"PostgreSQL at {safe_target(dsn)}" if dsn else f"SQLite file {paths.groups_db(name)}")
         return 0
+    if a.command in ("backups", "restore"):
+        if configured_dsn():
+            raise ValueError(f"SEMANNO_DB names PostgreSQL ({safe_target(configured_dsn())}): its groups are backed "
+                             "up and restored by the server's own tools (pg_dump, pg_restore); these backups are of "
+                             "a corpus's SQLite file")
+        return list_backups(name) if a.command == "backups" else restore(name, a.backup, a.yes)
     db = paths.groups_db(name)
     if not db.exists():
         raise ValueError(f"corpus {name!r} has no groups file ({db.name}) to migrate")

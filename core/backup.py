@@ -1,0 +1,184 @@
+"""Copies of a corpus's groups file (SQLite) kept beside it, so that a file damaged on disk (cut short,
+overwritten, emptied) costs at most the work since its newest copy, not every saved group.
+
+After a write, when the newest copy is older than ``EVERY_S``, the store takes one with SQLite's online
+backup (a consistent snapshot, the write-ahead log included, while others go on writing), checks it
+(``PRAGMA quick_check``), and renames it into ``backups/groups-YYYYMMDDTHHMMSSZ.sqlite`` (atomic). The
+newest ``KEEP`` copies are kept. A copy that cannot be taken (no room, a read-only folder) is logged and
+never fails the save. ``restore`` puts a copy back and keeps the file it replaces.
+
+PostgreSQL (a team's store) is backed up by its server's own tools (``pg_dump``), not here.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import shutil
+import sqlite3
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+EVERY_S = 30 * 60  # a new copy after a write, when the newest is older than this
+KEEP = 8  # copies kept (at least EVERY_S apart: four hours of work and more)
+FOLDER = "backups"
+_STAMP = "%Y%m%dT%H%M%SZ"
+
+
+@dataclass(frozen=True)
+class Copy:
+    path: Path
+    made: datetime  # UTC, from the name
+    size: int
+
+    def line(self) -> str:
+        return f"{self.path.name} ({self.made:%Y-%m-%d %H:%M} UTC, {self.size / 1e6:.1f} MB)"
+
+
+def folder(db: Path) -> Path:
+    return Path(db).parent / FOLDER
+
+
+def copies(db: Path) -> list[Copy]:
+    """The copies of ``db``, newest first (named by the time they were taken)."""
+    where, stem = folder(db), Path(db).stem
+    if not where.is_dir():
+        return []
+    out = []
+    for p in where.glob(f"{stem}-*.sqlite"):
+        try:
+            made = datetime.strptime(p.stem[len(stem) + 1:], _STAMP).replace(tzinfo=timezone.utc)
+            out.append(Copy(p, made, p.stat().st_size))
+        except (ValueError, OSError):
+            continue  # not one of ours, or gone meanwhile
+    return sorted(out, key=lambda c: c.made, reverse=True)
+
+
+def due(db: Path, every_s: float, now: float | None = None) -> bool:
+    newest = copies(db)
+    return not newest or (now or time.time()) - newest[0].made.timestamp() >= every_s
+
+
+def take(db: Path, keep: int | None = None, now: float | None = None) -> Path:
+    """A checked copy of ``db`` in its backups folder (returned); the oldest beyond ``keep`` removed.
+    OSError when there is no room for it (the file's size twice over is asked for), sqlite3.Error when the
+    file cannot be read or the copy does not check out (the copy is then removed, the older ones kept)."""
+    db = Path(db)
+    where = folder(db)
+    where.mkdir(exist_ok=True)
+    size = db.stat().st_size + _wal_size(db)
+    free = shutil.disk_usage(where).free
+    if free < 2 * size + 50e6:
+        raise OSError(f"no room for a copy of {db.name} ({size / 1e6:.0f} MB; {free / 1e6:.0f} MB free)")
+    made = datetime.fromtimestamp(now or time.time(), timezone.utc)
+    final = where / f"{db.stem}-{made.strftime(_STAMP)}.sqlite"
+    tmp = where / f".{final.name}.{os.getpid()}-{secrets.token_hex(3)}.part"  # two processes may copy at once
+    try:
+        _copy(db, tmp)
+        os.replace(tmp, final)
+    finally:
+        tmp.unlink(missing_ok=True)
+    _sync(where)
+    for old in copies(db)[KEEP if keep is None else keep:]:
+        old.path.unlink(missing_ok=True)
+    for part in where.glob(f".{db.stem}-*.part"):  # left by a process killed while copying (not one copying now)
+        try:
+            if time.time() - part.stat().st_mtime > 3600:
+                part.unlink()
+        except OSError:
+            pass
+    return final
+
+
+def _copy(src: Path, dst: Path) -> None:
+    """SQLite's online backup of ``src`` into a new file ``dst`` (journal_mode DELETE, so the copy is
+    one file), checked, and flushed to disk."""
+    if not src.is_file():
+        raise FileNotFoundError(f"no file {src}")
+    source = sqlite3.connect(src, timeout=30)
+    target = sqlite3.connect(dst)
+    try:
+        source.backup(target)
+        target.execute("PRAGMA journal_mode=DELETE")
+        bad = [r[0] for r in target.execute("PRAGMA quick_check")]
+        if bad != ["ok"]:
+            raise sqlite3.DatabaseError(f"the copy of {src.name} does not check out: {'; '.join(bad[:3])}")
+    finally:
+        target.close()
+        source.close()
+    with open(dst, "rb+") as f:
+        os.fsync(f.fileno())
+
+
+def _wal_size(db: Path) -> int:
+    try:
+        return Path(f"{db}-wal").stat().st_size
+    except OSError:
+        return 0
+
+
+def _sync(where: Path) -> None:
+    try:
+        fd = os.open(where, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def after_write(db: Path, every_s: float | None = None, keep: int | None = None) -> Path | None:
+    """Called by the store after a write: a copy when one is due (``EVERY_S``, ``KEEP`` by default). Never
+    raises: a copy that cannot be taken is logged (the save it follows has been written)."""
+    try:
+        if not due(db, EVERY_S if every_s is None else every_s):
+            return None
+        return take(db, KEEP if keep is None else keep)
+    except Exception as exc:  # noqa: BLE001 - a backup must never fail the save it follows
+        log.warning("no backup of %s taken: %s", db, exc)
+        return None
+
+
+def count_groups(db: Path) -> int:
+    """Saved groups (live, not deleted) in a groups file; sqlite3.Error when it cannot be read."""
+    if not Path(db).is_file():
+        raise FileNotFoundError(f"no file {db}")
+    con = sqlite3.connect(db)
+    try:
+        return int(con.execute("SELECT COUNT(*) FROM groups WHERE deleted_at IS NULL").fetchone()[0])
+    finally:
+        con.close()
+
+
+def restore(db: Path, copy: Path, now: float | None = None) -> Path | None:
+    """Put ``copy`` back as ``db``. The file it replaces (with its -wal and -shm) is moved aside to
+    ``<name>.replaced-STAMP`` and returned, never deleted; None when there was none. The copy is checked
+    first and stays where it is."""
+    db, copy = Path(db), Path(copy)
+    if not copy.is_file():
+        raise FileNotFoundError(f"no backup {copy}")
+    stamp = datetime.fromtimestamp(now or time.time(), timezone.utc).strftime(_STAMP)
+    tmp = db.with_name(f".{db.name}.{os.getpid()}-{secrets.token_hex(3)}.restoring")
+    try:
+        _copy(copy, tmp)  # checked before anything is moved
+        aside = None
+        if db.exists():
+            aside = db.with_name(f"{db.name}.replaced-{stamp}")
+            os.replace(db, aside)
+        for extra in ("-wal", "-shm"):  # a log of the replaced file must not be read into the copy
+            side = Path(f"{db}{extra}")
+            if side.exists():
+                os.replace(side, Path(f"{aside}{extra}" if aside else f"{side}.replaced-{stamp}"))
+        os.replace(tmp, db)
+    finally:
+        tmp.unlink(missing_ok=True)
+    _sync(db.parent)
+    return aside

@@ -1,0 +1,145 @@
+"""Backups of a corpus's groups file: taken after writes, checked, kept to a number, and put back by the
+store's job or a page's button when the file is damaged, emptied or deleted, the file replaced kept."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from core import backup
+from core import db as dbmod
+from core.store import DatabaseError, GroupStore
+from tests.conftest import ROOT
+
+
+@pytest.fixture
+def corpus(tmp_path, monkeypatch):
+    """A data root with one corpus folder ('c'), as $SEMANNO_DATA; a fresh backup clock for its file."""
+    monkeypatch.setenv("SEMANNO_DATA", str(tmp_path))
+    monkeypatch.delenv("SEMANNO_DB", raising=False)
+    monkeypatch.setattr(dbmod.SQLite, "_backup_checked", {})
+    (tmp_path / "c").mkdir()
+    return tmp_path / "c" / "groups.sqlite"
+
+
+def job(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "precompute.store", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+
+
+def replaced(db: Path) -> list[Path]:
+    """The files a restore moved aside (without their -wal and -shm)."""
+    return [a for a in sorted(db.parent.glob(f"{db.name}.replaced-*")) if not a.name.endswith(("-wal", "-shm"))]
+
+
+def test_a_write_takes_a_checked_backup_and_the_newest_are_kept(corpus, monkeypatch):
+    s = GroupStore(corpus)
+    assert backup.copies(corpus) == [], "opening a file is no write"
+    s.save("a", ["1", "2"], [])
+    first = backup.copies(corpus)
+    assert len(first) == 1 and backup.count_groups(first[0].path) == 1
+    s.save("b", ["3"], [])
+    assert backup.copies(corpus) == first, "not again within the half hour"
+    # half an hour later each write takes one; no more than KEEP are kept, the newest
+    monkeypatch.setattr(dbmod, "BACKUP_CHECK_S", 0.0)
+    clock = [first[0].made.timestamp()]
+    monkeypatch.setattr(backup.time, "time", lambda: clock[0])
+    stale, fresh = backup.folder(corpus) / ".groups-killed.part", backup.folder(corpus) / ".groups-copying.part"
+    end = clock[0] + (backup.KEEP + 2) * backup.EVERY_S  # the clock at the last save below
+    for part, at in ((stale, clock[0] - 2 * 3600), (fresh, end)):  # left by a killed process; being written now
+        part.write_bytes(b"half")
+        os.utime(part, (at, at))
+    for i in range(backup.KEEP + 2):
+        clock[0] += backup.EVERY_S
+        s.save(f"g{i}", [str(i)], [])
+    kept = backup.copies(corpus)
+    assert len(kept) == backup.KEEP and first[0].path not in [k.path for k in kept]
+    assert backup.count_groups(kept[0].path) == 2 + backup.KEEP + 2, "the newest holds every group saved"
+    assert [k.made for k in kept] == sorted((k.made for k in kept), reverse=True)
+    con = sqlite3.connect(kept[0].path)  # one file, whole: no write-ahead log beside it is needed
+    assert con.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    con.close()
+    assert list(backup.folder(corpus).glob(".*")) == [fresh], "a part-written copy left by a killed process goes"
+
+
+def test_a_backup_that_cannot_be_taken_never_fails_the_save(corpus, monkeypatch, caplog):
+    monkeypatch.setattr(backup.shutil, "disk_usage", lambda p: type("U", (), {"free": 10})())
+    s = GroupStore(corpus)
+    with caplog.at_level(logging.WARNING):
+        assert s.save("a", ["1"], []) == 1
+    assert s.load("a").included == ["1"] and backup.copies(corpus) == []
+    assert "no backup of" in caplog.text and "no room for a copy of groups.sqlite" in caplog.text
+
+
+@pytest.mark.parametrize("loss", ["damaged", "empty", "missing"])
+def test_a_lost_file_is_not_started_afresh_and_the_job_puts_the_newest_backup_back(corpus, loss):
+    s = GroupStore(corpus)
+    s.save("kept", ["1", "2"], ["3"], notes="mine")
+    for extra in ("-wal", "-shm"):
+        Path(f"{corpus}{extra}").unlink(missing_ok=True)
+    if loss == "missing":
+        corpus.unlink()
+    else:
+        corpus.write_bytes(b"" if loss == "empty" else b"\x00not a database" * 4096)
+    before = corpus.read_bytes() if corpus.exists() else None
+    newest = backup.copies(corpus)[0]
+    with pytest.raises(DatabaseError) as err:
+        GroupStore(corpus)
+    said = str(err.value)
+    assert f"groups.sqlite {'is damaged (file is not a database)' if loss == 'damaged' else 'is ' + loss}" in said
+    assert f"backups/{newest.path.name}" in said and "python -m precompute.store restore --corpus c" in said
+    assert (corpus.read_bytes() if corpus.exists() else None) == before, "the file is left as it was"
+
+    r = job("backups", "--corpus", "c")
+    assert r.returncode == 0 and newest.path.name in r.stdout and "1 saved groups" in r.stdout, r.stdout
+    r = job("restore", "--corpus", "c")
+    assert r.returncode == 0, r.stderr
+    g = GroupStore(corpus).load("kept")
+    assert (g.included, g.excluded, g.notes) == (["1", "2"], ["3"], "mine")
+    aside = replaced(corpus)
+    if loss == "missing":
+        assert aside == [] and "kept as" not in r.stderr
+    else:
+        assert [a.read_bytes() for a in aside] == [before] and f"kept as {aside[0]}" in r.stderr
+    assert newest.path.exists(), "the backup stays where it is"
+
+
+def test_without_backups_an_absent_file_is_a_new_corpus_and_a_damaged_one_says_so(corpus):
+    assert GroupStore(corpus).names() == [] and backup.copies(corpus) == []
+    corpus.unlink()
+    corpus.write_bytes(b"")  # emptied before anything was saved: nothing to put back, a new file
+    assert GroupStore(corpus).names() == []
+    for extra in ("-wal", "-shm"):
+        Path(f"{corpus}{extra}").unlink(missing_ok=True)
+    corpus.write_bytes(b"\x00not a database" * 4096)
+    with pytest.raises(DatabaseError, match=r"is damaged \(file is not a database\); nothing was written to it\. "
+                                            r"Restore it from a backup, or rename it"):
+        GroupStore(corpus)
+    r = job("restore", "--corpus", "c")
+    assert r.returncode == 2 and f"no backups of {corpus}" in r.stderr
+
+
+def test_the_restore_job_replaces_a_file_with_groups_only_when_told(corpus, monkeypatch):
+    s = GroupStore(corpus)
+    s.save("old", ["1"], [])
+    s.save("new", ["2"], [])  # after the backup: the backup lacks it
+    r = job("restore", "--corpus", "c")
+    assert r.returncode == 2 and "still reads and holds 2 saved groups" in r.stderr and "--yes" in r.stderr
+    assert sorted(GroupStore(corpus).names()) == ["new", "old"]
+    r = job("restore", "--corpus", "c", "--backup", "nothing.sqlite")
+    assert r.returncode == 2 and "--backup nothing.sqlite: no such file" in r.stderr
+    r = job("restore", "--corpus", "c", "--backup", backup.copies(corpus)[0].path.name, "--yes")
+    assert r.returncode == 0, r.stderr
+    assert GroupStore(corpus).names() == ["old"]
+    aside = replaced(corpus)
+    assert len(aside) == 1 and sorted(GroupStore(aside[0]).names()) == ["new", "old"], "the file replaced is kept"
+    monkeypatch.setenv("SEMANNO_DB", "postgresql://u@127.0.0.1:1/x")
+    r = job("restore", "--corpus", "c")
+    assert r.returncode == 2 and "pg_dump" in r.stderr
