@@ -456,14 +456,22 @@ def test_a_malformed_or_unreachable_database_address_stops_every_page_without_th
 
 
 @pytest.mark.parametrize("damage", ["cut in half", "overwritten"])
-def test_a_damaged_groups_file_is_named_on_every_page_and_left_as_it_is(tweets, damage):
+def test_a_damaged_groups_file_is_named_on_every_page_and_left_as_it_is(tweets, damage, monkeypatch):
     """A groups.sqlite cut short or overwritten (a full disk, a bad copy) raised sqlite3's "database disk image is
-    malformed" as a traceback on every page; the pages now say which file and what to do, and never write to it."""
-    from core.db import DatabaseError
-    from core.store import GroupStore
+    malformed" as a traceback on every page; the pages now say which file and what to do, and never write to it.
+    Where the app kept a backup of it (cut in half), a button puts that back, and the damaged file is kept."""
+    import shutil
 
+    from core import backup
+    from core.db import SQLite
+    from core.store import DatabaseError, GroupStore
+
+    monkeypatch.setattr(SQLite, "_backup_checked", {})
     db = tweets / "tweets" / "groups.sqlite"
     GroupStore(db).save("kept", ["1"], [])
+    assert backup.copies(db), "the save took a backup"
+    if damage == "overwritten":
+        shutil.rmtree(backup.folder(db))  # as a file older than the backups would have none
     for extra in ("-wal", "-shm"):  # the saved group checkpointed into the file itself
         Path(f"{db}{extra}").unlink(missing_ok=True)
     data = db.read_bytes()
@@ -471,11 +479,22 @@ def test_a_damaged_groups_file_is_named_on_every_page_and_left_as_it_is(tweets, 
     before = db.read_bytes()
     with pytest.raises(DatabaseError, match=r"groups\.sqlite is damaged \(.*\); nothing was written to it"):
         GroupStore(db)
+    what_to_do = "Its newest backup is backups/groups-" if damage == "cut in half" else "Restore it from a backup"
     for page in ("streamlit_app.py", "pages/1_Annotate.py", "pages/5_Groups.py", "pages/7_Team.py"):
         at = app(page).run()
         said = " ".join(unescape(e.value) for e in at.error)
-        assert not at.exception and "groups.sqlite is damaged" in said and "Restore it from a backup" in said, page
+        assert not at.exception and "groups.sqlite is damaged" in said and what_to_do in said, page
+        assert [b.label.startswith("Put back the backup of") for b in at.button if b.key == "restore_backup"] == \
+            ([True] if damage == "cut in half" else []), page
     assert db.read_bytes() == before
+    if damage == "overwritten":
+        return
+    at.button(key="restore_backup").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert "The groups' file is back as it was in groups-" in " ".join(unescape(x.value) for x in at.success)
+    assert GroupStore(db).load("kept").included == ["1"]
+    aside = [p for p in db.parent.glob("groups.sqlite.replaced-*") if not p.name.endswith(("-wal", "-shm"))]
+    assert [p.read_bytes() for p in aside] == [before], "the damaged file is kept beside it"
 
 
 def test_the_review_bench_runs_and_its_figures_count_what_the_page_shows(tweets, tmp_path, monkeypatch, capsys):

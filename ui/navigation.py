@@ -3,9 +3,12 @@ the first lines each page runs (start_page)."""
 
 from __future__ import annotations
 
+import sqlite3
+
 import streamlit as st
 
 from core.corpus import Corpus
+from core.db import DamagedFile
 from core.store import DatabaseError
 from ui.text import md
 from ui import access, drafts, picker, resources
@@ -77,6 +80,10 @@ def start_page(title: str, icon: str) -> tuple[str, Corpus]:
     picker.pick_embedding_set(name, c)
     c = resources.corpus(name)
     database_or_stop(name)
+    if "restored_backup" in st.session_state:
+        copy, aside = st.session_state.pop("restored_backup")
+        st.success(f"The groups' file is back as it was in {md(copy)}" +
+                   (f"; the file it replaced is kept as {md(aside)}." if aside else "."))
     drafts.keep_draft(name, c)
     navigation(nav.container())  # again, in place: the links now carry the corpus picked and the draft's token
     return name, c
@@ -87,11 +94,32 @@ def database_or_stop(name: str) -> None:
     and stops: the group being built stays in this tab, and is written once the database is back."""
     try:
         resources.store(name).stamp()
+    except DamagedFile as exc:
+        damaged_or_stop(exc)
     except DatabaseError as exc:
         st.error(f"The groups' database cannot be used: {md(exc)}. What you do here is kept in this tab: keep it "
                  "open and, once the database is back, press R (or click anything here) to go on, and it is written. "
                  "Do not reload the tab meanwhile: a reload starts afresh from what was last written.")
         st.stop()
+
+
+def damaged_or_stop(exc: DamagedFile) -> None:
+    """A groups file damaged (or emptied, or deleted) on disk: what the file is, and where a backup of it
+    is kept, a button that puts that back (the file it replaces is kept beside it, never deleted). Stops."""
+    st.error(f"The groups' file cannot be used: {md(exc, limit=1000)}.")
+    if exc.newest is not None and st.button(f"Put back the backup of {exc.newest.made:%Y-%m-%d %H:%M} UTC",
+                                            type="primary", key="restore_backup",
+                                            help="The file it replaces is kept beside it, renamed; nothing is deleted"):
+        from core import backup
+
+        try:
+            aside = backup.restore(exc.path, exc.newest.path)
+        except (OSError, sqlite3.Error) as err:
+            st.error(f"The backup could not be put back: {md(err)}")
+        else:
+            st.session_state["restored_backup"] = (exc.newest.path.name, aside.name if aside else "")
+            st.rerun()
+    st.stop()
 
 
 def go(page: str) -> None:
