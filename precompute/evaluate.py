@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from core.cluster import store as clusterings
-from core.cluster.evaluate import column_scores, group_iou
+from core.cluster.evaluate import class_column_problem, column_scores, group_iou
 from core.corpus import load_corpus
 from core.store import open_store
 from precompute._cli import run_main
@@ -83,6 +83,10 @@ def main(argv: list[str] | None = None) -> int:
         if a.labels_column not in corpus.frame.columns:
             raise ValueError(f"corpus {a.corpus!r} has no column {a.labels_column!r}; columns: "
                              + ", ".join(corpus.frame.columns))
+        problem = class_column_problem(corpus.frame[a.labels_column])
+        if problem:
+            raise ValueError(f"--labels-column {a.labels_column}: column {a.labels_column!r} of corpus {a.corpus!r} "
+                             f"holds no classes: {problem}")
         # the Topics page's scores, over every row: empty cells are no class, the classes coded as integers
         out.update(column_scores(corpus.frame[a.labels_column], clusters))
     else:

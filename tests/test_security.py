@@ -462,6 +462,13 @@ def test_cluster_labels_brought_to_evaluate_are_checked_and_named(tweets, tmp_pa
         assert message in caplog.text, (name, caplog.text)
     np.save(tmp_path / "whole.npy", np.arange(n) % 3.0)  # whole numbers saved as floats are read as such
     assert run_main(evaluate.main, ["--corpus", "tweets", "--clusters", str(tmp_path / "whole.npy"), "--groups"]) == 0
+    # a column of texts scored each text as a class (NMI near 1 by chance of 2,000 "classes"); the authors are classes
+    caplog.clear()
+    whole = ["--corpus", "tweets", "--clusters", str(tmp_path / "whole.npy"), "--labels-column"]
+    assert run_main(evaluate.main, [*whole, "text"]) == 2
+    assert "--labels-column text: column 'text' of corpus 'tweets' holds no classes" in caplog.text
+    assert "most rows a value of their own" in caplog.text
+    assert run_main(evaluate.main, [*whole, "author"]) == 0
 
 
 @pytest.mark.parametrize("job, args, says", [

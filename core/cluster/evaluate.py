@@ -60,12 +60,28 @@ def categorical_columns(frame: pd.DataFrame, max_classes: int = 1000) -> list[st
         if col in ("id", "text", "text_raw", "date", "author") or not (
                 pd.api.types.is_string_dtype(frame[col]) or pd.api.types.is_object_dtype(frame[col])):
             continue
-        values = frame[col].astype("string").str.strip()
-        values = values[values.notna() & (values != "")]
-        n = values.nunique()
-        if 2 <= n <= max_classes and n * 2 <= len(frame) and not values.str.fullmatch(r"\d{6,}").all():
+        if class_column_problem(frame[col], max_classes) is None:
             out.append(col)
     return out
+
+
+def class_column_problem(column: pd.Series, max_classes: int | None = None) -> str | None:
+    """Why a column holds no classes to score a clustering against, or None where it does: 2 to ``max_classes``
+    distinct non-empty values, each used at least twice on average (not the texts, nor their ids), that are not
+    ids of other records (every value a number of six or more digits)."""
+    values = column.astype("string").str.strip()
+    values = values[values.notna() & (values != "")]
+    n = values.nunique()
+    if n < 2:
+        return f"{n} distinct value{'s' * (n != 1)} on its {len(values):,} non-empty rows (classes need two or more)"
+    if n * 2 > len(column):
+        return (f"{n:,} distinct values on {len(column):,} rows: most rows a value of their own (the texts or their "
+                "ids?), where classes are a few values, each on many rows")
+    if max_classes is not None and n > max_classes:
+        return f"{n:,} distinct values, more than {max_classes:,}"
+    if values.str.fullmatch(r"\d{6,}").all():
+        return "every value a number of six or more digits: ids of other records, not classes"
+    return None
 
 
 def column_scores(column: pd.Series, clusters: np.ndarray, at_most: int | None = None, seed: int = 0) -> dict:
