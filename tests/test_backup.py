@@ -42,6 +42,7 @@ def test_a_write_takes_a_checked_backup_and_the_newest_are_kept(corpus, monkeypa
     s = GroupStore(corpus)
     assert backup.copies(corpus) == [], "opening a file is no write"
     s.save("a", ["1", "2"], [])
+    backup.settle()  # the copy is taken on a thread of its own
     first = backup.copies(corpus)
     assert len(first) == 1 and backup.count_groups(first[0].path) == 1
     s.save("b", ["3"], [])
@@ -58,6 +59,7 @@ def test_a_write_takes_a_checked_backup_and_the_newest_are_kept(corpus, monkeypa
     for i in range(backup.KEEP + 2):
         clock[0] += backup.EVERY_S
         s.save(f"g{i}", [str(i)], [])
+        backup.settle()
     kept = backup.copies(corpus)
     assert len(kept) == backup.KEEP and first[0].path not in [k.path for k in kept]
     assert backup.count_groups(kept[0].path) == 2 + backup.KEEP + 2, "the newest holds every group saved"
@@ -69,11 +71,36 @@ def test_a_write_takes_a_checked_backup_and_the_newest_are_kept(corpus, monkeypa
     assert list(backup.folder(corpus).glob(".*")) == [fresh], "a part-written copy left by a killed process goes"
 
 
+def test_a_save_does_not_wait_for_its_copy_and_one_copy_is_taken_at_a_time(corpus, monkeypatch):
+    import threading
+
+    release, started = threading.Event(), []
+    take = backup.take
+
+    def slow_take(db, keep=None, now=None):  # a large file's copy: half a second at 91 MB
+        started.append(db)
+        release.wait(30)
+        return take(db, keep, now)
+
+    monkeypatch.setattr(backup, "take", slow_take)
+    monkeypatch.setattr(dbmod, "BACKUP_CHECK_S", 0.0)
+    s = GroupStore(corpus)
+    try:
+        s.save("a", ["1"], [])  # returns while its copy waits
+        s.save("b", ["2"], [])  # a copy is due still (none is written yet), but one is being taken
+        assert started == [corpus] and backup.copies(corpus) == [] and sorted(s.names()) == ["a", "b"]
+    finally:
+        release.set()
+        backup.settle()
+    assert len(backup.copies(corpus)) == 1 and backup._running == {}
+
+
 def test_a_backup_that_cannot_be_taken_never_fails_the_save(corpus, monkeypatch, caplog):
     monkeypatch.setattr(backup.shutil, "disk_usage", lambda p: type("U", (), {"free": 10})())
     s = GroupStore(corpus)
     with caplog.at_level(logging.WARNING):
         assert s.save("a", ["1"], []) == 1
+        backup.settle()
     assert s.load("a").included == ["1"] and backup.copies(corpus) == []
     assert "no backup of" in caplog.text and "no room for a copy of groups.sqlite" in caplog.text
 
@@ -82,6 +109,7 @@ def test_a_backup_that_cannot_be_taken_never_fails_the_save(corpus, monkeypatch,
 def test_a_lost_file_is_not_started_afresh_and_the_job_puts_the_newest_backup_back(corpus, loss):
     s = GroupStore(corpus)
     s.save("kept", ["1", "2"], ["3"], notes="mine")
+    backup.settle()
     for extra in ("-wal", "-shm"):
         Path(f"{corpus}{extra}").unlink(missing_ok=True)
     if loss == "missing":
@@ -129,6 +157,7 @@ def test_without_backups_an_absent_file_is_a_new_corpus_and_a_damaged_one_says_s
 def test_the_restore_job_replaces_a_file_with_groups_only_when_told(corpus, monkeypatch):
     s = GroupStore(corpus)
     s.save("old", ["1"], [])
+    backup.settle()
     s.save("new", ["2"], [])  # after the backup: the backup lacks it
     r = job("restore", "--corpus", "c")
     assert r.returncode == 2 and "still reads and holds 2 saved groups" in r.stderr and "--yes" in r.stderr

@@ -469,6 +469,7 @@ def test_a_damaged_groups_file_is_named_on_every_page_and_left_as_it_is(tweets, 
     monkeypatch.setattr(SQLite, "_backup_checked", {})
     db = tweets / "tweets" / "groups.sqlite"
     GroupStore(db).save("kept", ["1"], [])
+    backup.settle()
     assert backup.copies(db), "the save took a backup"
     if damage == "overwritten":
         shutil.rmtree(backup.folder(db))  # as a file older than the backups would have none

@@ -1,0 +1,92 @@
+"""What the groups file's backups cost (core/backup.py): a save when no copy is due, a save that starts one
+(taken on a thread of its own), a save while one is taken, a copy alone, and putting one back, on a groups
+file of a team's size. Medians of --repeat runs.
+
+    python -m bench.backup [--groups 40] [--versions 5] [--labels 10000] [--repeat 5]
+
+Prints one JSON line per figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from core import backup
+from core import db as dbmod
+from core.store import GroupStore
+
+
+def build(path: Path, groups: int, versions: int, labels: int) -> GroupStore:
+    s = GroupStore(path)
+    for g in range(groups):
+        for v in range(versions):
+            inc = [f"{g}-{v}-{i}" for i in range(labels)]
+            s.save(f"group {g}", inc, [f"x{g}-{v}"], overwrite=True)
+    return s
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench.backup", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--groups", type=int, default=40)
+    p.add_argument("--versions", type=int, default=5)
+    p.add_argument("--labels", type=int, default=10_000)
+    p.add_argument("--repeat", type=int, default=5)
+    a = p.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="bench-backup-") as tmp:
+        db = Path(tmp) / "c" / "groups.sqlite"
+        dbmod.BACKUP_CHECK_S = 1e12  # built without copies
+        t = time.perf_counter()
+        s = build(db, a.groups, a.versions, a.labels)
+        built = time.perf_counter() - t
+        size = db.stat().st_size + backup._wal_size(db)
+        print(json.dumps({"step": "built", "groups": a.groups, "versions": a.versions, "labels_per_version": a.labels,
+                          "mb": round(size / 1e6, 1), "s": round(built, 1)}))
+        one = [f"r{i}" for i in range(a.labels)]
+
+        def save_ms(due: bool) -> float:
+            dbmod.BACKUP_CHECK_S = 0.0 if due else 1e12
+            dbmod.SQLite._backup_checked.clear()
+            backup.EVERY_S = 0.0 if due else 1e12
+            t = time.perf_counter()
+            s.save("timed", one, [], overwrite=True)
+            return (time.perf_counter() - t) * 1e3
+
+        def timed(fn) -> list[float]:
+            out = []
+            for _ in range(a.repeat):
+                t = time.perf_counter()
+                fn()
+                out.append((time.perf_counter() - t) * 1e3)
+                time.sleep(1.05)  # copies are named by the second
+            return out
+
+        plain = [save_ms(False) for _ in range(a.repeat)]
+        with_copy, beside, its_copy = [], [], []
+        for _ in range(a.repeat):
+            with_copy.append(save_ms(True))  # the copy starts on its own thread
+            t = time.perf_counter()
+            beside.append(save_ms(False))  # another save while it is taken
+            backup.settle()
+            its_copy.append((time.perf_counter() - t) * 1e3)
+            time.sleep(1.05)
+        copy = timed(lambda: backup.take(db))
+        newest = backup.copies(db)[0].path
+        put_back = timed(lambda: backup.restore(db, newest))
+        for step, ms in (("save, no copy due", plain), ("save that starts a copy (on its thread)", with_copy),
+                         ("a save while the copy is taken", beside),
+                         ("from the save's return to the copy in place", its_copy),
+                         ("a copy alone (backup.take)", copy), ("putting one back (backup.restore)", put_back)):
+            print(json.dumps({"step": step, "median_ms": round(statistics.median(ms), 1),
+                              "runs_ms": [round(x, 1) for x in ms]}))
+        print(json.dumps({"step": "kept", "copies": len(backup.copies(db)), "keep": backup.KEEP}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
