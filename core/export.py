@@ -1,10 +1,11 @@
-"""Export a saved group (id, text, label, date, author) as CSV, Excel, JSONL or Parquet; a cluster's texts too."""
+"""Export a saved group (id, text, label, date, author), or every group of a corpus side by side, as CSV, Excel,
+JSONL or Parquet; a cluster's texts too."""
 
 from __future__ import annotations
 
 import io
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -43,6 +44,25 @@ def group_frame(corpus: Corpus, included: Sequence[str], excluded: Sequence[str]
     if missing:  # ids of a group saved on an earlier import of the corpus: keep them, say so
         extra = pd.DataFrame({"id": sorted(missing), "text": None, "label": [labels[i] for i in sorted(missing)]})
         out = pd.concat([out, extra], ignore_index=True)
+    return out.reset_index(drop=True)
+
+
+GROUP_COLUMN = "group: "  # the column of each group in an export of every group: "group: vaccines"
+
+
+def groups_frame(corpus: Corpus, groups: Mapping[str, tuple[Sequence[str], Sequence[str]]]) -> pd.DataFrame:
+    """Every text labelled in any of ``groups`` (name -> (included ids, excluded ids)), once, in the corpus's
+    order: :func:`texts_frame`'s columns with, after the text, a column per group (by name) saying
+    ``included``, ``excluded`` or nothing; ids the corpus no longer holds at the end, without a text."""
+    labels = {name: {str(i): "included" for i in inc} | {str(i): "excluded" for i in exc}
+              for name, (inc, exc) in sorted(groups.items())}
+    every = set().union(*labels.values()) if labels else set()
+    out = texts_frame(corpus, np.flatnonzero(corpus.frame["id"].isin(every).to_numpy()))
+    missing = sorted(every - set(out["id"]))
+    if missing:  # ids of groups saved on an earlier import of the corpus: kept, said by the empty text
+        out = pd.concat([out, pd.DataFrame({"id": missing, "text": None})], ignore_index=True)
+    for k, (name, of) in enumerate(labels.items()):
+        out.insert(2 + k, GROUP_COLUMN + name, out["id"].map(of))
     return out.reset_index(drop=True)
 
 

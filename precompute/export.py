@@ -1,4 +1,8 @@
-"""Export a saved group: python -m precompute.export --corpus NAME --group GROUP --format csv"""
+"""Export a saved group, or every saved group of a corpus side by side (each text labelled in any once, a column
+per group saying included or excluded; the latest versions, deleted groups left out):
+
+    python -m precompute.export --corpus NAME (--group GROUP [--version N] | --all) [--format csv] [--out FILE]
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ import sys
 from pathlib import Path
 
 from core.corpus import load_corpus
-from core.export import FORMATS, group_frame, to_bytes, write
+from core.export import FORMATS, group_frame, groups_frame, to_bytes, write
 from core.store import GroupNotFound, open_store
 from precompute._cli import run_main, whole
 
@@ -16,17 +20,29 @@ log = logging.getLogger(__name__)
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m precompute.export", description=__doc__)
+    p = argparse.ArgumentParser(prog="python -m precompute.export", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--corpus", required=True)
-    p.add_argument("--group", required=True)
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--group")
+    which.add_argument("--all", action="store_true", help="every saved group, a column each (their latest versions)")
     p.add_argument("--version", type=whole(1), default=None, help="default: the latest")
     p.add_argument("--format", choices=list(FORMATS), default=None,
                    help="default: the --out file's ending where it names one of these, else csv")
     p.add_argument("--out", type=Path, default=None, help="file to write (default: standard output)")
     a = p.parse_args(argv)
+    if a.all and a.version is not None:
+        p.error("--version: only with --group (--all exports each group's latest version)")
     fmt = out_format(a.out, a.format)
     corpus = load_corpus(a.corpus)
     groups = open_store(a.corpus)  # PostgreSQL where SEMANNO_DB names it (a team's groups)
+    if a.all:
+        names = groups.names()
+        if not names:
+            raise ValueError(f"corpus {a.corpus!r} has no saved groups to export")
+        saved = {name: groups.load(name) for name in names}
+        frame = groups_frame(corpus, {name: (g.included, g.excluded) for name, g in saved.items()})
+        return _write(frame, fmt, a.out, f"{len(names)} groups")
     try:
         group = groups.load(a.group, a.version)
     except GroupNotFound:
@@ -35,10 +51,13 @@ def main(argv: list[str] | None = None) -> int:
             has = f"versions {numbers[0]}-{numbers[-1]}" if len(numbers) > 1 else f"version {numbers[0]}"
             raise ValueError(f"group {a.group!r} of corpus {a.corpus!r} has no version {a.version} (it has {has})")
         raise ValueError(f"corpus {a.corpus!r} has no group {a.group!r}") from None
-    frame = group_frame(corpus, group.included, group.excluded)
-    if a.out:
-        write(frame, fmt, a.out)
-        log.info("wrote %d rows to %s (%s)", len(frame), a.out, fmt)
+    return _write(group_frame(corpus, group.included, group.excluded), fmt, a.out, f"group {a.group!r}")
+
+
+def _write(frame, fmt: str, out: Path | None, what: str) -> int:
+    if out:
+        write(frame, fmt, out)
+        log.info("wrote %d rows of %s to %s (%s)", len(frame), what, out, fmt)
     else:
         sys.stdout.buffer.write(to_bytes(frame, fmt))
     return 0

@@ -727,6 +727,7 @@ def test_groups_page_open_delete_restore(tweets):
     at = app("pages/5_Groups.py").run()
     assert not at.exception
     assert at.dataframe[0].value["name"].tolist() == ["covid"]
+    assert not [b for b in at.get("download_button") if "Export all" in b.proto.label]  # one group: its own export
     assert at.button(key="gr_delete").disabled  # needs the confirmation tick
     at.checkbox(key="gr_sure").check().run()
     at.button(key="gr_delete").click().run()
@@ -738,6 +739,8 @@ def test_groups_page_open_delete_restore(tweets):
     store.save(store.assign("floods", "bob"), ["1344902244014170115"], [], annotator="bob", topic="floods")
     store.submit("floods", "bob")
     at.run().selectbox(key="gr_pick").set_value("floods · bob").run()  # a topic's group: kept, and the page says why
+    assert [b.proto.label for b in at.get("download_button") if "Export all" in b.proto.label] == \
+        ["Export all 2 groups"]  # side by side (precompute.export --all writes the same table)
     assert not at.exception and not [b for b in at.button if b.key == "gr_delete"]
     assert any("bob's group for the topic" in c.value and "submitted" in c.value for c in at.caption)
     back = app("pages/5_Groups.py")  # another page, then this one again: Streamlit dropped the picker's state

@@ -149,6 +149,43 @@ def test_export_cli_formats(tmp_path, so_corpus):
         assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
 
 
+def test_every_group_exported_side_by_side_once_a_text(tmp_path, so_corpus):
+    """``precompute.export --all``: each text labelled in any group once, a column per group (latest versions, the
+    deleted group left out), an id the corpus no longer holds kept without a text."""
+    import os
+    import shutil
+
+    root = tmp_path / "d"
+    shutil.copytree(so_corpus.folder, root / "so")
+    ids = so_corpus.frame["id"].tolist()
+    store = GroupStore(root / "so" / "groups.sqlite")
+    store.save("a", ids[:3], ids[3:5])
+    store.save("a", ids[:4], [ids[4]], overwrite=True)  # the latest version is exported
+    store.save("b", [ids[2], "gone"], [ids[0]])
+    store.save("c", [ids[9]], [])
+    store.delete("c")
+    env = {**os.environ, "SEMANNO_DATA": str(root)}
+
+    def export(*args):
+        return subprocess.run([sys.executable, "-m", "precompute.export", "--corpus", "so", *args], cwd=ROOT,
+                              env=env, capture_output=True, text=True)
+
+    r = export("--all", "--out", str(tmp_path / "all.xlsx"))
+    assert r.returncode == 0 and "wrote 6 rows of 2 groups" in r.stderr, r.stderr
+    frame = pd.read_excel(tmp_path / "all.xlsx", dtype=str, engine="calamine").fillna("")
+    assert frame.columns.tolist()[:4] == ["id", "text", "group: a", "group: b"]
+    got = {i: (a, b) for i, a, b in zip(frame["id"], frame["group: a"], frame["group: b"])}
+    assert got == {ids[0]: ("included", "excluded"), ids[1]: ("included", ""), ids[2]: ("included", "included"),
+                   ids[3]: ("included", ""), ids[4]: ("excluded", ""), "gone": ("", "included")}
+    texts = dict(zip(so_corpus.frame["id"], so_corpus.frame["text"]))
+    assert all(texts[i] == t for i, t in zip(frame["id"], frame["text"]) if i != "gone")
+    assert frame["id"].tolist()[-1] == "gone" and frame["text"].tolist()[-1] == ""
+    r = export("--all", "--version", "1")
+    assert r.returncode == 2 and "--version: only with --group" in r.stderr
+    r = export("--all", "--group", "a")
+    assert r.returncode == 2 and "not allowed with argument" in r.stderr
+
+
 def test_group_names_are_limited_to_a_sensible_length_and_visible_characters(tmp_path):
     store = GroupStore(tmp_path / "g.sqlite")
     for bad, says in (("x" * 1_000_000, "at most 120 characters; this one has 1,000,000"),
