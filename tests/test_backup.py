@@ -172,3 +172,45 @@ def test_the_restore_job_replaces_a_file_with_groups_only_when_told(corpus, monk
     monkeypatch.setenv("SEMANNO_DB", "postgresql://u@127.0.0.1:1/x")
     r = job("restore", "--corpus", "c")
     assert r.returncode == 2 and "pg_dump" in r.stderr
+
+
+TAKER = """
+import sys
+from pathlib import Path
+from core import backup
+print("copying", flush=True)
+backup.take(Path(sys.argv[1]))
+print("done", flush=True)
+"""
+
+
+def test_a_copy_killed_halfway_leaves_no_copy_named_and_the_file_as_it_was(corpus, monkeypatch):
+    """A process killed while it copies (the server stopped, the machine off): the copy was written under a hidden
+    part-name, so no half copy is ever listed or put back, and the groups file was only read."""
+    import signal
+    import time
+
+    from bench.backup import build
+
+    import shutil
+
+    build(corpus, 12, 3, 10_000)  # about 16 MB: a copy takes a tenth of a second or more
+    backup.settle()
+    shutil.rmtree(backup.folder(corpus))  # the first save's copy: each copy below is to hold every group
+    before = {n: GroupStore(corpus).load(n).included for n in GroupStore(corpus).names()}
+    killed = 0
+    for delay in (0.0, 0.03, 0.06, 0.12):
+        p = subprocess.Popen([sys.executable, "-c", TAKER, str(corpus)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+        assert p.stdout.readline() == "copying\n"
+        time.sleep(delay)  # into the copy, or its check
+        p.send_signal(signal.SIGKILL)
+        p.wait(30)
+        killed += p.stdout.read() != "done\n"
+        for c in backup.copies(corpus):  # whatever is listed is whole
+            con = sqlite3.connect(c.path)
+            assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+            assert con.execute("SELECT COUNT(*) FROM groups").fetchone()[0] == len(before)
+            con.close()
+    assert killed, "no copy was killed halfway: the test slept too long"
+    after = GroupStore(corpus)
+    assert {n: after.load(n).included for n in after.names()} == before
