@@ -2,10 +2,11 @@
 overwritten, emptied) costs at most the work since its newest copy, not every saved group.
 
 After a write, when the newest copy is older than ``EVERY_S``, the store takes one (on a thread of its
-own: the save does not wait) with SQLite's online backup (a consistent snapshot, the write-ahead log included, while others go on writing), checks it
-(``PRAGMA quick_check``), and renames it into ``backups/groups-YYYYMMDDTHHMMSSZ.sqlite`` (atomic). The
-newest ``KEEP`` copies are kept. A copy that cannot be taken (no room, a read-only folder) is logged and
-never fails the save. ``restore`` puts a copy back and keeps the file it replaces.
+own: the save does not wait) with SQLite's online backup (a consistent snapshot, the write-ahead log
+included, while others go on writing), checks it (``PRAGMA quick_check``), and renames it into
+``backups/groups-YYYYMMDDTHHMMSSZ.sqlite`` (atomic). The newest ``KEEP`` copies are kept. A copy that
+cannot be taken (no room, a read-only folder) is logged and never fails the save. ``restore`` puts a copy
+back and keeps the file it replaces.
 
 PostgreSQL (a team's store) is backed up by its server's own tools (``pg_dump``), not here.
 """
@@ -29,6 +30,11 @@ EVERY_S = 30 * 60  # a new copy after a write, when the newest is older than thi
 KEEP = 8  # copies kept (at least EVERY_S apart: four hours of work and more)
 FOLDER = "backups"
 _STAMP = "%Y%m%dT%H%M%SZ"
+
+
+def _now() -> float:
+    """The time copies are named and aged by (a test moves it on)."""
+    return time.time()
 
 
 @dataclass(frozen=True)
@@ -62,7 +68,7 @@ def copies(db: Path) -> list[Copy]:
 
 def due(db: Path, every_s: float, now: float | None = None) -> bool:
     newest = copies(db)
-    return not newest or (now or time.time()) - newest[0].made.timestamp() >= every_s
+    return not newest or (now or _now()) - newest[0].made.timestamp() >= every_s
 
 
 def take(db: Path, keep: int | None = None, now: float | None = None) -> Path:
@@ -76,7 +82,7 @@ def take(db: Path, keep: int | None = None, now: float | None = None) -> Path:
     free = shutil.disk_usage(where).free
     if free < 2 * size + 50e6:
         raise OSError(f"no room for a copy of {db.name} ({size / 1e6:.0f} MB; {free / 1e6:.0f} MB free)")
-    made = datetime.fromtimestamp(now or time.time(), timezone.utc)
+    made = datetime.fromtimestamp(now or _now(), timezone.utc)
     final = where / f"{db.stem}-{made.strftime(_STAMP)}.sqlite"
     tmp = where / f".{final.name}.{os.getpid()}-{secrets.token_hex(3)}.part"  # two processes may copy at once
     try:
@@ -89,7 +95,7 @@ def take(db: Path, keep: int | None = None, now: float | None = None) -> Path:
         old.path.unlink(missing_ok=True)
     for part in where.glob(f".{db.stem}-*.part"):  # left by a process killed while copying (not one copying now)
         try:
-            if time.time() - part.stat().st_mtime > 3600:
+            if _now() - part.stat().st_mtime > 3600:
                 part.unlink()
         except OSError:
             pass
@@ -195,7 +201,7 @@ def restore(db: Path, copy: Path, now: float | None = None) -> Path | None:
     db, copy = Path(db), Path(copy)
     if not copy.is_file():
         raise FileNotFoundError(f"no backup {copy}")
-    stamp = datetime.fromtimestamp(now or time.time(), timezone.utc).strftime(_STAMP)
+    stamp = datetime.fromtimestamp(now or _now(), timezone.utc).strftime(_STAMP)
     tmp = db.with_name(f".{db.name}.{os.getpid()}-{secrets.token_hex(3)}.restoring")
     try:
         _copy(copy, tmp)  # checked before anything is moved

@@ -50,7 +50,7 @@ def test_a_write_takes_a_checked_backup_and_the_newest_are_kept(corpus, monkeypa
     # half an hour later each write takes one; no more than KEEP are kept, the newest
     monkeypatch.setattr(dbmod, "BACKUP_CHECK_S", 0.0)
     clock = [first[0].made.timestamp()]
-    monkeypatch.setattr(backup.time, "time", lambda: clock[0])
+    monkeypatch.setattr(backup, "_now", lambda: clock[0])
     stale, fresh = backup.folder(corpus) / ".groups-killed.part", backup.folder(corpus) / ".groups-copying.part"
     end = clock[0] + (backup.KEEP + 2) * backup.EVERY_S  # the clock at the last save below
     for part, at in ((stale, clock[0] - 2 * 3600), (fresh, end)):  # left by a killed process; being written now
