@@ -183,6 +183,16 @@ def settle() -> None:
         thread.join()
 
 
+def kept_line(db: Path) -> str:
+    """What the Groups page says of the copies kept of ``db``."""
+    kept = copies(db)
+    if not kept:
+        return (f"No backup of the groups file yet: one is taken after the first save, then every half hour of "
+                f"saving ({FOLDER}/ beside {Path(db).name}).")
+    return (f"Backups of the groups file: {len(kept)}, the newest {kept[0].made:%Y-%m-%d %H:%M} UTC, in "
+            f"{folder(db)} (python -m precompute.store backups --corpus {Path(db).parent.name} lists them).")
+
+
 def count_groups(db: Path) -> int:
     """Saved groups (live, not deleted) in a groups file; sqlite3.Error when it cannot be read."""
     if not Path(db).is_file():

@@ -1,10 +1,12 @@
-"""Saved groups of the corpus: open, export, delete (recoverable), restore."""
+"""Saved groups of the corpus: open, export (one, or all side by side), delete (recoverable), restore; the
+backups kept of the groups file."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
+from core import backup
 from core.export import FORMATS, LABELS, groups_frame, to_bytes
 from core.store import TeamGroup
 from ui import group, navigation, picker, resources
@@ -40,6 +42,8 @@ st.dataframe(table, hide_index=True, width="stretch", column_config={
     "name": st.column_config.TextColumn(width="medium"), "notes": st.column_config.TextColumn(width="large"),
     **{c: st.column_config.NumberColumn(width="small") for c in ("included", "excluded", "versions")}})
 
+if store.path is not None:  # the corpus's SQLite file: the copies the app keeps of it (PostgreSQL: the server's)
+    st.caption(md(backup.kept_line(store.path)))
 chosen = picker.selectbox_kept("Group", [g.name for g in groups], "gr_pick")
 info = next(g for g in groups if g.name == chosen)
 version = st.selectbox("Version", list(range(info.versions, 0, -1)), key="gr_version",

@@ -722,12 +722,17 @@ def test_a_saved_groups_clusters_come_first_and_a_cluster_brings_in_the_texts_th
 
 
 def test_groups_page_open_delete_restore(tweets):
+    from core import backup
+    from ui.text import unescape
+
     store = GroupStore(tweets / "tweets" / "groups.sqlite")
     store.save("covid", ["1344902244014170115"], [], annotator="eva")
+    backup.settle()  # the copy the first save takes, on its own thread
     at = app("pages/5_Groups.py").run()
     assert not at.exception
     assert at.dataframe[0].value["name"].tolist() == ["covid"]
     assert not [b for b in at.get("download_button") if "Export all" in b.proto.label]  # one group: its own export
+    assert any("Backups of the groups file: 1, the newest" in unescape(c.value) for c in at.caption)
     assert at.button(key="gr_delete").disabled  # needs the confirmation tick
     at.checkbox(key="gr_sure").check().run()
     at.button(key="gr_delete").click().run()
