@@ -432,7 +432,8 @@ def colour_counts(png: bytes) -> dict[str, int]:
 
 def test_the_annotators_loop_runs_from_the_keyboard(server):
     """The shortcuts the README promises, pressed as a person would: Enter for the keyword (focus still in its
-    box for More hits), then Alt+K, Alt+1 (COS), Alt+S (Suggest), Alt+Z (Undo), Alt+Y (Redo)."""
+    box for More hits), then Alt+K, Alt+1 (COS), Alt+S (Suggest), Alt+Z (Undo), Alt+Y (Redo), and Enter then
+    Ctrl+S (Save) in the group name's box."""
     url, _ = server
     with browser_page() as page:
         open_annotate(page, url)
@@ -452,6 +453,15 @@ def test_the_annotators_loop_runs_from_the_keyboard(server):
         press("Alt+s", 40, "10 new texts")
         press("Alt+z", 30, "Undid")
         press("Alt+y", 40, "Redid: Suggest (10 texts)")
+        name = page.locator(".st-key-save_name input")
+        name.fill("keyboard")
+        name.press("Control+s")  # before the box's Enter, Streamlit has not taken the name yet: the page says so
+        page.get_by_text("type it in Group name, press Enter (or Tab), then Save").wait_for(timeout=30_000)
+        wait_idle(page)
+        name.press("Enter")
+        wait_idle(page)
+        page.keyboard.press("Control+s")
+        page.get_by_text("Saved group ‘keyboard’ (version 1)").wait_for(timeout=30_000)
 
 
 CUT_SHORT = """keys => keys.flatMap(k => [...document.querySelectorAll(`[class*="st-key-${k}"]`)].flatMap(root =>

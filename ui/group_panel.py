@@ -45,6 +45,9 @@ def sidebar(corpus: Corpus, session: Session, store: GroupStore, say: Say) -> No
         group.read_meta_widgets()  # callbacks run before the script: take what was just typed
         m, who = group.meta(), access.identity()
         name = m["name"].strip()
+        if not name:  # Ctrl+S pressed in the name's box takes the name as it was before the box's Enter or Tab
+            return say("error", "A group needs a name: type it in Group name, press Enter (or Tab), then Save "
+                                "(Ctrl+S).")
         try:
             drafts.autosave(corpus.name, corpus, session)  # the journal is in before the version points at it
             n = store.save(m["name"], corpus.ids_of(session.included), corpus.ids_of(session.excluded),
@@ -98,7 +101,8 @@ def sidebar(corpus: Corpus, session: Session, store: GroupStore, say: Say) -> No
             st.text_area("Notes", key="save_notes", height=68)
             group.read_meta_widgets()
             st.checkbox("Overwrite (adds a new version)", key="save_overwrite")
-            st.button("Save", on_click=on_save, type="primary", key="save_btn", disabled=not session.labels)
+            st.button("Save", on_click=on_save, type="primary", key="save_btn", disabled=not session.labels,
+                      shortcut="Ctrl+S", help="Save the group under its name (Ctrl+S; on a Mac, Cmd+S)")
         groups = resources.group_names(corpus.name)
         with st.expander("Open a saved group", expanded=not session.labels and bool(groups)):
             st.selectbox("Group", groups, key="open_name", index=None, placeholder="Choose a group")
