@@ -104,10 +104,11 @@ def take(db: Path, keep: int | None = None, now: float | None = None) -> Path:
 
 def _copy(src: Path, dst: Path) -> None:
     """SQLite's online backup of ``src`` into a new file ``dst`` (journal_mode DELETE, so the copy is
-    one file), checked, and flushed to disk."""
+    one file), checked, and flushed to disk. ``src`` is opened read-only: a connection that may write would,
+    closing last, checkpoint the write-ahead log into the file it copies."""
     if not src.is_file():
         raise FileNotFoundError(f"no file {src}")
-    source = sqlite3.connect(src, timeout=30)
+    source = sqlite3.connect(f"{src.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
     target = sqlite3.connect(dst)
     try:
         source.backup(target)

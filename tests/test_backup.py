@@ -214,3 +214,31 @@ def test_a_copy_killed_halfway_leaves_no_copy_named_and_the_file_as_it_was(corpu
     assert killed, "no copy was killed halfway: the test slept too long"
     after = GroupStore(corpus)
     assert {n: after.load(n).included for n in after.names()} == before
+
+
+LEFT_IN_LOG = """
+import os, sqlite3, sys
+con = sqlite3.connect(sys.argv[1], isolation_level=None)
+con.execute("PRAGMA wal_autocheckpoint=0")
+con.execute("UPDATE groups SET notes='only in the log'")
+os._exit(0)  # killed: the write is in the write-ahead log, never checkpointed into the file
+"""
+
+
+def test_a_copy_reads_what_is_only_in_the_log_and_never_writes_the_file_it_copies(corpus):
+    """The copy is of what was committed, the write-ahead log included; its connection is read-only, so it never
+    checkpoints that log into the file (a test damaged the file while a copy ran, and the copy's connection,
+    closing last, wrote the log's pages into it)."""
+    import shutil
+
+    GroupStore(corpus).save("g", ["1"], [])
+    backup.settle()
+    shutil.rmtree(backup.folder(corpus))
+    subprocess.run([sys.executable, "-c", LEFT_IN_LOG, str(corpus)], check=True, timeout=60)
+    assert Path(f"{corpus}-wal").stat().st_size > 0
+    before = corpus.read_bytes()
+    copy = backup.take(corpus)
+    assert corpus.read_bytes() == before, "the file it copies is never written"
+    con = sqlite3.connect(copy)
+    assert con.execute("SELECT notes FROM groups").fetchone()[0] == "only in the log"
+    con.close()
