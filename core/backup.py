@@ -28,6 +28,8 @@ log = logging.getLogger(__name__)
 
 EVERY_S = 30 * 60  # a new copy after a write, when the newest is older than this
 KEEP = 8  # copies kept (at least EVERY_S apart: four hours of work and more)
+# and no more than take this room, in bytes (the newest two always kept): a file of gigabytes keeps fewer copies
+ROOM_FLOOR, ROOM_TIMES = 1e9, 4  # max(ROOM_FLOOR, ROOM_TIMES x the file's size)
 FOLDER = "backups"
 _STAMP = "%Y%m%dT%H%M%SZ"
 
@@ -72,7 +74,8 @@ def due(db: Path, every_s: float, now: float | None = None) -> bool:
 
 
 def take(db: Path, keep: int | None = None, now: float | None = None) -> Path:
-    """A checked copy of ``db`` in its backups folder (returned); the oldest beyond ``keep`` removed.
+    """A checked copy of ``db`` in its backups folder (returned); the oldest beyond ``keep``, or beyond the room
+    copies may take (``ROOM_FLOOR``, ``ROOM_TIMES``), removed.
     OSError when there is no room for it (the file's size twice over is asked for), sqlite3.Error when the
     file cannot be read or the copy does not check out (the copy is then removed, the older ones kept)."""
     db = Path(db)
@@ -91,8 +94,11 @@ def take(db: Path, keep: int | None = None, now: float | None = None) -> Path:
     finally:
         tmp.unlink(missing_ok=True)
     _sync(where)
-    for old in copies(db)[KEEP if keep is None else keep:]:
-        old.path.unlink(missing_ok=True)
+    room, used = max(ROOM_FLOOR, ROOM_TIMES * size), 0
+    for i, old in enumerate(copies(db)):
+        used += old.size
+        if i >= (KEEP if keep is None else keep) or (i >= 2 and used > room):
+            old.path.unlink(missing_ok=True)
     for part in where.glob(f".{db.stem}-*.part"):  # left by a process killed while copying (not one copying now)
         try:
             if _now() - part.stat().st_mtime > 3600:

@@ -71,6 +71,23 @@ def test_a_write_takes_a_checked_backup_and_the_newest_are_kept(corpus, monkeypa
     assert list(backup.folder(corpus).glob(".*")) == [fresh], "a part-written copy left by a killed process goes"
 
 
+def test_copies_of_a_large_file_keep_to_their_room_and_the_newest_two_stay(corpus, monkeypatch):
+    GroupStore(corpus).save("g", [str(i) for i in range(5000)], [])
+    backup.settle()
+    size = corpus.stat().st_size
+    monkeypatch.setattr(backup, "ROOM_FLOOR", 0)
+    monkeypatch.setattr(backup, "ROOM_TIMES", 3.5)  # room for three copies of this file, not the eight kept else
+    t0 = backup.copies(corpus)[0].made.timestamp()
+    for k in range(1, 6):
+        backup.take(corpus, now=t0 + k * backup.EVERY_S)
+    kept = backup.copies(corpus)
+    assert len(kept) == 3 and kept[0].made.timestamp() == t0 + 5 * backup.EVERY_S
+    assert sum(c.size for c in kept) <= 3.5 * size
+    monkeypatch.setattr(backup, "ROOM_TIMES", 0.1)  # no room for even one: the newest two stay all the same
+    backup.take(corpus, now=t0 + 6 * backup.EVERY_S)
+    assert len(backup.copies(corpus)) == 2
+
+
 def test_a_save_does_not_wait_for_its_copy_and_one_copy_is_taken_at_a_time(corpus, monkeypatch):
     import threading
 
