@@ -200,15 +200,18 @@ def kept_line(db: Path) -> str:
             f"{folder(db)} (python -m precompute.store backups --corpus {Path(db).parent.name} lists them).")
 
 
-def count_groups(db: Path) -> int:
-    """Saved groups (live, not deleted) in a groups file; sqlite3.Error when it cannot be read."""
+def count_groups(db: Path) -> int | None:
+    """The saved groups in a groups file (read-only); None where it is absent or cannot be read."""
     if not Path(db).is_file():
-        raise FileNotFoundError(f"no file {db}")
-    con = sqlite3.connect(db)
+        return None
     try:
-        return int(con.execute("SELECT COUNT(*) FROM groups WHERE deleted_at IS NULL").fetchone()[0])
-    finally:
-        con.close()
+        con = sqlite3.connect(f"{Path(db).resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            return int(con.execute("SELECT COUNT(*) FROM groups").fetchone()[0])
+        finally:
+            con.close()
+    except sqlite3.DatabaseError:
+        return None
 
 
 def restore(db: Path, copy: Path, now: float | None = None) -> Path | None:

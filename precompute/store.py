@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import sqlite3
 import sys
 from pathlib import Path
 
@@ -54,11 +53,8 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _groups_in(db: Path) -> str:
-    """"N saved groups", or why the file cannot be read."""
-    try:
-        return f"{backup.count_groups(db)} saved groups"
-    except (sqlite3.Error, OSError) as exc:
-        return f"unreadable ({exc})"
+    n = backup.count_groups(db)
+    return "unreadable" if n is None else f"{n} saved groups"
 
 
 def list_backups(name: str) -> int:
@@ -85,15 +81,11 @@ def restore(name: str, chosen: Path | None, yes: bool) -> int:
     if not chosen.is_file():
         raise ValueError(f"--backup {chosen}: no such file (python -m precompute.store backups --corpus {name} "
                          "lists them)")
-    try:
-        n = backup.count_groups(chosen)
-    except sqlite3.Error as exc:
-        raise ValueError(f"--backup {chosen}: not a groups file that can be read ({exc})") from None
-    if db.exists() and db.stat().st_size and not yes:
-        try:
-            live = backup.count_groups(db)
-        except sqlite3.Error:
-            live = 0  # damaged: what restore is for
+    n = backup.count_groups(chosen)
+    if n is None:
+        raise ValueError(f"--backup {chosen}: not a groups file that can be read")
+    if not yes:
+        live = backup.count_groups(db)  # None: absent or damaged, what restore is for
         if live:
             raise ValueError(f"{db} still reads and holds {live} saved groups; put back {chosen.name} ({n} saved "
                              "groups) over it with --yes (the file is kept beside it)")

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core import paths
+from core.backup import count_groups
 from core.store import GroupStore
 from precompute._cli import run_main
 
@@ -34,19 +35,6 @@ class Leftover:
     corpus: str
     groups: int | None  # saved groups in its groups.sqlite; None when it has none or it is unreadable
     bytes: int
-
-
-def count_groups(db: Path) -> int | None:
-    if not db.exists():
-        return None
-    try:
-        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-        try:
-            return int(con.execute("SELECT COUNT(*) FROM groups").fetchone()[0])
-        finally:
-            con.close()
-    except sqlite3.DatabaseError:
-        return None
 
 
 def leftovers(root: Path | None = None) -> list[Leftover]:
