@@ -53,8 +53,7 @@ def label_scores(labels_true: Sequence, labels_pred: Sequence) -> dict[str, floa
 
 def categorical_columns(frame: pd.DataFrame, max_classes: int = 1000) -> list[str]:
     """Columns of the corpus that hold classes (an event, a label): text columns (not id, text, date, author)
-    with 2 to ``max_classes`` distinct non-empty values, each class used at least twice on average, that are
-    not ids of other records (every value a number of six or more digits: ``in_reply_to_user_id``)."""
+    without a :func:`class_column_problem` (up to ``max_classes`` values; ``in_reply_to_user_id`` holds ids)."""
     out = []
     for col in frame.columns:
         if col in ("id", "text", "text_raw", "date", "author") or not (
@@ -66,19 +65,22 @@ def categorical_columns(frame: pd.DataFrame, max_classes: int = 1000) -> list[st
 
 
 def class_column_problem(column: pd.Series, max_classes: int | None = None) -> str | None:
-    """Why a column holds no classes to score a clustering against, or None where it does: 2 to ``max_classes``
-    distinct non-empty values, each used at least twice on average (not the texts, nor their ids), that are not
-    ids of other records (every value a number of six or more digits)."""
+    """Why a column holds no classes (to score a clustering against, or to train a DAC model on), or None where it
+    does: two or more values on two or more rows each, holding most of its non-empty rows (not the texts, nor their
+    ids: ``--labels-column text`` scored each text as a class, DAC's ``--label-column text`` trained on the few
+    texts written twice), at most ``max_classes`` values, and not ids of other records (every value a number of six
+    or more digits)."""
     values = column.astype("string").str.strip()
     values = values[values.notna() & (values != "")]
-    n = values.nunique()
-    if n < 2:
-        return f"{n} distinct value{'s' * (n != 1)} on its {len(values):,} non-empty rows (classes need two or more)"
-    if n * 2 > len(column):
-        return (f"{n:,} distinct values on {len(column):,} rows: most rows a value of their own (the texts or their "
-                "ids?), where classes are a few values, each on many rows")
-    if max_classes is not None and n > max_classes:
-        return f"{n:,} distinct values, more than {max_classes:,}"
+    sizes = values.value_counts().to_numpy()
+    shared = sizes[sizes >= 2]
+    if len(shared) < 2 or 2 * shared.sum() < sizes.sum():
+        own = "; most rows a value of their own (the texts or their ids?)" if 2 * shared.sum() < sizes.sum() else ""
+        return (f"{len(sizes):,} values on {int(sizes.sum()):,} rows, {len(shared):,} of them on two or more rows "
+                f"({int(shared.sum()):,} rows){own}; a class column holds a few values, each on many rows (a topic, "
+                "an event)")
+    if max_classes is not None and len(sizes) > max_classes:
+        return f"{len(sizes):,} values, more than {max_classes:,}"
     if values.str.fullmatch(r"\d{6,}").all():
         return "every value a number of six or more digits: ids of other records, not classes"
     return None

@@ -46,18 +46,15 @@ def labels_from_column(values: pd.Series) -> np.ndarray:
 
 
 def classes_of_column(values: pd.Series, corpus: str) -> np.ndarray:
-    """:func:`labels_from_column`, with a ValueError naming the column where it holds no classes to learn from:
-    fewer than two values on two or more rows each, or most rows a value of their own (``--label-column text`` or
-    ``id``: a model was trained on the few texts written twice)."""
-    codes = labels_from_column(values)
-    sizes = np.bincount(codes[codes >= 0]) if (codes >= 0).any() else np.zeros(0, np.int64)
-    shared = sizes[sizes >= 2]
-    if len(shared) < 2 or 2 * shared.sum() < sizes.sum():
-        raise ValueError(f"column {values.name!r} of corpus {corpus!r} holds no classes to learn from: "
-                         f"{len(sizes):,} values on {int(sizes.sum()):,} rows, {len(shared):,} of them on two or more "
-                         f"rows ({int(shared.sum()):,} rows); a class column holds a few values, each on many rows "
-                         "(a topic, an event)")
-    return codes
+    """:func:`labels_from_column`, with a ValueError naming the column where it holds no classes to learn from
+    (:func:`core.cluster.evaluate.class_column_problem`: ``--label-column text`` or ``id`` trained a model on the few
+    texts written twice)."""
+    from core.cluster.evaluate import class_column_problem
+
+    problem = class_column_problem(values)
+    if problem:
+        raise ValueError(f"column {values.name!r} of corpus {corpus!r} holds no classes to learn from: {problem}")
+    return labels_from_column(values)
 
 
 def labels_from_groups(n: int, groups: dict[str, np.ndarray]) -> np.ndarray:
