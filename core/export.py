@@ -66,6 +66,12 @@ def groups_frame(corpus: Corpus, groups: Mapping[str, tuple[Sequence[str], Seque
     return out.reset_index(drop=True)
 
 
+def saved_groups_frame(corpus: Corpus, store, names: Sequence[str]) -> pd.DataFrame:
+    """:func:`groups_frame` of these saved groups of ``store`` (a GroupStore), each at its latest version."""
+    saved = {name: store.load(name) for name in names}
+    return groups_frame(corpus, {name: (g.included, g.excluded) for name, g in saved.items()})
+
+
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 

@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from core import backup
-from core.export import FORMATS, LABELS, groups_frame, to_bytes
+from core.export import FORMATS, LABELS, to_bytes
 from core.store import TeamGroup
 from ui import group, navigation, picker, resources
 from ui.text import md, quoted
@@ -60,15 +60,9 @@ fmt = picker.kept(c2.selectbox, "Export format", list(FORMATS), key="gr_fmt", fo
 c2.download_button("Export", resources.saved_group_file(name, chosen, g.number, fmt), on_click="ignore",
                    file_name=f"{g.name}-v{g.number}.{fmt}", mime=FORMATS[fmt], key="gr_export")
 live = [x.name for x in groups if not x.deleted_at]  # shown here: another's group of a blind topic is not
-
-
-def every_group() -> bytes:
-    saved = {n: store.load(n) for n in live}
-    return to_bytes(groups_frame(corpus, {n: (x.included, x.excluded) for n, x in saved.items()}), fmt)
-
-
 if len(live) > 1:  # each text labelled in any group once, a column per group: the groups side by side
-    c2.download_button(f"Export all {len(live)} groups", every_group, on_click="ignore", key="gr_export_all",
+    c2.download_button(f"Export all {len(live)} groups", group.every_group_export(corpus, store, live, fmt),
+                       on_click="ignore", key="gr_export_all",
                        file_name=f"{name}-groups.{fmt}", mime=FORMATS[fmt],
                        help="Each text labelled in any group once, with a column per group (its latest version) "
                             "saying included or excluded")

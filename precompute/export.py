@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from core.corpus import load_corpus
-from core.export import FORMATS, group_frame, groups_frame, to_bytes, write
+from core.export import FORMATS, group_frame, saved_groups_frame, to_bytes, write
 from core.store import GroupNotFound, open_store
 from precompute._cli import run_main, whole
 
@@ -40,9 +40,7 @@ def main(argv: list[str] | None = None) -> int:
         names = groups.names()
         if not names:
             raise ValueError(f"corpus {a.corpus!r} has no saved groups to export")
-        saved = {name: groups.load(name) for name in names}
-        frame = groups_frame(corpus, {name: (g.included, g.excluded) for name, g in saved.items()})
-        return _write(frame, fmt, a.out, f"{len(names)} groups")
+        return _write(saved_groups_frame(corpus, groups, names), fmt, a.out, f"{len(names)} groups")
     try:
         group = groups.load(a.group, a.version)
     except GroupNotFound:

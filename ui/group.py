@@ -9,10 +9,10 @@ import streamlit as st
 from core import annotate
 from core.annotate import plural
 from core.corpus import Corpus
-from core.export import group_frame, to_bytes
+from core.export import group_frame, saved_groups_frame, to_bytes
 from core.search import REGISTRY
 from core.session import SWITCH, Session
-from core.store import GroupVersion
+from core.store import GroupStore, GroupVersion
 from ui import resources
 from ui.text import quoted
 
@@ -151,6 +151,11 @@ def group_export(c: Corpus, included_ids, excluded_ids, fmt: str):
 def session_export(c: Corpus, s: Session, fmt: str):
     """Like group_export, for the group being built, read at click time (never stale)."""
     return lambda: group_export(c, c.ids_of(s.included), c.ids_of(s.excluded), fmt)()
+
+
+def every_group_export(c: Corpus, store: GroupStore, names: list[str], fmt: str):
+    """Like group_export, for these saved groups side by side (their latest versions), read at click time."""
+    return lambda: to_bytes(saved_groups_frame(c, store, names), fmt)
 
 
 def open_group(c: Corpus, group: GroupVersion) -> str:
