@@ -6,7 +6,8 @@ own: the save does not wait) with SQLite's online backup (a consistent snapshot,
 included, while others go on writing), checks it (``PRAGMA quick_check``), and renames it into
 ``backups/groups-YYYYMMDDTHHMMSSZ.sqlite`` (atomic). The newest ``KEEP`` copies are kept. A copy that
 cannot be taken (no room, a read-only folder) is logged and never fails the save. ``restore`` puts a copy
-back and keeps the file it replaces.
+back and keeps the file it replaces (core/salvage.py then reads back from a damaged one what was saved after
+the copy).
 
 PostgreSQL (a team's store) is backed up by its server's own tools (``pg_dump``), not here.
 """
@@ -212,6 +213,19 @@ def count_groups(db: Path) -> int | None:
             con.close()
     except sqlite3.DatabaseError:
         return None
+
+
+def sound(db: Path) -> bool:
+    """The file reads and checks out (``PRAGMA quick_check``, read-only): False where a page of it is damaged,
+    which a count of its groups alone may not reach."""
+    try:
+        con = sqlite3.connect(f"{Path(db).resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            return [r[0] for r in con.execute("PRAGMA quick_check")] == ["ok"]
+        finally:
+            con.close()
+    except sqlite3.DatabaseError:
+        return False
 
 
 def restore(db: Path, copy: Path, now: float | None = None) -> Path | None:

@@ -97,7 +97,8 @@ class DamagedFile(DatabaseError):
                 f"is {state}, but backups of it are kept"
             text = (f"{path} {what}. Its newest backup is {newest.path.parent.name}/{newest.line()}: put it back with "
                     f"python -m precompute.store restore --corpus {self.path.parent.name} (the file it replaces is "
-                    "kept beside it), or move the file and its backups folder away to start again with no groups")
+                    "kept beside it, and what was saved after the backup is read back from it where it can be), or "
+                    "move the file and its backups folder away to start again with no groups")
         super().__init__(text)
 
 

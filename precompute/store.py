@@ -14,8 +14,9 @@ the app with ``SEMANNO_DB`` set to the same address.
 ``backups`` lists the copies of a corpus's SQLite groups file that the app keeps (core/backup.py: one after
 a write when the newest is half an hour old, the newest eight kept), with the saved groups in each.
 ``restore`` puts one back (the newest unless ``--backup`` names another): the file it replaces is moved
-aside to ``groups.sqlite.replaced-TIME``, never deleted. A file that still reads and holds saved groups is
-replaced only with ``--yes``.
+aside to ``groups.sqlite.replaced-TIME``, never deleted, and what that file still holds that was saved after the
+backup (new versions, groups, drafts, the journal: core/salvage.py) is read back into it, and said. A file that
+still reads and holds saved groups is replaced only with ``--yes``.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import logging
 import sys
 from pathlib import Path
 
-from core import backup, paths
+from core import backup, paths, salvage
 from core.db import PostgreSQL, configured_dsn, safe_target
 from core.migrate import migrate
 from core.store import GroupStore
@@ -85,14 +86,15 @@ def restore(name: str, chosen: Path | None, yes: bool) -> int:
     if n is None:
         raise ValueError(f"--backup {chosen}: not a groups file that can be read")
     if not yes:
-        live = backup.count_groups(db)  # None: absent or damaged, what restore is for
+        live = backup.count_groups(db) if backup.sound(db) else None  # None: absent or damaged, what it is for
         if live:
             raise ValueError(f"{db} still reads and holds {live} saved groups; put back {chosen.name} ({n} saved "
                              "groups) over it with --yes (the file is kept beside it)")
-    aside = backup.restore(db, chosen)
-    GroupStore(db)  # opens it as the app does (WAL mode, the schema brought up to date)
+    aside, got = salvage.put_back(db, chosen)
     log.info("put back %s (%d saved groups) as %s%s", chosen, n, db,
              f"; the file it replaced is kept as {aside}" if aside else "")
+    if aside is not None:
+        log.info("%s", got.line())
     return 0
 
 

@@ -183,7 +183,9 @@ def test_the_restore_job_replaces_a_file_with_groups_only_when_told(corpus, monk
     assert r.returncode == 2 and "--backup nothing.sqlite: no such file" in r.stderr
     r = job("restore", "--corpus", "c", "--backup", backup.copies(corpus)[0].path.name, "--yes")
     assert r.returncode == 0, r.stderr
-    assert GroupStore(corpus).names() == ["old"]
+    assert GroupStore(corpus).names() == ["old"], "going back to a backup on purpose reads nothing back"
+    assert "Nothing was read from the file it replaced: it still checked out, and the backup was put back over " \
+        "it on purpose" in r.stderr, r.stderr
     aside = replaced(corpus)
     assert len(aside) == 1 and sorted(GroupStore(aside[0]).names()) == ["new", "old"], "the file replaced is kept"
     monkeypatch.setenv("SEMANNO_DB", "postgresql://u@127.0.0.1:1/x")

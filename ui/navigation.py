@@ -81,9 +81,9 @@ def start_page(title: str, icon: str) -> tuple[str, Corpus]:
     c = resources.corpus(name)
     database_or_stop(name)
     if "restored_backup" in st.session_state:
-        copy, aside = st.session_state.pop("restored_backup")
+        copy, aside, read_back = st.session_state.pop("restored_backup")
         st.success(f"The groups' file is back as it was in {md(copy)}" +
-                   (f"; the file it replaced is kept as {md(aside)}." if aside else "."))
+                   (f"; the file it replaced is kept as {md(aside)}. {md(read_back, limit=1000)}" if aside else "."))
     drafts.keep_draft(name, c)
     navigation(nav.container())  # again, in place: the links now carry the corpus picked and the draft's token
     return name, c
@@ -105,19 +105,23 @@ def database_or_stop(name: str) -> None:
 
 def damaged_or_stop(exc: DamagedFile) -> None:
     """A groups file damaged (or emptied, or deleted) on disk: what the file is, and where a backup of it
-    is kept, a button that puts that back (the file it replaces is kept beside it, never deleted). Stops."""
+    is kept, a button that puts that back (the file it replaces is kept beside it, never deleted, and what was
+    saved after the backup is read back from it: core/salvage.py). Stops."""
     st.error(f"The groups' file cannot be used: {md(exc, limit=1000)}.")
     if exc.newest is not None and st.button(f"Put back the backup of {exc.newest.made:%Y-%m-%d %H:%M} UTC",
                                             type="primary", key="restore_backup",
-                                            help="The file it replaces is kept beside it, renamed; nothing is deleted"):
-        from core import backup
+                                            help="What was saved after the backup is read back from the damaged file "
+                                                 "where it can be; that file is kept beside it, renamed"):
+        from core import salvage
 
         try:
-            aside = backup.restore(exc.path, exc.newest.path)
-        except (OSError, sqlite3.Error) as err:
+            with st.spinner("Putting the backup back, and reading back what was saved after it…"):
+                aside, got = salvage.put_back(exc.path, exc.newest.path)
+        except (OSError, sqlite3.Error, DatabaseError) as err:
             st.error(f"The backup could not be put back: {md(err)}")
         else:
-            st.session_state["restored_backup"] = (exc.newest.path.name, aside.name if aside else "")
+            st.session_state["restored_backup"] = (exc.newest.path.name, aside.name if aside else "",
+                                                   got.line() if aside else "")
             st.rerun()
     st.stop()
 

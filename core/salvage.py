@@ -1,0 +1,287 @@
+"""Work saved after a groups file's newest backup, read back from the damaged file that backup replaces.
+
+A backup (core/backup.py) is at most half an hour old; what was saved after it is in the damaged file
+only. Damage is seldom everywhere: a page overwritten or a file cut short leaves most of it readable. When
+a backup is put back, :func:`put_back` reads the file it replaced (read-only: it stays byte for byte, with
+its write-ahead log, beside the backup) and brings into the backup what that file holds and the backup
+lacks:
+
+* rows added after the backup to the tables that only grow (groups, versions with their labels, the
+  journal and its events, topics), known by their ids: a row's id is above the backup's highest (ids are
+  handed out in order), and kept, so that every reference between them holds;
+* the later state of rows that change (a group's notes, deletion and time; drafts, which hold unsaved
+  work, with their steps; annotators' assignments and submissions; an adjudicator's decisions; names).
+
+A version is brought back whole or not at all: all its labels read, as many as it says it holds. What
+cannot be read is named (a version of which group, saved when) and left out. A file that is not the
+backup's own history (its groups' ids and creation times differ) is not read into it, nor is one that still
+checks out (``PRAGMA quick_check``): a backup put back over a sound file goes back to the backup on purpose.
+A row the damaged file no longer holds stays as the backup has it (a draft deleted, a decision taken back
+after the backup come back).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# the tables whose rows only grow, known by id, in the order their references need
+GROWING = ("groups", "topics", "journal", "events", "versions")
+# the tables whose rows change, by their keys: where the damaged file's row differs, it is the later one
+CHANGING = {"drafts": ("token",), "assignments": ("topic_id", "annotator"), "decisions": ("topic_id", "item_id"),
+            "people": ("browser",)}
+_NAMED = {"groups": "groups", "topics": "topics", "journal": "journal entries", "events": "labelling events",
+          "versions": "versions", "labels": "labels", "drafts": "drafts", "assignments": "assignments",
+          "decisions": "decisions", "people": "names", "updated": "groups"}
+# how line() says each: (one, many), in the order it says them
+_SAID = {"versions": ("version", "versions"), "labels": ("label", "labels"), "groups": ("new group", "new groups"),
+         "updated": ("group changed (notes, deletion or name)", "groups changed (notes, deletion or name)"),
+         "drafts": ("draft of unsaved work", "drafts of unsaved work"),
+         "journal": ("journal entry", "journal entries"), "events": ("labelling event", "labelling events"),
+         "topics": ("topic", "topics"), "assignments": ("assignment", "assignments"),
+         "decisions": ("adjudicator's decision", "adjudicator's decisions"), "people": ("name", "names")}
+
+
+class NotSameFile(ValueError):
+    """The damaged file is not the backup's own history: nothing of it is read in."""
+
+
+@dataclass
+class Salvage:
+    """What :func:`recover` brought back (table -> rows) and what it could not read."""
+    brought: dict[str, int] = field(default_factory=dict)
+    lost: list[str] = field(default_factory=list)
+    refused: str = ""  # why nothing was read in (not the same file's history, nothing readable)
+
+    def add(self, what: str, n: int = 1) -> None:
+        if n:
+            self.brought[what] = self.brought.get(what, 0) + n
+
+    def line(self) -> str:
+        if self.refused:
+            return f"Nothing was read from the file it replaced: {self.refused}."
+        parts = [f"{n:,} {said[n != 1]}" for k, said in _SAID.items() if (n := self.brought.get(k))]
+        said = ("Read back from the file it replaced, saved after the backup: " + ", ".join(parts) + "."
+                if parts else "The file it replaced held nothing saved after the backup that could be read.")
+        if self.lost:
+            said += (f" Could not be read ({len(self.lost)}): " + "; ".join(self.lost[:5])
+                     + ("; …" if len(self.lost) > 5 else "") + ".")
+        return said
+
+
+def _ro(path: Path) -> sqlite3.Connection:
+    # read-only: a connection that could write would checkpoint the damaged file's log into it on closing
+    return sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+
+
+def _columns(con: sqlite3.Connection, table: str) -> list[str]:
+    return [r[1] for r in con.execute(f"PRAGMA table_info({table})")]
+
+
+def _read(src: sqlite3.Connection, sql: str, params: tuple, one_by_one, salvage: Salvage, what: str) -> list:
+    """Rows of ``sql``; where the damage stops the read, the rows one at a time (``one_by_one``: an iterable
+    of (sql, params, name) each reading one row), naming those that cannot be read."""
+    try:
+        return src.execute(sql, params).fetchall()
+    except sqlite3.DatabaseError:
+        pass
+    rows = []
+    try:
+        singles = list(one_by_one())
+    except sqlite3.DatabaseError as exc:
+        salvage.lost.append(f"{what} ({exc})")
+        return rows
+    for one_sql, one_params, name in singles:
+        try:
+            rows.extend(src.execute(one_sql, one_params).fetchall())
+        except sqlite3.DatabaseError:
+            salvage.lost.append(name)
+    return rows
+
+
+def recover(damaged: Path, into: Path) -> Salvage:
+    """Bring into ``into`` (the backup just put back, its schema current) what ``damaged`` holds that it lacks
+    (see the module's docstring). One transaction: ``into`` gets all of it or, on an error, none."""
+    salvage = Salvage()
+    if damaged is None or not Path(damaged).is_file() or Path(damaged).stat().st_size == 0:
+        salvage.refused = "there was none, or it was empty"
+        return salvage
+    try:
+        src = _ro(damaged)
+        common = {t: [c for c in _columns(src, t)] for t in (*GROWING, "labels", "draft_steps", *CHANGING)}
+    except sqlite3.DatabaseError as exc:
+        salvage.refused = f"it cannot be read at all ({exc})"
+        return salvage
+    dst = sqlite3.connect(into, timeout=30, isolation_level=None)
+    try:
+        dst.execute("PRAGMA foreign_keys=ON")
+        dst.execute("BEGIN IMMEDIATE")
+        common = {t: [c for c in cols if c in set(_columns(dst, t))] for t, cols in common.items()}
+        if not common["groups"]:
+            salvage.refused = "its list of groups cannot be read"
+            dst.execute("ROLLBACK")
+            return salvage
+        _same_history(src, dst, common["groups"], salvage)
+        for table in GROWING:
+            _grown(src, dst, table, common, salvage)
+        for table, keys in CHANGING.items():
+            if common[table]:
+                _changed(src, dst, table, keys, common, salvage)
+        dst.execute("COMMIT")
+    except (NotSameFile, sqlite3.Error) as exc:  # the backup stays as it was put back
+        if dst.in_transaction:
+            dst.execute("ROLLBACK")
+        salvage.brought.clear()
+        salvage.lost.clear()
+        salvage.refused = str(exc) if isinstance(exc, NotSameFile) else f"reading it stopped ({exc})"
+    except BaseException:
+        if dst.in_transaction:
+            dst.execute("ROLLBACK")
+        raise
+    finally:
+        dst.close()
+        src.close()
+    return salvage
+
+
+def _same_history(src, dst, cols, salvage: Salvage) -> None:
+    """Groups the backup holds, as the damaged file holds them (same id, same creation time), brought up
+    to their later state there (notes, deletion, name, time); a group created at another time: not the same
+    file."""
+    listed = ", ".join(cols)
+    at = {c: n for n, c in enumerate(cols)}
+    mine = {r[at["id"]]: r for r in dst.execute(f"SELECT {listed} FROM groups")}
+    if not mine:
+        return
+    top = max(mine)
+    rows = _read(src, f"SELECT {listed} FROM groups WHERE id <= ?", (top,),
+                 lambda: ((f"SELECT {listed} FROM groups WHERE id = ?", (i,), f"any later change to group #{i}")
+                                  for i in mine),
+                 salvage, "the groups of the backup")
+    seen = 0
+    for row in rows:
+        gid = row[at["id"]]
+        if gid not in mine:
+            continue
+        seen += 1
+        if row[at["created_at"]] != mine[gid][at["created_at"]]:
+            raise NotSameFile(f"it is not this backup's own history (group #{gid} was created at "
+                              f"{row[at['created_at']]} there, {mine[gid][at['created_at']]} here)")
+        if tuple(row) != tuple(mine[gid]):  # changed after the backup (deleted, put back, saved over, renamed)
+            changed = [c for c in cols if c not in ("id", "created_at")]
+            try:
+                dst.execute(f"UPDATE groups SET {', '.join(c + '=?' for c in changed)} WHERE id=?",
+                            [row[at[c]] for c in changed] + [gid])
+                salvage.add("updated")
+            except sqlite3.IntegrityError:  # renamed to a name another group holds here
+                salvage.lost.append(f"the later name, notes or deletion of group {row[at['name']]!r}")
+    if rows and not seen:
+        raise NotSameFile("none of the backup's groups is in it")
+
+
+def _grown(src, dst, table: str, common, salvage: Salvage) -> None:
+    """The rows of ``table`` added after the backup (ids above its highest), ids kept."""
+    cols = common[table]
+    if "id" not in cols:
+        return
+    top = dst.execute(f"SELECT COALESCE(MAX(id), 0) FROM {table}").fetchone()[0]
+    listed = ", ".join(cols)
+
+    def singles():
+        last = src.execute(f"SELECT MAX(id) FROM {table}").fetchone()[0] or top
+        return ((f"SELECT {listed} FROM {table} WHERE id = ?", (i,), f"{_NAMED[table]} #{i}")
+                for i in range(top + 1, last + 1))
+
+    rows = _read(src, f"SELECT {listed} FROM {table} WHERE id > ? ORDER BY id", (top,), singles, salvage,
+                 f"the {_NAMED[table]} after #{top}")
+    at = {c: n for n, c in enumerate(cols)}
+    insert = f"INSERT INTO {table} ({listed}) VALUES ({', '.join('?' * len(cols))})"
+    for row in rows:
+        labels = _version_labels(src, dst, row, at, common["labels"], salvage) if table == "versions" else None
+        if table == "versions" and labels is None:
+            continue
+        try:
+            dst.execute(insert, row)
+        except sqlite3.IntegrityError:
+            salvage.lost.append(_clash(dst, table, row, at))
+            continue
+        salvage.add(table)
+        if labels:
+            dst.executemany(f"INSERT INTO labels ({', '.join(common['labels'])}) "
+                            f"VALUES ({', '.join('?' * len(common['labels']))})", labels)
+            salvage.add("labels", len(labels))
+
+
+def _version_labels(src, dst, row, at, cols, salvage: Salvage) -> list | None:
+    """All the labels of a version added after the backup, as many as it holds; or None, and it is named."""
+    vid, gid = row[at["id"]], row[at["group_id"]]
+    name = dst.execute("SELECT name FROM groups WHERE id=?", (gid,)).fetchone()
+    said = f"version {row[at['number']]} of {name[0] if name else f'group #{gid}'!r} (saved {row[at['created_at']]})"
+    try:
+        labels = src.execute(f"SELECT {', '.join(cols)} FROM labels WHERE version_id = ?", (vid,)).fetchall()
+    except sqlite3.DatabaseError:
+        labels = None
+    if name is None or labels is None or len(labels) != row[at["n_included"]] + row[at["n_excluded"]]:
+        salvage.lost.append(said)
+        return None
+    return labels
+
+
+def _clash(dst, table: str, row, at) -> str:
+    if table == "groups":
+        return f"group {row[at['name']]!r} (created {row[at['created_at']]}): the backup has another of that name"
+    if table == "topics":
+        return f"topic {row[at['name']]!r}: the backup has another of that name"
+    return f"{_NAMED[table]} #{row[at['id']]}: it does not fit the backup"
+
+
+def _changed(src, dst, table: str, keys: tuple, common, salvage: Salvage) -> None:
+    """Rows of a table whose rows change: the damaged file's, where they differ from the backup's (or the backup
+    lacks them); with drafts, their steps too. A row the damaged file no longer holds is left as the backup has
+    it (a draft deleted, a decision taken back after the backup come back)."""
+    cols = common[table]
+    listed = ", ".join(cols)
+    where = " AND ".join(f"{k} = ?" for k in keys)
+    at = {c: n for n, c in enumerate(cols)}
+    mine = {tuple(r[at[k]] for k in keys): tuple(r) for r in dst.execute(f"SELECT {listed} FROM {table}")}
+    rows = _read(src, f"SELECT {listed} FROM {table}", (),
+                 lambda: ((f"SELECT {listed} FROM {table} WHERE {where}", k, f"any later change to {table} {k!r}")
+                          for k in mine),
+                 salvage, f"the {_NAMED[table]}")
+    for row in rows:
+        key = tuple(row[at[k]] for k in keys)
+        if mine.get(key) == tuple(row):
+            continue
+        steps = None
+        if table == "drafts":
+            try:
+                steps = src.execute("SELECT token, seq, step_json FROM draft_steps WHERE token = ?", key).fetchall()
+            except sqlite3.DatabaseError:
+                salvage.lost.append(f"the draft of {row[at['owner']]} saved {row[at['updated_at']]}")
+                continue
+        try:
+            dst.execute(f"INSERT OR REPLACE INTO {table} ({listed}) VALUES ({', '.join('?' * len(cols))})", row)
+        except sqlite3.IntegrityError:  # a topic the backup lacks and that could not be read
+            salvage.lost.append(f"{_NAMED[table]} {key!r}: it does not fit the backup")
+            continue
+        if steps is not None:
+            dst.execute("DELETE FROM draft_steps WHERE token = ?", key)
+            dst.executemany("INSERT INTO draft_steps (token, seq, step_json) VALUES (?, ?, ?)", steps)
+        salvage.add(table)
+
+
+def put_back(db: Path, copy: Path):
+    """Put ``copy`` back as ``db`` (core.backup.restore: the file it replaces kept beside it), bring its
+    schema up to date, and, where the file it replaces is damaged, read into it what that file holds and it
+    lacks. A file that still checks out is replaced on purpose (to go back to the backup, ``--yes``): nothing
+    of it is read in. Returns (the replaced file or None, Salvage)."""
+    from core import backup
+    from core.db import SQLite
+
+    damaged = Path(db).exists() and not backup.sound(db)
+    aside = backup.restore(db, copy)
+    SQLite(db)  # opened as the app opens it: WAL mode, the schema brought up to date
+    if aside is not None and not damaged:
+        return aside, Salvage(refused="it still checked out, and the backup was put back over it on purpose")
+    return aside, recover(aside, db)

@@ -1,0 +1,190 @@
+"""Work saved after a groups file's newest backup, read back from the damaged file when the backup is put back:
+new versions (whole, with all their labels), new and changed groups, drafts of unsaved work with their steps,
+the journal, a topic's assignments and decisions; what cannot be read is named; the damaged file is only read."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from core import backup, salvage
+from core import db as dbmod
+from core.store import DatabaseError, GroupStore
+from tests.conftest import ROOT
+
+OLD_IN, OLD_OUT = [f"o{i}" for i in range(20_000)], [f"x{i}" for i in range(4_000)]
+
+
+@pytest.fixture
+def corpus(tmp_path, monkeypatch):
+    """A data root with one corpus folder ('c'), as $SEMANNO_DATA; a fresh backup clock for its file."""
+    monkeypatch.setenv("SEMANNO_DATA", str(tmp_path))
+    monkeypatch.delenv("SEMANNO_DB", raising=False)
+    monkeypatch.setattr(dbmod.SQLite, "_backup_checked", {})
+    (tmp_path / "c").mkdir()
+    return tmp_path / "c" / "groups.sqlite"
+
+
+def at() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def saved_then_backed_up(db: Path) -> GroupStore:
+    """A file with a large old group and two small ones, and its backup (taken after the first save)."""
+    s = GroupStore(db)
+    s.save("old", OLD_IN, OLD_OUT, notes="before")
+    backup.settle()
+    s.save("gone later", ["g1"], [])
+    s.save("kept", ["k1", "k2"], ["k3"])
+    s.create_topic("floods", "texts on floods", created_by="lead")
+    s.assign("floods", "ann")
+    s.set_person("browser-1", "Ann")
+    backup.settle()
+    for c in backup.copies(db):  # one copy, of all of the above
+        c.path.unlink()
+    backup.take(db)
+    return s
+
+
+def work_after_the_backup(s: GroupStore) -> None:
+    s.save("old", ["o1", "o2", "new1"], ["x1"], overwrite=True, notes="after")
+    s.save("new", ["n1", "n2"], ["n3"])
+    s.delete("gone later")
+    s.sync_draft("tok1", "ann", browser="browser-1", writer="w1", keep=0, steps=[{"step": "a"}, {"step": "b"}],
+                 n_included=2, n_excluded=0, saved=False,
+                 journal=[{"kind": "apply", "step": "a", "at": at(), "method": "keyword",
+                           "changes": [("n1", 0, 1), ("n2", 0, 1)]}])
+    s.decide("floods", {"k1": 1, "k3": -1}, who="lead")
+    s.set_person("browser-1", "Ann N.")
+
+
+def checkpointed(db: Path) -> None:
+    con = sqlite3.connect(db)
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    con.close()
+    for extra in ("-wal", "-shm"):
+        Path(f"{db}{extra}").unlink(missing_ok=True)
+
+
+def overwrite_page(db: Path, table: str, where: float) -> int:
+    """Overwrite one leaf page of ``table`` (at ``where``, 0-1, along its pages) with noise, as a bad sector
+    or a stray write would; returns the page's number."""
+    con = sqlite3.connect(db)
+    pages = [p for (p,) in con.execute("SELECT pageno FROM dbstat WHERE name=? AND pagetype='leaf' ORDER BY pageno",
+                                       (table,))]
+    size = con.execute("PRAGMA page_size").fetchone()[0]
+    con.close()
+    page = pages[int(where * (len(pages) - 1))]
+    with open(db, "r+b") as f:
+        f.seek((page - 1) * size)
+        f.write(os.urandom(size))
+    return page
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def job(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "precompute.store", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_work_saved_after_the_backup_is_read_back_from_the_damaged_file(corpus):
+    s = saved_then_backed_up(corpus)
+    work_after_the_backup(s)
+    checkpointed(corpus)
+    overwrite_page(corpus, "labels", 0.3)  # in the old group's first version, which the backup holds
+    with pytest.raises(DatabaseError, match="groups.sqlite is damaged"):
+        GroupStore(corpus).load("old", version=1)
+    damaged = digest(corpus)
+
+    r = job("restore", "--corpus", "c")
+    assert r.returncode == 0, r.stderr
+    said = r.stderr
+    assert "Read back from the file it replaced, saved after the backup:" in said, said
+    assert ("saved after the backup: 2 versions, 7 labels, 1 new group, 2 groups changed (notes, deletion or name), "
+            "1 draft of unsaved work, 1 journal entry, 2 labelling events, 2 adjudicator's decisions, 1 name.") \
+        in said, said
+    assert "Could not be read" not in said, said
+
+    s = GroupStore(corpus)
+    old = s.load("old")
+    assert (old.number, old.included, old.excluded, old.notes) == (2, ["o1", "o2", "new1"], ["x1"], "after")
+    first = s.load("old", version=1)  # from the backup, whole
+    assert (first.included, first.excluded) == (OLD_IN, OLD_OUT)
+    new = s.load("new")
+    assert (new.included, new.excluded) == (["n1", "n2"], ["n3"])
+    assert {g.name: g.deleted_at is not None for g in s.list(include_deleted=True)} == \
+        {"old": False, "new": False, "kept": False, "gone later": True}, "the deletion after the backup holds"
+    draft = s.load_draft("tok1")
+    assert draft is not None and draft.steps == ({"step": "a"}, {"step": "b"})
+    assert s.work_labels("tok1") == {"n1": 1, "n2": 1}, "the draft's journal and its events"
+    assert {i: d for i, (d, _, _) in s.decisions("floods").items()} == {"k1": 1, "k3": -1}
+    assert s.person("browser-1") == "Ann N."
+    aside = [p for p in corpus.parent.glob("groups.sqlite.replaced-*") if not p.name.endswith(("-wal", "-shm"))]
+    assert [digest(p) for p in aside] == [damaged], "the damaged file is only read"
+
+
+def test_a_version_whose_labels_cannot_all_be_read_is_named_and_left_out(corpus):
+    s = saved_then_backed_up(corpus)
+    s.save("kept", OLD_IN[:8_000], [], overwrite=True)  # version 2, saved after the backup, on pages of its own
+    s.save("new", ["n1"], [])
+    checkpointed(corpus)
+    con = sqlite3.connect(corpus)
+    top = con.execute("SELECT MAX(rowid) FROM labels").fetchone()[0]
+    con.close()
+    overwrite_page(corpus, "labels", 0.9)  # among kept's version 2 labels (the old group's are the first 24,000)
+    aside, got = salvage.put_back(corpus, backup.copies(corpus)[0].path)
+    assert aside is not None and top > 24_000
+    said = got.line()
+    assert "version 2 of 'kept' (saved " in said and "Could not be read (1)" in said, said
+    assert "1 new group" in said, said
+    s = GroupStore(corpus)
+    assert s.load("kept").number == 1 and s.load("new").included == ["n1"], "no version is brought back in part"
+
+
+def test_work_only_in_the_damaged_file_s_write_ahead_log_is_read_back(corpus):
+    """A crash leaves the last saves in the write-ahead log (groups.sqlite-wal); it moves aside with the file and
+    is read from there."""
+    s = saved_then_backed_up(corpus)
+    checkpointed(corpus)
+    overwrite_page(corpus, "labels", 0.2)
+    left = ("import sqlite3, sys, os\n"
+            "con = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+            "con.execute('PRAGMA wal_autocheckpoint=0')\n"
+            "con.execute(\"UPDATE groups SET notes='only in the log' WHERE name='kept'\")\n"
+            "os._exit(0)\n")
+    subprocess.run([sys.executable, "-c", left, str(corpus)], check=True, timeout=60)
+    assert Path(f"{corpus}-wal").stat().st_size > 0
+    aside, got = salvage.put_back(corpus, backup.copies(corpus)[0].path)
+    assert Path(f"{aside}-wal").exists() and "1 group changed (notes, deletion or name)" in got.line(), got.line()
+    assert GroupStore(corpus).load("kept").notes == "only in the log"
+
+
+def test_a_file_that_is_not_the_backup_s_history_or_not_a_database_is_not_read_in(corpus, tmp_path):
+    s = saved_then_backed_up(corpus)
+    work_after_the_backup(s)
+    copy = backup.copies(corpus)[0].path
+    other = tmp_path / "other" / "groups.sqlite"  # another corpus's file, its groups created at other times
+    other.parent.mkdir()
+    o = GroupStore(other)
+    o.save("old", ["z"], [])
+    o.save("kept", ["z"], [])
+    restored = tmp_path / "restored.sqlite"
+    restored.write_bytes(copy.read_bytes())
+    got = salvage.recover(other, restored)
+    assert got.refused.startswith("it is not this backup's own history (group #1 was created at "), got.line()
+    assert got.line().startswith("Nothing was read from the file it replaced: it is not this backup's own history")
+    assert sqlite3.connect(restored).execute("SELECT COUNT(*) FROM versions").fetchone()[0] == 3, "left as it was"
+    noise = tmp_path / "noise.sqlite"
+    noise.write_bytes(b"\x00not a database" * 4096)
+    got = salvage.recover(noise, restored)
+    assert got.refused.startswith("it cannot be read at all (file is not a database)"), got.line()
