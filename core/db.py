@@ -127,6 +127,9 @@ class Backend:
     def schema(self) -> str:
         return TABLES.format(**self.ids)
 
+    def known_damage(self) -> None:
+        """Raises the damage this process met on the store, while it lasts (SQLite: DamagedFile)."""
+
 
 class Runner:
     """What a transaction body calls: ``run`` one statement (rows back when it returns some), ``many``
@@ -159,6 +162,9 @@ class SQLite(Backend):
     dialect = "sqlite"
     ids = {"id": "INTEGER PRIMARY KEY", "big": "INTEGER"}
     _backup_checked: dict[str, float] = {}
+    # path -> (the file's identity, DamagedFile) of a file this process found damaged: every page says so from then
+    # on (a damaged page of an old version is met only where that version is read), until the file is replaced
+    _damaged: dict[str, tuple[tuple, "DamagedFile"]] = {}
 
     def __init__(self, path: str | Path, timeout_s: float = 30.0):
         self.path, self.timeout_s = Path(path), timeout_s
@@ -202,7 +208,19 @@ class SQLite(Backend):
             from core import backup
 
             kept = backup.copies(self.path)
-            raise DamagedFile(self.path, str(exc), kept[0] if kept else None) from exc
+            damaged = DamagedFile(self.path, str(exc), kept[0] if kept else None)
+            SQLite._damaged[str(self.path)] = (_identity(self.path), damaged)
+            raise damaged from exc
+
+    def known_damage(self) -> None:
+        """Raises the DamagedFile this process met on the file (anywhere: loading an old version), while the
+        file is the one it was met on (same inode, size and time: a backup put back, or the file moved away and
+        another started, is another file)."""
+        met = SQLite._damaged.get(str(self.path))
+        if met is not None:
+            if met[0] == _identity(self.path):
+                raise met[1]
+            SQLite._damaged.pop(str(self.path), None)
 
     def _after_write(self) -> None:
         """A backup of the file when one is due (core/backup.py); looked for at most every BACKUP_CHECK_S per
@@ -249,6 +267,14 @@ class SQLite(Backend):
 
     def __str__(self) -> str:
         return f"SQLite file {self.path.name}"
+
+
+def _identity(path: Path) -> tuple:
+    try:
+        st = Path(path).stat()
+    except OSError:
+        return ()
+    return st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def _to_pg(sql: str) -> str:

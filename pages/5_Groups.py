@@ -8,6 +8,7 @@ import streamlit as st
 
 from core import backup
 from core.export import FORMATS, LABELS, to_bytes
+from core.db import DamagedFile
 from core.store import TeamGroup
 from ui import group, navigation, picker, resources
 from ui.text import md, quoted
@@ -48,7 +49,10 @@ chosen = picker.selectbox_kept("Group", [g.name for g in groups], "gr_pick")
 info = next(g for g in groups if g.name == chosen)
 version = st.selectbox("Version", list(range(info.versions, 0, -1)), key="gr_version",
                        format_func=lambda v: f"{v} (latest)" if v == info.versions else str(v))
-g = store.load(chosen, version)
+try:
+    g = store.load(chosen, version)
+except DamagedFile as exc:  # a damaged page of the file, met where this version's labels lie
+    navigation.damaged_or_stop(exc)
 c1, c2 = st.columns(2)
 # deleting below, the full width: in a third of a column the group's name was cut short ("Yes, delete ‘vakci…")
 c3 = st.container(horizontal=True, vertical_alignment="center")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.store import GroupNotFound
+from core.store import DatabaseError, GroupNotFound
 from core.teams import topic_group
 from ui import drafts, group, navigation, picker, resources, team_panel
 from ui.text import md, quoted
@@ -50,6 +50,8 @@ def on_work() -> None:
         said = group.open_group(corpus, store.load(gname))
     except GroupNotFound:
         said = "Started your group for the topic." + group.switch_group([], [], "new", name=gname)
+    except DatabaseError:  # a damaged file: the page says so, with its backup (navigation.database_or_stop)
+        return
     st.session_state.update(ann_msg=("success", said), ann_view="Included", ann_page=1)
 
 

@@ -188,3 +188,48 @@ def test_a_file_that_is_not_the_backup_s_history_or_not_a_database_is_not_read_i
     noise.write_bytes(b"\x00not a database" * 4096)
     got = salvage.recover(noise, restored)
     assert got.refused.startswith("it cannot be read at all (file is not a database)"), got.line()
+
+
+def test_a_damaged_old_version_is_named_on_every_page_and_its_button_reads_the_later_work_back(tweets, monkeypatch):
+    """A damaged page among an old version's labels is met only where that version is read (the Groups page's
+    Version box): that page names the file and its backup, every page does so from then on, and the button puts
+    the backup back with the version saved after it."""
+    from streamlit.testing.v1 import AppTest
+
+    from core.corpus import load_corpus
+    from ui.text import unescape
+
+    monkeypatch.setattr(dbmod.SQLite, "_backup_checked", {})
+    monkeypatch.setattr(dbmod.SQLite, "_damaged", {})
+    ids = load_corpus("tweets").frame["id"].astype(str).tolist()
+    db = tweets / "tweets" / "groups.sqlite"
+    s = GroupStore(db)
+    s.save("vaccines", ids[:1500], ids[1500:1900])
+    backup.settle()  # the backup holds version 1
+    s.save("vaccines", ids[:10], ids[10:12], overwrite=True, notes="after the backup")
+    checkpointed(db)
+    overwrite_page(db, "labels", 0.5)  # among version 1's labels
+
+    def run(page: str, at: AppTest | None = None) -> tuple[AppTest, str]:
+        at = (at or AppTest.from_file(str(ROOT / page), default_timeout=120)).run()
+        assert not at.exception, at.exception
+        return at, " ".join(unescape(e.value) for e in at.error)
+
+    groups, said = run("pages/5_Groups.py")
+    assert said == "", "the latest version reads"
+    groups.selectbox(key="gr_version").select(1)
+    groups, said = run("", groups)
+    assert "groups.sqlite is damaged (database disk image is malformed)" in said, said
+    assert [b.key for b in groups.button if b.key == "restore_backup"] == ["restore_backup"]
+    annotate, said = run("pages/1_Annotate.py")  # from then on, every page
+    assert "groups.sqlite is damaged" in said and "Its newest backup is backups/groups-" in said, said
+
+    groups.button(key="restore_backup").click()
+    groups, said = run("", groups)
+    assert said == ""
+    put_back = " ".join(unescape(x.value) for x in groups.success)
+    assert "Read back from the file it replaced, saved after the backup: 1 version, 12 labels, 1 group changed" \
+        in put_back, put_back
+    s = GroupStore(db)
+    assert (s.load("vaccines").included, s.load("vaccines").notes) == (ids[:10], "after the backup")
+    assert s.load("vaccines", 1).included == ids[:1500]

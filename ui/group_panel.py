@@ -77,6 +77,8 @@ def sidebar(corpus: Corpus, session: Session, store: GroupStore, say: Say) -> No
             say("success", group.open_group(corpus, store.load(st.session_state.get("open_name"))))
         except GroupNotFound:
             return say("error", f"No group named {quoted(st.session_state.get('open_name'))}.")
+        except DatabaseError as exc:  # a damaged file: the page below says so, with its backup (navigation)
+            return say("error", f"{md(exc)}.")
         st.session_state.update(ann_view="Included", ann_page=1, open_name=None)
 
     def on_new() -> None:

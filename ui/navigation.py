@@ -93,7 +93,9 @@ def database_or_stop(name: str) -> None:
     """The groups' database answers, or the page says it does not (host and reason, never a password)
     and stops: the group being built stays in this tab, and is written once the database is back."""
     try:
-        resources.store(name).stamp()
+        store = resources.store(name)
+        store.db.known_damage()  # met on this file before (an old version's page), in this or another tab
+        store.stamp()
     except DamagedFile as exc:
         damaged_or_stop(exc)
     except DatabaseError as exc:
