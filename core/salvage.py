@@ -279,7 +279,7 @@ def put_back(db: Path, copy: Path):
     from core import backup
     from core.db import SQLite
 
-    damaged = Path(db).exists() and not backup.sound(db)
+    damaged = Path(db).exists() and (Path(db).stat().st_size == 0 or not backup.sound(db))  # emptied: damaged
     aside = backup.restore(db, copy)
     SQLite(db)  # opened as the app opens it: WAL mode, the schema brought up to date
     if aside is not None and not damaged:

@@ -153,6 +153,8 @@ def test_a_lost_file_is_not_started_afresh_and_the_job_puts_the_newest_backup_ba
         assert aside == [] and "kept as" not in r.stderr
     else:
         assert [a.read_bytes() for a in aside] == [before] and f"kept as {aside[0]}" in r.stderr
+        assert "Nothing was read from the file it replaced: " + (
+            "there was none, or it was empty" if loss == "empty" else "it cannot be read at all") in r.stderr, r.stderr
     assert newest.path.exists(), "the backup stays where it is"
 
 
