@@ -47,6 +47,9 @@ if store.path is not None:  # the corpus's SQLite file: the copies the app keeps
     st.caption(md(backup.kept_line(store.path)))
 chosen = picker.selectbox_kept("Group", [g.name for g in groups], "gr_pick")
 info = next(g for g in groups if g.name == chosen)
+if st.session_state.get("gr_version_of") != (chosen, info.versions):  # another group, or a version saved since:
+    st.session_state.pop("gr_version", None)  # its latest first (the box kept another group's number, unlabelled)
+st.session_state["gr_version_of"] = (chosen, info.versions)
 version = st.selectbox("Version", list(range(info.versions, 0, -1)), key="gr_version",
                        format_func=lambda v: f"{v} (latest)" if v == info.versions else str(v))
 try:

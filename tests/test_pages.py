@@ -755,6 +755,24 @@ def test_groups_page_open_delete_restore(tweets):
     assert at.checkbox(key="gr_sure").label == "Yes, delete ‘covid’" and at.button(key="gr_delete").disabled
 
 
+def test_the_groups_pages_version_box_opens_each_group_at_its_latest_version(tweets):
+    """Picking another group kept the Version box's number from the group before: a group of two versions, picked
+    after one of one version, showed (and exported) its version 1, labelled "1 (latest)" in the browser."""
+    store = GroupStore(tweets / "tweets" / "groups.sqlite")
+    store.save("b two", ["1344902244014170115", "1345006262220296193"], [])
+    store.save("b two", ["1344902244014170115"], [], overwrite=True)
+    store.save("a one", ["1345006262220296193"], [])
+    at = app("pages/5_Groups.py").run()
+    at.selectbox(key="gr_pick").set_value("a one").run()
+    assert at.selectbox(key="gr_version").value == 1
+    at.selectbox(key="gr_pick").set_value("b two").run()
+    assert not at.exception and at.selectbox(key="gr_version").value == 2, "its latest, not the number before"
+    at.selectbox(key="gr_version").set_value(1).run()
+    assert at.run().selectbox(key="gr_version").value == 1, "a version picked stays picked"
+    store.save("b two", ["1345006262220296193"], [], overwrite=True)  # someone saves a version meanwhile
+    assert at.run().selectbox(key="gr_version").value == 3
+
+
 def test_topics_page(tweets, monkeypatch):
     from precompute import cluster as cluster_job
     from precompute import keyterms as kt_job
