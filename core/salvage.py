@@ -107,10 +107,11 @@ def recover(damaged: Path, into: Path) -> Salvage:
     if damaged is None or not Path(damaged).is_file() or Path(damaged).stat().st_size == 0:
         salvage.refused = "there was none, or it was empty"
         return salvage
+    src = _ro(damaged)
     try:
-        src = _ro(damaged)
-        common = {t: [c for c in _columns(src, t)] for t in (*GROWING, "labels", "draft_steps", *CHANGING)}
+        common = {t: _columns(src, t) for t in (*GROWING, "labels", "draft_steps", *CHANGING)}
     except sqlite3.DatabaseError as exc:
+        src.close()
         salvage.refused = f"it cannot be read at all ({exc})"
         return salvage
     dst = sqlite3.connect(into, timeout=30, isolation_level=None)
