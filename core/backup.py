@@ -180,9 +180,23 @@ def _take_logged(db: Path, keep: int) -> None:
         take(db, keep)
     except Exception as exc:  # noqa: BLE001 - logged: the save it follows has been written
         log.warning("no backup of %s taken: %s", db, exc)
+        if isinstance(exc, sqlite3.DatabaseError):  # a copy that does not check out: is the file itself damaged?
+            _damage_found(db)
     finally:
         with _lock:
             _running.pop(str(db), None)
+
+
+def _damage_found(db: Path) -> None:
+    """The copies are a check of the file every half hour of saving: a file found damaged (its own quick_check
+    fails, not only its copy's) is named on every page from now on, with its newest good copy, while the work since
+    can still be read back from it (core/salvage.py), rather than when an annotator opens the damaged version."""
+    found = problems(db)
+    if found:
+        from core.db import SQLite
+
+        SQLite.note_damage(db, "its half-hourly backup found it: " + "; ".join(found[:2]))
+        log.error("%s is damaged: %s", db, "; ".join(found[:5]))
 
 
 def settle() -> None:
@@ -215,17 +229,24 @@ def count_groups(db: Path) -> int | None:
         return None
 
 
-def sound(db: Path) -> bool:
-    """The file reads and checks out (``PRAGMA quick_check``, read-only): False where a page of it is damaged,
-    which a count of its groups alone may not reach."""
+def problems(db: Path) -> list[str]:
+    """What ``PRAGMA quick_check`` finds wrong with the file (read-only; its first few lines), or the error that
+    stops it; [] where it checks out."""
     try:
         con = sqlite3.connect(f"{Path(db).resolve().as_uri()}?mode=ro", uri=True)
         try:
-            return [r[0] for r in con.execute("PRAGMA quick_check")] == ["ok"]
+            found = [r[0] for r in con.execute("PRAGMA quick_check(5)")]
         finally:
             con.close()
-    except sqlite3.DatabaseError:
-        return False
+    except sqlite3.DatabaseError as exc:
+        return [str(exc)]
+    return [] if found == ["ok"] else found
+
+
+def sound(db: Path) -> bool:
+    """The file reads and checks out (:func:`problems`): False where a page of it is damaged, which a count of
+    its groups alone may not reach."""
+    return not problems(db)
 
 
 def restore(db: Path, copy: Path, now: float | None = None) -> Path | None:

@@ -205,12 +205,18 @@ class SQLite(Backend):
         except sqlite3.DatabaseError as exc:
             if not any(why in str(exc) for why in ("not a database", "malformed", "corrupt")):
                 raise
-            from core import backup
+            raise SQLite.note_damage(self.path, str(exc)) from exc
 
-            kept = backup.copies(self.path)
-            damaged = DamagedFile(self.path, str(exc), kept[0] if kept else None)
-            SQLite._damaged[str(self.path)] = (_identity(self.path), damaged)
-            raise damaged from exc
+    @staticmethod
+    def note_damage(path: Path, why: str) -> DamagedFile:
+        """Remember that ``path`` is damaged (``why``), for every page from now on (:meth:`known_damage`); returns
+        the DamagedFile, naming its newest backup."""
+        from core import backup
+
+        kept = backup.copies(path)
+        damaged = DamagedFile(path, why, kept[0] if kept else None)
+        SQLite._damaged[str(path)] = (_identity(path), damaged)
+        return damaged
 
     def known_damage(self) -> None:
         """Raises the DamagedFile this process met on the file (anywhere: loading an old version), while the

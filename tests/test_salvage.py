@@ -233,3 +233,32 @@ def test_a_damaged_old_version_is_named_on_every_page_and_its_button_reads_the_l
     s = GroupStore(db)
     assert (s.load("vaccines").included, s.load("vaccines").notes) == (ids[:10], "after the backup")
     assert s.load("vaccines", 1).included == ids[:1500]
+
+
+def test_a_backup_that_finds_the_file_damaged_names_it_on_every_page_with_the_last_good_copy(corpus, monkeypatch):
+    """The half-hourly copy is a check of the file: a copy that does not check out, of a file that does not either,
+    names the file as damaged from then on (the work since is still in it to read back), not when an annotator
+    happens to open the damaged version; no copy of the damaged file is kept in place of a good one."""
+    import time
+
+    monkeypatch.setattr(dbmod.SQLite, "_damaged", {})
+    s = GroupStore(corpus)
+    s.save("old", OLD_IN, OLD_OUT)
+    backup.settle()
+    good = backup.copies(corpus)
+    checkpointed(corpus)
+    overwrite_page(corpus, "labels", 0.5)
+    s.db.known_damage()  # not known yet: nothing read the page
+    monkeypatch.setattr(dbmod, "BACKUP_CHECK_S", 0.0)
+    monkeypatch.setattr(backup, "_now", lambda: time.time() + 2 * backup.EVERY_S)  # a copy is due
+    s.save("later", ["l1", "l2"], [])  # a save that does not read the damaged page goes in
+    backup.settle()
+    assert backup.copies(corpus) == good, "the damaged file's copy is not kept"
+    with pytest.raises(dbmod.DamagedFile, match=r"is damaged \(its half-hourly backup found it: .*\).* Its newest "
+                                                rf"backup is backups/{good[0].path.name}"):
+        GroupStore(corpus).db.known_damage()
+    aside, got = salvage.put_back(corpus, good[0].path)
+    assert "1 version, 2 labels, 1 new group" in got.line(), got.line()
+    s = GroupStore(corpus)
+    s.db.known_damage()  # the file put back is another: nothing known of it
+    assert s.load("later").included == ["l1", "l2"] and s.load("old").included == OLD_IN
