@@ -220,13 +220,20 @@ class SQLite(Backend):
 
     def known_damage(self) -> None:
         """Raises the DamagedFile this process met on the file (anywhere: loading an old version), while the
-        file is the one it was met on (same inode, size and time: a backup put back, or the file moved away and
-        another started, is another file)."""
-        met = SQLite._damaged.get(str(self.path))
-        if met is not None:
-            if met[0] == _identity(self.path):
-                raise met[1]
-            SQLite._damaged.pop(str(self.path), None)
+        file is the one it was met on (same inode, size and time), or, where it has changed since (another tab
+        wrote to it), while it still fails its check (core.backup.sound); a backup put back is another file."""
+        from core import backup
+
+        key = str(self.path)
+        met = SQLite._damaged.get(key)
+        if met is None:
+            return
+        if met[0] == _identity(self.path):
+            raise met[1]
+        if self.path.exists() and not backup.sound(self.path):
+            SQLite._damaged[key] = (_identity(self.path), met[1])
+            raise met[1]
+        SQLite._damaged.pop(key, None)
 
     def _after_write(self) -> None:
         """A backup of the file when one is due (core/backup.py); looked for at most every BACKUP_CHECK_S per

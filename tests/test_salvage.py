@@ -257,8 +257,12 @@ def test_a_backup_that_finds_the_file_damaged_names_it_on_every_page_with_the_la
     with pytest.raises(dbmod.DamagedFile, match=r"is damaged \(its half-hourly backup found it: .*\).* Its newest "
                                                 rf"backup is backups/{good[0].path.name}"):
         GroupStore(corpus).db.known_damage()
+    monkeypatch.setattr(dbmod, "BACKUP_CHECK_S", 1e12)  # no copy after the next write: its own check counts
+    s.save("more", ["m1"], [])  # another tab writes to it meanwhile: it is still damaged, and still named so
+    with pytest.raises(dbmod.DamagedFile, match="its half-hourly backup found it"):
+        s.db.known_damage()
     aside, got = salvage.put_back(corpus, good[0].path)
-    assert "1 version, 2 labels, 1 new group" in got.line(), got.line()
+    assert "2 versions, 3 labels, 2 new groups" in got.line(), got.line()
     s = GroupStore(corpus)
     s.db.known_damage()  # the file put back is another: nothing known of it
     assert s.load("later").included == ["l1", "l2"] and s.load("old").included == OLD_IN
