@@ -26,6 +26,8 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from core.db import SQLite
+
 # the tables whose rows only grow, known by id, in the order their references need
 GROWING = ("groups", "topics", "journal", "events", "versions")
 # the tables whose rows change, by their keys: where the damaged file's row differs, it is the later one
@@ -43,8 +45,9 @@ _SAID = {"versions": ("version", "versions"), "labels": ("label", "labels"), "gr
          "decisions": ("adjudicator's decision", "adjudicator's decisions"), "people": ("name", "names")}
 
 
-class NotSameFile(ValueError):
-    """The damaged file is not the backup's own history: nothing of it is read in."""
+class Refused(ValueError):
+    """Nothing of the damaged file is read in: not the backup's own history, no list of groups, a read that
+    stopped."""
 
 
 @dataclass
@@ -114,34 +117,26 @@ def recover(damaged: Path, into: Path) -> Salvage:
         src.close()
         salvage.refused = f"it cannot be read at all ({exc})"
         return salvage
-    dst = sqlite3.connect(into, timeout=30, isolation_level=None)
     try:
-        dst.execute("PRAGMA foreign_keys=ON")
-        dst.execute("BEGIN IMMEDIATE")
-        common = {t: [c for c in cols if c in set(_columns(dst, t))] for t, cols in common.items()}
-        if not common["groups"]:
-            salvage.refused = "its list of groups cannot be read"
-            dst.execute("ROLLBACK")
-            return salvage
-        _same_history(src, dst, common["groups"], salvage)
-        for table in GROWING:
-            _grown(src, dst, table, common, salvage)
-        for table, keys in CHANGING.items():
-            if common[table]:
-                _changed(src, dst, table, keys, common, salvage)
-        dst.execute("COMMIT")
-    except (NotSameFile, sqlite3.Error) as exc:  # the backup stays as it was put back
-        if dst.in_transaction:
-            dst.execute("ROLLBACK")
+        with SQLite(into).tx() as db:  # one transaction, foreign keys on
+            dst = db.cur
+            try:
+                common = {t: [c for c in cols if c in set(_columns(dst, t))] for t, cols in common.items()}
+                if not common["groups"]:
+                    raise Refused("its list of groups cannot be read")
+                _same_history(src, dst, common["groups"], salvage)
+                for table in GROWING:
+                    _grown(src, dst, table, common, salvage)
+                for table, keys in CHANGING.items():
+                    if common[table]:
+                        _changed(src, dst, table, keys, common, salvage)
+            except sqlite3.Error as exc:  # a read of the damaged file that stopped (the backup was just checked):
+                raise Refused(f"reading it stopped ({exc})") from exc  # not taken for damage of the backup
+    except Refused as exc:  # rolled back: the backup stays as it was put back
         salvage.brought.clear()
         salvage.lost.clear()
-        salvage.refused = str(exc) if isinstance(exc, NotSameFile) else f"reading it stopped ({exc})"
-    except BaseException:
-        if dst.in_transaction:
-            dst.execute("ROLLBACK")
-        raise
+        salvage.refused = str(exc)
     finally:
-        dst.close()
         src.close()
     return salvage
 
@@ -167,7 +162,7 @@ def _same_history(src, dst, cols, salvage: Salvage) -> None:
             continue
         seen += 1
         if row[at["created_at"]] != mine[gid][at["created_at"]]:
-            raise NotSameFile(f"it is not this backup's own history (group #{gid} was created at "
+            raise Refused(f"it is not this backup's own history (group #{gid} was created at "
                               f"{row[at['created_at']]} there, {mine[gid][at['created_at']]} here)")
         if tuple(row) != tuple(mine[gid]):  # changed after the backup (deleted, put back, saved over, renamed)
             changed = [c for c in cols if c not in ("id", "created_at")]
@@ -178,7 +173,7 @@ def _same_history(src, dst, cols, salvage: Salvage) -> None:
             except sqlite3.IntegrityError:  # renamed to a name another group holds here
                 salvage.lost.append(f"the later name, notes or deletion of group {row[at['name']]!r}")
     if rows and not seen:
-        raise NotSameFile("none of the backup's groups is in it")
+        raise Refused("none of the backup's groups is in it")
 
 
 def _grown(src, dst, table: str, common, salvage: Salvage) -> None:
@@ -278,7 +273,6 @@ def put_back(db: Path, copy: Path):
     lacks. A file that still checks out is replaced on purpose (to go back to the backup, ``--yes``): nothing
     of it is read in. Returns (the replaced file or None, Salvage)."""
     from core import backup
-    from core.db import SQLite
 
     damaged = Path(db).exists() and (Path(db).stat().st_size == 0 or not backup.sound(db))  # emptied: damaged
     aside = backup.restore(db, copy)

@@ -18,18 +18,9 @@ from core import backup, salvage
 from core import db as dbmod
 from core.store import DatabaseError, GroupStore
 from tests.conftest import ROOT
+from tests.test_backup import corpus  # noqa: F401 - the fixture: a corpus folder 'c' and its groups.sqlite
 
 OLD_IN, OLD_OUT = [f"o{i}" for i in range(20_000)], [f"x{i}" for i in range(4_000)]
-
-
-@pytest.fixture
-def corpus(tmp_path, monkeypatch):
-    """A data root with one corpus folder ('c'), as $SEMANNO_DATA; a fresh backup clock for its file."""
-    monkeypatch.setenv("SEMANNO_DATA", str(tmp_path))
-    monkeypatch.delenv("SEMANNO_DB", raising=False)
-    monkeypatch.setattr(dbmod.SQLite, "_backup_checked", {})
-    (tmp_path / "c").mkdir()
-    return tmp_path / "c" / "groups.sqlite"
 
 
 def at() -> str:
