@@ -16,7 +16,7 @@ a write when the newest is half an hour old, the newest eight kept), with the sa
 ``restore`` puts one back (the newest unless ``--backup`` names another): the file it replaces is moved
 aside to ``groups.sqlite.replaced-TIME``, never deleted, and what that file still holds that was saved after the
 backup (new versions, groups, drafts, the journal: core/salvage.py) is read back into it, and said. A file that
-still reads and holds saved groups is replaced only with ``--yes``.
+still checks out and holds saved groups is replaced only with ``--yes`` (nothing of it is read back then).
 """
 
 from __future__ import annotations
@@ -46,10 +46,12 @@ def parser() -> argparse.ArgumentParser:
     w.add_argument("--corpus", required=True)
     b = sub.add_parser("backups", help="list the backups of a corpus's groups file, newest first")
     b.add_argument("--corpus", required=True)
-    r = sub.add_parser("restore", help="put a backup of a corpus's groups file back (the file replaced is kept)")
+    r = sub.add_parser("restore", help="put a backup of a corpus's groups file back (the file replaced is kept; "
+                                       "from a damaged one, what was saved after the backup is read back)")
     r.add_argument("--corpus", required=True)
     r.add_argument("--backup", type=Path, help="the backup to put back (a file of `backups`; the newest if not given)")
-    r.add_argument("--yes", action="store_true", help="replace a groups file that still reads and holds groups")
+    r.add_argument("--yes", action="store_true", help="replace a groups file that still checks out and holds groups "
+                                                      "(going back to the backup: nothing of it is read back)")
     return p
 
 
