@@ -16,8 +16,8 @@ A version is brought back whole or not at all: all its labels read, as many as i
 cannot be read is named (a version of which group, saved when) and left out. A file that is not the
 backup's own history (its groups' ids and creation times differ) is not read into it, nor is one that still
 checks out (``PRAGMA quick_check``): a backup put back over a sound file goes back to the backup on purpose.
-A row the damaged file no longer holds stays as the backup has it (a draft deleted, a decision taken back
-after the backup come back).
+A row of the backup that the damaged file no longer holds (a draft discarded, a decision taken back after the
+backup) is removed.
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ _SAID = {"versions": ("version", "versions"), "labels": ("label", "labels"), "gr
          "drafts": ("draft of unsaved work", "drafts of unsaved work"),
          "journal": ("journal entry", "journal entries"), "events": ("labelling event", "labelling events"),
          "topics": ("topic", "topics"), "assignments": ("assignment", "assignments"),
-         "decisions": ("adjudicator's decision", "adjudicator's decisions"), "people": ("name", "names")}
+         "decisions": ("adjudicator's decision", "adjudicator's decisions"), "people": ("name", "names"),
+         "removed": ("deletion made after the backup", "deletions made after the backup")}
 
 
 class Refused(ValueError):
@@ -234,17 +235,30 @@ def _clash(dst, table: str, row, at) -> str:
 
 def _changed(src, dst, table: str, keys: tuple, common, salvage: Salvage) -> None:
     """Rows of a table whose rows change: the damaged file's, where they differ from the backup's (or the backup
-    lacks them); with drafts, their steps too. A row the damaged file no longer holds is left as the backup has
-    it (a draft deleted, a decision taken back after the backup come back)."""
+    lacks them); with drafts, their steps too. A row of the backup that the damaged file no longer holds (a draft
+    discarded, a decision taken back after the backup) is deleted; one that cannot be read is left as it is."""
     cols = common[table]
     listed = ", ".join(cols)
     where = " AND ".join(f"{k} = ?" for k in keys)
     at = {c: n for n, c in enumerate(cols)}
     mine = {tuple(r[at[k]] for k in keys): tuple(r) for r in dst.execute(f"SELECT {listed} FROM {table}")}
-    rows = _read(src, f"SELECT {listed} FROM {table}", (),
-                 lambda: ((f"SELECT {listed} FROM {table} WHERE {where}", k, f"any later change to {table} {k!r}")
-                          for k in mine),
-                 salvage, f"the {_NAMED[table]}")
+    unread = set()
+    try:
+        rows = src.execute(f"SELECT {listed} FROM {table}").fetchall()
+    except sqlite3.DatabaseError:  # the backup's rows one at a time (rows it lacks cannot be found so)
+        rows = []
+        for k in mine:
+            try:
+                rows.extend(src.execute(f"SELECT {listed} FROM {table} WHERE {where}", k).fetchall())
+            except sqlite3.DatabaseError:
+                unread.add(k)
+                salvage.lost.append(f"any later change to {table} {k!r}")
+    gone = set(mine) - unread - {tuple(row[at[k]] for k in keys) for row in rows}
+    for k in gone:
+        if table == "drafts":
+            dst.execute("DELETE FROM draft_steps WHERE token = ?", k)
+        dst.execute(f"DELETE FROM {table} WHERE {where}", k)
+    salvage.add("removed", len(gone))
     for row in rows:
         key = tuple(row[at[k]] for k in keys)
         if mine.get(key) == tuple(row):

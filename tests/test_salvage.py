@@ -37,6 +37,9 @@ def saved_then_backed_up(db: Path) -> GroupStore:
     s.create_topic("floods", "texts on floods", created_by="lead")
     s.assign("floods", "ann")
     s.set_person("browser-1", "Ann")
+    s.sync_draft("tok0", "ann", browser="browser-1", writer="w0", keep=0, steps=[{"step": "z"}], n_included=1,
+                 n_excluded=0, saved=False)
+    s.decide("floods", {"k2": 1}, who="lead")
     backup.settle()
     for c in backup.copies(db):  # one copy, of all of the above
         c.path.unlink()
@@ -52,8 +55,9 @@ def work_after_the_backup(s: GroupStore) -> None:
                  n_included=2, n_excluded=0, saved=False,
                  journal=[{"kind": "apply", "step": "a", "at": at(), "method": "keyword",
                            "changes": [("n1", 0, 1), ("n2", 0, 1)]}])
-    s.decide("floods", {"k1": 1, "k3": -1}, who="lead")
+    s.decide("floods", {"k1": 1, "k3": -1, "k2": None}, who="lead")  # k2's decision taken back
     s.set_person("browser-1", "Ann N.")
+    assert s.delete_draft("tok0", "ann")  # discarded
 
 
 def checkpointed(db: Path) -> None:
@@ -102,8 +106,8 @@ def test_work_saved_after_the_backup_is_read_back_from_the_damaged_file(corpus):
     said = r.stderr
     assert "Read back from the file it replaced, saved after the backup:" in said, said
     assert ("saved after the backup: 2 versions, 7 labels, 1 new group, 2 groups changed (notes, deletion or name), "
-            "1 draft of unsaved work, 1 journal entry, 2 labelling events, 2 adjudicator's decisions, 1 name.") \
-        in said, said
+            "1 draft of unsaved work, 1 journal entry, 2 labelling events, 2 adjudicator's decisions, 1 name, "
+            "2 deletions made after the backup.") in said, said
     assert "Could not be read" not in said, said
 
     s = GroupStore(corpus)
@@ -117,6 +121,7 @@ def test_work_saved_after_the_backup_is_read_back_from_the_damaged_file(corpus):
         {"old": False, "new": False, "kept": False, "gone later": True}, "the deletion after the backup holds"
     draft = s.load_draft("tok1")
     assert draft is not None and draft.steps == ({"step": "a"}, {"step": "b"})
+    assert s.load_draft("tok0") is None, "a draft discarded after the backup stays discarded"
     assert s.work_labels("tok1") == {"n1": 1, "n2": 1}, "the draft's journal and its events"
     assert {i: d for i, (d, _, _) in s.decisions("floods").items()} == {"k1": 1, "k3": -1}
     assert s.person("browser-1") == "Ann N."
