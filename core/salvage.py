@@ -57,6 +57,7 @@ class Salvage:
     brought: dict[str, int] = field(default_factory=dict)
     lost: list[str] = field(default_factory=list)
     refused: str = ""  # why nothing was read in (not the same file's history, nothing readable)
+    new_groups: list[int] = field(default_factory=list, repr=False)  # ids of the groups brought in
 
     def add(self, what: str, n: int = 1) -> None:
         if n:
@@ -75,8 +76,12 @@ class Salvage:
 
 
 def _ro(path: Path) -> sqlite3.Connection:
-    # read-only: a connection that could write would checkpoint the damaged file's log into it on closing
-    return sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+    """The damaged file, read-only (a connection that could write would checkpoint its log into it on closing).
+    ``writable_schema`` makes SQLite read a schema that names pages past the file's end (a file cut short: every
+    table "malformed" otherwise), so the tables whose pages are there can be read; nothing can be written."""
+    con = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+    con.execute("PRAGMA writable_schema=ON")
+    return con
 
 
 def _columns(con: sqlite3.Connection, table: str) -> list[str]:
@@ -128,6 +133,7 @@ def recover(damaged: Path, into: Path) -> Salvage:
                 _same_history(src, dst, common["groups"], salvage)
                 for table in GROWING:
                     _grown(src, dst, table, common, salvage)
+                _without_versions_out(dst, salvage)
                 for table, keys in CHANGING.items():
                     if common[table]:
                         _changed(src, dst, table, keys, common, salvage)
@@ -204,10 +210,20 @@ def _grown(src, dst, table: str, common, salvage: Salvage) -> None:
             salvage.lost.append(_clash(dst, table, row, at))
             continue
         salvage.add(table)
+        if table == "groups":
+            salvage.new_groups.append(row[at["id"]])
         if labels:
             dst.executemany(f"INSERT INTO labels ({', '.join(common['labels'])}) "
                             f"VALUES ({', '.join('?' * len(common['labels']))})", labels)
             salvage.add("labels", len(labels))
+
+
+def _without_versions_out(dst, salvage: Salvage) -> None:
+    """A group brought in none of whose versions could be read is left out (its versions are named)."""
+    for gid in salvage.new_groups:
+        if dst.execute("SELECT 1 FROM versions WHERE group_id = ?", (gid,)).fetchone() is None:
+            dst.execute("DELETE FROM groups WHERE id = ?", (gid,))
+            salvage.brought["groups"] -= 1
 
 
 def _version_labels(src, dst, row, at, cols, salvage: Salvage) -> list | None:

@@ -147,6 +147,24 @@ def test_a_version_whose_labels_cannot_all_be_read_is_named_and_left_out(corpus)
     assert s.load("kept").number == 1 and s.load("new").included == ["n1"], "no version is brought back in part"
 
 
+def test_a_file_cut_short_gives_back_what_lies_before_the_cut_and_names_what_lay_after(corpus):
+    """A file cut short (a full disk, a copy stopped) names pages past its end in its schema: SQLite called every
+    table "malformed", and nothing was read back. What lies before the cut now comes back; a version past it, and
+    its new group with it, is named and left out."""
+    s = saved_then_backed_up(corpus)
+    s.save("kept", ["k1"], [], overwrite=True, notes="later")  # the groups' page is near the start of the file
+    s.save("late", [f"l{i}" for i in range(3_000)], [])  # its labels at the end
+    checkpointed(corpus)
+    data = corpus.read_bytes()
+    corpus.write_bytes(data[:len(data) * 3 // 4])
+    aside, got = salvage.put_back(corpus, backup.copies(corpus)[0].path)
+    said = got.line()
+    assert "1 group changed (notes, deletion or name)" in said and "version 1 of 'late' (saved " in said, said
+    s = GroupStore(corpus)
+    assert s.load("kept").notes == "later" and "late" not in s.names(), "no group without a version"
+    assert s.load("old").included == OLD_IN
+
+
 def test_work_only_in_the_damaged_file_s_write_ahead_log_is_read_back(corpus):
     """A crash leaves the last saves in the write-ahead log (groups.sqlite-wal); it moves aside with the file and
     is read from there."""

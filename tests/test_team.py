@@ -494,9 +494,9 @@ def test_a_damaged_groups_file_is_named_on_every_page_and_left_as_it_is(tweets, 
     assert not at.exception and not at.error, [e.value for e in at.error]
     said = " ".join(unescape(x.value) for x in at.success)
     assert "The groups' file is back as it was in groups-" in said, said
-    # what the damaged file holds beyond the backup is read back where it can be (tests/test_salvage.py); cut in
-    # half, this one's list of tables is gone
-    assert "Nothing was read from the file it replaced: it cannot be read at all (database disk image" in said, said
+    # what the damaged file holds beyond the backup is read back where it can be (tests/test_salvage.py); this one
+    # holds nothing the backup lacks
+    assert "The file it replaced held nothing saved after the backup that could be read." in said, said
     assert GroupStore(db).load("kept").included == ["1"]
     aside = [p for p in db.parent.glob("groups.sqlite.replaced-*") if not p.name.endswith(("-wal", "-shm"))]
     assert [p.read_bytes() for p in aside] == [before], "the damaged file is kept beside it"
