@@ -116,11 +116,13 @@ def recover(damaged: Path, into: Path) -> Salvage:
     if damaged is None or not Path(damaged).is_file() or Path(damaged).stat().st_size == 0:
         salvage.refused = "there was none, or it was empty"
         return salvage
-    src = _ro(damaged)
+    src = None
     try:
+        src = _ro(damaged)
         common = {t: _columns(src, t) for t in (*GROWING, "labels", "draft_steps", *CHANGING)}
     except sqlite3.DatabaseError as exc:
-        src.close()
+        if src is not None:
+            src.close()
         salvage.refused = f"it cannot be read at all ({exc})"
         return salvage
     try:
@@ -160,7 +162,7 @@ def _same_history(src, dst, cols, salvage: Salvage) -> None:
     top = max(mine)
     rows = _read(src, f"SELECT {listed} FROM groups WHERE id <= ?", (top,),
                  lambda: ((f"SELECT {listed} FROM groups WHERE id = ?", (i,), f"any later change to group #{i}")
-                                  for i in mine),
+                          for i in mine),
                  salvage, "the groups of the backup")
     seen = 0
     for row in rows:
@@ -170,7 +172,7 @@ def _same_history(src, dst, cols, salvage: Salvage) -> None:
         seen += 1
         if row[at["created_at"]] != mine[gid][at["created_at"]]:
             raise Refused(f"it is not this backup's own history (group #{gid} was created at "
-                              f"{row[at['created_at']]} there, {mine[gid][at['created_at']]} here)")
+                          f"{row[at['created_at']]} there, {mine[gid][at['created_at']]} here)")
         if tuple(row) != tuple(mine[gid]):  # changed after the backup (deleted, put back, saved over, renamed)
             changed = [c for c in cols if c not in ("id", "created_at")]
             try:
