@@ -109,13 +109,19 @@ def take(db: Path, keep: int | None = None, now: float | None = None) -> Path:
     return final
 
 
+def read_only(db: Path, timeout_s: float = 30.0) -> sqlite3.Connection:
+    """A connection that reads ``db`` (its write-ahead log included) and can never write it: one that could would,
+    closing last, checkpoint the log into the file (copies, checks, and the damaged file salvage reads)."""
+    return sqlite3.connect(f"{Path(db).resolve().as_uri()}?mode=ro", uri=True, timeout=timeout_s)
+
+
 def _copy(src: Path, dst: Path) -> None:
     """SQLite's online backup of ``src`` into a new file ``dst`` (journal_mode DELETE, so the copy is
     one file), checked, and flushed to disk. ``src`` is opened read-only: a connection that may write would,
     closing last, checkpoint the write-ahead log into the file it copies."""
     if not src.is_file():
         raise FileNotFoundError(f"no file {src}")
-    source = sqlite3.connect(f"{src.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
+    source = read_only(src)
     target = sqlite3.connect(dst)
     try:
         source.backup(target)
@@ -220,7 +226,7 @@ def count_groups(db: Path) -> int | None:
     if not Path(db).is_file():
         return None
     try:
-        con = sqlite3.connect(f"{Path(db).resolve().as_uri()}?mode=ro", uri=True)
+        con = read_only(db)
         try:
             return int(con.execute("SELECT COUNT(*) FROM groups").fetchone()[0])
         finally:
@@ -233,7 +239,7 @@ def problems(db: Path) -> list[str]:
     """What ``PRAGMA quick_check`` finds wrong with the file (read-only; its first few lines), or the error that
     stops it; [] where it checks out."""
     try:
-        con = sqlite3.connect(f"{Path(db).resolve().as_uri()}?mode=ro", uri=True)
+        con = read_only(db)
         try:
             found = [r[0] for r in con.execute("PRAGMA quick_check(5)")]
         finally:

@@ -118,7 +118,7 @@ def damaged_or_stop(exc: DamagedFile) -> None:
 
         try:
             with st.spinner("Putting the backup back, and reading back what was saved after it…"):
-                aside, got = salvage.put_back(exc.path, exc.newest.path)
+                aside, got = salvage.put_back(exc.path, exc.newest.path, damaged=True)  # known: not checked again
         except (OSError, sqlite3.Error, DatabaseError) as err:
             st.error(f"The backup could not be put back: {md(err)}")
         else:
