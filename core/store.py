@@ -429,21 +429,23 @@ class GroupStore:
 
     def assignments(self, topic: str) -> list:
         """The topic's annotators with their progress: texts reviewed and included in their group's latest
-        version, its last save, and when they submitted."""
+        version, its last save, when they submitted and which version, and whether that version is still in the
+        store (one that could not be read back when a damaged file was put back from its backup is not)."""
         from core.teams import Assignment
 
+        submitted = ("COALESCE(a.submitted_version, (SELECT MAX(v.number) FROM versions v WHERE v.group_id=g.id AND "
+                     "v.created_at <= a.submitted_at))")  # submitted before the number was kept: the latest then
         with self.db.read() as db:
             rows = db.run(
                 "SELECT a.annotator, a.group_name, a.submitted_at, "
                 "(SELECT v.n_included + v.n_excluded FROM versions v WHERE v.group_id=g.id ORDER BY v.number DESC LIMIT 1), "
                 "(SELECT v.n_included FROM versions v WHERE v.group_id=g.id ORDER BY v.number DESC LIMIT 1), "
-                "g.updated_at, COALESCE(a.submitted_version, (SELECT MAX(v.number) FROM versions v WHERE "
-                "v.group_id=g.id AND v.created_at <= a.submitted_at)), "  # submitted before the number was kept
-                "(SELECT MAX(v.number) FROM versions v WHERE v.group_id=g.id) "
+                f"g.updated_at, {submitted}, (SELECT MAX(v.number) FROM versions v WHERE v.group_id=g.id), "
+                f"(SELECT COUNT(*) FROM versions v WHERE v.group_id=g.id AND v.number={submitted}) "
                 "FROM assignments a JOIN topics t ON t.id=a.topic_id LEFT JOIN groups g ON g.corpus=t.corpus AND "
                 "g.name=a.group_name WHERE t.corpus=? AND t.name=? ORDER BY a.annotator", (self.corpus, topic))
-        return [Assignment(topic, r[0], r[1], r[2], int(r[3] or 0), int(r[4] or 0), r[5], r[6], int(r[7] or 0))
-                for r in rows]
+        return [Assignment(topic, r[0], r[1], r[2], int(r[3] or 0), int(r[4] or 0), r[5], r[6], int(r[7] or 0),
+                           submitted_lost=bool(r[2]) and not r[8]) for r in rows]
 
     def submit(self, topic: str, annotator: str) -> int:
         """The annotator is done with the topic: their group's latest version (there must be one) is the one that

@@ -81,6 +81,7 @@ class Assignment:
     last_activity: str | None  # the group's last save
     submitted_version: int | None = None  # the version they submitted (before it was recorded: the latest then)
     latest_version: int = 0  # their group's latest version (0: none saved)
+    submitted_lost: bool = False  # the version submitted is gone (not read back when a damaged file was put back)
 
     @property
     def counted(self) -> int | None:
@@ -92,6 +93,11 @@ class Assignment:
     def saved_since(self) -> bool:
         """A version saved after the submitted one (not counted until submitted again)."""
         return bool(self.submitted_at and self.submitted_version and self.latest_version > self.submitted_version)
+
+    @property
+    def counts(self) -> bool:
+        """Submitted, and the version submitted is there to read: it counts in the agreement and the gold."""
+        return bool(self.submitted_at) and not self.submitted_lost
 
 
 def may_adjudicate(who: str, topic: Topic, adjudicators: str | None = None) -> bool:

@@ -8,9 +8,8 @@ import streamlit as st
 
 from core import backup
 from core.export import FORMATS, LABELS, to_bytes
-from core.db import DamagedFile
 from core.store import TeamGroup
-from ui import group, navigation, picker, resources
+from ui import damage, group, navigation, picker, resources
 from ui.text import md, quoted
 
 name, corpus = navigation.start_page("Groups", "🗂️")
@@ -52,10 +51,7 @@ if st.session_state.get("gr_version_of") != (chosen, info.versions):  # another 
 st.session_state["gr_version_of"] = (chosen, info.versions)
 version = st.selectbox("Version", list(range(info.versions, 0, -1)), key="gr_version",
                        format_func=lambda v: f"{v} (latest)" if v == info.versions else str(v))
-try:
-    g = store.load(chosen, version)
-except DamagedFile as exc:  # a damaged page of the file, met where this version's labels lie
-    navigation.damaged_or_stop(exc)
+g = damage.named(store.load)(chosen, version)  # a damaged page of the file, met where this version's labels lie
 c1, c2 = st.columns(2)
 # deleting below, the full width: in a third of a column the group's name was cut short ("Yes, delete ‘vakci…")
 c3 = st.container(horizontal=True, vertical_alignment="center")

@@ -55,13 +55,17 @@ def on_work() -> None:
     st.session_state.update(ann_msg=("success", said), ann_view="Included", ann_page=1)
 
 
-if mine.saved_since:
+if mine.submitted_lost:
+    st.warning(f"Version {mine.counted} of your group, which you submitted, could not be read back when the groups' "
+               "file was put back from its backup (it was damaged): it does not count in the agreement or the gold "
+               "until you submit your group again.")
+elif mine.saved_since:
     st.warning(f"You submitted version {mine.submitted_version} of your group; version {mine.latest_version}, saved "
                "since, does not count in the agreement or the gold until you submit it.")
 c1, c2 = st.columns(2)
 if c1.button("Open my group for this topic", type="primary", key="team_work", on_click=on_work):
     navigation.go("pages/1_Annotate.py")
-again = mine.saved_since  # submitted, and saved since
+again = mine.saved_since or mine.submitted_lost  # submitted, and saved since (or that version is gone)
 if c2.button(f"Submit version {mine.latest_version} instead" if again else "Submit my group", key="team_submit",
              disabled=not mine.latest_version or (bool(mine.submitted_at) and not again),
              help="Say you are done: your latest saved version becomes part of the agreement (Review page); a later "

@@ -26,7 +26,12 @@ topic = next(t for t in topics if t.name == chosen)
 rows = store.assignments(topic.name)
 judge = may_adjudicate(me, topic)
 submitted = {a.annotator for a in rows if a.submitted_at}
-shown = [a for a in rows if a.submitted_at and a.reviewed and may_see(me, a.annotator, topic, submitted, judge)]
+shown = [a for a in rows if a.counts and a.reviewed and may_see(me, a.annotator, topic, submitted, judge)]
+lost = [a for a in rows if a.submitted_lost and may_see(me, a.annotator, topic, submitted, judge)]
+if lost:
+    st.warning("Submitted, but not counted: " + "; ".join(f"version {a.counted} of {quoted(a.group)}" for a in lost)
+               + ". It could not be read back when the groups' file was put back from its backup (it was damaged). "
+               "It counts once submitted again (Team page).")
 if len(shown) < 2:
     st.info(f"Agreement needs two or more submitted groups you may see ({len(submitted)} submitted of {len(rows)}"
             + ("; the topic is blind: submit yours first" if topic.blind and me not in submitted and not judge else "")

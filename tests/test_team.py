@@ -502,6 +502,115 @@ def test_a_damaged_groups_file_is_named_on_every_page_and_left_as_it_is(tweets, 
     assert [p.read_bytes() for p in aside] == [before], "the damaged file is kept beside it"
 
 
+def test_a_damaged_submitted_version_met_on_the_review_page_is_named_with_its_backup_and_put_back(tweets,
+                                                                                                   monkeypatch):
+    """The Review page reads each annotator's submitted version, which may be an old one: a damaged page among its
+    labels was a traceback there. It is now named with the backup's button, as every page names it from then on;
+    the button puts the backup back with the version saved after it, and the agreement is as it was."""
+    import streamlit as st
+
+    from core import backup
+    from core import db as dbmod
+    from core.corpus import load_corpus
+    from tests.test_salvage import checkpointed, overwrite_page
+
+    monkeypatch.setattr(dbmod.SQLite, "_backup_checked", {})
+    monkeypatch.setattr(dbmod.SQLite, "_damaged", {})
+    ids = load_corpus("tweets").frame["id"].astype(str).tolist()
+    db = tweets / "tweets" / "groups.sqlite"
+    store = GroupStore(db)
+    submitted(store, "floods", "lead", [("alice", ids[:1500], ids[1500:1900]), ("bob", ids[:1400], ids[1400:1900])])
+    backup.settle()
+    for copy in backup.copies(db):  # the backup holds both submitted versions
+        copy.path.unlink()
+    backup.take(db)
+    alice = store.assign("floods", "alice")
+    store.save(alice, ids[:10], ids[10:12], annotator="alice", topic="floods", overwrite=True)  # not submitted
+    checkpointed(db)
+    as_user(monkeypatch, "lead")
+
+    def agreement(at: AppTest) -> list[str]:
+        return [m.value for m in at.metric]
+
+    review = app("pages/8_Review.py").run()
+    assert not review.exception and not review.error
+    before = agreement(review)
+    overwrite_page(db, "labels", 0.3)  # among alice's submitted version 1
+    st.cache_data.clear()  # as in a server started since, which has not read the versions yet
+    st.cache_resource.clear()
+    for page in ("pages/8_Review.py", "pages/7_Team.py"):  # met on the first, named on the next
+        review = app(page).run()
+        said = " ".join(unescape(e.value) for e in review.error)
+        assert not review.exception, review.exception
+        assert "groups.sqlite is damaged (database disk image is malformed)" in said and \
+            "Its newest backup is backups/groups-" in said, (page, said)
+        assert [b.key for b in review.button if b.key == "restore_backup"] == ["restore_backup"], page
+    review = app("pages/8_Review.py").run()
+    review.button(key="restore_backup").click().run()
+    assert not review.exception and not review.error, [e.value for e in review.error]
+    said = " ".join(unescape(x.value) for x in review.success)
+    assert "Read back from the file it replaced, saved after the backup: 1 version" in said, said
+    assert agreement(review) == before
+    assert GroupStore(db).load(alice).included == ids[:10], "alice's later version is read back"
+
+
+def test_a_submitted_version_lost_to_damage_is_named_not_counted_and_submitted_again(tweets, monkeypatch):
+    """A submitted version that could not be read back when a damaged file was put back from an older backup: the
+    Review page raised GroupNotFound. It now names it and leaves it out of the agreement; its annotator is told on
+    the Team page and may submit again."""
+    import streamlit as st
+
+    from core import backup, salvage
+    from core import db as dbmod
+    from core.corpus import load_corpus
+    from tests.test_salvage import checkpointed, overwrite_page
+
+    monkeypatch.setattr(dbmod.SQLite, "_backup_checked", {})
+    monkeypatch.setattr(dbmod.SQLite, "_damaged", {})
+    ids = load_corpus("tweets").frame["id"].astype(str).tolist()
+    db = tweets / "tweets" / "groups.sqlite"
+    store = GroupStore(db)
+    store.save("first", ids[:1], [])
+    backup.settle()
+    for copy in backup.copies(db):  # a backup of the file before the topic
+        copy.path.unlink()
+    backup.take(db)
+    submitted(store, "floods", "lead", [("alice", ids[:1500], ids[1500:1900]), ("bob", ids[:1400], ids[1400:1900])])
+    alice = store.assign("floods", "alice")
+    store.save(alice, ids[:1450], ids[1450:1900], annotator="alice", topic="floods", overwrite=True)  # not submitted
+    checkpointed(db)
+    overwrite_page(db, "labels", 0.3)  # among alice's submitted version 1
+    _aside, got = salvage.put_back(db, backup.copies(db)[0].path, damaged=True)
+    assert "Could not be read (1): version 1 of 'floods · alice'" in got.line(), got.line()
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+    as_user(monkeypatch, "lead")
+    review = app("pages/8_Review.py").run()
+    assert not review.exception, review.exception
+    assert [unescape(w.value) for w in review.warning] == [
+        "Submitted, but not counted: version 1 of ‘floods · alice’. It could not be read back when the groups' file "
+        "was put back from its backup (it was damaged). It counts once submitted again (Team page)."]
+    assert "Agreement needs two or more submitted groups" in unescape(review.info[0].value)
+
+    as_user(monkeypatch, "alice")
+    team = app("pages/7_Team.py").run()
+    assert not team.exception, team.exception
+    assert "Version 1 of your group, which you submitted, could not be read back" in unescape(team.warning[0].value)
+    progress = team.dataframe[0].value.set_index("annotator")["submitted"]
+    assert "(version 1, lost: to submit again); version 2 saved since" in progress["alice"], progress["alice"]
+    assert "lost" not in progress["bob"]
+    submit = team.button(key="team_submit")
+    assert submit.label == "Submit version 2 instead" and not submit.disabled
+    submit.click().run()
+    assert "Submitted ‘floods · alice’ (version 2)." in [unescape(x.value) for x in team.success]
+
+    as_user(monkeypatch, "lead")
+    review = app("pages/8_Review.py").run()
+    assert not review.exception and not review.warning and not review.info
+    assert next(m for m in review.metric if m.label == "Percent agreement").value != "-", "alice's version 2 counts"
+
+
 def test_the_review_bench_runs_and_its_figures_count_what_the_page_shows(tweets, tmp_path, monkeypatch, capsys):
     """bench/review.py on a small topic: every figure is printed, and the save button it reads counts the
     majority's decisions among the disagreements it made."""

@@ -3,15 +3,13 @@ the first lines each page runs (start_page)."""
 
 from __future__ import annotations
 
-import sqlite3
-
 import streamlit as st
 
 from core.corpus import Corpus
 from core.db import DamagedFile
 from core.store import DatabaseError
 from ui.text import md
-from ui import access, drafts, picker, resources
+from ui import access, damage, drafts, picker, resources
 
 
 # (script, sidebar name, icon, what the home page says of it); Material icons: no emoji font needed
@@ -97,35 +95,12 @@ def database_or_stop(name: str) -> None:
         store.db.known_damage()  # met on this file before (an old version's page), in this or another tab
         store.stamp()
     except DamagedFile as exc:
-        damaged_or_stop(exc)
+        damage.stop(exc)
     except DatabaseError as exc:
         st.error(f"The groups' database cannot be used: {md(exc)}. What you do here is kept in this tab: keep it "
                  "open and, once the database is back, press R (or click anything here) to go on, and it is written. "
                  "Do not reload the tab meanwhile: a reload starts afresh from what was last written.")
         st.stop()
-
-
-def damaged_or_stop(exc: DamagedFile) -> None:
-    """A groups file damaged (or emptied, or deleted) on disk: what the file is, and where a backup of it
-    is kept, a button that puts that back (the file it replaces is kept beside it, never deleted, and what was
-    saved after the backup is read back from it: core/salvage.py). Stops."""
-    st.error(f"The groups' file cannot be used: {md(exc, limit=1000)}.")
-    if exc.newest is not None and st.button(f"Put back the backup of {exc.newest.made:%Y-%m-%d %H:%M} UTC",
-                                            type="primary", key="restore_backup",
-                                            help="What was saved after the backup is read back from the damaged file "
-                                                 "where it can be; that file is kept beside it, renamed"):
-        from core import salvage
-
-        try:
-            with st.spinner("Putting the backup back, and reading back what was saved after it…"):
-                aside, got = salvage.put_back(exc.path, exc.newest.path, damaged=True)  # known: not checked again
-        except (OSError, sqlite3.Error, DatabaseError) as err:
-            st.error(f"The backup could not be put back: {md(err)}")
-        else:
-            st.session_state["restored_backup"] = (exc.newest.path.name, aside.name if aside else "",
-                                                   got.line() if aside else "")
-            st.rerun()
-    st.stop()
 
 
 def go(page: str) -> None:

@@ -27,6 +27,7 @@ from core.search.lexical import WordIndex, words_file
 from core.search import SearchContext
 from core.db import configured_dsn
 from core.store import GroupStore
+from ui import damage
 from ui.text import md, quoted
 
 
@@ -305,6 +306,7 @@ def _saved_group_rows(root: str, name: str, stamp: float, db_stamp: tuple) -> di
     return {g: c.rows_of(s.load(g).included) for g in s.names()}
 
 
+@damage.named
 def saved_group_rows(name: str) -> dict:
     """Included rows of each saved group this user may see (latest versions), read again only when the groups
     change (GroupStore.stamp: a file's mtimes, or PostgreSQL's last update), not on every rerun."""
@@ -341,6 +343,7 @@ def _saved_group_labels(root: str, name: str, stamp: float, group: str, db_stamp
     return np.sort(c.rows_of(version.included)), np.sort(c.rows_of(version.excluded))
 
 
+@damage.named
 def saved_group_labels(name: str, group: str) -> tuple[np.ndarray, np.ndarray]:
     """(included rows, excluded rows) of a saved group's latest version, sorted; read again when the groups
     change."""
@@ -632,6 +635,7 @@ def _saved_group_file(root: str, name: str, stamp: float, group: str, version: i
     return to_bytes(group_frame(_corpus(root, name, stamp), g.included, g.excluded), fmt)
 
 
+@damage.named
 def saved_group_file(name: str, group: str, version: int, fmt: str) -> bytes:
     """A saved version's export file, made once per (version, format). Not deferred: a deferred
     download registered on one run was gone when the first click after changing the version reached

@@ -15,7 +15,7 @@ from core.store import DatabaseError, GroupStore
 from core.threads import openings
 from core.teams import (GROUP_SEPARATOR, HOW_SUFFIX, QUOTING, THREAD, Agreement, agreement, by_text,
                         check_annotator, majority, pairwise, progress_by_text)
-from ui import access, group, picker, resources
+from ui import access, damage, group, picker, resources
 from ui.text import md, quoted
 
 
@@ -156,6 +156,7 @@ def thread_openings(name: str, corpus, ids) -> dict[str, str]:
     return {i: corpus.frame["text"].iloc[f] for i, f in zip(np.asarray(ids)[found], firsts) if f >= 0}
 
 
+@damage.named
 def progress_table(name: str, corpus, store: GroupStore, rows) -> pd.DataFrame:
     """Who has done how much on a topic. Where the corpus shares texts (core/copies.py), a text and its copies
     count once, as the Annotate and Review pages count them, with the rows labelled beside."""
@@ -170,7 +171,8 @@ def progress_table(name: str, corpus, store: GroupStore, rows) -> pd.DataFrame:
                    | ({"rows labelled (copies too)": labelled} if shared else {})
                    | {"last save": (a.last_activity or "")[:16].replace("T", " "),
                       "submitted": (a.submitted_at or "")[:16].replace("T", " ")
-                      + (f" (version {a.counted})" if a.counted else "")
+                      + (f" (version {a.counted}{', lost: to submit again' if a.submitted_lost else ''})"
+                         if a.counted else "")
                       + (f"; version {a.latest_version} saved since, not counted" if a.saved_since else "")})
     return pd.DataFrame(out)
 
@@ -196,6 +198,7 @@ class Review:
     table: pd.DataFrame  # one row per disagreement: id, text, [copies], each one's label, each one's how
 
 
+@damage.named
 def review(name: str, corpus, store: GroupStore, topic: str, shown) -> Review:
     """The agreement of the groups ``shown`` (assignments), each at the version its annotator submitted, and the
     table of their disagreements; kept while none of them is saved or submitted again (4,800 disagreements of
