@@ -22,6 +22,8 @@ backup) is removed.
 
 from __future__ import annotations
 
+import os
+import shutil
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -112,31 +114,80 @@ def _read(src: sqlite3.Connection, sql: str, params: tuple, one_by_one, salvage:
     return rows, unread
 
 
-def recover(damaged: Path, into: Path) -> Salvage:
+def _opened(path: Path) -> tuple[sqlite3.Connection, dict]:
+    """``path`` read-only, and the columns of each table salvage reads (none: a table it lacks or cannot name)."""
+    src = _ro(path)
+    try:
+        common = {t: _columns(src, t) for t in (*GROWING, "labels", "draft_steps", *CHANGING)}
+        if not common["groups"]:
+            raise sqlite3.DatabaseError("it names no table of groups")
+    except sqlite3.DatabaseError:
+        src.close()
+        raise
+    return src, common
+
+
+def grafted(damaged: Path, first_page_from: Path) -> Path:
+    """A copy of ``damaged`` (beside it, with its write-ahead log) whose first page is ``first_page_from``'s. The
+    first page holds the file's header and the list of its tables (where each table's pages start): overwritten,
+    the file reads as "not a database" though every table's pages are there. The backup's first page lists the
+    same tables at the same pages, as long as no table was made since (a table's first page never moves);
+    what the copy reads is checked against the backup as any damaged file is (``_same_history``)."""
+    head = Path(first_page_from).read_bytes()[:65536]
+    size = int.from_bytes(head[16:18], "big")
+    size = 65536 if size == 1 else size
+    out = Path(damaged).with_name(f"{Path(damaged).name}.first-page-{os.getpid()}")
+    shutil.copyfile(damaged, out)
+    for extra in ("-wal", "-shm"):
+        if Path(f"{damaged}{extra}").is_file():
+            shutil.copyfile(f"{damaged}{extra}", f"{out}{extra}")
+    page = bytearray(head[:size])
+    page[28:32] = (out.stat().st_size // size).to_bytes(4, "big")  # the file's length in pages, not the backup's
+    page[92:96] = page[24:28]  # ... taken as valid
+    if Path(f"{damaged}-wal").is_file():
+        page[18:20] = b"\x02\x02"  # a file in WAL mode (the backup is one file): its log is read
+    with open(out, "r+b") as f:
+        f.write(page)
+    return out
+
+
+def _remove(path: Path) -> None:
+    for extra in ("", "-wal", "-shm"):
+        Path(f"{path}{extra}").unlink(missing_ok=True)
+
+
+def recover(damaged: Path, into: Path, first_page_from: Path | None = None) -> Salvage:
     """Bring into ``into`` (the backup just put back, its schema current) what ``damaged`` holds that it lacks
-    (see the module's docstring). One transaction: ``into`` gets all of it or, on an error, none."""
+    (see the module's docstring). One transaction: ``into`` gets all of it or, on an error, none. A file whose
+    first page is damaged is read with that of ``first_page_from`` (the backup's own file: :func:`grafted`)."""
     salvage = Salvage()
     if damaged is None or not Path(damaged).is_file() or Path(damaged).stat().st_size == 0:
         salvage.refused = "there was none, or it was empty"
         return salvage
-    src = None
+    graft, unreadable = None, ""
     try:
-        src = _ro(damaged)
-        common = {t: _columns(src, t) for t in (*GROWING, "labels", "draft_steps", *CHANGING)}
+        src, common = _opened(damaged)
     except sqlite3.DatabaseError as exc:
-        if src is not None:
-            src.close()
-        salvage.refused = f"it cannot be read at all ({exc})"
-        return salvage
+        unreadable = f"it cannot be read at all ({exc})"
+        try:
+            if first_page_from is None:
+                raise
+            graft = grafted(damaged, first_page_from)
+            src, common = _opened(graft)
+            salvage.lost.append("its first page (the list of its tables), read as the backup's")
+        except (sqlite3.DatabaseError, OSError):
+            if graft is not None:
+                _remove(graft)
+            salvage.refused = unreadable
+            return salvage
     try:
         with SQLite(into).tx() as db:  # one transaction, foreign keys on
             dst = db.cur
             try:
                 here = {t: set(_columns(dst, t)) for t in common}
                 common = {t: [c for c in cols if c in here[t]] for t, cols in common.items()}
-                if not common["groups"]:
-                    raise Refused("its list of groups cannot be read")
-                _same_history(src, dst, common["groups"], salvage)
+                if not _same_history(src, dst, common["groups"], salvage) and graft is not None:
+                    raise Refused(unreadable)  # noise read with the backup's first page: none of its groups
                 tops = {table: _grown(src, dst, table, common, salvage) for table in GROWING}
                 # a group brought in none of whose versions could be read is left out (its versions are named)
                 salvage.add("groups", -dst.execute("DELETE FROM groups WHERE id > ? AND NOT EXISTS (SELECT 1 FROM "
@@ -153,18 +204,20 @@ def recover(damaged: Path, into: Path) -> Salvage:
         salvage.refused = str(exc)
     finally:
         src.close()
+        if graft is not None:
+            _remove(graft)
     return salvage
 
 
-def _same_history(src, dst, cols, salvage: Salvage) -> None:
+def _same_history(src, dst, cols, salvage: Salvage) -> int:
     """Groups the backup holds, as the damaged file holds them (same id, same creation time), brought up
     to their later state there (notes, deletion, name, time); a group created at another time: not the same
-    file."""
+    file. Returns how many of the backup's groups were read there."""
     listed = ", ".join(cols)
     at = {c: n for n, c in enumerate(cols)}
     mine = {r[at["id"]]: r for r in dst.execute(f"SELECT {listed} FROM groups")}
     if not mine:
-        return
+        return 0
     top = max(mine)
     rows, _ = _read(src, f"SELECT {listed} FROM groups WHERE id <= ?", (top,),
                  lambda: ((f"SELECT {listed} FROM groups WHERE id = ?", (i,), f"any later change to group #{i}")
@@ -189,6 +242,7 @@ def _same_history(src, dst, cols, salvage: Salvage) -> None:
                 salvage.lost.append(f"the later name, notes or deletion of group {row[at['name']]!r}")
     if rows and not seen:
         raise Refused("none of the backup's groups is in it")
+    return seen
 
 
 def _grown(src, dst, table: str, common, salvage: Salvage) -> int:
@@ -303,4 +357,4 @@ def put_back(db: Path, copy: Path, damaged: bool | None = None):
     SQLite(db)  # opened as the app opens it: WAL mode, the schema brought up to date
     if aside is not None and not damaged:
         return aside, Salvage(refused="it still checked out, and the backup was put back over it on purpose")
-    return aside, recover(aside, db)
+    return aside, recover(aside, db, first_page_from=copy)

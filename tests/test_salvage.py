@@ -183,6 +183,33 @@ def test_work_only_in_the_damaged_file_s_write_ahead_log_is_read_back(corpus):
     assert GroupStore(corpus).load("kept").notes == "only in the log"
 
 
+def test_a_file_whose_first_page_is_overwritten_is_read_with_the_backup_s_first_page(corpus):
+    """The first page holds the header and the list of tables: overwritten (a stray write at the file's start),
+    the file read as "not a database" and nothing came back, though every table's pages were there. It is now
+    read with the backup's first page (the same tables at the same pages), its write-ahead log too."""
+    s = saved_then_backed_up(corpus)
+    work_after_the_backup(s)
+    checkpointed(corpus)
+    left = ("import sqlite3, sys, os\n"
+            "con = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+            "con.execute('PRAGMA wal_autocheckpoint=0')\n"
+            "con.execute(\"UPDATE groups SET notes='only in the log' WHERE name='kept'\")\n"
+            "os._exit(0)\n")
+    subprocess.run([sys.executable, "-c", left, str(corpus)], check=True, timeout=60)
+    with open(corpus, "r+b") as f:
+        f.write(os.urandom(4096))
+    before = digest(corpus)
+    aside, got = salvage.put_back(corpus, backup.copies(corpus)[0].path)
+    said = got.line()
+    assert said.startswith("Read back from the file it replaced, saved after the backup: 2 versions, 7 labels, "
+                           "1 new group, 3 groups changed"), said
+    assert said.endswith("Could not be read (1): its first page (the list of its tables), read as the backup's."), said
+    s = GroupStore(corpus)
+    assert (s.load("old").included, s.load("new").included) == (["o1", "o2", "new1"], ["n1", "n2"])
+    assert s.load("kept").notes == "only in the log" and "gone later" not in s.names()
+    assert digest(aside) == before and sorted(p.name for p in corpus.parent.iterdir() if "first-page" in p.name) == []
+
+
 def test_a_file_that_is_not_the_backup_s_history_or_not_a_database_is_not_read_in(corpus, tmp_path):
     s = saved_then_backed_up(corpus)
     work_after_the_backup(s)
@@ -200,8 +227,10 @@ def test_a_file_that_is_not_the_backup_s_history_or_not_a_database_is_not_read_i
     assert sqlite3.connect(restored).execute("SELECT COUNT(*) FROM versions").fetchone()[0] == 3, "left as it was"
     noise = tmp_path / "noise.sqlite"
     noise.write_bytes(b"\x00not a database" * 4096)
-    got = salvage.recover(noise, restored)
-    assert got.refused.startswith("it cannot be read at all (file is not a database)"), got.line()
+    for first_page in (None, copy):  # noise with the backup's first page names no group of the backup
+        got = salvage.recover(noise, restored, first_page_from=first_page)
+        assert got.refused.startswith("it cannot be read at all (file is not a database)"), got.line()
+    assert sqlite3.connect(restored).execute("SELECT COUNT(*) FROM versions").fetchone()[0] == 3, "left as it was"
 
 
 def test_a_damaged_old_version_is_named_on_every_page_and_its_button_reads_the_later_work_back(tweets, monkeypatch):
