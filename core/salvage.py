@@ -220,8 +220,8 @@ def _same_history(src, dst, cols, salvage: Salvage) -> int:
         return 0
     top = max(mine)
     rows, _ = _read(src, f"SELECT {listed} FROM groups WHERE id <= ?", (top,),
-                 lambda: ((f"SELECT {listed} FROM groups WHERE id = ?", (i,), f"any later change to group #{i}")
-                          for i in mine),
+                 lambda: ((f"SELECT {listed} FROM groups WHERE id = ?", (i,),
+                           f"any later change to group {mine[i][at['name']]!r}") for i in mine),
                  salvage, "the groups of the backup")
     seen = 0
     for row in rows:
@@ -254,12 +254,21 @@ def _grown(src, dst, table: str, common, salvage: Salvage) -> int:
     listed = ", ".join(cols)
 
     def singles():
-        last = src.execute(f"SELECT MAX(id) FROM {table}").fetchone()[0] or top
-        return ((f"SELECT {listed} FROM {table} WHERE id = ?", (i,), f"{_NAMED[table]} #{i}")
-                for i in range(top + 1, last + 1))
+        try:  # the ids where the rows' pages are damaged: from the index of the table's UNIQUE (other pages)
+            ids = [i for (i,) in src.execute(f"SELECT id FROM {table} INDEXED BY sqlite_autoindex_{table}_1 "
+                                             "WHERE id > ?", (top,))]
+        except sqlite3.DatabaseError:  # damaged too, or none
+            ids = None
+        if ids is None:
+            ids = range(top + 1, (src.execute(f"SELECT MAX(id) FROM {table}").fetchone()[0] or top) + 1)
+        return ((f"SELECT {listed} FROM {table} WHERE id = ?", (i,), f"{_NAMED[table]} #{i}") for i in ids)
 
-    rows, _ = _read(src, f"SELECT {listed} FROM {table} WHERE id > ? ORDER BY id", (top,), singles, salvage,
-                    f"the {_NAMED[table]} after #{top}")
+    rows, unread = _read(src, f"SELECT {listed} FROM {table} WHERE id > ? ORDER BY id", (top,), singles, salvage,
+                         f"the {_NAMED[table]} after #{top}")
+    again = {"groups": _group_by_name, "versions": _version_from_labels}.get(table)
+    for (i,) in sorted(unread) if again else ():
+        if again(src, dst, i, common, salvage):
+            salvage.lost.remove(f"{_NAMED[table]} #{i}")
     at = {c: n for n, c in enumerate(cols)}
     insert = f"INSERT INTO {table} ({listed}) VALUES ({', '.join('?' * len(cols))})"
     for row in rows:
@@ -277,6 +286,49 @@ def _grown(src, dst, table: str, common, salvage: Salvage) -> int:
                             f"VALUES ({', '.join('?' * len(common['labels']))})", labels)
             salvage.add("labels", len(labels))
     return top
+
+
+def _group_by_name(src, dst, gid: int, _common, salvage: Salvage) -> bool:
+    """A group made after the backup whose own row cannot be read, made again from what lies on other pages: its
+    corpus and name from the index of names, its annotator and creation time from its first version. Its notes,
+    and a deletion, are lost (named). False where even that cannot be read, or the name is the backup's."""
+    try:
+        corpus, name = src.execute("SELECT corpus, name FROM groups INDEXED BY sqlite_autoindex_groups_1 "
+                                   "WHERE id = ?", (gid,)).fetchone()
+        annotator, created = src.execute("SELECT annotator, created_at FROM versions WHERE group_id = ? "
+                                         "ORDER BY number LIMIT 1", (gid,)).fetchone()
+        dst.execute("INSERT INTO groups (id, corpus, name, annotator, notes, created_at, updated_at) "
+                    "VALUES (?, ?, ?, ?, '', ?, ?)", (gid, corpus, name, annotator, created, created))
+    except (sqlite3.DatabaseError, TypeError):  # unreadable, not there (None), or a name the backup holds
+        return False
+    salvage.add("groups")
+    salvage.lost.append(f"the notes of group {name!r}, and whether it was deleted (its name read from the index)")
+    return True
+
+
+def _version_from_labels(src, dst, vid: int, common, salvage: Salvage) -> bool:
+    """A version saved after the backup whose own row cannot be read, made again from what lies on other pages:
+    its group and number from the index of versions (their UNIQUE (group_id, number)), its labels, its annotator
+    from its group. Its time is lost (named): it is dated its group's last save."""
+    cols = common["labels"]
+    try:
+        gid, number = src.execute("SELECT group_id, number FROM versions INDEXED BY sqlite_autoindex_versions_1 "
+                                  "WHERE id = ?", (vid,)).fetchone()
+        name, annotator, when = dst.execute("SELECT name, annotator, updated_at FROM groups WHERE id = ?",
+                                            (gid,)).fetchone()
+        labels = src.execute(f"SELECT {', '.join(cols)} FROM labels WHERE version_id = ?", (vid,)).fetchall()
+        included = sum(1 for r in labels if r[cols.index("label")] == 1)
+        dst.execute("INSERT INTO versions (id, group_id, number, annotator, created_at, n_included, n_excluded) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)", (vid, gid, number, annotator, when, included,
+                                                     len(labels) - included))
+    except (sqlite3.DatabaseError, TypeError, ValueError):  # unreadable, not there (None), or not of the backup
+        return False
+    dst.executemany(f"INSERT INTO labels ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", labels)
+    salvage.add("versions")
+    salvage.add("labels", len(labels))
+    salvage.lost.append(f"the time of version {number} of {name!r} (its labels read back, it is dated its group's "
+                        "last save)")
+    return True
 
 
 def _version_labels(src, dst, row, at, cols, salvage: Salvage) -> list | None:
@@ -312,10 +364,17 @@ def _changed(src, dst, table: str, keys: tuple, common, salvage: Salvage) -> Non
     at = {c: n for n, c in enumerate(cols)}
     mine = {tuple(r[at[k]] for k in keys): tuple(r) for r in dst.execute(f"SELECT {listed} FROM {table}")}
     # where the damage stops the read: the backup's rows one at a time (rows it lacks cannot be found so)
-    rows, unread = _read(src, f"SELECT {listed} FROM {table}", (),
-                         lambda: ((f"SELECT {listed} FROM {table} WHERE {where}", k,
-                                   f"any later change to {table} {k!r}") for k in mine),
-                         salvage, f"the {_NAMED[table]}")
+    def singles():
+        try:  # the keys alone, from the index of the table's key where the rows' own pages are damaged
+            keys_there = [tuple(k) for k in src.execute(f"SELECT {', '.join(keys)} FROM {table} "
+                                                        f"ORDER BY {', '.join(keys)}")]
+        except sqlite3.DatabaseError:
+            keys_there = []
+        return ((f"SELECT {listed} FROM {table} WHERE {where}", k, f"any later change to {table} {k!r}" if k in mine
+                 else f"one of the {_NAMED[table]} ({', '.join(map(str, k))})")
+                for k in [*mine, *(k for k in keys_there if k not in mine)])
+
+    rows, unread = _read(src, f"SELECT {listed} FROM {table}", (), singles, salvage, f"the {_NAMED[table]}")
     gone = set(mine) - unread - {tuple(row[at[k]] for k in keys) for row in rows}
     for k in gone:
         if table == "drafts":

@@ -210,6 +210,40 @@ def test_a_file_whose_first_page_is_overwritten_is_read_with_the_backup_s_first_
     assert digest(aside) == before and sorted(p.name for p in corpus.parent.iterdir() if "first-page" in p.name) == []
 
 
+@pytest.mark.parametrize("table", ["groups", "versions", "drafts"])
+def test_a_table_whose_own_pages_are_all_damaged_comes_back_from_its_index_and_the_other_tables(corpus, table):
+    """Every page of the groups' or the versions' table overwritten: versions whose group's row (or their own)
+    could not be read were lost whole, labels and all. The ids, names and numbers are also in the index of each
+    table's UNIQUE, on pages of its own: a new group comes back by its name, a version by its group, number and
+    labels, and only what those lack is named. A draft is named where it cannot be read (it was left out unsaid)."""
+    s = saved_then_backed_up(corpus)
+    work_after_the_backup(s)
+    checkpointed(corpus)
+    con = sqlite3.connect(corpus)
+    pages = [p for (p,) in con.execute("SELECT pageno FROM dbstat WHERE name=?", (table,))]
+    con.close()
+    with open(corpus, "r+b") as f:
+        for page in pages:
+            f.seek((page - 1) * 4096)
+            f.write(os.urandom(4096))
+    _aside, got = salvage.put_back(corpus, backup.copies(corpus)[0].path)
+    said = got.line()
+    s = GroupStore(corpus)
+    if table == "drafts":
+        assert said.endswith("Could not be read (1): one of the drafts (tok1)."), said
+        assert not s.drafts("ann", unsaved_only=False)
+        return
+    assert said.startswith("Read back from the file it replaced, saved after the backup: 2 versions, 7 labels"), said
+    assert (s.load("old").included, s.load("old").excluded, s.load("new").included) == \
+        (["o1", "o2", "new1"], ["x1"], ["n1", "n2"])
+    if table == "groups":
+        assert "1 new group" in said and "the notes of group 'new', and whether it was deleted (its name read " \
+            "from the index)" in said and "any later change to group 'old'" in said, said
+    else:
+        assert "the time of version 2 of 'old' (its labels read back, it is dated its group's last save)" in said
+        assert (s.load("old").number, s.load("old").notes, s.load("old", 1).included) == (2, "after", OLD_IN)
+
+
 def test_a_file_that_is_not_the_backup_s_history_or_not_a_database_is_not_read_in(corpus, tmp_path):
     s = saved_then_backed_up(corpus)
     work_after_the_backup(s)
