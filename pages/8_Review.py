@@ -30,10 +30,13 @@ shown = [a for a in rows if a.counts and a.reviewed and may_see(me, a.annotator,
 lost = [a for a in rows if a.submitted_lost and may_see(me, a.annotator, topic, submitted, judge)]
 if lost:
     st.warning("Submitted, but not counted: " + "; ".join(f"version {a.counted} of {quoted(a.group)}" for a in lost)
-               + ". It could not be read back when the groups' file was put back from its backup (it was damaged). "
-               "It counts once submitted again (Team page).")
+               + (". It" if len(lost) == 1 else ". They") + " could not be read back when the groups' file was put back "
+               "from its backup (it was damaged). " + ("It counts" if len(lost) == 1 else "Each counts")
+               + " once submitted again (Team page).")
 if len(shown) < 2:
+    uncounted = sum(a.submitted_lost for a in rows)
     st.info(f"Agreement needs two or more submitted groups you may see ({len(submitted)} submitted of {len(rows)}"
+            + (f", {uncounted} of them not counted" if uncounted else "")
             + ("; the topic is blind: submit yours first" if topic.blind and me not in submitted and not judge else "")
             + ").")
     st.stop()

@@ -591,7 +591,8 @@ def test_a_submitted_version_lost_to_damage_is_named_not_counted_and_submitted_a
     assert [unescape(w.value) for w in review.warning] == [
         "Submitted, but not counted: version 1 of ‘floods · alice’. It could not be read back when the groups' file "
         "was put back from its backup (it was damaged). It counts once submitted again (Team page)."]
-    assert "Agreement needs two or more submitted groups" in unescape(review.info[0].value)
+    assert unescape(review.info[0].value) == "Agreement needs two or more submitted groups you may see (2 submitted " \
+                                             "of 2, 1 of them not counted)."
 
     as_user(monkeypatch, "alice")
     team = app("pages/7_Team.py").run()
