@@ -9,7 +9,8 @@ cannot be taken (no room, a read-only folder) is logged and never fails the save
 back and keeps the file it replaces (core/salvage.py then reads back from a damaged one what was saved after
 the copy).
 
-PostgreSQL (a team's store) is backed up by its server's own tools (``pg_dump``), not here.
+PostgreSQL (a team's store) is backed up by its server's own tools (``pg_dump``), and a corpus's groups there
+are copied out into a SQLite file by ``python -m precompute.store snapshot`` (core/migrate.py).
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ def take(db: Path, keep: int | None = None, now: float | None = None) -> Path:
     final = where / f"{db.stem}-{made.strftime(_STAMP)}.sqlite"
     tmp = where / f".{final.name}.{os.getpid()}-{secrets.token_hex(3)}.part"  # two processes may copy at once
     try:
-        _copy(db, tmp)
+        copy_checked(db, tmp)
         os.replace(tmp, final)
     finally:
         tmp.unlink(missing_ok=True)
@@ -115,7 +116,7 @@ def read_only(db: Path, timeout_s: float = 30.0) -> sqlite3.Connection:
     return sqlite3.connect(f"{Path(db).resolve().as_uri()}?mode=ro", uri=True, timeout=timeout_s)
 
 
-def _copy(src: Path, dst: Path) -> None:
+def copy_checked(src: Path, dst: Path) -> None:
     """SQLite's online backup of ``src`` into a new file ``dst`` (journal_mode DELETE, so the copy is
     one file), checked, and flushed to disk. ``src`` is opened read-only: a connection that may write would,
     closing last, checkpoint the write-ahead log into the file it copies."""
@@ -265,7 +266,7 @@ def restore(db: Path, copy: Path, now: float | None = None) -> Path | None:
     stamp = datetime.fromtimestamp(now or _now(), timezone.utc).strftime(_STAMP)
     tmp = db.with_name(f".{db.name}.{os.getpid()}-{secrets.token_hex(3)}.restoring")
     try:
-        _copy(copy, tmp)  # checked before anything is moved
+        copy_checked(copy, tmp)  # checked before anything is moved
         aside = None
         if db.exists():
             aside = db.with_name(f"{db.name}.replaced-{stamp}")

@@ -166,8 +166,8 @@ class SQLite(Backend):
     # on (a damaged page of an old version is met only where that version is read), until the file is replaced
     _damaged: dict[str, tuple[tuple, "DamagedFile"]] = {}
 
-    def __init__(self, path: str | Path, timeout_s: float = 30.0):
-        self.path, self.timeout_s = Path(path), timeout_s
+    def __init__(self, path: str | Path, timeout_s: float = 30.0, backups: bool = True):
+        self.path, self.timeout_s, self.backups = Path(path), timeout_s, backups  # backups: of a working file, none
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._refuse_lost()
         with self._damage_named():
@@ -242,7 +242,7 @@ class SQLite(Backend):
 
         now = time.monotonic()
         key = str(self.path)
-        if now < SQLite._backup_checked.get(key, -1e18) + BACKUP_CHECK_S:
+        if not self.backups or now < SQLite._backup_checked.get(key, -1e18) + BACKUP_CHECK_S:
             return
         SQLite._backup_checked[key] = now
         backup.after_write(self.path)

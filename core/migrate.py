@@ -9,8 +9,15 @@ never overwritten. Nothing is deleted from the SQLite file.
 from __future__ import annotations
 
 import hashlib
+import os
+import shutil
+import tempfile
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
 
+from core import backup
+from core.db import SQLite
 from core.store import GroupStore
 
 
@@ -38,7 +45,8 @@ def _version_labels(db, version_id: int) -> list:
 
 
 def migrate(src: GroupStore, dst: GroupStore) -> Report:
-    """Copy ``src`` (a SQLite store) into ``dst`` (the PostgreSQL store of the same corpus)."""
+    """Copy ``src`` into ``dst`` what ``dst`` lacks: a SQLite store into the PostgreSQL store of the same corpus;
+    or, for a snapshot (:func:`snapshot`) and putting one back, PostgreSQL into a new SQLite file and back."""
     rep = Report()
     count = rep.copied
     with src.db.read() as s, dst.db.tx() as d:
@@ -87,7 +95,8 @@ def migrate(src: GroupStore, dst: GroupStore) -> Report:
                                 "session_json, saved_by, work, last_entry, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                                 "RETURNING id", (new_gid, number, v_annot, v_created, n_inc, n_exc, sj, saved_by, work,
                                                  entry_map.get(last) if last is not None else None, kind or "version"))[0]
-                order = s.run("SELECT item_id, label FROM labels WHERE version_id=? ORDER BY COALESCE(seq, rowid)", (vid,))
+                order = s.run("SELECT item_id, label FROM labels WHERE version_id=? ORDER BY "
+                              + ("COALESCE(seq, rowid)" if src.db.dialect == "sqlite" else "seq"), (vid,))
                 d.many("INSERT INTO labels (version_id, item_id, label, seq) VALUES (?, ?, ?, ?)",
                        [(new_vid, i, v, n) for n, (i, v) in enumerate(order)])
                 count["versions"] = count.get("versions", 0) + 1
@@ -125,3 +134,44 @@ def migrate(src: GroupStore, dst: GroupStore) -> Report:
                 raise ValueError(f"verification failed for {name!r} version {number}: nothing was copied")
             rep.verified += 1
     return rep
+
+
+SNAPSHOTS = "postgresql"  # backups/postgresql-TIME.sqlite: a corpus's groups copied out of PostgreSQL
+
+
+def snapshots_of(groups_db: Path) -> list:
+    """A corpus's snapshots of its PostgreSQL groups (core.backup.Copy), newest first, beside the backups of its
+    SQLite file (``groups_db``: where that file is or would be)."""
+    return backup.copies(Path(groups_db).with_name(f"{SNAPSHOTS}.sqlite"))
+
+
+def snapshot(src: GroupStore, groups_db: Path, keep: int = backup.KEEP) -> tuple[Path, Report]:
+    """Every group of ``src`` (a corpus's PostgreSQL store) with every version, draft, the journal, topics and
+    decisions, copied into a new SQLite file and checked there (each version's labels against the server's), made
+    one checked file (core.backup) and renamed into the corpus's backups folder as ``postgresql-TIME.sqlite``. The
+    newest ``keep`` are kept. The app can open the file (a SQLite groups file); ``restore`` copies back into the
+    server what it lacks. Returns (the file, what was copied)."""
+    key = Path(groups_db).with_name(f"{SNAPSHOTS}.sqlite")
+    where = backup.folder(key)
+    where.mkdir(parents=True, exist_ok=True)
+    final = where / f"{SNAPSHOTS}-{datetime.now(timezone.utc).strftime(backup._STAMP)}.sqlite"
+    with tempfile.TemporaryDirectory(prefix=".snapshot-", dir=where) as tmp:
+        work = Path(tmp) / "groups.sqlite"
+        report = migrate(src, GroupStore(SQLite(work, backups=False)))
+        part = Path(tmp) / "checked.sqlite"
+        backup.copy_checked(work, part)
+        os.replace(part, final)
+    for old in snapshots_of(groups_db)[keep:]:
+        old.path.unlink(missing_ok=True)
+    return final, report
+
+
+def put_back_snapshot(chosen: Path, dst: GroupStore) -> Report:
+    """Copy into ``dst`` (the corpus's PostgreSQL store) what it lacks of a snapshot: groups, versions, drafts,
+    topics, assignments, decisions and journal entries it does not hold. Nothing there is overwritten: a version
+    the server holds with other labels refuses the whole copy. The snapshot is read from a copy of it (opening a
+    SQLite file may write to it)."""
+    with tempfile.TemporaryDirectory(prefix=".put-back-", dir=Path(chosen).parent) as tmp:
+        work = Path(tmp) / "groups.sqlite"
+        shutil.copyfile(chosen, work)
+        return migrate(GroupStore(SQLite(work, backups=False)), dst)

@@ -5,6 +5,7 @@ server keeps them.
     python -m precompute.store where --corpus NAME
     python -m precompute.store backups --corpus NAME
     python -m precompute.store restore --corpus NAME [--backup FILE] [--yes]
+    SEMANNO_DB=postgresql://... python -m precompute.store snapshot --corpus NAME
 
 ``migrate`` copies groups, every version with its labels, drafts, the journal of label events, topics and
 assignments in one transaction, then checks every version's labels on both sides (checksums). Run
@@ -17,6 +18,15 @@ a write when the newest is half an hour old, the newest eight kept), with the sa
 aside to ``groups.sqlite.replaced-TIME``, never deleted, and what that file still holds that was saved after the
 backup (new versions, groups, drafts, the journal: core/salvage.py) is read back into it, and said. A file that
 still checks out and holds saved groups is replaced only with ``--yes`` (nothing of it is read back then).
+
+With ``SEMANNO_DB`` set (a team's PostgreSQL), ``snapshot`` copies the corpus's groups, every version with its
+labels, drafts, the journal, topics, assignments and decisions out of the server into a new SQLite file,
+``backups/postgresql-TIME.sqlite`` (each version's labels checked against the server's; the newest eight kept;
+run it from cron, or before upgrading the server). The app can open such a file as a corpus's groups file.
+``backups`` then lists the snapshots, and ``restore`` copies into the server what it lacks of one (the newest
+unless ``--backup`` names another): a group, version, draft or topic lost there comes back; nothing the server
+holds is overwritten, and a version it holds with other labels refuses the whole copy. The server's own tools
+(pg_dump) back up the whole database.
 """
 
 from __future__ import annotations
@@ -28,7 +38,7 @@ from pathlib import Path
 
 from core import backup, paths, salvage
 from core.db import PostgreSQL, configured_dsn, safe_target
-from core.migrate import migrate
+from core.migrate import migrate, put_back_snapshot, snapshot, snapshots_of
 from core.store import GroupStore
 from precompute._cli import run_main
 
@@ -44,10 +54,15 @@ def parser() -> argparse.ArgumentParser:
     m.add_argument("--to", required=True, help="postgresql://USER@HOST:PORT/DB")
     w = sub.add_parser("where", help="say where this server keeps a corpus's groups (SEMANNO_DB or SQLite)")
     w.add_argument("--corpus", required=True)
-    b = sub.add_parser("backups", help="list the backups of a corpus's groups file, newest first")
+    sn = sub.add_parser("snapshot", help="copy a corpus's groups out of PostgreSQL (SEMANNO_DB) into a checked "
+                                         "SQLite file in its backups folder")
+    sn.add_argument("--corpus", required=True)
+    b = sub.add_parser("backups", help="list the backups of a corpus's groups file (with SEMANNO_DB: its snapshots), "
+                                       "newest first")
     b.add_argument("--corpus", required=True)
     r = sub.add_parser("restore", help="put a backup of a corpus's groups file back (the file replaced is kept; "
-                                       "from a damaged one, what was saved after the backup is read back)")
+                                       "from a damaged one, what was saved after the backup is read back); with "
+                                       "SEMANNO_DB, copy into PostgreSQL what it lacks of a snapshot")
     r.add_argument("--corpus", required=True)
     r.add_argument("--backup", type=Path, help="the backup to put back (a file of `backups`; the newest if not given)")
     r.add_argument("--yes", action="store_true", help="replace a groups file that still checks out and holds groups "
@@ -100,6 +115,43 @@ def restore(name: str, chosen: Path | None, yes: bool) -> int:
     return 0
 
 
+def take_snapshot(name: str, dsn: str, _a) -> int:
+    path, report = snapshot(GroupStore(PostgreSQL(dsn), corpus=name), paths.groups_db(name))
+    log.info("corpus %s at PostgreSQL %s -> %s: %s", name, safe_target(dsn), path, report.line())
+    return 0
+
+
+def list_snapshots(name: str, dsn: str, _a) -> int:
+    kept = snapshots_of(paths.groups_db(name))
+    if not kept:
+        print(f"no snapshots of corpus {name}'s groups at PostgreSQL {safe_target(dsn)} (take one with python -m "
+              f"precompute.store snapshot --corpus {name})")
+        return 0
+    print(f"snapshots of corpus {name}'s groups at PostgreSQL {safe_target(dsn)}, newest first:")
+    for c in kept:
+        print(f"  {c.path}  {c.line()}  {_groups_in(c.path)}")
+    return 0
+
+
+def restore_snapshot(name: str, dsn: str, a) -> int:
+    kept = snapshots_of(paths.groups_db(name))
+    chosen = a.backup
+    if chosen is None:
+        if not kept:
+            raise ValueError(f"no snapshots of corpus {name}'s groups (python -m precompute.store snapshot --corpus "
+                             f"{name} takes one)")
+        chosen = kept[0].path
+    elif not chosen.is_file() and kept and (kept[0].path.parent / chosen).is_file():
+        chosen = kept[0].path.parent / chosen  # a name as `backups` lists it
+    if not chosen.is_file() or backup.count_groups(chosen) is None:
+        raise ValueError(f"--backup {chosen}: not a snapshot that can be read (python -m precompute.store backups "
+                         f"--corpus {name} lists them)")
+    report = put_back_snapshot(chosen, GroupStore(PostgreSQL(dsn), corpus=name))
+    log.info("%s -> corpus %s at PostgreSQL %s (what it lacked; nothing there overwritten): %s", chosen, name,
+             safe_target(dsn), report.line())
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     a = parser().parse_args(argv)
     name = paths.check_name(a.corpus)
@@ -107,11 +159,15 @@ def main(argv: list[str] | None = None) -> int:
         dsn = configured_dsn()
         print(f"PostgreSQL at {safe_target(dsn)}" if dsn else f"SQLite file {paths.groups_db(name)}")
         return 0
+    dsn = configured_dsn()
+    if a.command in ("snapshot", "backups", "restore") and dsn:
+        return {"snapshot": take_snapshot, "backups": list_snapshots, "restore": restore_snapshot}[a.command](
+            name, dsn, a)
+    if a.command == "snapshot":
+        raise ValueError("snapshot copies a corpus's groups out of PostgreSQL, and SEMANNO_DB is not set: the app "
+                         "backs up a SQLite groups file itself (python -m precompute.store backups --corpus "
+                         f"{name})")
     if a.command in ("backups", "restore"):
-        if configured_dsn():
-            raise ValueError(f"SEMANNO_DB names PostgreSQL ({safe_target(configured_dsn())}): its groups are backed "
-                             "up and restored by the server's own tools (pg_dump, pg_restore); these backups are of "
-                             "a corpus's SQLite file")
         return list_backups(name) if a.command == "backups" else restore(name, a.backup, a.yes)
     db = paths.groups_db(name)
     if not db.exists():

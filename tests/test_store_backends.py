@@ -425,6 +425,60 @@ def test_an_older_sqlite_file_is_brought_up_to_date_in_place(tmp_path):
     assert sqlite3.connect(path).execute("SELECT version FROM schema_version").fetchone()[0] == SCHEMA_VERSION
 
 
+def test_a_teams_postgresql_groups_are_snapshot_to_a_file_and_what_the_server_loses_comes_back(
+        tmp_path, pg_server, monkeypatch, capsys, caplog):
+    """precompute.store snapshot, with SEMANNO_DB: a corpus's groups at PostgreSQL copied out into a checked SQLite
+    file the app can open; `backups` lists it; when the server loses groups (a table emptied, a dump restored from
+    before), `restore` copies back what it lacks and leaves what was saved since as it is. Before, a team's groups
+    were backed up only by the server's own tools, and `backups`/`restore` refused with SEMANNO_DB set."""
+    from core.db import PostgreSQL
+    from core.migrate import snapshots_of
+    from core.store import GroupStore
+    from precompute import store as store_job
+    from precompute._cli import run_main
+
+    name = f"c{uuid.uuid4().hex[:8]}"
+    monkeypatch.setenv("SEMANNO_DATA", str(tmp_path))
+    assert run_main(store_job.main, ["snapshot", "--corpus", name]) == 2, "no SEMANNO_DB: SQLite is backed up itself"
+    assert "SEMANNO_DB is not set" in caplog.text
+    monkeypatch.setenv("SEMANNO_DB", pg_server.dsn)
+    pg = GroupStore(PostgreSQL(pg_server.dsn), corpus=name)
+    pg.save("g", ["t3", "t1", "t2"], ["t4"], notes="kept")
+    pg.save("g", ["t1"], ["t2"], overwrite=True)
+    pg.save("deleted one", ["t5"], [])
+    pg.delete("deleted one")
+    pg.create_topic("floods", "guidelines", created_by="lead")
+    pg.save(pg.assign("floods", "alice"), ["t1"], [], topic="floods")
+    pg.submit("floods", "alice")
+    pg.decide("floods", {"t3": -1}, "lead")
+    assert store_job.main(["snapshot", "--corpus", name]) == 0
+    [snap] = snapshots_of(tmp_path / name / "groups.sqlite")
+    assert snap.path.parent == tmp_path / name / "backups" and snap.path.name.startswith("postgresql-")
+    copy = GroupStore(snap.path)  # a SQLite groups file the app opens
+    assert (copy.load("g", 1).included, copy.load("g").excluded, copy.load("g").notes) == (["t3", "t1", "t2"], ["t2"],
+                                                                                           "kept")
+    assert copy.names() == pg.names() and copy.decisions("floods") == pg.decisions("floods")
+    assert store_job.main(["backups", "--corpus", name]) == 0
+    assert f"{snap.path.name} (" in capsys.readouterr().out
+
+    with pg.db.tx() as db:  # the server loses the group 'g' and the topic's work (an old dump put back)
+        db.run("DELETE FROM decisions")
+        db.run("DELETE FROM assignments")
+        db.run("DELETE FROM topics WHERE corpus=?", (name,))
+        db.run("DELETE FROM labels WHERE version_id IN (SELECT v.id FROM versions v JOIN groups g ON g.id=v.group_id "
+               "WHERE g.corpus=? AND g.name IN ('g', 'floods · alice'))", (name,))
+        db.run("DELETE FROM versions WHERE group_id IN (SELECT id FROM groups WHERE corpus=? AND name IN ('g', "
+               "'floods · alice'))", (name,))
+        db.run("DELETE FROM groups WHERE corpus=? AND name IN ('g', 'floods · alice')", (name,))
+    pg.save("later", ["t9"], [])  # saved on the server since the snapshot
+    assert store_job.main(["restore", "--corpus", name]) == 0
+    assert (pg.load("g", 1).included, pg.load("g").included, pg.load("later").included) == (["t3", "t1", "t2"],
+                                                                                            ["t1"], ["t9"])
+    assert pg.decisions("floods") == copy.decisions("floods") and pg.assignments("floods")[0].counted == 1
+    assert store_job.main(["restore", "--corpus", name]) == 0  # again: nothing new, nothing overwritten
+    assert len(pg.versions("g")) == 2
+
+
 def test_migrate_copies_everything_verifies_and_can_run_again(tmp_path, pg_server, monkeypatch):
     """precompute.store migrate: a SQLite corpus's groups, versions, drafts, journal, topics and
     assignments end up in PostgreSQL with the same content; a second run copies nothing; the SQLite

@@ -1,0 +1,67 @@
+"""What a snapshot of a team's PostgreSQL groups costs (``python -m precompute.store snapshot``, core/migrate.py):
+a corpus's groups copied out of a throwaway server (durable commits, as an operator's) into a checked SQLite file,
+and putting it back into the server after its groups are lost (every version copied back and checked). Medians of
+--repeat runs.
+
+    python -m bench.pg_snapshot [--groups 40] [--versions 5] [--labels 10000] [--repeat 3]
+
+Prints one JSON line per figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from core.db import PostgreSQL
+from core.migrate import put_back_snapshot, snapshot
+from core.store import GroupStore
+from testbed.postgres import throwaway_server
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--groups", type=int, default=40)
+    p.add_argument("--versions", type=int, default=5)
+    p.add_argument("--labels", type=int, default=10_000)
+    p.add_argument("--repeat", type=int, default=3)
+    a = p.parse_args(argv)
+    with throwaway_server(fsync=True) as server, tempfile.TemporaryDirectory(prefix="bench-snapshot-") as tmp:
+        pg = GroupStore(PostgreSQL(server.dsn), corpus="bench")
+        t = time.perf_counter()
+        for g in range(a.groups):
+            for v in range(a.versions):
+                pg.save(f"group {g}", [f"{g}-{v}-{i}" for i in range(a.labels)], [f"x{g}-{v}"], overwrite=True)
+        print(json.dumps({"step": "built", "groups": a.groups, "versions": a.versions,
+                          "labels_per_version": a.labels, "s": round(time.perf_counter() - t, 1)}))
+        taken, back, size, said = [], [], 0, ""
+        for _ in range(a.repeat):
+            t = time.perf_counter()
+            path, report = snapshot(pg, Path(tmp) / "bench" / "groups.sqlite")
+            taken.append(time.perf_counter() - t)
+            size = path.stat().st_size
+            with pg.db.tx() as db:  # the server loses the corpus's groups
+                db.run("DELETE FROM labels WHERE version_id IN (SELECT v.id FROM versions v JOIN groups g ON "
+                       "g.id=v.group_id WHERE g.corpus='bench')")
+                db.run("DELETE FROM versions WHERE group_id IN (SELECT id FROM groups WHERE corpus='bench')")
+                db.run("DELETE FROM groups WHERE corpus='bench'")
+            t = time.perf_counter()
+            said = put_back_snapshot(path, pg).line()
+            back.append(time.perf_counter() - t)
+            time.sleep(1.05)  # snapshots are named by the second
+        assert len(pg.names()) == a.groups and pg.load("group 0", 1).included[:1] == ["0-0-0"]
+        for step, runs in (("snapshot (PostgreSQL -> a checked SQLite file)", taken),
+                           ("putting it back into the server that lost the groups", back)):
+            print(json.dumps({"step": step, "median_s": round(statistics.median(runs), 2),
+                              "runs_s": [round(x, 2) for x in runs]}))
+        print(json.dumps({"step": "the snapshot", "mb": round(size / 1e6, 1), "snapshot said": report.line(),
+                          "put back said": said}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
