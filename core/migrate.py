@@ -44,12 +44,17 @@ def _version_labels(db, version_id: int) -> list:
     return db.run("SELECT item_id, label FROM labels WHERE version_id=?", (version_id,))
 
 
-def migrate(src: GroupStore, dst: GroupStore) -> Report:
+def migrate(src: GroupStore, dst: GroupStore, progress=None) -> Report:
     """Copy ``src`` into ``dst`` what ``dst`` lacks: a SQLite store into the PostgreSQL store of the same corpus;
-    or, for a snapshot (:func:`snapshot`) and putting one back, PostgreSQL into a new SQLite file and back."""
+    or, for a snapshot (:func:`snapshot`) and putting one back, PostgreSQL into a new SQLite file and back.
+    ``progress``: called with the number of versions, then with 1 as each is copied (or found there), then as
+    each is checked (a job's progress bar)."""
     rep = Report()
     count = rep.copied
+    tick = progress or (lambda n: None)
     with src.db.read() as s, dst.db.tx() as d:
+        tick(2 * s.one("SELECT COUNT(*) FROM versions v JOIN groups g ON g.id=v.group_id WHERE g.corpus=?",
+                       (src.corpus,))[0])
         entry_map: dict[int, int] = {}
         have_works = {w for (w,) in d.run("SELECT DISTINCT work FROM journal WHERE corpus=?", (dst.corpus,))}
         for work, in s.run("SELECT DISTINCT work FROM journal WHERE corpus=?", (src.corpus,)):
@@ -83,6 +88,7 @@ def migrate(src: GroupStore, dst: GroupStore) -> Report:
             for vid, number, v_annot, v_created, n_inc, n_exc, sj, saved_by, work, last, kind in s.run(
                     "SELECT id, number, annotator, created_at, n_included, n_excluded, session_json, saved_by, work, "
                     "last_entry, kind FROM versions WHERE group_id=? ORDER BY number", (gid,)):
+                tick(1)
                 labels = _version_labels(s, vid)
                 there = d.one("SELECT id FROM versions WHERE group_id=? AND number=?", (new_gid, number))
                 if there is not None:
@@ -133,6 +139,7 @@ def migrate(src: GroupStore, dst: GroupStore) -> Report:
             if there is None or checksum(_version_labels(d, there[0])) != checksum(_version_labels(s, vid)):
                 raise ValueError(f"verification failed for {name!r} version {number}: nothing was copied")
             rep.verified += 1
+            tick(1)
     return rep
 
 
@@ -145,7 +152,7 @@ def snapshots_of(groups_db: Path) -> list:
     return backup.copies(Path(groups_db).with_name(f"{SNAPSHOTS}.sqlite"))
 
 
-def snapshot(src: GroupStore, groups_db: Path, keep: int = backup.KEEP) -> tuple[Path, Report]:
+def snapshot(src: GroupStore, groups_db: Path, keep: int = backup.KEEP, progress=None) -> tuple[Path, Report]:
     """Every group of ``src`` (a corpus's PostgreSQL store) with every version, draft, the journal, topics and
     decisions, copied into a new SQLite file and checked there (each version's labels against the server's), made
     one checked file (core.backup) and renamed into the corpus's backups folder as ``postgresql-TIME.sqlite``. The
@@ -157,7 +164,7 @@ def snapshot(src: GroupStore, groups_db: Path, keep: int = backup.KEEP) -> tuple
     final = where / f"{SNAPSHOTS}-{datetime.now(timezone.utc).strftime(backup._STAMP)}.sqlite"
     with tempfile.TemporaryDirectory(prefix=".snapshot-", dir=where) as tmp:
         work = Path(tmp) / "groups.sqlite"
-        report = migrate(src, GroupStore(SQLite(work, backups=False)))
+        report = migrate(src, GroupStore(SQLite(work, backups=False)), progress)
         part = Path(tmp) / "checked.sqlite"
         backup.copy_checked(work, part)
         os.replace(part, final)
@@ -166,7 +173,7 @@ def snapshot(src: GroupStore, groups_db: Path, keep: int = backup.KEEP) -> tuple
     return final, report
 
 
-def put_back_snapshot(chosen: Path, dst: GroupStore) -> Report:
+def put_back_snapshot(chosen: Path, dst: GroupStore, progress=None) -> Report:
     """Copy into ``dst`` (the corpus's PostgreSQL store) what it lacks of a snapshot: groups, versions, drafts,
     topics, assignments, decisions and journal entries it does not hold. Nothing there is overwritten: a version
     the server holds with other labels refuses the whole copy. The snapshot is read from a copy of it (opening a
@@ -174,4 +181,4 @@ def put_back_snapshot(chosen: Path, dst: GroupStore) -> Report:
     with tempfile.TemporaryDirectory(prefix=".put-back-", dir=Path(chosen).parent) as tmp:
         work = Path(tmp) / "groups.sqlite"
         shutil.copyfile(chosen, work)
-        return migrate(GroupStore(SQLite(work, backups=False)), dst)
+        return migrate(GroupStore(SQLite(work, backups=False)), dst, progress)

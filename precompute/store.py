@@ -34,7 +34,10 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from contextlib import contextmanager
 from pathlib import Path
+
+from tqdm import tqdm
 
 from core import backup, paths, salvage
 from core.db import PostgreSQL, configured_dsn, safe_target
@@ -115,8 +118,26 @@ def restore(name: str, chosen: Path | None, yes: bool) -> int:
     return 0
 
 
+@contextmanager
+def versions_bar(what: str):
+    """A progress bar of versions copied, then checked (core.migrate's ``progress``), on stderr."""
+    bar = tqdm(desc=what, unit="version", file=sys.stderr)
+
+    def step(n: int) -> None:
+        if bar.total is None:
+            bar.total = n
+            bar.refresh()
+        else:
+            bar.update(n)
+    try:
+        yield step
+    finally:
+        bar.close()
+
+
 def take_snapshot(name: str, dsn: str, _a) -> int:
-    path, report = snapshot(GroupStore(PostgreSQL(dsn), corpus=name), paths.groups_db(name))
+    with versions_bar("versions copied, then checked") as step:
+        path, report = snapshot(GroupStore(PostgreSQL(dsn), corpus=name), paths.groups_db(name), progress=step)
     log.info("corpus %s at PostgreSQL %s -> %s: %s", name, safe_target(dsn), path, report.line())
     return 0
 
@@ -146,7 +167,8 @@ def restore_snapshot(name: str, dsn: str, a) -> int:
     if not chosen.is_file() or backup.count_groups(chosen) is None:
         raise ValueError(f"--backup {chosen}: not a snapshot that can be read (python -m precompute.store backups "
                          f"--corpus {name} lists them)")
-    report = put_back_snapshot(chosen, GroupStore(PostgreSQL(dsn), corpus=name))
+    with versions_bar("versions copied (or there), then checked") as step:
+        report = put_back_snapshot(chosen, GroupStore(PostgreSQL(dsn), corpus=name), progress=step)
     log.info("%s -> corpus %s at PostgreSQL %s (what it lacked; nothing there overwritten): %s", chosen, name,
              safe_target(dsn), report.line())
     return 0
@@ -174,7 +196,8 @@ def main(argv: list[str] | None = None) -> int:
         raise ValueError(f"corpus {name!r} has no groups file ({db.name}) to migrate")
     if not a.to.startswith(("postgresql://", "postgres://")):
         raise ValueError("--to must be a postgresql://USER@HOST:PORT/DB address")
-    report = migrate(GroupStore(db), GroupStore(PostgreSQL(a.to), corpus=name))
+    with versions_bar("versions copied (or there), then checked") as step:
+        report = migrate(GroupStore(db), GroupStore(PostgreSQL(a.to), corpus=name), progress=step)
     log.info("corpus %s -> PostgreSQL at %s: %s", name, safe_target(a.to), report.line())
     return 0
 

@@ -451,7 +451,10 @@ def test_a_teams_postgresql_groups_are_snapshot_to_a_file_and_what_the_server_lo
     pg.save(pg.assign("floods", "alice"), ["t1"], [], topic="floods")
     pg.submit("floods", "alice")
     pg.decide("floods", {"t3": -1}, "lead")
+    capsys.readouterr()
     assert store_job.main(["snapshot", "--corpus", name]) == 0
+    bar = capsys.readouterr().err  # 4 versions copied, then checked
+    assert "versions copied, then checked: 100%" in bar and "8/8" in bar, bar
     [snap] = snapshots_of(tmp_path / name / "groups.sqlite")
     assert snap.path.parent == tmp_path / name / "backups" and snap.path.name.startswith("postgresql-")
     copy = GroupStore(snap.path)  # a SQLite groups file the app opens
