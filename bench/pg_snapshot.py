@@ -1,4 +1,5 @@
-"""What a snapshot of a team's PostgreSQL groups costs (``python -m precompute.store snapshot``, core/migrate.py):
+"""What a save of many labels on a team's PostgreSQL costs (by COPY, and by executemany as before), and what a
+snapshot of its groups costs (``python -m precompute.store snapshot``, core/migrate.py):
 a corpus's groups copied out of a throwaway server (durable commits, as an operator's) into a checked SQLite file,
 and putting it back into the server after its groups are lost (every version copied back and checked). Medians of
 --repeat runs.
@@ -23,6 +24,33 @@ from core.store import GroupStore
 from testbed.postgres import throwaway_server
 
 
+def saves(pg: GroupStore, a) -> None:
+    """A save of --labels labels on the server, its labels sent by COPY (the store's way) and, alternating in the
+    same run, by executemany (the way before)."""
+    from core.db import Runner
+
+    by_copy = Runner.insert_rows
+
+    def by_statements(self, table, columns, rows):
+        self.many(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", rows)
+
+    runs: dict[str, list[float]] = {"COPY": [], "executemany": []}
+    labels = [f"s-{i}" for i in range(a.labels)]
+    pg.save("warm-up", labels, [])
+    for n in range(2 * max(5, a.repeat)):
+        how = "COPY" if n % 2 else "executemany"
+        Runner.insert_rows = by_copy if how == "COPY" else by_statements
+        try:
+            t = time.perf_counter()
+            pg.save("saves", labels, [], overwrite=True)
+            runs[how].append((time.perf_counter() - t) * 1e3)
+        finally:
+            Runner.insert_rows = by_copy
+    for how, ms in runs.items():
+        print(json.dumps({"step": f"a save of {a.labels:,} labels on the server, by {how}",
+                          "median_ms": round(statistics.median(ms), 1), "runs_ms": [round(x, 1) for x in ms]}))
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--groups", type=int, default=40)
@@ -32,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     with throwaway_server(fsync=True) as server, tempfile.TemporaryDirectory(prefix="bench-snapshot-") as tmp:
         pg = GroupStore(PostgreSQL(server.dsn), corpus="bench")
+        saves(GroupStore(pg.db, corpus="saves"), a)  # a corpus of its own: not in the snapshot
         t = time.perf_counter()
         for g in range(a.groups):
             for v in range(a.versions):

@@ -103,8 +103,8 @@ def migrate(src: GroupStore, dst: GroupStore, progress=None) -> Report:
                                                  entry_map.get(last) if last is not None else None, kind or "version"))[0]
                 order = s.run("SELECT item_id, label FROM labels WHERE version_id=? ORDER BY "
                               + ("COALESCE(seq, rowid)" if src.db.dialect == "sqlite" else "seq"), (vid,))
-                d.many("INSERT INTO labels (version_id, item_id, label, seq) VALUES (?, ?, ?, ?)",
-                       [(new_vid, i, v, n) for n, (i, v) in enumerate(order)])
+                d.insert_rows("labels", ("version_id", "item_id", "label", "seq"),
+                              [(new_vid, i, v, n) for n, (i, v) in enumerate(order)])
                 count["versions"] = count.get("versions", 0) + 1
         for r in s.run("SELECT token, owner, browser, writer, created_at, updated_at, n_included, n_excluded, saved, "
                        "meta_json, session_json, unsaved_behind FROM drafts WHERE corpus=?", (src.corpus,)):

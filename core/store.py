@@ -218,8 +218,9 @@ class GroupStore:
                          "session_json, saved_by, work, last_entry, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                          "RETURNING id", (gid, number, annotator, now, len(inc), len(exc), session_json, saved_by,
                                           work, last, kind))[0]
-            db.many("INSERT INTO labels (version_id, item_id, label, seq) VALUES (?, ?, ?, ?)",
-                    [(vid, i, 1, n) for n, i in enumerate(inc)] + [(vid, i, -1, len(inc) + n) for n, i in enumerate(exc)])
+            db.insert_rows("labels", ("version_id", "item_id", "label", "seq"),
+                           [(vid, i, 1, n) for n, i in enumerate(inc)] + [(vid, i, -1, len(inc) + n)
+                                                                          for n, i in enumerate(exc)])
         return number
 
     def list(self, include_deleted: bool = False) -> list[GroupInfo]:
