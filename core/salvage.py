@@ -354,6 +354,15 @@ def _clash(dst, table: str, row, at) -> str:
     return f"{_NAMED[table]} #{row[at['id']]}: it does not fit the backup"
 
 
+def _draft_named(src, token: str) -> str:
+    """A draft that cannot be read, named as its journal (on other pages) knows it: whose, and its last step."""
+    try:
+        who, at = src.execute("SELECT who, MAX(at) FROM journal WHERE work = ?", (token,)).fetchone()
+    except sqlite3.DatabaseError:
+        who = at = None
+    return f"a draft of unsaved work by {who} (its last step {at})" if who else f"a draft of unsaved work ({token})"
+
+
 def _changed(src, dst, table: str, keys: tuple, common, salvage: Salvage) -> None:
     """Rows of a table whose rows change: the damaged file's, where they differ from the backup's (or the backup
     lacks them); with drafts, their steps too. A row of the backup that the damaged file no longer holds (a draft
@@ -371,6 +380,7 @@ def _changed(src, dst, table: str, keys: tuple, common, salvage: Salvage) -> Non
         except sqlite3.DatabaseError:
             keys_there = []
         return ((f"SELECT {listed} FROM {table} WHERE {where}", k, f"any later change to {table} {k!r}" if k in mine
+                 else _draft_named(src, k[0]) if table == "drafts"
                  else f"one of the {_NAMED[table]} ({', '.join(map(str, k))})")
                 for k in [*mine, *(k for k in keys_there if k not in mine)])
 
