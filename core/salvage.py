@@ -133,7 +133,8 @@ def grafted(damaged: Path, first_page_from: Path) -> Path:
     the file reads as "not a database" though every table's pages are there. The backup's first page lists the
     same tables at the same pages, as long as no table was made since (a table's first page never moves);
     what the copy reads is checked against the backup as any damaged file is (``_same_history``)."""
-    head = Path(first_page_from).read_bytes()[:65536]
+    with open(first_page_from, "rb") as f:
+        head = f.read(65536)  # the largest page there is
     size = int.from_bytes(head[16:18], "big")
     size = 65536 if size == 1 else size
     out = Path(damaged).with_name(f"{Path(damaged).name}.first-page-{os.getpid()}")
