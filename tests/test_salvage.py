@@ -84,6 +84,16 @@ def overwrite_page(db: Path, table: str, where: float) -> int:
     return page
 
 
+def left_in_the_log(db: Path) -> None:
+    """A change to 'kept' left in the write-ahead log only, as a crash leaves the last saves."""
+    left = ("import sqlite3, sys, os\n"
+            "con = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+            "con.execute('PRAGMA wal_autocheckpoint=0')\n"
+            "con.execute(\"UPDATE groups SET notes='only in the log' WHERE name='kept'\")\n"
+            "os._exit(0)\n")
+    subprocess.run([sys.executable, "-c", left, str(db)], check=True, timeout=60)
+
+
 def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -172,12 +182,7 @@ def test_work_only_in_the_damaged_file_s_write_ahead_log_is_read_back(corpus):
     s = saved_then_backed_up(corpus)
     checkpointed(corpus)
     overwrite_page(corpus, "labels", 0.2)
-    left = ("import sqlite3, sys, os\n"
-            "con = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
-            "con.execute('PRAGMA wal_autocheckpoint=0')\n"
-            "con.execute(\"UPDATE groups SET notes='only in the log' WHERE name='kept'\")\n"
-            "os._exit(0)\n")
-    subprocess.run([sys.executable, "-c", left, str(corpus)], check=True, timeout=60)
+    left_in_the_log(corpus)
     assert Path(f"{corpus}-wal").stat().st_size > 0
     aside, got = salvage.put_back(corpus, backup.copies(corpus)[0].path)
     assert Path(f"{aside}-wal").exists() and "1 group changed (notes, deletion or name)" in got.line(), got.line()
@@ -191,12 +196,7 @@ def test_a_file_whose_first_page_is_overwritten_is_read_with_the_backup_s_first_
     s = saved_then_backed_up(corpus)
     work_after_the_backup(s)
     checkpointed(corpus)
-    left = ("import sqlite3, sys, os\n"
-            "con = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
-            "con.execute('PRAGMA wal_autocheckpoint=0')\n"
-            "con.execute(\"UPDATE groups SET notes='only in the log' WHERE name='kept'\")\n"
-            "os._exit(0)\n")
-    subprocess.run([sys.executable, "-c", left, str(corpus)], check=True, timeout=60)
+    left_in_the_log(corpus)
     with open(corpus, "r+b") as f:
         f.write(os.urandom(4096))
     before = digest(corpus)
