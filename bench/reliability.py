@@ -62,15 +62,19 @@ def team_store(parts: list[str], kills_n: int, seconds: float, counts=(1, 4, 16)
         for where in (str(Path(tmp) / "g.sqlite"), server.dsn):
             if "store_kills" in parts:
                 out.append(store_kills(where, kills_n))
+            def own(name: str) -> str:
+                """A part's own SQLite file. Backups are named by a file's stem: g.sqlite.4 would share g.sqlite's,
+                and a new file beside another's backups is refused as lost."""
+                return where if where.startswith("postgresql") else str(Path(tmp) / f"{name}.sqlite")
+
             if "store_writers" in parts:
                 for n in counts:
-                    out.append(store_writers(where + ("" if where.startswith("postgresql") else f".{n}"), n, seconds))
+                    out.append(store_writers(own(f"writers{n}"), n, seconds))
             if "rebuild" in parts:
-                out.append(rebuild(where + ("" if where.startswith("postgresql") else ".events"), events))
+                out.append(rebuild(own("events"), events))
             if "team_paced" in parts:
                 for n in team:
-                    out.append(team_paced(where + ("" if where.startswith("postgresql") else f".team{n}"), n, seconds,
-                                          pace))
+                    out.append(team_paced(own(f"team{n}"), n, seconds, pace))
         if "postgres_restart" in parts:
             out.append(postgres_restart(server, 12.0))
     return out
