@@ -91,7 +91,7 @@ def _columns(con: sqlite3.Connection, table: str) -> list[str]:
 
 
 def _read(src: sqlite3.Connection, sql: str, params: tuple, one_by_one, salvage: Salvage,
-          what: str) -> tuple[list, set]:
+          what: str, rescue=None) -> tuple[list, set]:
     """Rows of ``sql``, and the params of those that could not be read; where the damage stops the read, the
     rows one at a time (``one_by_one``: an iterable of (sql, params, name) each reading one row), naming those
     that cannot be read."""
@@ -109,8 +109,9 @@ def _read(src: sqlite3.Connection, sql: str, params: tuple, one_by_one, salvage:
         try:
             rows.extend(src.execute(one_sql, one_params).fetchall())
         except sqlite3.DatabaseError:
-            unread.add(one_params)
-            salvage.lost.append(name)
+            if rescue is None or not rescue(one_params):  # a row made again from other pages is not lost
+                unread.add(one_params)
+                salvage.lost.append(name)
     return rows, unread
 
 
@@ -264,12 +265,10 @@ def _grown(src, dst, table: str, common, salvage: Salvage) -> int:
             ids = range(top + 1, (src.execute(f"SELECT MAX(id) FROM {table}").fetchone()[0] or top) + 1)
         return ((f"SELECT {listed} FROM {table} WHERE id = ?", (i,), f"{_NAMED[table]} #{i}") for i in ids)
 
-    rows, unread = _read(src, f"SELECT {listed} FROM {table} WHERE id > ? ORDER BY id", (top,), singles, salvage,
-                         f"the {_NAMED[table]} after #{top}")
     again = {"groups": _group_by_name, "versions": _version_from_labels}.get(table)
-    for (i,) in sorted(unread) if again else ():
-        if again(src, dst, i, common, salvage):
-            salvage.lost.remove(f"{_NAMED[table]} #{i}")
+    rows, _ = _read(src, f"SELECT {listed} FROM {table} WHERE id > ? ORDER BY id", (top,), singles, salvage,
+                    f"the {_NAMED[table]} after #{top}",
+                    rescue=(lambda key: again(src, dst, key[0], common, salvage)) if again else None)
     at = {c: n for n, c in enumerate(cols)}
     insert = f"INSERT INTO {table} ({listed}) VALUES ({', '.join('?' * len(cols))})"
     for row in rows:
@@ -283,10 +282,13 @@ def _grown(src, dst, table: str, common, salvage: Salvage) -> int:
             continue
         salvage.add(table)
         if labels:
-            dst.executemany(f"INSERT INTO labels ({', '.join(common['labels'])}) "
-                            f"VALUES ({', '.join('?' * len(common['labels']))})", labels)
-            salvage.add("labels", len(labels))
+            _insert_labels(dst, common["labels"], labels, salvage)
     return top
+
+
+def _insert_labels(dst, cols: list, labels: list, salvage: Salvage) -> None:
+    dst.executemany(f"INSERT INTO labels ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", labels)
+    salvage.add("labels", len(labels))
 
 
 def _group_by_name(src, dst, gid: int, _common, salvage: Salvage) -> bool:
@@ -324,9 +326,8 @@ def _version_from_labels(src, dst, vid: int, common, salvage: Salvage) -> bool:
                                                      len(labels) - included))
     except (sqlite3.DatabaseError, TypeError, ValueError):  # unreadable, not there (None), or not of the backup
         return False
-    dst.executemany(f"INSERT INTO labels ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", labels)
     salvage.add("versions")
-    salvage.add("labels", len(labels))
+    _insert_labels(dst, cols, labels, salvage)
     salvage.lost.append(f"the time of version {number} of {name!r} (its labels read back, it is dated its group's "
                         "last save)")
     return True

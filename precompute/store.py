@@ -90,18 +90,23 @@ def list_backups(name: str) -> int:
     return 0
 
 
-def restore(name: str, chosen: Path | None, yes: bool) -> int:
-    db = paths.groups_db(name)
-    if chosen is None:
-        kept = backup.copies(db)
+def _chosen(name: str, given: Path | None, kept: list, none_kept: str) -> Path:
+    """The file ``--backup`` names (a path, or a name as `backups` lists it), else the newest of ``kept``."""
+    if given is None:
         if not kept:
-            raise ValueError(f"no backups of {db} in {backup.folder(db)}")
-        chosen = kept[0].path
-    elif not chosen.is_file() and (backup.folder(db) / chosen).is_file():
-        chosen = backup.folder(db) / chosen  # a name as `backups` lists it
+            raise ValueError(none_kept)
+        return kept[0].path
+    beside = backup.folder(paths.groups_db(name)) / given
+    chosen = beside if not given.is_file() and beside.is_file() else given
     if not chosen.is_file():
         raise ValueError(f"--backup {chosen}: no such file (python -m precompute.store backups --corpus {name} "
                          "lists them)")
+    return chosen
+
+
+def restore(name: str, chosen: Path | None, yes: bool) -> int:
+    db = paths.groups_db(name)
+    chosen = _chosen(name, chosen, backup.copies(db), f"no backups of {db} in {backup.folder(db)}")
     n = backup.count_groups(chosen)
     if n is None:
         raise ValueError(f"--backup {chosen}: not a groups file that can be read")
@@ -155,16 +160,10 @@ def list_snapshots(name: str, dsn: str, _a) -> int:
 
 
 def restore_snapshot(name: str, dsn: str, a) -> int:
-    kept = snapshots_of(paths.groups_db(name))
-    chosen = a.backup
-    if chosen is None:
-        if not kept:
-            raise ValueError(f"no snapshots of corpus {name}'s groups (python -m precompute.store snapshot --corpus "
-                             f"{name} takes one)")
-        chosen = kept[0].path
-    elif not chosen.is_file() and kept and (kept[0].path.parent / chosen).is_file():
-        chosen = kept[0].path.parent / chosen  # a name as `backups` lists it
-    if not chosen.is_file() or backup.count_groups(chosen) is None:
+    chosen = _chosen(name, a.backup, snapshots_of(paths.groups_db(name)),
+                     f"no snapshots of corpus {name}'s groups (python -m precompute.store snapshot --corpus {name} "
+                     "takes one)")
+    if backup.count_groups(chosen) is None:
         raise ValueError(f"--backup {chosen}: not a snapshot that can be read (python -m precompute.store backups "
                          f"--corpus {name} lists them)")
     with versions_bar("versions copied (or there), then checked") as step:
@@ -177,11 +176,10 @@ def restore_snapshot(name: str, dsn: str, a) -> int:
 def main(argv: list[str] | None = None) -> int:
     a = parser().parse_args(argv)
     name = paths.check_name(a.corpus)
+    dsn = configured_dsn()
     if a.command == "where":
-        dsn = configured_dsn()
         print(f"PostgreSQL at {safe_target(dsn)}" if dsn else f"SQLite file {paths.groups_db(name)}")
         return 0
-    dsn = configured_dsn()
     if a.command in ("snapshot", "backups", "restore") and dsn:
         return {"snapshot": take_snapshot, "backups": list_snapshots, "restore": restore_snapshot}[a.command](
             name, dsn, a)
