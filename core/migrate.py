@@ -12,6 +12,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -161,16 +162,41 @@ def snapshot(src: GroupStore, groups_db: Path, keep: int = backup.KEEP, progress
     key = Path(groups_db).with_name(f"{SNAPSHOTS}.sqlite")
     where = backup.folder(key)
     where.mkdir(parents=True, exist_ok=True)
-    final = where / f"{SNAPSHOTS}-{datetime.now(timezone.utc).strftime(backup._STAMP)}.sqlite"
+    _sweep(where)
     with tempfile.TemporaryDirectory(prefix=".snapshot-", dir=where) as tmp:
         work = Path(tmp) / "groups.sqlite"
         report = migrate(src, GroupStore(SQLite(work, backups=False)), progress)
         part = Path(tmp) / "checked.sqlite"
         backup.copy_checked(work, part)
-        os.replace(part, final)
+        while True:  # a name is a second: one taken this second already is not overwritten, this one waits for the next
+            final = where / f"{SNAPSHOTS}-{datetime.now(timezone.utc).strftime(backup._STAMP)}.sqlite"
+            try:
+                os.link(part, final)  # fails where the name is taken, even by another process at the same moment
+                break
+            except FileExistsError:
+                time.sleep(0.1)
+            except OSError:  # a file system without hard links
+                if not final.exists():
+                    os.replace(part, final)
+                    break
+                time.sleep(0.1)
+    backup._sync(where)
     for old in snapshots_of(groups_db)[keep:]:
         old.path.unlink(missing_ok=True)
     return final, report
+
+
+def _sweep(where: Path, age_s: float = 3600) -> None:
+    """Remove the working folders (``.snapshot-*``, ``.put-back-*``) of snapshots and put-backs killed midway and
+    untouched for an hour (one written to since may be another process's, still working): each holds a copy of a
+    corpus's groups."""
+    for left in [*where.glob(".snapshot-*"), *where.glob(".put-back-*")]:
+        try:
+            touched = max([left.stat().st_mtime, *(f.stat().st_mtime for f in left.iterdir())])
+            if left.is_dir() and time.time() - touched >= age_s:
+                shutil.rmtree(left)
+        except OSError:
+            pass  # gone meanwhile, or not ours to remove
 
 
 def put_back_snapshot(chosen: Path, dst: GroupStore, progress=None) -> Report:
@@ -178,6 +204,7 @@ def put_back_snapshot(chosen: Path, dst: GroupStore, progress=None) -> Report:
     topics, assignments, decisions and journal entries it does not hold. Nothing there is overwritten: a version
     the server holds with other labels refuses the whole copy. The snapshot is read from a copy of it (opening a
     SQLite file may write to it)."""
+    _sweep(Path(chosen).parent)
     with tempfile.TemporaryDirectory(prefix=".put-back-", dir=Path(chosen).parent) as tmp:
         work = Path(tmp) / "groups.sqlite"
         shutil.copyfile(chosen, work)

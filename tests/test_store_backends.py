@@ -482,6 +482,41 @@ def test_a_teams_postgresql_groups_are_snapshot_to_a_file_and_what_the_server_lo
     assert len(pg.versions("g")) == 2
 
 
+def test_snapshots_taken_within_a_second_are_both_kept_and_a_killed_ones_leftovers_are_swept(tmp_path):
+    """Two snapshots of the same groups within one second: a name is a second, and the second one used to replace the
+    first. A snapshot or put-back killed midway (SIGKILL, no clean-up) left a hidden working folder holding a copy of
+    the groups, for ever; the next one removes it once an hour old, and leaves a younger one (another's, working)."""
+    import os
+    import time
+
+    from core.migrate import put_back_snapshot, snapshot, snapshots_of
+    from core.store import GroupStore
+
+    groups_db = tmp_path / "c" / "groups.sqlite"
+    src = GroupStore(tmp_path / "server.sqlite")  # snapshot copies any store; the team's is PostgreSQL
+    src.save("g", ["t1", "t2"], ["t3"])
+    backups = groups_db.parent / "backups"
+    backups.mkdir(parents=True)
+    old, young = backups / ".snapshot-killed", backups / ".put-back-working"
+    for left in (old, young):
+        left.mkdir()
+        (left / "groups.sqlite").write_bytes(b"a copy of the groups")
+    hour_ago = time.time() - 3700
+    os.utime(old / "groups.sqlite", (hour_ago, hour_ago))
+    os.utime(old, (hour_ago, hour_ago))
+    first, _ = snapshot(src, groups_db)
+    src.save("g", ["t1"], ["t2", "t3"], overwrite=True)
+    second, _ = snapshot(src, groups_db)
+    assert first != second and first.exists(), "the first snapshot was overwritten by the second"
+    assert [c.path for c in snapshots_of(groups_db)] == [second, first]
+    assert GroupStore(first).load("g").included == ["t1", "t2"] and GroupStore(second).load("g").included == ["t1"]
+    assert not old.exists(), "a killed snapshot's folder was left"
+    assert young.exists(), "a folder in use (written to within the hour) was removed"
+    dst = GroupStore(tmp_path / "lost.sqlite")
+    assert put_back_snapshot(first, dst).verified == 1 and dst.load("g").included == ["t1", "t2"]
+    assert sorted(p.name for p in backups.iterdir() if p.name.startswith(".")) == [".put-back-working"]
+
+
 def test_migrate_copies_everything_verifies_and_can_run_again(tmp_path, pg_server, monkeypatch):
     """precompute.store migrate: a SQLite corpus's groups, versions, drafts, journal, topics and
     assignments end up in PostgreSQL with the same content; a second run copies nothing; the SQLite
