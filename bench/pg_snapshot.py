@@ -1,8 +1,8 @@
 """What a save of many labels on a team's PostgreSQL costs (by COPY, and by executemany as before), and what a
 snapshot of its groups costs (``python -m precompute.store snapshot``, core/migrate.py):
 a corpus's groups copied out of a throwaway server (durable commits, as an operator's) into a checked SQLite file,
-and putting it back into the server after its groups are lost (every version copied back and checked). Medians of
---repeat runs.
+and putting it back into the server after its groups are lost (every version copied back and checked); a team's
+saves while the snapshot job the app starts by itself runs beside them. Medians of --repeat runs.
 
     python -m bench.pg_snapshot [--groups 40] [--versions 5] [--labels 10000] [--repeat 3]
 
@@ -51,6 +51,40 @@ def saves(pg: GroupStore, a) -> None:
                           "median_ms": round(statistics.median(ms), 1), "runs_ms": [round(x, 1) for x in ms]}))
 
 
+def during_snapshot(pg: GroupStore, dsn: str, groups_db: Path, a) -> None:
+    """Saves of a 1,000-label group every 0.2 s (a team at work), with no snapshot running and while the job the
+    app starts after a save (core.migrate.after_write: a process of its own) copies the corpus's groups out."""
+    from core import migrate
+
+    side, labels = GroupStore(pg.db, corpus="saves"), [f"p-{i}" for i in range(1000)]
+
+    def paced(until) -> list[float]:
+        out = []
+        while until(len(out)):
+            t = time.perf_counter()
+            side.save("paced", labels, [], overwrite=True)
+            out.append((time.perf_counter() - t) * 1e3)
+            time.sleep(0.2)
+        return out
+
+    quiet = paced(lambda n: n < 40)
+    t = time.perf_counter()
+    job = migrate.after_write("bench", groups_db, dsn, every_s=0, check_s=0)
+    start_ms = (time.perf_counter() - t) * 1e3
+    busy = paced(lambda n: job.poll() is None)
+    job_s, code = time.perf_counter() - t, job.wait()
+    quiet += paced(lambda n: n < 40)
+
+    def pct(ms, q):
+        return round(sorted(ms)[min(len(ms) - 1, int(q * len(ms)))], 1)
+
+    print(json.dumps({"step": "the app's snapshot job (after_write)", "start_ms": round(start_ms, 1),
+                      "job_s": round(job_s, 2), "exit": code}))
+    for when, ms in (("no snapshot running", quiet), ("while the snapshot job runs", busy)):
+        print(json.dumps({"step": f"a save of 1,000 labels every 0.2 s, {when}", "saves": len(ms),
+                          "p50_ms": pct(ms, 0.5), "p99_ms": pct(ms, 0.99)}))
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--groups", type=int, default=40)
@@ -89,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
                               "runs_s": [round(x, 2) for x in runs]}))
         print(json.dumps({"step": "the snapshot", "mb": round(size / 1e6, 1), "snapshot said": report.line(),
                           "put back said": said}))
+        during_snapshot(pg, server.dsn, Path(tmp) / "bench" / "groups.sqlite", a)
     return 0
 
 

@@ -9,9 +9,13 @@ never overwritten. Nothing is deleted from the SQLite file.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -145,6 +149,57 @@ def migrate(src: GroupStore, dst: GroupStore, progress=None) -> Report:
 
 
 SNAPSHOTS = "postgresql"  # backups/postgresql-TIME.sqlite: a corpus's groups copied out of PostgreSQL
+SNAPSHOT_LOG = "postgresql-snapshot.log"  # the last snapshot the app started: its progress, or why it failed
+log = logging.getLogger(__name__)
+_started: dict[str, tuple[float, subprocess.Popen | None]] = {}  # groups file -> (looked at, its snapshot job)
+_started_lock = threading.Lock()
+
+
+def after_write(corpus: str, groups_db: Path, dsn: str, every_s: float | None = None,
+                check_s: float | None = None) -> subprocess.Popen | None:
+    """A snapshot of a corpus's PostgreSQL groups after a save when the newest is ``every_s`` old (the SQLite
+    file's backups' half hour, core/backup.py) or there is none: ``python -m precompute.store snapshot``, started
+    in a process of its own (its copying takes no time from the page that saved), its output in
+    ``backups/postgresql-snapshot.log``. Looked for at most every ``check_s`` per corpus in this process, and never
+    while the one it started is still running; several servers of one team may each take one (each is kept).
+    Returns the job started, or None. Never raises: a snapshot must not fail the save it follows."""
+    from core.db import BACKUP_CHECK_S
+
+    key, now = str(groups_db), time.monotonic()
+    with _started_lock:
+        last = _started.get(key)
+        if last and (now < last[0] + (BACKUP_CHECK_S if check_s is None else check_s)
+                     or (last[1] is not None and last[1].poll() is None)):
+            return None
+        _started[key] = (now, None)
+    try:
+        newest = snapshots_of(groups_db)
+        if newest and time.time() - newest[0].made.timestamp() < (backup.EVERY_S if every_s is None else every_s):
+            return None
+        where = backup.folder(Path(groups_db))
+        where.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, "SEMANNO_DB": dsn, "SEMANNO_DATA": str(Path(groups_db).parent.parent)}
+        with open(where / SNAPSHOT_LOG, "wb") as out:  # the child keeps its own handle
+            job = subprocess.Popen([sys.executable, "-m", "precompute.store", "snapshot", "--corpus", corpus],
+                                   cwd=Path(__file__).resolve().parents[1], env=env, stdin=subprocess.DEVNULL,
+                                   stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        with _started_lock:
+            _started[key] = (now, job)
+        return job
+    except Exception as exc:  # noqa: BLE001 - logged: the save it follows has been written
+        log.warning("no snapshot of corpus %s's groups started: %s", corpus, exc)
+        return None
+
+
+def snapshots_line(groups_db: Path, corpus: str) -> str:
+    """What the Groups page says of the snapshots kept of a corpus's PostgreSQL groups."""
+    kept = snapshots_of(groups_db)
+    taken = (f"taken after a save when the newest is half an hour old, in {backup.folder(Path(groups_db))} "
+             f"(python -m precompute.store backups --corpus {corpus} lists them, restore puts one back)")
+    if not kept:
+        return f"No snapshot of the team's groups yet: one is {taken}."
+    return (f"Snapshots of the team's groups at PostgreSQL: {len(kept)}, the newest {kept[0].made:%Y-%m-%d %H:%M} UTC; "
+            f"{taken}.")
 
 
 def snapshots_of(groups_db: Path) -> list:

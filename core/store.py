@@ -165,6 +165,16 @@ class GroupStore:
         self.corpus = corpus
         self.path = getattr(self.db, "path", None)
         self._pruned_at = 0.0
+        self.snapshots_at: Path | None = None  # PostgreSQL: the groups file beside which snapshots are taken
+
+    def _saved(self) -> None:
+        """After a write of saved work (a version, a deletion, a topic, a submission, a decision): on PostgreSQL
+        opened by :func:`open_store`, a snapshot of the corpus's groups when one is due (core/migrate.py). A SQLite
+        file takes its own backups (core/db.py)."""
+        if self.snapshots_at is not None:
+            from core import migrate
+
+            migrate.after_write(self.corpus, self.snapshots_at, self.db.dsn)
 
     def __str__(self) -> str:
         return str(self.db)
@@ -221,6 +231,7 @@ class GroupStore:
             db.insert_rows("labels", ("version_id", "item_id", "label", "seq"),
                            [(vid, i, 1, n) for n, i in enumerate(inc)] + [(vid, i, -1, len(inc) + n)
                                                                           for n, i in enumerate(exc)])
+        self._saved()
         return number
 
     def list(self, include_deleted: bool = False) -> list[GroupInfo]:
@@ -282,6 +293,7 @@ class GroupStore:
                    (_now(), self.corpus, name))
             if db.rowcount == 0:
                 raise GroupNotFound(name)
+        self._saved()
 
     def team_record(self, name: str) -> tuple[str, str | None, bool] | None:
         """(topic, annotator, submitted) where the group is an annotator's for a topic, (topic, None, False) where it
@@ -299,6 +311,7 @@ class GroupStore:
                    (self.corpus, name))
             if db.rowcount == 0:
                 raise GroupNotFound(name)
+        self._saved()
 
     # --- the journal: every labelling step, with its events --------------------------------------
     def append_journal(self, work: str, who: str, entries: Sequence[dict]) -> None:
@@ -388,6 +401,7 @@ class GroupStore:
                          (self.corpus, name, str(guidelines), int(bool(blind)), _now(), created_by))
         if row is None:
             raise ValueError(f"a topic named {name!r} exists")
+        self._saved()
 
     def topics(self) -> list:
         from core.teams import Topic
@@ -426,6 +440,7 @@ class GroupStore:
                 raise GroupNotFound(f"topic {topic}")
             db.run("INSERT INTO assignments (topic_id, annotator, group_name) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                    (t[0], annotator, group))
+        self._saved()
         return group
 
     def assignments(self, topic: str) -> list:
@@ -463,6 +478,7 @@ class GroupStore:
             db.run("UPDATE assignments SET submitted_at=?, submitted_version=? WHERE annotator=? AND "
                    "topic_id=(SELECT id FROM topics WHERE corpus=? AND name=?)",
                    (_now(), int(latest[0]), annotator, self.corpus, topic))
+        self._saved()
         return int(latest[0])
 
     def decide(self, topic: str, decisions: dict[str, int | None], who: str) -> None:
@@ -483,6 +499,7 @@ class GroupStore:
                     "VALUES (?, ?, ?, ?, ?) ON CONFLICT (topic_id, item_id) DO UPDATE SET decision=excluded.decision, "
                     "decided_by=excluded.decided_by, decided_at=excluded.decided_at",
                     [(t[0], str(i), int(d), who, at) for i, d in decisions.items() if d is not None])
+        self._saved()
 
     def decisions(self, topic: str) -> dict[str, tuple[int, str, str]]:
         """The decisions recorded on a topic's disagreements: item id -> (decision, by whom, when)."""
@@ -654,5 +671,7 @@ def open_store(corpus: str, root: Path | None = None) -> GroupStore:
 
     dsn = configured_dsn()
     if dsn:
-        return GroupStore(PostgreSQL(dsn), corpus=paths.check_name(corpus))
+        store = GroupStore(PostgreSQL(dsn), corpus=paths.check_name(corpus))
+        store.snapshots_at = paths.groups_db(corpus, root)
+        return store
     return GroupStore(paths.groups_db(corpus, root))

@@ -8,6 +8,7 @@ import streamlit as st
 
 from core import backup
 from core.export import FORMATS, LABELS, to_bytes
+from core.migrate import snapshots_line
 from core.store import TeamGroup
 from ui import damage, group, navigation, picker, resources
 from ui.text import md, quoted
@@ -42,8 +43,10 @@ st.dataframe(table, hide_index=True, width="stretch", column_config={
     "name": st.column_config.TextColumn(width="medium"), "notes": st.column_config.TextColumn(width="large"),
     **{c: st.column_config.NumberColumn(width="small") for c in ("included", "excluded", "versions")}})
 
-if store.path is not None:  # the corpus's SQLite file: the copies the app keeps of it (PostgreSQL: the server's)
+if store.path is not None:  # the corpus's SQLite file: the copies the app keeps of it
     st.caption(md(backup.kept_line(store.path)))
+elif store.snapshots_at is not None:  # a team's PostgreSQL: the snapshots the app takes of the corpus's groups
+    st.caption(md(snapshots_line(store.snapshots_at, corpus)))
 chosen = picker.selectbox_kept("Group", [g.name for g in groups], "gr_pick")
 info = next(g for g in groups if g.name == chosen)
 if st.session_state.get("gr_version_of") != (chosen, info.versions):  # another group, or a version saved since:

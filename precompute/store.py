@@ -21,8 +21,9 @@ still checks out and holds saved groups is replaced only with ``--yes`` (nothing
 
 With ``SEMANNO_DB`` set (a team's PostgreSQL), ``snapshot`` copies the corpus's groups, every version with its
 labels, drafts, the journal, topics, assignments and decisions out of the server into a new SQLite file,
-``backups/postgresql-TIME.sqlite`` (each version's labels checked against the server's; the newest eight kept;
-run it from cron, or before upgrading the server). The app can open such a file as a corpus's groups file.
+``backups/postgresql-TIME.sqlite`` (each version's labels checked against the server's; the newest eight kept).
+The app runs it after a save when the newest is half an hour old (core.migrate.after_write); run it yourself
+before upgrading the server, or from cron. The app can open such a file as a corpus's groups file.
 ``backups`` then lists the snapshots, and ``restore`` copies into the server what it lacks of one (the newest
 unless ``--backup`` names another): a group, version, draft or topic lost there comes back; nothing the server
 holds is overwritten, and a version it holds with other labels refuses the whole copy. The server's own tools

@@ -482,6 +482,57 @@ def test_a_teams_postgresql_groups_are_snapshot_to_a_file_and_what_the_server_lo
     assert len(pg.versions("g")) == 2
 
 
+def test_the_app_snapshots_a_teams_postgresql_groups_after_saves_by_itself(tmp_path, pg_server, monkeypatch, caplog):
+    """A team on PostgreSQL had snapshots only where someone ran `precompute.store snapshot` from cron; a SQLite
+    file's backups are the app's own. Now a save through the app's store (open_store) starts a snapshot job when
+    the newest is half an hour old or there is none, in a process of its own; looked for at most every minute,
+    never two at once. A snapshot that cannot start leaves the save as it is."""
+    import os
+    from datetime import datetime, timedelta, timezone
+
+    import core.db as dbmod
+    from core import backup, migrate
+    from core.store import GroupStore, open_store
+
+    name = f"c{uuid.uuid4().hex[:8]}"
+    monkeypatch.setenv("SEMANNO_DB", pg_server.dsn)
+    monkeypatch.setattr(migrate, "_started", {})
+    store = open_store(name, tmp_path)
+    groups_db = tmp_path / name / "groups.sqlite"
+    assert "No snapshot of the team's groups yet" in migrate.snapshots_line(groups_db, name)
+
+    def finished(job):
+        assert job is not None, "no snapshot job started"
+        code = job.wait(timeout=180)
+        assert code == 0, (groups_db.parent / "backups" / migrate.SNAPSHOT_LOG).read_text()
+
+    store.save("floods", ["t1", "t2"], ["t3"])
+    first = migrate._started[str(groups_db)][1]
+    finished(first)
+    [snap] = migrate.snapshots_of(groups_db)
+    assert GroupStore(snap.path).load("floods").included == ["t1", "t2"]
+    assert not groups_db.exists(), "the team's groups are at the server: no SQLite file is made beside"
+    store.save("floods", ["t1"], ["t2"], overwrite=True)  # within the minute: not looked for again
+    assert migrate._started[str(groups_db)][1] is first
+
+    monkeypatch.setattr(dbmod, "BACKUP_CHECK_S", 0.0)  # the minute passed
+    store.save("floods", ["t1", "t4"], ["t2"], overwrite=True)  # the newest is seconds old: none due
+    assert migrate._started[str(groups_db)][1] is None and len(migrate.snapshots_of(groups_db)) == 1
+    aged = datetime.now(timezone.utc) - timedelta(seconds=backup.EVERY_S + 60)  # the newest half an hour old
+    os.rename(snap.path, snap.path.with_name(f"{migrate.SNAPSHOTS}-{aged.strftime(backup._STAMP)}.sqlite"))
+    store.create_topic("rain", "guidelines", created_by="lead")  # any saved work, not only a version
+    finished(migrate._started[str(groups_db)][1])
+    newest, older = migrate.snapshots_of(groups_db)
+    assert GroupStore(newest.path).load("floods").included == ["t1", "t4"] and GroupStore(newest.path).topics()
+    assert "Snapshots of the team's groups at PostgreSQL: 2, the newest" in migrate.snapshots_line(groups_db, name)
+
+    (tmp_path / "not a folder").write_text("x")  # where snapshots cannot be written: the save still stands
+    broken = open_store(name, tmp_path)
+    broken.snapshots_at = tmp_path / "not a folder" / name / "groups.sqlite"
+    assert broken.save("kept", ["t5"], []) == 1 and store.load("kept").included == ["t5"]
+    assert "no snapshot of corpus" in caplog.text
+
+
 def test_snapshots_taken_within_a_second_are_both_kept_and_a_killed_ones_leftovers_are_swept(tmp_path):
     """Two snapshots of the same groups within one second: a name is a second, and the second one used to replace the
     first. A snapshot or put-back killed midway (SIGKILL, no clean-up) left a hidden working folder holding a copy of

@@ -373,6 +373,13 @@ def test_with_postgresql_down_the_page_says_so_keeps_the_group_and_saves_after_t
     assert (len(saved.included), len(saved.excluded)) == (9, 1), "the click made during the outage is in"
     inc, exc = GroupStore(PostgreSQL(pg_server.dsn), corpus="tweets").membership("after the outage")
     assert sorted(exc) == sorted(saved.excluded), "and in the events, written once the database was back"
+    from core import migrate  # the save started a snapshot of the team's groups; the Groups page names it
+
+    job = migrate._started[str(tweets / "tweets" / "groups.sqlite")][1]
+    assert job is not None and job.wait(timeout=180) == 0
+    groups = app("pages/5_Groups.py").run()
+    lines = [unescape(c.value) for c in groups.caption]
+    assert any("Snapshots of the team's groups at PostgreSQL: 1, the newest" in c for c in lines), lines
 
 
 def test_the_jobs_read_a_teams_groups_from_postgresql(tweets, pg_server, monkeypatch, tmp_path, capsys):
