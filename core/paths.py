@@ -15,6 +15,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[1]
 ROWS_PER_BLOCK = 65536
 # 2,400 English crisis-event tweets with dates (CrisisLex T26, MIT; demo/make_demo.py)
 DEMO_FILE = PROJECT_ROOT / "demo" / "crisislex_demo.csv.gz"
+DEMO_VECTORS = PROJECT_ROOT / "demo" / "crisislex_demo.vectors.npy"  # its texts' vectors by the packaged model
 DEMO_NAME = "demo"
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 

@@ -7,6 +7,7 @@ import streamlit as st
 
 from core import paths
 from core.corpus import CorpusError, ImportSpec, import_corpus, list_corpora
+from core.embed import DEFAULT_MODEL
 from core.ingest import ALIASES, Columns, InputError, Options, guess_columns
 from core.progress import Clock, duration
 from ui import imports
@@ -67,10 +68,14 @@ def demo_offer(name: str | None) -> None:
     if paths.DEMO_NAME in list_corpora() or not paths.DEMO_FILE.exists():
         return
     with st.container(border=True):
+        brought = paths.DEMO_VECTORS.exists()  # computed by the packaged model when the demo was made
         st.markdown("**A first look?** Import the demo corpus: 2,400 English tweets about 16 crisis events of "
-                    "2012-2013 (CrisisLex T26, MIT licence), embedded with the packaged model (about a minute).")
+                    "2012-2013 (CrisisLex T26, MIT licence), "
+                    + ("with their vectors by the packaged model (seconds)." if brought else
+                       "embedded with the packaged model (about a minute)."))
         if st.button("Import the demo corpus", key="demo_go", type="primary" if name is None else "secondary"):
-            run_import(ImportSpec(input=paths.DEMO_FILE, name=paths.DEMO_NAME, label=paths.DEMO_FILE.name))
+            vectors = {"vectors": paths.DEMO_VECTORS, "vectors_model": DEFAULT_MODEL} if brought else {}
+            run_import(ImportSpec(input=paths.DEMO_FILE, name=paths.DEMO_NAME, label=paths.DEMO_FILE.name, **vectors))
 
 
 PICK = {"id": "(row numbers)", "date": "(none)", "author": "(none)"}  # a role left without a column
