@@ -39,7 +39,7 @@ def test_the_home_pages_demo_import_brings_the_shipped_vectors_and_names_the_pac
     from core.corpus import load_corpus, load_manifest
 
     at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=120).run()
-    assert any("with their vectors by the packaged model (seconds)" in unescape(m.value) for m in at.markdown)
+    assert any("their vectors by the packaged model included (a few seconds)" in unescape(m.value) for m in at.markdown)
     loads = []
     monkeypatch.setattr("core.corpus.load_model", lambda name, device="auto": loads.append(name))
     at.button(key="demo_go").click().run()

@@ -71,7 +71,7 @@ def demo_offer(name: str | None) -> None:
         brought = paths.DEMO_VECTORS.exists()  # computed by the packaged model when the demo was made
         st.markdown("**A first look?** Import the demo corpus: 2,400 English tweets about 16 crisis events of "
                     "2012-2013 (CrisisLex T26, MIT licence), "
-                    + ("with their vectors by the packaged model (seconds)." if brought else
+                    + ("their vectors by the packaged model included (a few seconds)." if brought else
                        "embedded with the packaged model (about a minute)."))
         if st.button("Import the demo corpus", key="demo_go", type="primary" if name is None else "secondary"):
             vectors = {"vectors": paths.DEMO_VECTORS, "vectors_model": DEFAULT_MODEL} if brought else {}
