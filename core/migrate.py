@@ -247,8 +247,10 @@ def _sweep(where: Path, age_s: float = 3600) -> None:
     corpus's groups."""
     for left in [*where.glob(".snapshot-*"), *where.glob(".put-back-*")]:
         try:
+            if not left.is_dir():
+                continue
             touched = max([left.stat().st_mtime, *(f.stat().st_mtime for f in left.iterdir())])
-            if left.is_dir() and time.time() - touched >= age_s:
+            if time.time() - touched >= age_s:
                 shutil.rmtree(left)
         except OSError:
             pass  # gone meanwhile, or not ours to remove
