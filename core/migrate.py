@@ -150,6 +150,7 @@ def migrate(src: GroupStore, dst: GroupStore, progress=None) -> Report:
 
 SNAPSHOTS = "postgresql"  # backups/postgresql-TIME.sqlite: a corpus's groups copied out of PostgreSQL
 SNAPSHOT_LOG = "postgresql-snapshot.log"  # the last snapshot the app started: its progress, or why it failed
+RUNNING_S = 600  # a snapshot's working folder younger than this: one is being taken (by this server or another)
 log = logging.getLogger(__name__)
 _started: dict[str, tuple[float, subprocess.Popen | None]] = {}  # groups file -> (looked at, its snapshot job)
 _started_lock = threading.Lock()
@@ -161,7 +162,7 @@ def after_write(corpus: str, groups_db: Path, dsn: str, every_s: float | None = 
     file's backups' half hour, core/backup.py) or there is none: ``python -m precompute.store snapshot``, started
     in a process of its own (its copying takes no time from the page that saved), its output in
     ``backups/postgresql-snapshot.log``. Looked for at most every ``check_s`` per corpus in this process, and never
-    while the one it started is still running; several servers of one team may each take one (each is kept).
+    while a snapshot is being taken (its working folder is new), by this server or another of the team.
     Returns the job started, or None. Never raises: a snapshot must not fail the save it follows."""
     from core.db import BACKUP_CHECK_S
 
@@ -178,6 +179,8 @@ def after_write(corpus: str, groups_db: Path, dsn: str, every_s: float | None = 
             return None
         where = backup.folder(Path(groups_db))
         where.mkdir(parents=True, exist_ok=True)
+        if any(time.time() - d.stat().st_mtime < RUNNING_S for d in where.glob(".snapshot-*")):
+            return None  # another server of the team is taking one (its working folder is new)
         env = {**os.environ, "SEMANNO_DB": dsn, "SEMANNO_DATA": str(Path(groups_db).parent.parent)}
         with open(where / SNAPSHOT_LOG, "wb") as out:  # the child keeps its own handle
             job = subprocess.Popen([sys.executable, "-m", "precompute.store", "snapshot", "--corpus", corpus],

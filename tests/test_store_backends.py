@@ -486,7 +486,8 @@ def test_the_app_snapshots_a_teams_postgresql_groups_after_saves_by_itself(tmp_p
     """A team on PostgreSQL had snapshots only where someone ran `precompute.store snapshot` from cron; a SQLite
     file's backups are the app's own. Now a save through the app's store (open_store) starts a snapshot job when
     the newest is half an hour old or there is none, in a process of its own; looked for at most every minute,
-    never two at once. A snapshot that cannot start leaves the save as it is."""
+    never while one is being taken (by this server or another). A snapshot that cannot start leaves the save as it
+    is."""
     import os
     from datetime import datetime, timedelta, timezone
 
@@ -525,6 +526,14 @@ def test_the_app_snapshots_a_teams_postgresql_groups_after_saves_by_itself(tmp_p
     newest, older = migrate.snapshots_of(groups_db)
     assert GroupStore(newest.path).load("floods").included == ["t1", "t4"] and GroupStore(newest.path).topics()
     assert "Snapshots of the team's groups at PostgreSQL: 2, the newest" in migrate.snapshots_line(groups_db, name)
+
+    working = groups_db.parent / "backups" / ".snapshot-another-server"  # another server of the team taking one
+    working.mkdir()
+    aged = datetime.now(timezone.utc) - timedelta(seconds=backup.EVERY_S + 30)  # the newest half an hour old again
+    os.rename(newest.path, newest.path.with_name(f"{migrate.SNAPSHOTS}-{aged.strftime(backup._STAMP)}.sqlite"))
+    store.save("floods", ["t1"], [], overwrite=True)
+    assert migrate._started[str(groups_db)][1] is None, "a second snapshot started beside one being taken"
+    working.rmdir()
 
     (tmp_path / "not a folder").write_text("x")  # where snapshots cannot be written: the save still stands
     broken = open_store(name, tmp_path)
