@@ -58,9 +58,13 @@ def migrate(src: GroupStore, dst: GroupStore, progress=None) -> Report:
     count = rep.copied
     tick = progress or (lambda n: None)
     with src.db.read() as s, dst.db.tx() as d:
+        # one view of the source for the whole copy and its check, as it was when the copy began: a version saved
+        # meanwhile (the app snapshots a team's server while it saves) is left to the next copy, not a failed check
+        s.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ" if src.db.dialect == "postgresql" else "BEGIN")
         tick(2 * s.one("SELECT COUNT(*) FROM versions v JOIN groups g ON g.id=v.group_id WHERE g.corpus=?",
                        (src.corpus,))[0])
         entry_map: dict[int, int] = {}
+        sums: dict[int, str] = {}  # a source version's labels' checksum
         have_works = {w for (w,) in d.run("SELECT DISTINCT work FROM journal WHERE corpus=?", (dst.corpus,))}
         for work, in s.run("SELECT DISTINCT work FROM journal WHERE corpus=?", (src.corpus,)):
             if work in have_works:
@@ -94,10 +98,12 @@ def migrate(src: GroupStore, dst: GroupStore, progress=None) -> Report:
                     "SELECT id, number, annotator, created_at, n_included, n_excluded, session_json, saved_by, work, "
                     "last_entry, kind FROM versions WHERE group_id=? ORDER BY number", (gid,)):
                 tick(1)
-                labels = _version_labels(s, vid)
+                order = s.run("SELECT item_id, label FROM labels WHERE version_id=? ORDER BY "
+                              + ("COALESCE(seq, rowid)" if src.db.dialect == "sqlite" else "seq"), (vid,))
+                sums[vid] = checksum(order)  # the labels read once: copied, and checked against the copy's
                 there = d.one("SELECT id FROM versions WHERE group_id=? AND number=?", (new_gid, number))
                 if there is not None:
-                    if checksum(_version_labels(d, there[0])) != checksum(labels):
+                    if checksum(_version_labels(d, there[0])) != sums[vid]:
                         raise ValueError(f"group {name!r} version {number} is in PostgreSQL already with other labels: "
                                          "nothing was copied (check which one is right before migrating again)")
                     rep.already += 1
@@ -106,8 +112,6 @@ def migrate(src: GroupStore, dst: GroupStore, progress=None) -> Report:
                                 "session_json, saved_by, work, last_entry, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                                 "RETURNING id", (new_gid, number, v_annot, v_created, n_inc, n_exc, sj, saved_by, work,
                                                  entry_map.get(last) if last is not None else None, kind or "version"))[0]
-                order = s.run("SELECT item_id, label FROM labels WHERE version_id=? ORDER BY "
-                              + ("COALESCE(seq, rowid)" if src.db.dialect == "sqlite" else "seq"), (vid,))
                 d.insert_rows("labels", ("version_id", "item_id", "label", "seq"),
                               [(new_vid, i, v, n) for n, (i, v) in enumerate(order)])
                 count["versions"] = count.get("versions", 0) + 1
@@ -141,7 +145,8 @@ def migrate(src: GroupStore, dst: GroupStore, progress=None) -> Report:
                                        "WHERE g.corpus=?", (src.corpus,)):
             there = d.one("SELECT v.id FROM versions v JOIN groups g ON g.id=v.group_id WHERE g.corpus=? AND g.name=? "
                           "AND v.number=?", (dst.corpus, name, number))
-            if there is None or checksum(_version_labels(d, there[0])) != checksum(_version_labels(s, vid)):
+            read = sums.get(vid) or checksum(_version_labels(s, vid))
+            if there is None or checksum(_version_labels(d, there[0])) != read:
                 raise ValueError(f"verification failed for {name!r} version {number}: nothing was copied")
             rep.verified += 1
             tick(1)

@@ -542,6 +542,35 @@ def test_the_app_snapshots_a_teams_postgresql_groups_after_saves_by_itself(tmp_p
     assert "no snapshot of corpus" in caplog.text
 
 
+def test_a_snapshot_taken_while_the_team_saves_holds_the_server_as_it_was_when_it_began(tmp_path, pg_server):
+    """The app starts a snapshot right after a save, while the team goes on saving. A version saved on the server
+    while the snapshot copied (in another connection) made its check fail ("verification failed ... nothing was
+    copied"): each of its statements saw the server anew. It now reads one view of the server, as it was when it
+    began; the version saved meanwhile is in the next snapshot."""
+    from core.db import PostgreSQL
+    from core.migrate import snapshot
+    from core.store import GroupStore
+
+    name = f"c{uuid.uuid4().hex[:8]}"
+    pg = GroupStore(PostgreSQL(pg_server.dsn), corpus=name)
+    for g in range(3):
+        pg.save(f"g{g}", [f"t{g}"], [])
+    saved_meanwhile = []
+
+    def tick(n):  # the snapshot's progress: a version copied; meanwhile someone saves
+        if n == 1 and not saved_meanwhile:
+            saved_meanwhile.append(GroupStore(PostgreSQL(pg_server.dsn), corpus=name).save("g0", ["t9"], [],
+                                                                                          overwrite=True))
+            GroupStore(PostgreSQL(pg_server.dsn), corpus=name).save("new", ["t8"], [])
+
+    path, report = snapshot(pg, tmp_path / name / "groups.sqlite", progress=tick)
+    assert saved_meanwhile == [2] and report.verified == 3
+    copy = GroupStore(path)
+    assert sorted(copy.names()) == ["g0", "g1", "g2"] and [v[0] for v in copy.versions("g0")] == [1]
+    path, report = snapshot(pg, tmp_path / name / "groups.sqlite")  # the next one has them
+    assert report.verified == 5 and GroupStore(path).load("g0").included == ["t9"]
+
+
 def test_snapshots_taken_within_a_second_are_both_kept_and_a_killed_ones_leftovers_are_swept(tmp_path):
     """Two snapshots of the same groups within one second: a name is a second, and the second one used to replace the
     first. A snapshot or put-back killed midway (SIGKILL, no clean-up) left a hidden working folder holding a copy of
