@@ -52,11 +52,11 @@ def saves(pg: GroupStore, a) -> None:
 
 
 def during_snapshot(pg: GroupStore, dsn: str, groups_db: Path, a) -> None:
-    """Saves of a 1,000-label group every 0.2 s (a team at work), with no snapshot running and while the job the
-    app starts after a save (core.migrate.after_write: a process of its own) copies the corpus's groups out."""
+    """Saves of a 1,000-label group every 0.2 s into the corpus (a team at work), with no snapshot running and while
+    the job the app starts after a save (core.migrate.after_write: a process of its own) copies its groups out."""
     from core import migrate
 
-    side, labels = GroupStore(pg.db, corpus="saves"), [f"p-{i}" for i in range(1000)]
+    side, labels = GroupStore(pg.db, corpus=pg.corpus), [f"p-{i}" for i in range(1000)]
 
     def paced(until) -> list[float]:
         out = []
@@ -73,6 +73,7 @@ def during_snapshot(pg: GroupStore, dsn: str, groups_db: Path, a) -> None:
     start_ms = (time.perf_counter() - t) * 1e3
     busy = paced(lambda n: job.poll() is None)
     job_s, code = time.perf_counter() - t, job.wait()
+    assert code == 0, (groups_db.parent / "backups" / migrate.SNAPSHOT_LOG).read_text()[-2000:]
     quiet += paced(lambda n: n < 40)
 
     def pct(ms, q):
