@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -197,6 +198,23 @@ def after_write(corpus: str, groups_db: Path, dsn: str, every_s: float | None = 
     except Exception as exc:  # noqa: BLE001 - logged: the save it follows has been written
         log.warning("no snapshot of corpus %s's groups started: %s", corpus, exc)
         return None
+
+
+def last_failure(groups_db: Path) -> str | None:
+    """The last line of the app's last snapshot job (``backups/postgresql-snapshot.log``) where it did not end in
+    a snapshot: it failed, or was killed midway. None where it did, where none ran, and while one is being taken."""
+    where = backup.folder(Path(groups_db))
+    try:
+        lines = [line.strip() for line in re.split(r"[\r\n]+", (where / SNAPSHOT_LOG).read_text(errors="replace"))
+                 if line.strip()]
+        if not lines or any(time.time() - d.stat().st_mtime < RUNNING_S for d in where.glob(".snapshot-*")):
+            return None  # starting, or copying
+    except OSError:
+        return None
+    kept = snapshots_of(groups_db)
+    if kept and any(kept[0].path.name in line for line in lines[-3:]):  # its last words name the snapshot it wrote
+        return None
+    return lines[-1][:300]
 
 
 def snapshots_line(groups_db: Path, corpus: str) -> str:

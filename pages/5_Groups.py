@@ -8,7 +8,7 @@ import streamlit as st
 
 from core import backup
 from core.export import FORMATS, LABELS, to_bytes
-from core.migrate import snapshots_line
+from core.migrate import SNAPSHOT_LOG, last_failure, snapshots_line
 from core.store import TeamGroup
 from ui import damage, group, navigation, picker, resources
 from ui.text import md, quoted
@@ -47,6 +47,10 @@ if store.path is not None:  # the corpus's SQLite file: the copies the app keeps
     st.caption(md(backup.kept_line(store.path)))
 elif store.snapshots_at is not None:  # a team's PostgreSQL: the snapshots the app takes of the corpus's groups
     st.caption(md(snapshots_line(store.snapshots_at, corpus)))
+    if failed := last_failure(store.snapshots_at):
+        st.warning(md(f"The last snapshot of the team's groups did not finish: {failed}. The groups at the server are "
+                      f"as they were; the next save tries again (whole output: "
+                      f"{backup.folder(store.snapshots_at) / SNAPSHOT_LOG})."))
 chosen = picker.selectbox_kept("Group", [g.name for g in groups], "gr_pick")
 info = next(g for g in groups if g.name == chosen)
 if st.session_state.get("gr_version_of") != (chosen, info.versions):  # another group, or a version saved since:

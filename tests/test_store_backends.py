@@ -512,6 +512,7 @@ def test_the_app_snapshots_a_teams_postgresql_groups_after_saves_by_itself(tmp_p
     finished(first)
     [snap] = migrate.snapshots_of(groups_db)
     assert GroupStore(snap.path).load("floods").included == ["t1", "t2"]
+    assert migrate.last_failure(groups_db) is None, "a snapshot that finished is named as failed"
     assert not groups_db.exists(), "the team's groups are at the server: no SQLite file is made beside"
     store.save("floods", ["t1"], ["t2"], overwrite=True)  # within the minute: not looked for again
     assert migrate._started[str(groups_db)][1] is first

@@ -380,6 +380,14 @@ def test_with_postgresql_down_the_page_says_so_keeps_the_group_and_saves_after_t
     groups = app("pages/5_Groups.py").run()
     lines = [unescape(c.value) for c in groups.caption]
     assert any("Snapshots of the team's groups at PostgreSQL: 1, the newest" in c for c in lines), lines
+    assert not groups.warning, [w.value for w in groups.warning]
+    # a snapshot job that fails (here: a server nobody answers at) is named on the page, not only in its log
+    failing = migrate.after_write("tweets", tweets / "tweets" / "groups.sqlite", "postgresql://semanno@127.0.0.1:1/x",
+                                  every_s=0, check_s=0)
+    assert failing.wait(timeout=180) != 0
+    groups.run()
+    said = [unescape(w.value) for w in groups.warning]
+    assert any("The last snapshot of the team's groups did not finish" in w and "127.0.0.1" in w for w in said), said
 
 
 def test_the_jobs_read_a_teams_groups_from_postgresql(tweets, pg_server, monkeypatch, tmp_path, capsys):
