@@ -205,14 +205,16 @@ def last_failure(groups_db: Path) -> str | None:
     a snapshot: it failed, or was killed midway. None where it did, where none ran, and while one is being taken."""
     where = backup.folder(Path(groups_db))
     try:
+        written = (where / SNAPSHOT_LOG).stat().st_mtime
         lines = [line.strip() for line in re.split(r"[\r\n]+", (where / SNAPSHOT_LOG).read_text(errors="replace"))
                  if line.strip()]
         if not lines or any(time.time() - d.stat().st_mtime < RUNNING_S for d in where.glob(".snapshot-*")):
             return None  # starting, or copying
+        kept = snapshots_of(groups_db)
+        if kept and (any(kept[0].path.name in line for line in lines[-3:])  # its last words name the one it wrote
+                     or kept[0].path.stat().st_mtime > written):  # or one was taken since (from cron)
+            return None
     except OSError:
-        return None
-    kept = snapshots_of(groups_db)
-    if kept and any(kept[0].path.name in line for line in lines[-3:]):  # its last words name the snapshot it wrote
         return None
     return lines[-1][:300]
 
