@@ -101,13 +101,25 @@ def take(db: Path, keep: int | None = None, now: float | None = None) -> Path:
         used += old.size
         if i >= (KEEP if keep is None else keep) or (i >= 2 and used > room):
             old.path.unlink(missing_ok=True)
-    for part in where.glob(f".{db.stem}-*.part"):  # left by a process killed while copying (not one copying now)
-        try:
-            if _now() - part.stat().st_mtime > 3600:
-                part.unlink()
-        except OSError:
-            pass
+    sweep_left(where, f".{db.stem}-*.part")  # left by a process killed while copying (not one copying now)
     return final
+
+
+def sweep_left(where: Path, pattern: str, age_s: float = 3600) -> None:
+    """Remove what processes killed midway left in ``where`` (``pattern``: a part-written copy, or a working
+    folder with a copy in it), once untouched for ``age_s``: one written to since may be another process's, still
+    working."""
+    for left in where.glob(pattern):
+        try:
+            inside = [f.stat().st_mtime for f in left.iterdir()] if left.is_dir() else []
+            if _now() - max([left.stat().st_mtime, *inside]) <= age_s:
+                continue
+            if left.is_dir():
+                shutil.rmtree(left)
+            else:
+                left.unlink()
+        except OSError:
+            pass  # gone meanwhile, or not ours to remove
 
 
 def read_only(db: Path, timeout_s: float = 30.0) -> sqlite3.Connection:

@@ -146,8 +146,7 @@ def migrate(src: GroupStore, dst: GroupStore, progress=None) -> Report:
                                        "WHERE g.corpus=?", (src.corpus,)):
             there = d.one("SELECT v.id FROM versions v JOIN groups g ON g.id=v.group_id WHERE g.corpus=? AND g.name=? "
                           "AND v.number=?", (dst.corpus, name, number))
-            read = sums.get(vid) or checksum(_version_labels(s, vid))
-            if there is None or checksum(_version_labels(d, there[0])) != read:
+            if there is None or checksum(_version_labels(d, there[0])) != sums.get(vid):  # every one read above
                 raise ValueError(f"verification failed for {name!r} version {number}: nothing was copied")
             rep.verified += 1
             tick(1)
@@ -185,8 +184,8 @@ def after_write(corpus: str, groups_db: Path, dsn: str, every_s: float | None = 
             return None
         where = backup.folder(Path(groups_db))
         where.mkdir(parents=True, exist_ok=True)
-        if any(time.time() - d.stat().st_mtime < RUNNING_S for d in where.glob(".snapshot-*")):
-            return None  # another server of the team is taking one (its working folder is new)
+        if _being_taken(where):
+            return None
         env = {**os.environ, "SEMANNO_DB": dsn, "SEMANNO_DATA": str(Path(groups_db).parent.parent)}
         with open(where / SNAPSHOT_LOG, "wb") as out:  # the child keeps its own handle
             job = subprocess.Popen([sys.executable, "-m", "precompute.store", "snapshot", "--corpus", corpus],
@@ -208,7 +207,7 @@ def last_failure(groups_db: Path) -> str | None:
         written = (where / SNAPSHOT_LOG).stat().st_mtime
         lines = [line.strip() for line in re.split(r"[\r\n]+", (where / SNAPSHOT_LOG).read_text(errors="replace"))
                  if line.strip()]
-        if not lines or any(time.time() - d.stat().st_mtime < RUNNING_S for d in where.glob(".snapshot-*")):
+        if not lines or _being_taken(where):
             return None  # starting, or copying
         kept = snapshots_of(groups_db)
         if kept and (any(kept[0].path.name in line for line in lines[-3:])  # its last words name the one it wrote
@@ -269,19 +268,15 @@ def snapshot(src: GroupStore, groups_db: Path, keep: int = backup.KEEP, progress
     return final, report
 
 
-def _sweep(where: Path, age_s: float = 3600) -> None:
-    """Remove the working folders (``.snapshot-*``, ``.put-back-*``) of snapshots and put-backs killed midway and
-    untouched for an hour (one written to since may be another process's, still working): each holds a copy of a
-    corpus's groups."""
-    for left in [*where.glob(".snapshot-*"), *where.glob(".put-back-*")]:
-        try:
-            if not left.is_dir():
-                continue
-            touched = max([left.stat().st_mtime, *(f.stat().st_mtime for f in left.iterdir())])
-            if time.time() - touched >= age_s:
-                shutil.rmtree(left)
-        except OSError:
-            pass  # gone meanwhile, or not ours to remove
+def _sweep(where: Path) -> None:
+    """The working folders of snapshots and put-backs killed midway (each holds a copy of a corpus's groups)."""
+    for pattern in (".snapshot-*", ".put-back-*"):
+        backup.sweep_left(where, pattern)
+
+
+def _being_taken(where: Path) -> bool:
+    """A snapshot is being taken, by this server or another of the team: its working folder is new."""
+    return any(time.time() - d.stat().st_mtime < RUNNING_S for d in where.glob(".snapshot-*"))
 
 
 def put_back_snapshot(chosen: Path, dst: GroupStore, progress=None) -> Report:
