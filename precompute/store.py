@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -42,7 +43,7 @@ from tqdm import tqdm
 
 from core import backup, paths, salvage
 from core.db import PostgreSQL, configured_dsn, safe_target
-from core.migrate import migrate, put_back_snapshot, snapshot, snapshots_of
+from core.migrate import CLAIM_ENV, migrate, put_back_snapshot, release, snapshot, snapshots_of
 from core.store import GroupStore
 from precompute._cli import run_main
 
@@ -142,8 +143,13 @@ def versions_bar(what: str):
 
 
 def take_snapshot(name: str, dsn: str, _a) -> int:
-    with versions_bar("versions copied, then checked") as step:
-        path, report = snapshot(GroupStore(PostgreSQL(dsn), corpus=name), paths.groups_db(name), progress=step)
+    claim = os.environ.get(CLAIM_ENV)  # started by the app after a save: its claim, removed however this ends
+    try:
+        with versions_bar("versions copied, then checked") as step:
+            path, report = snapshot(GroupStore(PostgreSQL(dsn), corpus=name), paths.groups_db(name),
+                                    progress=step, claim=claim)
+    finally:
+        release(claim)
     log.info("corpus %s at PostgreSQL %s -> %s: %s", name, safe_target(dsn), path, report.line())
     return 0
 

@@ -543,6 +543,57 @@ def test_the_app_snapshots_a_teams_postgresql_groups_after_saves_by_itself(tmp_p
     assert "no snapshot of corpus" in caplog.text
 
 
+def test_two_servers_that_look_at_once_start_one_snapshot_and_a_killed_jobs_claim_does_not_stop_the_next(
+        tmp_path, pg_server, monkeypatch):
+    """Two app servers of a team (each with its own memory of what it started) that looked for a due snapshot
+    within the second or two before a job had made its working folder both started one. The server that starts a
+    job now claims it first (a folder made atomically) and the job removes the claim once its working folder is
+    made: the other server starts none. A claim left by a job killed before it began stops snapshots for ten
+    minutes at most, then one server sets it aside and starts the next."""
+    import os
+    import time
+
+    from core import migrate
+    from core.store import open_store
+
+    name = f"c{uuid.uuid4().hex[:8]}"
+    monkeypatch.setenv("SEMANNO_DB", pg_server.dsn)
+    monkeypatch.setattr(migrate, "_started", {})
+    open_store(name, tmp_path)
+    groups_db = tmp_path / name / "groups.sqlite"
+    backups = groups_db.parent / "backups"
+    claim = backups / migrate.CLAIM
+
+    def run(job):
+        assert job is not None, "no snapshot job started"
+        assert job.wait(timeout=180) == 0, (backups / migrate.SNAPSHOT_LOG).read_text()
+
+    first = migrate.after_write(name, groups_db, pg_server.dsn)
+    migrate._started.clear()  # the second server remembers nothing of the first's job
+    second = migrate.after_write(name, groups_db, pg_server.dsn)
+    third = migrate.after_write(name, groups_db, pg_server.dsn, check_s=0.0)
+    running = [j for j in (second, third) if j is not None]
+    for job in running:
+        job.wait(timeout=180)
+    run(first)
+    assert not running, "a second snapshot job started while the first was starting"
+    assert len(migrate.snapshots_of(groups_db)) == 1 and not claim.exists(), "the job left its claim"
+
+    claim.mkdir()  # a job killed before it made its working folder
+    killed_at = time.time() - migrate.RUNNING_S - 60
+    os.utime(claim, (killed_at, killed_at))
+    migrate._started.clear()
+    run(migrate.after_write(name, groups_db, pg_server.dsn, every_s=0.0))
+    assert len(migrate.snapshots_of(groups_db)) == 2 and not claim.exists()
+    assert [p.name for p in backups.glob(".snapshot-stale-*")], "the old claim was not set aside"
+
+    migrate._started.clear()
+    failed = migrate.after_write(name, groups_db, "postgresql://semanno@127.0.0.1:1/nothing", every_s=0.0)
+    assert failed is not None and failed.wait(timeout=120) != 0
+    assert not claim.exists(), "a job that failed left its claim, stopping the next for ten minutes"
+    assert migrate.last_failure(groups_db), "the failed job is not named"
+
+
 def test_a_snapshot_taken_while_the_team_saves_holds_the_server_as_it_was_when_it_began(tmp_path, pg_server):
     """The app starts a snapshot right after a save, while the team goes on saving. A version saved on the server
     while the snapshot copied (in another connection) made its check fail ("verification failed ... nothing was
