@@ -5,6 +5,7 @@ and putting it back into the server after its groups are lost (every version cop
 saves while the snapshot job the app starts by itself runs beside them. Medians of --repeat runs.
 
     python -m bench.pg_snapshot [--groups 40] [--versions 5] [--labels 10000] [--repeat 3]
+                                [--during-repeat 1]
 
 Prints one JSON line per figure.
 """
@@ -51,19 +52,27 @@ def saves(pg: GroupStore, a) -> None:
                           "median_ms": round(statistics.median(ms), 1), "runs_ms": [round(x, 1) for x in ms]}))
 
 
-def during_snapshot(pg: GroupStore, dsn: str, groups_db: Path, a) -> None:
-    """Saves of a 1,000-label group every 0.2 s into the corpus (a team at work), with no snapshot running and while
-    the job the app starts after a save (core.migrate.after_write: a process of its own) copies its groups out."""
+def during_snapshot(pg: GroupStore, dsn: str, groups_db: Path) -> None:
+    """Saves of a 1,000-label group every 0.2 s into the corpus (a team at work), each followed by a search's work
+    (the app's server answers searches beside saves), with no snapshot running and while the job the app starts
+    after a save (core.migrate.after_write: a process of its own) copies its groups out."""
+    import numpy as np
+
     from core import migrate
 
     side, labels = GroupStore(pg.db, corpus=pg.corpus), [f"p-{i}" for i in range(1000)]
+    rows = np.random.default_rng(0).standard_normal((300_000, 384), dtype=np.float32)  # a COS search's work
+    searches: dict[str, list[float]] = {"quiet": [], "busy": []}
 
-    def paced(until) -> list[float]:
+    def paced(until, when="quiet") -> list[float]:
         out = []
         while until(len(out)):
             t = time.perf_counter()
             side.save("paced", labels, [], overwrite=True)
             out.append((time.perf_counter() - t) * 1e3)
+            t = time.perf_counter()
+            np.argpartition(-(rows @ rows[len(out)]), 100)[:100]
+            searches[when].append((time.perf_counter() - t) * 1e3)
             time.sleep(0.2)
         return out
 
@@ -71,7 +80,7 @@ def during_snapshot(pg: GroupStore, dsn: str, groups_db: Path, a) -> None:
     t = time.perf_counter()
     job = migrate.after_write("bench", groups_db, dsn, every_s=0, check_s=0)
     start_ms = (time.perf_counter() - t) * 1e3
-    busy = paced(lambda n: job.poll() is None)
+    busy = paced(lambda n: job.poll() is None, "busy")
     job_s, code = time.perf_counter() - t, job.wait()
     assert code == 0, (groups_db.parent / "backups" / migrate.SNAPSHOT_LOG).read_text()[-2000:]
     quiet += paced(lambda n: n < 40)
@@ -84,6 +93,9 @@ def during_snapshot(pg: GroupStore, dsn: str, groups_db: Path, a) -> None:
     for when, ms in (("no snapshot running", quiet), ("while the snapshot job runs", busy)):
         print(json.dumps({"step": f"a save of 1,000 labels every 0.2 s, {when}", "saves": len(ms),
                           "p50_ms": pct(ms, 0.5), "p99_ms": pct(ms, 0.99)}))
+    for when, ms in (("no snapshot running", searches["quiet"]), ("while the snapshot job runs", searches["busy"])):
+        print(json.dumps({"step": f"a search's work (300,000 x 384 cosines, top 100) after each save, {when}",
+                          "searches": len(ms), "p50_ms": pct(ms, 0.5), "p99_ms": pct(ms, 0.99)}))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--versions", type=int, default=5)
     p.add_argument("--labels", type=int, default=10_000)
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--during-repeat", type=int, default=1, help="rounds of the saves beside the job")
     a = p.parse_args(argv)
     with throwaway_server(fsync=True) as server, tempfile.TemporaryDirectory(prefix="bench-snapshot-") as tmp:
         pg = GroupStore(PostgreSQL(server.dsn), corpus="bench")
@@ -124,7 +137,8 @@ def main(argv: list[str] | None = None) -> int:
                               "runs_s": [round(x, 2) for x in runs]}))
         print(json.dumps({"step": "the snapshot", "mb": round(size / 1e6, 1), "snapshot said": report.line(),
                           "put back said": said}))
-        during_snapshot(pg, server.dsn, Path(tmp) / "bench" / "groups.sqlite", a)
+        for _ in range(a.during_repeat):
+            during_snapshot(pg, server.dsn, Path(tmp) / "bench" / "groups.sqlite")
     return 0
 
 
