@@ -267,6 +267,21 @@ def snapshots_line(groups_db: Path, corpus: str) -> str:
             f"{taken}.")
 
 
+def lacking(snapshot_file: Path, store: GroupStore) -> tuple[list[str], int]:
+    """What the corpus's store (the team's PostgreSQL) lacks of a snapshot's saved work: the names of the groups
+    with versions the snapshot holds and the server does not (a dump from before put back, rows removed at the
+    server), and how many versions. Reads the snapshot without writing it; its versions' numbers only, no labels."""
+    versions = "SELECT g.name, v.number FROM versions v JOIN groups g ON g.id=v.group_id WHERE g.corpus=?"
+    con = backup.read_only(snapshot_file)
+    try:
+        held = set(con.execute(versions, ("",)))  # a snapshot is one corpus's file: its rows carry no corpus
+    finally:
+        con.close()
+    with store.db.read() as s:
+        missing = held - {tuple(r) for r in s.run(versions, (store.corpus,))}
+    return sorted({name for name, _ in missing}), len(missing)
+
+
 def snapshots_of(groups_db: Path) -> list:
     """A corpus's snapshots of its PostgreSQL groups (core.backup.Copy), newest first, beside the backups of its
     SQLite file (``groups_db``: where that file is or would be)."""

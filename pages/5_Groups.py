@@ -8,9 +8,8 @@ import streamlit as st
 
 from core import backup
 from core.export import FORMATS, LABELS, to_bytes
-from core.migrate import SNAPSHOT_LOG, last_failure, snapshots_line
 from core.store import TeamGroup
-from ui import damage, group, navigation, picker, resources
+from ui import damage, group, navigation, picker, resources, snapshots
 from ui.text import md, quoted
 
 name, corpus = navigation.start_page("Groups", "🗂️")
@@ -33,6 +32,8 @@ if not groups:
     else:
         st.info("No saved groups yet. Build one on the Annotate page and save it.")
         navigation.link("Annotate", "Build a group on the Annotate page")
+    if store.snapshots_at is not None:  # a team's server that lost every group: the snapshot that holds them
+        snapshots.panel(store, name)
     st.stop()
 table = pd.DataFrame([{"name": g.name, "included": g.n_included, "excluded": g.n_excluded, "versions": g.versions,
                        "updated": g.updated_at[:16].replace("T", " "), "created": g.created_at[:16].replace("T", " "),
@@ -46,11 +47,7 @@ st.dataframe(table, hide_index=True, width="stretch", column_config={
 if store.path is not None:  # the corpus's SQLite file: the copies the app keeps of it
     st.caption(md(backup.kept_line(store.path)))
 elif store.snapshots_at is not None:  # a team's PostgreSQL: the snapshots the app takes of the corpus's groups
-    st.caption(md(snapshots_line(store.snapshots_at, corpus)))
-    if failed := last_failure(store.snapshots_at):
-        st.warning(md(f"The last snapshot of the team's groups did not finish: {failed}. The groups at the server are "
-                      f"as they were; the next save tries again (whole output: "
-                      f"{backup.folder(store.snapshots_at) / SNAPSHOT_LOG})."))
+    snapshots.panel(store, name)
 chosen = picker.selectbox_kept("Group", [g.name for g in groups], "gr_pick")
 info = next(g for g in groups if g.name == chosen)
 if st.session_state.get("gr_version_of") != (chosen, info.versions):  # another group, or a version saved since:

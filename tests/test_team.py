@@ -379,7 +379,8 @@ def test_with_postgresql_down_the_page_says_so_keeps_the_group_and_saves_after_t
     assert job is not None and job.wait(timeout=180) == 0
     groups = app("pages/5_Groups.py").run()
     lines = [unescape(c.value) for c in groups.caption]
-    assert any("Snapshots of the team's groups at PostgreSQL: 1, the newest" in c for c in lines), lines
+    assert any("Snapshots of the team's groups at PostgreSQL: 1, the newest" in c
+               and "backups --corpus tweets lists them" in c for c in lines), lines
     assert not groups.warning, [w.value for w in groups.warning]
     # a snapshot job that fails (here: a server nobody answers at) is named on the page, not only in its log
     failing = migrate.after_write("tweets", tweets / "tweets" / "groups.sqlite", "postgresql://semanno@127.0.0.1:1/x",
@@ -388,6 +389,62 @@ def test_with_postgresql_down_the_page_says_so_keeps_the_group_and_saves_after_t
     groups.run()
     said = [unescape(w.value) for w in groups.warning]
     assert any("The last snapshot of the team's groups did not finish" in w and "127.0.0.1" in w for w in said), said
+
+
+def test_the_groups_page_puts_back_what_the_teams_server_lost_from_the_newest_snapshot(tweets, pg_server, monkeypatch):
+    """A team's server that lost saved work (a dump from before put back, rows removed there) was put right only
+    from a terminal (precompute.store restore). The Groups page now compares the newest snapshot with the server
+    (versions' numbers, no labels) and says what the server lacks, with a button that puts it back: here the
+    server lost a group's second version, then every group of the corpus (the page has no group to list, and
+    still offers them back). Nothing the server holds is changed."""
+    import uuid
+
+    from core import migrate
+    from core.db import PostgreSQL
+    from core.store import GroupStore
+
+    monkeypatch.setenv("SEMANNO_DB", pg_server.dsn)
+    monkeypatch.setattr(migrate, "_started", {})
+    groups_db = tweets / "tweets" / "groups.sqlite"
+    pg = GroupStore(PostgreSQL(pg_server.dsn), corpus="tweets")
+    first, second = f"floods {uuid.uuid4().hex[:6]}", f"<b>rain</b> {uuid.uuid4().hex[:6]}"
+    pg.save(first, ["t1", "t2"], ["t3"])
+    pg.save(first, ["t1"], ["t2", "t3"], overwrite=True)
+    pg.save(second, ["t4"], [])
+    migrate.snapshot(pg, groups_db)
+    held = {name: len(pg.versions(name)) for name in pg.names()}
+    groups = app("pages/5_Groups.py").run()
+    assert not groups.exception and not groups.warning, [w.value for w in groups.warning]
+
+    with pg.db.tx() as db:  # the server loses the second version of the first group
+        [(vid,)] = db.run("SELECT v.id FROM versions v JOIN groups g ON g.id=v.group_id WHERE g.corpus='tweets' "
+                          "AND g.name=? AND v.number=2", (first,))
+        db.run("DELETE FROM labels WHERE version_id=?", (vid,))
+        db.run("DELETE FROM versions WHERE id=?", (vid,))
+    groups.run()
+    said = [unescape(w.value) for w in groups.warning]
+    assert any("holds 1 saved version the server does not, of ‘" + first + "’" in w for w in said), said
+    groups.button(key="gr_put_back_button").click().run()
+    assert not groups.exception and not groups.warning, [w.value for w in groups.warning]
+    assert any("Put back from postgresql-" in unescape(s.value) and "copied 1 versions" in unescape(s.value)
+               for s in groups.success), [s.value for s in groups.success]
+    assert pg.load(first).included == ["t1"] and pg.load(first, 1).included == ["t1", "t2"]
+
+    with pg.db.tx() as db:  # the server loses every group of the corpus
+        db.run("DELETE FROM labels WHERE version_id IN (SELECT v.id FROM versions v JOIN groups g ON "
+               "g.id=v.group_id WHERE g.corpus='tweets')")
+        db.run("DELETE FROM versions WHERE group_id IN (SELECT id FROM groups WHERE corpus='tweets')")
+        db.run("DELETE FROM groups WHERE corpus='tweets'")
+    assert pg.names() == []
+    groups = app("pages/5_Groups.py").run()
+    assert any("No saved groups yet" in i.value for i in groups.info)
+    said = [unescape(w.value) for w in groups.warning]
+    assert any(f"holds {sum(held.values())} saved versions the server does not" in w and second in w
+               for w in said), said
+    groups.button(key="gr_put_back_button").click().run()
+    assert not groups.exception and not groups.warning, [w.value for w in groups.warning]
+    assert {name: len(pg.versions(name)) for name in pg.names()} == held
+    assert pg.load(second).included == ["t4"] and groups.dataframe, "the groups are listed again"
 
 
 def test_the_jobs_read_a_teams_groups_from_postgresql(tweets, pg_server, monkeypatch, tmp_path, capsys):
