@@ -8,6 +8,7 @@ never overwritten. Nothing is deleted from the SQLite file.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
@@ -50,11 +51,13 @@ def _version_labels(db, version_id: int) -> list:
     return db.run("SELECT item_id, label FROM labels WHERE version_id=?", (version_id,))
 
 
-def migrate(src: GroupStore, dst: GroupStore, progress=None) -> Report:
+def migrate(src: GroupStore, dst: GroupStore, progress=None, saved_work_only: bool = False) -> Report:
     """Copy ``src`` into ``dst`` what ``dst`` lacks: a SQLite store into the PostgreSQL store of the same corpus;
     or, for a snapshot (:func:`snapshot`) and putting one back, PostgreSQL into a new SQLite file and back.
     ``progress``: called with the number of versions, then with 1 as each is copied (or found there), then as
-    each is checked (a job's progress bar)."""
+    each is checked (a job's progress bar). ``saved_work_only``: only what the app never removes (groups and
+    versions, the journal, topics and assignments), not drafts (discarded, pruned) nor an adjudicator's decisions
+    (taken back): an older copy's would come back."""
     rep = Report()
     count = rep.copied
     tick = progress or (lambda n: None)
@@ -116,8 +119,9 @@ def migrate(src: GroupStore, dst: GroupStore, progress=None) -> Report:
                 d.insert_rows("labels", ("version_id", "item_id", "label", "seq"),
                               [(new_vid, i, v, n) for n, (i, v) in enumerate(order)])
                 count["versions"] = count.get("versions", 0) + 1
-        for r in s.run("SELECT token, owner, browser, writer, created_at, updated_at, n_included, n_excluded, saved, "
-                       "meta_json, session_json, unsaved_behind FROM drafts WHERE corpus=?", (src.corpus,)):
+        for r in [] if saved_work_only else s.run(
+                "SELECT token, owner, browser, writer, created_at, updated_at, n_included, n_excluded, saved, "
+                "meta_json, session_json, unsaved_behind FROM drafts WHERE corpus=?", (src.corpus,)):
             if d.one("SELECT 1 FROM drafts WHERE token=?", (r[0],)):
                 continue
             d.run("INSERT INTO drafts (token, corpus, owner, browser, writer, created_at, updated_at, n_included, "
@@ -136,7 +140,7 @@ def migrate(src: GroupStore, dst: GroupStore, progress=None) -> Report:
                     (tid,)):
                 d.run("INSERT INTO assignments (topic_id, annotator, group_name, submitted_at, submitted_version) "
                       "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING", (row[0], annotator, group, submitted, version))
-            for item, decision, by, at in s.run(
+            for item, decision, by, at in [] if saved_work_only else s.run(
                     "SELECT item_id, decision, decided_by, decided_at FROM decisions WHERE topic_id=?", (tid,)):
                 if d.one("INSERT INTO decisions (topic_id, item_id, decision, decided_by, decided_at) VALUES "
                          "(?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING 1", (row[0], item, decision, by, at)):
@@ -267,19 +271,56 @@ def snapshots_line(groups_db: Path, corpus: str) -> str:
             f"{taken}.")
 
 
-def lacking(snapshot_file: Path, store: GroupStore) -> tuple[list[str], int]:
-    """What the corpus's store (the team's PostgreSQL) lacks of a snapshot's saved work: the names of the groups
-    with versions the snapshot holds and the server does not (a dump from before put back, rows removed at the
-    server), and how many versions. Reads the snapshot without writing it; its versions' numbers only, no labels."""
-    versions = "SELECT g.name, v.number FROM versions v JOIN groups g ON g.id=v.group_id WHERE g.corpus=?"
-    con = backup.read_only(snapshot_file)
+_VERSIONS = "SELECT g.name, v.number FROM versions v JOIN groups g ON g.id=v.group_id WHERE g.corpus=?"
+
+
+@dataclass
+class Lacking:
+    """Saved versions that kept snapshots hold and the server does not (a dump from before put back, rows removed
+    at the server): ``snapshots`` (core.backup.Copy) holding some, newest first; the groups' names; how many."""
+    snapshots: list
+    names: list[str]
+    versions: int
+
+
+def lacking(store: GroupStore, groups_db: Path) -> Lacking:
+    """What the corpus's PostgreSQL store lacks of the saved versions its kept snapshots hold: every snapshot, not
+    only the newest, since one taken after the loss holds it no more. Each version's group and number are
+    compared, no labels; a snapshot's are read once (without writing it), the server's on every call."""
+    with store.db.read() as s:
+        there = {tuple(r) for r in s.run(_VERSIONS, (store.corpus,))}
+    holding, missing = [], set()
+    for kept in snapshots_of(groups_db):
+        theirs = _held(str(kept.path), kept.path.stat().st_mtime_ns) - there
+        if theirs:
+            holding.append(kept)
+            missing |= theirs
+    return Lacking(holding, sorted({name for name, _ in missing}), len(missing))
+
+
+@functools.lru_cache(maxsize=64)
+def _held(path: str, _stamp: int) -> frozenset:
+    """A snapshot's versions as (group, number) pairs; ``_stamp`` (its time of change) keys the cache."""
+    con = backup.read_only(Path(path))
     try:
-        held = set(con.execute(versions, ("",)))  # a snapshot is one corpus's file: its rows carry no corpus
+        return frozenset(con.execute(_VERSIONS, ("",)))  # a snapshot holds one corpus: its rows carry none
     finally:
         con.close()
-    with store.db.read() as s:
-        missing = held - {tuple(r) for r in s.run(versions, (store.corpus,))}
-    return sorted({name for name, _ in missing}), len(missing)
+
+
+def put_back_lacking(store: GroupStore, found: Lacking) -> list[Report]:
+    """Put into the server the saved work of each snapshot in ``found`` that it lacks, newest first (what a later
+    one holds comes from it), with ``saved_work_only``: the drafts discarded and the decisions taken back since a
+    snapshot do not come back (``python -m precompute.store restore`` puts back everything). Stops at the first
+    that cannot be put back (ValueError: a version the server holds with other labels); what came before stays."""
+    reports = []
+    for kept in found.snapshots:
+        try:
+            reports.append(put_back_snapshot(kept.path, store, saved_work_only=True))
+        except ValueError as exc:
+            done = f" (put back before it: {len(reports)} newer snapshot{'s' if len(reports) != 1 else ''})"
+            raise ValueError(f"{kept.path.name}: {exc}{done if reports else ''}") from None
+    return reports
 
 
 def snapshots_of(groups_db: Path) -> list:
@@ -335,13 +376,13 @@ def _being_taken(where: Path) -> bool:
     return any(time.time() - d.stat().st_mtime < RUNNING_S for d in where.glob(".snapshot-*"))
 
 
-def put_back_snapshot(chosen: Path, dst: GroupStore, progress=None) -> Report:
+def put_back_snapshot(chosen: Path, dst: GroupStore, progress=None, saved_work_only: bool = False) -> Report:
     """Copy into ``dst`` (the corpus's PostgreSQL store) what it lacks of a snapshot: groups, versions, drafts,
-    topics, assignments, decisions and journal entries it does not hold. Nothing there is overwritten: a version
+    topics, assignments, decisions and journal entries it does not hold (``saved_work_only``: see migrate). Nothing there is overwritten: a version
     the server holds with other labels refuses the whole copy. The snapshot is read from a copy of it (opening a
     SQLite file may write to it)."""
     _sweep(Path(chosen).parent)
     with tempfile.TemporaryDirectory(prefix=".put-back-", dir=Path(chosen).parent) as tmp:
         work = Path(tmp) / "groups.sqlite"
         shutil.copyfile(chosen, work)
-        return migrate(GroupStore(SQLite(work, backups=False)), dst, progress)
+        return migrate(GroupStore(SQLite(work, backups=False)), dst, progress, saved_work_only)

@@ -411,24 +411,34 @@ def test_the_groups_page_puts_back_what_the_teams_server_lost_from_the_newest_sn
     pg.save(first, ["t1", "t2"], ["t3"])
     pg.save(first, ["t1"], ["t2", "t3"], overwrite=True)
     pg.save(second, ["t4"], [])
+    topic, draft = f"topic {uuid.uuid4().hex[:6]}", f"draft-{uuid.uuid4().hex}"
+    pg.create_topic(topic, "guidelines", created_by="lead")
+    pg.decide(topic, {"t3": -1}, "lead")
+    pg.sync_draft(draft, "alice", keep=0, steps=[], n_included=0, n_excluded=0, saved=False, browser="", writer="w")
     migrate.snapshot(pg, groups_db)
     held = {name: len(pg.versions(name)) for name in pg.names()}
     groups = app("pages/5_Groups.py").run()
     assert not groups.exception and not groups.warning, [w.value for w in groups.warning]
 
-    with pg.db.tx() as db:  # the server loses the second version of the first group
+    pg.decide(topic, {"t3": None}, "lead")  # since the snapshot: a decision taken back, a draft discarded
+    assert pg.delete_draft(draft, "alice")
+    with pg.db.tx() as db:  # and the server loses the second version of the first group
         [(vid,)] = db.run("SELECT v.id FROM versions v JOIN groups g ON g.id=v.group_id WHERE g.corpus='tweets' "
                           "AND g.name=? AND v.number=2", (first,))
         db.run("DELETE FROM labels WHERE version_id=?", (vid,))
         db.run("DELETE FROM versions WHERE id=?", (vid,))
+    migrate.snapshot(pg, groups_db)  # a snapshot taken after the loss holds it no more; the one before still does
     groups.run()
     said = [unescape(w.value) for w in groups.warning]
-    assert any("holds 1 saved version the server does not, of ‘" + first + "’" in w for w in said), said
+    assert any("hold 1 saved version the server does not, of ‘" + first + "’" in w for w in said), said
     groups.button(key="gr_put_back_button").click().run()
     assert not groups.exception and not groups.warning, [w.value for w in groups.warning]
-    assert any("Put back from postgresql-" in unescape(s.value) and "copied 1 versions" in unescape(s.value)
+    assert any("Put back: from postgresql-" in unescape(s.value) and "copied 1 versions" in unescape(s.value)
                for s in groups.success), [s.value for s in groups.success]
     assert pg.load(first).included == ["t1"] and pg.load(first, 1).included == ["t1", "t2"]
+    assert not pg.decisions(topic) and not [d for d in pg.drafts("alice", unsaved_only=False, limit=1000)
+                                           if d.token == draft], \
+        "a decision taken back or a draft discarded since the snapshot came back"
 
     with pg.db.tx() as db:  # the server loses every group of the corpus
         db.run("DELETE FROM labels WHERE version_id IN (SELECT v.id FROM versions v JOIN groups g ON "
@@ -439,7 +449,7 @@ def test_the_groups_page_puts_back_what_the_teams_server_lost_from_the_newest_sn
     groups = app("pages/5_Groups.py").run()
     assert any("No saved groups yet" in i.value for i in groups.info)
     said = [unescape(w.value) for w in groups.warning]
-    assert any(f"holds {sum(held.values())} saved versions the server does not" in w and second in w
+    assert any(f"hold {sum(held.values())} saved versions the server does not" in w and second in w
                for w in said), said
     groups.button(key="gr_put_back_button").click().run()
     assert not groups.exception and not groups.warning, [w.value for w in groups.warning]

@@ -1,7 +1,7 @@
 """A team's PostgreSQL groups on the Groups page: the snapshots the app takes of them (core/migrate.py), a warning
-where the last one did not finish, and where the server lacks saved versions the newest snapshot holds (a dump from
-before put back, rows removed at the server), a button that puts them back. Putting back copies into the server
-what it lacks and changes nothing it holds, as ``python -m precompute.store restore`` does."""
+where the last one did not finish, and where the server lacks saved versions that kept snapshots hold (a dump from
+before put back, rows removed at the server), the groups named and a button that puts them back. Putting back
+copies into the server the saved work it lacks and changes nothing it holds."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import streamlit as st
 
 from core import backup
 from core.db import DatabaseError
-from core.migrate import SNAPSHOT_LOG, lacking, last_failure, put_back_snapshot, snapshots_line, snapshots_of
+from core.migrate import SNAPSHOT_LOG, lacking, last_failure, put_back_lacking, snapshots_line
 from core.store import GroupStore
 from ui.text import md, quoted
 
@@ -19,8 +19,8 @@ _DONE = "gr_put_back"  # what the last put-back copied, said once after the page
 
 
 def panel(store: GroupStore, name: str) -> None:
-    """The snapshots' line, a failed one's warning, and what the server lacks of the newest with its button;
-    ``name``: the corpus's."""
+    """The snapshots' line, a failed one's warning, and what the server lacks of them with its button; ``name``:
+    the corpus's."""
     at = store.snapshots_at
     if done := st.session_state.pop(_DONE, None):
         st.success(done)
@@ -28,29 +28,31 @@ def panel(store: GroupStore, name: str) -> None:
     if failed := last_failure(at):
         st.warning(md(f"The last snapshot of the team's groups did not finish: {failed}. The groups at the server are "
                       f"as they were; the next save tries again (whole output: {backup.folder(at) / SNAPSHOT_LOG})."))
-    kept = snapshots_of(at)
-    if not kept:
-        return
-    newest = kept[0]
     try:
-        names, versions = lacking(newest.path, store)
+        found = lacking(store, at)
     except (OSError, sqlite3.Error, DatabaseError) as exc:  # a snapshot unreadable, the server gone
-        st.warning(f"The newest snapshot ({md(newest.path.name)}) could not be compared with the server: {md(exc)}")
+        st.warning(f"The snapshots could not be compared with the server: {md(exc)}")
         return
-    if not versions:
+    if not found.versions:
         return
-    shown = ", ".join(quoted(n) for n in names[:10]) + (f" and {len(names) - 10:,} more" if len(names) > 10 else "")
-    st.warning(f"The newest snapshot of the team's groups ({newest.made:%Y-%m-%d %H:%M} UTC) holds {versions:,} saved "
-               f"version{'s' if versions != 1 else ''} the server does not, of {shown}. The server has lost them (a "
-               "dump from before put back, or rows removed there), unless someone removed them on purpose.")
+    shown = ", ".join(quoted(n) for n in found.names[:10])
+    shown += f" and {len(found.names) - 10:,} more" if len(found.names) > 10 else ""
+    newest = found.snapshots[0].made
+    st.warning(f"The snapshots of the team's groups hold {found.versions:,} saved version"
+               f"{'s' if found.versions != 1 else ''} the server does not, of {shown} (the newest snapshot that holds "
+               f"some: {newest:%Y-%m-%d %H:%M} UTC). The server has lost them (a dump from before put back, or rows "
+               "removed there), unless someone removed them there on purpose.")
     if st.button("Put back what the server lacks", key="gr_put_back_button", type="primary",
-                 help="Copies into the server the groups, versions, drafts, topics and decisions of the newest "
-                      "snapshot that it lacks; nothing the server holds is changed or overwritten"):
+                 help="Copies into the server the groups, versions, journal, topics and assignments of the snapshots "
+                      "that it lacks; nothing the server holds is changed. Drafts and an adjudicator's decisions are "
+                      "left out (one discarded or taken back since would come back): python -m precompute.store "
+                      "restore puts back a whole snapshot"):
         try:
             with st.spinner("Putting back what the server lacks, and checking every version…"):
-                report = put_back_snapshot(newest.path, store)
+                reports = put_back_lacking(store, found)
         except (OSError, sqlite3.Error, DatabaseError, ValueError) as exc:  # ValueError: one there, other labels
-            st.error(f"Nothing was put back: {md(exc, limit=1000)}")
+            st.error(f"Not put back: {md(exc, limit=1000)}")
         else:
-            st.session_state[_DONE] = f"Put back from {md(newest.path.name)}: {md(report.line(), limit=1000)}."
+            st.session_state[_DONE] = "Put back: " + "; ".join(
+                f"from {md(kept.path.name)}, {md(r.line(), limit=1000)}" for kept, r in zip(found.snapshots, reports))
             st.rerun()
