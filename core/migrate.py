@@ -378,9 +378,9 @@ def _being_taken(where: Path) -> bool:
 
 def put_back_snapshot(chosen: Path, dst: GroupStore, progress=None, saved_work_only: bool = False) -> Report:
     """Copy into ``dst`` (the corpus's PostgreSQL store) what it lacks of a snapshot: groups, versions, drafts,
-    topics, assignments, decisions and journal entries it does not hold (``saved_work_only``: see migrate). Nothing there is overwritten: a version
-    the server holds with other labels refuses the whole copy. The snapshot is read from a copy of it (opening a
-    SQLite file may write to it)."""
+    topics, assignments, decisions and journal entries it does not hold (``saved_work_only``: see migrate).
+    Nothing there is overwritten: a version the server holds with other labels refuses the whole copy. The
+    snapshot is read from a copy of it (opening a SQLite file may write to it)."""
     _sweep(Path(chosen).parent)
     with tempfile.TemporaryDirectory(prefix=".put-back-", dir=Path(chosen).parent) as tmp:
         work = Path(tmp) / "groups.sqlite"
