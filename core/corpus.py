@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import json
 import logging
+import os
 import re
 import secrets
 import shutil
@@ -70,6 +71,16 @@ class Corpus:
 
         f = self.data_folder / textindex.FILE
         return f if "keyword" in self.manifest.get("indexes", {}) and textindex.exists(f) else None
+
+    @property
+    def keyword_index_outdated(self) -> bool:
+        """Whether the keyword index built at import folds its texts as an older version did (textindex.EDITION):
+        a phrase typed across a Windows line break is missed there, and a short word inside a shortened link's
+        code found. :func:`reindex_keywords` builds it again."""
+        from core.search import textindex
+
+        f = self.keyword_index_file
+        return f is not None and textindex.edition(f) < textindex.EDITION
 
     @property
     def quotes_folder(self) -> Path | None:
@@ -600,6 +611,25 @@ def _build_indexes(frame: pd.DataFrame, data: Path, progress: Progress | None, l
     del texts
     quotes = _index_quotes(frame, data, progress)
     return {"indexes": {**out, **({"quotes": quotes} if quotes else {})}}
+
+
+def reindex_keywords(c: Corpus, progress: Progress | None = None) -> float:
+    """The corpus's keyword index (and its quotes', where it has one) built again with today's folding, in its data
+    folder, each file replaced atomically (searches meanwhile read the old ones); then the manifest touched, so
+    that every server holding the corpus loads it again (ui.resources.stamp). Returns the seconds it took."""
+    from core.search import textindex
+    from core.search.keyword import fold
+
+    t0 = time.time()
+    texts = c.frame["text"].tolist()
+    each = (lambda done, total: progress(done, total, {"stage": "indexing the words for keyword search",
+                                                       "unit": "texts"})) if progress else None
+    textindex.build(c.data_folder / textindex.FILE, texts, len(texts), fold, each)
+    del texts
+    if "quotes" in c.manifest.get("indexes", {}):
+        _index_quotes(c.frame, c.data_folder, progress)
+    os.utime((c.data_folder.parent if "data_dir" in c.manifest else c.data_folder) / "manifest.json")
+    return time.time() - t0
 
 
 def _index_quotes(frame: pd.DataFrame, data: Path, progress: Progress | None) -> dict | None:

@@ -7,8 +7,8 @@ import streamlit as st
 from core import annotate
 from core.search import BUTTONS, REGISTRY, NotApplicable
 from core.search.keyword import KeywordError
-from ui import (drafts, group, group_panel, keyword_form, navigation, picker, quotes_set, resources, team_panel,
-                text_list, view_filter)
+from ui import (drafts, group, group_panel, keyword_form, navigation, picker, quotes_set, reindex, resources,
+                team_panel, text_list, view_filter)
 from ui.text import md
 
 name, corpus = navigation.start_page("Annotate", "✏️")
@@ -60,6 +60,7 @@ team_panel.guidelines_beside(store, group.meta().get("name", ""))
 group_panel.offer_draft(corpus, session, store, say)
 keyword_form.draw(name, corpus, on_submit=on_keyword)
 quotes_set.draw(name, corpus)  # in a corpus with quotes: the semantic searches read them with what they quote
+reindex.draw(name, corpus)  # a keyword index built by an older version: built again here
 
 
 @st.fragment

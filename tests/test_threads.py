@@ -444,6 +444,21 @@ def test_the_keyword_search_finds_a_quote_by_the_tweet_it_quotes(tmp_path, model
         labelled = REGISTRY["keyword"].search(ctx, np.array([1]), np.array([120]), None, query="zkušebníslovo",
                                               quotes=True)
         assert labelled.rows.tolist() == [2] and labelled.info["already_labelled"] == 2
+    from core.corpus import reindex_keywords
+    from core.search import textindex
+    from core.search.keyword import QUOTES
+
+    older = load_corpus("qx", tmp_path / "d")  # indexes as an older version built them: both built again
+    for folder in (older.data_folder, older.data_folder / QUOTES):
+        (folder / textindex.EDITION_FILE).unlink()
+    assert older.keyword_index_outdated
+    reindex_keywords(older)
+    again = load_corpus("qx", tmp_path / "d")
+    assert not again.keyword_index_outdated
+    assert textindex.edition(again.data_folder / QUOTES / textindex.FILE) == textindex.EDITION
+    ctx = search_context_of(again, "cpu")
+    assert sorted(REGISTRY["keyword"].search(ctx, none, none, None, query="zkušebníslovo", quotes=True)
+                  .rows.tolist()) == [1, 2, 120]
     from core.search.lexical import words_file
 
     # Suggest's word matrix made at import reads each quote with what it quotes (test_suggest_reads_a_quote_...)

@@ -51,6 +51,11 @@ _BATCH = 20_000
 WORDS = ("keywords.words.vocab.txt", "keywords.words.ends.npy", "keywords.words.starts.npy",
          "keywords.words.rows.npy")
 WORD = re.compile(r"\w+")  # a word: a maximal run of word characters (the in-memory index's too)
+# How texts are folded into an index, as the in-memory engine folds them: 2 since 2026-12-06 (a CRLF as one space;
+# the codes of shortened links left out since 2026-11-30). An index without its edition file is older (1): it finds
+# otherwise than the in-memory engine, and is built again (Corpus.keyword_index_outdated, precompute.reindex).
+EDITION = 2
+EDITION_FILE = "keywords.edition.json"
 
 
 def folded_file(path: Path) -> Path:
@@ -94,6 +99,16 @@ def _folded_batches(texts: Iterable[str], fold: Callable[[str], str]) -> Iterabl
             batch = []
     if batch:
         yield [fold(t) for t in without_link_codes(batch)]
+
+
+def edition(path: Path) -> int:
+    """The folding's edition an index at ``path`` was built with (EDITION); 1 where it says none (older)."""
+    import json
+
+    try:
+        return int(json.loads(Path(path).with_name(EDITION_FILE).read_text())["edition"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 1
 
 
 def words_files(path: Path) -> list[Path]:
@@ -188,6 +203,9 @@ def build(path: Path, texts: Iterable[str], n: int, fold: Callable[[str], str],
         finally:
             if conn is not None:
                 conn.close()
+    from core.atomic import save_json
+
+    save_json(Path(path).with_name(EDITION_FILE), {"edition": EDITION})  # once every file of it is in place
 
 
 def exists(path: Path) -> bool:
