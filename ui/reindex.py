@@ -8,14 +8,18 @@ import streamlit as st
 from core.corpus import Corpus, reindex_keywords
 from ui.text import md
 
+SPEED = 25_000  # texts a second, two cores (bench/RESULTS.md: 1M in 38-48 s)
+
 
 def draw(name: str, corpus: Corpus) -> None:
     if not corpus.keyword_index_outdated:
         return
     row = st.container(horizontal=True, vertical_alignment="center")
+    minutes = max(1, round(corpus.n / SPEED / 60))
     row.caption(f"This corpus's keyword index was built by an older version: a phrase typed across a Windows line "
                 f"break is missed, and a short word inside a shortened link's code (t.co/...) found. Build it again "
-                f"once ({corpus.n:,} texts; searches go on meanwhile).")
+                f"once: {corpus.n:,} texts, about {minutes} minute{'s' if minutes > 1 else ''} on two cores; the "
+                "others' searches go on meanwhile.")
     if not row.button("Build the keyword index again", key="btn_reindex", width="content",
                       help=f"In a terminal: `python -m precompute.reindex --corpus {name}`"):
         return
@@ -32,6 +36,6 @@ def draw(name: str, corpus: Corpus) -> None:
         bar.empty()
         st.error(f"The keyword index could not be built again (the old one stays): {md(exc)}")
         return
-    st.session_state["ann_msg"] = ("success", f"The keyword index was built again in {seconds:.0f} s: keyword "
-                                              "searches now find what the in-memory search finds.")
+    st.session_state["ann_msg"] = ("success", f"The keyword index was built again in {seconds:.0f} s: a phrase "
+                                              "across a line break is found, and links' codes are not searched.")
     st.rerun()
