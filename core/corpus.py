@@ -613,22 +613,35 @@ def _build_indexes(frame: pd.DataFrame, data: Path, progress: Progress | None, l
     return {"indexes": {**out, **({"quotes": quotes} if quotes else {})}}
 
 
-def reindex_keywords(c: Corpus, progress: Progress | None = None) -> float:
+def reindex_keywords(c: Corpus, progress: Progress | None = None, force: bool = False) -> float | None:
     """The corpus's keyword index (and its quotes', where it has one) built again with today's folding, in its data
     folder, each file replaced atomically (searches meanwhile read the old ones); then the manifest touched, so
-    that every server holding the corpus loads it again (ui.resources.stamp). Returns the seconds it took."""
+    that every server holding the corpus loads it again (ui.resources.stamp). Returns the seconds it took, or
+    None where there was nothing to do: the index is today's (built meanwhile by someone else; ``force`` builds
+    it anyway) or the corpus was imported again meanwhile. Holds the corpus's import lock: CorpusError while the
+    corpus is being imported, or its index built, by another process or user."""
     from core.search import textindex
     from core.search.keyword import fold
 
-    t0 = time.time()
-    each = (lambda done, total: progress(done, total, {"stage": "indexing the words for keyword search",
-                                                       "unit": "texts"})) if progress else None
-    # the texts read as they are indexed, not held in a list beside the server's corpus (1.5 GB at ten million)
-    textindex.build(c.data_folder / textindex.FILE, iter(c.frame["text"]), c.n, fold, each)
-    if "quotes" in c.manifest.get("indexes", {}):
-        _index_quotes(c.frame, c.data_folder, progress)
-    os.utime((c.data_folder.parent if "data_dir" in c.manifest else c.data_folder) / "manifest.json")
-    return time.time() - t0
+    folder = c.data_folder.parent if "data_dir" in c.manifest else c.data_folder
+    try:
+        with exclusive(paths.work_dir(c.name, folder.parent).parent / f"{c.name}.import.lock"):
+            if load_manifest(c.name, folder.parent).get("data_dir") != c.manifest.get("data_dir"):
+                return None  # imported again meanwhile: the new import's index is today's
+            if c.keyword_index_file is None or not (force or c.keyword_index_outdated):
+                return None
+            t0 = time.time()
+            each = (lambda done, total: progress(done, total, {"stage": "indexing the words for keyword search",
+                                                               "unit": "texts"})) if progress else None
+            # the texts read as they are indexed, not held in a list beside the server's (1.5 GB at ten million)
+            textindex.build(c.data_folder / textindex.FILE, iter(c.frame["text"]), c.n, fold, each)
+            if "quotes" in c.manifest.get("indexes", {}):
+                _index_quotes(c.frame, c.data_folder, progress)
+            os.utime(folder / "manifest.json")
+            return time.time() - t0
+    except Busy:
+        raise CorpusError(f"corpus {c.name!r} is being imported, or its keyword index built, by another process or "
+                          "user right now; try again when that finishes") from None
 
 
 def _index_quotes(frame: pd.DataFrame, data: Path, progress: Progress | None) -> dict | None:

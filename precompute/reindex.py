@@ -44,7 +44,10 @@ def main(argv: list[str] | None = None) -> int:
         def step(done: int, total: int, info: dict | None = None) -> None:
             bar.update(max(0, min(done, c.n) - bar.n))  # the quotes' index after it: the bar stays full
 
-        seconds = reindex_keywords(c, progress=step)
+        seconds = reindex_keywords(c, progress=step, force=a.force)
+    if seconds is None:
+        log.info("corpus %s: nothing built (its index was built meanwhile, or the corpus imported again)", c.name)
+        return 0
     log.info("corpus %s: keyword index built again (edition %d) in %.1f s, in %s", c.name, textindex.EDITION,
              seconds, c.data_folder)
     return 0

@@ -99,3 +99,26 @@ def test_the_reindex_job_builds_an_older_index_again_and_leaves_todays(old_index
     assert reindex.main(["--corpus", "ix"]) == 0 and "is today's" in caplog.text
     assert column.stat().st_mtime_ns == written, "today's index was built again without --force"
     assert reindex.main(["--corpus", "ix", "--force"]) == 0 and column.stat().st_mtime_ns != written
+
+
+def test_a_reindex_beside_an_import_or_another_build_says_so_and_changes_nothing(old_index):
+    """The build holds the corpus's import lock: beside an import of the corpus (which may replace the folder it
+    writes to) or another user's build, it is refused with a message, and the old index stays; one that finds
+    the index built meanwhile does nothing."""
+    from core import paths
+    from core.atomic import exclusive
+    from core.corpus import CorpusError, load_corpus, reindex_keywords
+    from precompute import reindex
+    from precompute._cli import run_main
+
+    c = load_corpus("ix", old_index)
+    with exclusive(paths.work_dir("ix", old_index).parent / "ix.import.lock"):  # an import of the corpus running
+        with pytest.raises(CorpusError, match="being imported, or its keyword index built, by another"):
+            reindex_keywords(c)
+        assert run_main(reindex.main, ["--corpus", "ix"]) != 0
+        page = AppTest.from_file(str(ROOT / "pages/1_Annotate.py"), default_timeout=120).run()
+        page.button(key="btn_reindex").click().run()
+        said = [e.value for e in page.error]
+        assert not page.exception and any("could not be built again (the old one stays)" in e for e in said), said
+    assert load_corpus("ix", old_index).keyword_index_outdated, "the old index was changed"
+    assert reindex_keywords(c) is not None and reindex_keywords(c) is None, "built twice"

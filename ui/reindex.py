@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.corpus import Corpus, reindex_keywords
+from core.corpus import Corpus, CorpusError, reindex_keywords
 from ui.text import md
 
 SPEED = 25_000  # texts a second, two cores (bench/RESULTS.md: 1M in 38-48 s)
@@ -32,10 +32,11 @@ def draw(name: str, corpus: Corpus) -> None:
 
     try:
         seconds = reindex_keywords(corpus, progress=progress)
-    except OSError as exc:  # no room, a folder that cannot be written: the old index stays
+    except (OSError, CorpusError) as exc:  # no room, a folder that cannot be written, another build: the old stays
         bar.empty()
         st.error(f"The keyword index could not be built again (the old one stays): {md(exc)}")
         return
-    st.session_state["ann_msg"] = ("success", f"The keyword index was built again in {seconds:.0f} s: a phrase "
-                                              "across a line break is found, and links' codes are not searched.")
+    st.session_state["ann_msg"] = ("success", "The keyword index was built again" + (
+        f" in {seconds:.0f} s" if seconds is not None else " meanwhile") + ": a phrase across a line break is found, "
+        "and links' codes are not searched.")
     st.rerun()
