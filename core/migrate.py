@@ -287,10 +287,13 @@ def lacking(store: GroupStore, groups_db: Path) -> Lacking:
     """What the corpus's PostgreSQL store lacks of the saved versions its kept snapshots hold: every snapshot, not
     only the newest, since one taken after the loss holds it no more. Each version's group and number are
     compared, no labels; a snapshot's are read once (without writing it), the server's on every call."""
+    kept_ones = snapshots_of(groups_db)
+    if not kept_ones:  # nothing to compare: the server is not asked
+        return Lacking([], [], 0)
     with store.db.read() as s:
         there = {tuple(r) for r in s.run(_VERSIONS, (store.corpus,))}
     holding, missing = [], set()
-    for kept in snapshots_of(groups_db):
+    for kept in kept_ones:
         theirs = _held(str(kept.path), kept.path.stat().st_mtime_ns) - there
         if theirs:
             holding.append(kept)
