@@ -91,20 +91,37 @@ class Busy(RuntimeError):
     """Another process holds the lock."""
 
 
+def try_lock(lock_file: Path, wait: bool = False) -> int | None:
+    """An exclusive lock on ``lock_file`` (created if needed): the descriptor that holds it, or None where another
+    holds it (``wait``: until it is free). Closing the descriptor (and every copy a child process was handed)
+    releases it; so does the operating system when its holder exits, even on a kill."""
+    import fcntl
+
+    lock_file = Path(lock_file)
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 @contextmanager
 def exclusive(lock_file: Path) -> Iterator[None]:
     """Hold an exclusive lock on ``lock_file`` (created if needed) for the block; Busy at once when
     another process holds it. The operating system releases it when the holder exits, even on a kill."""
     import fcntl
 
-    lock_file = Path(lock_file)
-    lock_file.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_file, "a+") as fh:
-        try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise Busy(str(lock_file)) from None
-        try:
-            yield
-        finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+    fd = try_lock(lock_file)
+    if fd is None:
+        raise Busy(str(lock_file))
+    try:
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)

@@ -24,6 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from core import backup
+from core.atomic import try_lock
 from core.db import SQLite
 from core.store import GroupStore
 
@@ -159,9 +160,8 @@ def migrate(src: GroupStore, dst: GroupStore, progress=None, saved_work_only: bo
 
 SNAPSHOTS = "postgresql"  # backups/postgresql-TIME.sqlite: a corpus's groups copied out of PostgreSQL
 SNAPSHOT_LOG = "postgresql-snapshot.log"  # the last snapshot the app started: its progress, or why it failed
-RUNNING_S = 600  # a snapshot's working folder younger than this: one is being taken (by this server or another)
-CLAIM = ".snapshot-starting"  # made (atomically) by the server that starts a job; gone once the job's folder is
-CLAIM_ENV = "SEMANNO_SNAPSHOT_CLAIM"  # tells the job the claim it is to remove
+LOCK = ".snapshot.lock"  # held by a snapshot job for its whole run (core.atomic.try_lock): one at a time per corpus
+LOCK_ENV = "SEMANNO_SNAPSHOT_LOCK"  # the job started by the app: the descriptor of the lock it was handed
 log = logging.getLogger(__name__)
 _started: dict[str, tuple[float, subprocess.Popen | None]] = {}  # groups file -> (looked at, its snapshot job)
 _started_lock = threading.Lock()
@@ -173,8 +173,8 @@ def after_write(corpus: str, groups_db: Path, dsn: str, every_s: float | None = 
     file's backups' half hour, core/backup.py) or there is none: ``python -m precompute.store snapshot``, started
     in a process of its own (its copying takes no time from the page that saved), its output in
     ``backups/postgresql-snapshot.log``. Looked for at most every ``check_s`` per corpus in this process, and never
-    while a snapshot is being taken (its working folder is new) or starting (claimed: _claim), by this server or
-    another of the team.
+    while a snapshot is being taken, by this server or another of the team or from cron: the server takes the
+    snapshots' lock (``LOCK``) before it starts the job and hands it over, so two that look at once start one.
     Returns the job started, or None. Never raises: a snapshot must not fail the save it follows."""
     from core.db import BACKUP_CHECK_S
 
@@ -191,54 +191,25 @@ def after_write(corpus: str, groups_db: Path, dsn: str, every_s: float | None = 
             return None
         where = backup.folder(Path(groups_db))
         where.mkdir(parents=True, exist_ok=True)
-        if _being_taken(where) or not _claim(where):
-            return None
+        lock = try_lock(where / LOCK)
+        if lock is None:
+            return None  # a snapshot is being taken
         env = {**os.environ, "SEMANNO_DB": dsn, "SEMANNO_DATA": str(Path(groups_db).parent.parent),
-               CLAIM_ENV: str(where / CLAIM)}
+               LOCK_ENV: str(lock)}
         try:
             with open(where / SNAPSHOT_LOG, "wb") as out:  # the child keeps its own handle
                 job = subprocess.Popen([sys.executable, "-m", "precompute.store", "snapshot", "--corpus", corpus],
                                        cwd=Path(__file__).resolve().parents[1], env=env, stdin=subprocess.DEVNULL,
-                                       stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-        except BaseException:
-            release(where / CLAIM)
-            raise
+                                       stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                                       pass_fds=(lock,))
+        finally:
+            os.close(lock)  # the job holds the lock through its copy until it exits, however it ends
         with _started_lock:
             _started[key] = (now, job)
         return job
     except Exception as exc:  # noqa: BLE001 - logged: the save it follows has been written
         log.warning("no snapshot of corpus %s's groups started: %s", corpus, exc)
         return None
-
-
-def _claim(where: Path) -> bool:
-    """Whether this server may start a snapshot job: it made the claim folder (``CLAIM``), which no other server
-    can make beside it (making a folder is atomic). Two servers of a team that looked within the second before a
-    job had made its working folder both started one. A claim left by a job killed before it began (older than
-    ``RUNNING_S``) is set aside, by one server only."""
-    claim = where / CLAIM
-    try:
-        claim.mkdir()
-        return True
-    except FileExistsError:
-        pass
-    try:
-        if time.time() - claim.stat().st_mtime < RUNNING_S:
-            return False  # another server's job is starting
-        os.rename(claim, where / f".snapshot-stale-{os.getpid()}-{time.time_ns()}")  # swept within the hour
-        claim.mkdir()
-        return True
-    except OSError:  # another server set it aside first, or made it again
-        return False
-
-
-def release(claim: str | Path | None) -> None:
-    """The job's claim (``CLAIM``) removed: once its working folder is made, or when it ends."""
-    if claim:
-        try:
-            Path(claim).rmdir()
-        except OSError:
-            pass
 
 
 def last_failure(groups_db: Path) -> str | None:
@@ -332,20 +303,17 @@ def snapshots_of(groups_db: Path) -> list:
     return backup.copies(Path(groups_db).with_name(f"{SNAPSHOTS}.sqlite"))
 
 
-def snapshot(src: GroupStore, groups_db: Path, keep: int = backup.KEEP, progress=None,
-             claim: str | Path | None = None) -> tuple[Path, Report]:
+def snapshot(src: GroupStore, groups_db: Path, keep: int = backup.KEEP, progress=None) -> tuple[Path, Report]:
     """Every group of ``src`` (a corpus's PostgreSQL store) with every version, draft, the journal, topics and
     decisions, copied into a new SQLite file and checked there (each version's labels against the server's), made
     one checked file (core.backup) and renamed into the corpus's backups folder as ``postgresql-TIME.sqlite``. The
     newest ``keep`` are kept. The app can open the file (a SQLite groups file); ``restore`` copies back into the
-    server what it lacks. ``claim``: the app's claim for this job (after_write), removed once its working folder
-    is made. Returns (the file, what was copied)."""
+    server what it lacks. Returns (the file, what was copied)."""
     key = Path(groups_db).with_name(f"{SNAPSHOTS}.sqlite")
     where = backup.folder(key)
     where.mkdir(parents=True, exist_ok=True)
     _sweep(where)
     with tempfile.TemporaryDirectory(prefix=".snapshot-", dir=where) as tmp:
-        release(claim)  # the working folder now says a snapshot is being taken
         work = Path(tmp) / "groups.sqlite"
         report = migrate(src, GroupStore(SQLite(work, backups=False)), progress)
         part = Path(tmp) / "checked.sqlite"
@@ -375,8 +343,17 @@ def _sweep(where: Path) -> None:
 
 
 def _being_taken(where: Path) -> bool:
-    """A snapshot is being taken, by this server or another of the team: its working folder is new."""
-    return any(time.time() - d.stat().st_mtime < RUNNING_S for d in where.glob(".snapshot-*"))
+    """A snapshot is being taken, by this server or another of the team or from cron: its job holds ``LOCK``."""
+    lock = try_lock(where / LOCK)
+    if lock is not None:
+        os.close(lock)
+    return lock is None
+
+
+def snapshot_lock(groups_db: Path):
+    """The snapshots' lock of a corpus (``LOCK``) for a snapshot taken from a terminal or cron, waiting for one
+    being taken to finish: a descriptor to close when done."""
+    return try_lock(backup.folder(Path(groups_db).with_name(f"{SNAPSHOTS}.sqlite")) / LOCK, wait=True)
 
 
 def put_back_snapshot(chosen: Path, dst: GroupStore, progress=None, saved_work_only: bool = False) -> Report:

@@ -23,7 +23,8 @@ With ``SEMANNO_DB`` set (a team's PostgreSQL), ``snapshot`` copies the corpus's 
 labels, drafts, the journal, topics, assignments and decisions out of the server into a new SQLite file,
 ``backups/postgresql-TIME.sqlite`` (each version's labels checked against the server's; the newest eight kept).
 The app runs it after a save when the newest is half an hour old (core.migrate.after_write); run it yourself
-before upgrading the server, or from cron. The app can open such a file as a corpus's groups file.
+before upgrading the server, or from cron (it waits for a snapshot being taken to finish: one at a time per
+corpus). The app can open such a file as a corpus's groups file.
 ``backups`` then lists the snapshots, and ``restore`` copies into the server what it lacks of one (the newest
 unless ``--backup`` names another): a group, version, draft or topic lost there comes back; nothing the server
 holds is overwritten, and a version it holds with other labels refuses the whole copy. The server's own tools
@@ -43,7 +44,7 @@ from tqdm import tqdm
 
 from core import backup, paths, salvage
 from core.db import PostgreSQL, configured_dsn, safe_target
-from core.migrate import CLAIM_ENV, migrate, put_back_snapshot, release, snapshot, snapshots_of
+from core.migrate import LOCK_ENV, migrate, put_back_snapshot, snapshot, snapshot_lock, snapshots_of
 from core.store import GroupStore
 from precompute._cli import run_main
 
@@ -143,13 +144,15 @@ def versions_bar(what: str):
 
 
 def take_snapshot(name: str, dsn: str, _a) -> int:
-    claim = os.environ.get(CLAIM_ENV)  # started by the app after a save: its claim, removed however this ends
+    # started by the app after a save, this process holds the snapshots' lock it was handed (until it exits);
+    # from a terminal or cron, it takes it, after a snapshot being taken finishes
+    lock = None if os.environ.get(LOCK_ENV) else snapshot_lock(paths.groups_db(name))
     try:
         with versions_bar("versions copied, then checked") as step:
-            path, report = snapshot(GroupStore(PostgreSQL(dsn), corpus=name), paths.groups_db(name),
-                                    progress=step, claim=claim)
+            path, report = snapshot(GroupStore(PostgreSQL(dsn), corpus=name), paths.groups_db(name), progress=step)
     finally:
-        release(claim)
+        if lock is not None:
+            os.close(lock)
     log.info("corpus %s at PostgreSQL %s -> %s: %s", name, safe_target(dsn), path, report.line())
     return 0
 

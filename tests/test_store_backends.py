@@ -528,13 +528,13 @@ def test_the_app_snapshots_a_teams_postgresql_groups_after_saves_by_itself(tmp_p
     assert GroupStore(newest.path).load("floods").included == ["t1", "t4"] and GroupStore(newest.path).topics()
     assert "Snapshots of the team's groups at PostgreSQL: 2, the newest" in migrate.snapshots_line(groups_db, name)
 
-    working = groups_db.parent / "backups" / ".snapshot-another-server"  # another server of the team taking one
-    working.mkdir()
+    from core.atomic import exclusive
+
     aged = datetime.now(timezone.utc) - timedelta(seconds=backup.EVERY_S + 30)  # the newest half an hour old again
     os.rename(newest.path, newest.path.with_name(f"{migrate.SNAPSHOTS}-{aged.strftime(backup._STAMP)}.sqlite"))
-    store.save("floods", ["t1"], [], overwrite=True)
+    with exclusive(groups_db.parent / "backups" / migrate.LOCK):  # another server of the team taking one
+        store.save("floods", ["t1"], [], overwrite=True)
     assert migrate._started[str(groups_db)][1] is None, "a second snapshot started beside one being taken"
-    working.rmdir()
 
     (tmp_path / "not a folder").write_text("x")  # where snapshots cannot be written: the save still stands
     broken = open_store(name, tmp_path)
@@ -543,18 +543,20 @@ def test_the_app_snapshots_a_teams_postgresql_groups_after_saves_by_itself(tmp_p
     assert "no snapshot of corpus" in caplog.text
 
 
-def test_two_servers_that_look_at_once_start_one_snapshot_and_a_killed_jobs_claim_does_not_stop_the_next(
+def test_two_servers_that_look_at_once_start_one_snapshot_and_a_killed_job_does_not_stop_the_next(
         tmp_path, pg_server, monkeypatch):
     """Two app servers of a team (each with its own memory of what it started) that looked for a due snapshot
     within the second or two before a job had made its working folder both started one. The server that starts a
-    job now claims it first (a folder made atomically) and the job removes the claim once its working folder is
-    made: the other server starts none. A claim left by a job killed before it began stops snapshots for ten
-    minutes at most, then one server sets it aside and starts the next."""
+    job now takes the snapshots' lock first and hands it to the job, which holds it until it exits: the other
+    server starts none. A job killed, or one that fails, leaves nothing that stops the next; a snapshot from a
+    terminal waits for the lock, as the app's jobs do not start beside one."""
     import os
-    import time
+    import signal
 
     from core import migrate
+    from core.atomic import try_lock
     from core.store import open_store
+    from precompute import store as store_job
 
     name = f"c{uuid.uuid4().hex[:8]}"
     monkeypatch.setenv("SEMANNO_DB", pg_server.dsn)
@@ -562,36 +564,49 @@ def test_two_servers_that_look_at_once_start_one_snapshot_and_a_killed_jobs_clai
     open_store(name, tmp_path)
     groups_db = tmp_path / name / "groups.sqlite"
     backups = groups_db.parent / "backups"
-    claim = backups / migrate.CLAIM
 
     def run(job):
         assert job is not None, "no snapshot job started"
         assert job.wait(timeout=180) == 0, (backups / migrate.SNAPSHOT_LOG).read_text()
+
+    def lock_free() -> bool:
+        lock = try_lock(backups / migrate.LOCK)
+        if lock is not None:
+            os.close(lock)
+        return lock is not None
 
     first = migrate.after_write(name, groups_db, pg_server.dsn)
     migrate._started.clear()  # the second server remembers nothing of the first's job
     second = migrate.after_write(name, groups_db, pg_server.dsn)
     third = migrate.after_write(name, groups_db, pg_server.dsn, check_s=0.0)
     running = [j for j in (second, third) if j is not None]
+    assert not lock_free() and migrate.last_failure(groups_db) is None, "a snapshot being taken"
     for job in running:
         job.wait(timeout=180)
     run(first)
     assert not running, "a second snapshot job started while the first was starting"
-    assert len(migrate.snapshots_of(groups_db)) == 1 and not claim.exists(), "the job left its claim"
+    assert len(migrate.snapshots_of(groups_db)) == 1 and lock_free(), "the job left the lock held"
 
-    claim.mkdir()  # a job killed before it made its working folder
-    killed_at = time.time() - migrate.RUNNING_S - 60
-    os.utime(claim, (killed_at, killed_at))
+    migrate._started.clear()
+    killed = migrate.after_write(name, groups_db, pg_server.dsn, every_s=0.0)
+    os.killpg(killed.pid, signal.SIGKILL)  # a job killed before it made its working folder
+    killed.wait(timeout=60)
     migrate._started.clear()
     run(migrate.after_write(name, groups_db, pg_server.dsn, every_s=0.0))
-    assert len(migrate.snapshots_of(groups_db)) == 2 and not claim.exists()
-    assert [p.name for p in backups.glob(".snapshot-stale-*")], "the old claim was not set aside"
+    assert len(migrate.snapshots_of(groups_db)) == 2, "a killed job stopped the next"
 
     migrate._started.clear()
     failed = migrate.after_write(name, groups_db, "postgresql://semanno@127.0.0.1:1/nothing", every_s=0.0)
     assert failed is not None and failed.wait(timeout=120) != 0
-    assert not claim.exists(), "a job that failed left its claim, stopping the next for ten minutes"
+    assert lock_free(), "a job that failed left the lock held, stopping the next"
     assert migrate.last_failure(groups_db), "the failed job is not named"
+
+    monkeypatch.setenv("SEMANNO_DATA", str(tmp_path))  # from a terminal beside the app's job: after it
+    migrate._started.clear()
+    beside = migrate.after_write(name, groups_db, pg_server.dsn, every_s=0.0)
+    assert store_job.main(["snapshot", "--corpus", name]) == 0 and beside.poll() is not None
+    run(beside)
+    assert len(migrate.snapshots_of(groups_db)) == 4 and lock_free()
 
 
 def test_a_snapshot_taken_while_the_team_saves_holds_the_server_as_it_was_when_it_began(tmp_path, pg_server):
