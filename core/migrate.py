@@ -26,7 +26,7 @@ from pathlib import Path
 from core import backup
 from core.atomic import try_lock
 from core.db import SQLite
-from core.store import GroupStore
+from core.store import MAX_NAME_CHARS, GroupStore
 
 
 @dataclass
@@ -34,11 +34,21 @@ class Report:
     copied: dict = field(default_factory=dict)  # table -> rows copied
     already: int = 0  # versions found in PostgreSQL with the same content
     verified: int = 0  # versions whose labels are the same on both sides after the copy
+    beside: dict = field(default_factory=dict)  # group -> the group it was copied into, beside the one there
 
     def line(self) -> str:
-        copied = ", ".join(f"{n:,} {t}" for t, n in self.copied.items() if n) or "nothing new"
-        return (f"copied {copied}; {self.already:,} versions were there already; {self.verified:,} versions verified "
-                "(same labels on both sides)")
+        copied = ", ".join(_count(n, t) for t, n in self.copied.items() if n) or "nothing new"
+        put = "".join(f"; ‘{g}’ put beside the server's as ‘{b}’ (it holds other versions under the same "
+                      "numbers)" for g, b in self.beside.items())
+        return (f"copied {copied}; {_count(self.already, 'versions')} {'was' if self.already == 1 else 'were'} there "
+                f"already; {_count(self.verified, 'versions')} verified (same labels on both sides){put}")
+
+
+def _count(n: int, things: str) -> str:
+    """``n`` of a table's rows in words: 1 version, 2 versions, 1 journal entry."""
+    if n != 1:
+        return f"{n:,} {things}"
+    return f"1 {things[:-3] + 'y' if things.endswith('ies') else things[:-1]}"
 
 
 def checksum(labels) -> str:
@@ -52,13 +62,56 @@ def _version_labels(db, version_id: int) -> list:
     return db.run("SELECT item_id, label FROM labels WHERE version_id=?", (version_id,))
 
 
-def migrate(src: GroupStore, dst: GroupStore, progress=None, saved_work_only: bool = False) -> Report:
+def _ordered(db, version_id: int, dialect: str) -> list:
+    """A version's labels in the order they were given (its copy keeps it)."""
+    return db.run("SELECT item_id, label FROM labels WHERE version_id=? ORDER BY "
+                  + ("COALESCE(seq, rowid)" if dialect == "sqlite" else "seq"), (version_id,))
+
+
+def _clash(s, dialect: str, d, there_gid: int, versions: list, sums: dict, same: set) -> bool:
+    """Whether the destination's group ``there_gid`` holds a version under one of ``versions``' numbers (the
+    source's, read by ``s`` of the source's ``dialect``) with other labels. The source versions compared are
+    summed into ``sums``; those found with the same labels are added to ``same``."""
+    held = dict(d.run("SELECT number, id FROM versions WHERE group_id=?", (there_gid,)))
+    for vid, number, *_ in versions:
+        if number in held:
+            sums[vid] = checksum(_ordered(s, vid, dialect))
+            if checksum(_version_labels(d, held[number])) != sums[vid]:
+                return True
+            same.add(vid)
+    return False
+
+
+BESIDE = " (put back)"  # a group put back beside the server's of the same name: NAME (put back), (put back 2), ...
+_BESIDE = re.compile(r" \(put back(?: \d+)?\)$")
+
+
+def beside_names(name: str):
+    """The names, in turn, under which a snapshot's group is put back beside the server's group of the same name
+    when the server holds other versions under the snapshot's numbers (saved after it lost them): ``NAME (put
+    back)``, ``NAME (put back 2)``..., the name cut to leave room (core.store.MAX_NAME_CHARS)."""
+    for n in range(1, 1000):
+        suffix = BESIDE if n == 1 else f"{BESIDE[:-1]} {n})"
+        yield name[:MAX_NAME_CHARS - len(suffix)].rstrip() + suffix
+
+
+def _base(name: str) -> str:
+    """A group's name without the mark of one put back beside another (beside_names)."""
+    return _BESIDE.sub("", name)
+
+
+def migrate(src: GroupStore, dst: GroupStore, progress=None, saved_work_only: bool = False,
+            beside: bool = False) -> Report:
     """Copy ``src`` into ``dst`` what ``dst`` lacks: a SQLite store into the PostgreSQL store of the same corpus;
     or, for a snapshot (:func:`snapshot`) and putting one back, PostgreSQL into a new SQLite file and back.
     ``progress``: called with the number of versions, then with 1 as each is copied (or found there), then as
     each is checked (a job's progress bar). ``saved_work_only``: only what the app never removes (groups and
     versions, the journal, topics and assignments), not drafts (discarded, pruned) nor an adjudicator's decisions
-    (taken back): an older copy's would come back."""
+    (taken back): an older copy's would come back. ``beside``: a group of which ``dst`` holds a version under one
+    of the source's numbers with other labels (the server lost the source's and a new one was saved since) is
+    copied whole into a group of its own beside it, the first of :func:`beside_names` that is new or holds no
+    other labels under those numbers (a second put-back finds it there), instead of refusing the copy; without
+    it such a version refuses the whole copy (ValueError)."""
     rep = Report()
     count = rep.copied
     tick = progress or (lambda n: None)
@@ -70,6 +123,7 @@ def migrate(src: GroupStore, dst: GroupStore, progress=None, saved_work_only: bo
                        (src.corpus,))[0])
         entry_map: dict[int, int] = {}
         sums: dict[int, str] = {}  # a source version's labels' checksum
+        moved: dict[str, str] = {}  # a source group -> the group beside the destination's it is copied into
         have_works = {w for (w,) in d.run("SELECT DISTINCT work FROM journal WHERE corpus=?", (dst.corpus,))}
         for work, in s.run("SELECT DISTINCT work FROM journal WHERE corpus=?", (src.corpus,)):
             if work in have_works:
@@ -92,24 +146,36 @@ def migrate(src: GroupStore, dst: GroupStore, progress=None, saved_work_only: bo
         for gid, name, annotator, notes, created, updated, deleted, topic in s.run(
                 "SELECT id, name, annotator, notes, created_at, updated_at, deleted_at, topic FROM groups WHERE corpus=?",
                 (src.corpus,)):
+            versions = s.run("SELECT id, number, annotator, created_at, n_included, n_excluded, session_json, "
+                             "saved_by, work, last_entry, kind FROM versions WHERE group_id=? ORDER BY number", (gid,))
             row = d.one("SELECT id FROM groups WHERE corpus=? AND name=?", (dst.corpus, name))
+            same: set = set()  # source versions found there with the same labels
+            if row is not None and beside and _clash(s, src.db.dialect, d, row[0], versions, sums, same):
+                topic = None  # the whole group beside the server's; not one of a topic's assigned groups
+                for other in beside_names(name):
+                    same = set()
+                    row = d.one("SELECT id FROM groups WHERE corpus=? AND name=?", (dst.corpus, other))
+                    if row is None or not _clash(s, src.db.dialect, d, row[0], versions, sums, same):
+                        break
+                moved[name] = other
             if row is None:
                 row = d.one("INSERT INTO groups (corpus, name, annotator, notes, created_at, updated_at, deleted_at, "
                             "topic) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                            (dst.corpus, name, annotator, notes, created, updated, deleted, topic))
+                            (dst.corpus, moved.get(name, name), annotator, notes, created, updated, deleted, topic))
                 count["groups"] = count.get("groups", 0) + 1
             new_gid = row[0]
-            for vid, number, v_annot, v_created, n_inc, n_exc, sj, saved_by, work, last, kind in s.run(
-                    "SELECT id, number, annotator, created_at, n_included, n_excluded, session_json, saved_by, work, "
-                    "last_entry, kind FROM versions WHERE group_id=? ORDER BY number", (gid,)):
+            for vid, number, v_annot, v_created, n_inc, n_exc, sj, saved_by, work, last, kind in versions:
                 tick(1)
-                order = s.run("SELECT item_id, label FROM labels WHERE version_id=? ORDER BY "
-                              + ("COALESCE(seq, rowid)" if src.db.dialect == "sqlite" else "seq"), (vid,))
+                if vid in same:
+                    rep.already += 1
+                    continue
+                order = _ordered(s, vid, src.db.dialect)
                 sums[vid] = checksum(order)  # the labels read once: copied, and checked against the copy's
                 there = d.one("SELECT id FROM versions WHERE group_id=? AND number=?", (new_gid, number))
                 if there is not None:
                     if checksum(_version_labels(d, there[0])) != sums[vid]:
-                        raise ValueError(f"group {name!r} version {number} is in PostgreSQL already with other labels: "
+                        raise ValueError(f"group {moved.get(name, name)!r} version {number} is in PostgreSQL already "
+                                         "with other labels: "
                                          "nothing was copied (check which one is right before migrating again)")
                     rep.already += 1
                     continue
@@ -120,6 +186,8 @@ def migrate(src: GroupStore, dst: GroupStore, progress=None, saved_work_only: bo
                 d.insert_rows("labels", ("version_id", "item_id", "label", "seq"),
                               [(new_vid, i, v, n) for n, (i, v) in enumerate(order)])
                 count["versions"] = count.get("versions", 0) + 1
+                if name in moved:
+                    rep.beside[name] = moved[name]  # said where something was put there
         for r in [] if saved_work_only else s.run(
                 "SELECT token, owner, browser, writer, created_at, updated_at, n_included, n_excluded, saved, "
                 "meta_json, session_json, unsaved_behind FROM drafts WHERE corpus=?", (src.corpus,)):
@@ -150,7 +218,7 @@ def migrate(src: GroupStore, dst: GroupStore, progress=None, saved_work_only: bo
         for name, number, vid in s.run("SELECT g.name, v.number, v.id FROM versions v JOIN groups g ON g.id=v.group_id "
                                        "WHERE g.corpus=?", (src.corpus,)):
             there = d.one("SELECT v.id FROM versions v JOIN groups g ON g.id=v.group_id WHERE g.corpus=? AND g.name=? "
-                          "AND v.number=?", (dst.corpus, name, number))
+                          "AND v.number=?", (dst.corpus, moved.get(name, name), number))
             if there is None or checksum(_version_labels(d, there[0])) != sums.get(vid):  # every one read above
                 raise ValueError(f"verification failed for {name!r} version {number}: nothing was copied")
             rep.verified += 1
@@ -212,9 +280,10 @@ def after_write(corpus: str, groups_db: Path, dsn: str, every_s: float | None = 
         return None
 
 
-def last_failure(groups_db: Path) -> str | None:
+def last_failure(groups_db: Path, kept: list | None = None) -> str | None:
     """The last line of the app's last snapshot job (``backups/postgresql-snapshot.log``) where it did not end in
-    a snapshot: it failed, or was killed midway. None where it did, where none ran, and while one is being taken."""
+    a snapshot: it failed, or was killed midway. None where it did, where none ran, and while one is being taken.
+    ``kept``: the snapshots (snapshots_of), where already listed."""
     where = backup.folder(Path(groups_db))
     try:
         written = (where / SNAPSHOT_LOG).stat().st_mtime
@@ -222,7 +291,7 @@ def last_failure(groups_db: Path) -> str | None:
                  if line.strip()]
         if not lines or _being_taken(where):
             return None  # starting, or copying
-        kept = snapshots_of(groups_db)
+        kept = snapshots_of(groups_db) if kept is None else kept
         if kept and (any(kept[0].path.name in line for line in lines[-3:])  # its last words name the one it wrote
                      or kept[0].path.stat().st_mtime > written):  # or one was taken since (from cron)
             return None
@@ -231,9 +300,10 @@ def last_failure(groups_db: Path) -> str | None:
     return lines[-1][:300]
 
 
-def snapshots_line(groups_db: Path, corpus: str) -> str:
-    """What the Groups page says of the snapshots kept of a corpus's PostgreSQL groups."""
-    kept = snapshots_of(groups_db)
+def snapshots_line(groups_db: Path, corpus: str, kept: list | None = None) -> str:
+    """What the Groups page says of the snapshots kept of a corpus's PostgreSQL groups (``kept``: snapshots_of,
+    where already listed)."""
+    kept = snapshots_of(groups_db) if kept is None else kept
     taken = (f"taken after a save when the newest is half an hour old, in {backup.folder(Path(groups_db))} "
              f"(python -m precompute.store backups --corpus {corpus} lists them, restore puts one back)")
     if not kept:
@@ -242,39 +312,50 @@ def snapshots_line(groups_db: Path, corpus: str) -> str:
             f"{taken}.")
 
 
-_VERSIONS = "SELECT g.name, v.number FROM versions v JOIN groups g ON g.id=v.group_id WHERE g.corpus=?"
+_VERSIONS = ("SELECT g.name, v.number, v.created_at FROM versions v JOIN groups g ON g.id=v.group_id "
+             "WHERE g.corpus=?")
 
 
 @dataclass
 class Lacking:
     """Saved versions that kept snapshots hold and the server does not (a dump from before put back, rows removed
-    at the server): ``snapshots`` (core.backup.Copy) holding some, newest first; the groups' names; how many."""
+    at the server): ``snapshots`` (core.backup.Copy) holding some, newest first; the groups' names; how many;
+    ``beside``: those of the names of which the server holds other versions under the snapshots' numbers (saved
+    since it lost them): put back, each goes beside the server's group as a group of its own (beside_names)."""
     snapshots: list
     names: list[str]
     versions: int
+    beside: list[str] = field(default_factory=list)
 
 
-def lacking(store: GroupStore, groups_db: Path) -> Lacking:
+def lacking(store: GroupStore, groups_db: Path, kept: list | None = None) -> Lacking:
     """What the corpus's PostgreSQL store lacks of the saved versions its kept snapshots hold: every snapshot, not
-    only the newest, since one taken after the loss holds it no more. Each version's group and number are
-    compared, no labels; a snapshot's are read once (without writing it), the server's on every call."""
-    kept_ones = snapshots_of(groups_db)
+    only the newest, since one taken after the loss holds it no more. Each version's group, number and time of
+    saving are compared, no labels (a version the server lost and one saved since under its number differ in
+    time); a version put back beside the server's group (beside_names) counts as there. A snapshot's versions
+    are read once (without writing it), the server's on every call. ``kept``: the snapshots (snapshots_of), where
+    already listed."""
+    kept_ones = snapshots_of(groups_db) if kept is None else kept
     if not kept_ones:  # nothing to compare: the server is not asked
         return Lacking([], [], 0)
     with store.db.read() as s:
-        there = {tuple(r) for r in s.run(_VERSIONS, (store.corpus,))}
+        rows = s.run(_VERSIONS, (store.corpus,))
+    there = {(_base(name), number, made) for name, number, made in rows}
+    numbered = {(name, number) for name, number, _ in rows}
     holding, missing = [], set()
     for kept in kept_ones:
-        theirs = _held(str(kept.path), kept.path.stat().st_mtime_ns) - there
+        theirs = {(_base(name), number, made) for name, number, made in _held(str(kept.path),
+                                                                             kept.path.stat().st_mtime_ns)} - there
         if theirs:
             holding.append(kept)
             missing |= theirs
-    return Lacking(holding, sorted({name for name, _ in missing}), len(missing))
+    return Lacking(holding, sorted({name for name, _, _ in missing}), len(missing),
+                   sorted({name for name, number, _ in missing if (name, number) in numbered}))
 
 
 @functools.lru_cache(maxsize=64)
 def _held(path: str, _stamp: int) -> frozenset:
-    """A snapshot's versions as (group, number) pairs; ``_stamp`` (its time of change) keys the cache."""
+    """A snapshot's versions as (group, number, time saved); ``_stamp`` (its time of change) keys the cache."""
     con = backup.read_only(Path(path))
     try:
         return frozenset(con.execute(_VERSIONS, ("",)))  # a snapshot holds one corpus: its rows carry none
@@ -285,12 +366,13 @@ def _held(path: str, _stamp: int) -> frozenset:
 def put_back_lacking(store: GroupStore, found: Lacking) -> list[Report]:
     """Put into the server the saved work of each snapshot in ``found`` that it lacks, newest first (what a later
     one holds comes from it), with ``saved_work_only``: the drafts discarded and the decisions taken back since a
-    snapshot do not come back (``python -m precompute.store restore`` puts back everything). Stops at the first
-    that cannot be put back (ValueError: a version the server holds with other labels); what came before stays."""
+    snapshot do not come back (``python -m precompute.store restore`` puts back everything). A group of which the
+    server holds other versions under the snapshot's numbers is put back beside it (migrate's ``beside``). Stops
+    at the first that cannot be put back (ValueError); what came before stays."""
     reports = []
     for kept in found.snapshots:
         try:
-            reports.append(put_back_snapshot(kept.path, store, saved_work_only=True))
+            reports.append(put_back_snapshot(kept.path, store, saved_work_only=True, beside=True))
         except ValueError as exc:
             done = f" (put back before it: {len(reports)} newer snapshot{'s' if len(reports) != 1 else ''})"
             raise ValueError(f"{kept.path.name}: {exc}{done if reports else ''}") from None
@@ -356,13 +438,15 @@ def snapshot_lock(groups_db: Path):
     return try_lock(backup.folder(Path(groups_db).with_name(f"{SNAPSHOTS}.sqlite")) / LOCK, wait=True)
 
 
-def put_back_snapshot(chosen: Path, dst: GroupStore, progress=None, saved_work_only: bool = False) -> Report:
+def put_back_snapshot(chosen: Path, dst: GroupStore, progress=None, saved_work_only: bool = False,
+                      beside: bool = False) -> Report:
     """Copy into ``dst`` (the corpus's PostgreSQL store) what it lacks of a snapshot: groups, versions, drafts,
-    topics, assignments, decisions and journal entries it does not hold (``saved_work_only``: see migrate).
-    Nothing there is overwritten: a version the server holds with other labels refuses the whole copy. The
-    snapshot is read from a copy of it (opening a SQLite file may write to it)."""
+    topics, assignments, decisions and journal entries it does not hold (``saved_work_only``, ``beside``: see
+    migrate). Nothing there is overwritten: a version the server holds with other labels refuses the whole copy,
+    or with ``beside`` puts its group back beside the server's. The snapshot is read from a copy of it (opening a
+    SQLite file may write to it)."""
     _sweep(Path(chosen).parent)
     with tempfile.TemporaryDirectory(prefix=".put-back-", dir=Path(chosen).parent) as tmp:
         work = Path(tmp) / "groups.sqlite"
         shutil.copyfile(chosen, work)
-        return migrate(GroupStore(SQLite(work, backups=False)), dst, progress, saved_work_only)
+        return migrate(GroupStore(SQLite(work, backups=False)), dst, progress, saved_work_only, beside)

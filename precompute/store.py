@@ -4,7 +4,7 @@ server keeps them.
     python -m precompute.store migrate --corpus NAME --to postgresql://USER@HOST:PORT/DB
     python -m precompute.store where --corpus NAME
     python -m precompute.store backups --corpus NAME
-    python -m precompute.store restore --corpus NAME [--backup FILE] [--yes]
+    python -m precompute.store restore --corpus NAME [--backup FILE] [--yes] [--beside]
     SEMANNO_DB=postgresql://... python -m precompute.store snapshot --corpus NAME
 
 ``migrate`` copies groups, every version with its labels, drafts, the journal of label events, topics and
@@ -27,8 +27,10 @@ before upgrading the server, or from cron (it waits for a snapshot being taken t
 corpus). The app can open such a file as a corpus's groups file.
 ``backups`` then lists the snapshots, and ``restore`` copies into the server what it lacks of one (the newest
 unless ``--backup`` names another): a group, version, draft or topic lost there comes back; nothing the server
-holds is overwritten, and a version it holds with other labels refuses the whole copy. The server's own tools
-(pg_dump) back up the whole database.
+holds is overwritten, and a version it holds with other labels refuses the whole copy; with ``--beside`` that
+version's group is put back whole beside the server's, as ``NAME (put back)`` (the server lost the snapshot's
+version and one was saved since under its number: both kept, to be compared). The server's own tools (pg_dump)
+back up the whole database.
 """
 
 from __future__ import annotations
@@ -73,6 +75,9 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--backup", type=Path, help="the backup to put back (a file of `backups`; the newest if not given)")
     r.add_argument("--yes", action="store_true", help="replace a groups file that still checks out and holds groups "
                                                       "(going back to the backup: nothing of it is read back)")
+    r.add_argument("--beside", action="store_true",
+                   help="with SEMANNO_DB: a group of which the server holds other versions under the snapshot's "
+                        "numbers is put back whole beside it, as 'NAME (put back)', instead of refusing the copy")
     return p
 
 
@@ -177,7 +182,14 @@ def restore_snapshot(name: str, dsn: str, a) -> int:
         raise ValueError(f"--backup {chosen}: not a snapshot that can be read (python -m precompute.store backups "
                          f"--corpus {name} lists them)")
     with versions_bar("versions copied (or there), then checked") as step:
-        report = put_back_snapshot(chosen, GroupStore(PostgreSQL(dsn), corpus=name), progress=step)
+        try:
+            report = put_back_snapshot(chosen, GroupStore(PostgreSQL(dsn), corpus=name), progress=step,
+                                       beside=a.beside)
+        except ValueError as exc:
+            if a.beside or "with other labels" not in str(exc):
+                raise
+            raise ValueError(f"{exc}; --beside puts that group back beside the server's, as 'NAME (put back)', "
+                             "keeping both") from None
     log.info("%s -> corpus %s at PostgreSQL %s (what it lacked; nothing there overwritten): %s", chosen, name,
              safe_target(dsn), report.line())
     return 0

@@ -720,3 +720,57 @@ def test_migrate_copies_everything_verifies_and_can_run_again(tmp_path, pg_serve
 
     assert run_main(store_job.main, ["migrate", "--corpus", name, "--to", pg_server.dsn]) == 2
     assert dst.load("g").included == ["other"], "refused, never overwritten"
+
+
+def test_a_version_the_server_lost_and_saved_again_under_its_number_is_named_and_put_back_beside_it(tmp_path):
+    """The server loses version 2 of a group, and an annotator saves the group again: the new version 2 holds
+    other labels. The comparison by group and number said nothing was lacking (the lost work unnamed), and a
+    put-back of the older snapshot was refused whole. Now it is named, and put back beside the server's group as a
+    group of its own; the server's own versions are left as they are, and a second loss goes beside the first."""
+    from core.migrate import lacking, put_back_lacking, put_back_snapshot, snapshot
+    from core.store import GroupStore
+
+    groups_db = tmp_path / "c" / "groups.sqlite"
+    server = GroupStore(tmp_path / "server.sqlite")  # any store; the team's is PostgreSQL (tests/test_team.py)
+
+    def lose_version_2():
+        with server.db.tx() as db:
+            [(vid,)] = db.run("SELECT v.id FROM versions v JOIN groups g ON g.id=v.group_id WHERE g.name='floods' "
+                              "AND v.number=2")
+            db.run("DELETE FROM labels WHERE version_id=?", (vid,))
+            db.run("DELETE FROM versions WHERE id=?", (vid,))
+
+    server.save("floods", ["t1", "t2"], ["t3"], topic="rivers")
+    server.save("floods", ["t1"], ["t2", "t3"], overwrite=True)
+    server.save("fires", ["t4"], [])
+    before, _ = snapshot(server, groups_db)
+    lose_version_2()
+    assert server.save("floods", ["t5"], [], overwrite=True) == 2, "saved again under the lost one's number"
+    after, _ = snapshot(server, groups_db)  # taken after the loss: it holds the new version 2
+
+    found = lacking(server, groups_db)
+    assert (found.versions, found.names, found.beside) == (1, ["floods"], ["floods"])
+    assert [k.path for k in found.snapshots] == [before]
+    with pytest.raises(ValueError, match="'floods' version 2 is in PostgreSQL already with other labels"):
+        put_back_snapshot(before, server)  # without beside: refused whole, as before
+    [report] = put_back_lacking(server, found)
+    assert report.beside == {"floods": "floods (put back)"} and "as ‘floods (put back)’" in report.line()
+    assert server.load("floods").included == ["t5"], "the server's own version changed"
+    assert server.load("floods (put back)").included == ["t1"]
+    assert server.load("floods (put back)", version=1).included == ["t1", "t2"]
+    with server.db.read() as db:
+        topics = dict(db.run("SELECT name, topic FROM groups"))
+    assert topics["floods"] == "rivers" and topics["floods (put back)"] is None, "a copy beside took the topic"
+    assert lacking(server, groups_db).versions == 0, "a version put back beside still counted as lacking"
+    again = put_back_snapshot(before, server, beside=True)
+    assert not again.copied and not again.beside and again.already == 3, "a second put-back copied it again"
+
+    lose_version_2()  # lost again, and saved a third time: the later snapshot's version 2 goes beside too
+    server.save("floods", ["t6"], [], overwrite=True)
+    found = lacking(server, groups_db)
+    assert (found.versions, found.beside, [k.path for k in found.snapshots]) == (1, ["floods"], [after])
+    [report] = put_back_lacking(server, found)
+    assert report.beside == {"floods": "floods (put back 2)"}, "the first copy beside holds another version 2"
+    assert server.load("floods (put back 2)").included == ["t5"] and server.load("floods").included == ["t6"]
+    assert server.load("floods (put back)").included == ["t1"] and lacking(server, groups_db).versions == 0
+    assert set(server.names()) == {"fires", "floods", "floods (put back)", "floods (put back 2)"}

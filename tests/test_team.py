@@ -433,7 +433,7 @@ def test_the_groups_page_puts_back_what_the_teams_server_lost_from_the_newest_sn
     assert any("hold 1 saved version the server does not, of ‘" + first + "’" in w for w in said), said
     groups.button(key="gr_put_back_button").click().run()
     assert not groups.exception and not groups.warning, [w.value for w in groups.warning]
-    assert any("Put back: from postgresql-" in unescape(s.value) and "copied 1 versions" in unescape(s.value)
+    assert any("Put back: from postgresql-" in unescape(s.value) and "copied 1 version;" in unescape(s.value)
                for s in groups.success), [s.value for s in groups.success]
     assert pg.load(first).included == ["t1"] and pg.load(first, 1).included == ["t1", "t2"]
     assert not pg.decisions(topic) and not [d for d in pg.drafts("alice", unsaved_only=False, limit=1000)
@@ -455,6 +455,49 @@ def test_the_groups_page_puts_back_what_the_teams_server_lost_from_the_newest_sn
     assert not groups.exception and not groups.warning, [w.value for w in groups.warning]
     assert {name: len(pg.versions(name)) for name in pg.names()} == held
     assert pg.load(second).included == ["t4"] and groups.dataframe, "the groups are listed again"
+
+
+def test_a_version_the_teams_server_lost_and_saved_again_is_named_and_put_back_beside_it(tweets, pg_server,
+                                                                                       monkeypatch):
+    """The server lost a group's second version and an annotator saved the group again: its new version 2 holds
+    other labels. The Groups page compared versions by number alone and said nothing (the lost work unnamed), and
+    restore refused the older snapshot whole. Now the page names the group, says the snapshot's versions go beside
+    the server's, and its button puts them there as a group of its own; the terminal's refusal names --beside."""
+    import uuid
+
+    from core import migrate
+    from core.db import PostgreSQL
+    from precompute import store as store_job
+
+    monkeypatch.setenv("SEMANNO_DB", pg_server.dsn)
+    monkeypatch.setattr(migrate, "_started", {})
+    groups_db = tweets / "tweets" / "groups.sqlite"
+    pg = GroupStore(PostgreSQL(pg_server.dsn), corpus="tweets")
+    name = f"floods {uuid.uuid4().hex[:6]}"
+    pg.save(name, ["t1", "t2"], ["t3"])
+    pg.save(name, ["t1"], ["t2", "t3"], overwrite=True)
+    before, _ = migrate.snapshot(pg, groups_db)
+    with pg.db.tx() as db:
+        [(vid,)] = db.run("SELECT v.id FROM versions v JOIN groups g ON g.id=v.group_id WHERE g.corpus='tweets' "
+                          "AND g.name=? AND v.number=2", (name,))
+        db.run("DELETE FROM labels WHERE version_id=?", (vid,))
+        db.run("DELETE FROM versions WHERE id=?", (vid,))
+    assert pg.save(name, ["t5"], [], overwrite=True) == 2
+    migrate.snapshot(pg, groups_db)
+
+    with pytest.raises(ValueError, match="--beside puts that group back beside the server's"):
+        store_job.main(["restore", "--corpus", "tweets", "--backup", str(before)])
+    groups = app("pages/5_Groups.py").run()
+    said = [unescape(w.value) for w in groups.warning]
+    assert any(f"hold 1 saved version the server does not, of ‘{name}’" in w and f"Of ‘{name}’ the server holds "
+               f"other versions under the same numbers" in w and f"‘{name} (put back)’" in w for w in said), said
+    groups.button(key="gr_put_back_button").click().run()
+    assert not groups.exception and not groups.warning, [w.value for w in groups.warning]
+    assert any(f"‘{name}’ put beside the server's as ‘{name} (put back)’" in unescape(s.value)
+               for s in groups.success), [s.value for s in groups.success]
+    assert pg.load(name).included == ["t5"], "the server's own version 2 changed"
+    assert pg.load(f"{name} (put back)").included == ["t1"]
+    assert pg.load(f"{name} (put back)", version=1).included == ["t1", "t2"]
 
 
 def test_the_jobs_read_a_teams_groups_from_postgresql(tweets, pg_server, monkeypatch, tmp_path, capsys):

@@ -11,7 +11,7 @@ import streamlit as st
 
 from core import backup
 from core.db import DatabaseError
-from core.migrate import SNAPSHOT_LOG, lacking, last_failure, put_back_lacking, snapshots_line
+from core.migrate import BESIDE, SNAPSHOT_LOG, lacking, last_failure, put_back_lacking, snapshots_line, snapshots_of
 from core.store import GroupStore
 from ui.text import md, quoted
 
@@ -24,12 +24,13 @@ def panel(store: GroupStore, name: str) -> None:
     at = store.snapshots_at
     if done := st.session_state.pop(_DONE, None):
         st.success(done)
-    st.caption(md(snapshots_line(at, name)))
-    if failed := last_failure(at):
+    kept = snapshots_of(at)  # listed once for the three below
+    st.caption(md(snapshots_line(at, name, kept)))
+    if failed := last_failure(at, kept):
         st.warning(md(f"The last snapshot of the team's groups did not finish: {failed}. The groups at the server are "
                       f"as they were; the next save tries again (whole output: {backup.folder(at) / SNAPSHOT_LOG})."))
     try:
-        found = lacking(store, at)
+        found = lacking(store, at, kept)
     except (OSError, sqlite3.Error, DatabaseError) as exc:  # a snapshot unreadable, the server gone
         st.warning(f"The snapshots could not be compared with the server: {md(exc)}")
         return
@@ -37,16 +38,17 @@ def panel(store: GroupStore, name: str) -> None:
         return
     shown = ", ".join(quoted(n) for n in found.names[:10])
     shown += f" and {len(found.names) - 10:,} more" if len(found.names) > 10 else ""
-    newest = found.snapshots[0].made
+    newest, it = found.snapshots[0].made, "it" if found.versions == 1 else "them"
     st.warning(f"The snapshots of the team's groups hold {found.versions:,} saved version"
                f"{'s' if found.versions != 1 else ''} the server does not, of {shown} (the newest snapshot that holds "
-               f"some: {newest:%Y-%m-%d %H:%M} UTC). The server has lost them (a dump from before put back, or rows "
-               "removed there), unless someone removed them there on purpose.")
+               f"some: {newest:%Y-%m-%d %H:%M} UTC). The server has lost {it} (a dump from before put back, or rows "
+               f"removed there), unless someone removed {it} there on purpose." + _beside(found.beside))
     if st.button("Put back what the server lacks", key="gr_put_back_button", type="primary",
                  help="Copies into the server the groups, versions, journal, topics and assignments of the snapshots "
-                      "that it lacks; nothing the server holds is changed. Drafts and an adjudicator's decisions are "
-                      "left out (one discarded or taken back since would come back): python -m precompute.store "
-                      "restore puts back a whole snapshot"):
+                      "that it lacks; nothing the server holds is changed (a group of which it holds other versions "
+                      f"under the same numbers is put back beside it, as NAME{BESIDE}). Drafts and an adjudicator's "
+                      "decisions are left out (one discarded or taken back since would come back): python -m "
+                      "precompute.store restore puts back a whole snapshot"):
         try:
             with st.spinner("Putting back what the server lacks, and checking every version…"):
                 reports = put_back_lacking(store, found)
@@ -56,3 +58,15 @@ def panel(store: GroupStore, name: str) -> None:
             st.session_state[_DONE] = "Put back: " + "; ".join(
                 f"from {md(kept.path.name)}, {md(r.line(), limit=1000)}" for kept, r in zip(found.snapshots, reports))
             st.rerun()
+
+
+def _beside(names: list[str]) -> str:
+    """The warning's words on groups of which the server holds other versions under the snapshots' numbers."""
+    if not names:
+        return ""
+    shown = ", ".join(quoted(n) for n in names[:10]) + (f" and {len(names) - 10:,} more" if len(names) > 10 else "")
+    one = len(names) == 1
+    return (f" Of {shown} the server holds other versions under the same numbers (saved since the loss): the "
+            f"snapshots' versions of {'it go back beside it, as a group of its own' if one else 'each go back beside'}"
+            f"{'' if one else ' it, as groups of their own'} named {quoted(names[0] + BESIDE)}"
+            f"{'' if one else ' and so on'}, so that both can be compared.")
