@@ -3,9 +3,12 @@ snapshot of its groups costs (``python -m precompute.store snapshot``, core/migr
 a corpus's groups copied out of a throwaway server (durable commits, as an operator's) into a checked SQLite file,
 and putting it back into the server after its groups are lost (every version copied back and checked); a team's
 saves while the snapshot job the app starts by itself runs beside them. Medians of --repeat runs.
+With ``--page``, only what the Groups page does with the kept snapshots: compare them with the server on each view
+(core.migrate.lacking), and put back versions the server lost, where it has saved others under their numbers since.
 
     python -m bench.pg_snapshot [--groups 40] [--versions 5] [--labels 10000] [--repeat 3]
                                 [--during-repeat 1]
+    python -m bench.pg_snapshot --page [--groups 400] [--versions 5] [--labels 10] [--snapshots 8] [--repeat 9]
 
 Prints one JSON line per figure.
 """
@@ -98,6 +101,47 @@ def during_snapshot(pg: GroupStore, dsn: str, groups_db: Path) -> None:
                           "searches": len(ms), "p50_ms": pct(ms, 0.5), "p99_ms": pct(ms, 0.99)}))
 
 
+def page(pg: GroupStore, groups_db: Path, a) -> None:
+    """The Groups page's comparison of --snapshots kept snapshots with the server (no version lacking, then ten
+    groups of which the server lost the last version and saved another under its number), and its put-back."""
+    from core import migrate
+
+    for _ in range(a.snapshots):
+        migrate.snapshot(pg, groups_db, keep=a.snapshots)
+        time.sleep(1.05)  # snapshots are named by the second
+
+    def views(expect: int) -> tuple[float, list[float]]:
+        migrate._held.cache_clear()
+        runs = []
+        for _ in range(a.repeat + 1):
+            t = time.perf_counter()
+            found = migrate.lacking(pg, groups_db)
+            runs.append((time.perf_counter() - t) * 1e3)
+            assert found.versions == expect, found
+        return runs[0], runs[1:]
+
+    for lost in (0, 10):
+        with pg.db.tx() as db:  # the server loses the last version of ``lost`` groups; each is saved again
+            for g in range(lost):
+                [(vid,)] = db.run("SELECT v.id FROM versions v JOIN groups g ON g.id=v.group_id WHERE g.corpus=? "
+                                  "AND g.name=? AND v.number=?", (pg.corpus, f"group {g}", a.versions))
+                db.run("DELETE FROM labels WHERE version_id=?", (vid,))
+                db.run("DELETE FROM versions WHERE id=?", (vid,))
+        for g in range(lost):
+            pg.save(f"group {g}", [f"again-{g}"], [], overwrite=True)
+        first, runs = views(lost)
+        print(json.dumps({"step": f"the Groups page's comparison of {a.snapshots} snapshots ({a.groups * a.versions:,} "
+                          f"versions each) with the server, {lost} lacking", "first_ms": round(first, 1),
+                          "median_ms": round(statistics.median(runs), 1), "runs_ms": [round(x, 1) for x in runs]}))
+    found = migrate.lacking(pg, groups_db)
+    t = time.perf_counter()
+    reports = migrate.put_back_lacking(pg, found)
+    print(json.dumps({"step": "putting them back beside the server's groups", "s": round(time.perf_counter() - t, 2),
+                      "groups beside": len(found.beside), "snapshots copied": len(reports),
+                      "said": reports[0][1].line()[:300]}))
+    assert migrate.lacking(pg, groups_db).versions == 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--groups", type=int, default=40)
@@ -105,16 +149,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--labels", type=int, default=10_000)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--during-repeat", type=int, default=1, help="rounds of the saves beside the job")
+    p.add_argument("--page", action="store_true", help="only the Groups page's comparison and put-back")
+    p.add_argument("--snapshots", type=int, default=8, help="with --page: snapshots kept")
     a = p.parse_args(argv)
     with throwaway_server(fsync=True) as server, tempfile.TemporaryDirectory(prefix="bench-snapshot-") as tmp:
         pg = GroupStore(PostgreSQL(server.dsn), corpus="bench")
-        saves(GroupStore(pg.db, corpus="saves"), a)  # a corpus of its own: not in the snapshot
+        if not a.page:
+            saves(GroupStore(pg.db, corpus="saves"), a)  # a corpus of its own: not in the snapshot
         t = time.perf_counter()
         for g in range(a.groups):
             for v in range(a.versions):
                 pg.save(f"group {g}", [f"{g}-{v}-{i}" for i in range(a.labels)], [f"x{g}-{v}"], overwrite=True)
         print(json.dumps({"step": "built", "groups": a.groups, "versions": a.versions,
                           "labels_per_version": a.labels, "s": round(time.perf_counter() - t, 1)}))
+        if a.page:
+            page(pg, Path(tmp) / "bench" / "groups.sqlite", a)
+            return 0
         taken, back, size, said = [], [], 0, ""
         for _ in range(a.repeat):
             t = time.perf_counter()

@@ -97,7 +97,7 @@ def beside_names(name: str):
 
 def _base(name: str) -> str:
     """A group's name without the mark of one put back beside another (beside_names)."""
-    return _BESIDE.sub("", name)
+    return _BESIDE.sub("", name) if name.endswith(")") else name
 
 
 def migrate(src: GroupStore, dst: GroupStore, progress=None, saved_work_only: bool = False,
@@ -328,7 +328,7 @@ class Lacking:
     beside: list[str] = field(default_factory=list)
 
 
-def lacking(store: GroupStore, groups_db: Path, kept: list | None = None) -> Lacking:
+def lacking(store: GroupStore, groups_db: Path | None, kept: list | None = None) -> Lacking:
     """What the corpus's PostgreSQL store lacks of the saved versions its kept snapshots hold: every snapshot, not
     only the newest, since one taken after the loss holds it no more. Each version's group, number and time of
     saving are compared, no labels (a version the server lost and one saved since under its number differ in
@@ -344,8 +344,7 @@ def lacking(store: GroupStore, groups_db: Path, kept: list | None = None) -> Lac
     numbered = {(name, number) for name, number, _ in rows}
     holding, missing = [], set()
     for kept in kept_ones:
-        theirs = {(_base(name), number, made) for name, number, made in _held(str(kept.path),
-                                                                             kept.path.stat().st_mtime_ns)} - there
+        theirs = _held(str(kept.path), kept.path.stat().st_mtime_ns) - there
         if theirs:
             holding.append(kept)
             missing |= theirs
@@ -355,24 +354,28 @@ def lacking(store: GroupStore, groups_db: Path, kept: list | None = None) -> Lac
 
 @functools.lru_cache(maxsize=64)
 def _held(path: str, _stamp: int) -> frozenset:
-    """A snapshot's versions as (group, number, time saved); ``_stamp`` (its time of change) keys the cache."""
+    """A snapshot's versions as (group, number, time saved), a group put back beside another under the other's
+    name (_base); ``_stamp`` (its time of change) keys the cache."""
     con = backup.read_only(Path(path))
-    try:
-        return frozenset(con.execute(_VERSIONS, ("",)))  # a snapshot holds one corpus: its rows carry none
+    try:  # a snapshot holds one corpus: its rows carry none
+        return frozenset((_base(name), number, made) for name, number, made in con.execute(_VERSIONS, ("",)))
     finally:
         con.close()
 
 
-def put_back_lacking(store: GroupStore, found: Lacking) -> list[Report]:
+def put_back_lacking(store: GroupStore, found: Lacking) -> list[tuple]:
     """Put into the server the saved work of each snapshot in ``found`` that it lacks, newest first (what a later
     one holds comes from it), with ``saved_work_only``: the drafts discarded and the decisions taken back since a
     snapshot do not come back (``python -m precompute.store restore`` puts back everything). A group of which the
-    server holds other versions under the snapshot's numbers is put back beside it (migrate's ``beside``). Stops
-    at the first that cannot be put back (ValueError); what came before stays."""
+    server holds other versions under the snapshot's numbers is put back beside it (migrate's ``beside``). A
+    snapshot that lacks nothing more once the newer ones are back is not copied again. Returns (snapshot, Report)
+    for each put back. Stops at the first that cannot be put back (ValueError); what came before stays."""
     reports = []
     for kept in found.snapshots:
+        if reports and not lacking(store, None, [kept]).versions:
+            continue  # the newer ones held all it had that the server lacked
         try:
-            reports.append(put_back_snapshot(kept.path, store, saved_work_only=True, beside=True))
+            reports.append((kept, put_back_snapshot(kept.path, store, saved_work_only=True, beside=True)))
         except ValueError as exc:
             done = f" (put back before it: {len(reports)} newer snapshot{'s' if len(reports) != 1 else ''})"
             raise ValueError(f"{kept.path.name}: {exc}{done if reports else ''}") from None

@@ -743,17 +743,19 @@ def test_a_version_the_server_lost_and_saved_again_under_its_number_is_named_and
     server.save("floods", ["t1", "t2"], ["t3"], topic="rivers")
     server.save("floods", ["t1"], ["t2", "t3"], overwrite=True)
     server.save("fires", ["t4"], [])
-    before, _ = snapshot(server, groups_db)
+    older, _ = snapshot(server, groups_db)
+    before, _ = snapshot(server, groups_db)  # two taken before the loss: the newer one is put back, alone
     lose_version_2()
     assert server.save("floods", ["t5"], [], overwrite=True) == 2, "saved again under the lost one's number"
     after, _ = snapshot(server, groups_db)  # taken after the loss: it holds the new version 2
 
     found = lacking(server, groups_db)
     assert (found.versions, found.names, found.beside) == (1, ["floods"], ["floods"])
-    assert [k.path for k in found.snapshots] == [before]
+    assert [k.path for k in found.snapshots] == [before, older]
     with pytest.raises(ValueError, match="'floods' version 2 is in PostgreSQL already with other labels"):
         put_back_snapshot(before, server)  # without beside: refused whole, as before
-    [report] = put_back_lacking(server, found)
+    [(kept, report)] = put_back_lacking(server, found)
+    assert kept.path == before, "the older snapshot, which held nothing more, was copied again"
     assert report.beside == {"floods": "floods (put back)"} and "as ‘floods (put back)’" in report.line()
     assert server.load("floods").included == ["t5"], "the server's own version changed"
     assert server.load("floods (put back)").included == ["t1"]
@@ -769,7 +771,7 @@ def test_a_version_the_server_lost_and_saved_again_under_its_number_is_named_and
     server.save("floods", ["t6"], [], overwrite=True)
     found = lacking(server, groups_db)
     assert (found.versions, found.beside, [k.path for k in found.snapshots]) == (1, ["floods"], [after])
-    [report] = put_back_lacking(server, found)
+    [(_, report)] = put_back_lacking(server, found)
     assert report.beside == {"floods": "floods (put back 2)"}, "the first copy beside holds another version 2"
     assert server.load("floods (put back 2)").included == ["t5"] and server.load("floods").included == ["t6"]
     assert server.load("floods (put back)").included == ["t1"] and lacking(server, groups_db).versions == 0

@@ -56,7 +56,7 @@ def panel(store: GroupStore, name: str) -> None:
             st.error(f"Not put back: {md(exc, limit=1000)}")
         else:
             st.session_state[_DONE] = "Put back: " + "; ".join(
-                f"from {md(kept.path.name)}, {md(r.line(), limit=1000)}" for kept, r in zip(found.snapshots, reports))
+                f"from {md(kept.path.name)}, {md(r.line(), limit=1000)}" for kept, r in reports)
             st.rerun()
 
 
