@@ -209,6 +209,9 @@ def main(argv: list[str] | None = None) -> int:
         raise ValueError("snapshot copies a corpus's groups out of PostgreSQL, and SEMANNO_DB is not set: the app "
                          "backs up a SQLite groups file itself (python -m precompute.store backups --corpus "
                          f"{name})")
+    if a.command == "restore" and a.beside:
+        raise ValueError("--beside is for a team's PostgreSQL snapshots, and SEMANNO_DB is not set: a backup of a "
+                         "SQLite groups file is put back whole (what was saved after it is read back)")
     if a.command in ("backups", "restore"):
         return list_backups(name) if a.command == "backups" else restore(name, a.backup, a.yes)
     db = paths.groups_db(name)

@@ -186,6 +186,8 @@ def test_the_restore_job_replaces_a_file_with_groups_only_when_told(corpus, monk
     assert sorted(GroupStore(corpus).names()) == ["new", "old"]
     r = job("restore", "--corpus", "c", "--backup", "nothing.sqlite")
     assert r.returncode == 2 and "--backup nothing.sqlite: no such file" in r.stderr
+    r = job("restore", "--corpus", "c", "--beside")
+    assert r.returncode == 2 and "--beside is for a team's PostgreSQL snapshots" in r.stderr
     r = job("restore", "--corpus", "c", "--backup", backup.copies(corpus)[0].path.name, "--yes")
     assert r.returncode == 0, r.stderr
     assert GroupStore(corpus).names() == ["old"], "going back to a backup on purpose reads nothing back"
