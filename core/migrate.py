@@ -332,24 +332,49 @@ def lacking(store: GroupStore, groups_db: Path | None, kept: list | None = None)
     """What the corpus's PostgreSQL store lacks of the saved versions its kept snapshots hold: every snapshot, not
     only the newest, since one taken after the loss holds it no more. Each version's group, number and time of
     saving are compared, no labels (a version the server lost and one saved since under its number differ in
-    time); a version put back beside the server's group (beside_names) counts as there. A snapshot's versions
-    are read once (without writing it), the server's on every call. ``kept``: the snapshots (snapshots_of), where
-    already listed."""
+    time); a version put back beside the server's group (beside_names) counts as there, and so does one of which
+    the server holds a version under its number with the same labels (only then are labels read). A snapshot's
+    versions are read once (without writing it), the server's on every call. ``kept``: the snapshots
+    (snapshots_of), where already listed."""
     kept_ones = snapshots_of(groups_db) if kept is None else kept
     if not kept_ones:  # nothing to compare: the server is not asked
         return Lacking([], [], 0)
+    holding, missing = [], set()
     with store.db.read() as s:
         rows = s.run(_VERSIONS, (store.corpus,))
-    there = {(_base(name), number, made) for name, number, made in rows}
-    numbered = {(name, number) for name, number, _ in rows}
-    holding, missing = [], set()
-    for kept in kept_ones:
-        theirs = _held(str(kept.path), kept.path.stat().st_mtime_ns) - there
-        if theirs:
-            holding.append(kept)
-            missing |= theirs
+        there = {(_base(name), number, made) for name, number, made in rows}
+        numbered = {(name, number) for name, number, _ in rows}
+        for kept in kept_ones:
+            stamp = kept.path.stat().st_mtime_ns
+            theirs = {v for v in _held(str(kept.path), stamp) - there  # one saved again under its number with the
+                      if (v[0], v[1]) not in numbered  # same labels is not lost: labels read for these alone
+                      or _sum_held(str(kept.path), stamp, *v) != _sum_there(s, store, *v)}
+            if theirs:
+                holding.append(kept)
+                missing |= theirs
     return Lacking(holding, sorted({name for name, _, _ in missing}), len(missing),
                    sorted({name for name, number, _ in missing if (name, number) in numbered}))
+
+
+@functools.lru_cache(maxsize=256)
+def _sum_held(path: str, _stamp: int, name: str, number: int, made: str) -> str:
+    """The checksum of a snapshot's version (``name`` as _base gives it, its number and time of saving)."""
+    con = backup.read_only(Path(path))
+    try:
+        for vid, group in con.execute("SELECT v.id, g.name FROM versions v JOIN groups g ON g.id=v.group_id WHERE "
+                                      "v.number=? AND v.created_at=?", (number, made)):
+            if _base(group) == name:
+                return checksum(con.execute("SELECT item_id, label FROM labels WHERE version_id=?", (vid,)))
+        return ""
+    finally:
+        con.close()
+
+
+def _sum_there(s, store: GroupStore, name: str, number: int, _made: str) -> str:
+    """The checksum of the server's version ``number`` of group ``name``."""
+    row = s.one("SELECT v.id FROM versions v JOIN groups g ON g.id=v.group_id WHERE g.corpus=? AND g.name=? AND "
+                "v.number=?", (store.corpus, name, number))
+    return checksum(_version_labels(s, row[0])) if row else "-"
 
 
 @functools.lru_cache(maxsize=64)

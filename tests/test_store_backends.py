@@ -776,3 +776,14 @@ def test_a_version_the_server_lost_and_saved_again_under_its_number_is_named_and
     assert server.load("floods (put back 2)").included == ["t5"] and server.load("floods").included == ["t6"]
     assert server.load("floods (put back)").included == ["t1"] and lacking(server, groups_db).versions == 0
     assert set(server.names()) == {"fires", "floods", "floods (put back)", "floods (put back 2)"}
+
+    server.save("rains", ["t7"], [])  # lost and saved again with the same labels: nothing is lacking
+    server.save("rains", ["t7", "t8"], [], overwrite=True)
+    snapshot(server, groups_db)
+    with server.db.tx() as db:
+        db.run("DELETE FROM labels WHERE version_id=(SELECT v.id FROM versions v JOIN groups g ON g.id=v.group_id "
+               "WHERE g.name='rains' AND v.number=2)")
+        db.run("DELETE FROM versions WHERE number=2 AND group_id=(SELECT id FROM groups WHERE name='rains')")
+    assert lacking(server, groups_db).names == ["rains"]
+    server.save("rains", ["t8", "t7"], [], overwrite=True)
+    assert lacking(server, groups_db).versions == 0, "a version saved again with the same labels named as lost"
