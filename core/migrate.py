@@ -344,11 +344,18 @@ def lacking(store: GroupStore, groups_db: Path | None, kept: list | None = None)
         rows = s.run(_VERSIONS, (store.corpus,))
         there = {(_base(name), number, made) for name, number, made in rows}
         numbered = {(name, number) for name, number, _ in rows}
+        sums: dict = {}  # the server's versions read for their labels, once a call
+
+        def there_sum(name, number, _made):
+            if (name, number) not in sums:
+                sums[name, number] = _sum_there(s, store, name, number)
+            return sums[name, number]
+
         for kept in kept_ones:
             stamp = kept.path.stat().st_mtime_ns
             theirs = {v for v in _held(str(kept.path), stamp) - there  # one saved again under its number with the
                       if (v[0], v[1]) not in numbered  # same labels is not lost: labels read for these alone
-                      or _sum_held(str(kept.path), stamp, *v) != _sum_there(s, store, *v)}
+                      or _sum_held(str(kept.path), stamp, *v) != there_sum(*v)}
             if theirs:
                 holding.append(kept)
                 missing |= theirs
@@ -370,7 +377,7 @@ def _sum_held(path: str, _stamp: int, name: str, number: int, made: str) -> str:
         con.close()
 
 
-def _sum_there(s, store: GroupStore, name: str, number: int, _made: str) -> str:
+def _sum_there(s, store: GroupStore, name: str, number: int) -> str:
     """The checksum of the server's version ``number`` of group ``name``."""
     row = s.one("SELECT v.id FROM versions v JOIN groups g ON g.id=v.group_id WHERE g.corpus=? AND g.name=? AND "
                 "v.number=?", (store.corpus, name, number))
