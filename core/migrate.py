@@ -14,6 +14,7 @@ import logging
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -308,8 +309,10 @@ def snapshots_line(groups_db: Path, corpus: str, kept: list | None = None) -> st
              f"(python -m precompute.store backups --corpus {corpus} lists them, restore puts one back)")
     if not kept:
         return f"No snapshot of the team's groups yet: one is {taken}."
-    return (f"Snapshots of the team's groups at PostgreSQL: {len(kept)}, the newest {kept[0].made:%Y-%m-%d %H:%M} UTC; "
-            f"{taken}.")
+    past = (f" ({len(kept) - backup.KEEP:,} older than the newest {backup.KEEP} kept, as they hold saved versions the "
+            "server lacks)") if len(kept) > backup.KEEP else ""
+    return (f"Snapshots of the team's groups at PostgreSQL: {len(kept)}{past}, the newest "
+            f"{kept[0].made:%Y-%m-%d %H:%M} UTC; {taken}.")
 
 
 _VERSIONS = ("SELECT g.name, v.number, v.created_at FROM versions v JOIN groups g ON g.id=v.group_id "
@@ -448,9 +451,50 @@ def snapshot(src: GroupStore, groups_db: Path, keep: int = backup.KEEP, progress
                     break
                 time.sleep(0.1)
     backup._sync(where)
-    for old in snapshots_of(groups_db)[keep:]:
-        old.path.unlink(missing_ok=True)
+    _prune(groups_db, keep)
     return final, report
+
+
+def _prune(groups_db: Path, keep: int) -> list[Path]:
+    """Remove the snapshots beyond the newest ``keep``, but for one that holds saved versions that neither the
+    server (as the newest snapshot, just taken, holds it) nor a newer snapshot kept holds: the server lost them,
+    and a loss nobody has seen on the Groups page yet would otherwise roll out of the snapshots within ``keep``
+    saves' half hours. Of several that hold a lost version, the newest is kept. Returns those kept past ``keep``;
+    one that cannot be read is removed, as before."""
+    kept_ones, past = snapshots_of(groups_db), []
+    try:
+        covered = set().union(*(_held(str(c.path), c.path.stat().st_mtime_ns) for c in kept_ones[:keep]))
+    except (OSError, sqlite3.Error) as exc:  # a kept one unreadable: the old rule, by count
+        log.warning("snapshots pruned by count alone: %s", exc)
+        covered = None
+    for old in kept_ones[keep:]:
+        try:
+            lost = covered is not None and {v for v in _held(str(old.path), old.path.stat().st_mtime_ns) - covered
+                                             if not _same_in(kept_ones[0].path, old.path, *v)}
+        except (OSError, sqlite3.Error):
+            lost = set()
+        if lost:
+            covered |= lost
+            past.append(old.path)
+            log.warning("%s kept past the newest %d: it holds %d saved version%s the server lacks (of %s); the "
+                        "Groups page puts them back", old.path.name, keep, len(lost), "s" if len(lost) != 1 else "",
+                        ", ".join(sorted({name for name, _, _ in lost})[:5]))
+        else:
+            old.path.unlink(missing_ok=True)
+    return past
+
+
+def _same_in(newest: Path, old: Path, name: str, number: int, made: str) -> bool:
+    """Whether the newest snapshot holds version ``number`` of group ``name`` with the labels that ``old`` holds
+    under it (saved again with the same labels after the server lost it: not lost)."""
+    con = backup.read_only(newest)
+    try:
+        row = con.execute("SELECT v.id FROM versions v JOIN groups g ON g.id=v.group_id WHERE g.name=? AND "
+                          "v.number=?", (name, number)).fetchone()
+        there = checksum(con.execute("SELECT item_id, label FROM labels WHERE version_id=?", row)) if row else "-"
+    finally:
+        con.close()
+    return there == _sum_held(str(old), old.stat().st_mtime_ns, name, number, made)
 
 
 def _sweep(where: Path) -> None:

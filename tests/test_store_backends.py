@@ -787,3 +787,42 @@ def test_a_version_the_server_lost_and_saved_again_under_its_number_is_named_and
     assert lacking(server, groups_db).names == ["rains"]
     server.save("rains", ["t8", "t7"], [], overwrite=True)
     assert lacking(server, groups_db).versions == 0, "a version saved again with the same labels named as lost"
+
+
+def test_a_snapshot_holding_versions_the_server_lost_is_kept_past_the_newest_ones(tmp_path, caplog, monkeypatch):
+    """Snapshots were kept by count alone (the newest eight, four hours of saving and more). A loss at the server
+    that nobody saw on the Groups page within that time rolled out of them: the lost version was in no snapshot
+    any more. Now one beyond the count that holds a version neither the server nor a newer kept snapshot holds is
+    kept (the newest of those that hold it), and removed once the server holds it again."""
+    from core import backup
+    from core.migrate import lacking, put_back_lacking, snapshot, snapshots_line, snapshots_of
+    from core.store import GroupStore
+
+    groups_db = tmp_path / "c" / "groups.sqlite"
+    server = GroupStore(tmp_path / "server.sqlite")
+    server.save("floods", ["t1", "t2"], ["t3"])
+    server.save("floods", ["t1"], ["t2", "t3"], overwrite=True)
+    first, _ = snapshot(server, groups_db, keep=2)
+    second, _ = snapshot(server, groups_db, keep=2)  # both hold version 2
+    with server.db.tx() as db:
+        db.run("DELETE FROM labels WHERE version_id=(SELECT id FROM versions WHERE number=2)")
+        db.run("DELETE FROM versions WHERE number=2")
+    server.save("fires", ["t4"], [])
+    third, _ = snapshot(server, groups_db, keep=2)
+    fourth, _ = snapshot(server, groups_db, keep=2)
+    assert [c.path for c in snapshots_of(groups_db)] == [fourth, third, second], \
+        "the newest snapshot holding the lost version was removed (or an older one that holds it too was kept)"
+    assert any("kept past the newest 2: it holds 1 saved version the server lacks (of floods)" in r.getMessage()
+               for r in caplog.records)
+    monkeypatch.setattr(backup, "KEEP", 2)  # the app's count, which the Groups page's line reads
+    assert "PostgreSQL: 3 (1 older than the newest 2 kept, as they hold saved versions the server lacks), the " \
+        "newest" in snapshots_line(groups_db, "c")
+    monkeypatch.undo()
+    fifth, _ = snapshot(server, groups_db, keep=2)
+    assert second in [c.path for c in snapshots_of(groups_db)], "kept only once"
+    assert lacking(server, groups_db).names == ["floods"]
+
+    put_back_lacking(server, lacking(server, groups_db))
+    assert server.load("floods", version=2).included == ["t1"]
+    sixth, _ = snapshot(server, groups_db, keep=2)
+    assert [c.path for c in snapshots_of(groups_db)] == [sixth, fifth], "kept after the server holds it again"
