@@ -454,7 +454,7 @@ def import_corpus(spec: ImportSpec, root: Path | None = None, progress: Progress
     if spec.dim < 2:
         raise ValueError(f"--dim must be at least 2, got {spec.dim}")
     try:
-        with exclusive(paths.work_dir(name, root).parent / f"{name}.import.lock"):
+        with exclusive(_import_lock(name, root)):
             return _import_locked(spec, name, root, progress, model_loader, notify)
     except Busy:
         raise InputError(f"corpus {name!r} is being imported by another process right now; wait until it "
@@ -466,6 +466,11 @@ def import_corpus(spec: ImportSpec, root: Path | None = None, progress: Progress
         raise CorpusError(f"the disk of {root} filled up while importing corpus {name!r}{where}: "
                           "the corpus was not changed; make room there, or set SEMANNO_DATA to a folder on a larger "
                           "disk, and import again (the texts embedded so far are kept, not embedded again)") from exc
+
+
+def _import_lock(name: str, root: Path) -> Path:
+    """The lock a corpus's import holds (so does building its keyword index again): one at a time."""
+    return paths.work_dir(name, root).parent / f"{name}.import.lock"
 
 
 # Long (~65 lines): the import's steps in order (read, check, languages, embed or bring, manifest, write);
@@ -623,10 +628,10 @@ def reindex_keywords(c: Corpus, progress: Progress | None = None, force: bool = 
     from core.search import textindex
     from core.search.keyword import fold
 
-    folder = c.data_folder.parent if "data_dir" in c.manifest else c.data_folder
+    root = c.folder.parent
     try:
-        with exclusive(paths.work_dir(c.name, folder.parent).parent / f"{c.name}.import.lock"):
-            if load_manifest(c.name, folder.parent).get("data_dir") != c.manifest.get("data_dir"):
+        with exclusive(_import_lock(c.name, root)):
+            if load_manifest(c.name, root).get("data_dir") != c.manifest.get("data_dir"):
                 return None  # imported again meanwhile: the new import's index is today's
             if c.keyword_index_file is None or not (force or c.keyword_index_outdated):
                 return None
@@ -637,7 +642,7 @@ def reindex_keywords(c: Corpus, progress: Progress | None = None, force: bool = 
             textindex.build(c.data_folder / textindex.FILE, iter(c.frame["text"]), c.n, fold, each)
             if "quotes" in c.manifest.get("indexes", {}):
                 _index_quotes(c.frame, c.data_folder, progress)
-            os.utime(folder / "manifest.json")
+            os.utime(paths.manifest_file(c.name, root))
             return time.time() - t0
     except Busy:
         raise CorpusError(f"corpus {c.name!r} is being imported, or its keyword index built, by another process or "

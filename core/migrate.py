@@ -52,6 +52,10 @@ def _count(n: int, things: str) -> str:
     return f"1 {things[:-3] + 'y' if things.endswith('ies') else things[:-1]}"
 
 
+class OtherLabels(ValueError):
+    """A version the destination holds under the source's group and number, with other labels: nothing copied."""
+
+
 def checksum(labels) -> str:
     h = hashlib.sha256()
     for item, label in sorted((str(i), int(v)) for i, v in labels):
@@ -76,7 +80,8 @@ def _clash(s, dialect: str, d, there_gid: int, versions: list, sums: dict, same:
     held = dict(d.run("SELECT number, id FROM versions WHERE group_id=?", (there_gid,)))
     for vid, number, *_ in versions:
         if number in held:
-            sums[vid] = checksum(_ordered(s, vid, dialect))
+            if vid not in sums:  # read once, also where a second group beside is compared
+                sums[vid] = checksum(_ordered(s, vid, dialect))
             if checksum(_version_labels(d, held[number])) != sums[vid]:
                 return True
             same.add(vid)
@@ -112,7 +117,7 @@ def migrate(src: GroupStore, dst: GroupStore, progress=None, saved_work_only: bo
     of the source's numbers with other labels (the server lost the source's and a new one was saved since) is
     copied whole into a group of its own beside it, the first of :func:`beside_names` that is new or holds no
     other labels under those numbers (a second put-back finds it there), instead of refusing the copy; without
-    it such a version refuses the whole copy (ValueError)."""
+    it such a version refuses the whole copy (OtherLabels)."""
     rep = Report()
     count = rep.copied
     tick = progress or (lambda n: None)
@@ -175,7 +180,7 @@ def migrate(src: GroupStore, dst: GroupStore, progress=None, saved_work_only: bo
                 there = d.one("SELECT id FROM versions WHERE group_id=? AND number=?", (new_gid, number))
                 if there is not None:
                     if checksum(_version_labels(d, there[0])) != sums[vid]:
-                        raise ValueError(f"group {moved.get(name, name)!r} version {number} is in PostgreSQL already "
+                        raise OtherLabels(f"group {moved.get(name, name)!r} version {number} is in PostgreSQL already "
                                          "with other labels: "
                                          "nothing was copied (check which one is right before migrating again)")
                     rep.already += 1
@@ -258,7 +263,7 @@ def after_write(corpus: str, groups_db: Path, dsn: str, every_s: float | None = 
         newest = snapshots_of(groups_db)
         if newest and time.time() - newest[0].made.timestamp() < (backup.EVERY_S if every_s is None else every_s):
             return None
-        where = backup.folder(Path(groups_db))
+        where = folder(groups_db)
         where.mkdir(parents=True, exist_ok=True)
         lock = try_lock(where / LOCK)
         if lock is None:
@@ -285,7 +290,7 @@ def last_failure(groups_db: Path, kept: list | None = None) -> str | None:
     """The last line of the app's last snapshot job (``backups/postgresql-snapshot.log``) where it did not end in
     a snapshot: it failed, or was killed midway. None where it did, where none ran, and while one is being taken.
     ``kept``: the snapshots (snapshots_of), where already listed."""
-    where = backup.folder(Path(groups_db))
+    where = folder(groups_db)
     try:
         written = (where / SNAPSHOT_LOG).stat().st_mtime
         lines = [line.strip() for line in re.split(r"[\r\n]+", (where / SNAPSHOT_LOG).read_text(errors="replace"))
@@ -305,7 +310,7 @@ def snapshots_line(groups_db: Path, corpus: str, kept: list | None = None) -> st
     """What the Groups page says of the snapshots kept of a corpus's PostgreSQL groups (``kept``: snapshots_of,
     where already listed)."""
     kept = snapshots_of(groups_db) if kept is None else kept
-    taken = (f"taken after a save when the newest is half an hour old, in {backup.folder(Path(groups_db))} "
+    taken = (f"taken after a save when the newest is half an hour old, in {folder(groups_db)} "
              f"(python -m precompute.store backups --corpus {corpus} lists them, restore puts one back)")
     if not kept:
         return f"No snapshot of the team's groups yet: one is {taken}."
@@ -417,6 +422,12 @@ def put_back_lacking(store: GroupStore, found: Lacking) -> list[tuple]:
     return reports
 
 
+def folder(groups_db: Path) -> Path:
+    """Where a corpus's snapshots, their lock and the app's last job's log are: its backups folder, beside the
+    backups of its SQLite file (``groups_db``: where that file is or would be)."""
+    return backup.folder(Path(groups_db))
+
+
 def snapshots_of(groups_db: Path) -> list:
     """A corpus's snapshots of its PostgreSQL groups (core.backup.Copy), newest first, beside the backups of its
     SQLite file (``groups_db``: where that file is or would be)."""
@@ -427,10 +438,9 @@ def snapshot(src: GroupStore, groups_db: Path, keep: int = backup.KEEP, progress
     """Every group of ``src`` (a corpus's PostgreSQL store) with every version, draft, the journal, topics and
     decisions, copied into a new SQLite file and checked there (each version's labels against the server's), made
     one checked file (core.backup) and renamed into the corpus's backups folder as ``postgresql-TIME.sqlite``. The
-    newest ``keep`` are kept. The app can open the file (a SQLite groups file); ``restore`` copies back into the
-    server what it lacks. Returns (the file, what was copied)."""
-    key = Path(groups_db).with_name(f"{SNAPSHOTS}.sqlite")
-    where = backup.folder(key)
+    newest ``keep`` are kept, and an older one holding what the server lost (_prune). The app can open the file (a
+    SQLite groups file); ``restore`` copies back into the server what it lacks. Returns (the file, what was copied)."""
+    where = folder(groups_db)
     where.mkdir(parents=True, exist_ok=True)
     _sweep(where)
     with tempfile.TemporaryDirectory(prefix=".snapshot-", dir=where) as tmp:
@@ -514,7 +524,7 @@ def _being_taken(where: Path) -> bool:
 def snapshot_lock(groups_db: Path):
     """The snapshots' lock of a corpus (``LOCK``) for a snapshot taken from a terminal or cron, waiting for one
     being taken to finish: a descriptor to close when done."""
-    return try_lock(backup.folder(Path(groups_db).with_name(f"{SNAPSHOTS}.sqlite")) / LOCK, wait=True)
+    return try_lock(folder(groups_db) / LOCK, wait=True)
 
 
 def put_back_snapshot(chosen: Path, dst: GroupStore, progress=None, saved_work_only: bool = False,

@@ -46,7 +46,7 @@ from tqdm import tqdm
 
 from core import backup, paths, salvage
 from core.db import PostgreSQL, configured_dsn, safe_target
-from core.migrate import LOCK_ENV, migrate, put_back_snapshot, snapshot, snapshot_lock, snapshots_of
+from core.migrate import LOCK_ENV, OtherLabels, migrate, put_back_snapshot, snapshot, snapshot_lock, snapshots_of
 from core.store import GroupStore
 from precompute._cli import run_main
 
@@ -185,9 +185,7 @@ def restore_snapshot(name: str, dsn: str, a) -> int:
         try:
             report = put_back_snapshot(chosen, GroupStore(PostgreSQL(dsn), corpus=name), progress=step,
                                        beside=a.beside)
-        except ValueError as exc:
-            if a.beside or "with other labels" not in str(exc):
-                raise
+        except OtherLabels as exc:  # without --beside (with it, such a group is put back beside)
             raise ValueError(f"{exc}; --beside puts that group back beside the server's, as 'NAME (put back)', "
                              "keeping both") from None
     log.info("%s -> corpus %s at PostgreSQL %s (what it lacked; nothing there overwritten): %s", chosen, name,

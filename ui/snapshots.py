@@ -11,7 +11,8 @@ import streamlit as st
 
 from core import backup
 from core.db import DatabaseError
-from core.migrate import BESIDE, SNAPSHOT_LOG, lacking, last_failure, put_back_lacking, snapshots_line, snapshots_of
+from core.migrate import (BESIDE, SNAPSHOT_LOG, folder, lacking, last_failure, put_back_lacking, snapshots_line,
+                          snapshots_of)
 from core.store import GroupStore
 from ui.text import md, quoted
 
@@ -28,7 +29,7 @@ def panel(store: GroupStore, name: str) -> None:
     st.caption(md(snapshots_line(at, name, kept)))
     if failed := last_failure(at, kept):
         st.warning(md(f"The last snapshot of the team's groups did not finish: {failed}. The groups at the server are "
-                      f"as they were; the next save tries again (whole output: {backup.folder(at) / SNAPSHOT_LOG})."))
+                      f"as they were; the next save tries again (whole output: {folder(at) / SNAPSHOT_LOG})."))
     try:
         found = lacking(store, at, kept)
     except (OSError, sqlite3.Error, DatabaseError) as exc:  # a snapshot unreadable, the server gone
