@@ -1,13 +1,14 @@
 """What a save of many labels on a team's PostgreSQL costs (by COPY, and by executemany as before), and what a
 snapshot of its groups costs (``python -m precompute.store snapshot``, core/migrate.py):
 a corpus's groups copied out of a throwaway server (durable commits, as an operator's) into a checked SQLite file,
-and putting it back into the server after its groups are lost (every version copied back and checked); a team's
+and putting it back into the server after its groups are lost (every version copied back and checked), and the
+room a first snapshot asks for (its size guessed from the server's counts); a team's
 saves while the snapshot job the app starts by itself runs beside them. Medians of --repeat runs.
 With ``--page``, only what the Groups page does with the kept snapshots: compare them with the server on each view
 (core.migrate.lacking), and put back versions the server lost, where it has saved others under their numbers since.
 
     python -m bench.pg_snapshot [--groups 40] [--versions 5] [--labels 10000] [--repeat 3]
-                                [--during-repeat 1]
+                                [--during-repeat 1] [--tweet-ids]
     python -m bench.pg_snapshot --page [--groups 400] [--versions 5] [--labels 10] [--snapshots 8] [--repeat 9]
 
 Prints one JSON line per figure.
@@ -23,7 +24,7 @@ import time
 from pathlib import Path
 
 from core.db import PostgreSQL
-from core.migrate import put_back_snapshot, snapshot
+from core.migrate import expected_size, put_back_snapshot, snapshot
 from core.store import GroupStore
 from testbed.postgres import throwaway_server
 
@@ -148,6 +149,11 @@ def page(pg: GroupStore, groups_db: Path, a) -> None:
                       "kept past": len(past)}))
 
 
+def label_id(a, g: int, v: int, i: int) -> str:
+    """A labelled text's id: short (``g-v-i``), or a tweet's 19 digits with ``--tweet-ids``."""
+    return f"{1_800_000_000_000_000_000 + g * 10**12 + v * 10**9 + i}" if a.tweet_ids else f"{g}-{v}-{i}"
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--groups", type=int, default=40)
@@ -155,6 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--labels", type=int, default=10_000)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--during-repeat", type=int, default=1, help="rounds of the saves beside the job")
+    p.add_argument("--tweet-ids", action="store_true", help="texts' ids of a tweet's 19 digits (else g-v-i)")
     p.add_argument("--page", action="store_true", help="only the Groups page's comparison and put-back")
     p.add_argument("--snapshots", type=int, default=8, help="with --page: snapshots kept")
     a = p.parse_args(argv)
@@ -165,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         t = time.perf_counter()
         for g in range(a.groups):
             for v in range(a.versions):
-                pg.save(f"group {g}", [f"{g}-{v}-{i}" for i in range(a.labels)], [f"x{g}-{v}"], overwrite=True)
+                pg.save(f"group {g}", [label_id(a, g, v, i) for i in range(a.labels)], [f"x{g}-{v}"], overwrite=True)
         print(json.dumps({"step": "built", "groups": a.groups, "versions": a.versions,
                           "labels_per_version": a.labels, "s": round(time.perf_counter() - t, 1)}))
         if a.page:
@@ -186,13 +193,21 @@ def main(argv: list[str] | None = None) -> int:
             said = put_back_snapshot(path, pg).line()
             back.append(time.perf_counter() - t)
             time.sleep(1.05)  # snapshots are named by the second
-        assert len(pg.names()) == a.groups and pg.load("group 0", 1).included[:1] == ["0-0-0"]
+        assert len(pg.names()) == a.groups and pg.load("group 0", 1).included[:1] == [label_id(a, 0, 0, 0)]
         for step, runs in (("snapshot (PostgreSQL -> a checked SQLite file)", taken),
                            ("putting it back into the server that lost the groups", back)):
             print(json.dumps({"step": step, "median_s": round(statistics.median(runs), 2),
                               "runs_s": [round(x, 2) for x in runs]}))
         print(json.dumps({"step": "the snapshot", "mb": round(size / 1e6, 1), "snapshot said": report.line(),
                           "put back said": said}))
+        guessed, asked = [], 0
+        for _ in range(a.repeat):  # the room a first snapshot asks for (none kept to go by), and what asking costs
+            t = time.perf_counter()
+            asked = expected_size(pg, [])
+            guessed.append(time.perf_counter() - t)
+        print(json.dumps({"step": "a first snapshot's size guessed from the server (core.migrate.expected_size)",
+                          "guessed_mb": round(asked / 1e6, 1), "snapshot_mb": round(size / 1e6, 1),
+                          "median_ms": round(1000 * statistics.median(guessed), 1)}))
         for _ in range(a.during_repeat):
             during_snapshot(pg, server.dsn, Path(tmp) / "bench" / "groups.sqlite")
     return 0

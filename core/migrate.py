@@ -234,6 +234,8 @@ def migrate(src: GroupStore, dst: GroupStore, progress=None, saved_work_only: bo
 
 SNAPSHOTS = "postgresql"  # backups/postgresql-TIME.sqlite: a corpus's groups copied out of PostgreSQL
 SNAPSHOT_LOG = "postgresql-snapshot.log"  # the last snapshot the app started: its progress, or why it failed
+ROW_BYTES = 32  # a snapshot's bytes per label and per event, besides twice the id (expected_size)
+SPARE = 50e6  # free room a snapshot leaves beside its copy and check (as a SQLite file's backup does)
 LOCK = ".snapshot.lock"  # held by a snapshot job for its whole run (core.atomic.try_lock): one at a time per corpus
 LOCK_ENV = "SEMANNO_SNAPSHOT_LOCK"  # the job started by the app: the descriptor of the lock it was handed
 log = logging.getLogger(__name__)
@@ -314,10 +316,11 @@ def snapshots_line(groups_db: Path, corpus: str, kept: list | None = None) -> st
              f"(python -m precompute.store backups --corpus {corpus} lists them, restore puts one back)")
     if not kept:
         return f"No snapshot of the team's groups yet: one is {taken}."
-    past = (f" ({len(kept) - backup.KEEP:,} older than the newest {backup.KEEP} kept, as they hold saved versions the "
-            "server lacks)") if len(kept) > backup.KEEP else ""
-    return (f"Snapshots of the team's groups at PostgreSQL: {len(kept)}{past}, the newest "
-            f"{kept[0].made:%Y-%m-%d %H:%M} UTC; {taken}.")
+    ordinary = _ordinary(kept, backup.KEEP)
+    past = (f"; {len(kept) - ordinary:,} older than the newest {ordinary} kept, as they hold saved versions the "
+            "server lacks") if len(kept) > ordinary else ""
+    return (f"Snapshots of the team's groups at PostgreSQL: {len(kept)} ({sum(c.size for c in kept) / 1e6:,.1f} MB"
+            f"{past}), the newest {kept[0].made:%Y-%m-%d %H:%M} UTC; {taken}.")
 
 
 _VERSIONS = ("SELECT g.name, v.number, v.created_at FROM versions v JOIN groups g ON g.id=v.group_id "
@@ -437,12 +440,14 @@ def snapshots_of(groups_db: Path) -> list:
 def snapshot(src: GroupStore, groups_db: Path, keep: int = backup.KEEP, progress=None) -> tuple[Path, Report]:
     """Every group of ``src`` (a corpus's PostgreSQL store) with every version, draft, the journal, topics and
     decisions, copied into a new SQLite file and checked there (each version's labels against the server's), made
-    one checked file (core.backup) and renamed into the corpus's backups folder as ``postgresql-TIME.sqlite``. The
-    newest ``keep`` are kept, and an older one holding what the server lost (_prune). The app can open the file (a
-    SQLite groups file); ``restore`` copies back into the server what it lacks. Returns (the file, what was copied)."""
+    one checked file (core.backup) and renamed into the corpus's backups folder as ``postgresql-TIME.sqlite``
+    (OSError first where there is no room for it: _room_for). The newest ``keep`` are kept (fewer past a room), and
+    an older one holding what the server lost (_prune). The app can open the file (a SQLite groups file);
+    ``restore`` copies back into the server what it lacks. Returns (the file, what was copied)."""
     where = folder(groups_db)
     where.mkdir(parents=True, exist_ok=True)
     _sweep(where)
+    _room_for(src, groups_db, where)
     with tempfile.TemporaryDirectory(prefix=".snapshot-", dir=where) as tmp:
         work = Path(tmp) / "groups.sqlite"
         report = migrate(src, GroupStore(SQLite(work, backups=False)), progress)
@@ -465,13 +470,60 @@ def snapshot(src: GroupStore, groups_db: Path, keep: int = backup.KEEP, progress
     return final, report
 
 
+def expected_size(src: GroupStore, kept: list) -> int:
+    """About how many bytes a snapshot of ``src`` takes: the newest kept one's size and a tenth more, or, where
+    the server holds more than that or there is none, its labels and events at ``ROW_BYTES`` each and twice their
+    ids' mean length (the id is held in the row and in its index; measured in bench/pg_snapshot.py)."""
+    with src.db.read() as s:
+        labels = s.one("SELECT COALESCE(SUM(v.n_included + v.n_excluded), 0) FROM versions v JOIN groups g ON "
+                       "g.id=v.group_id WHERE g.corpus=?", (src.corpus,))[0]
+        events = s.one("SELECT COUNT(*) FROM events e JOIN journal j ON j.id=e.entry WHERE j.corpus=?",
+                       (src.corpus,))[0]
+        width = s.one("SELECT AVG(LENGTH(item_id)) FROM (SELECT l.item_id FROM labels l JOIN versions v ON "
+                      "v.id=l.version_id JOIN groups g ON g.id=v.group_id WHERE g.corpus=? LIMIT 1000) AS sample",
+                      (src.corpus,))[0] or 20
+    counted = int(1e6 + (int(labels) + int(events)) * (ROW_BYTES + 2 * float(width)))  # 1 MB: the tables' own
+    return max(counted, int(kept[0].size * 1.1) if kept else 0)
+
+
+def _room_for(src: GroupStore, groups_db: Path, where: Path) -> None:
+    """OSError, before anything is written, where the backups folder's disk has no room for a snapshot: its copy
+    and the checked copy of it side by side (expected_size twice over), and ``SPARE`` bytes left beside them. A
+    disk filled by a snapshot would fail the saves of the app's SQLite files on it, and the server's where it
+    shares the disk; a refused one is named on the Groups page (last_failure), the snapshots kept are kept."""
+    size = expected_size(src, snapshots_of(groups_db))
+    free = shutil.disk_usage(where).free
+    if free < 2 * size + SPARE:
+        raise NoRoom(f"no room for a snapshot of corpus {src.corpus}'s groups: about "
+                     f"{(2 * size + SPARE) / 1e6:,.0f} MB asked for (its copy and the check's, {size / 1e6:,.0f} MB "
+                     f"each, and {SPARE / 1e6:.0f} to spare), {free / 1e6:,.0f} MB free in {where}. Nothing was "
+                     "written; the snapshots kept are kept")
+
+
+class NoRoom(OSError):
+    """No room on the disk for a snapshot (_room_for): refused before it writes."""
+
+
+def _ordinary(kept: list, keep: int) -> int:
+    """How many of the newest snapshots (``kept``: snapshots_of) are kept as a matter of course: the newest
+    ``keep``, and no more than take the room of a SQLite file's backups (core.backup: ``ROOM_FLOOR``, or
+    ``ROOM_TIMES`` the newest one's size, where more; the newest two always)."""
+    room, used = max(backup.ROOM_FLOOR, backup.ROOM_TIMES * kept[0].size) if kept else 0, 0
+    for i, c in enumerate(kept[:keep]):
+        used += c.size
+        if i >= 2 and used > room:
+            return i
+    return min(len(kept), keep)
+
+
 def _prune(groups_db: Path, keep: int) -> list[Path]:
-    """Remove the snapshots beyond the newest ``keep``, but for one that holds saved versions that neither the
-    server (as the newest snapshot, just taken, holds it) nor a newer snapshot kept holds: the server lost them,
-    and a loss nobody has seen on the Groups page yet would otherwise roll out of the snapshots within ``keep``
-    saves' half hours. Of several that hold a lost version, the newest is kept. Returns those kept past ``keep``;
-    one that cannot be read is removed, as before."""
+    """Remove the snapshots beyond the newest ``keep`` (fewer where they would take more room: _ordinary), but for
+    one that holds saved versions that neither the server (as the newest snapshot, just taken, holds it) nor a newer
+    snapshot kept holds: the server lost them, and a loss nobody has seen on the Groups page yet would otherwise
+    roll out of the snapshots within ``keep`` saves' half hours. Of several that hold a lost version, the newest is
+    kept. Returns those kept past ``keep``; one that cannot be read is removed, as before."""
     kept_ones, past = snapshots_of(groups_db), []
+    keep = _ordinary(kept_ones, keep)
     try:
         covered = set().union(*(_held(str(c.path), c.path.stat().st_mtime_ns) for c in kept_ones[:keep]))
     except (OSError, sqlite3.Error) as exc:  # a kept one unreadable: the old rule, by count

@@ -46,7 +46,8 @@ from tqdm import tqdm
 
 from core import backup, paths, salvage
 from core.db import PostgreSQL, configured_dsn, safe_target
-from core.migrate import LOCK_ENV, OtherLabels, migrate, put_back_snapshot, snapshot, snapshot_lock, snapshots_of
+from core.migrate import (LOCK_ENV, NoRoom, OtherLabels, migrate, put_back_snapshot, snapshot, snapshot_lock,
+                          snapshots_of)
 from core.store import GroupStore
 from precompute._cli import run_main
 
@@ -155,6 +156,9 @@ def take_snapshot(name: str, dsn: str, _a) -> int:
     try:
         with versions_bar("versions copied, then checked") as step:
             path, report = snapshot(GroupStore(PostgreSQL(dsn), corpus=name), paths.groups_db(name), progress=step)
+    except NoRoom as exc:
+        log.error("%s", exc)  # its last line, which the Groups page names
+        return 2
     finally:
         if lock is not None:
             os.close(lock)

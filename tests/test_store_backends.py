@@ -4,6 +4,7 @@ a version someone else saved, concurrent saves, topics and assignments, agreemen
 
 from __future__ import annotations
 
+import re
 import threading
 import uuid
 
@@ -526,7 +527,8 @@ def test_the_app_snapshots_a_teams_postgresql_groups_after_saves_by_itself(tmp_p
     finished(migrate._started[str(groups_db)][1])
     newest, older = migrate.snapshots_of(groups_db)
     assert GroupStore(newest.path).load("floods").included == ["t1", "t4"] and GroupStore(newest.path).topics()
-    assert "Snapshots of the team's groups at PostgreSQL: 2, the newest" in migrate.snapshots_line(groups_db, name)
+    assert re.search(r"Snapshots of the team's groups at PostgreSQL: 2 \([\d.]+ MB\), the newest",
+                     migrate.snapshots_line(groups_db, name))
 
     from core.atomic import exclusive
 
@@ -789,6 +791,76 @@ def test_a_version_the_server_lost_and_saved_again_under_its_number_is_named_and
     assert lacking(server, groups_db).versions == 0, "a version saved again with the same labels named as lost"
 
 
+def test_a_snapshot_with_no_room_for_it_is_refused_before_it_writes_and_snapshots_keep_to_a_room(tmp_path,
+                                                                                                  monkeypatch):
+    """A snapshot had no room check of its own: on a nearly full disk it wrote its copy and the check's copy until the
+    disk filled, failing meanwhile the saves of the app's SQLite files there (and the server's, on the same disk). Now
+    it is refused before it writes, with a message that names the room asked for and free, and the snapshots kept stay.
+    And snapshots were kept by count alone, however large: now, like a SQLite file's backups, no more than a room
+    (the newest two always, and one holding what the server lost past it)."""
+    import shutil
+
+    from core import backup, migrate
+    from core.migrate import expected_size, snapshot, snapshots_line, snapshots_of
+    from core.store import GroupStore
+
+    groups_db = tmp_path / "c" / "groups.sqlite"
+    server = GroupStore(tmp_path / "server.sqlite", corpus="c")
+    ids = [f"{1_800_000_000_000_000_000 + i}" for i in range(4000)]  # tweets' ids
+    server.save("floods", ids[:3000], ids[3000:3100])
+    server.save("floods", ids[:2000], ids[2000:3100], overwrite=True)
+    first, _ = snapshot(server, groups_db)
+    assert expected_size(server, []) >= first.stat().st_size * 0.9, "a first snapshot's size guessed far too small"
+    disk = shutil.disk_usage(tmp_path)
+    asked = 2 * expected_size(server, snapshots_of(groups_db)) + migrate.SPARE
+    monkeypatch.setattr(migrate.shutil, "disk_usage", lambda where: disk._replace(free=int(asked) - 1))
+    with pytest.raises(OSError, match=r"no room for a snapshot of corpus c.s groups: about [\d,]+ MB "
+                                      r"asked for .* MB free in .*backups\. Nothing was written"):
+        snapshot(server, groups_db)
+    assert [c.path for c in snapshots_of(groups_db)] == [first], "a refused snapshot touched the kept ones"
+    assert not list(groups_db.parent.joinpath("backups").glob(".snapshot-*")), "a refused snapshot left a folder"
+    monkeypatch.setattr(migrate.shutil, "disk_usage", lambda where: disk._replace(free=int(asked)))
+    second, _ = snapshot(server, groups_db)  # as much room as it asks for: taken
+    assert [c.path for c in snapshots_of(groups_db)] == [second, first]
+    monkeypatch.undo()
+
+    monkeypatch.setattr(backup, "ROOM_FLOOR", 0)
+    monkeypatch.setattr(backup, "ROOM_TIMES", 2)  # the room of two snapshots, so the newest two are kept
+    with server.db.tx() as db:  # the server loses version 2, which both snapshots hold
+        db.run("DELETE FROM labels WHERE version_id=(SELECT id FROM versions WHERE number=2)")
+        db.run("DELETE FROM versions WHERE number=2")
+    server.save("fires", ids[:10], [])
+    third, _ = snapshot(server, groups_db)
+    fourth, _ = snapshot(server, groups_db)
+    assert [c.path for c in snapshots_of(groups_db)] == [fourth, third, second], \
+        "snapshots past the room kept, or the newest one holding the lost version removed with them"
+    assert re.search(r"PostgreSQL: 3 \([\d.]+ MB; 1 older than the newest 2 kept, as they hold saved versions the "
+                     r"server lacks\)", snapshots_line(groups_db, "c"))
+
+
+def test_the_snapshot_job_with_no_room_ends_in_one_line_that_names_it(tmp_path, pg_server, monkeypatch, caplog):
+    """The job (``precompute.store snapshot``, started by the app or cron) refused for want of room ends in one
+    line that says so, not a traceback: its last line is what the Groups page shows of a failed snapshot."""
+    import shutil
+
+    from core import migrate
+    from core.db import PostgreSQL
+    from core.store import GroupStore
+    from precompute import store as store_job
+
+    name = f"c{uuid.uuid4().hex[:8]}"
+    monkeypatch.setenv("SEMANNO_DATA", str(tmp_path))
+    monkeypatch.setenv("SEMANNO_DB", pg_server.dsn)
+    GroupStore(PostgreSQL(pg_server.dsn), corpus=name).save("floods", ["t1", "t2"], ["t3"])
+    disk = shutil.disk_usage(tmp_path)
+    monkeypatch.setattr(migrate.shutil, "disk_usage", lambda where: disk._replace(free=10_000_000))
+    assert store_job.run_main(store_job.main, ["snapshot", "--corpus", name]) == 2
+    said = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert said and said[-1].startswith(f"no room for a snapshot of corpus {name}'s groups: about ") \
+        and "10 MB free in" in said[-1], said
+    assert migrate.snapshots_of(tmp_path / name / "groups.sqlite") == []
+
+
 def test_a_snapshot_holding_versions_the_server_lost_is_kept_past_the_newest_ones(tmp_path, caplog, monkeypatch):
     """Snapshots were kept by count alone (the newest eight, four hours of saving and more). A loss at the server
     that nobody saw on the Groups page within that time rolled out of them: the lost version was in no snapshot
@@ -815,8 +887,8 @@ def test_a_snapshot_holding_versions_the_server_lost_is_kept_past_the_newest_one
     assert any("kept past the newest 2: it holds 1 saved version the server lacks (of floods)" in r.getMessage()
                for r in caplog.records)
     monkeypatch.setattr(backup, "KEEP", 2)  # the app's count, which the Groups page's line reads
-    assert "PostgreSQL: 3 (1 older than the newest 2 kept, as they hold saved versions the server lacks), the " \
-        "newest" in snapshots_line(groups_db, "c")
+    assert re.search(r"PostgreSQL: 3 \([\d.]+ MB; 1 older than the newest 2 kept, as they hold saved versions the "
+                     r"server lacks\), the newest", snapshots_line(groups_db, "c"))
     monkeypatch.undo()
     fifth, _ = snapshot(server, groups_db, keep=2)
     assert second in [c.path for c in snapshots_of(groups_db)], "kept only once"

@@ -9,7 +9,6 @@ import sqlite3
 
 import streamlit as st
 
-from core import backup
 from core.db import DatabaseError
 from core.migrate import (BESIDE, SNAPSHOT_LOG, folder, lacking, last_failure, put_back_lacking, snapshots_line,
                           snapshots_of)
@@ -44,7 +43,7 @@ def panel(store: GroupStore, name: str) -> None:
                f"{'s' if found.versions != 1 else ''} the server does not, of {shown} (the newest snapshot that holds "
                f"some: {newest:%Y-%m-%d %H:%M} UTC). The server has lost {it} (a dump from before put back, or rows "
                f"removed there), unless someone removed {it} there on purpose. The snapshots that hold {it} are kept, "
-               f"past the newest {backup.KEEP}, until the server holds {it} again." + _beside(found.beside))
+               f"past the newest ones, until the server holds {it} again." + _beside(found.beside))
     if st.button("Put back what the server lacks", key="gr_put_back_button", type="primary",
                  help="Copies into the server the groups, versions, journal, topics and assignments of the snapshots "
                       "that it lacks; nothing the server holds is changed (a group of which it holds other versions "
