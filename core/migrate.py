@@ -585,9 +585,15 @@ def put_back_snapshot(chosen: Path, dst: GroupStore, progress=None, saved_work_o
     topics, assignments, decisions and journal entries it does not hold (``saved_work_only``, ``beside``: see
     migrate). Nothing there is overwritten: a version the server holds with other labels refuses the whole copy,
     or with ``beside`` puts its group back beside the server's. The snapshot is read from a copy of it (opening a
-    SQLite file may write to it)."""
-    _sweep(Path(chosen).parent)
-    with tempfile.TemporaryDirectory(prefix=".put-back-", dir=Path(chosen).parent) as tmp:
+    SQLite file may write to it); NoRoom where the disk has no room for that copy."""
+    where = Path(chosen).parent
+    _sweep(where)
+    size, free = Path(chosen).stat().st_size, shutil.disk_usage(where).free
+    if free < size + SPARE:
+        raise NoRoom(f"no room to read {Path(chosen).name} back: it is read from a copy of it, beside it "
+                     f"({size / 1e6:,.0f} MB, and {SPARE / 1e6:.0f} to spare), {free / 1e6:,.0f} MB free in {where}. "
+                     "Nothing was put back")
+    with tempfile.TemporaryDirectory(prefix=".put-back-", dir=where) as tmp:
         work = Path(tmp) / "groups.sqlite"
         shutil.copyfile(chosen, work)
         return migrate(GroupStore(SQLite(work, backups=False)), dst, progress, saved_work_only, beside)

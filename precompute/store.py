@@ -21,10 +21,11 @@ still checks out and holds saved groups is replaced only with ``--yes`` (nothing
 
 With ``SEMANNO_DB`` set (a team's PostgreSQL), ``snapshot`` copies the corpus's groups, every version with its
 labels, drafts, the journal, topics, assignments and decisions out of the server into a new SQLite file,
-``backups/postgresql-TIME.sqlite`` (each version's labels checked against the server's; the newest eight kept).
-The app runs it after a save when the newest is half an hour old (core.migrate.after_write); run it yourself
-before upgrading the server, or from cron (it waits for a snapshot being taken to finish: one at a time per
-corpus). The app can open such a file as a corpus's groups file.
+``backups/postgresql-TIME.sqlite`` (each version's labels checked against the server's; the newest eight kept,
+within a room; refused before it writes where the disk has no room for it). The app runs it after a save when the
+newest is half an hour old (core.migrate.after_write); run it yourself before upgrading the server, or from cron (it
+waits for a snapshot being taken to finish: one at a time per corpus). The app can open such a file as a corpus's
+groups file.
 ``backups`` then lists the snapshots, and ``restore`` copies into the server what it lacks of one (the newest
 unless ``--backup`` names another): a group, version, draft or topic lost there comes back; nothing the server
 holds is overwritten, and a version it holds with other labels refuses the whole copy; with ``--beside`` that
@@ -157,8 +158,7 @@ def take_snapshot(name: str, dsn: str, _a) -> int:
         with versions_bar("versions copied, then checked") as step:
             path, report = snapshot(GroupStore(PostgreSQL(dsn), corpus=name), paths.groups_db(name), progress=step)
     except NoRoom as exc:
-        log.error("%s", exc)  # its last line, which the Groups page names
-        return 2
+        raise ValueError(str(exc)) from None  # one line, not a traceback: the job's last, which the Groups page shows
     finally:
         if lock is not None:
             os.close(lock)
@@ -192,6 +192,8 @@ def restore_snapshot(name: str, dsn: str, a) -> int:
         except OtherLabels as exc:  # without --beside (with it, such a group is put back beside)
             raise ValueError(f"{exc}; --beside puts that group back beside the server's, as 'NAME (put back)', "
                              "keeping both") from None
+        except NoRoom as exc:
+            raise ValueError(str(exc)) from None  # one line, not a traceback
     log.info("%s -> corpus %s at PostgreSQL %s (what it lacked; nothing there overwritten): %s", chosen, name,
              safe_target(dsn), report.line())
     return 0

@@ -819,6 +819,11 @@ def test_a_snapshot_with_no_room_for_it_is_refused_before_it_writes_and_snapshot
         snapshot(server, groups_db)
     assert [c.path for c in snapshots_of(groups_db)] == [first], "a refused snapshot touched the kept ones"
     assert not list(groups_db.parent.joinpath("backups").glob(".snapshot-*")), "a refused snapshot left a folder"
+    monkeypatch.setattr(migrate.shutil, "disk_usage", lambda where: disk._replace(free=first.stat().st_size))
+    lost = GroupStore(tmp_path / "lost.sqlite", corpus="c")  # putting one back reads it from a copy beside it
+    with pytest.raises(OSError, match=r"no room to read postgresql-\S+ back: .* MB free in .*Nothing was put back"):
+        migrate.put_back_snapshot(first, lost)
+    assert lost.names() == [] and not list(groups_db.parent.joinpath("backups").glob(".put-back-*"))
     monkeypatch.setattr(migrate.shutil, "disk_usage", lambda where: disk._replace(free=int(asked)))
     second, _ = snapshot(server, groups_db)  # as much room as it asks for: taken
     assert [c.path for c in snapshots_of(groups_db)] == [second, first]
@@ -838,9 +843,11 @@ def test_a_snapshot_with_no_room_for_it_is_refused_before_it_writes_and_snapshot
                      r"server lacks\)", snapshots_line(groups_db, "c"))
 
 
-def test_the_snapshot_job_with_no_room_ends_in_one_line_that_names_it(tmp_path, pg_server, monkeypatch, caplog):
+def test_the_snapshot_and_restore_jobs_with_no_room_end_in_one_line_that_names_it(tmp_path, pg_server, monkeypatch,
+                                                                                   caplog):
     """The job (``precompute.store snapshot``, started by the app or cron) refused for want of room ends in one
-    line that says so, not a traceback: its last line is what the Groups page shows of a failed snapshot."""
+    line that says so, not a traceback: its last line is what the Groups page shows of a failed snapshot. So does
+    ``restore``, which reads a snapshot from a copy of it."""
     import shutil
 
     from core import migrate
@@ -859,6 +866,15 @@ def test_the_snapshot_job_with_no_room_ends_in_one_line_that_names_it(tmp_path, 
     assert said and said[-1].startswith(f"no room for a snapshot of corpus {name}'s groups: about ") \
         and "10 MB free in" in said[-1], said
     assert migrate.snapshots_of(tmp_path / name / "groups.sqlite") == []
+    monkeypatch.undo()
+    monkeypatch.setenv("SEMANNO_DATA", str(tmp_path))
+    monkeypatch.setenv("SEMANNO_DB", pg_server.dsn)
+    assert store_job.run_main(store_job.main, ["snapshot", "--corpus", name]) == 0
+    disk = shutil.disk_usage(tmp_path)
+    monkeypatch.setattr(migrate.shutil, "disk_usage", lambda where: disk._replace(free=10_000))
+    assert store_job.run_main(store_job.main, ["restore", "--corpus", name]) == 2  # so is restore's copy to read
+    said = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert said[-1].startswith("no room to read postgresql-") and "Nothing was put back" in said[-1], said
 
 
 def test_a_snapshot_holding_versions_the_server_lost_is_kept_past_the_newest_ones(tmp_path, caplog, monkeypatch):
