@@ -331,11 +331,51 @@ def compile_query(query: str, is_regex: bool, case_insensitive: bool, diacritics
         raise KeywordError(f"invalid regular expression: {exc}") from None
     except (RecursionError, OverflowError, MemoryError):
         raise KeywordError("the pattern is too complex to compile; simplify it") from None
+    if is_regex and (group := repeated_empty_fuzzy_group(q)):
+        raise KeywordError(f"the group {group} repeats, has a fuzzy limit, and may also match nothing: the engine "
+                           "would try it over and over, taking hundreds of MB before it gives up. Take out the empty "
+                           "branch or the repeat, or give the group a part that must match")
     if is_regex and _matches_nothing_at_all(pattern):
         raise KeywordError("the pattern also matches nothing at all, so it finds every text: an empty branch "
                            "(covid| or a||b), a pattern whose every part is optional (x*), or a fuzzy part with no "
                            "limit or one as long as the word ((?:covid){e}, (?:ne){e<=2}) does that; take it out")
     return pattern
+
+
+_REPEAT = regex.compile(r"[*+]|\{\d*,\}")  # a repeat without end: +, *, {2,} ({0,50} was measured harmless)
+_FUZZY = regex.compile(r"\{[^{}]*[eisd][^{}]*\}")  # {e<=1}, {e}, {i<=1,d<=1}, {1<=e<=2}, {e<=1:[a-z]}
+
+
+def repeated_empty_fuzzy_group(q: str) -> str | None:
+    """The first group of pattern ``q`` that repeats without end (``+``, ``*``, ``{2,}``), holds a fuzzy limit and
+    can also match the empty text, such as ``(?:(?:ne){s<=1}|)+``, or None. Each repeat of such a group may match
+    nothing at another cost of errors: the regex engine's backtracking stack then grows to 600-800 MB on one tweet
+    within a second or two before it raises MemoryError (bench/RESULTS.md). Such a group is refused before it runs;
+    a fuzzy group that must match something (``(?:(?:ne){s<=1}x)+``) or repeats a bounded number of times runs."""
+    opened: list[int] = []
+    escaped = in_class = False
+    for at, ch in enumerate(q):
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch == "(":
+            opened.append(at)
+        elif ch == ")" and opened:
+            group = q[opened.pop():at + 1]
+            if group.startswith(("(?=", "(?!", "(?<=", "(?<!", "(?#")) or not _REPEAT.match(q, at + 1) \
+                    or not _FUZZY.search(group):
+                continue
+            try:
+                if regex.compile(group, regex.V0).fullmatch("", timeout=0.2) is not None:
+                    return group
+            except (regex.error, ValueError, TimeoutError, MemoryError, RecursionError, OverflowError):
+                continue  # a group that cannot stand alone (a reference to another): left to the search's limits
+    return None
 
 
 def _matches_nothing_at_all(pattern) -> bool:
