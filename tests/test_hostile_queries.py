@@ -84,8 +84,8 @@ def test_a_pattern_the_engine_runs_out_of_memory_on_is_refused_with_the_reason(t
     some 800 MB on one tweet in under two seconds and then raises MemoryError (found by random patterns): that
     error reached the page as a traceback. It is a KeywordError that names the cause, in memory and through the
     keyword index of a large corpus, and the next search answers. Such a group is now refused before it runs (no
-    memory taken): it repeats without end, holds a fuzzy limit and may match nothing. One that must match
-    something, or repeats a bounded number of times, runs."""
+    memory taken): it repeats without end, may match nothing, and holds a fuzzy limit or lies within a group that
+    has one. One that must match something, or repeats a bounded number of times, runs."""
     import time
 
     from core.search import textindex
@@ -94,7 +94,8 @@ def test_a_pattern_the_engine_runs_out_of_memory_on_is_refused_with_the_reason(t
     textindex.build(tmp_path / textindex.FILE, texts, len(texts), keyword.fold)
     indexed = KeywordIndex(texts, text_index=textindex.TextIndex(tmp_path / textindex.FILE, len(texts)))
     bombs = ((KeywordIndex(texts), r"a(?:(?:ne){s<=1}|)+"), (indexed, r"(?:(?:ne){s<=1}|)+konec"),
-             (indexed, r"a(?:(?:ne){d<=2})*"), (KeywordIndex(texts), r"a(?:(?:Ne){s<=1}|){2,}"))
+             (indexed, r"a(?:(?:ne){d<=2})*"), (KeywordIndex(texts), r"a(?:(?:Ne){s<=1}|){2,}"),
+             (KeywordIndex(texts), r"a(?:n(?:ab|)+){e<=1}"))  # the limit on a group around the repeat
     for kindex, pattern in bombs:
         t = time.perf_counter()
         with pytest.raises(KeywordError, match=r"the group \(\?:.*\) repeats, has a fuzzy limit, and may also match "
@@ -102,11 +103,12 @@ def test_a_pattern_the_engine_runs_out_of_memory_on_is_refused_with_the_reason(t
             find_rows(kindex, pattern, is_regex=True, timeout_s=60)
         assert time.perf_counter() - t < 1.0, "refused only after it ran"
         assert find_rows(kindex, "jiný").tolist() == [1]
-    for pattern in (r"a(?:(?:ne){s<=1})+", r"(?:(?:ne){e<=1}\s)+konec", r"o(?:(?:ne){s<=1}|){0,50}\s"):
+    for pattern in (r"a(?:(?:ne){s<=1})+", r"(?:(?:ne){e<=1}\s)+konec", r"o(?:(?:ne){s<=1}|){0,50}\s",
+                    r"a(?:n(?:o)+){e<=1}\s"):
         assert find_rows(KeywordIndex(texts), pattern, is_regex=True).tolist() == [0], pattern
     # where the engine runs out of memory all the same (the check taken out here), the search says why
     monkeypatch.setattr(keyword, "repeated_empty_fuzzy_group", lambda q: None)
-    for kindex, pattern in bombs[:2]:
+    for kindex, pattern in (*bombs[:2], bombs[4]):
         with pytest.raises(KeywordError, match=r"needed more memory .*\(a fuzzy limit such as \{e<=1\} on a group"):
             find_rows(kindex, pattern, is_regex=True, timeout_s=60)
         assert find_rows(kindex, "jiný").tolist() == [1]

@@ -347,12 +347,13 @@ _FUZZY = regex.compile(r"\{[^{}]*[eisd][^{}]*\}")  # {e<=1}, {e}, {i<=1,d<=1}, {
 
 
 def repeated_empty_fuzzy_group(q: str) -> str | None:
-    """The first group of pattern ``q`` that repeats without end (``+``, ``*``, ``{2,}``), holds a fuzzy limit and
-    can also match the empty text, such as ``(?:(?:ne){s<=1}|)+``, or None. Each repeat of such a group may match
-    nothing at another cost of errors: the regex engine's backtracking stack then grows to 600-800 MB on one tweet
-    within a second or two before it raises MemoryError (bench/RESULTS.md). Such a group is refused before it runs;
-    a fuzzy group that must match something (``(?:(?:ne){s<=1}x)+``) or repeats a bounded number of times runs."""
-    opened: list[int] = []
+    """The first group of pattern ``q`` that repeats without end (``+``, ``*``, ``{2,}``), can also match the empty
+    text, and holds a fuzzy limit or lies within a group that has one, such as ``(?:(?:ne){s<=1}|)+`` or
+    ``(?:x(?:ab|)*){e<=1}``; or None. Each repeat of such a group may match nothing at another cost of errors: the
+    regex engine's backtracking stack then grows to 600-800 MB on one tweet within a second or two before it raises
+    MemoryError (bench/RESULTS.md). Such a group is refused before it runs; a fuzzy group that must match something
+    (``(?:(?:ne){s<=1}x)+``) or repeats a bounded number of times runs."""
+    groups, opened = [], []  # (start, end) of each group, in the order they close
     escaped = in_class = False
     for at, ch in enumerate(q):
         if escaped:
@@ -366,15 +367,18 @@ def repeated_empty_fuzzy_group(q: str) -> str | None:
         elif ch == "(":
             opened.append(at)
         elif ch == ")" and opened:
-            group = q[opened.pop():at + 1]
-            if group.startswith(("(?=", "(?!", "(?<=", "(?<!", "(?#")) or not _REPEAT.match(q, at + 1) \
-                    or not _FUZZY.search(group):
-                continue
-            try:
-                if regex.compile(group, regex.V0).fullmatch("", timeout=0.2) is not None:
-                    return group
-            except (regex.error, ValueError, TimeoutError, MemoryError, RecursionError, OverflowError):
-                continue  # a group that cannot stand alone (a reference to another): left to the search's limits
+            groups.append((opened.pop(), at))
+    fuzzy = [(start, end) for start, end in groups if _FUZZY.match(q, end + 1)]  # a limit on a whole group
+    for start, end in groups:
+        group = q[start:end + 1]
+        if group.startswith(("(?=", "(?!", "(?<=", "(?<!", "(?#")) or not _REPEAT.match(q, end + 1) or not (
+                _FUZZY.search(group) or any(s < start and end < e for s, e in fuzzy)):
+            continue
+        try:
+            if regex.compile(group, regex.V0).fullmatch("", timeout=0.2) is not None:
+                return group
+        except (regex.error, ValueError, TimeoutError, MemoryError, RecursionError, OverflowError):
+            continue  # a group that cannot stand alone (a reference to another): left to the search's limits
     return None
 
 
