@@ -486,9 +486,13 @@ def expected_size(src: GroupStore, kept: list) -> int:
     return max(counted, int(kept[0].size * 1.1) if kept else 0)
 
 
+class NoRoom(OSError):
+    """No room on the disk for a snapshot (_room_for) or for the copy a put-back reads: refused before it writes."""
+
+
 def _room_for(src: GroupStore, groups_db: Path, where: Path) -> None:
-    """OSError, before anything is written, where the backups folder's disk has no room for a snapshot: its copy
-    and the checked copy of it side by side (expected_size twice over), and ``SPARE`` bytes left beside them. A
+    """NoRoom (an OSError), before anything is written, where the backups folder's disk has no room for a snapshot:
+    its copy and the checked copy of it side by side (expected_size twice over), and ``SPARE`` bytes beside them. A
     disk filled by a snapshot would fail the saves of the app's SQLite files on it, and the server's where it
     shares the disk; a refused one is named on the Groups page (last_failure), the snapshots kept are kept."""
     size = expected_size(src, snapshots_of(groups_db))
@@ -498,10 +502,6 @@ def _room_for(src: GroupStore, groups_db: Path, where: Path) -> None:
                      f"{(2 * size + SPARE) / 1e6:,.0f} MB asked for (its copy and the check's, {size / 1e6:,.0f} MB "
                      f"each, and {SPARE / 1e6:.0f} to spare), {free / 1e6:,.0f} MB free in {where}. Nothing was "
                      "written; the snapshots kept are kept")
-
-
-class NoRoom(OSError):
-    """No room on the disk for a snapshot (_room_for): refused before it writes."""
 
 
 def _ordinary(kept: list, keep: int) -> int:

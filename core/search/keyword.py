@@ -332,9 +332,10 @@ def compile_query(query: str, is_regex: bool, case_insensitive: bool, diacritics
     except (RecursionError, OverflowError, MemoryError):
         raise KeywordError("the pattern is too complex to compile; simplify it") from None
     if is_regex and (group := repeated_empty_fuzzy_group(q)):
-        raise KeywordError(f"the group {group} repeats, has a fuzzy limit, and may also match nothing: the engine "
-                           "would try it over and over, taking hundreds of MB before it gives up. Take out the empty "
-                           "branch or the repeat, or give the group a part that must match")
+        raise KeywordError(f"the group {group} repeats without end and may also match nothing, with a fuzzy limit "
+                           "in it or around it: the engine would try it over and over, taking hundreds of MB before "
+                           "it gives up. Take out the empty branch or the repeat, or give the group a part that must "
+                           "match")
     if is_regex and _matches_nothing_at_all(pattern):
         raise KeywordError("the pattern also matches nothing at all, so it finds every text: an empty branch "
                            "(covid| or a||b), a pattern whose every part is optional (x*), or a fuzzy part with no "
@@ -343,7 +344,8 @@ def compile_query(query: str, is_regex: bool, case_insensitive: bool, diacritics
 
 
 _REPEAT = regex.compile(r"[*+]|\{\d*,\}")  # a repeat without end: +, *, {2,} ({0,50} was measured harmless)
-_FUZZY = regex.compile(r"\{[^{}]*[eisd][^{}]*\}")  # {e<=1}, {e}, {i<=1,d<=1}, {1<=e<=2}, {e<=1:[a-z]}
+# {e<=1}, {e}, {i<=1,d<=1}, {1<=e<=2}, {e<=1:[a-z]}; not \p{Latin}, \N{LATIN SMALL LETTER E}
+_FUZZY = regex.compile(r"(?<!\\[pPN])\{[^{}]*[eisd][^{}]*\}")
 
 
 def repeated_empty_fuzzy_group(q: str) -> str | None:
