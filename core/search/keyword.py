@@ -287,9 +287,21 @@ def check_limits(query: str, is_regex: bool) -> None:
         raise KeywordError(f"the query has {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,}")
     if not is_regex:
         return
-    depth = deepest = 0
+    _, deepest = _groups(query)
+    if deepest > MAX_NESTING:
+        raise KeywordError(f"the pattern nests groups {deepest} deep; the limit is {MAX_NESTING}")
+    branches = query.count("|") + 1
+    if branches > MAX_BRANCHES:
+        raise KeywordError(f"the pattern has {branches} alternatives; the limit is {MAX_BRANCHES} "
+                           "(split the search, or use a shorter list)")
+
+
+def _groups(q: str) -> tuple[list[tuple[int, int]], int]:
+    """The groups of pattern ``q`` as (where it opens, where it closes), in the order they close, and how deep they
+    nest; escaped and bracketed parentheses are no group."""
+    groups, opened, deepest = [], [], 0
     escaped = in_class = False
-    for ch in query:  # group nesting, ignoring escaped and bracketed parentheses
+    for at, ch in enumerate(q):
         if escaped:
             escaped = False
         elif ch == "\\":
@@ -299,16 +311,11 @@ def check_limits(query: str, is_regex: bool) -> None:
         elif ch == "[":
             in_class = True
         elif ch == "(":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif ch == ")":
-            depth = max(0, depth - 1)
-    if deepest > MAX_NESTING:
-        raise KeywordError(f"the pattern nests groups {deepest} deep; the limit is {MAX_NESTING}")
-    branches = query.count("|") + 1
-    if branches > MAX_BRANCHES:
-        raise KeywordError(f"the pattern has {branches} alternatives; the limit is {MAX_BRANCHES} "
-                           "(split the search, or use a shorter list)")
+            opened.append(at)
+            deepest = max(deepest, len(opened))
+        elif ch == ")" and opened:
+            groups.append((opened.pop(), at))
+    return groups, deepest
 
 
 def fold_literal(text: str, case_insensitive: bool, diacritics_insensitive: bool) -> str:
@@ -355,21 +362,7 @@ def repeated_empty_fuzzy_group(q: str) -> str | None:
     regex engine's backtracking stack then grows to 600-800 MB on one tweet within a second or two before it raises
     MemoryError (bench/RESULTS.md). Such a group is refused before it runs; a fuzzy group that must match something
     (``(?:(?:ne){s<=1}x)+``) or repeats a bounded number of times runs."""
-    groups, opened = [], []  # (start, end) of each group, in the order they close
-    escaped = in_class = False
-    for at, ch in enumerate(q):
-        if escaped:
-            escaped = False
-        elif ch == "\\":
-            escaped = True
-        elif in_class:
-            in_class = ch != "]"
-        elif ch == "[":
-            in_class = True
-        elif ch == "(":
-            opened.append(at)
-        elif ch == ")" and opened:
-            groups.append((opened.pop(), at))
+    groups, _ = _groups(q)
     fuzzy = [(start, end) for start, end in groups if _FUZZY.match(q, end + 1)]  # a limit on a whole group
     for start, end in groups:
         group = q[start:end + 1]
