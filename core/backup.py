@@ -32,6 +32,7 @@ EVERY_S = 30 * 60  # a new copy after a write, when the newest is older than thi
 KEEP = 8  # copies kept (at least EVERY_S apart: four hours of work and more)
 # and no more than take this room, in bytes (the newest two always kept): a file of gigabytes keeps fewer copies
 ROOM_FLOOR, ROOM_TIMES = 1e9, 4  # max(ROOM_FLOOR, ROOM_TIMES x the file's size)
+SPARE = 50e6  # free bytes a copy leaves on the disk beside itself and its check
 FOLDER = "backups"
 _STAMP = "%Y%m%dT%H%M%SZ"
 
@@ -85,7 +86,7 @@ def take(db: Path, keep: int | None = None, now: float | None = None) -> Path:
     where.mkdir(exist_ok=True)
     size = db.stat().st_size + _wal_size(db)
     free = shutil.disk_usage(where).free
-    if free < 2 * size + 50e6:
+    if free < 2 * size + SPARE:
         raise OSError(f"no room for a copy of {db.name} ({size / 1e6:.0f} MB; {free / 1e6:.0f} MB free)")
     made = datetime.fromtimestamp(now or _now(), timezone.utc)
     final = where / f"{db.stem}-{made.strftime(_STAMP)}.sqlite"
@@ -96,13 +97,23 @@ def take(db: Path, keep: int | None = None, now: float | None = None) -> Path:
     finally:
         tmp.unlink(missing_ok=True)
     _sync(where)
-    room, used = max(ROOM_FLOOR, ROOM_TIMES * size), 0
-    for i, old in enumerate(copies(db)):
-        used += old.size
-        if i >= (KEEP if keep is None else keep) or (i >= 2 and used > room):
-            old.path.unlink(missing_ok=True)
+    kept = copies(db)
+    for old in kept[within_room([c.size for c in kept], KEEP if keep is None else keep, size):]:
+        old.path.unlink(missing_ok=True)
     sweep_left(where, f".{db.stem}-*.part")  # left by a process killed while copying (not one copying now)
     return final
+
+
+def within_room(sizes: list[int], keep: int, size: int) -> int:
+    """How many of the newest copies (``sizes``: theirs, newest first) are kept: the newest ``keep``, and no more
+    than take ``ROOM_FLOOR`` bytes, or ``ROOM_TIMES`` times ``size`` (the newest's) where more; the newest two
+    always."""
+    room, used = max(ROOM_FLOOR, ROOM_TIMES * size), 0
+    for i, n in enumerate(sizes[:keep]):
+        used += n
+        if i >= 2 and used > room:
+            return i
+    return min(len(sizes), keep)
 
 
 def sweep_left(where: Path, pattern: str, age_s: float = 3600) -> None:

@@ -27,6 +27,7 @@ from pathlib import Path
 from core import backup
 from core.atomic import try_lock
 from core.db import SQLite
+from core.embed import need_room
 from core.store import MAX_NAME_CHARS, GroupStore
 
 
@@ -63,8 +64,13 @@ def checksum(labels) -> str:
     return h.hexdigest()
 
 
+_LABELS = "SELECT item_id, label FROM labels WHERE version_id=?"
+_VERSION = ("SELECT v.id FROM versions v JOIN groups g ON g.id=v.group_id WHERE g.corpus=? AND g.name=? AND "
+            "v.number=?")  # a group's version by its number (a snapshot's rows carry the corpus "")
+
+
 def _version_labels(db, version_id: int) -> list:
-    return db.run("SELECT item_id, label FROM labels WHERE version_id=?", (version_id,))
+    return db.run(_LABELS, (version_id,))
 
 
 def _ordered(db, version_id: int, dialect: str) -> list:
@@ -223,8 +229,7 @@ def migrate(src: GroupStore, dst: GroupStore, progress=None, saved_work_only: bo
         # verify inside the transaction: every version of the source, the same labels on both sides
         for name, number, vid in s.run("SELECT g.name, v.number, v.id FROM versions v JOIN groups g ON g.id=v.group_id "
                                        "WHERE g.corpus=?", (src.corpus,)):
-            there = d.one("SELECT v.id FROM versions v JOIN groups g ON g.id=v.group_id WHERE g.corpus=? AND g.name=? "
-                          "AND v.number=?", (dst.corpus, moved.get(name, name), number))
+            there = d.one(_VERSION, (dst.corpus, moved.get(name, name), number))
             if there is None or checksum(_version_labels(d, there[0])) != sums.get(vid):  # every one read above
                 raise ValueError(f"verification failed for {name!r} version {number}: nothing was copied")
             rep.verified += 1
@@ -235,7 +240,6 @@ def migrate(src: GroupStore, dst: GroupStore, progress=None, saved_work_only: bo
 SNAPSHOTS = "postgresql"  # backups/postgresql-TIME.sqlite: a corpus's groups copied out of PostgreSQL
 SNAPSHOT_LOG = "postgresql-snapshot.log"  # the last snapshot the app started: its progress, or why it failed
 ROW_BYTES = 32  # a snapshot's bytes per label and per event, besides twice the id (expected_size)
-SPARE = 50e6  # free room a snapshot leaves beside its copy and check (as a SQLite file's backup does)
 LOCK = ".snapshot.lock"  # held by a snapshot job for its whole run (core.atomic.try_lock): one at a time per corpus
 LOCK_ENV = "SEMANNO_SNAPSHOT_LOCK"  # the job started by the app: the descriptor of the lock it was handed
 log = logging.getLogger(__name__)
@@ -382,7 +386,7 @@ def _sum_held(path: str, _stamp: int, name: str, number: int, made: str) -> str:
         for vid, group in con.execute("SELECT v.id, g.name FROM versions v JOIN groups g ON g.id=v.group_id WHERE "
                                       "v.number=? AND v.created_at=?", (number, made)):
             if _base(group) == name:
-                return checksum(con.execute("SELECT item_id, label FROM labels WHERE version_id=?", (vid,)))
+                return checksum(con.execute(_LABELS, (vid,)))
         return ""
     finally:
         con.close()
@@ -390,8 +394,7 @@ def _sum_held(path: str, _stamp: int, name: str, number: int, made: str) -> str:
 
 def _sum_there(s, store: GroupStore, name: str, number: int) -> str:
     """The checksum of the server's version ``number`` of group ``name``."""
-    row = s.one("SELECT v.id FROM versions v JOIN groups g ON g.id=v.group_id WHERE g.corpus=? AND g.name=? AND "
-                "v.number=?", (store.corpus, name, number))
+    row = s.one(_VERSION, (store.corpus, name, number))
     return checksum(_version_labels(s, row[0])) if row else "-"
 
 
@@ -486,34 +489,22 @@ def expected_size(src: GroupStore, kept: list) -> int:
     return max(counted, int(kept[0].size * 1.1) if kept else 0)
 
 
-class NoRoom(OSError):
-    """No room on the disk for a snapshot (_room_for) or for the copy a put-back reads: refused before it writes."""
-
-
 def _room_for(src: GroupStore, groups_db: Path, where: Path) -> None:
-    """NoRoom (an OSError), before anything is written, where the backups folder's disk has no room for a snapshot:
-    its copy and the checked copy of it side by side (expected_size twice over), and ``SPARE`` bytes beside them. A
-    disk filled by a snapshot would fail the saves of the app's SQLite files on it, and the server's where it
-    shares the disk; a refused one is named on the Groups page (last_failure), the snapshots kept are kept."""
+    """core.embed.NoRoom (a ValueError), before anything is written, where the backups folder's disk has no room
+    for a snapshot: its copy and the checked copy of it side by side (expected_size twice over), and
+    ``core.backup.SPARE`` bytes beside them. A disk filled by a snapshot would fail the saves of the app's SQLite
+    files on it, and the server's where it shares the disk; a refused one is named on the Groups page
+    (last_failure), the snapshots kept are kept."""
     size = expected_size(src, snapshots_of(groups_db))
-    free = shutil.disk_usage(where).free
-    if free < 2 * size + SPARE:
-        raise NoRoom(f"no room for a snapshot of corpus {src.corpus}'s groups: about "
-                     f"{(2 * size + SPARE) / 1e6:,.0f} MB asked for (its copy and the check's, {size / 1e6:,.0f} MB "
-                     f"each, and {SPARE / 1e6:.0f} to spare), {free / 1e6:,.0f} MB free in {where}. Nothing was "
-                     "written; the snapshots kept are kept")
+    need_room(where, int(2 * size + backup.SPARE),
+              f"a snapshot of corpus {src.corpus}'s groups (its copy and the check's, {size / 1e6:,.0f} MB each)",
+              "nothing was written, and the snapshots kept are kept; free room on that disk for the next")
 
 
 def _ordinary(kept: list, keep: int) -> int:
-    """How many of the newest snapshots (``kept``: snapshots_of) are kept as a matter of course: the newest
-    ``keep``, and no more than take the room of a SQLite file's backups (core.backup: ``ROOM_FLOOR``, or
-    ``ROOM_TIMES`` the newest one's size, where more; the newest two always)."""
-    room, used = max(backup.ROOM_FLOOR, backup.ROOM_TIMES * kept[0].size) if kept else 0, 0
-    for i, c in enumerate(kept[:keep]):
-        used += c.size
-        if i >= 2 and used > room:
-            return i
-    return min(len(kept), keep)
+    """How many of the newest snapshots (``kept``: snapshots_of) are kept as a matter of course: as many as of a
+    SQLite file's backups (core.backup.within_room: the newest ``keep``, within a room)."""
+    return backup.within_room([c.size for c in kept], keep, kept[0].size) if kept else 0
 
 
 def _prune(groups_db: Path, keep: int) -> list[Path]:
@@ -551,9 +542,8 @@ def _same_in(newest: Path, old: Path, name: str, number: int, made: str) -> bool
     under it (saved again with the same labels after the server lost it: not lost)."""
     con = backup.read_only(newest)
     try:
-        row = con.execute("SELECT v.id FROM versions v JOIN groups g ON g.id=v.group_id WHERE g.name=? AND "
-                          "v.number=?", (name, number)).fetchone()
-        there = checksum(con.execute("SELECT item_id, label FROM labels WHERE version_id=?", row)) if row else "-"
+        row = con.execute(_VERSION, ("", name, number)).fetchone()
+        there = checksum(con.execute(_LABELS, row)) if row else "-"
     finally:
         con.close()
     return there == _sum_held(str(old), old.stat().st_mtime_ns, name, number, made)
@@ -585,14 +575,12 @@ def put_back_snapshot(chosen: Path, dst: GroupStore, progress=None, saved_work_o
     topics, assignments, decisions and journal entries it does not hold (``saved_work_only``, ``beside``: see
     migrate). Nothing there is overwritten: a version the server holds with other labels refuses the whole copy,
     or with ``beside`` puts its group back beside the server's. The snapshot is read from a copy of it (opening a
-    SQLite file may write to it); NoRoom where the disk has no room for that copy."""
+    SQLite file may write to it); core.embed.NoRoom where the disk has no room for that copy."""
     where = Path(chosen).parent
     _sweep(where)
-    size, free = Path(chosen).stat().st_size, shutil.disk_usage(where).free
-    if free < size + SPARE:
-        raise NoRoom(f"no room to read {Path(chosen).name} back: it is read from a copy of it, beside it "
-                     f"({size / 1e6:,.0f} MB, and {SPARE / 1e6:.0f} to spare), {free / 1e6:,.0f} MB free in {where}. "
-                     "Nothing was put back")
+    size = Path(chosen).stat().st_size
+    need_room(where, int(size + backup.SPARE), f"reading {Path(chosen).name} back (from a copy of it, beside it, "
+              f"{size / 1e6:,.0f} MB)", "nothing was put back; free room on that disk")
     with tempfile.TemporaryDirectory(prefix=".put-back-", dir=where) as tmp:
         work = Path(tmp) / "groups.sqlite"
         shutil.copyfile(chosen, work)

@@ -47,8 +47,7 @@ from tqdm import tqdm
 
 from core import backup, paths, salvage
 from core.db import PostgreSQL, configured_dsn, safe_target
-from core.migrate import (LOCK_ENV, NoRoom, OtherLabels, migrate, put_back_snapshot, snapshot, snapshot_lock,
-                          snapshots_of)
+from core.migrate import LOCK_ENV, OtherLabels, migrate, put_back_snapshot, snapshot, snapshot_lock, snapshots_of
 from core.store import GroupStore
 from precompute._cli import run_main
 
@@ -157,8 +156,6 @@ def take_snapshot(name: str, dsn: str, _a) -> int:
     try:
         with versions_bar("versions copied, then checked") as step:
             path, report = snapshot(GroupStore(PostgreSQL(dsn), corpus=name), paths.groups_db(name), progress=step)
-    except NoRoom as exc:
-        raise ValueError(str(exc)) from None  # one line, not a traceback: the job's last, which the Groups page shows
     finally:
         if lock is not None:
             os.close(lock)
@@ -192,8 +189,6 @@ def restore_snapshot(name: str, dsn: str, a) -> int:
         except OtherLabels as exc:  # without --beside (with it, such a group is put back beside)
             raise ValueError(f"{exc}; --beside puts that group back beside the server's, as 'NAME (put back)', "
                              "keeping both") from None
-        except NoRoom as exc:
-            raise ValueError(str(exc)) from None  # one line, not a traceback
     log.info("%s -> corpus %s at PostgreSQL %s (what it lacked; nothing there overwritten): %s", chosen, name,
              safe_target(dsn), report.line())
     return 0

@@ -801,6 +801,7 @@ def test_a_snapshot_with_no_room_for_it_is_refused_before_it_writes_and_snapshot
     import shutil
 
     from core import backup, migrate
+    from core.embed import NoRoom
     from core.migrate import expected_size, snapshot, snapshots_line, snapshots_of
     from core.store import GroupStore
 
@@ -812,16 +813,18 @@ def test_a_snapshot_with_no_room_for_it_is_refused_before_it_writes_and_snapshot
     first, _ = snapshot(server, groups_db)
     assert expected_size(server, []) >= first.stat().st_size * 0.9, "a first snapshot's size guessed far too small"
     disk = shutil.disk_usage(tmp_path)
-    asked = 2 * expected_size(server, snapshots_of(groups_db)) + migrate.SPARE
+    asked = int(2 * expected_size(server, snapshots_of(groups_db)) + backup.SPARE)
     monkeypatch.setattr(migrate.shutil, "disk_usage", lambda where: disk._replace(free=int(asked) - 1))
-    with pytest.raises(OSError, match=r"no room for a snapshot of corpus c.s groups: about [\d,]+ MB "
-                                      r"asked for .* MB free in .*backups\. Nothing was written"):
+    with pytest.raises(NoRoom, match=r"a snapshot of corpus c.s groups \(its copy and the check.s, [\d,]+ MB each\) "
+                                      r"needs about [\d.]+ GB free on the disk of .*backups, and [\d.]+ GB are free: "
+                                      r"nothing was written"):
         snapshot(server, groups_db)
     assert [c.path for c in snapshots_of(groups_db)] == [first], "a refused snapshot touched the kept ones"
     assert not list(groups_db.parent.joinpath("backups").glob(".snapshot-*")), "a refused snapshot left a folder"
     monkeypatch.setattr(migrate.shutil, "disk_usage", lambda where: disk._replace(free=first.stat().st_size))
     lost = GroupStore(tmp_path / "lost.sqlite", corpus="c")  # putting one back reads it from a copy beside it
-    with pytest.raises(OSError, match=r"no room to read postgresql-\S+ back: .* MB free in .*Nothing was put back"):
+    with pytest.raises(NoRoom, match=r"reading postgresql-\S+ back .* needs about .* GB are free: nothing was put "
+                                     r"back"):
         migrate.put_back_snapshot(first, lost)
     assert lost.names() == [] and not list(groups_db.parent.joinpath("backups").glob(".put-back-*"))
     monkeypatch.setattr(migrate.shutil, "disk_usage", lambda where: disk._replace(free=int(asked)))
@@ -863,8 +866,8 @@ def test_the_snapshot_and_restore_jobs_with_no_room_end_in_one_line_that_names_i
     monkeypatch.setattr(migrate.shutil, "disk_usage", lambda where: disk._replace(free=10_000_000))
     assert store_job.run_main(store_job.main, ["snapshot", "--corpus", name]) == 2
     said = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
-    assert said and said[-1].startswith(f"no room for a snapshot of corpus {name}'s groups: about ") \
-        and "10 MB free in" in said[-1], said
+    assert said and said[-1].startswith(f"a snapshot of corpus {name}'s groups (its copy and the check's") \
+        and "0.0 GB are free: nothing was written" in said[-1], said
     assert migrate.snapshots_of(tmp_path / name / "groups.sqlite") == []
     monkeypatch.undo()
     monkeypatch.setenv("SEMANNO_DATA", str(tmp_path))
@@ -874,7 +877,7 @@ def test_the_snapshot_and_restore_jobs_with_no_room_end_in_one_line_that_names_i
     monkeypatch.setattr(migrate.shutil, "disk_usage", lambda where: disk._replace(free=10_000))
     assert store_job.run_main(store_job.main, ["restore", "--corpus", name]) == 2  # so is restore's copy to read
     said = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
-    assert said[-1].startswith("no room to read postgresql-") and "Nothing was put back" in said[-1], said
+    assert said[-1].startswith("reading postgresql-") and "nothing was put back" in said[-1], said
 
 
 def test_a_snapshot_holding_versions_the_server_lost_is_kept_past_the_newest_ones(tmp_path, caplog, monkeypatch):

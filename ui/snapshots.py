@@ -36,8 +36,7 @@ def panel(store: GroupStore, name: str) -> None:
         return
     if not found.versions:
         return
-    shown = ", ".join(quoted(n) for n in found.names[:10])
-    shown += f" and {len(found.names) - 10:,} more" if len(found.names) > 10 else ""
+    shown = _names(found.names)
     newest, it = found.snapshots[0].made, "it" if found.versions == 1 else "them"
     st.warning(f"The snapshots of the team's groups hold {found.versions:,} saved version"
                f"{'s' if found.versions != 1 else ''} the server does not, of {shown} (the newest snapshot that holds "
@@ -65,9 +64,14 @@ def _beside(names: list[str]) -> str:
     """The warning's words on groups of which the server holds other versions under the snapshots' numbers."""
     if not names:
         return ""
-    shown = ", ".join(quoted(n) for n in names[:10]) + (f" and {len(names) - 10:,} more" if len(names) > 10 else "")
-    one = len(names) == 1
+    shown, one = _names(names), len(names) == 1
     return (f" Of {shown} the server holds other versions under the same numbers (saved since the loss): the "
             f"snapshots' versions of {'it go back beside it, as a group of its own' if one else 'each go back beside'}"
             f"{'' if one else ' it, as groups of their own'} named {quoted(names[0] + BESIDE)}"
             f"{'' if one else ' and so on'}, so that both can be compared.")
+
+
+def _names(names: list[str], most: int = 10) -> str:
+    """Groups' names for a message: the first ``most`` quoted, and how many more."""
+    more = f" and {len(names) - most:,} more" if len(names) > most else ""
+    return ", ".join(quoted(n) for n in names[:most]) + more
