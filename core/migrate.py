@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import logging
 import os
 import re
@@ -21,11 +22,11 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from core import backup
-from core.atomic import try_lock
+from core.atomic import save_json, try_lock
 from core.db import SQLite
 from core.embed import need_room
 from core.store import MAX_NAME_CHARS, GroupStore
@@ -113,7 +114,7 @@ def _base(name: str) -> str:
 
 
 def migrate(src: GroupStore, dst: GroupStore, progress=None, saved_work_only: bool = False,
-            beside: bool = False) -> Report:
+            beside: bool = False, leave: frozenset = frozenset()) -> Report:
     """Copy ``src`` into ``dst`` what ``dst`` lacks: a SQLite store into the PostgreSQL store of the same corpus;
     or, for a snapshot (:func:`snapshot`) and putting one back, PostgreSQL into a new SQLite file and back.
     ``progress``: called with the number of versions, then with 1 as each is copied (or found there), then as
@@ -123,7 +124,9 @@ def migrate(src: GroupStore, dst: GroupStore, progress=None, saved_work_only: bo
     of the source's numbers with other labels (the server lost the source's and a new one was saved since) is
     copied whole into a group of its own beside it, the first of :func:`beside_names` that is new or holds no
     other labels under those numbers (a second put-back finds it there), instead of refusing the copy; without
-    it such a version refuses the whole copy (OtherLabels)."""
+    it such a version refuses the whole copy (OtherLabels). ``leave``: versions not copied, as (group, number, time
+    saved) with the group's name as _base gives it (the versions let go: let_go); a group of none but those
+    neither."""
     rep = Report()
     count = rep.copied
     tick = progress or (lambda n: None)
@@ -160,6 +163,10 @@ def migrate(src: GroupStore, dst: GroupStore, progress=None, saved_work_only: bo
                 (src.corpus,)):
             versions = s.run("SELECT id, number, annotator, created_at, n_included, n_excluded, session_json, "
                              "saved_by, work, last_entry, kind FROM versions WHERE group_id=? ORDER BY number", (gid,))
+            if leave and versions:
+                versions = [v for v in versions if (_base(name), v[1], v[3]) not in leave]
+                if not versions:
+                    continue  # every version let go: not the group either
             row = d.one("SELECT id FROM groups WHERE corpus=? AND name=?", (dst.corpus, name))
             same: set = set()  # source versions found there with the same labels
             if row is not None and beside and _clash(s, src.db.dialect, d, row[0], versions, sums, same):
@@ -227,8 +234,10 @@ def migrate(src: GroupStore, dst: GroupStore, progress=None, saved_work_only: bo
                          "(?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING 1", (row[0], item, decision, by, at)):
                     count["decisions"] = count.get("decisions", 0) + 1
         # verify inside the transaction: every version of the source, the same labels on both sides
-        for name, number, vid in s.run("SELECT g.name, v.number, v.id FROM versions v JOIN groups g ON g.id=v.group_id "
-                                       "WHERE g.corpus=?", (src.corpus,)):
+        for name, number, vid, made in s.run("SELECT g.name, v.number, v.id, v.created_at FROM versions v JOIN "
+                                             "groups g ON g.id=v.group_id WHERE g.corpus=?", (src.corpus,)):
+            if (_base(name), number, made) in leave:
+                continue
             there = d.one(_VERSION, (dst.corpus, moved.get(name, name), number))
             if there is None or checksum(_version_labels(d, there[0])) != sums.get(vid):  # every one read above
                 raise ValueError(f"verification failed for {name!r} version {number}: nothing was copied")
@@ -241,6 +250,8 @@ SNAPSHOTS = "postgresql"  # backups/postgresql-TIME.sqlite: a corpus's groups co
 SNAPSHOT_LOG = "postgresql-snapshot.log"  # the last snapshot the app started: its progress, or why it failed
 ROW_BYTES = 32  # a snapshot's bytes per label and per event, besides twice the id (expected_size)
 LOCK = ".snapshot.lock"  # held by a snapshot job for its whole run (core.atomic.try_lock): one at a time per corpus
+LET_GO = "postgresql-let-go.json"  # saved versions the server lacks that the team removed there on purpose (let_go)
+LET_GO_DAYS = 7  # how long the snapshots that hold versions let go are still kept past the newest ones
 LOCK_ENV = "SEMANNO_SNAPSHOT_LOCK"  # the job started by the app: the descriptor of the lock it was handed
 log = logging.getLogger(__name__)
 _started: dict[str, tuple[float, subprocess.Popen | None]] = {}  # groups file -> (looked at, its snapshot job)
@@ -336,25 +347,30 @@ class Lacking:
     """Saved versions that kept snapshots hold and the server does not (a dump from before put back, rows removed
     at the server): ``snapshots`` (core.backup.Copy) holding some, newest first; the groups' names; how many;
     ``beside``: those of the names of which the server holds other versions under the snapshots' numbers (saved
-    since it lost them): put back, each goes beside the server's group as a group of its own (beside_names)."""
+    since it lost them): put back, each goes beside the server's group as a group of its own (beside_names);
+    ``missing``: those versions as (group, number, time saved); ``gone``: the versions the snapshots hold and the
+    server lacks that were let go (let_go), not among the others, with when each was let go."""
     snapshots: list
     names: list[str]
     versions: int
     beside: list[str] = field(default_factory=list)
+    missing: frozenset = frozenset()
+    gone: dict = field(default_factory=dict)
 
 
-def lacking(store: GroupStore, groups_db: Path | None, kept: list | None = None) -> Lacking:
+def lacking(store: GroupStore, groups_db: Path | None, kept: list | None = None, gone: dict | None = None) -> Lacking:
     """What the corpus's PostgreSQL store lacks of the saved versions its kept snapshots hold: every snapshot, not
     only the newest, since one taken after the loss holds it no more. Each version's group, number and time of
     saving are compared, no labels (a version the server lost and one saved since under its number differ in
     time); a version put back beside the server's group (beside_names) counts as there, and so does one of which
     the server holds a version under its number with the same labels (only then are labels read). A snapshot's
     versions are read once (without writing it), the server's on every call. ``kept``: the snapshots
-    (snapshots_of), where already listed."""
+    (snapshots_of), where already listed. A version let go (let_go; ``gone``, where already read) is not lacking."""
     kept_ones = snapshots_of(groups_db) if kept is None else kept
     if not kept_ones:  # nothing to compare: the server is not asked
         return Lacking([], [], 0)
-    holding, missing = [], set()
+    gone = let_go_of(groups_db) if gone is None and groups_db is not None else gone or {}
+    holding, missing, left = [], set(), set()
     with store.db.read() as s:
         rows = s.run(_VERSIONS, (store.corpus,))
         there = {(_base(name), number, made) for name, number, made in rows}
@@ -371,11 +387,53 @@ def lacking(store: GroupStore, groups_db: Path | None, kept: list | None = None)
             theirs = {v for v in _held(str(kept.path), stamp) - there  # one saved again under its number with the
                       if (v[0], v[1]) not in numbered  # same labels is not lost: labels read for these alone
                       or _sum_held(str(kept.path), stamp, *v) != there_sum(*v)}
+            left |= theirs & gone.keys()
+            theirs -= gone.keys()
             if theirs:
                 holding.append(kept)
                 missing |= theirs
     return Lacking(holding, sorted({name for name, _, _ in missing}), len(missing),
-                   sorted({name for name, number, _ in missing if (name, number) in numbered}))
+                   sorted({name for name, number, _ in missing if (name, number) in numbered}), frozenset(missing),
+                   {v: gone[v] for v in left})
+
+
+def let_go_of(groups_db: Path) -> dict:
+    """The versions let go (let_go) of a corpus's snapshots: (group, number, time saved) -> when; {} where none,
+    and where the record cannot be read (logged: the Groups page then warns of them again, nothing is removed)."""
+    path = folder(groups_db) / LET_GO
+    try:
+        return {(r["group"], int(r["number"]), r["saved"]): datetime.fromisoformat(r["at"]).astimezone(timezone.utc)
+                for r in json.loads(path.read_text(encoding="utf-8"))["versions"]}
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError, KeyError, TypeError) as exc:  # a damaged record: as if none were let go
+        log.warning("%s cannot be read (%s): the versions let go are lacking again", path, exc)
+        return {}
+
+
+def let_go(groups_db: Path, versions, at: datetime | None = None) -> dict:
+    """Record saved versions the server lacks (``versions``: Lacking.missing's) as removed there on purpose: the
+    Groups page stops warning of them and does not put them back (``restore`` from a terminal still does), and the
+    snapshots that hold them are kept ``LET_GO_DAYS`` days more past the newest ones (_prune), then removed as the
+    others are. ``versions`` empty: none is let go any more (the page warns of them again). Returns the record."""
+    at = at or datetime.now(timezone.utc)
+    return _change_let_go(groups_db, lambda known: {**known, **{tuple(v): known.get(tuple(v), at) for v in versions}}
+                          if versions else {})
+
+
+def _change_let_go(groups_db: Path, change) -> dict:
+    """Write the record of the versions let go as ``change`` makes it of the one read (under a lock: two servers
+    of a team at once); returns it."""
+    where = folder(groups_db)
+    where.mkdir(parents=True, exist_ok=True)
+    lock = try_lock(where / f"{LOCK}.let-go", wait=True)
+    try:
+        known = change(let_go_of(groups_db))
+        save_json(where / LET_GO, {"versions": [{"group": g, "number": n, "saved": made, "at": t.isoformat()}
+                                                for (g, n, made), t in sorted(known.items())]})
+    finally:
+        os.close(lock)
+    return known
 
 
 @functools.lru_cache(maxsize=256)
@@ -415,13 +473,15 @@ def put_back_lacking(store: GroupStore, found: Lacking) -> list[tuple]:
     snapshot do not come back (``python -m precompute.store restore`` puts back everything). A group of which the
     server holds other versions under the snapshot's numbers is put back beside it (migrate's ``beside``). A
     snapshot that lacks nothing more once the newer ones are back is not copied again. Returns (snapshot, Report)
-    for each put back. Stops at the first that cannot be put back (ValueError); what came before stays."""
+    for each put back. Stops at the first that cannot be put back (ValueError); what came before stays. The
+    versions let go (``found.gone``) are left out."""
     reports = []
     for kept in found.snapshots:
-        if reports and not lacking(store, None, [kept]).versions:
+        if reports and not lacking(store, None, [kept], found.gone).versions:
             continue  # the newer ones held all it had that the server lacked
         try:
-            reports.append((kept, put_back_snapshot(kept.path, store, saved_work_only=True, beside=True)))
+            reports.append((kept, put_back_snapshot(kept.path, store, saved_work_only=True, beside=True,
+                                                    leave=frozenset(found.gone))))
         except ValueError as exc:
             done = f" (put back before it: {len(reports)} newer snapshot{'s' if len(reports) != 1 else ''})"
             raise ValueError(f"{kept.path.name}: {exc}{done if reports else ''}") from None
@@ -512,11 +572,15 @@ def _prune(groups_db: Path, keep: int) -> list[Path]:
     one that holds saved versions that neither the server (as the newest snapshot, just taken, holds it) nor a newer
     snapshot kept holds: the server lost them, and a loss nobody has seen on the Groups page yet would otherwise
     roll out of the snapshots within ``keep`` saves' half hours. Of several that hold a lost version, the newest is
-    kept. Returns those kept past ``keep``; one that cannot be read is removed, as before."""
+    kept. A version let go (let_go) ``LET_GO_DAYS`` days ago or more counts as held. Returns those kept past
+    ``keep``; one that cannot be read is removed, as before."""
     kept_ones, past = snapshots_of(groups_db), []
     keep = _ordinary(kept_ones, keep)
+    since = datetime.now(timezone.utc) - timedelta(days=LET_GO_DAYS)
+    gone = let_go_of(groups_db)
     try:
-        covered = set().union(*(_held(str(c.path), c.path.stat().st_mtime_ns) for c in kept_ones[:keep]))
+        covered = set().union(*(_held(str(c.path), c.path.stat().st_mtime_ns) for c in kept_ones[:keep]),
+                              (v for v, at in gone.items() if at <= since))
     except (OSError, sqlite3.Error) as exc:  # a kept one unreadable: the old rule, by count
         log.warning("snapshots pruned by count alone: %s", exc)
         covered = None
@@ -534,6 +598,13 @@ def _prune(groups_db: Path, keep: int) -> list[Path]:
                         ", ".join(sorted({name for name, _, _ in lost})[:5]))
         else:
             old.path.unlink(missing_ok=True)
+    if gone:  # the record keeps only the versions let go that a snapshot still holds
+        try:
+            held = set().union(*(_held(str(c.path), c.path.stat().st_mtime_ns) for c in snapshots_of(groups_db)))
+        except (OSError, sqlite3.Error):
+            held = None
+        if held is not None and gone.keys() - held:
+            _change_let_go(groups_db, lambda known: {v: at for v, at in known.items() if v in held})
     return past
 
 
@@ -570,12 +641,12 @@ def snapshot_lock(groups_db: Path):
 
 
 def put_back_snapshot(chosen: Path, dst: GroupStore, progress=None, saved_work_only: bool = False,
-                      beside: bool = False) -> Report:
+                      beside: bool = False, leave: frozenset = frozenset()) -> Report:
     """Copy into ``dst`` (the corpus's PostgreSQL store) what it lacks of a snapshot: groups, versions, drafts,
-    topics, assignments, decisions and journal entries it does not hold (``saved_work_only``, ``beside``: see
-    migrate). Nothing there is overwritten: a version the server holds with other labels refuses the whole copy,
-    or with ``beside`` puts its group back beside the server's. The snapshot is read from a copy of it (opening a
-    SQLite file may write to it); core.embed.NoRoom where the disk has no room for that copy."""
+    topics, assignments, decisions and journal entries it does not hold (``saved_work_only``, ``beside``,
+    ``leave``: see migrate). Nothing there is overwritten: a version the server holds with other labels refuses
+    the whole copy, or with ``beside`` puts its group back beside the server's. The snapshot is read from a copy of
+    it (opening a SQLite file may write to it); core.embed.NoRoom where the disk has no room for that copy."""
     where = Path(chosen).parent
     _sweep(where)
     size = Path(chosen).stat().st_size
@@ -584,4 +655,4 @@ def put_back_snapshot(chosen: Path, dst: GroupStore, progress=None, saved_work_o
     with tempfile.TemporaryDirectory(prefix=".put-back-", dir=where) as tmp:
         work = Path(tmp) / "groups.sqlite"
         shutil.copyfile(chosen, work)
-        return migrate(GroupStore(SQLite(work, backups=False)), dst, progress, saved_work_only, beside)
+        return migrate(GroupStore(SQLite(work, backups=False)), dst, progress, saved_work_only, beside, leave)

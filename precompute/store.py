@@ -47,7 +47,8 @@ from tqdm import tqdm
 
 from core import backup, paths, salvage
 from core.db import PostgreSQL, configured_dsn, safe_target
-from core.migrate import LOCK_ENV, OtherLabels, migrate, put_back_snapshot, snapshot, snapshot_lock, snapshots_of
+from core.migrate import (LOCK_ENV, OtherLabels, let_go_of, migrate, put_back_snapshot, snapshot, snapshot_lock,
+                          snapshots_of)
 from core.store import GroupStore
 from precompute._cli import run_main
 
@@ -172,6 +173,10 @@ def list_snapshots(name: str, dsn: str, _a) -> int:
     print(f"snapshots of corpus {name}'s groups at PostgreSQL {safe_target(dsn)}, newest first:")
     for c in kept:
         print(f"  {c.path}  {c.line()}  {_groups_in(c.path)}")
+    if gone := let_go_of(paths.groups_db(name)):
+        print(f"{len(gone):,} saved version{'s' if len(gone) != 1 else ''} let go on the Groups page (removed at "
+              f"the server on purpose), of {', '.join(sorted({g for g, _, _ in gone}))[:300]}: restore puts "
+              f"{'them' if len(gone) != 1 else 'it'} back with the rest of a snapshot")
     return 0
 
 

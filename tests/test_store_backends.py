@@ -917,3 +917,56 @@ def test_a_snapshot_holding_versions_the_server_lost_is_kept_past_the_newest_one
     assert server.load("floods", version=2).included == ["t1"]
     sixth, _ = snapshot(server, groups_db, keep=2)
     assert [c.path for c in snapshots_of(groups_db)] == [sixth, fifth], "kept after the server holds it again"
+
+
+def test_versions_removed_at_the_server_on_purpose_can_be_let_go_and_their_snapshots_go_a_week_later(tmp_path, capsys,
+                                                                                                     monkeypatch):
+    """A version removed at the server on purpose kept its snapshot past the newest ones for good, and the Groups
+    page warned of it and offered it back on every visit. Now the team can let it go: it is no longer lacking nor
+    put back (the versions lost beside it still are), its snapshot is kept a week more, then removed as the others
+    are; until then letting go can be undone. A damaged record lets nothing go."""
+    from datetime import datetime, timedelta, timezone
+
+    from core.migrate import LET_GO, folder, lacking, let_go, let_go_of, put_back_lacking, snapshot, snapshots_of
+    from core.store import GroupStore
+    from precompute import store as store_job
+
+    groups_db = tmp_path / "c" / "groups.sqlite"
+    server = GroupStore(tmp_path / "server.sqlite")
+    server.save("floods", ["t1", "t2"], ["t3"])
+    server.save("floods", ["t1"], ["t2", "t3"], overwrite=True)
+    server.save("spam", ["t9"], [])
+    first, _ = snapshot(server, groups_db, keep=1)
+    with server.db.tx() as db:  # spam removed on purpose, floods' second version lost
+        db.run("DELETE FROM labels WHERE version_id IN (SELECT v.id FROM versions v JOIN groups g ON "
+               "g.id=v.group_id WHERE g.name='spam' OR v.number=2)")
+        db.run("DELETE FROM versions WHERE id IN (SELECT v.id FROM versions v JOIN groups g ON g.id=v.group_id "
+               "WHERE g.name='spam' OR v.number=2)")
+        db.run("DELETE FROM groups WHERE name='spam'")
+    found = lacking(server, groups_db)
+    assert (found.names, found.versions, found.gone) == (["floods", "spam"], 2, {})
+    spam = {v for v in found.missing if v[0] == "spam"}
+    let_go(groups_db, spam)
+    found = lacking(server, groups_db)
+    assert (found.names, found.versions, set(found.gone)) == (["floods"], 1, spam), "spam is still lacking"
+    monkeypatch.setenv("SEMANNO_DATA", str(tmp_path))
+    assert store_job.list_snapshots("c", "postgresql://team@db/groups", None) == 0
+    assert "\n1 saved version let go on the Groups page (removed at the server on purpose), of spam: restore puts " \
+           "it back" in capsys.readouterr().out
+    put_back_lacking(server, found)
+    assert server.load("floods", version=2).included == ["t1"]
+    assert "spam" not in server.names(), "a version let go was put back"
+
+    second, _ = snapshot(server, groups_db, keep=1)
+    assert [c.path for c in snapshots_of(groups_db)] == [second, first], "let go today: its snapshot went at once"
+    let_go(groups_db, [])  # undone: warned of again
+    assert lacking(server, groups_db).names == ["spam"]
+    let_go(groups_db, spam, at=datetime.now(timezone.utc) - timedelta(days=8))
+    (folder(groups_db) / LET_GO).write_text("{not json")  # a damaged record: nothing let go, nothing removed
+    third, _ = snapshot(server, groups_db, keep=1)
+    assert [c.path for c in snapshots_of(groups_db)] == [third, first] and lacking(server, groups_db).versions == 1
+    let_go(groups_db, spam, at=datetime.now(timezone.utc) - timedelta(days=8))
+    fourth, _ = snapshot(server, groups_db, keep=1)
+    assert [c.path for c in snapshots_of(groups_db)] == [fourth], "let go a week ago: its snapshot was kept"
+    assert lacking(server, groups_db).versions == 0 and let_go_of(groups_db) == {}, \
+        "the record still names versions no snapshot holds"

@@ -457,6 +457,27 @@ def test_the_groups_page_puts_back_what_the_teams_server_lost_from_the_newest_sn
     assert {name: len(pg.versions(name)) for name in pg.names()} == held
     assert pg.load(second).included == ["t4"] and groups.dataframe, "the groups are listed again"
 
+    with pg.db.tx() as db:  # the second group removed at the server on purpose: let go, after asking, and undone
+        db.run("DELETE FROM labels WHERE version_id IN (SELECT v.id FROM versions v JOIN groups g ON "
+               "g.id=v.group_id WHERE g.corpus='tweets' AND g.name=?)", (second,))
+        db.run("DELETE FROM versions WHERE group_id IN (SELECT id FROM groups WHERE corpus='tweets' AND name=?)",
+               (second,))
+        db.run("DELETE FROM groups WHERE corpus='tweets' AND name=?", (second,))
+    groups.run()
+    assert any("hold 1 saved version the server does not, of ‘" + second + "’" in unescape(w.value)
+               for w in groups.warning), [w.value for w in groups.warning]
+    groups.button(key="gr_let_go_button").click().run()
+    assert any(unescape(w.value).startswith("Let go of 1 saved version of ‘" + second + "’?")
+               for w in groups.warning), [w.value for w in groups.warning]
+    groups.button(key="gr_let_go_confirm").click().run()
+    assert not groups.exception and not groups.warning, [w.value for w in groups.warning]
+    assert any("Let go: 1 saved version" in unescape(s.value) for s in groups.success)
+    assert any("was let go (removed at the server on purpose)" in unescape(c.value) and second in unescape(c.value)
+               for c in groups.caption), [c.value for c in groups.caption]
+    assert second not in pg.names()
+    groups.button(key="gr_warn_again").click().run()
+    assert any("hold 1 saved version the server does not" in unescape(w.value) for w in groups.warning)
+
 
 def test_a_version_the_teams_server_lost_and_saved_again_is_named_and_put_back_beside_it(tweets, pg_server,
                                                                                        monkeypatch):

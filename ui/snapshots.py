@@ -1,21 +1,25 @@
 """A team's PostgreSQL groups on the Groups page: the snapshots the app takes of them (core/migrate.py), a warning
 where the last one did not finish, and where the server lacks saved versions that kept snapshots hold (a dump from
 before put back, rows removed at the server), the groups named and a button that puts them back. Putting back
-copies into the server the saved work it lacks and changes nothing it holds."""
+copies into the server the saved work it lacks and changes nothing it holds. Versions removed at the server on
+purpose can be let go instead (asked twice): no longer warned of nor put back, their snapshots removed a week
+later; until then, one button warns of them again."""
 
 from __future__ import annotations
 
 import sqlite3
+from datetime import timedelta
 
 import streamlit as st
 
 from core.db import DatabaseError
-from core.migrate import (BESIDE, SNAPSHOT_LOG, folder, lacking, last_failure, put_back_lacking, snapshots_line,
-                          snapshots_of)
+from core.migrate import (BESIDE, LET_GO_DAYS, SNAPSHOT_LOG, folder, lacking, last_failure, let_go,
+                          put_back_lacking, snapshots_line, snapshots_of)
 from core.store import GroupStore
 from ui.text import md, quoted
 
 _DONE = "gr_put_back"  # what the last put-back copied, said once after the page reruns
+_ASKED = "gr_let_go_asked"  # the versions the user asked to let go, until confirmed or cancelled
 
 
 def panel(store: GroupStore, name: str) -> None:
@@ -34,6 +38,8 @@ def panel(store: GroupStore, name: str) -> None:
     except (OSError, sqlite3.Error, DatabaseError) as exc:  # a snapshot unreadable, the server gone
         st.warning(f"The snapshots could not be compared with the server: {md(exc)}")
         return
+    if found.gone:
+        _gone(at, found.gone)
     if not found.versions:
         return
     shown = _names(found.names)
@@ -42,13 +48,14 @@ def panel(store: GroupStore, name: str) -> None:
                f"{'s' if found.versions != 1 else ''} the server does not, of {shown} (the newest snapshot that holds "
                f"some: {newest:%Y-%m-%d %H:%M} UTC). The server has lost {it} (a dump from before put back, or rows "
                f"removed there), unless someone removed {it} there on purpose. The snapshots that hold {it} are kept, "
-               f"past the newest ones, until the server holds {it} again." + _beside(found.beside))
+               f"past the newest ones, until the server holds {it} again or "
+               f"{'it is' if found.versions == 1 else 'they are'} let go." + _beside(found.beside))
     if st.button("Put back what the server lacks", key="gr_put_back_button", type="primary",
                  help="Copies into the server the groups, versions, journal, topics and assignments of the snapshots "
                       "that it lacks; nothing the server holds is changed (a group of which it holds other versions "
                       f"under the same numbers is put back beside it, as NAME{BESIDE}). Drafts and an adjudicator's "
-                      "decisions are left out (one discarded or taken back since would come back): python -m "
-                      "precompute.store restore puts back a whole snapshot"):
+                      "decisions are left out (one discarded or taken back since would come back), and so are the "
+                      "versions let go: python -m precompute.store restore puts back a whole snapshot"):
         try:
             with st.spinner("Putting back what the server lacks, and checking every version…"):
                 reports = put_back_lacking(store, found)
@@ -58,6 +65,51 @@ def panel(store: GroupStore, name: str) -> None:
             st.session_state[_DONE] = "Put back: " + "; ".join(
                 f"from {md(kept.path.name)}, {md(r.line(), limit=1000)}" for kept, r in reports)
             st.rerun()
+    if st.session_state.get(_ASKED) != found.missing:
+        if st.button("Removed on purpose: let them go…", key="gr_let_go_button",
+                     help="Where someone removed these versions at the server on purpose: the page stops warning of "
+                          f"them and does not put them back; the snapshots that hold them go {LET_GO_DAYS} days "
+                          "later. Asks again first."):
+            st.session_state[_ASKED] = found.missing
+            st.rerun()
+        return
+    st.warning(f"Let go of {found.versions:,} saved version{'s' if found.versions != 1 else ''} of {shown}? The "
+               f"page will no longer warn of {it} nor put {it} back. The snapshots that hold {it} are kept "
+               f"{LET_GO_DAYS} more days, then removed as older snapshots are: until then, a button here warns of "
+               f"{it} again, and python -m precompute.store restore puts a whole snapshot back.")
+    yes, no = st.columns(2)
+    if yes.button("Let them go", key="gr_let_go_confirm", type="primary"):
+        try:
+            let_go(at, found.missing)
+        except OSError as exc:
+            st.error(f"Not let go: {md(exc)}")
+            return
+        st.session_state.pop(_ASKED, None)
+        st.session_state[_DONE] = (f"Let go: {found.versions:,} saved version{'s' if found.versions != 1 else ''}"
+                                   f" of {shown}, removed at the server on purpose.")
+        st.rerun()
+    if no.button("Keep warning", key="gr_let_go_cancel"):
+        st.session_state.pop(_ASKED, None)
+        st.rerun()
+
+
+def _gone(at, gone: dict) -> None:
+    """The versions let go that the snapshots still hold, with a button that warns of them again."""
+    n, first = len(gone), min(gone.values())
+    st.caption(f"{n:,} saved version{'s' if n != 1 else ''} the server lacks, of "
+               f"{_names(sorted({name for name, _, _ in gone}))}, {'were' if n != 1 else 'was'} let go (removed at "
+               f"the server on purpose) on {first:%Y-%m-%d %H:%M} UTC"
+               f"{' and after' if len(set(gone.values())) > 1 else ''}"
+               f": a snapshot that holds {'them' if n != 1 else 'it'} is removed {LET_GO_DAYS} days after, as older "
+               f"snapshots are (from {first + timedelta(days=LET_GO_DAYS):%Y-%m-%d %H:%M} UTC).")
+    if st.button("Warn of them again", key="gr_warn_again", help="Undo letting them go: the page warns of them "
+                 "and offers to put them back, and their snapshots are kept while the server lacks them"):
+        try:
+            let_go(at, [])
+        except OSError as exc:
+            st.error(f"Not changed: {md(exc)}")
+            return
+        st.rerun()
 
 
 def _beside(names: list[str]) -> str:
