@@ -1,9 +1,11 @@
 """What a save of many labels on a team's PostgreSQL costs (by COPY, and by executemany as before), and what a
 snapshot of its groups costs (``python -m precompute.store snapshot``, core/migrate.py):
-a corpus's groups copied out of a throwaway server (durable commits, as an operator's) into a checked SQLite file,
-and putting it back into the server after its groups are lost (every version copied back and checked), and the
-room a first snapshot asks for (its size guessed from the server's counts); a team's
-saves while the snapshot job the app starts by itself runs beside them. Medians of --repeat runs.
+a corpus's groups copied out of a throwaway server (durable commits, as an operator's) into a checked SQLite file;
+after one version saved, the next with every label read from the server again and, in turn, as the app takes it (the
+unchanged versions' labels from the previous snapshot); and putting it back into the server after its groups are
+lost (every version copied back and checked), and the room a first snapshot asks for (its size guessed from the
+server's counts); a team's saves while the snapshot job the app starts by itself runs beside them. Medians of
+--repeat runs.
 With ``--page``, only what the Groups page does with the kept snapshots: compare them with the server on each view
 (core.migrate.lacking), and put back versions the server lost, where it has saved others under their numbers since.
 
@@ -22,7 +24,9 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from unittest import mock
 
+from core import migrate
 from core.db import PostgreSQL
 from core.migrate import expected_size, put_back_snapshot, snapshot
 from core.store import GroupStore
@@ -179,11 +183,23 @@ def main(argv: list[str] | None = None) -> int:
             page(pg, Path(tmp) / "bench" / "groups.sqlite", a)
             return 0
         taken, back, size, said = [], [], 0, ""
-        for _ in range(a.repeat):
+        full, since, reused_said = [], [], ""
+        for n in range(a.repeat):
             t = time.perf_counter()
             path, report = snapshot(pg, Path(tmp) / "bench" / "groups.sqlite")
             taken.append(time.perf_counter() - t)
             size = path.stat().st_size
+            for how in ("full", "since") if n % 2 else ("since", "full"):  # in turn, after one version saved
+                time.sleep(1.05)  # snapshots are named by the second
+                pg.save("group 0", [label_id(a, 0, n, i) for i in range(a.labels)], [], overwrite=True)
+                t = time.perf_counter()
+                if how == "full":  # none to take labels from: every one read from the server
+                    with mock.patch.object(migrate, "_previous", lambda _db: (None, None)):
+                        snapshot(pg, Path(tmp) / "bench" / "groups.sqlite")
+                    full.append(time.perf_counter() - t)
+                else:
+                    reused_said = snapshot(pg, Path(tmp) / "bench" / "groups.sqlite")[1].line()
+                    since.append(time.perf_counter() - t)
             with pg.db.tx() as db:  # the server loses the corpus's groups
                 db.run("DELETE FROM labels WHERE version_id IN (SELECT v.id FROM versions v JOIN groups g ON "
                        "g.id=v.group_id WHERE g.corpus='bench')")
@@ -195,11 +211,13 @@ def main(argv: list[str] | None = None) -> int:
             time.sleep(1.05)  # snapshots are named by the second
         assert len(pg.names()) == a.groups and pg.load("group 0", 1).included[:1] == [label_id(a, 0, 0, 0)]
         for step, runs in (("snapshot (PostgreSQL -> a checked SQLite file)", taken),
-                           ("putting it back into the server that lost the groups", back)):
+                           ("putting it back into the server that lost the groups", back),
+                           ("a snapshot after one version saved, every label read from the server", full),
+                           ("the same, the unchanged versions' labels from the previous snapshot", since)):
             print(json.dumps({"step": step, "median_s": round(statistics.median(runs), 2),
                               "runs_s": [round(x, 2) for x in runs]}))
         print(json.dumps({"step": "the snapshot", "mb": round(size / 1e6, 1), "snapshot said": report.line(),
-                          "put back said": said}))
+                          "put back said": said, "the one after one version saved said": reused_said}))
         guessed, asked = [], 0
         for _ in range(a.repeat):  # the room a first snapshot asks for (none kept to go by), and what asking costs
             t = time.perf_counter()

@@ -38,13 +38,19 @@ class Report:
     already: int = 0  # versions found in PostgreSQL with the same content
     verified: int = 0  # versions whose labels are the same on both sides after the copy
     beside: dict = field(default_factory=dict)  # group -> the group it was copied into, beside the one there
+    # versions whose labels are to come from the previous snapshot (migrate's reuse): (new id, its id there,
+    # included, excluded); once they have, ``reused`` says how many
+    from_previous: list = field(default_factory=list)
+    reused: int = 0
 
     def line(self) -> str:
         copied = ", ".join(_count(n, t) for t, n in self.copied.items() if n) or "nothing new"
         put = "".join(f"; ‘{g}’ put beside the server's as ‘{b}’ (it holds other versions under the same "
                       "numbers)" for g, b in self.beside.items())
+        old = (f"; the labels of {_count(self.reused, 'versions')} taken from the previous snapshot (unchanged at "
+               "the server since) and counted") if self.reused else ""
         return (f"copied {copied}; {_count(self.already, 'versions')} {'was' if self.already == 1 else 'were'} there "
-                f"already; {_count(self.verified, 'versions')} verified (same labels on both sides){put}")
+                f"already; {_count(self.verified, 'versions')} verified (same labels on both sides){old}{put}")
 
 
 def _count(n: int, things: str) -> str:
@@ -114,7 +120,7 @@ def _base(name: str) -> str:
 
 
 def migrate(src: GroupStore, dst: GroupStore, progress=None, saved_work_only: bool = False,
-            beside: bool = False, leave: frozenset = frozenset()) -> Report:
+            beside: bool = False, leave: frozenset = frozenset(), reuse: dict | None = None) -> Report:
     """Copy ``src`` into ``dst`` what ``dst`` lacks: a SQLite store into the PostgreSQL store of the same corpus;
     or, for a snapshot (:func:`snapshot`) and putting one back, PostgreSQL into a new SQLite file and back.
     ``progress``: called with the number of versions, then with 1 as each is copied (or found there), then as
@@ -126,7 +132,9 @@ def migrate(src: GroupStore, dst: GroupStore, progress=None, saved_work_only: bo
     other labels under those numbers (a second put-back finds it there), instead of refusing the copy; without
     it such a version refuses the whole copy (OtherLabels). ``leave``: versions not copied, as (group, number, time
     saved) with the group's name as _base gives it (the versions let go: let_go); a group of none but those
-    neither."""
+    neither. ``reuse`` (a snapshot's: _previous): (group, number, time saved, included, excluded) -> the id of a
+    version of the previous snapshot; a version of the source found there is copied without its labels, which are
+    not read from the source nor checked here (Report.from_previous: _labels_from copies and counts them)."""
     rep = Report()
     count = rep.copied
     tick = progress or (lambda n: None)
@@ -188,9 +196,11 @@ def migrate(src: GroupStore, dst: GroupStore, progress=None, saved_work_only: bo
                 if vid in same:
                     rep.already += 1
                     continue
-                order = _ordered(s, vid, src.db.dialect)
-                sums[vid] = checksum(order)  # the labels read once: copied, and checked against the copy's
                 there = d.one("SELECT id FROM versions WHERE group_id=? AND number=?", (new_gid, number))
+                prior = reuse.get((name, number, v_created, n_inc, n_exc)) if reuse and there is None else None
+                if prior is None:
+                    order = _ordered(s, vid, src.db.dialect)
+                    sums[vid] = checksum(order)  # the labels read once: copied, and checked against the copy's
                 if there is not None:
                     if checksum(_version_labels(d, there[0])) != sums[vid]:
                         raise OtherLabels(f"group {moved.get(name, name)!r} version {number} is in PostgreSQL already "
@@ -202,8 +212,12 @@ def migrate(src: GroupStore, dst: GroupStore, progress=None, saved_work_only: bo
                                 "session_json, saved_by, work, last_entry, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                                 "RETURNING id", (new_gid, number, v_annot, v_created, n_inc, n_exc, sj, saved_by, work,
                                                  entry_map.get(last) if last is not None else None, kind or "version"))[0]
-                d.insert_rows("labels", ("version_id", "item_id", "label", "seq"),
-                              [(new_vid, i, v, n) for n, (i, v) in enumerate(order)])
+                if prior is None:
+                    d.insert_rows("labels", ("version_id", "item_id", "label", "seq"),
+                                  [(new_vid, i, v, n) for n, (i, v) in enumerate(order)])
+                else:
+                    rep.from_previous.append((new_vid, prior, n_inc, n_exc))
+                    sums[vid] = None  # counted once they are there
                 count["versions"] = count.get("versions", 0) + 1
                 if name in moved:
                     rep.beside[name] = moved[name]  # said where something was put there
@@ -237,6 +251,9 @@ def migrate(src: GroupStore, dst: GroupStore, progress=None, saved_work_only: bo
         for name, number, vid, made in s.run("SELECT g.name, v.number, v.id, v.created_at FROM versions v JOIN "
                                              "groups g ON g.id=v.group_id WHERE g.corpus=?", (src.corpus,)):
             if (_base(name), number, made) in leave:
+                continue
+            if vid in sums and sums[vid] is None:  # its labels are the previous snapshot's
+                tick(1)
                 continue
             there = d.one(_VERSION, (dst.corpus, moved.get(name, name), number))
             if there is None or checksum(_version_labels(d, there[0])) != sums.get(vid):  # every one read above
@@ -505,7 +522,9 @@ def snapshot(src: GroupStore, groups_db: Path, keep: int = backup.KEEP, progress
     decisions, copied into a new SQLite file and checked there (each version's labels against the server's), made
     one checked file (core.backup) and renamed into the corpus's backups folder as ``postgresql-TIME.sqlite``
     (OSError first where there is no room for it: _room_for). The newest ``keep`` are kept (fewer past a room), and
-    an older one holding what the server lost (_prune). The app can open the file (a SQLite groups file);
+    an older one holding what the server lost (_prune). The labels of a version the day's newest snapshot holds as
+    the server does come from that snapshot (_previous, _labels_from; where it does not hold what it says, every
+    label is read from the server again). The app can open the file (a SQLite groups file);
     ``restore`` copies back into the server what it lacks. Returns (the file, what was copied)."""
     where = folder(groups_db)
     where.mkdir(parents=True, exist_ok=True)
@@ -513,7 +532,18 @@ def snapshot(src: GroupStore, groups_db: Path, keep: int = backup.KEEP, progress
     _room_for(src, groups_db, where)
     with tempfile.TemporaryDirectory(prefix=".snapshot-", dir=where) as tmp:
         work = Path(tmp) / "groups.sqlite"
-        report = migrate(src, GroupStore(SQLite(work, backups=False)), progress)
+        previous, reuse = _previous(groups_db)
+        report = migrate(src, GroupStore(SQLite(work, backups=False)), progress, reuse=reuse)
+        if report.from_previous:
+            try:
+                _labels_from(work, previous, report.from_previous)
+                report.reused = len(report.from_previous)
+            except (sqlite3.Error, ValueError) as exc:  # the previous one unreadable, or not as it said
+                log.warning("the labels of %d versions could not be taken from %s (%s): every version's are read "
+                            "from the server", len(report.from_previous), previous.name, exc)
+                for left in Path(tmp).glob("groups.sqlite*"):
+                    left.unlink()
+                report = migrate(src, GroupStore(SQLite(work, backups=False)), progress)
         part = Path(tmp) / "checked.sqlite"
         backup.copy_checked(work, part)
         while True:  # a name is a second: one taken this second already is not overwritten, this one waits for the next
@@ -531,6 +561,54 @@ def snapshot(src: GroupStore, groups_db: Path, keep: int = backup.KEEP, progress
     backup._sync(where)
     _prune(groups_db, keep)
     return final, report
+
+
+def _previous(groups_db: Path) -> tuple[Path | None, dict | None]:
+    """The newest snapshot, where it was taken today (UTC), and its versions as migrate's ``reuse`` takes them: a
+    version the server holds as that snapshot does (the same group, number, time of saving and counts) takes its
+    labels from there, not from the server (a saved version never changes). The first snapshot of a day reads
+    every label from the server again. (None, None) where there is none to use."""
+    kept = snapshots_of(groups_db)
+    if not kept or kept[0].made.date() != datetime.now(timezone.utc).date():
+        return None, None
+    try:
+        con = backup.read_only(kept[0].path)
+        try:
+            return kept[0].path, {tuple(r[:5]): r[5] for r in con.execute(
+                "SELECT g.name, v.number, v.created_at, v.n_included, v.n_excluded, v.id FROM versions v JOIN groups g "
+                "ON g.id=v.group_id")}
+        finally:
+            con.close()
+    except sqlite3.Error as exc:
+        log.warning("%s cannot be read (%s): every version's labels are read from the server", kept[0].path.name, exc)
+        return None, None
+
+
+def _labels_from(work: Path, previous: Path, pairs: list) -> None:
+    """Copy into the snapshot being made (``work``) the labels of its versions that the previous snapshot holds
+    (``pairs``: Report.from_previous), in their order, in one statement; then count each version's included and
+    excluded labels against its own counts. ValueError where one differs (nothing is kept of the copy)."""
+    con = sqlite3.connect(work.resolve().as_uri(), uri=True, isolation_level=None)
+    try:
+        con.execute("ATTACH DATABASE ? AS prev", (f"{previous.resolve().as_uri()}?mode=ro",))
+        con.execute("BEGIN IMMEDIATE")
+        con.execute("CREATE TEMP TABLE reused (new INTEGER PRIMARY KEY, old INTEGER NOT NULL, inc INTEGER NOT NULL, "
+                    "exc INTEGER NOT NULL)")
+        con.executemany("INSERT INTO temp.reused VALUES (?, ?, ?, ?)", pairs)
+        con.execute("INSERT INTO main.labels (version_id, item_id, label, seq) SELECT r.new, l.item_id, l.label, "
+                    "COALESCE(l.seq, l.rowid) FROM temp.reused r JOIN prev.labels l ON l.version_id=r.old "
+                    "ORDER BY r.new, l.item_id")
+        off = con.execute("SELECT r.new FROM temp.reused r LEFT JOIN (SELECT version_id, SUM(label=1) AS inc, "
+                          "SUM(label=-1) AS exc FROM main.labels WHERE version_id IN (SELECT new FROM temp.reused) "
+                          "GROUP BY version_id) c ON c.version_id=r.new WHERE COALESCE(c.inc, 0)!=r.inc OR "
+                          "COALESCE(c.exc, 0)!=r.exc LIMIT 1").fetchone()
+        if off is not None:
+            raise ValueError(f"version #{off[0]}'s labels there are not as many as it holds")
+        con.execute("COMMIT")
+    finally:
+        if con.in_transaction:
+            con.execute("ROLLBACK")
+        con.close()
 
 
 def expected_size(src: GroupStore, kept: list) -> int:
