@@ -543,7 +543,7 @@ def snapshot(src: GroupStore, groups_db: Path, keep: int = backup.KEEP, progress
                             "from the server", len(report.from_previous), previous.name, exc)
                 for left in Path(tmp).glob("groups.sqlite*"):
                     left.unlink()
-                report = migrate(src, GroupStore(SQLite(work, backups=False)), progress)
+                report = migrate(src, GroupStore(SQLite(work, backups=False)))  # its bar has been through once
         part = Path(tmp) / "checked.sqlite"
         backup.copy_checked(work, part)
         while True:  # a name is a second: one taken this second already is not overwritten, this one waits for the next

@@ -6,6 +6,7 @@ server keeps them.
     python -m precompute.store backups --corpus NAME
     python -m precompute.store restore --corpus NAME [--backup FILE] [--yes] [--beside]
     SEMANNO_DB=postgresql://... python -m precompute.store snapshot --corpus NAME
+    SEMANNO_DB=postgresql://... python -m precompute.store let-go --corpus NAME [--yes | --undo]
 
 ``migrate`` copies groups, every version with its labels, drafts, the journal of label events, topics and
 assignments in one transaction, then checks every version's labels on both sides (checksums). Run
@@ -30,8 +31,10 @@ groups file.
 unless ``--backup`` names another): a group, version, draft or topic lost there comes back; nothing the server
 holds is overwritten, and a version it holds with other labels refuses the whole copy; with ``--beside`` that
 version's group is put back whole beside the server's, as ``NAME (put back)`` (the server lost the snapshot's
-version and one was saved since under its number: both kept, to be compared). The server's own tools (pg_dump)
-back up the whole database.
+version and one was saved since under its number: both kept, to be compared). ``let-go`` lists the saved versions
+the snapshots hold and the server lacks; with ``--yes`` they are let go, as on the Groups page (removed at the
+server on purpose: no longer warned of nor put back by the page, their snapshots removed a week later); ``--undo``
+warns of them again. The server's own tools (pg_dump) back up the whole database.
 """
 
 from __future__ import annotations
@@ -47,8 +50,8 @@ from tqdm import tqdm
 
 from core import backup, paths, salvage
 from core.db import PostgreSQL, configured_dsn, safe_target
-from core.migrate import (LOCK_ENV, OtherLabels, let_go_of, migrate, put_back_snapshot, snapshot, snapshot_lock,
-                          snapshots_of)
+from core.migrate import (LET_GO_DAYS, LOCK_ENV, OtherLabels, lacking, let_go, let_go_of, migrate,
+                          put_back_snapshot, snapshot, snapshot_lock, snapshots_of)
 from core.store import GroupStore
 from precompute._cli import run_main
 
@@ -80,6 +83,14 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--beside", action="store_true",
                    help="with SEMANNO_DB: a group of which the server holds other versions under the snapshot's "
                         "numbers is put back whole beside it, as 'NAME (put back)', instead of refusing the copy")
+    lg = sub.add_parser("let-go", help="with SEMANNO_DB: list the saved versions the snapshots hold and the server "
+                                       "lacks; --yes lets them go (removed at the server on purpose: the Groups page "
+                                       "no longer warns of them nor puts them back, and their snapshots go "
+                                       f"{LET_GO_DAYS} days later); --undo warns of those let go again")
+    lg.add_argument("--corpus", required=True)
+    how = lg.add_mutually_exclusive_group()
+    how.add_argument("--yes", action="store_true", help="let the versions listed go")
+    how.add_argument("--undo", action="store_true", help="let none go any more")
     return p
 
 
@@ -180,6 +191,32 @@ def list_snapshots(name: str, dsn: str, _a) -> int:
     return 0
 
 
+def let_go_versions(name: str, dsn: str, a) -> int:
+    """The Groups page's *Removed on purpose: let them go* and *Warn of them again*, from a terminal."""
+    groups_db = paths.groups_db(name)
+    if a.undo:
+        n = len(let_go_of(groups_db))
+        let_go(groups_db, [])
+        print(f"{n:,} saved version{'s' if n != 1 else ''} let go before {'are' if n != 1 else 'is'} warned of again "
+              "(the Groups page offers to put back what the server lacks)")
+        return 0
+    found = lacking(GroupStore(PostgreSQL(dsn), corpus=name), groups_db)
+    if not found.versions:
+        print(f"the snapshots of corpus {name}'s groups hold no saved version the server lacks: nothing to let go")
+        return 0
+    print(f"saved versions the snapshots of corpus {name}'s groups hold and PostgreSQL {safe_target(dsn)} lacks:")
+    for group, number, made in sorted(found.missing):
+        print(f"  {group}  version {number}  saved {made}")
+    if not a.yes:
+        print(f"{found.versions:,} in all. Where someone removed them at the server on purpose, --yes lets them go; "
+              "otherwise the Groups page (or restore) puts them back")
+        return 0
+    let_go(groups_db, found.missing)
+    print(f"let go: {found.versions:,} saved version{'s' if found.versions != 1 else ''}; the snapshots that hold "
+          f"only these go {LET_GO_DAYS} days from now (--undo warns of them again until then)")
+    return 0
+
+
 def restore_snapshot(name: str, dsn: str, a) -> int:
     chosen = _chosen(name, a.backup, snapshots_of(paths.groups_db(name)),
                      f"no snapshots of corpus {name}'s groups (python -m precompute.store snapshot --corpus {name} "
@@ -206,9 +243,12 @@ def main(argv: list[str] | None = None) -> int:
     if a.command == "where":
         print(f"PostgreSQL at {safe_target(dsn)}" if dsn else f"SQLite file {paths.groups_db(name)}")
         return 0
-    if a.command in ("snapshot", "backups", "restore") and dsn:
-        return {"snapshot": take_snapshot, "backups": list_snapshots, "restore": restore_snapshot}[a.command](
-            name, dsn, a)
+    if a.command in ("snapshot", "backups", "restore", "let-go") and dsn:
+        return {"snapshot": take_snapshot, "backups": list_snapshots, "restore": restore_snapshot,
+                "let-go": let_go_versions}[a.command](name, dsn, a)
+    if a.command == "let-go":
+        raise ValueError("let-go is for the snapshots of a team's PostgreSQL groups, and SEMANNO_DB is not set: a "
+                         "SQLite groups file's backups keep no versions past their count")
     if a.command == "snapshot":
         raise ValueError("snapshot copies a corpus's groups out of PostgreSQL, and SEMANNO_DB is not set: the app "
                          "backs up a SQLite groups file itself (python -m precompute.store backups --corpus "

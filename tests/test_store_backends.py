@@ -433,7 +433,7 @@ def test_a_teams_postgresql_groups_are_snapshot_to_a_file_and_what_the_server_lo
     before), `restore` copies back what it lacks and leaves what was saved since as it is. Before, a team's groups
     were backed up only by the server's own tools, and `backups`/`restore` refused with SEMANNO_DB set."""
     from core.db import PostgreSQL
-    from core.migrate import snapshots_of
+    from core.migrate import lacking, snapshots_of
     from core.store import GroupStore
     from precompute import store as store_job
     from precompute._cli import run_main
@@ -481,6 +481,26 @@ def test_a_teams_postgresql_groups_are_snapshot_to_a_file_and_what_the_server_lo
     assert pg.decisions("floods") == copy.decisions("floods") and pg.assignments("floods")[0].counted == 1
     assert store_job.main(["restore", "--corpus", name]) == 0  # again: nothing new, nothing overwritten
     assert len(pg.versions("g")) == 2
+
+    assert store_job.main(["snapshot", "--corpus", name]) == 0  # 'later' in it, then removed at the server on purpose
+    with pg.db.tx() as db:
+        db.run("DELETE FROM labels WHERE version_id IN (SELECT v.id FROM versions v JOIN groups g ON g.id=v.group_id "
+               "WHERE g.corpus=? AND g.name='later')", (name,))
+        db.run("DELETE FROM versions WHERE group_id IN (SELECT id FROM groups WHERE corpus=? AND name='later')",
+               (name,))
+        db.run("DELETE FROM groups WHERE corpus=? AND name='later'", (name,))
+    capsys.readouterr()
+    assert store_job.main(["let-go", "--corpus", name]) == 0  # listed, not let go
+    said = capsys.readouterr().out
+    assert re.search(r"\n  later  version 1  saved \S+\n1 in all\. Where someone removed them at the server on "
+                     r"purpose, --yes lets them go", said), said
+    assert store_job.main(["let-go", "--corpus", name, "--yes"]) == 0
+    assert "let go: 1 saved version;" in capsys.readouterr().out
+    groups_db = tmp_path / name / "groups.sqlite"
+    assert lacking(pg, groups_db).versions == 0 and list(lacking(pg, groups_db).gone)[0][0] == "later"
+    assert store_job.main(["let-go", "--corpus", name, "--undo"]) == 0 and lacking(pg, groups_db).names == ["later"]
+    monkeypatch.delenv("SEMANNO_DB")
+    assert run_main(store_job.main, ["let-go", "--corpus", name]) == 2 and "SEMANNO_DB is not set" in caplog.text
 
 
 def test_the_app_snapshots_a_teams_postgresql_groups_after_saves_by_itself(tmp_path, pg_server, monkeypatch, caplog):
