@@ -38,23 +38,26 @@ class Report:
     already: int = 0  # versions found in PostgreSQL with the same content
     verified: int = 0  # versions whose labels are the same on both sides after the copy
     beside: dict = field(default_factory=dict)  # group -> the group it was copied into, beside the one there
-    # versions whose labels are to come from the previous snapshot (migrate's reuse): (new id, its id there,
-    # included, excluded); once they have, ``reused`` says how many
+    # versions whose labels come from the previous snapshot (migrate's reuse, then _labels_from): (new id, its id
+    # there, included, excluded)
     from_previous: list = field(default_factory=list)
-    reused: int = 0
+
+    @property
+    def reused(self) -> int:
+        return len(self.from_previous)
 
     def line(self) -> str:
-        copied = ", ".join(_count(n, t) for t, n in self.copied.items() if n) or "nothing new"
+        copied = ", ".join(counted(n, t) for t, n in self.copied.items() if n) or "nothing new"
         put = "".join(f"; ‘{g}’ put beside the server's as ‘{b}’ (it holds other versions under the same "
                       "numbers)" for g, b in self.beside.items())
-        old = (f"; the labels of {_count(self.reused, 'versions')} taken from the previous snapshot (unchanged at "
+        old = (f"; the labels of {counted(self.reused, 'versions')} taken from the previous snapshot (unchanged at "
                "the server since) and counted") if self.reused else ""
-        return (f"copied {copied}; {_count(self.already, 'versions')} {'was' if self.already == 1 else 'were'} there "
-                f"already; {_count(self.verified, 'versions')} verified (same labels on both sides){old}{put}")
+        return (f"copied {copied}; {counted(self.already, 'versions')} {'was' if self.already == 1 else 'were'} there "
+                f"already; {counted(self.verified, 'versions')} verified (same labels on both sides){old}{put}")
 
 
-def _count(n: int, things: str) -> str:
-    """``n`` of a table's rows in words: 1 version, 2 versions, 1 journal entry."""
+def counted(n: int, things: str) -> str:
+    """``n`` things in words, ``things`` said in the plural: 1 version, 2 versions, 1 journal entry."""
     if n != 1:
         return f"{n:,} {things}"
     return f"1 {things[:-3] + 'y' if things.endswith('ies') else things[:-1]}"
@@ -252,7 +255,7 @@ def migrate(src: GroupStore, dst: GroupStore, progress=None, saved_work_only: bo
                                              "groups g ON g.id=v.group_id WHERE g.corpus=?", (src.corpus,)):
             if (_base(name), number, made) in leave:
                 continue
-            if vid in sums and sums[vid] is None:  # its labels are the previous snapshot's
+            if sums.get(vid, "") is None:  # its labels are the previous snapshot's
                 tick(1)
                 continue
             there = d.one(_VERSION, (dst.corpus, moved.get(name, name), number))
@@ -433,9 +436,8 @@ def let_go(groups_db: Path, versions, at: datetime | None = None) -> dict:
     Groups page stops warning of them and does not put them back (``restore`` from a terminal still does), and the
     snapshots that hold them are kept ``LET_GO_DAYS`` days more past the newest ones (_prune), then removed as the
     others are. ``versions`` empty: none is let go any more (the page warns of them again). Returns the record."""
-    at = at or datetime.now(timezone.utc)
-    return _change_let_go(groups_db, lambda known: {**known, **{tuple(v): known.get(tuple(v), at) for v in versions}}
-                          if versions else {})
+    at = at or datetime.now(timezone.utc)  # one let go before keeps its time
+    return _change_let_go(groups_db, lambda known: {**{tuple(v): at for v in versions}, **known} if versions else {})
 
 
 def _change_let_go(groups_db: Path, change) -> dict:
@@ -500,7 +502,7 @@ def put_back_lacking(store: GroupStore, found: Lacking) -> list[tuple]:
             reports.append((kept, put_back_snapshot(kept.path, store, saved_work_only=True, beside=True,
                                                     leave=frozenset(found.gone))))
         except ValueError as exc:
-            done = f" (put back before it: {len(reports)} newer snapshot{'s' if len(reports) != 1 else ''})"
+            done = f" (put back before it: {counted(len(reports), 'newer snapshots')})"
             raise ValueError(f"{kept.path.name}: {exc}{done if reports else ''}") from None
     return reports
 
@@ -537,7 +539,6 @@ def snapshot(src: GroupStore, groups_db: Path, keep: int = backup.KEEP, progress
         if report.from_previous:
             try:
                 _labels_from(work, previous, report.from_previous)
-                report.reused = len(report.from_previous)
             except (sqlite3.Error, ValueError) as exc:  # the previous one unreadable, or not as it said
                 log.warning("the labels of %d versions could not be taken from %s (%s): every version's are read "
                             "from the server", len(report.from_previous), previous.name, exc)

@@ -50,7 +50,7 @@ from tqdm import tqdm
 
 from core import backup, paths, salvage
 from core.db import PostgreSQL, configured_dsn, safe_target
-from core.migrate import (LET_GO_DAYS, LOCK_ENV, OtherLabels, lacking, let_go, let_go_of, migrate,
+from core.migrate import (LET_GO_DAYS, LOCK_ENV, OtherLabels, counted, lacking, let_go, let_go_of, migrate,
                           put_back_snapshot, snapshot, snapshot_lock, snapshots_of)
 from core.store import GroupStore
 from precompute._cli import run_main
@@ -185,7 +185,7 @@ def list_snapshots(name: str, dsn: str, _a) -> int:
     for c in kept:
         print(f"  {c.path}  {c.line()}  {_groups_in(c.path)}")
     if gone := let_go_of(paths.groups_db(name)):
-        print(f"{len(gone):,} saved version{'s' if len(gone) != 1 else ''} let go on the Groups page (removed at "
+        print(f"{counted(len(gone), 'saved versions')} let go on the Groups page (removed at "
               f"the server on purpose), of {', '.join(sorted({g for g, _, _ in gone}))[:300]}: restore puts "
               f"{'them' if len(gone) != 1 else 'it'} back with the rest of a snapshot")
     return 0
@@ -197,8 +197,8 @@ def let_go_versions(name: str, dsn: str, a) -> int:
     if a.undo:
         n = len(let_go_of(groups_db))
         let_go(groups_db, [])
-        print(f"{n:,} saved version{'s' if n != 1 else ''} let go before {'are' if n != 1 else 'is'} warned of again "
-              "(the Groups page offers to put back what the server lacks)")
+        print(f"{counted(n, 'saved versions')} let go before {'are' if n != 1 else 'is'} warned of again (the "
+              "Groups page offers to put back what the server lacks)")
         return 0
     found = lacking(GroupStore(PostgreSQL(dsn), corpus=name), groups_db)
     if not found.versions:
@@ -212,7 +212,7 @@ def let_go_versions(name: str, dsn: str, a) -> int:
               "otherwise the Groups page (or restore) puts them back")
         return 0
     let_go(groups_db, found.missing)
-    print(f"let go: {found.versions:,} saved version{'s' if found.versions != 1 else ''}; the snapshots that hold "
+    print(f"let go: {counted(found.versions, 'saved versions')}; the snapshots that hold "
           f"only these go {LET_GO_DAYS} days from now (--undo warns of them again until then)")
     return 0
 

@@ -13,7 +13,7 @@ from datetime import timedelta
 import streamlit as st
 
 from core.db import DatabaseError
-from core.migrate import (BESIDE, LET_GO_DAYS, SNAPSHOT_LOG, folder, lacking, last_failure, let_go,
+from core.migrate import (BESIDE, LET_GO_DAYS, SNAPSHOT_LOG, counted, folder, lacking, last_failure, let_go,
                           put_back_lacking, snapshots_line, snapshots_of)
 from core.store import GroupStore
 from ui.text import md, quoted
@@ -44,8 +44,8 @@ def panel(store: GroupStore, name: str) -> None:
         return
     shown = _names(found.names)
     newest, it = found.snapshots[0].made, "it" if found.versions == 1 else "them"
-    st.warning(f"The snapshots of the team's groups hold {found.versions:,} saved version"
-               f"{'s' if found.versions != 1 else ''} the server does not, of {shown} (the newest snapshot that holds "
+    st.warning(f"The snapshots of the team's groups hold {counted(found.versions, 'saved versions')} the server "
+               f"does not, of {shown} (the newest snapshot that holds "
                f"some: {newest:%Y-%m-%d %H:%M} UTC). The server has lost {it} (a dump from before put back, or rows "
                f"removed there), unless someone removed {it} there on purpose. The snapshots that hold {it} are kept, "
                f"past the newest ones, until the server holds {it} again or "
@@ -73,7 +73,7 @@ def panel(store: GroupStore, name: str) -> None:
             st.session_state[_ASKED] = found.missing
             st.rerun()
         return
-    st.warning(f"Let go of {found.versions:,} saved version{'s' if found.versions != 1 else ''} of {shown}? The "
+    st.warning(f"Let go of {counted(found.versions, 'saved versions')} of {shown}? The "
                f"page will no longer warn of {it} nor put {it} back. The snapshots that hold {it} are kept "
                f"{LET_GO_DAYS} more days, then removed as older snapshots are: until then, a button here warns of "
                f"{it} again, and python -m precompute.store restore puts a whole snapshot back.")
@@ -85,8 +85,8 @@ def panel(store: GroupStore, name: str) -> None:
             st.error(f"Not let go: {md(exc)}")
             return
         st.session_state.pop(_ASKED, None)
-        st.session_state[_DONE] = (f"Let go: {found.versions:,} saved version{'s' if found.versions != 1 else ''}"
-                                   f" of {shown}, removed at the server on purpose.")
+        st.session_state[_DONE] = (f"Let go: {counted(found.versions, 'saved versions')} of {shown}, removed at "
+                                   "the server on purpose.")
         st.rerun()
     if no.button("Keep warning", key="gr_let_go_cancel"):
         st.session_state.pop(_ASKED, None)
@@ -96,7 +96,7 @@ def panel(store: GroupStore, name: str) -> None:
 def _gone(at, gone: dict) -> None:
     """The versions let go that the snapshots still hold, with a button that warns of them again."""
     n, first = len(gone), min(gone.values())
-    st.caption(f"{n:,} saved version{'s' if n != 1 else ''} the server lacks, of "
+    st.caption(f"{counted(n, 'saved versions')} the server lacks, of "
                f"{_names(sorted({name for name, _, _ in gone}))}, {'were' if n != 1 else 'was'} let go (removed at "
                f"the server on purpose) on {first:%Y-%m-%d %H:%M} UTC"
                f"{' and after' if len(set(gone.values())) > 1 else ''}"
