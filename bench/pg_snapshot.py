@@ -4,13 +4,14 @@ a corpus's groups copied out of a throwaway server (durable commits, as an opera
 after one version saved, the next with every label read from the server again and, in turn, as the app takes it (the
 unchanged versions' labels from the previous snapshot); and putting it back into the server after its groups are
 lost (every version copied back and checked), and the room a first snapshot asks for (its size guessed from the
-server's counts); a team's saves while the snapshot job the app starts by itself runs beside them. Medians of
---repeat runs.
+server's counts); a team's saves and searches while the snapshot job the app starts by itself runs beside them
+(the day's first and one after it, each at CPU niceness 0 and at the app's, core.migrate.NICE, in turn; with
+``--during-only``, only these). Medians of --repeat runs.
 With ``--page``, only what the Groups page does with the kept snapshots: compare them with the server on each view
 (core.migrate.lacking), and put back versions the server lost, where it has saved others under their numbers since.
 
     python -m bench.pg_snapshot [--groups 40] [--versions 5] [--labels 10000] [--repeat 3]
-                                [--during-repeat 1] [--tweet-ids]
+                                [--during-repeat 1] [--during-only] [--tweet-ids]
     python -m bench.pg_snapshot --page [--groups 400] [--versions 5] [--labels 10] [--snapshots 8] [--repeat 9]
 
 Prints one JSON line per figure.
@@ -60,13 +61,21 @@ def saves(pg: GroupStore, a) -> None:
                           "median_ms": round(statistics.median(ms), 1), "runs_ms": [round(x, 1) for x in ms]}))
 
 
-def during_snapshot(pg: GroupStore, dsn: str, groups_db: Path) -> None:
+def during_snapshot(pg: GroupStore, dsn: str, groups_db: Path, nice: int, first: bool) -> None:
     """Saves of a 1,000-label group every 0.2 s into the corpus (a team at work), each followed by a search's work
     (the app's server answers searches beside saves), with no snapshot running and while the job the app starts
-    after a save (core.migrate.after_write: a process of its own) copies its groups out."""
+    after a save (core.migrate.after_write: a process of its own, at CPU niceness ``nice``) copies its groups out:
+    with ``first``, the day's first (no snapshot to take labels from: a folder of its own), else one after the
+    previous."""
+    import os
+
     import numpy as np
 
     from core import migrate
+
+    if first:
+        groups_db = groups_db.parent.parent.parent / f"first-{time.time_ns()}" / groups_db.parent.name / groups_db.name
+    os.environ[migrate.NICE_ENV] = str(nice)
 
     side, labels = GroupStore(pg.db, corpus=pg.corpus), [f"p-{i}" for i in range(1000)]
     rows = np.random.default_rng(0).standard_normal((300_000, 384), dtype=np.float32)  # a COS search's work
@@ -86,7 +95,7 @@ def during_snapshot(pg: GroupStore, dsn: str, groups_db: Path) -> None:
 
     quiet = paced(lambda n: n < 40)
     t = time.perf_counter()
-    job = migrate.after_write("bench", groups_db, dsn, every_s=0, check_s=0)
+    job = migrate.after_write(groups_db.parent.name, groups_db, dsn, every_s=0, check_s=0)
     start_ms = (time.perf_counter() - t) * 1e3
     busy = paced(lambda n: job.poll() is None, "busy")
     job_s, code = time.perf_counter() - t, job.wait()
@@ -96,12 +105,16 @@ def during_snapshot(pg: GroupStore, dsn: str, groups_db: Path) -> None:
     def pct(ms, q):
         return round(sorted(ms)[min(len(ms) - 1, int(q * len(ms)))], 1)
 
-    print(json.dumps({"step": "the app's snapshot job (after_write)", "start_ms": round(start_ms, 1),
-                      "job_s": round(job_s, 2), "exit": code}))
-    for when, ms in (("no snapshot running", quiet), ("while the snapshot job runs", busy)):
+    which = ("the day's first snapshot job (every label from the server)" if first else
+             "a snapshot job after the previous (unchanged versions' labels from it)") + f", at niceness {nice}"
+    said = (groups_db.parent / "backups" / migrate.SNAPSHOT_LOG).read_text()
+    print(json.dumps({"step": f"the app's snapshot job (after_write): {which}", "start_ms": round(start_ms, 1),
+                      "job_s": round(job_s, 2), "exit": code, "said": said.count(f"at CPU niceness {nice}")}))
+    for when, ms in (("no snapshot running", quiet), (f"while {which} runs", busy)):
         print(json.dumps({"step": f"a save of 1,000 labels every 0.2 s, {when}", "saves": len(ms),
                           "p50_ms": pct(ms, 0.5), "p99_ms": pct(ms, 0.99)}))
-    for when, ms in (("no snapshot running", searches["quiet"]), ("while the snapshot job runs", searches["busy"])):
+    for when, ms in (("no snapshot running", searches["quiet"]),
+                     (f"while {which} runs", searches["busy"])):
         print(json.dumps({"step": f"a search's work (300,000 x 384 cosines, top 100) after each save, {when}",
                           "searches": len(ms), "p50_ms": pct(ms, 0.5), "p99_ms": pct(ms, 0.99)}))
 
@@ -164,7 +177,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--versions", type=int, default=5)
     p.add_argument("--labels", type=int, default=10_000)
     p.add_argument("--repeat", type=int, default=3)
-    p.add_argument("--during-repeat", type=int, default=1, help="rounds of the saves beside the job")
+    p.add_argument("--during-repeat", type=int, default=1, help="rounds of the saves beside the job (each: the "
+                   "day's first and one after it, at niceness 0 and the app's, in turn)")
+    p.add_argument("--during-only", action="store_true", help="only the saves and searches beside the job")
     p.add_argument("--tweet-ids", action="store_true", help="texts' ids of a tweet's 19 digits (else g-v-i)")
     p.add_argument("--page", action="store_true", help="only the Groups page's comparison and put-back")
     p.add_argument("--snapshots", type=int, default=8, help="with --page: snapshots kept")
@@ -181,6 +196,10 @@ def main(argv: list[str] | None = None) -> int:
                           "labels_per_version": a.labels, "s": round(time.perf_counter() - t, 1)}))
         if a.page:
             page(pg, Path(tmp) / "bench" / "groups.sqlite", a)
+            return 0
+        if a.during_only:
+            snapshot(pg, Path(tmp) / "bench" / "groups.sqlite")
+            beside(pg, server.dsn, Path(tmp) / "bench" / "groups.sqlite", a)
             return 0
         taken, back, size, said = [], [], 0, ""
         full, since, reused_said = [], [], ""
@@ -226,9 +245,17 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"step": "a first snapshot's size guessed from the server (core.migrate.expected_size)",
                           "guessed_mb": round(asked / 1e6, 1), "snapshot_mb": round(size / 1e6, 1),
                           "median_ms": round(1000 * statistics.median(guessed), 1)}))
-        for _ in range(a.during_repeat):
-            during_snapshot(pg, server.dsn, Path(tmp) / "bench" / "groups.sqlite")
+        beside(pg, server.dsn, Path(tmp) / "bench" / "groups.sqlite", a)
     return 0
+
+
+def beside(pg: GroupStore, dsn: str, groups_db: Path, a) -> None:
+    """during_snapshot's rounds: the day's first job and one after the previous, each at niceness 0 (as before)
+    and at the app's (core.migrate.NICE), in turn."""
+    for r in range(a.during_repeat):
+        for first in (False, True):
+            for nice in (0, migrate.NICE) if (r + first) % 2 == 0 else (migrate.NICE, 0):
+                during_snapshot(pg, dsn, groups_db, nice, first)
 
 
 if __name__ == "__main__":

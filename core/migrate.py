@@ -273,6 +273,8 @@ LOCK = ".snapshot.lock"  # held by a snapshot job for its whole run (core.atomic
 LET_GO = "postgresql-let-go.json"  # saved versions the server lacks that the team removed there on purpose (let_go)
 LET_GO_DAYS = 7  # how long the snapshots that hold versions let go are still kept past the newest ones
 LOCK_ENV = "SEMANNO_SNAPSHOT_LOCK"  # the job started by the app: the descriptor of the lock it was handed
+NICE_ENV = "SEMANNO_SNAPSHOT_NICE"  # the job started by the app: its CPU niceness (NICE unless set)
+NICE = 19  # the lowest CPU priority: the job takes only the CPU the app's searches leave (yield_cpu)
 log = logging.getLogger(__name__)
 _started: dict[str, tuple[float, subprocess.Popen | None]] = {}  # groups file -> (looked at, its snapshot job)
 _started_lock = threading.Lock()
@@ -321,6 +323,29 @@ def after_write(corpus: str, groups_db: Path, dsn: str, every_s: float | None = 
     except Exception as exc:  # noqa: BLE001 - logged: the save it follows has been written
         log.warning("no snapshot of corpus %s's groups started: %s", corpus, exc)
         return None
+
+
+def yield_cpu() -> int | None:
+    """Lowers this process's CPU priority to niceness ``SEMANNO_SNAPSHOT_NICE`` (``NICE``, the lowest, unless set):
+    the snapshot job the app starts after a save (after_write) then takes only the CPU its searches leave, where
+    before a search beside it took about twice its time (bench/pg_snapshot.py). The job runs in a session of its
+    own, which Linux schedules as a group of its own (autogroup) weighed against the app's by the group's
+    niceness, not the process's: both are set. Returns the niceness it runs at, or None where the system has none
+    (logged; the job goes on)."""
+    try:
+        wanted = int(os.environ.get(NICE_ENV, NICE))
+        now = os.nice(max(0, wanted - os.nice(0)))
+    except (AttributeError, ValueError, OSError) as exc:
+        log.warning("the snapshot job runs at the app's CPU priority (%s=%r): %s", NICE_ENV,
+                    os.environ.get(NICE_ENV), exc)
+        return None
+    group = Path("/proc/self/autogroup")
+    if group.exists() and os.getsid(0) == os.getpid():  # alone in its session's group: the group is the job
+        try:
+            group.write_text(str(now))
+        except OSError as exc:
+            log.warning("the snapshot job's group of processes runs at the app's CPU priority: %s", exc)
+    return now
 
 
 def last_failure(groups_db: Path, kept: list | None = None) -> str | None:

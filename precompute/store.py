@@ -51,7 +51,7 @@ from tqdm import tqdm
 from core import backup, paths, salvage
 from core.db import PostgreSQL, configured_dsn, safe_target
 from core.migrate import (LET_GO_DAYS, LOCK_ENV, OtherLabels, counted, lacking, let_go, let_go_of, migrate,
-                          put_back_snapshot, snapshot, snapshot_lock, snapshots_of)
+                          put_back_snapshot, snapshot, snapshot_lock, snapshots_of, yield_cpu)
 from core.store import GroupStore
 from precompute._cli import run_main
 
@@ -165,6 +165,8 @@ def take_snapshot(name: str, dsn: str, _a) -> int:
     # started by the app after a save, this process holds the snapshots' lock it was handed (until it exits);
     # from a terminal or cron, it takes it, after a snapshot being taken finishes
     lock = None if os.environ.get(LOCK_ENV) else snapshot_lock(paths.groups_db(name))
+    if os.environ.get(LOCK_ENV):  # beside the app's searches, on the CPU they leave
+        log.info("taking a snapshot of corpus %s's groups at CPU niceness %s", name, yield_cpu())
     try:
         with versions_bar("versions copied, then checked") as step:
             path, report = snapshot(GroupStore(PostgreSQL(dsn), corpus=name), paths.groups_db(name), progress=step)

@@ -606,6 +606,8 @@ def test_two_servers_that_look_at_once_start_one_snapshot_and_a_killed_job_does_
     for job in running:
         job.wait(timeout=180)
     run(first)
+    assert f"at CPU niceness {migrate.NICE}" in (backups / migrate.SNAPSHOT_LOG).read_text(), \
+        "the app's snapshot job does not yield the CPU to its searches"
     assert not running, "a second snapshot job started while the first was starting"
     assert len(migrate.snapshots_of(groups_db)) == 1 and lock_free(), "the job left the lock held"
 
@@ -626,9 +628,24 @@ def test_two_servers_that_look_at_once_start_one_snapshot_and_a_killed_job_does_
     monkeypatch.setenv("SEMANNO_DATA", str(tmp_path))  # from a terminal beside the app's job: after it
     migrate._started.clear()
     beside = migrate.after_write(name, groups_db, pg_server.dsn, every_s=0.0)
+    niceness = os.nice(0)
     assert store_job.main(["snapshot", "--corpus", name]) == 0 and beside.poll() is not None
+    assert os.nice(0) == niceness, "a snapshot from a terminal lowered its own priority"
     run(beside)
     assert len(migrate.snapshots_of(groups_db)) == 4 and lock_free()
+
+
+def test_a_niceness_for_the_snapshot_job_that_is_not_a_number_is_named_and_the_job_goes_on(monkeypatch, caplog):
+    import os
+
+    from core import migrate
+
+    monkeypatch.setenv(migrate.NICE_ENV, "low")
+    niceness = os.nice(0)
+    with caplog.at_level("WARNING", logger="core.migrate"):
+        assert migrate.yield_cpu() is None
+    assert os.nice(0) == niceness
+    assert "SEMANNO_SNAPSHOT_NICE='low'" in caplog.text and "app's CPU priority" in caplog.text
 
 
 def test_a_snapshot_taken_while_the_team_saves_holds_the_server_as_it_was_when_it_began(tmp_path, pg_server):
