@@ -343,6 +343,7 @@ def yield_cpu() -> int | None:
     if group.exists() and os.getsid(0) == os.getpid():  # alone in its session's group: the group is the job
         try:
             group.write_text(str(now))
+            log.info("its session's group of processes: %s", group.read_text().strip())
         except OSError as exc:
             log.warning("the snapshot job's group of processes runs at the app's CPU priority: %s", exc)
     return now
