@@ -512,6 +512,11 @@ def _held(path: str, _stamp: int) -> frozenset:
         con.close()
 
 
+def _held_by(kept: list) -> set:
+    """The versions any of the snapshots ``kept`` (snapshots_of) holds, as _held gives them."""
+    return set().union(*(_held(str(c.path), c.path.stat().st_mtime_ns) for c in kept))
+
+
 def put_back_lacking(store: GroupStore, found: Lacking) -> list[tuple]:
     """Put into the server the saved work of each snapshot in ``found`` that it lacks, newest first (what a later
     one holds comes from it), with ``saved_work_only``: the drafts discarded and the decisions taken back since a
@@ -684,8 +689,7 @@ def _prune(groups_db: Path, keep: int) -> list[Path]:
     since = datetime.now(timezone.utc) - timedelta(days=LET_GO_DAYS)
     gone = let_go_of(groups_db)
     try:
-        covered = set().union(*(_held(str(c.path), c.path.stat().st_mtime_ns) for c in kept_ones[:keep]),
-                              (v for v, at in gone.items() if at <= since))
+        covered = _held_by(kept_ones[:keep]) | {v for v, at in gone.items() if at <= since}
     except (OSError, sqlite3.Error) as exc:  # a kept one unreadable: the old rule, by count
         log.warning("snapshots pruned by count alone: %s", exc)
         covered = None
@@ -705,7 +709,7 @@ def _prune(groups_db: Path, keep: int) -> list[Path]:
             old.path.unlink(missing_ok=True)
     if gone:  # the record keeps only the versions let go that a snapshot still holds
         try:
-            held = set().union(*(_held(str(c.path), c.path.stat().st_mtime_ns) for c in snapshots_of(groups_db)))
+            held = _held_by(snapshots_of(groups_db))
         except (OSError, sqlite3.Error):
             held = None
         if held is not None and gone.keys() - held:

@@ -162,11 +162,11 @@ def versions_bar(what: str):
 
 
 def take_snapshot(name: str, dsn: str, _a) -> int:
-    # started by the app after a save, this process holds the snapshots' lock it was handed (until it exits);
-    # from a terminal or cron, it takes it, after a snapshot being taken finishes
-    lock = None if os.environ.get(LOCK_ENV) else snapshot_lock(paths.groups_db(name))
-    if os.environ.get(LOCK_ENV):  # beside the app's searches, on the CPU they leave
+    if os.environ.get(LOCK_ENV):  # started by the app after a save: it holds the lock it was handed until it exits,
+        lock = None  # and runs beside the app's searches, on the CPU they leave
         log.info("taking a snapshot of corpus %s's groups at CPU niceness %s", name, yield_cpu())
+    else:  # from a terminal or cron: the lock taken after a snapshot being taken finishes, at the caller's priority
+        lock = snapshot_lock(paths.groups_db(name))
     try:
         with versions_bar("versions copied, then checked") as step:
             path, report = snapshot(GroupStore(PostgreSQL(dsn), corpus=name), paths.groups_db(name), progress=step)
