@@ -325,27 +325,34 @@ def after_write(corpus: str, groups_db: Path, dsn: str, every_s: float | None = 
         return None
 
 
-def yield_cpu() -> int | None:
-    """Lowers this process's CPU priority to niceness ``SEMANNO_SNAPSHOT_NICE`` (``NICE``, the lowest, unless set):
-    the snapshot job the app starts after a save (after_write) then takes only the CPU its searches leave, where
-    before a search beside it took about twice its time (bench/pg_snapshot.py). The job runs in a session of its
-    own, which Linux schedules as a group of its own (autogroup) weighed against the app's by the group's
-    niceness, not the process's: both are set. Returns the niceness it runs at, or None where the system has none
-    (logged; the job goes on)."""
+def yield_cpu(wanted: int | None = None) -> int | None:
+    """Lowers this process's CPU priority to niceness ``wanted`` (by default ``SEMANNO_SNAPSHOT_NICE``, or
+    ``NICE``, the lowest): the snapshot job the app starts after a save (after_write) then takes only the CPU its
+    searches leave, where before a search beside it took about twice its time (bench/pg_snapshot.py); a snapshot
+    from cron does the same with ``--nice``. The job runs in a session of its own, which Linux schedules as a
+    group of its own (autogroup) weighed against the app's by the group's niceness, not the process's: both are
+    set, the group's only where the process leads its session (else the group is the terminal's or the caller's,
+    left as it is: logged). Returns the niceness it runs at, or None where the system has none (logged; the job
+    goes on)."""
     try:
-        wanted = int(os.environ.get(NICE_ENV, NICE))
+        wanted = int(os.environ.get(NICE_ENV, NICE) if wanted is None else wanted)
         now = os.nice(max(0, wanted - os.nice(0)))
     except (AttributeError, ValueError, OSError) as exc:
-        log.warning("the snapshot job runs at the app's CPU priority (%s=%r): %s", NICE_ENV,
+        log.warning("the snapshot job runs at the priority it was started with (%s=%r): %s", NICE_ENV,
                     os.environ.get(NICE_ENV), exc)
         return None
     group = Path("/proc/self/autogroup")
-    if group.exists() and os.getsid(0) == os.getpid():  # alone in its session's group: the group is the job
-        try:
-            group.write_text(str(now))
-            log.info("its session's group of processes: %s", group.read_text().strip())
-        except OSError as exc:
-            log.warning("the snapshot job's group of processes runs at the app's CPU priority: %s", exc)
+    if not group.exists():
+        return now
+    if os.getsid(0) != os.getpid():  # its session's group holds the processes that started it: not lowered
+        log.info("its session's group of processes (%s) is left as it is: Linux weighs that group against the "
+                 "app's, not this process (start the job with setsid to lower both)", group.read_text().strip())
+        return now
+    try:  # alone in its session's group: the group is the job
+        group.write_text(str(now))
+        log.info("its session's group of processes: %s", group.read_text().strip())
+    except OSError as exc:
+        log.warning("the snapshot job's group of processes runs at the priority it was started with: %s", exc)
     return now
 
 

@@ -70,6 +70,10 @@ def parser() -> argparse.ArgumentParser:
     sn = sub.add_parser("snapshot", help="copy a corpus's groups out of PostgreSQL (SEMANNO_DB) into a checked "
                                          "SQLite file in its backups folder")
     sn.add_argument("--corpus", required=True)
+    sn.add_argument("--nice", type=int, choices=range(0, 20), metavar="0-19",
+                    help="take it at this CPU niceness (19: the lowest), the app's searches beside it first; "
+                         "started with setsid (cron: `setsid python -m precompute.store snapshot ... --nice 19`), "
+                         "its session's group of processes too, which is what Linux weighs against the app")
     b = sub.add_parser("backups", help="list the backups of a corpus's groups file (with SEMANNO_DB: its snapshots), "
                                        "newest first")
     b.add_argument("--corpus", required=True)
@@ -161,11 +165,13 @@ def versions_bar(what: str):
         bar.close()
 
 
-def take_snapshot(name: str, dsn: str, _a) -> int:
+def take_snapshot(name: str, dsn: str, a) -> int:
     if os.environ.get(LOCK_ENV):  # started by the app after a save: it holds the lock it was handed until it exits,
         lock = None  # and runs beside the app's searches, on the CPU they leave
         log.info("taking a snapshot of corpus %s's groups at CPU niceness %s", name, yield_cpu())
     else:  # from a terminal or cron: the lock taken after a snapshot being taken finishes, at the caller's priority
+        if a.nice is not None:  # or at the one asked for
+            log.info("taking a snapshot of corpus %s's groups at CPU niceness %s", name, yield_cpu(a.nice))
         lock = snapshot_lock(paths.groups_db(name))
     try:
         with versions_bar("versions copied, then checked") as step:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import threading
 import uuid
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +15,8 @@ import pytest
 from core.db import SCHEMA_VERSION
 from core.session import Session
 from core.store import GroupExists, GroupNotFound, VersionChanged
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_round_trip_versions_and_soft_delete(make_store):
@@ -647,7 +650,48 @@ def test_a_niceness_for_the_snapshot_job_that_is_not_a_number_is_named_and_the_j
     with caplog.at_level("WARNING", logger="core.migrate"):
         assert migrate.yield_cpu() is None
     assert os.nice(0) == niceness
-    assert "SEMANNO_SNAPSHOT_NICE='low'" in caplog.text and "app's CPU priority" in caplog.text
+    assert "SEMANNO_SNAPSHOT_NICE='low'" in caplog.text and "priority it was started with" in caplog.text
+
+
+def test_a_snapshot_from_cron_with_nice_yields_the_cpu_and_one_from_a_terminal_leaves_the_terminal_as_it_was(
+        tmp_path, pg_server):
+    """A snapshot from a terminal or cron ran at the priority it was started with, and a plain ``nice`` before it
+    lowers the process, not its session's group of processes, which Linux weighs against the app's. ``--nice 19``
+    lowers the process; started with setsid (cron), its session's group too. From a terminal (not the leader of its
+    session) the terminal's group is left as it was, and the log says so."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    from core import migrate
+    from core.db import PostgreSQL
+    from core.store import GroupStore
+
+    name = f"c{uuid.uuid4().hex[:8]}"
+    env = {**os.environ, "SEMANNO_DB": pg_server.dsn, "SEMANNO_DATA": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    env.pop(migrate.LOCK_ENV, None)
+    assert GroupStore(PostgreSQL(pg_server.dsn), corpus=name).save("g", ["t1", "t2"], ["t3"]) == 1  # no app job
+    command = [sys.executable, "-m", "precompute.store", "snapshot", "--corpus", name, "--nice", "19"]
+
+    def taken(**how) -> str:
+        done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=180, **how)
+        assert done.returncode == 0, done.stderr
+        return done.stderr
+
+    said = taken(start_new_session=True)  # as `setsid python -m precompute.store snapshot ... --nice 19`
+    assert "at CPU niceness 19" in said, said
+    if os.path.exists("/proc/self/autogroup"):
+        assert re.search(r"session's group of processes: /autogroup-\d+ nice 19\b", said), said
+    mine = Path("/proc/self/autogroup").read_text() if os.path.exists("/proc/self/autogroup") else None
+    said = taken()  # from this process's session, as from a terminal
+    assert "at CPU niceness 19" in said, said
+    if mine is not None:
+        assert "is left as it is" in said and "setsid" in said, said
+        assert Path("/proc/self/autogroup").read_text() == mine, "the terminal's group of processes was lowered"
+    assert len(migrate.snapshots_of(tmp_path / name / "groups.sqlite")) == 2
+    bad = subprocess.run(command[:-1] + ["20"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--nice" in bad.stderr and "20" in bad.stderr
 
 
 def test_a_snapshot_taken_while_the_team_saves_holds_the_server_as_it_was_when_it_began(tmp_path, pg_server):
