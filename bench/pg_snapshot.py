@@ -8,11 +8,14 @@ server's counts); a team's saves and searches while the snapshot job the app sta
 (the day's first and one after it, each at CPU niceness 0 and at the app's, core.migrate.NICE, in turn; with
 ``--during-only``, only these). Medians of --repeat runs.
 With ``--page``, only what the Groups page does with the kept snapshots: compare them with the server on each view
-(core.migrate.lacking), and put back versions the server lost, where it has saved others under their numbers since.
+(core.migrate.lacking), and put back versions the server lost, where it has saved others under their numbers since;
+the server holds --drafts drafts of unsaved work (ten steps each) and --decisions adjudicator's decisions, compared
+too, and put back once it loses a tenth of them (a draft discarded and a decision taken back among them stay away).
 
     python -m bench.pg_snapshot [--groups 40] [--versions 5] [--labels 10000] [--repeat 3]
                                 [--during-repeat 1] [--during-only] [--tweet-ids]
     python -m bench.pg_snapshot --page [--groups 400] [--versions 5] [--labels 10] [--snapshots 8] [--repeat 9]
+                                [--drafts 200] [--decisions 5000]
 
 Prints one JSON line per figure.
 """
@@ -124,18 +127,28 @@ def page(pg: GroupStore, groups_db: Path, a) -> None:
     groups of which the server lost the last version and saved another under its number), and its put-back."""
     from core import migrate
 
+    step = {"kind": "search", "method": "keyword", "params": {"q": "flood"}, "changes": [[i, 0, 1] for i in range(5)]}
+    for i in range(a.drafts):  # a team's work in progress, and an adjudicator's decisions
+        pg.sync_draft(f"draft-{i}", f"annotator {i % 16}", keep=0, steps=[{**step, "id": f"s{n}"} for n in range(10)],
+                      n_included=5, n_excluded=0, saved=False, browser="b", writer="w")
+    if a.decisions:
+        pg.create_topic("adjudicated", "", created_by="lead")
+        pg.decide("adjudicated", {f"t{i}": 1 if i % 3 else -1 for i in range(a.decisions)}, "lead")
     for _ in range(a.snapshots):
         migrate.snapshot(pg, groups_db, keep=a.snapshots)
         time.sleep(1.05)  # snapshots are named by the second
 
     def views(expect: int) -> tuple[float, list[float]]:
         migrate._held.cache_clear()
+        if hasattr(migrate, "_work_held"):
+            migrate._work_held.cache_clear()
         runs = []
         for _ in range(a.repeat + 1):
             t = time.perf_counter()
             found = migrate.lacking(pg, groups_db)
             runs.append((time.perf_counter() - t) * 1e3)
             assert found.versions == expect, found
+            assert not getattr(found, "drafts", None) and not getattr(found, "decisions", None), found
         return runs[0], runs[1:]
 
     for lost in (0, 10):
@@ -149,7 +162,8 @@ def page(pg: GroupStore, groups_db: Path, a) -> None:
             pg.save(f"group {g}", [f"again-{g}"], [], overwrite=True)
         first, runs = views(lost)
         print(json.dumps({"step": f"the Groups page's comparison of {a.snapshots} snapshots ({a.groups * a.versions:,} "
-                          f"versions each) with the server, {lost} lacking", "first_ms": round(first, 1),
+                          f"versions, {a.drafts:,} drafts and {a.decisions:,} decisions each) with the server, {lost} "
+                          "versions lacking", "first_ms": round(first, 1),
                           "median_ms": round(statistics.median(runs), 1), "runs_ms": [round(x, 1) for x in runs]}))
     found = migrate.lacking(pg, groups_db)
     t = time.perf_counter()
@@ -158,7 +172,28 @@ def page(pg: GroupStore, groups_db: Path, a) -> None:
                       "groups beside": len(found.beside), "snapshots copied": len(reports),
                       "said": reports[0][1].line()[:300]}))
     assert migrate.lacking(pg, groups_db).versions == 0
+    if hasattr(migrate, "Work"):  # the server loses a tenth of the drafts and decisions, less one discarded and one
+        with pg.db.tx() as db:  # taken back on purpose
+            for i in range(0, a.drafts, 10):
+                db.run("DELETE FROM draft_steps WHERE token=?", (f"draft-{i}",))
+                db.run("DELETE FROM drafts WHERE token=?", (f"draft-{i}",))
+            db.run("DELETE FROM decisions WHERE substr(item_id, length(item_id), 1)='0'")
+        pg.sync_draft("discarded", "annotator 0", keep=0, steps=[step], n_included=5, n_excluded=0, saved=False,
+                      browser="b", writer="w")
+        migrate.snapshot(pg, groups_db, keep=a.snapshots)
+        pg.delete_draft("discarded", "annotator 0")
+        pg.decide("adjudicated", {"t1": None}, "lead")
+        found = migrate.lacking(pg, groups_db)
+        t = time.perf_counter()
+        reports = migrate.put_back_lacking(pg, found)
+        print(json.dumps({"step": "putting back the drafts and decisions the server lost",
+                          "s": round(time.perf_counter() - t, 2), "drafts": len(found.drafts),
+                          "decisions": len(found.decisions), "said": reports[0][1].line()[:300]}))
+        assert not migrate.lacking(pg, groups_db) and pg.load_draft("discarded") is None
+        assert "t1" not in pg.decisions("adjudicated")
     migrate._held.cache_clear()  # as in the snapshot job, a process of its own
+    if hasattr(migrate, "_work_held"):
+        migrate._work_held.cache_clear()
     t = time.perf_counter()
     past = migrate._prune(groups_db, a.snapshots // 2)
     print(json.dumps({"step": f"a snapshot job's pruning to the newest {a.snapshots // 2} (each snapshot's versions "
@@ -183,6 +218,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tweet-ids", action="store_true", help="texts' ids of a tweet's 19 digits (else g-v-i)")
     p.add_argument("--page", action="store_true", help="only the Groups page's comparison and put-back")
     p.add_argument("--snapshots", type=int, default=8, help="with --page: snapshots kept")
+    p.add_argument("--drafts", type=int, default=200, help="with --page: drafts of unsaved work at the server")
+    p.add_argument("--decisions", type=int, default=5000, help="with --page: an adjudicator's decisions there")
     a = p.parse_args(argv)
     with throwaway_server(fsync=True) as server, tempfile.TemporaryDirectory(prefix="bench-snapshot-") as tmp:
         pg = GroupStore(PostgreSQL(server.dsn), corpus="bench")

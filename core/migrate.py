@@ -29,7 +29,7 @@ from core import backup
 from core.atomic import save_json, try_lock
 from core.db import SQLite
 from core.embed import need_room
-from core.store import MAX_NAME_CHARS, GroupStore
+from core.store import ABANDONED_DRAFT_DAYS, MAX_NAME_CHARS, UNSAVED, GroupStore, dropped_decision, dropped_draft
 
 
 @dataclass
@@ -123,21 +123,23 @@ def _base(name: str) -> str:
 
 
 def migrate(src: GroupStore, dst: GroupStore, progress=None, saved_work_only: bool = False,
-            beside: bool = False, leave: frozenset = frozenset(), reuse: dict | None = None) -> Report:
-    """Copy ``src`` into ``dst`` what ``dst`` lacks: a SQLite store into the PostgreSQL store of the same corpus;
-    or, for a snapshot (:func:`snapshot`) and putting one back, PostgreSQL into a new SQLite file and back.
-    ``progress``: called with the number of versions, then with 1 as each is copied (or found there), then as
-    each is checked (a job's progress bar). ``saved_work_only``: only what the app never removes (groups and
-    versions, the journal, topics and assignments), not drafts (discarded, pruned) nor an adjudicator's decisions
-    (taken back): an older copy's would come back. ``beside``: a group of which ``dst`` holds a version under one
-    of the source's numbers with other labels (the server lost the source's and a new one was saved since) is
-    copied whole into a group of its own beside it, the first of :func:`beside_names` that is new or holds no
-    other labels under those numbers (a second put-back finds it there), instead of refusing the copy; without
-    it such a version refuses the whole copy (OtherLabels). ``leave``: versions not copied, as (group, number, time
-    saved) with the group's name as _base gives it (the versions let go: let_go); a group of none but those
-    neither. ``reuse`` (a snapshot's: _previous): (group, number, time saved, included, excluded) -> the id of a
-    version of the previous snapshot; a version of the source found there is copied without its labels, which are
-    not read from the source nor checked here (Report.from_previous: _labels_from copies and counts them)."""
+            beside: bool = False, leave: frozenset = frozenset(), reuse: dict | None = None,
+            lost_work_only: bool = False) -> Report:
+    """Copy ``src`` into ``dst`` what ``dst`` lacks: a SQLite store into the PostgreSQL store of the same corpus; or,
+    for a snapshot (:func:`snapshot`) and putting one back, PostgreSQL into a new SQLite file and back. ``progress``:
+    called with the number of versions, then with 1 as each is copied (or found there), then as each is checked (a
+    job's progress bar). ``saved_work_only``: only what the app never removes (groups and versions, the journal,
+    topics and assignments), not drafts (discarded, pruned) nor an adjudicator's decisions (taken back): an older
+    copy's would come back; ``lost_work_only``: of the drafts and decisions, only those ``dst`` lost (_lost: not
+    discarded nor taken back there, as its ``dropped`` table says). ``beside``: a group of which ``dst`` holds a
+    version under one of the source's numbers with other labels (the server lost the source's and a new one was saved
+    since) is copied whole into a group of its own beside it, the first of :func:`beside_names` that is new or holds
+    no other labels under those numbers (a second put-back finds it there), instead of refusing the copy; without it
+    such a version refuses the whole copy (OtherLabels). ``leave``: versions not copied, as (group, number, time
+    saved) with the group's name as _base gives it (the versions let go: let_go); a group of none but those neither.
+    ``reuse`` (a snapshot's: _previous): (group, number, time saved, included, excluded) -> the id of a version of
+    the previous snapshot; a version of the source found there is copied without its labels, which are not read from
+    the source nor checked here (Report.from_previous: _labels_from copies and counts them)."""
     rep = Report()
     count = rep.copied
     tick = progress or (lambda n: None)
@@ -224,10 +226,13 @@ def migrate(src: GroupStore, dst: GroupStore, progress=None, saved_work_only: bo
                 count["versions"] = count.get("versions", 0) + 1
                 if name in moved:
                     rep.beside[name] = moved[name]  # said where something was put there
+        lost = _lost(_work(s.run, src.corpus), _work(d.run, dst.corpus)) if lost_work_only else None
+        if not saved_work_only:  # what the source knows was discarded or taken back on purpose
+            _copy_dropped(s, src.corpus, d, dst.corpus)
         for r in [] if saved_work_only else s.run(
                 "SELECT token, owner, browser, writer, created_at, updated_at, n_included, n_excluded, saved, "
                 "meta_json, session_json, unsaved_behind FROM drafts WHERE corpus=?", (src.corpus,)):
-            if d.one("SELECT 1 FROM drafts WHERE token=?", (r[0],)):
+            if d.one("SELECT 1 FROM drafts WHERE token=?", (r[0],)) or (lost is not None and r[0] not in lost[0]):
                 continue
             d.run("INSERT INTO drafts (token, corpus, owner, browser, writer, created_at, updated_at, n_included, "
                   "n_excluded, saved, meta_json, session_json, unsaved_behind) "
@@ -247,6 +252,8 @@ def migrate(src: GroupStore, dst: GroupStore, progress=None, saved_work_only: bo
                       "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING", (row[0], annotator, group, submitted, version))
             for item, decision, by, at in [] if saved_work_only else s.run(
                     "SELECT item_id, decision, decided_by, decided_at FROM decisions WHERE topic_id=?", (tid,)):
+                if lost is not None and (name, item) not in lost[1]:
+                    continue
                 if d.one("INSERT INTO decisions (topic_id, item_id, decision, decided_by, decided_at) VALUES "
                          "(?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING 1", (row[0], item, decision, by, at)):
                     count["decisions"] = count.get("decisions", 0) + 1
@@ -264,6 +271,73 @@ def migrate(src: GroupStore, dst: GroupStore, progress=None, saved_work_only: bo
             rep.verified += 1
             tick(1)
     return rep
+
+
+@dataclass(frozen=True)
+class Work:
+    """A store's drafts and adjudicator's decisions (a server's, or a snapshot's) and what it recorded as removed
+    on purpose (core.db's ``dropped``): ``drafts``: token -> (owner, time written, whether it holds unsaved work
+    (core.store.UNSAVED)); ``decisions``: "topic NUL item" (a string: its hash is kept, where a tuple's is made
+    again on every look) -> (topic, item, time decided); ``dropped``: its item -> when;
+    ``since``: from when on those are recorded (None where they are not: a snapshot taken before)."""
+    drafts: dict
+    decisions: dict
+    dropped: dict
+    since: str | None
+
+
+def _work(run, corpus: str, recorded: bool = True) -> Work:
+    """The Work of a store, read with ``run`` (a Runner's, or a SQLite connection's execute, rows listed);
+    ``recorded``: whether it has a ``dropped`` table."""
+    drafts = {t: (o, at, bool(w)) for t, o, at, w in run(
+        f"SELECT token, owner, updated_at, {UNSAVED} FROM drafts WHERE corpus=?", (corpus,))}
+    decisions = {f"{n}\0{i}": (n, i, at) for n, i, at in run(
+        "SELECT t.name, d.item_id, d.decided_at FROM decisions d JOIN topics t ON t.id=d.topic_id WHERE t.corpus=?",
+        (corpus,))}
+    rows = list(run("SELECT corpus, item, at FROM dropped WHERE corpus=? OR corpus=''", (corpus,))) if recorded else []
+    since = [at for c, item, at in rows if c == "" and item == "since"]
+    return Work(drafts, decisions, {i: at for c, i, at in rows if c == corpus and i != "since"},
+                min(since) if since else None)
+
+
+def _lost(held: Work, there: Work, now: datetime | None = None) -> tuple[dict, frozenset]:
+    """What ``there`` (a server, or the newest snapshot) lost of the work ``held`` (a snapshot) holds, as
+    (draft's token -> its owner, {(topic, item)} of decisions): a draft holding unsaved work, written since
+    ``there`` records what is discarded and within ABANDONED_DRAFT_DAYS (an older one is pruned), that ``there``
+    neither holds nor recorded as discarded; a decision made since then on an item of which ``there`` holds none,
+    not taken back there after it was made. Nothing where ``there`` records nothing (its drafts discarded and
+    decisions taken back before are not known)."""
+    if there.since is None:
+        return {}, frozenset()
+    now = now or datetime.now(timezone.utc)
+    cutoff = max(there.since, (now - timedelta(days=ABANDONED_DRAFT_DAYS)).isoformat(timespec="milliseconds"))
+    drafts = {t: held.drafts[t][0] for t in held.drafts.keys() - there.drafts.keys()  # few, where any: the rest
+              if held.drafts[t][2] and held.drafts[t][1] >= cutoff and dropped_draft(t) not in there.dropped}
+    decisions = frozenset(held.decisions[k][:2] for k in held.decisions.keys() - there.decisions.keys()
+                          if there.since <= held.decisions[k][2] > there.dropped.get(dropped_decision(
+                              *held.decisions[k][:2]), ""))
+    return drafts, decisions
+
+
+@functools.lru_cache(maxsize=64)
+def _work_held(path: str, _stamp: int) -> Work:
+    """A snapshot's Work (read once; ``_stamp``, its time of change, keys the cache)."""
+    con = backup.read_only(Path(path))
+    try:
+        recorded = con.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='dropped'").fetchone()
+        return _work(lambda sql, args: con.execute(sql, args).fetchall(), "", recorded is not None)
+    finally:
+        con.close()
+
+
+def _copy_dropped(s, corpus: str, d, to: str) -> None:
+    """Copy what the source recorded as discarded or taken back on purpose (core.db's ``dropped``) that ``d``
+    lacks; ``d`` records from the earlier of the two times they began."""
+    held = _work(s.run, corpus)
+    d.many("INSERT INTO dropped (corpus, item, at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+           [(to, item, at) for item, at in held.dropped.items()])
+    if held.since is not None:
+        d.run("UPDATE dropped SET at=? WHERE corpus='' AND item='since' AND at>?", (held.since, held.since))
 
 
 SNAPSHOTS = "postgresql"  # backups/postgresql-TIME.sqlite: a corpus's groups copied out of PostgreSQL
@@ -402,13 +476,21 @@ class Lacking:
     ``beside``: those of the names of which the server holds other versions under the snapshots' numbers (saved
     since it lost them): put back, each goes beside the server's group as a group of its own (beside_names);
     ``missing``: those versions as (group, number, time saved); ``gone``: the versions the snapshots hold and the
-    server lacks that were let go (let_go), not among the others, with when each was let go."""
+    server lacks that were let go (let_go), not among the others, with when each was let go; ``drafts`` (token
+    -> owner) and ``decisions`` ({(topic, item)}): the drafts of unsaved work and an adjudicator's decisions the
+    snapshots hold that the server lost (_lost: not discarded nor taken back there)."""
     snapshots: list
     names: list[str]
     versions: int
     beside: list[str] = field(default_factory=list)
     missing: frozenset = frozenset()
     gone: dict = field(default_factory=dict)
+    drafts: dict = field(default_factory=dict)
+    decisions: frozenset = frozenset()
+
+    def __bool__(self) -> bool:
+        """Whether the server lacks anything the snapshots hold (saved versions, drafts or decisions)."""
+        return bool(self.versions or self.drafts or self.decisions)
 
 
 def lacking(store: GroupStore, groups_db: Path | None, kept: list | None = None, gone: dict | None = None) -> Lacking:
@@ -418,13 +500,15 @@ def lacking(store: GroupStore, groups_db: Path | None, kept: list | None = None,
     time); a version put back beside the server's group (beside_names) counts as there, and so does one of which
     the server holds a version under its number with the same labels (only then are labels read). A snapshot's
     versions are read once (without writing it), the server's on every call. ``kept``: the snapshots
-    (snapshots_of), where already listed. A version let go (let_go; ``gone``, where already read) is not lacking."""
+    (snapshots_of), where already listed. A version let go (let_go; ``gone``, where already read) is not lacking.
+    The drafts and decisions the server lost (_lost) are found alike."""
     kept_ones = snapshots_of(groups_db) if kept is None else kept
     if not kept_ones:  # nothing to compare: the server is not asked
         return Lacking([], [], 0)
     gone = let_go_of(groups_db) if gone is None and groups_db is not None else gone or {}
-    holding, missing, left = [], set(), set()
+    holding, missing, left, drafts, decisions = [], set(), set(), {}, set()
     with store.db.read() as s:
+        there_work = _work(s.run, store.corpus)
         rows = s.run(_VERSIONS, (store.corpus,))
         there = {(_base(name), number, made) for name, number, made in rows}
         numbered = {(name, number) for name, number, _ in rows}
@@ -442,12 +526,15 @@ def lacking(store: GroupStore, groups_db: Path | None, kept: list | None = None,
                       or _sum_held(str(kept.path), stamp, *v) != there_sum(*v)}
             left |= theirs & gone.keys()
             theirs -= gone.keys()
-            if theirs:
+            lost_drafts, lost_decisions = _lost(_work_held(str(kept.path), stamp), there_work)
+            if theirs or lost_drafts or lost_decisions:
                 holding.append(kept)
                 missing |= theirs
+                drafts.update(lost_drafts)
+                decisions |= lost_decisions
     return Lacking(holding, sorted({name for name, _, _ in missing}), len(missing),
                    sorted({name for name, number, _ in missing if (name, number) in numbered}), frozenset(missing),
-                   {v: gone[v] for v in left})
+                   {v: gone[v] for v in left}, drafts, frozenset(decisions))
 
 
 def let_go_of(groups_db: Path) -> dict:
@@ -525,19 +612,19 @@ def _held_by(kept: list) -> set:
 
 
 def put_back_lacking(store: GroupStore, found: Lacking) -> list[tuple]:
-    """Put into the server the saved work of each snapshot in ``found`` that it lacks, newest first (what a later
-    one holds comes from it), with ``saved_work_only``: the drafts discarded and the decisions taken back since a
-    snapshot do not come back (``python -m precompute.store restore`` puts back everything). A group of which the
-    server holds other versions under the snapshot's numbers is put back beside it (migrate's ``beside``). A
-    snapshot that lacks nothing more once the newer ones are back is not copied again. Returns (snapshot, Report)
-    for each put back. Stops at the first that cannot be put back (ValueError); what came before stays. The
-    versions let go (``found.gone``) are left out."""
+    """Put into the server the saved work of each snapshot in ``found`` that it lacks, newest first (what a later one
+    holds comes from it), and the drafts and decisions it lost (``lost_work_only``): those discarded or taken back
+    there on purpose do not come back (``python -m precompute.store restore`` puts back everything). A group of which
+    the server holds other versions under the snapshot's numbers is put back beside it (migrate's ``beside``). A
+    snapshot that lacks nothing more once the newer ones are back is not copied again. Returns (snapshot, Report) for
+    each put back. Stops at the first that cannot be put back (ValueError); what came before stays. The versions let
+    go (``found.gone``) are left out."""
     reports = []
     for kept in found.snapshots:
-        if reports and not lacking(store, None, [kept], found.gone).versions:
+        if reports and not lacking(store, None, [kept], found.gone):
             continue  # the newer ones held all it had that the server lacked
         try:
-            reports.append((kept, put_back_snapshot(kept.path, store, saved_work_only=True, beside=True,
+            reports.append((kept, put_back_snapshot(kept.path, store, lost_work_only=True, beside=True,
                                                     leave=frozenset(found.gone))))
         except ValueError as exc:
             done = f" (put back before it: {counted(len(reports), 'newer snapshots')})"
@@ -689,14 +776,18 @@ def _prune(groups_db: Path, keep: int) -> list[Path]:
     one that holds saved versions that neither the server (as the newest snapshot, just taken, holds it) nor a newer
     snapshot kept holds: the server lost them, and a loss nobody has seen on the Groups page yet would otherwise
     roll out of the snapshots within ``keep`` saves' half hours. Of several that hold a lost version, the newest is
-    kept. A version let go (let_go) ``LET_GO_DAYS`` days ago or more counts as held. Returns those kept past
-    ``keep``; one that cannot be read is removed, as before."""
+    kept. A version let go (let_go) ``LET_GO_DAYS`` days ago or more counts as held. So with the drafts and
+    decisions the server lost (_lost, against the newest snapshot). Returns those kept past ``keep``; one that
+    cannot be read is removed, as before."""
     kept_ones, past = snapshots_of(groups_db), []
     keep = _ordinary(kept_ones, keep)
     since = datetime.now(timezone.utc) - timedelta(days=LET_GO_DAYS)
     gone = let_go_of(groups_db)
     try:
         covered = _held_by(kept_ones[:keep]) | {v for v, at in gone.items() if at <= since}
+        newest = _work_held(str(kept_ones[0].path), kept_ones[0].path.stat().st_mtime_ns) if kept_ones else None
+        work = set().union(*(_work_of(_lost(_work_held(str(c.path), c.path.stat().st_mtime_ns), newest))
+                             for c in kept_ones[1:keep]))
     except (OSError, sqlite3.Error) as exc:  # a kept one unreadable: the old rule, by count
         log.warning("snapshots pruned by count alone: %s", exc)
         covered = None
@@ -704,14 +795,17 @@ def _prune(groups_db: Path, keep: int) -> list[Path]:
         try:
             lost = covered is not None and {v for v in _held(str(old.path), old.path.stat().st_mtime_ns) - covered
                                              if not _same_in(kept_ones[0].path, old.path, *v)}
+            lost_work = covered is not None and _work_of(_lost(
+                _work_held(str(old.path), old.path.stat().st_mtime_ns), newest)) - work
         except (OSError, sqlite3.Error):
-            lost = set()
-        if lost:
+            lost = lost_work = set()
+        if lost or lost_work:
             covered |= lost
+            work |= lost_work
             past.append(old.path)
-            log.warning("%s kept past the newest %d: it holds %d saved version%s the server lacks (of %s); the "
-                        "Groups page puts them back", old.path.name, keep, len(lost), "s" if len(lost) != 1 else "",
-                        ", ".join(sorted({name for name, _, _ in lost})[:5]))
+            log.warning("%s kept past the newest %d: it holds %s the server lacks%s; the Groups page puts them back",
+                        old.path.name, keep, _things(len(lost), lost_work),
+                        f" (of {', '.join(sorted({name for name, _, _ in lost})[:5])})" if lost else "")
         else:
             old.path.unlink(missing_ok=True)
     if gone:  # the record keeps only the versions let go that a snapshot still holds
@@ -722,6 +816,19 @@ def _prune(groups_db: Path, keep: int) -> list[Path]:
         if held is not None and gone.keys() - held:
             _change_let_go(groups_db, lambda known: {v: at for v, at in known.items() if v in held})
     return past
+
+
+def _work_of(lost: tuple[dict, frozenset]) -> set:
+    """_lost's drafts and decisions as one set: ("draft", token), ("decision", (topic, item))."""
+    return {("draft", t) for t in lost[0]} | {("decision", k) for k in lost[1]}
+
+
+def _things(versions: int, work: set) -> str:
+    """How many saved versions, drafts and decisions (_work_of), in words."""
+    drafts = sum(1 for kind, _ in work if kind == "draft")
+    parts = [counted(versions, "saved versions") if versions else "", counted(drafts, "unsaved drafts")
+             if drafts else "", counted(len(work) - drafts, "adjudicator's decisions") if len(work) > drafts else ""]
+    return ", ".join(p for p in parts if p)
 
 
 def _same_in(newest: Path, old: Path, name: str, number: int, made: str) -> bool:
@@ -757,12 +864,13 @@ def snapshot_lock(groups_db: Path):
 
 
 def put_back_snapshot(chosen: Path, dst: GroupStore, progress=None, saved_work_only: bool = False,
-                      beside: bool = False, leave: frozenset = frozenset()) -> Report:
+                      beside: bool = False, leave: frozenset = frozenset(), lost_work_only: bool = False) -> Report:
     """Copy into ``dst`` (the corpus's PostgreSQL store) what it lacks of a snapshot: groups, versions, drafts,
-    topics, assignments, decisions and journal entries it does not hold (``saved_work_only``, ``beside``,
-    ``leave``: see migrate). Nothing there is overwritten: a version the server holds with other labels refuses
-    the whole copy, or with ``beside`` puts its group back beside the server's. The snapshot is read from a copy of
-    it (opening a SQLite file may write to it); core.embed.NoRoom where the disk has no room for that copy."""
+    topics, assignments, decisions and journal entries it does not hold (``saved_work_only``, ``beside``, ``leave``,
+    ``lost_work_only``: see migrate). Nothing there is overwritten: a version the server holds with other labels
+    refuses the whole copy, or with ``beside`` puts its group back beside the server's. The snapshot is read from a
+    copy of it (opening a SQLite file may write to it); core.embed.NoRoom where the disk has no room for that copy.
+    """
     where = Path(chosen).parent
     _sweep(where)
     size = Path(chosen).stat().st_size
@@ -771,4 +879,5 @@ def put_back_snapshot(chosen: Path, dst: GroupStore, progress=None, saved_work_o
     with tempfile.TemporaryDirectory(prefix=".put-back-", dir=where) as tmp:
         work = Path(tmp) / "groups.sqlite"
         shutil.copyfile(chosen, work)
-        return migrate(GroupStore(SQLite(work, backups=False)), dst, progress, saved_work_only, beside, leave)
+        return migrate(GroupStore(SQLite(work, backups=False)), dst, progress, saved_work_only, beside, leave,
+                       lost_work_only=lost_work_only)

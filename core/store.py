@@ -493,8 +493,12 @@ class GroupStore:
             t = db.one("SELECT id FROM topics WHERE corpus=? AND name=?", (self.corpus, topic))
             if t is None:
                 raise GroupNotFound(f"topic {topic}")
-            db.many("DELETE FROM decisions WHERE topic_id=? AND item_id=?",
-                    [(t[0], str(i)) for i, d in decisions.items() if d is None])
+            back = [str(i) for i, d in decisions.items() if d is None]
+            db.many("DELETE FROM decisions WHERE topic_id=? AND item_id=?", [(t[0], i) for i in back])
+            # taken back on purpose: a snapshot that holds the decision does not put it back (core.migrate)
+            db.many(_DROP, [(self.corpus, dropped_decision(topic, i), at) for i in back])
+            db.many("DELETE FROM dropped WHERE corpus=? AND item=?",
+                    [(self.corpus, dropped_decision(topic, str(i))) for i, d in decisions.items() if d is not None])
             db.many("INSERT INTO decisions (topic_id, item_id, decision, decided_by, decided_at) "
                     "VALUES (?, ?, ?, ?, ?) ON CONFLICT (topic_id, item_id) DO UPDATE SET decision=excluded.decision, "
                     "decided_by=excluded.decided_by, decided_at=excluded.decided_at",
@@ -600,10 +604,9 @@ class GroupStore:
         """The owner's most recent drafts that hold labels (and, by default, unsaved work: their group, an unsaved
         group behind a switch to another, or a group whose every step was undone); with ``browser``, only those that
         browser wrote. Without their steps (see :meth:`claim_draft`)."""
-        holds = "(n_included + n_excluded > 0 AND saved=0)" if unsaved_only else "n_included + n_excluded > 0"
+        holds = UNSAVED if unsaved_only else f"(n_included + n_excluded > 0 OR unsaved_behind > 0 OR {_ALL_UNDONE})"
         with self.db.read() as db:
-            rows = db.run(f"SELECT {_DRAFT_COLUMNS} FROM drafts WHERE corpus=? AND owner=? "
-                          f"AND ({holds} OR unsaved_behind > 0 OR {_ALL_UNDONE})"
+            rows = db.run(f"SELECT {_DRAFT_COLUMNS} FROM drafts WHERE corpus=? AND owner=? AND {holds}"
                           + (" AND browser=?" if browser is not None else "")
                           + " ORDER BY updated_at DESC LIMIT ?",
                           (self.corpus, owner, *([browser] if browser is not None else []), limit))
@@ -614,9 +617,12 @@ class GroupStore:
         mine = "corpus=? AND token=? AND owner=?" + (" AND browser=?" if browser is not None else "")
         args = (self.corpus, token, owner, *([browser] if browser is not None else []))
         with self.db.tx() as db:
+            gone = db.run(f"SELECT token FROM drafts WHERE {mine}", args)
             db.run(f"DELETE FROM draft_steps WHERE token IN (SELECT token FROM drafts WHERE {mine})", args)
             db.run(f"DELETE FROM drafts WHERE {mine}", args)
-            return bool(db.rowcount)
+            # discarded on purpose: a snapshot that holds the draft does not put it back (core.migrate)
+            db.many(_DROP, [(self.corpus, dropped_draft(t), _now()) for (t,) in gone])
+            return bool(gone)
 
     def prune_drafts(self, now: datetime | None = None) -> int:
         """Delete drafts that are saved or empty (and hold no unsaved group behind a switch, nor the undone steps of
@@ -634,6 +640,9 @@ class GroupStore:
                 (self.corpus, done, abandoned))]
             db.many("DELETE FROM draft_steps WHERE token=?", [(t,) for t in gone])
             db.many("DELETE FROM drafts WHERE token=?", [(t,) for t in gone])
+            # a draft discarded before a draft would be pruned untouched: a snapshot's is left out by then too
+            db.run("DELETE FROM dropped WHERE corpus=? AND substr(item, 1, 6)='draft ' AND at < ?",
+                   (self.corpus, abandoned))
         return len(gone)
 
     def prune_drafts_now_and_then(self, every_s: float = 3600.0) -> None:
@@ -646,12 +655,29 @@ class GroupStore:
             self.prune_drafts()
 
 
+_DROP = ("INSERT INTO dropped (corpus, item, at) VALUES (?, ?, ?) ON CONFLICT (corpus, item) DO UPDATE "
+         "SET at=excluded.at")
+
+
+def dropped_draft(token: str) -> str:
+    """How the ``dropped`` table (core.db) names a draft discarded."""
+    return f"draft {token}"
+
+
+def dropped_decision(topic: str, item: str) -> str:
+    """How the ``dropped`` table (core.db) names a decision taken back: its topic's name and item, as JSON."""
+    return "decision " + json.dumps([topic, str(item)], ensure_ascii=False)
+
+
 _DRAFT_COLUMNS = ("token, owner, updated_at, n_included, n_excluded, saved, meta_json, session_json, browser, "
                   "unsaved_behind")
 # a draft whose every step was undone: its group is empty and unsaved, and Redo would bring its work back (the undone
 # steps are its rows of draft_steps with seq < 0)
 _ALL_UNDONE = ("(saved=0 AND n_included + n_excluded = 0 AND EXISTS "
                "(SELECT 1 FROM draft_steps u WHERE u.token = drafts.token AND u.seq < 0))")
+
+# a draft that holds unsaved work: its group's labels unsaved, an unsaved group behind a switch, or every step undone
+UNSAVED = f"((n_included + n_excluded > 0 AND saved=0) OR unsaved_behind > 0 OR {_ALL_UNDONE})"
 
 
 def _draft(r) -> Draft:

@@ -1002,6 +1002,60 @@ def test_a_snapshot_holding_versions_the_server_lost_is_kept_past_the_newest_one
     assert [c.path for c in snapshots_of(groups_db)] == [sixth, fifth], "kept after the server holds it again"
 
 
+def test_a_draft_the_server_lost_is_kept_in_snapshots_and_put_back_but_not_one_discarded_before_it_recorded(
+        tmp_path, caplog):
+    """A draft of unsaved work the server lost (not discarded: the server records what is) is found in the
+    snapshots, and the newest snapshot that holds it is kept past the newest ones until the server holds it again,
+    as a lost version is. A draft gone from the server that was written before the server recorded discards (a
+    server of an earlier version) is not: it may have been discarded. A record of a discard goes once a draft
+    would have been pruned untouched."""
+    from datetime import datetime, timedelta, timezone
+
+    from core.migrate import lacking, put_back_lacking, snapshot, snapshots_of
+    from core.store import ABANDONED_DRAFT_DAYS, GroupStore
+
+    groups_db = tmp_path / "c" / "groups.sqlite"
+    server = GroupStore(tmp_path / "server.sqlite")
+    step = {"kind": "search", "method": "keyword", "params": {"q": "flood"}, "changes": [[1, 0, 1]], "id": "s1"}
+    for token, owner in (("lost", "eva"), ("older", "jan"), ("discarded", "eva"), ("saved", "eva")):
+        assert server.sync_draft(token, owner, keep=0, steps=[step], n_included=1, n_excluded=0,
+                                 saved=token == "saved", browser="B", writer="w")
+    now = datetime.now(timezone.utc)
+    def ago(days: int) -> str:
+        return (now - timedelta(days=days)).isoformat(timespec="milliseconds")
+
+    with server.db.tx() as db:  # "older": written before the server recorded discards (upgraded yesterday)
+        db.run("UPDATE dropped SET at=? WHERE item='since'", (ago(1),))
+        db.run("UPDATE drafts SET updated_at=? WHERE token='older'", (ago(2),))
+    first, _ = snapshot(server, groups_db, keep=2)
+    assert server.delete_draft("discarded", "eva")
+    with server.db.tx() as db:  # lost at the server, as is the one written before it recorded, and a saved one
+        for token in ("lost", "older", "saved"):
+            db.run("DELETE FROM draft_steps WHERE token=?", (token,))
+            db.run("DELETE FROM drafts WHERE token=?", (token,))
+    assert lacking(server, groups_db).drafts == {"lost": "eva"}, "only the unsaved draft written since it records"
+    assert bool(lacking(server, groups_db)) and lacking(server, groups_db).versions == 0
+    second, _ = snapshot(server, groups_db, keep=2)
+    third, _ = snapshot(server, groups_db, keep=2)
+    assert [c.path for c in snapshots_of(groups_db)] == [third, second, first], "the snapshot holding it was removed"
+    assert any("kept past the newest 2: it holds 1 unsaved draft the server lacks;" in r.getMessage()
+               for r in caplog.records), [r.getMessage() for r in caplog.records]
+
+    put_back_lacking(server, lacking(server, groups_db))
+    assert server.load_draft("lost").steps == (step,) and not lacking(server, groups_db)
+    assert server.load_draft("discarded") is None and server.load_draft("older") is None
+    fourth, _ = snapshot(server, groups_db, keep=2)
+    assert [c.path for c in snapshots_of(groups_db)] == [fourth, third], "kept after the server holds it again"
+
+    later = now + timedelta(days=ABANDONED_DRAFT_DAYS + 1)
+    discards = "SELECT item FROM dropped WHERE item LIKE 'draft %'"
+    with server.db.read() as db:
+        assert [tuple(r) for r in db.run(discards)] == [("draft discarded",)]
+    server.prune_drafts(now=later)
+    with server.db.read() as db:
+        assert not db.run(discards), "the record of a discard stays for ever"
+
+
 def test_versions_removed_at_the_server_on_purpose_can_be_let_go_and_their_snapshots_go_a_week_later(tmp_path, capsys,
                                                                                                      monkeypatch):
     """A version removed at the server on purpose kept its snapshot past the newest ones for good, and the Groups

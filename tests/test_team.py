@@ -479,6 +479,65 @@ def test_the_groups_page_puts_back_what_the_teams_server_lost_from_the_newest_sn
     assert any("hold 1 saved version the server does not" in unescape(w.value) for w in groups.warning)
 
 
+def test_the_groups_page_puts_back_the_drafts_and_decisions_the_teams_server_lost_not_those_discarded(
+        tweets, pg_server, monkeypatch):
+    """Drafts of unsaved work and an adjudicator's decisions that a team's server lost came back only by restore
+    from a terminal: the page could not tell them from ones discarded or taken back, which leave no row. The
+    server now records those, so the page names what it lost (from every kept snapshot, not only the newest) and
+    puts it back with the saved work: a draft with its steps, offered again to its owner; a discarded draft and a
+    decision taken back stay away, and nothing the server holds changes."""
+    import uuid
+
+    from core import migrate
+    from core.db import PostgreSQL
+
+    monkeypatch.setenv("SEMANNO_DB", pg_server.dsn)
+    monkeypatch.setattr(migrate, "_started", {})
+    groups_db = tweets / "tweets" / "groups.sqlite"
+    pg = GroupStore(PostgreSQL(pg_server.dsn), corpus="tweets")
+    topic, tag = f"topic {uuid.uuid4().hex[:6]}", uuid.uuid4().hex[:6]
+    pg.create_topic(topic, "guidelines", created_by="lead")
+    pg.decide(topic, {"t1": 1, "t2": -1, "t3": 0}, "lead")
+    owners = {f"alice-{tag}": f"a-{tag}", f"bob-{tag}": f"b-{tag}", f"carol-{tag}": f"c-{tag}"}
+    steps = {o: [{"kind": "search", "method": "keyword", "params": {"q": o}, "changes": [[1, 0, 1]], "id": "s1"}]
+             for o in owners}
+    for owner, token in owners.items():
+        assert pg.sync_draft(token, owner, keep=0, steps=steps[owner], n_included=1, n_excluded=0, saved=False,
+                             browser="B", writer="w")
+    migrate.snapshot(pg, groups_db)
+    groups = app("pages/5_Groups.py").run()
+    assert not groups.exception and not groups.warning, [w.value for w in groups.warning]
+
+    alice, bob, carol = owners
+    assert pg.delete_draft(owners[carol], carol)  # discarded on purpose, and a decision taken back
+    pg.decide(topic, {"t2": None}, "lead")
+    pg.decide(topic, {"t3": 1}, "lead")  # and one changed: the server's stays
+    with pg.db.tx() as db:  # the server loses two drafts and a decision
+        for token in (owners[alice], owners[bob]):
+            db.run("DELETE FROM draft_steps WHERE token=?", (token,))
+            db.run("DELETE FROM drafts WHERE token=?", (token,))
+        db.run("DELETE FROM decisions WHERE item_id='t1' AND topic_id=(SELECT id FROM topics WHERE corpus='tweets' "
+               "AND name=?)", (topic,))
+    migrate.snapshot(pg, groups_db)  # taken after the loss: the one before still holds them
+    groups.run()
+    said = [unescape(w.value) for w in groups.warning]
+    assert any(f"The snapshots hold 2 drafts of unsaved work (of ‘{alice}’, ‘{bob}’) and 1 adjudicator's "
+               f"decision on ‘{topic}’ that the server lost" in w for w in said), said
+    assert not any("saved version" in w for w in said), said
+    groups.button(key="gr_put_back_button").click().run()
+    assert not groups.exception and not groups.warning, [w.value for w in groups.warning]
+    assert any("Put back: from postgresql-" in unescape(s.value) and "2 drafts" in unescape(s.value)
+               for s in groups.success), [s.value for s in groups.success]
+    for owner in (alice, bob):
+        [d] = [d for d in pg.drafts(owner) if d.token == owners[owner]]  # offered again on the Annotate page
+        assert pg.load_draft(d.token).steps == tuple(steps[owner]) and d.n_included == 1
+    assert not pg.drafts(carol, unsaved_only=False), "a draft discarded at the server came back"
+    assert {i: d for i, (d, _, _) in pg.decisions(topic).items()} == {"t1": 1, "t3": 1}, \
+        "a decision taken back came back, or one the server holds changed"
+    groups.run()
+    assert not groups.warning, [w.value for w in groups.warning]
+
+
 def test_a_version_the_teams_server_lost_and_saved_again_is_named_and_put_back_beside_it(tweets, pg_server,
                                                                                        monkeypatch):
     """The server lost a group's second version and an annotator saved the group again: its new version 2 holds

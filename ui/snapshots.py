@@ -1,7 +1,8 @@
 """A team's PostgreSQL groups on the Groups page: the snapshots the app takes of them (core/migrate.py), a warning
 where the last one did not finish, and where the server lacks saved versions that kept snapshots hold (a dump from
-before put back, rows removed at the server), the groups named and a button that puts them back. Putting back
-copies into the server the saved work it lacks and changes nothing it holds. Versions removed at the server on
+before put back, rows removed at the server), the groups named and a button that puts them back; so with the
+drafts of unsaved work and an adjudicator's decisions it lost (not those discarded or taken back there). Putting
+back copies into the server the work it lacks and changes nothing it holds. Versions removed at the server on
 purpose can be let go instead (asked twice): no longer warned of nor put back, their snapshots removed a week
 later; until then, one button warns of them again."""
 
@@ -40,22 +41,26 @@ def panel(store: GroupStore, name: str) -> None:
         return
     if found.gone:
         _gone(at, found.gone)
-    if not found.versions:
+    if not found:
         return
     shown = _names(found.names)
     newest, it = found.snapshots[0].made, "it" if found.versions == 1 else "them"
-    st.warning(f"The snapshots of the team's groups hold {counted(found.versions, 'saved versions')} the server "
-               f"does not, of {shown} (the newest snapshot that holds "
-               f"some: {newest:%Y-%m-%d %H:%M} UTC). The server has lost {it} (a dump from before put back, or rows "
-               f"removed there), unless someone removed {it} there on purpose. The snapshots that hold {it} are kept, "
-               f"past the newest ones, until the server holds {it} again or "
-               f"{'it is' if found.versions == 1 else 'they are'} let go." + _beside(found.beside))
+    if found.versions:
+        st.warning(f"The snapshots of the team's groups hold {counted(found.versions, 'saved versions')} the "
+                   f"server does not, of {shown} (the newest snapshot that holds some: {newest:%Y-%m-%d %H:%M} UTC). "
+                   f"The server has lost {it} (a dump from before put back, or rows removed there), unless someone "
+                   f"removed {it} there on purpose. The snapshots that hold {it} are kept, past the newest ones, "
+                   f"until the server holds {it} again or "
+                   f"{'it is' if found.versions == 1 else 'they are'} let go." + _beside(found.beside))
+    if found.drafts or found.decisions:
+        st.warning(_work_lost(found, newest))
     if st.button("Put back what the server lacks", key="gr_put_back_button", type="primary",
                  help="Copies into the server the groups, versions, journal, topics and assignments of the snapshots "
                       "that it lacks; nothing the server holds is changed (a group of which it holds other versions "
-                      f"under the same numbers is put back beside it, as NAME{BESIDE}). Drafts and an adjudicator's "
-                      "decisions are left out (one discarded or taken back since would come back), and so are the "
-                      "versions let go: python -m precompute.store restore puts back a whole snapshot"):
+                      f"under the same numbers is put back beside it, as NAME{BESIDE}). So with the drafts of unsaved "
+                      "work and an adjudicator's decisions it lost: a draft comes back to its owner's Annotate page, "
+                      "offered in an empty tab, as before; those discarded or taken back at the server stay away, "
+                      "and so do the versions let go. python -m precompute.store restore puts back a whole snapshot"):
         try:
             with st.spinner("Putting back what the server lacks, and checking every version…"):
                 reports = put_back_lacking(store, found)
@@ -65,6 +70,8 @@ def panel(store: GroupStore, name: str) -> None:
             st.session_state[_DONE] = "Put back: " + "; ".join(
                 f"from {md(kept.path.name)}, {md(r.line(), limit=1000)}" for kept, r in reports)
             st.rerun()
+    if not found.versions:
+        return
     if st.session_state.get(_ASKED) != found.missing:
         if st.button("Removed on purpose: let them go…", key="gr_let_go_button",
                      help="Where someone removed these versions at the server on purpose: the page stops warning of "
@@ -110,6 +117,20 @@ def _gone(at, gone: dict) -> None:
             st.error(f"Not changed: {md(exc)}")
             return
         st.rerun()
+
+
+def _work_lost(found, newest) -> str:
+    """The warning's words on the drafts and decisions the server lost."""
+    drafts, decisions = len(found.drafts), len(found.decisions)
+    decided = counted(decisions, "adjudicator's decisions")
+    parts = [f"{counted(drafts, 'drafts')} of unsaved work (of {_names(sorted(set(found.drafts.values())))})"
+             if drafts else "", f"{decided} on {_names(sorted({topic for topic, _ in found.decisions}))}"
+             if decisions else ""]
+    these = "them" if drafts + decisions != 1 else "it"
+    return (f"The snapshots hold {' and '.join(p for p in parts if p)} that the server lost (newest snapshot that "
+            f"holds some: {newest:%Y-%m-%d %H:%M} UTC): nobody discarded or took {these} back there. Put back, a "
+            f"draft is offered again to its owner on the Annotate page (in an empty tab), who can go on with it or "
+            f"discard it.")
 
 
 def _beside(names: list[str]) -> str:
