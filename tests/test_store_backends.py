@@ -422,11 +422,17 @@ def test_an_older_sqlite_file_is_brought_up_to_date_in_place(tmp_path):
     """)
     con.commit()
     con.close()
+    from datetime import datetime, timezone
+
+    upgraded = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
     s = GroupStore(path)
     g = s.load("old")
     assert (g.included, g.excluded, g.notes) == (["b", "a"], ["c"], "kept")
     assert s.save("old", ["a"], [], overwrite=True) == 2
     assert sqlite3.connect(path).execute("SELECT version FROM schema_version").fetchone()[0] == SCHEMA_VERSION
+    # drafts discarded from the upgrade on are recorded, and from when: none discarded before is offered back
+    [(since,)] = sqlite3.connect(path).execute("SELECT at FROM dropped WHERE corpus='' AND item='since'").fetchall()
+    assert since >= upgraded
 
 
 def test_a_teams_postgresql_groups_are_snapshot_to_a_file_and_what_the_server_loses_comes_back(
