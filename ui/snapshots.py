@@ -127,10 +127,10 @@ def _work_lost(found, newest) -> str:
              if drafts else "", f"{decided} on {_names(sorted({topic for topic, _ in found.decisions}))}"
              if decisions else ""]
     these = "them" if drafts + decisions != 1 else "it"
+    offered = (" Put back, a draft is offered again to its owner on the Annotate page (in an empty tab), who can go "
+               "on with it or discard it." if drafts else "")
     return (f"The snapshots hold {' and '.join(p for p in parts if p)} that the server lost (newest snapshot that "
-            f"holds some: {newest:%Y-%m-%d %H:%M} UTC): nobody discarded or took {these} back there. Put back, a "
-            f"draft is offered again to its owner on the Annotate page (in an empty tab), who can go on with it or "
-            f"discard it.")
+            f"holds some: {newest:%Y-%m-%d %H:%M} UTC): nobody discarded or took {these} back there.{offered}")
 
 
 def _beside(names: list[str]) -> str:
