@@ -226,7 +226,8 @@ def migrate(src: GroupStore, dst: GroupStore, progress=None, saved_work_only: bo
                 count["versions"] = count.get("versions", 0) + 1
                 if name in moved:
                     rep.beside[name] = moved[name]  # said where something was put there
-        lost = _lost(_work(s.run, src.corpus), _work(d.run, dst.corpus)) if lost_work_only else None
+        lost = _lost(_together([_work(s.run, src.corpus)]), _work(d.run, dst.corpus, times=False)
+                     ) if lost_work_only else None
         if not saved_work_only:  # what the source knows was discarded or taken back on purpose
             _copy_dropped(s, src.corpus, d, dst.corpus)
         for r in [] if saved_work_only else s.run(
@@ -277,46 +278,78 @@ def migrate(src: GroupStore, dst: GroupStore, progress=None, saved_work_only: bo
 class Work:
     """A store's drafts and adjudicator's decisions (a server's, or a snapshot's) and what it recorded as removed
     on purpose (core.db's ``dropped``): ``drafts``: token -> (owner, time written, whether it holds unsaved work
-    (core.store.UNSAVED)); ``decisions``: "topic NUL item" (a string: its hash is kept, where a tuple's is made
-    again on every look) -> (topic, item, time decided); ``dropped``: its item -> when;
-    ``since``: from when on those are recorded (None where they are not: a snapshot taken before)."""
+    (core.store.UNSAVED)); ``decisions``: topic -> {item: time decided} (a server's: topic -> {item}, no times);
+    ``dropped``: its item -> when; ``since``: from when on those are recorded (None where they are not: a
+    snapshot taken before)."""
     drafts: dict
     decisions: dict
     dropped: dict
     since: str | None
 
 
-def _work(run, corpus: str, recorded: bool = True) -> Work:
+def _work(run, corpus: str, recorded: bool = True, times: bool = True) -> Work:
     """The Work of a store, read with ``run`` (a Runner's, or a SQLite connection's execute, rows listed);
-    ``recorded``: whether it has a ``dropped`` table."""
+    ``recorded``: whether it has a ``dropped`` table; ``times``: the decisions' times too. A topic's decisions are
+    read on their own, as sets of ids (whose hashes Python keeps), not as rows joined with their topic's name."""
     drafts = {t: (o, at, bool(w)) for t, o, at, w in run(
         f"SELECT token, owner, updated_at, {UNSAVED} FROM drafts WHERE corpus=?", (corpus,))}
-    decisions = {f"{n}\0{i}": (n, i, at) for n, i, at in run(
-        "SELECT t.name, d.item_id, d.decided_at FROM decisions d JOIN topics t ON t.id=d.topic_id WHERE t.corpus=?",
-        (corpus,))}
+    decisions = {}
+    for tid, topic in run("SELECT id, name FROM topics WHERE corpus=?", (corpus,)):
+        if times:
+            decisions[topic] = dict(run("SELECT item_id, decided_at FROM decisions WHERE topic_id=?", (tid,)))
+        else:
+            decisions[topic] = {i for i, in run("SELECT item_id FROM decisions WHERE topic_id=?", (tid,))}
     rows = list(run("SELECT corpus, item, at FROM dropped WHERE corpus=? OR corpus=''", (corpus,))) if recorded else []
     since = [at for c, item, at in rows if c == "" and item == "since"]
     return Work(drafts, decisions, {i: at for c, i, at in rows if c == corpus and i != "since"},
                 min(since) if since else None)
 
 
-def _lost(held: Work, there: Work, now: datetime | None = None) -> tuple[dict, frozenset]:
-    """What ``there`` (a server, or the newest snapshot) lost of the work ``held`` (a snapshot) holds, as
-    (draft's token -> its owner, {(topic, item)} of decisions): a draft holding unsaved work, written since
-    ``there`` records what is discarded and within ABANDONED_DRAFT_DAYS (an older one is pruned), that ``there``
-    neither holds nor recorded as discarded; a decision made since then on an item of which ``there`` holds none,
-    not taken back there after it was made. Nothing where ``there`` records nothing (its drafts discarded and
-    decisions taken back before are not known)."""
+@dataclass(frozen=True)
+class Held:
+    """The Work of one or more snapshots (``works``, newest first) and every draft's token and decision's item
+    any of them holds (``tokens``; ``items``: topic -> items), made once for a list of snapshots (_held_work)."""
+    works: tuple
+    tokens: frozenset
+    items: dict
+
+
+def _together(works) -> Held:
+    """The snapshots' Work as one Held."""
+    works = tuple(works)
+    topics = set().union(*(w.decisions.keys() for w in works))
+    return Held(works, frozenset().union(*(w.drafts.keys() for w in works)),
+                {t: frozenset().union(*(w.decisions.get(t, {}).keys() for w in works)) for t in topics})
+
+
+def _lost(held: Held, there: Work, now: datetime | None = None) -> tuple[dict, frozenset]:
+    """What ``there`` (a server, or the newest snapshot) lost of the work ``held`` (snapshots) holds, as (draft's
+    token -> its owner, {(topic, item)} of decisions): a draft holding unsaved work (as the snapshot written last
+    holds it), written since ``there`` records what is discarded and within ABANDONED_DRAFT_DAYS (an older one is
+    pruned), that ``there`` neither holds nor recorded as discarded; a decision made since then (the latest of the
+    snapshots' times) on an item of which ``there`` holds none, not taken back there after it was made. Nothing
+    where ``there`` records nothing (its drafts discarded and decisions taken back before are not known)."""
     if there.since is None:
         return {}, frozenset()
     now = now or datetime.now(timezone.utc)
     cutoff = max(there.since, (now - timedelta(days=ABANDONED_DRAFT_DAYS)).isoformat(timespec="milliseconds"))
-    drafts = {t: held.drafts[t][0] for t in held.drafts.keys() - there.drafts.keys()  # few, where any: the rest
-              if held.drafts[t][2] and held.drafts[t][1] >= cutoff and dropped_draft(t) not in there.dropped}
-    decisions = frozenset(held.decisions[k][:2] for k in held.decisions.keys() - there.decisions.keys()
-                          if there.since <= held.decisions[k][2] > there.dropped.get(dropped_decision(
-                              *held.decisions[k][:2]), ""))
-    return drafts, decisions
+    drafts = {}
+    for t in held.tokens.difference(there.drafts):  # few, where any: the rest are there
+        owner, at, unsaved = max((w.drafts[t] for w in held.works if t in w.drafts), key=lambda d: d[1])
+        if unsaved and at >= cutoff and dropped_draft(t) not in there.dropped:
+            drafts[t] = owner
+    decisions = set()
+    for topic, items in held.items.items():
+        for item in items.difference(there.decisions.get(topic, ())):
+            at = max(w.decisions[topic][item] for w in held.works if item in w.decisions.get(topic, {}))
+            if there.since <= at > there.dropped.get(dropped_decision(topic, item), ""):
+                decisions.add((topic, item))
+    return drafts, frozenset(decisions)
+
+
+def _holds(work: Work, drafts: dict, decisions: frozenset) -> bool:
+    """Whether a snapshot's Work holds any of these drafts (tokens) or decisions ((topic, item))."""
+    return any(t in work.drafts for t in drafts) or any(i in work.decisions.get(t, {}) for t, i in decisions)
 
 
 @functools.lru_cache(maxsize=64)
@@ -328,6 +361,12 @@ def _work_held(path: str, _stamp: int) -> Work:
         return _work(lambda sql, args: con.execute(sql, args).fetchall(), "", recorded is not None)
     finally:
         con.close()
+
+
+@functools.lru_cache(maxsize=8)
+def _held_work(snapshots: tuple) -> Held:
+    """The Held of snapshots given as (path, time of change), newest first (once for each list)."""
+    return _together(_work_held(path, stamp) for path, stamp in snapshots)
 
 
 def _copy_dropped(s, corpus: str, d, to: str) -> None:
@@ -506,9 +545,10 @@ def lacking(store: GroupStore, groups_db: Path | None, kept: list | None = None,
     if not kept_ones:  # nothing to compare: the server is not asked
         return Lacking([], [], 0)
     gone = let_go_of(groups_db) if gone is None and groups_db is not None else gone or {}
-    holding, missing, left, drafts, decisions = [], set(), set(), {}, set()
+    holding, missing, left = [], set(), set()
     with store.db.read() as s:
-        there_work = _work(s.run, store.corpus)
+        drafts, decisions = _lost(_held_work(tuple((str(c.path), c.path.stat().st_mtime_ns) for c in kept_ones)),
+                                  _work(s.run, store.corpus, times=False))
         rows = s.run(_VERSIONS, (store.corpus,))
         there = {(_base(name), number, made) for name, number, made in rows}
         numbered = {(name, number) for name, number, _ in rows}
@@ -526,15 +566,12 @@ def lacking(store: GroupStore, groups_db: Path | None, kept: list | None = None,
                       or _sum_held(str(kept.path), stamp, *v) != there_sum(*v)}
             left |= theirs & gone.keys()
             theirs -= gone.keys()
-            lost_drafts, lost_decisions = _lost(_work_held(str(kept.path), stamp), there_work)
-            if theirs or lost_drafts or lost_decisions:
+            if theirs or _holds(_work_held(str(kept.path), stamp), drafts, decisions):
                 holding.append(kept)
                 missing |= theirs
-                drafts.update(lost_drafts)
-                decisions |= lost_decisions
     return Lacking(holding, sorted({name for name, _, _ in missing}), len(missing),
                    sorted({name for name, number, _ in missing if (name, number) in numbered}), frozenset(missing),
-                   {v: gone[v] for v in left}, drafts, frozenset(decisions))
+                   {v: gone[v] for v in left}, drafts, decisions)
 
 
 def let_go_of(groups_db: Path) -> dict:
@@ -786,8 +823,8 @@ def _prune(groups_db: Path, keep: int) -> list[Path]:
     try:
         covered = _held_by(kept_ones[:keep]) | {v for v, at in gone.items() if at <= since}
         newest = _work_held(str(kept_ones[0].path), kept_ones[0].path.stat().st_mtime_ns) if kept_ones else None
-        work = set().union(*(_work_of(_lost(_work_held(str(c.path), c.path.stat().st_mtime_ns), newest))
-                             for c in kept_ones[1:keep]))
+        work = _work_of(_lost(_held_work(tuple((str(c.path), c.path.stat().st_mtime_ns) for c in kept_ones[1:keep])),
+                              newest)) if kept_ones else set()
     except (OSError, sqlite3.Error) as exc:  # a kept one unreadable: the old rule, by count
         log.warning("snapshots pruned by count alone: %s", exc)
         covered = None
@@ -796,7 +833,7 @@ def _prune(groups_db: Path, keep: int) -> list[Path]:
             lost = covered is not None and {v for v in _held(str(old.path), old.path.stat().st_mtime_ns) - covered
                                              if not _same_in(kept_ones[0].path, old.path, *v)}
             lost_work = covered is not None and _work_of(_lost(
-                _work_held(str(old.path), old.path.stat().st_mtime_ns), newest)) - work
+                _together([_work_held(str(old.path), old.path.stat().st_mtime_ns)]), newest)) - work
         except (OSError, sqlite3.Error):
             lost = lost_work = set()
         if lost or lost_work:
