@@ -419,7 +419,8 @@ def _reason(exc: Exception) -> str:
     return re.sub(r"password=\S+|:[^:@/]+@", ":***@", text)[:200]
 
 
-def _now() -> str:
+def now_iso() -> str:
+    """Now in UTC as the store writes its times (ISO 8601, milliseconds): they compare as text."""
     from datetime import datetime, timezone
 
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
@@ -443,7 +444,7 @@ def migrate_sqlite(con: sqlite3.Connection, backend: SQLite) -> None:
             if column not in {r[1] for r in con.execute(f"PRAGMA table_info({table})")}:
                 con.execute(f"ALTER TABLE {table} ADD COLUMN {column} {definition.format(**backend.ids)}")
         if _version(Runner(con.cursor(), lambda s: s)) < SCHEMA_VERSION:
-            con.execute(SINCE, (_now(),))
+            con.execute(SINCE, (now_iso(),))
             con.execute("DELETE FROM schema_version")
             con.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
         con.execute("COMMIT")
@@ -473,7 +474,7 @@ def migrate_postgres(db: Runner, backend: PostgreSQL) -> None:
     for table, column, definition in ADDED_COLUMNS:
         db.run(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {definition.format(**backend.ids)}")
     if _version(db) < SCHEMA_VERSION:
-        db.run(SINCE, (_now(),))
+        db.run(SINCE, (now_iso(),))
         db.run("DELETE FROM schema_version")
         db.run("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
 

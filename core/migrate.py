@@ -299,10 +299,15 @@ def _work(run, corpus: str, recorded: bool = True, times: bool = True) -> Work:
             decisions[topic] = dict(run("SELECT item_id, decided_at FROM decisions WHERE topic_id=?", (tid,)))
         else:
             decisions[topic] = {i for i, in run("SELECT item_id FROM decisions WHERE topic_id=?", (tid,))}
-    rows = list(run("SELECT corpus, item, at FROM dropped WHERE corpus=? OR corpus=''", (corpus,))) if recorded else []
+    return Work(drafts, decisions, *(_dropped(run, corpus) if recorded else ({}, None)))
+
+
+def _dropped(run, corpus: str) -> tuple[dict, str | None]:
+    """What a store recorded as removed on purpose (core.db's ``dropped``: its item -> when) and from when on it
+    records (None where it does not say), read with ``run`` as _work reads."""
+    rows = run("SELECT corpus, item, at FROM dropped WHERE corpus=? OR corpus=''", (corpus,))
     since = [at for c, item, at in rows if c == "" and item == "since"]
-    return Work(drafts, decisions, {i: at for c, i, at in rows if c == corpus and i != "since"},
-                min(since) if since else None)
+    return {i: at for c, i, at in rows if c == corpus and i != "since"}, min(since) if since else None
 
 
 @dataclass(frozen=True)
@@ -352,6 +357,11 @@ def _holds(work: Work, drafts: dict, decisions: frozenset) -> bool:
     return any(t in work.drafts for t in drafts) or any(i in work.decisions.get(t, {}) for t, i in decisions)
 
 
+def _stamped(path: Path) -> tuple[str, int]:
+    """A snapshot file as its caches (_held, _work_held, _held_work) key it: its path and time of change."""
+    return str(path), path.stat().st_mtime_ns
+
+
 @functools.lru_cache(maxsize=64)
 def _work_held(path: str, _stamp: int) -> Work:
     """A snapshot's Work (read once; ``_stamp``, its time of change, keys the cache)."""
@@ -372,11 +382,11 @@ def _held_work(snapshots: tuple) -> Held:
 def _copy_dropped(s, corpus: str, d, to: str) -> None:
     """Copy what the source recorded as discarded or taken back on purpose (core.db's ``dropped``) that ``d``
     lacks; ``d`` records from the earlier of the two times they began."""
-    held = _work(s.run, corpus)
+    dropped, since = _dropped(s.run, corpus)  # not the drafts and decisions: only what was removed
     d.many("INSERT INTO dropped (corpus, item, at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-           [(to, item, at) for item, at in held.dropped.items()])
-    if held.since is not None:
-        d.run("UPDATE dropped SET at=? WHERE corpus='' AND item='since' AND at>?", (held.since, held.since))
+           [(to, item, at) for item, at in dropped.items()])
+    if since is not None:
+        d.run("UPDATE dropped SET at=? WHERE corpus='' AND item='since' AND at>?", (since, since))
 
 
 SNAPSHOTS = "postgresql"  # backups/postgresql-TIME.sqlite: a corpus's groups copied out of PostgreSQL
@@ -447,12 +457,12 @@ def yield_cpu(wanted: int | None = None) -> int | None:
     set, the group's only where the process leads its session (else the group is the terminal's or the caller's,
     left as it is: logged). Returns the niceness it runs at, or None where the system has none (logged; the job
     goes on)."""
+    asked = f"{NICE_ENV}={os.environ.get(NICE_ENV)!r}" if wanted is None else f"--nice {wanted}"
     try:
         wanted = int(os.environ.get(NICE_ENV, NICE) if wanted is None else wanted)
         now = os.nice(max(0, wanted - os.nice(0)))
     except (AttributeError, ValueError, OSError) as exc:
-        log.warning("the snapshot job runs at the priority it was started with (%s=%r): %s", NICE_ENV,
-                    os.environ.get(NICE_ENV), exc)
+        log.warning("the snapshot job runs at the priority it was started with (%s): %s", asked, exc)
         return None
     group = Path("/proc/self/autogroup")
     if not group.exists():
@@ -547,7 +557,7 @@ def lacking(store: GroupStore, groups_db: Path | None, kept: list | None = None,
     gone = let_go_of(groups_db) if gone is None and groups_db is not None else gone or {}
     holding, missing, left = [], set(), set()
     with store.db.read() as s:
-        drafts, decisions = _lost(_held_work(tuple((str(c.path), c.path.stat().st_mtime_ns) for c in kept_ones)),
+        drafts, decisions = _lost(_held_work(tuple(_stamped(c.path) for c in kept_ones)),
                                   _work(s.run, store.corpus, times=False))
         rows = s.run(_VERSIONS, (store.corpus,))
         there = {(_base(name), number, made) for name, number, made in rows}
@@ -645,7 +655,7 @@ def _held(path: str, _stamp: int) -> frozenset:
 
 def _held_by(kept: list) -> set:
     """The versions any of the snapshots ``kept`` (snapshots_of) holds, as _held gives them."""
-    return set().union(*(_held(str(c.path), c.path.stat().st_mtime_ns) for c in kept))
+    return set().union(*(_held(*_stamped(c.path)) for c in kept))
 
 
 def put_back_lacking(store: GroupStore, found: Lacking) -> list[tuple]:
@@ -822,18 +832,18 @@ def _prune(groups_db: Path, keep: int) -> list[Path]:
     gone = let_go_of(groups_db)
     try:
         covered = _held_by(kept_ones[:keep]) | {v for v, at in gone.items() if at <= since}
-        newest = _work_held(str(kept_ones[0].path), kept_ones[0].path.stat().st_mtime_ns) if kept_ones else None
-        work = _work_of(_lost(_held_work(tuple((str(c.path), c.path.stat().st_mtime_ns) for c in kept_ones[1:keep])),
-                              newest)) if kept_ones else set()
+        newest = _work_held(*_stamped(kept_ones[0].path)) if kept_ones else None
+        work = _work_of(_lost(_held_work(tuple(_stamped(c.path) for c in kept_ones[1:keep])), newest)
+                        ) if kept_ones else set()
     except (OSError, sqlite3.Error) as exc:  # a kept one unreadable: the old rule, by count
         log.warning("snapshots pruned by count alone: %s", exc)
         covered = None
     for old in kept_ones[keep:]:
         try:
-            lost = covered is not None and {v for v in _held(str(old.path), old.path.stat().st_mtime_ns) - covered
+            lost = covered is not None and {v for v in _held(*_stamped(old.path)) - covered
                                              if not _same_in(kept_ones[0].path, old.path, *v)}
-            lost_work = covered is not None and _work_of(_lost(
-                _together([_work_held(str(old.path), old.path.stat().st_mtime_ns)]), newest)) - work
+            lost_work = covered is not None and _work_of(_lost(_together([_work_held(*_stamped(old.path))]),
+                                                               newest)) - work
         except (OSError, sqlite3.Error):
             lost = lost_work = set()
         if lost or lost_work:

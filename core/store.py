@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Sequence
 
 from core.db import Backend, DatabaseError, PostgreSQL, SQLite, configured_dsn  # noqa: F401 (DatabaseError: re-exported)
+from core.db import now_iso as _now
 
 # Drafts are pruned when saved (or empty) and untouched for SAVED_DRAFT_DAYS, and whatever they hold
 # when untouched for ABANDONED_DRAFT_DAYS (README: "Drafts"); never an unsaved one younger than that.
@@ -75,10 +76,6 @@ class TeamGroup(ValueError):
                    ": the topic's Team page counts it")
         super().__init__(f"{name!r} is {whose}{counted}, so it is not deleted; save a new version instead")
         self.name, self.topic, self.annotator = name, topic, annotator
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
 @dataclass(frozen=True)
