@@ -621,6 +621,18 @@ class GroupStore:
             db.many(_DROP, [(self.corpus, dropped_draft(t), _now()) for (t,) in gone])
             return bool(gone)
 
+    def let_go_lost(self, drafts, decisions) -> None:
+        """Record drafts (tokens) and an adjudicator's decisions ((topic, item)) that snapshots hold and the server
+        lost (core.migrate.Lacking's) as discarded and taken back now, on purpose: a snapshot no longer puts them
+        back nor keeps them past the newest ones, as if their owner had discarded them (a draft's record goes when
+        a discard's would). A decision made again since removes its record, as always."""
+        at = _now()
+        rows = ([(self.corpus, dropped_draft(t), at) for t in drafts]
+                + [(self.corpus, dropped_decision(topic, item), at) for topic, item in decisions])
+        with self.db.tx() as db:
+            db.many(_DROP, rows)
+        self._saved()
+
     def prune_drafts(self, now: datetime | None = None) -> int:
         """Delete drafts that are saved or empty (and hold no unsaved group behind a switch, nor the undone steps of
         an unsaved one) and untouched for SAVED_DRAFT_DAYS, and any draft untouched for ABANDONED_DRAFT_DAYS; returns

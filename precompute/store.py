@@ -31,10 +31,11 @@ groups file.
 unless ``--backup`` names another): a group, version, draft or topic lost there comes back; nothing the server
 holds is overwritten, and a version it holds with other labels refuses the whole copy; with ``--beside`` that
 version's group is put back whole beside the server's, as ``NAME (put back)`` (the server lost the snapshot's
-version and one was saved since under its number: both kept, to be compared). ``let-go`` lists the saved versions
-the snapshots hold and the server lacks; with ``--yes`` they are let go, as on the Groups page (removed at the
-server on purpose: no longer warned of nor put back by the page, their snapshots removed a week later); ``--undo``
-warns of them again. The server's own tools (pg_dump) back up the whole database.
+version and one was saved since under its number: both kept, to be compared). ``let-go`` lists the saved versions,
+drafts and decisions the snapshots hold and the server lacks; with ``--yes`` they are let go, as on the Groups page
+(removed at the server on purpose: no longer warned of nor put back by the page; the snapshots of versions removed a
+week later, drafts and decisions recorded at the server as discarded and taken back); ``--undo`` warns of the
+versions again. The server's own tools (pg_dump) back up the whole database.
 """
 
 from __future__ import annotations
@@ -87,10 +88,11 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--beside", action="store_true",
                    help="with SEMANNO_DB: a group of which the server holds other versions under the snapshot's "
                         "numbers is put back whole beside it, as 'NAME (put back)', instead of refusing the copy")
-    lg = sub.add_parser("let-go", help="with SEMANNO_DB: list the saved versions the snapshots hold and the server "
-                                       "lacks; --yes lets them go (removed at the server on purpose: the Groups page "
-                                       "no longer warns of them nor puts them back, and their snapshots go "
-                                       f"{LET_GO_DAYS} days later); --undo warns of those let go again")
+    lg = sub.add_parser("let-go", help="with SEMANNO_DB: list the saved versions, drafts and decisions the snapshots "
+                                       "hold and the server lacks; --yes lets them go (removed at the server on "
+                                       "purpose: the Groups page no longer warns of them nor puts them back; the "
+                                       f"versions' snapshots go {LET_GO_DAYS} days later); --undo warns of the "
+                                       "versions let go again")
     lg.add_argument("--corpus", required=True)
     how = lg.add_mutually_exclusive_group()
     how.add_argument("--yes", action="store_true", help="let the versions listed go")
@@ -208,20 +210,35 @@ def let_go_versions(name: str, dsn: str, a) -> int:
         print(f"{counted(n, 'saved versions')} let go before {'are' if n != 1 else 'is'} warned of again (the "
               "Groups page offers to put back what the server lacks)")
         return 0
-    found = lacking(GroupStore(PostgreSQL(dsn), corpus=name), groups_db)
-    if not found.versions:
-        print(f"the snapshots of corpus {name}'s groups hold no saved version the server lacks: nothing to let go")
+    store = GroupStore(PostgreSQL(dsn), corpus=name)
+    found = lacking(store, groups_db)
+    if not found:
+        print(f"the snapshots of corpus {name}'s groups hold no saved version, draft or decision the server lacks: "
+              "nothing to let go")
         return 0
-    print(f"saved versions the snapshots of corpus {name}'s groups hold and PostgreSQL {safe_target(dsn)} lacks:")
+    print(f"what the snapshots of corpus {name}'s groups hold and PostgreSQL {safe_target(dsn)} lacks:")
     for group, number, made in sorted(found.missing):
         print(f"  {group}  version {number}  saved {made}")
+    for token, owner in sorted(found.drafts.items(), key=lambda d: (d[1], d[0])):
+        print(f"  a draft of unsaved work of {owner}  (token {token})")
+    for topic, item in sorted(found.decisions):
+        print(f"  an adjudicator's decision on {topic}  item {item}")
+    things = ", ".join(p for p in (counted(found.versions, "saved versions") if found.versions else "",
+                                   counted(len(found.drafts), "drafts") if found.drafts else "",
+                                   counted(len(found.decisions), "decisions") if found.decisions else "") if p)
     if not a.yes:
-        print(f"{found.versions:,} in all. Where someone removed them at the server on purpose, --yes lets them go; "
+        print(f"{things} in all. Where someone removed them at the server on purpose, --yes lets them go; "
               "otherwise the Groups page (or restore) puts them back")
         return 0
-    let_go(groups_db, found.missing)
-    print(f"let go: {counted(found.versions, 'saved versions')}; the snapshots that hold "
-          f"only these go {LET_GO_DAYS} days from now (--undo warns of them again until then)")
+    if found.versions:
+        let_go(groups_db, found.missing)
+    if found.drafts or found.decisions:
+        store.let_go_lost(found.drafts, found.decisions)
+    print(f"let go: {things}"
+          + (f"; the snapshots that hold only these versions go {LET_GO_DAYS} days from now (--undo warns of them "
+             "again until then)" if found.versions else "")
+          + ("; the drafts and decisions are recorded at the server as discarded and taken back (no --undo)"
+             if found.drafts or found.decisions else ""))
     return 0
 
 

@@ -501,8 +501,8 @@ def test_a_teams_postgresql_groups_are_snapshot_to_a_file_and_what_the_server_lo
     capsys.readouterr()
     assert store_job.main(["let-go", "--corpus", name]) == 0  # listed, not let go
     said = capsys.readouterr().out
-    assert re.search(r"\n  later  version 1  saved \S+\n1 in all\. Where someone removed them at the server on "
-                     r"purpose, --yes lets them go", said), said
+    assert re.search(r"\n  later  version 1  saved \S+\n1 saved version in all\. Where someone removed them at the "
+                     r"server on purpose, --yes lets them go", said), said
     assert store_job.main(["let-go", "--corpus", name, "--yes"]) == 0
     assert "let go: 1 saved version;" in capsys.readouterr().out
     groups_db = tmp_path / name / "groups.sqlite"

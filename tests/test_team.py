@@ -538,6 +538,66 @@ def test_the_groups_page_puts_back_the_drafts_and_decisions_the_teams_server_los
     assert not groups.warning, [w.value for w in groups.warning]
 
 
+def test_drafts_and_decisions_the_teams_server_lost_can_be_let_go_and_their_snapshot_then_goes(tweets, pg_server,
+                                                                                                 monkeypatch, capsys):
+    """A draft and a decision the server lost that nobody wants back were warned of on every view of the Groups
+    page, and the snapshot holding them was kept past the newest ones: only saved versions could be let go. Now,
+    asked twice, the server records them as discarded and taken back: the warning goes, and the next snapshot
+    removes the one that held them."""
+    import uuid
+
+    from core import migrate
+    from core.db import PostgreSQL
+    from precompute import store as store_job
+
+    monkeypatch.setenv("SEMANNO_DB", pg_server.dsn)
+    monkeypatch.setattr(migrate, "_started", {})
+    groups_db = tweets / "tweets" / "groups.sqlite"
+    pg = GroupStore(PostgreSQL(pg_server.dsn), corpus="tweets")
+    topic, dave = f"topic {uuid.uuid4().hex[:6]}", f"dave-{uuid.uuid4().hex[:6]}"
+    pg.create_topic(topic, "guidelines", created_by="lead")
+    pg.decide(topic, {"t1": 1, "t2": -1}, "lead")
+    token = f"d-{uuid.uuid4().hex[:6]}"
+    assert pg.sync_draft(token, dave, keep=0, steps=[{"kind": "search", "method": "keyword", "params": {"q": "x"},
+                                                      "changes": [[1, 0, 1]], "id": "s1"}],
+                         n_included=1, n_excluded=0, saved=False, browser="B", writer="w")
+    held, _ = migrate.snapshot(pg, groups_db)
+    with pg.db.tx() as db:  # the server loses the draft and a decision
+        db.run("DELETE FROM draft_steps WHERE token=?", (token,))
+        db.run("DELETE FROM drafts WHERE token=?", (token,))
+        db.run("DELETE FROM decisions WHERE item_id='t1' AND topic_id=(SELECT id FROM topics WHERE corpus='tweets' "
+               "AND name=?)", (topic,))
+    migrate.snapshot(pg, groups_db, keep=1)
+    assert held.exists(), "the snapshot holding what the server lost was not kept past the newest"
+    capsys.readouterr()
+    assert store_job.main(["let-go", "--corpus", "tweets"]) == 0  # from a terminal: listed, not let go
+    said = capsys.readouterr().out
+    assert f"\n  a draft of unsaved work of {dave}  (token {token})\n" in said and \
+        f"\n  an adjudicator's decision on {topic}  item t1\n" in said and "--yes lets them go" in said, said
+    groups = app("pages/5_Groups.py").run()
+    lost = f"1 draft of unsaved work (of ‘{dave}’) and 1 adjudicator's decision on ‘{topic}’"
+    assert any(f"The snapshots hold {lost} that the server lost" in unescape(w.value) for w in groups.warning), \
+        [w.value for w in groups.warning]
+    groups.button(key="gr_let_go_button").click().run()
+    assert any(unescape(w.value).startswith(f"Let go of {lost}? The server records them as discarded")
+               for w in groups.warning), [w.value for w in groups.warning]
+    groups.button(key="gr_let_go_cancel").click().run()  # kept: asked again
+    assert any(f"The snapshots hold {lost}" in unescape(w.value) for w in groups.warning)
+    assert not any(unescape(w.value).startswith("Let go of") for w in groups.warning)
+    groups.button(key="gr_let_go_button").click().run()
+    groups.button(key="gr_let_go_confirm").click().run()
+    assert not groups.exception and not groups.warning, [w.value for w in groups.warning]
+    assert any(f"Let go: {lost}, as discarded and taken back at the server." in unescape(s.value)
+               for s in groups.success), [s.value for s in groups.success]
+    assert not pg.drafts(dave, unsaved_only=False) and set(pg.decisions(topic)) == {"t2"}, "let go, yet put back"
+    migrate.snapshot(pg, groups_db, keep=1)
+    assert not held.exists(), "the snapshot holding only what was let go was still kept past the newest"
+    assert store_job.main(["let-go", "--corpus", "tweets"]) == 0 and "nothing to let go" in capsys.readouterr().out
+    pg.decide(topic, {"t1": -1}, "lead")  # decided again on purpose: the server's, and its record of taking back goes
+    groups.run()
+    assert not groups.warning and pg.decisions(topic)["t1"][0] == -1
+
+
 def test_a_version_the_teams_server_lost_and_saved_again_is_named_and_put_back_beside_it(tweets, pg_server,
                                                                                        monkeypatch):
     """The server lost a group's second version and an annotator saved the group again: its new version 2 holds

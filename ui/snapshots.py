@@ -2,9 +2,10 @@
 where the last one did not finish, and where the server lacks saved versions that kept snapshots hold (a dump from
 before put back, rows removed at the server), the groups named and a button that puts them back; so with the
 drafts of unsaved work and an adjudicator's decisions it lost (not those discarded or taken back there). Putting
-back copies into the server the work it lacks and changes nothing it holds. Versions removed at the server on
-purpose can be let go instead (asked twice): no longer warned of nor put back, their snapshots removed a week
-later; until then, one button warns of them again."""
+back copies into the server the work it lacks and changes nothing it holds. Work removed at the server on purpose
+can be let go instead (asked twice): no longer warned of nor put back. The snapshots of versions let go are removed
+a week later, until when one button warns of them again; drafts and decisions let go are recorded at the server as
+discarded and taken back (core.store.GroupStore.let_go_lost)."""
 
 from __future__ import annotations
 
@@ -70,34 +71,64 @@ def panel(store: GroupStore, name: str) -> None:
             st.session_state[_DONE] = "Put back: " + "; ".join(
                 f"from {md(kept.path.name)}, {md(r.line(), limit=1000)}" for kept, r in reports)
             st.rerun()
-    if not found.versions:
-        return
-    if st.session_state.get(_ASKED) != found.missing:
+    asked = (found.missing, frozenset(found.drafts), found.decisions)
+    if st.session_state.get(_ASKED) != asked:
         if st.button("Removed on purpose: let them go…", key="gr_let_go_button",
-                     help="Where someone removed these versions at the server on purpose: the page stops warning of "
-                          f"them and does not put them back; the snapshots that hold them go {LET_GO_DAYS} days "
-                          "later. Asks again first."):
-            st.session_state[_ASKED] = found.missing
+                     help="Where someone removed this work at the server on purpose: the page stops warning of it and "
+                          "does not put it back. The snapshots that hold saved versions go "
+                          f"{LET_GO_DAYS} days later; drafts and decisions count as discarded and taken back at the "
+                          "server now. Asks again first."):
+            st.session_state[_ASKED] = asked
             st.rerun()
         return
-    st.warning(f"Let go of {counted(found.versions, 'saved versions')} of {shown}? The "
-               f"page will no longer warn of {it} nor put {it} back. The snapshots that hold {it} are kept "
-               f"{LET_GO_DAYS} more days, then removed as older snapshots are: until then, a button here warns of "
-               f"{it} again, and python -m precompute.store restore puts a whole snapshot back.")
+    st.warning(_let_go_question(found, shown))
     yes, no = st.columns(2)
     if yes.button("Let them go", key="gr_let_go_confirm", type="primary"):
         try:
-            let_go(at, found.missing)
-        except OSError as exc:
+            if found.versions:
+                let_go(at, found.missing)
+            if found.drafts or found.decisions:
+                store.let_go_lost(found.drafts, found.decisions)
+        except (OSError, sqlite3.Error, DatabaseError) as exc:
             st.error(f"Not let go: {md(exc)}")
             return
         st.session_state.pop(_ASKED, None)
-        st.session_state[_DONE] = (f"Let go: {counted(found.versions, 'saved versions')} of {shown}, removed at "
-                                   "the server on purpose.")
+        st.session_state[_DONE] = "Let go: " + "; ".join(
+            ([f"{counted(found.versions, 'saved versions')} of {shown}, removed at the server on purpose"]
+             if found.versions else []) + ([f"{_work_counted(found)}, as discarded and taken back at the server"]
+                                           if found.drafts or found.decisions else [])) + "."
         st.rerun()
     if no.button("Keep warning", key="gr_let_go_cancel"):
         st.session_state.pop(_ASKED, None)
         st.rerun()
+
+
+def _let_go_question(found, shown: str) -> str:
+    """The question asked before letting go of what the server lacks: saved versions (which a button can warn of
+    again for a week) and drafts and decisions (recorded at the server as discarded and taken back, for good)."""
+    parts = []
+    if found.versions:
+        it = "it" if found.versions == 1 else "them"
+        parts.append(f"{counted(found.versions, 'saved versions')} of {shown}? The page will no longer warn of {it} "
+                     f"nor put {it} back. The snapshots that hold {it} are kept {LET_GO_DAYS} more days, then removed "
+                     f"as older snapshots are: until then, a button here warns of {it} again.")
+    if found.drafts or found.decisions:
+        these = "them" if len(found.drafts) + len(found.decisions) != 1 else "it"
+        parts.append(f"{_work_counted(found)}? The server records {these} as discarded and taken back there now: "
+                     f"the page will not warn of {these} again (no button undoes it), and the snapshots that hold "
+                     f"{these} are then kept only as long as other snapshots are.")
+    return ("Let go of " + " And of ".join(parts) + " python -m precompute.store restore still puts a whole "
+            "snapshot back.")
+
+
+def _work_counted(found) -> str:
+    """The drafts and decisions the server lost, counted and named by owner and topic."""
+    drafts, decisions = len(found.drafts), len(found.decisions)
+    decided = counted(decisions, "adjudicator's decisions")
+    parts = [f"{counted(drafts, 'drafts')} of unsaved work (of {_names(sorted(set(found.drafts.values())))})"
+             if drafts else "", f"{decided} on {_names(sorted({topic for topic, _ in found.decisions}))}"
+             if decisions else ""]
+    return " and ".join(p for p in parts if p)
 
 
 def _gone(at, gone: dict) -> None:
@@ -121,16 +152,11 @@ def _gone(at, gone: dict) -> None:
 
 def _work_lost(found, newest) -> str:
     """The warning's words on the drafts and decisions the server lost."""
-    drafts, decisions = len(found.drafts), len(found.decisions)
-    decided = counted(decisions, "adjudicator's decisions")
-    parts = [f"{counted(drafts, 'drafts')} of unsaved work (of {_names(sorted(set(found.drafts.values())))})"
-             if drafts else "", f"{decided} on {_names(sorted({topic for topic, _ in found.decisions}))}"
-             if decisions else ""]
-    these = "them" if drafts + decisions != 1 else "it"
+    these = "them" if len(found.drafts) + len(found.decisions) != 1 else "it"
     offered = (" Put back, a draft is offered again to its owner on the Annotate page (in an empty tab), who can go "
-               "on with it or discard it." if drafts else "")
-    return (f"The snapshots hold {' and '.join(p for p in parts if p)} that the server lost (newest snapshot that "
-            f"holds some: {newest:%Y-%m-%d %H:%M} UTC): nobody discarded or took {these} back there.{offered}")
+               "on with it or discard it." if found.drafts else "")
+    return (f"The snapshots hold {_work_counted(found)} that the server lost (newest snapshot that holds some: "
+            f"{newest:%Y-%m-%d %H:%M} UTC): nobody discarded or took {these} back there.{offered}")
 
 
 def _beside(names: list[str]) -> str:
