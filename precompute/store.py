@@ -95,8 +95,9 @@ def parser() -> argparse.ArgumentParser:
                                        "versions let go again")
     lg.add_argument("--corpus", required=True)
     how = lg.add_mutually_exclusive_group()
-    how.add_argument("--yes", action="store_true", help="let the versions listed go")
-    how.add_argument("--undo", action="store_true", help="let none go any more")
+    how.add_argument("--yes", action="store_true", help="let what is listed go")
+    how.add_argument("--undo", action="store_true",
+                     help="warn of the versions let go again (drafts and decisions let go stay so)")
     return p
 
 
@@ -201,7 +202,7 @@ def list_snapshots(name: str, dsn: str, _a) -> int:
     return 0
 
 
-def let_go_versions(name: str, dsn: str, a) -> int:
+def let_go_work(name: str, dsn: str, a) -> int:
     """The Groups page's *Removed on purpose: let them go* and *Warn of them again*, from a terminal."""
     groups_db = paths.groups_db(name)
     if a.undo:
@@ -270,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if a.command in ("snapshot", "backups", "restore", "let-go") and dsn:
         return {"snapshot": take_snapshot, "backups": list_snapshots, "restore": restore_snapshot,
-                "let-go": let_go_versions}[a.command](name, dsn, a)
+                "let-go": let_go_work}[a.command](name, dsn, a)
     if a.command == "let-go":
         raise ValueError("let-go is for the snapshots of a team's PostgreSQL groups, and SEMANNO_DB is not set: a "
                          "SQLite groups file's backups keep no versions past their count")
