@@ -541,6 +541,10 @@ class Lacking:
         """Whether the server lacks anything the snapshots hold (saved versions, drafts or decisions)."""
         return bool(self.versions or self.drafts or self.decisions)
 
+    def in_words(self) -> str:
+        """How many saved versions, drafts and decisions the server lacks, in words (_things)."""
+        return _things(self.versions, _work_of((self.drafts, self.decisions)))
+
 
 def lacking(store: GroupStore, groups_db: Path | None, kept: list | None = None, gone: dict | None = None) -> Lacking:
     """What the corpus's PostgreSQL store lacks of the saved versions its kept snapshots hold: every snapshot, not
@@ -605,6 +609,15 @@ def let_go(groups_db: Path, versions, at: datetime | None = None) -> dict:
     others are. ``versions`` empty: none is let go any more (the page warns of them again). Returns the record."""
     at = at or datetime.now(timezone.utc)  # one let go before keeps its time
     return _change_let_go(groups_db, lambda known: {**{tuple(v): at for v in versions}, **known} if versions else {})
+
+
+def let_go_found(store: GroupStore, groups_db: Path, found: Lacking) -> None:
+    """Let go of all that ``found`` (lacking) says the server lacks: its saved versions (let_go) and its drafts and
+    decisions (recorded at the server as discarded and taken back: GroupStore.let_go_lost)."""
+    if found.versions:
+        let_go(groups_db, found.missing)
+    if found.drafts or found.decisions:
+        store.let_go_lost(found.drafts, found.decisions)
 
 
 def _change_let_go(groups_db: Path, change) -> dict:

@@ -51,8 +51,8 @@ from tqdm import tqdm
 
 from core import backup, paths, salvage
 from core.db import PostgreSQL, configured_dsn, safe_target
-from core.migrate import (LET_GO_DAYS, LOCK_ENV, OtherLabels, counted, lacking, let_go, let_go_of, migrate,
-                          put_back_snapshot, snapshot, snapshot_lock, snapshots_of, yield_cpu)
+from core.migrate import (LET_GO_DAYS, LOCK_ENV, OtherLabels, counted, lacking, let_go, let_go_found, let_go_of,
+                          migrate, put_back_snapshot, snapshot, snapshot_lock, snapshots_of, yield_cpu)
 from core.store import GroupStore
 from precompute._cli import run_main
 
@@ -224,17 +224,12 @@ def let_go_work(name: str, dsn: str, a) -> int:
         print(f"  a draft of unsaved work of {owner}  (token {token})")
     for topic, item in sorted(found.decisions):
         print(f"  an adjudicator's decision on {topic}  item {item}")
-    things = ", ".join(p for p in (counted(found.versions, "saved versions") if found.versions else "",
-                                   counted(len(found.drafts), "drafts") if found.drafts else "",
-                                   counted(len(found.decisions), "decisions") if found.decisions else "") if p)
+    things = found.in_words()
     if not a.yes:
         print(f"{things} in all. Where someone removed them at the server on purpose, --yes lets them go; "
               "otherwise the Groups page (or restore) puts them back")
         return 0
-    if found.versions:
-        let_go(groups_db, found.missing)
-    if found.drafts or found.decisions:
-        store.let_go_lost(found.drafts, found.decisions)
+    let_go_found(store, groups_db, found)
     print(f"let go: {things}"
           + (f"; the snapshots that hold only these versions go {LET_GO_DAYS} days from now (--undo warns of them "
              "again until then)" if found.versions else "")

@@ -16,7 +16,7 @@ import streamlit as st
 
 from core.db import DatabaseError
 from core.migrate import (BESIDE, LET_GO_DAYS, SNAPSHOT_LOG, counted, folder, lacking, last_failure, let_go,
-                          put_back_lacking, snapshots_line, snapshots_of)
+                          let_go_found, put_back_lacking, snapshots_line, snapshots_of)
 from core.store import GroupStore
 from ui.text import md, quoted
 
@@ -85,10 +85,7 @@ def panel(store: GroupStore, name: str) -> None:
     yes, no = st.columns(2)
     if yes.button("Let them go", key="gr_let_go_confirm", type="primary"):
         try:
-            if found.versions:
-                let_go(at, found.missing)
-            if found.drafts or found.decisions:
-                store.let_go_lost(found.drafts, found.decisions)
+            let_go_found(store, at, found)
         except (OSError, sqlite3.Error, DatabaseError) as exc:
             st.error(f"Not let go: {md(exc)}")
             return
