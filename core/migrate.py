@@ -124,22 +124,23 @@ def _base(name: str) -> str:
 
 def migrate(src: GroupStore, dst: GroupStore, progress=None, saved_work_only: bool = False,
             beside: bool = False, leave: frozenset = frozenset(), reuse: dict | None = None,
-            lost_work_only: bool = False) -> Report:
+            lost_work_only: bool = False, within: tuple | None = None) -> Report:
     """Copy ``src`` into ``dst`` what ``dst`` lacks: a SQLite store into the PostgreSQL store of the same corpus; or,
     for a snapshot (:func:`snapshot`) and putting one back, PostgreSQL into a new SQLite file and back. ``progress``:
-    called with the number of versions, then with 1 as each is copied (or found there), then as each is checked (a
-    job's progress bar). ``saved_work_only``: only what the app never removes (groups and versions, the journal,
-    topics and assignments), not drafts (discarded, pruned) nor an adjudicator's decisions (taken back): an older
-    copy's would come back; ``lost_work_only``: of the drafts and decisions, only those ``dst`` lost (_lost: not
-    discarded nor taken back there, as its ``dropped`` table says). ``beside``: a group of which ``dst`` holds a
-    version under one of the source's numbers with other labels (the server lost the source's and a new one was saved
-    since) is copied whole into a group of its own beside it, the first of :func:`beside_names` that is new or holds
-    no other labels under those numbers (a second put-back finds it there), instead of refusing the copy; without it
-    such a version refuses the whole copy (OtherLabels). ``leave``: versions not copied, as (group, number, time
-    saved) with the group's name as _base gives it (the versions let go: let_go); a group of none but those neither.
-    ``reuse`` (a snapshot's: _previous): (group, number, time saved, included, excluded) -> the id of a version of
-    the previous snapshot; a version of the source found there is copied without its labels, which are not read from
-    the source nor checked here (Report.from_previous: _labels_from copies and counts them)."""
+    called with the number of versions, then with 1 as each is copied (or found there), then as each is checked (a job's
+    progress bar). ``saved_work_only``: only what the app never removes (groups and versions, the journal, topics and
+    assignments), not drafts (discarded, pruned) nor an adjudicator's decisions (taken back): an older copy's would come
+    back; ``lost_work_only``: of the drafts and decisions, only those ``dst`` lost (_lost: not discarded nor taken back
+    there, as its ``dropped`` table says), and where ``within`` is given (the drafts' tokens and the decisions' (topic,
+    item) the Groups page showed: Lacking's), only those of them. ``beside``: a group of which ``dst`` holds a version
+    under one of the source's numbers with other labels (the server lost the source's and a new one was saved since) is
+    copied whole into a group of its own beside it, the first of :func:`beside_names` that is new or holds no other
+    labels under those numbers (a second put-back finds it there), instead of refusing the copy; without it such a
+    version refuses the whole copy (OtherLabels). ``leave``: versions not copied, as (group, number, time saved) with
+    the group's name as _base gives it (the versions let go: let_go); a group of none but those neither. ``reuse`` (a
+    snapshot's: _previous): (group, number, time saved, included, excluded) -> the id of a version of the previous
+    snapshot; a version of the source found there is copied without its labels, which are not read from the source nor
+    checked here (Report.from_previous: _labels_from copies and counts them)."""
     rep = Report()
     count = rep.copied
     tick = progress or (lambda n: None)
@@ -228,6 +229,8 @@ def migrate(src: GroupStore, dst: GroupStore, progress=None, saved_work_only: bo
                     rep.beside[name] = moved[name]  # said where something was put there
         lost = _lost(_together([_work(s.run, src.corpus)]), _work(d.run, dst.corpus, times=False)
                      ) if lost_work_only else None
+        if lost is not None and within is not None:
+            lost = {t: o for t, o in lost[0].items() if t in within[0]}, lost[1] & within[1]
         if not saved_work_only:  # what the source knows was discarded or taken back on purpose
             _copy_dropped(s, src.corpus, d, dst.corpus)
         for r in [] if saved_work_only else s.run(
@@ -313,10 +316,12 @@ def _dropped(run, corpus: str) -> tuple[dict, str | None]:
 @dataclass(frozen=True)
 class Held:
     """The Work of one or more snapshots (``works``, newest first) and every draft's token and decision's item
-    any of them holds (``tokens``; ``items``: topic -> items), made once for a list of snapshots (_held_work)."""
+    any of them holds (``tokens``; ``items``: topic -> items), and what any of them recorded as removed on purpose
+    (``dropped``, as _recorded gives it), made once for a list of snapshots (_held_work)."""
     works: tuple
     tokens: frozenset
     items: dict
+    dropped: dict
 
 
 def _together(works) -> Held:
@@ -324,32 +329,54 @@ def _together(works) -> Held:
     works = tuple(works)
     topics = set().union(*(w.decisions.keys() for w in works))
     return Held(works, frozenset().union(*(w.drafts.keys() for w in works)),
-                {t: frozenset().union(*(w.decisions.get(t, {}).keys() for w in works)) for t in topics})
+                {t: frozenset().union(*(w.decisions.get(t, {}).keys() for w in works)) for t in topics},
+                _recorded(w.dropped for w in works))
 
 
-def _lost(held: Held, there: Work, now: datetime | None = None) -> tuple[dict, frozenset]:
+def _lost(held: Held, there: Work, now: datetime | None = None, also: tuple = ()) -> tuple[dict, frozenset]:
     """What ``there`` (a server, or the newest snapshot) lost of the work ``held`` (snapshots) holds, as (draft's
     token -> its owner, {(topic, item)} of decisions): a draft holding unsaved work (as the snapshot written last
     holds it), written since ``there`` records what is discarded and within ABANDONED_DRAFT_DAYS (an older one is
     pruned), that ``there`` neither holds nor recorded as discarded; a decision made since then (the latest of the
-    snapshots' times) on an item of which ``there`` holds none, not taken back there after it was made. Nothing
-    where ``there`` records nothing (its drafts discarded and decisions taken back before are not known)."""
+    snapshots' times) on an item of which ``there`` holds none, not taken back after it was made. Nothing where
+    ``there`` records nothing (its drafts discarded and decisions taken back before are not known). A discard or a
+    taking back that ``there`` lost the record of (a server brought back from an older dump) but a snapshot of
+    ``held`` recorded, or one of ``also`` (more such records: Work.dropped's), counts as recorded."""
     if there.since is None:
         return {}, frozenset()
     now = now or datetime.now(timezone.utc)
     cutoff = max(there.since, (now - timedelta(days=ABANDONED_DRAFT_DAYS)).isoformat(timespec="milliseconds"))
+    records = (there.dropped, held.dropped, *also)  # looked up for the few lacking, not merged on every view
+
+    def recorded(item: str) -> str:
+        return max(r.get(item, "") for r in records)
+
     drafts = {}
     for t in held.tokens.difference(there.drafts):  # few, where any: the rest are there
         owner, at, unsaved = max((w.drafts[t] for w in held.works if t in w.drafts), key=lambda d: d[1])
-        if unsaved and at >= cutoff and dropped_draft(t) not in there.dropped:
+        if unsaved and at >= cutoff and not recorded(dropped_draft(t)):
             drafts[t] = owner
     decisions = set()
     for topic, items in held.items.items():
         for item in items.difference(there.decisions.get(topic, ())):
             at = max(w.decisions[topic][item] for w in held.works if item in w.decisions.get(topic, {}))
-            if there.since <= at > there.dropped.get(dropped_decision(topic, item), ""):
+            if there.since <= at > recorded(dropped_decision(topic, item)):
                 decisions.add((topic, item))
     return drafts, frozenset(decisions)
+
+
+def _recorded(records) -> dict:
+    """Several stores' records of what was removed on purpose (Work.dropped's) as one, each item at its latest
+    time."""
+    records = [r for r in records if r]
+    if len(records) == 1:
+        return records[0]
+    dropped: dict = {}
+    for record in records:
+        for item, at in record.items():
+            if at > dropped.get(item, ""):
+                dropped[item] = at
+    return dropped
 
 
 def _holds(work: Work, drafts: dict, decisions: frozenset) -> bool:
@@ -673,19 +700,20 @@ def _held_by(kept: list) -> set:
 
 def put_back_lacking(store: GroupStore, found: Lacking) -> list[tuple]:
     """Put into the server the saved work of each snapshot in ``found`` that it lacks, newest first (what a later one
-    holds comes from it), and the drafts and decisions it lost (``lost_work_only``): those discarded or taken back
-    there on purpose do not come back (``python -m precompute.store restore`` puts back everything). A group of which
-    the server holds other versions under the snapshot's numbers is put back beside it (migrate's ``beside``). A
-    snapshot that lacks nothing more once the newer ones are back is not copied again. Returns (snapshot, Report) for
-    each put back. Stops at the first that cannot be put back (ValueError); what came before stays. The versions let
-    go (``found.gone``) are left out."""
+    holds comes from it), and the drafts and decisions it lost that ``found`` lists (``lost_work_only``, ``within``):
+    those discarded or taken back there on purpose (as the server or any snapshot recorded) do not come back (``python
+    -m precompute.store restore`` puts back everything). A group of which the server holds other versions under the
+    snapshot's numbers is put back beside it (migrate's ``beside``). A snapshot that lacks nothing more once the newer
+    ones are back is not copied again. Returns (snapshot, Report) for each put back. Stops at the first that cannot be
+    put back (ValueError); what came before stays. The versions let go (``found.gone``) are left out."""
     reports = []
     for kept in found.snapshots:
         if reports and not lacking(store, None, [kept], found.gone):
             continue  # the newer ones held all it had that the server lacked
         try:
             reports.append((kept, put_back_snapshot(kept.path, store, lost_work_only=True, beside=True,
-                                                    leave=frozenset(found.gone))))
+                                                    leave=frozenset(found.gone),
+                                                    within=(found.drafts, found.decisions))))
         except ValueError as exc:
             done = f" (put back before it: {counted(len(reports), 'newer snapshots')})"
             raise ValueError(f"{kept.path.name}: {exc}{done if reports else ''}") from None
@@ -825,6 +853,18 @@ def _room_for(src: GroupStore, groups_db: Path, where: Path) -> None:
               "nothing was written, and the snapshots kept are kept; free room on that disk for the next")
 
 
+def _records_of(kept: list) -> dict:
+    """What any of the snapshots ``kept`` (snapshots_of) recorded as removed on purpose (_recorded); one that cannot
+    be read adds nothing (_prune removes it)."""
+    records = []
+    for c in kept:
+        try:
+            records.append(_work_held(*_stamped(c.path)).dropped)
+        except (OSError, sqlite3.Error):
+            pass
+    return _recorded(records)
+
+
 def _ordinary(kept: list, keep: int) -> int:
     """How many of the newest snapshots (``kept``: snapshots_of) are kept as a matter of course: as many as of a
     SQLite file's backups (core.backup.within_room: the newest ``keep``, within a room)."""
@@ -846,8 +886,9 @@ def _prune(groups_db: Path, keep: int) -> list[Path]:
     try:
         covered = _held_by(kept_ones[:keep]) | {v for v, at in gone.items() if at <= since}
         newest = _work_held(*_stamped(kept_ones[0].path)) if kept_ones else None
-        work = _work_of(_lost(_held_work(tuple(_stamped(c.path) for c in kept_ones[1:keep])), newest)
-                        ) if kept_ones else set()
+        records = _records_of(kept_ones)
+        work = _work_of(_lost(_held_work(tuple(_stamped(c.path) for c in kept_ones[1:keep])), newest,
+                              also=(records,))) if kept_ones else set()
     except (OSError, sqlite3.Error) as exc:  # a kept one unreadable: the old rule, by count
         log.warning("snapshots pruned by count alone: %s", exc)
         covered = None
@@ -856,7 +897,7 @@ def _prune(groups_db: Path, keep: int) -> list[Path]:
             lost = covered is not None and {v for v in _held(*_stamped(old.path)) - covered
                                              if not _same_in(kept_ones[0].path, old.path, *v)}
             lost_work = covered is not None and _work_of(_lost(_together([_work_held(*_stamped(old.path))]),
-                                                               newest)) - work
+                                                               newest, also=(records,))) - work
         except (OSError, sqlite3.Error):
             lost = lost_work = set()
         if lost or lost_work:
@@ -924,13 +965,13 @@ def snapshot_lock(groups_db: Path):
 
 
 def put_back_snapshot(chosen: Path, dst: GroupStore, progress=None, saved_work_only: bool = False,
-                      beside: bool = False, leave: frozenset = frozenset(), lost_work_only: bool = False) -> Report:
-    """Copy into ``dst`` (the corpus's PostgreSQL store) what it lacks of a snapshot: groups, versions, drafts,
-    topics, assignments, decisions and journal entries it does not hold (``saved_work_only``, ``beside``, ``leave``,
-    ``lost_work_only``: see migrate). Nothing there is overwritten: a version the server holds with other labels
-    refuses the whole copy, or with ``beside`` puts its group back beside the server's. The snapshot is read from a
-    copy of it (opening a SQLite file may write to it); core.embed.NoRoom where the disk has no room for that copy.
-    """
+                      beside: bool = False, leave: frozenset = frozenset(), lost_work_only: bool = False,
+                      within: tuple | None = None) -> Report:
+    """Copy into ``dst`` (the corpus's PostgreSQL store) what it lacks of a snapshot: groups, versions, drafts, topics,
+    assignments, decisions and journal entries it does not hold (``saved_work_only``, ``beside``, ``leave``,
+    ``lost_work_only``, ``within``: see migrate). Nothing there is overwritten: a version the server holds with other
+    labels refuses the whole copy, or with ``beside`` puts its group back beside the server's. The snapshot is read from
+    a copy of it (opening a SQLite file may write to it); core.embed.NoRoom where the disk has no room for that copy."""
     where = Path(chosen).parent
     _sweep(where)
     size = Path(chosen).stat().st_size
@@ -940,4 +981,4 @@ def put_back_snapshot(chosen: Path, dst: GroupStore, progress=None, saved_work_o
         work = Path(tmp) / "groups.sqlite"
         shutil.copyfile(chosen, work)
         return migrate(GroupStore(SQLite(work, backups=False)), dst, progress, saved_work_only, beside, leave,
-                       lost_work_only=lost_work_only)
+                       lost_work_only=lost_work_only, within=within)

@@ -1062,6 +1062,50 @@ def test_a_draft_the_server_lost_is_kept_in_snapshots_and_put_back_but_not_one_d
         assert not db.run(discards), "the record of a discard stays for ever"
 
 
+def test_a_discard_and_a_taking_back_whose_record_the_server_lost_are_known_from_a_snapshot_that_holds_it(tmp_path):
+    """A server brought back from an older dump lacks the record of a draft discarded and of a decision taken back
+    since: the Groups page offered them again as lost, put them back from a snapshot taken before, and kept that
+    snapshot past the newest ones for them. A later snapshot holds the records: now they count, and only what the
+    server lost with them (a draft, a decision, a saved version) is offered and put back."""
+    from core.migrate import lacking, put_back_lacking, snapshot, snapshots_of
+    from core.store import GroupStore
+
+    groups_db = tmp_path / "c" / "groups.sqlite"
+    server = GroupStore(tmp_path / "server.sqlite")
+    step = {"kind": "search", "method": "keyword", "params": {"q": "flood"}, "changes": [[1, 0, 1]], "id": "s1"}
+    for token, owner in (("discarded", "eva"), ("lost", "jan")):
+        assert server.sync_draft(token, owner, keep=0, steps=[step], n_included=1, n_excluded=0, saved=False,
+                                 browser="B", writer="w")
+    server.create_topic("floods", "", created_by="lead")
+    server.decide("floods", {"t1": 1, "t2": -1}, "lead")
+    server.save("quakes", ["t1", "t2"], ["t3"])
+    server.save("quakes", ["t1"], ["t2", "t3"], overwrite=True)
+    first, _ = snapshot(server, groups_db, keep=2)
+    assert server.delete_draft("discarded", "eva")
+    server.decide("floods", {"t1": None}, "lead")
+    with server.db.tx() as db:  # lost at the server, with a saved version, before the next snapshot
+        db.run("DELETE FROM draft_steps WHERE token='lost'")
+        db.run("DELETE FROM drafts WHERE token='lost'")
+        db.run("DELETE FROM decisions WHERE item_id='t2'")
+        db.run("DELETE FROM labels WHERE version_id=(SELECT id FROM versions WHERE number=2)")
+        db.run("DELETE FROM versions WHERE number=2")
+    second, _ = snapshot(server, groups_db, keep=2)
+    with server.db.tx() as db:  # and then the records of the discard and the taking back
+        assert db.run("DELETE FROM dropped WHERE item<>'since' RETURNING item")
+
+    found = lacking(server, groups_db)
+    assert found.drafts == {"lost": "jan"}, "a draft its owner discarded is offered again"
+    assert found.decisions == {("floods", "t2")}, "a decision taken back is offered again"
+    assert found.names == ["quakes"] and [c.path for c in found.snapshots] == [first]
+    put_back_lacking(server, found)
+    assert server.load_draft("lost").steps == (step,) and server.load("quakes", version=2).included == ["t1"]
+    assert server.load_draft("discarded") is None, "the draft discarded came back"
+    assert set(server.decisions("floods")) == {"t2"}, "the decision taken back came back"
+    assert not lacking(server, groups_db)
+    third, _ = snapshot(server, groups_db, keep=2)
+    assert [c.path for c in snapshots_of(groups_db)] == [third, second], "kept for what was discarded"
+
+
 def test_versions_removed_at_the_server_on_purpose_can_be_let_go_and_their_snapshots_go_a_week_later(tmp_path, capsys,
                                                                                                      monkeypatch):
     """A version removed at the server on purpose kept its snapshot past the newest ones for good, and the Groups
