@@ -47,8 +47,9 @@ def forms_help(lang: str) -> str:
 
 
 REGEX_HELP = ("The `regex` package's syntax, tried on each text: `vacc\\w+`, `\\b(babiš|fiala)\\b`, `^RT` (a text's "
-              "start). Words in any order: `(?=.*babiš)(?=.*očkování)`. Spelling slips: `(?:hillary){e<=1}` finds a "
-              "word with one letter added, dropped or changed (hilary, hillery); `{s<=1}` changed only, `{e<=2}` two.")
+              "start). Words in any order: `(?=.*babiš)(?=.*očkování)`; one left out: `(?=.*babiš)(?!.*očkování)`. "
+              "Spelling slips: `(?:hillary){e<=1}` finds a word with one letter added, dropped or changed (hilary, "
+              "hillery); `{s<=1}` changed only, `{e<=2}` two.")
 
 
 def draw(name: str, corpus: Corpus, on_submit) -> None:

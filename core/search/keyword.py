@@ -254,17 +254,19 @@ def per_text_anchors(pattern: str) -> str:
 
 
 def _only_lookaheads(pattern: str) -> bool:
-    """Whether ``pattern`` is positive look-aheads only, each led by ``.*``: words in any order,
-    ``(?=.*babiš)(?=.*vlád)``. Such a pattern matches a text (one line) where it matches at the text's start, so it
-    is anchored there: tried at every character, each look-ahead read the rest of the text again, and
-    ``(?=.*\\bthe\\b)(?=.*\\bof\\b)`` took 27-38 s over 300,000 tweets, under 1 s anchored."""
+    """Whether ``pattern`` is look-aheads only, each led by ``.*``: words in any order, ``(?=.*babiš)(?=.*vlád)``,
+    and words left out, ``(?=.*babiš)(?!.*vlád)``. Such a pattern is anchored at the text's start. A positive one
+    matches a text (one line) where it matches anywhere; tried at every character, each look-ahead read the rest of
+    the text again, and ``(?=.*\\bthe\\b)(?=.*\\bof\\b)`` took 27-38 s over 300,000 tweets, under 1 s anchored. A
+    negative one, tried at every character, also matched after the last word it leaves out: "vláda a Babiš" for
+    Babiš without vlád (and ``(?=.*\\bthe\\b)(?!.*\\bof\\b)`` took over 60 s, 1.6-1.9 s anchored)."""
     depth = groups = 0
     for i, j, inside in pattern_tokens(pattern):
         piece = pattern[i:j]
         if inside:  # a member of a character class: [(] opens no group
             continue
         if depth == 0:
-            if piece != "(" or not pattern.startswith("(?=.*", i):
+            if piece != "(" or not pattern.startswith(("(?=.*", "(?!.*"), i):
                 return False
             groups += 1
         depth += (piece == "(") - (piece == ")")
@@ -330,7 +332,7 @@ def compile_query(query: str, is_regex: bool, case_insensitive: bool, diacritics
     else:  # the index text is lower-cased: lower the pattern's literals to match
         q = fold(query, case=False, diacritics=diacritics_insensitive)
         q = per_text_anchors(lower_pattern(q) if case_insensitive else q)
-        if _only_lookaheads(q):  # words in any order: tried at each text's start, not at each of its characters
+        if _only_lookaheads(q):  # words in any order, or left out: tried at each text's start, not at each character
             q = "^" + q
     try:
         pattern = regex.compile(q, regex.MULTILINE | regex.V0)
