@@ -765,6 +765,9 @@ def test_a_pattern_that_matches_nothing_at_all_is_refused_not_every_text_brought
             find_rows(ctx, pattern, is_regex=True)
     assert find_rows(ctx, r"covid|volby", is_regex=True).tolist() == [0, 2]
     assert find_rows(ctx, r"covid(?:19|)", is_regex=True).tolist() == [0]  # an empty branch inside a word is fine
+    for pattern in [r"(?!.*covid)", r"(?!.*covid)(?!.*volby)"]:  # words left out, none that must be there
+        with pytest.raises(KeywordError, match=r"only leave words out .* name a word the texts must hold too"):
+            find_rows(ctx, pattern, is_regex=True)
     # the scan itself never names a row past the last: an empty match after the last text's line break is no text's
     joined, ends = KeywordIndex(texts).variant(True, True)
     assert keyword._scan(regex.compile("x*", regex.M), joined, ends, keyword._Deadline(5), None).tolist() == [0, 1, 2]
