@@ -253,24 +253,26 @@ def per_text_anchors(pattern: str) -> str:
                    for i, j, inside in pattern_tokens(pattern))
 
 
-def _only_lookaheads(pattern: str) -> bool:
-    """Whether ``pattern`` is look-aheads only, each led by ``.*``: words in any order, ``(?=.*babiš)(?=.*vlád)``,
-    and words left out, ``(?=.*babiš)(?!.*vlád)``. Such a pattern is anchored at the text's start. A positive one
-    matches a text (one line) where it matches anywhere; tried at every character, each look-ahead read the rest of
-    the text again, and ``(?=.*\\bthe\\b)(?=.*\\bof\\b)`` took 27-38 s over 300,000 tweets, under 1 s anchored. A
-    negative one, tried at every character, also matched after the last word it leaves out: "vláda a Babiš" for
-    Babiš without vlád (and ``(?=.*\\bthe\\b)(?!.*\\bof\\b)`` took over 60 s, 1.5-1.9 s anchored)."""
-    depth = groups = 0
+def _only_lookaheads(pattern: str) -> int | None:
+    """How many positive look-aheads ``pattern`` has where it is look-aheads only, each led by ``.*`` (None where it is
+    not): words in any order, ``(?=.*babiš)(?=.*vlád)``, and words left out, ``(?=.*babiš)(?!.*vlád)``, or only left
+    out, ``(?!.*covid)`` (0: it finds nearly every text). Such a pattern is anchored at the text's start. A positive one
+    matches a text (one line) where it matches anywhere; tried at every character, each look-ahead read the rest of the
+    text again, and ``(?=.*\\bthe\\b)(?=.*\\bof\\b)`` took 27-38 s over 300,000 tweets, under 1 s anchored. A negative
+    one, tried at every character, also matched after the last word it leaves out: "vláda a Babiš" for Babiš without
+    vlád (and ``(?=.*\\bthe\\b)(?!.*\\bof\\b)`` took over 60 s, 1.5-1.9 s anchored)."""
+    depth = groups = positive = 0
     for i, j, inside in pattern_tokens(pattern):
         piece = pattern[i:j]
         if inside:  # a member of a character class: [(] opens no group
             continue
         if depth == 0:
             if piece != "(" or not pattern.startswith(("(?=.*", "(?!.*"), i):
-                return False
+                return None
             groups += 1
+            positive += pattern.startswith("(?=", i)
         depth += (piece == "(") - (piece == ")")
-    return groups > 0 and depth == 0
+    return positive if groups > 0 and depth == 0 else None
 
 
 def literal_branches(pattern: str) -> list[str] | None:
@@ -327,13 +329,13 @@ def fold_literal(text: str, case_insensitive: bool, diacritics_insensitive: bool
 
 def compile_query(query: str, is_regex: bool, case_insensitive: bool, diacritics_insensitive: bool):
     check_limits(query, is_regex)
-    lookaheads = False
+    lookaheads = None
     if not is_regex:
         q = regex.escape(fold_literal(query, case_insensitive, diacritics_insensitive))
     else:  # the index text is lower-cased: lower the pattern's literals to match
         q = fold(query, case=False, diacritics=diacritics_insensitive)
         q = per_text_anchors(lower_pattern(q) if case_insensitive else q)
-        if lookaheads := _only_lookaheads(q):  # words in any order, or left out: tried at each text's start
+        if (lookaheads := _only_lookaheads(q)) is not None:  # words in any order, or left out: at each text's start
             q = "^" + q
     try:
         pattern = regex.compile(q, regex.MULTILINE | regex.V0)
@@ -347,7 +349,7 @@ def compile_query(query: str, is_regex: bool, case_insensitive: bool, diacritics
                            "it gives up. Take out the empty branch or the repeat, or give the group a part that must "
                            "match")
     if is_regex and _matches_nothing_at_all(pattern):
-        if lookaheads and "(?=" not in q:  # (?!.*covid): every text without the word, nearly the whole corpus
+        if lookaheads == 0:  # (?!.*covid): every text without the word, nearly the whole corpus
             raise KeywordError("look-aheads that only leave words out ((?!.*covid)) find nearly every text, each "
                                "one without those words; name a word the texts must hold too: "
                                "(?=.*vlád)(?!.*covid)")
